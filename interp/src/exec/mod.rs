@@ -1,0 +1,381 @@
+//! The reference interpreter: the definition of correct execution.
+//!
+//! Programs are pre-decoded once ([`Interpreter::new`]); [`Interpreter::run`] then executes
+//! one invocation against caller-owned [`Registers`] and [`Uniforms`].
+//!
+//! Behaviour chosen where the hardware hangs or is undocumented (each is tested):
+//! * every invocation has an instruction budget; exhausting it is
+//!   [`ExecError::BudgetExhausted`] (a runaway loop hangs the GPU);
+//! * BREAK/BREAKC with an empty LOOP stack is [`ExecError::BreakWithoutLoop`] (hangs the GPU);
+//! * fetching past the last code word is [`ExecError::PcOutOfRange`] (the hardware would run
+//!   into whatever program memory holds and wrap around);
+//! * an undefined opcode is [`ExecError::UndefinedOpcode`];
+//! * END ends the invocation wherever it is, inside CALLs, IFs and LOOPs included;
+//! * CMP sets both flags regardless of the destination mask;
+//! * aL is one register: a nested loop overwrites it and nothing restores it when the inner
+//!   loop ends, so after an inner loop aL holds the inner loop's final value until the outer
+//!   loop steps it again;
+//! * EMIT and SETEMIT in a vertex shader do nothing;
+//! * relative addressing follows seed 000: an offset outside -128..=127 is ignored, the sum is
+//!   masked with 0x7F, and indices above 95 read (1,1,1,1) (see [`crate::state::Uniforms`]).
+
+mod flow;
+mod predecode;
+
+use crate::float::{self, FloatMode};
+use crate::isa::RelIndex;
+use crate::program::{Program, ShaderKind};
+use crate::state::{GeometryState, Registers, Uniforms};
+use flow::{CallFrame, IfFrame, LoopFrame, Stacks};
+use predecode::{predecode_word, Alu, Dst, Loc, Op, Src};
+use std::fmt;
+
+/// Default instruction budget per invocation: far above any real shader (a 4096-word
+/// program with four nested 256-iteration loops would need more, and is not real).
+pub const DEFAULT_BUDGET: u64 = 1 << 20;
+
+/// Why an invocation stopped without reaching END.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecError {
+    /// The instruction budget ran out: the program loops forever or runs too long.
+    BudgetExhausted { budget: u64, pc: u32 },
+    /// BREAK or BREAKC taken with an empty LOOP stack (hangs the GPU).
+    BreakWithoutLoop { pc: u32 },
+    /// Execution reached an address with no code word.
+    PcOutOfRange { pc: u32, words: u32 },
+    /// An undefined opcode was executed.
+    UndefinedOpcode { pc: u32, word: u32 },
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::BudgetExhausted { budget, pc } => write!(
+                f,
+                "instruction budget of {budget} exhausted at 0x{pc:03x} (runaway loop?)"
+            ),
+            ExecError::BreakWithoutLoop { pc } => write!(
+                f,
+                "BREAK at 0x{pc:03x} with an empty loop stack (the hardware hangs)"
+            ),
+            ExecError::PcOutOfRange { pc, words } => write!(
+                f,
+                "execution ran past the end of the program: address 0x{pc:03x}, program has {words} words"
+            ),
+            ExecError::UndefinedOpcode { pc, word } => write!(
+                f,
+                "undefined opcode 0x{:02x} at 0x{pc:03x} (word 0x{word:08x})",
+                word >> 26
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// What a finished invocation reports besides the register contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RunInfo {
+    /// Instructions executed, END included.
+    pub instructions: u64,
+}
+
+/// A pre-decoded program ready to run.
+#[derive(Clone, Debug)]
+pub struct Interpreter {
+    ops: Vec<Op>,
+    entry: u32,
+    kind: ShaderKind,
+    mode: FloatMode,
+}
+
+impl Interpreter {
+    /// Pre-decode `program` for execution in float mode `mode`.
+    pub fn new(program: &Program, mode: FloatMode) -> Interpreter {
+        Interpreter {
+            ops: program
+                .code()
+                .iter()
+                .map(|&w| predecode_word(w, program))
+                .collect(),
+            entry: program.entry() as u32,
+            kind: program.kind(),
+            mode,
+        }
+    }
+
+    /// The float mode this interpreter computes in.
+    pub fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    /// Run one invocation from the entry point. Registers are used as they are (callers
+    /// reset them for vertex shaders, keep them for geometry shaders); `geometry` receives
+    /// EMITs and must be given for geometry shaders to emit anything.
+    pub fn run(
+        &self,
+        regs: &mut Registers,
+        uniforms: &Uniforms,
+        mut geometry: Option<&mut GeometryState>,
+        budget: u64,
+    ) -> Result<RunInfo, ExecError> {
+        let mode = self.mode;
+        let mut stacks = Stacks::default();
+        let mut pc = self.entry;
+        let mut executed: u64 = 0;
+        loop {
+            let Some(op) = self.ops.get(pc as usize) else {
+                return Err(ExecError::PcOutOfRange {
+                    pc,
+                    words: self.ops.len() as u32,
+                });
+            };
+            if executed == budget {
+                return Err(ExecError::BudgetExhausted { budget, pc });
+            }
+            executed += 1;
+            let mut jump = None;
+            match *op {
+                Op::Alu2 { alu, dst, a, b } => {
+                    let a = read(regs, uniforms, a);
+                    let b = read(regs, uniforms, b);
+                    alu2(regs, alu, dst, a, b, mode);
+                }
+                Op::Alu1 { alu, dst, a } => {
+                    let a = read(regs, uniforms, a);
+                    alu1(regs, alu, dst, a, mode);
+                }
+                Op::Mad { dst, a, b, c } => {
+                    let a = read(regs, uniforms, a);
+                    let b = read(regs, uniforms, b);
+                    let c = read(regs, uniforms, c);
+                    let mut r = [0.0; 4];
+                    for l in 0..4 {
+                        if dst.mask[l] {
+                            r[l] = float::mad(a[l], b[l], c[l], mode);
+                        }
+                    }
+                    write(regs, dst, r);
+                }
+                Op::Mova { a, mask } => {
+                    let a = read(regs, uniforms, a);
+                    for l in 0..2 {
+                        if mask[l] {
+                            regs.a0[l] = float::mova(a[l]);
+                        }
+                    }
+                }
+                Op::Cmp { a, b, x, y } => {
+                    let a = read(regs, uniforms, a);
+                    let b = read(regs, uniforms, b);
+                    regs.cmp = [x.eval(a[0], b[0]) as u8, y.eval(a[1], b[1]) as u8];
+                }
+                Op::Nop => {}
+                Op::End => {
+                    return Ok(RunInfo {
+                        instructions: executed,
+                    })
+                }
+                Op::Break => jump = Some(break_loop(&mut stacks, pc)?),
+                Op::BreakC(cond) => {
+                    if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
+                        jump = Some(break_loop(&mut stacks, pc)?);
+                    }
+                }
+                Op::Emit => {
+                    if let (ShaderKind::Geometry, Some(gs)) = (self.kind, geometry.as_deref_mut())
+                    {
+                        gs.emit(&regs.output);
+                        std::mem::swap(&mut regs.output, &mut gs.other_bank);
+                    }
+                }
+                Op::SetEmit {
+                    vtx,
+                    primitive,
+                    winding,
+                } => {
+                    if let (ShaderKind::Geometry, Some(gs)) = (self.kind, geometry.as_deref_mut())
+                    {
+                        gs.vertex_id = vtx;
+                        gs.primitive = primitive;
+                        gs.winding = winding;
+                    }
+                }
+                Op::Call { dest, num } => jump = Some(call(&mut stacks, pc, dest, num)),
+                Op::CallC { cond, dest, num } => {
+                    if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
+                        jump = Some(call(&mut stacks, pc, dest, num));
+                    }
+                }
+                Op::CallU { b, dest, num } => {
+                    if uniforms.bool(b as usize) {
+                        jump = Some(call(&mut stacks, pc, dest, num));
+                    }
+                }
+                Op::IfC { cond, dest, num } => {
+                    let taken = cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0);
+                    jump = if_block(&mut stacks, taken, dest, num);
+                }
+                Op::IfU { b, dest, num } => {
+                    jump = if_block(&mut stacks, uniforms.bool(b as usize), dest, num);
+                }
+                Op::Loop { i, dest } => {
+                    let [count, start, step, _] = uniforms.int(i as usize);
+                    regs.al = start as i32;
+                    stacks.loops.push(LoopFrame {
+                        end: dest as u32 + 1,
+                        start: pc + 1,
+                        remaining: count as u32,
+                        step: step as i32,
+                    });
+                }
+                Op::JmpC { cond, dest } => {
+                    if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
+                        jump = Some(dest as u32);
+                    }
+                }
+                Op::JmpU { b, dest, invert } => {
+                    if uniforms.bool(b as usize) != invert {
+                        jump = Some(dest as u32);
+                    }
+                }
+                Op::Undefined(word) => return Err(ExecError::UndefinedOpcode { pc, word }),
+            }
+            pc = if stacks.is_empty() {
+                jump.unwrap_or(pc + 1)
+            } else {
+                stacks.next_pc(pc, jump, &mut regs.al)
+            };
+        }
+    }
+}
+
+fn break_loop(stacks: &mut Stacks, pc: u32) -> Result<u32, ExecError> {
+    match stacks.loops.pop() {
+        Some(frame) => Ok(frame.end),
+        None => Err(ExecError::BreakWithoutLoop { pc }),
+    }
+}
+
+fn call(stacks: &mut Stacks, pc: u32, dest: u16, num: u8) -> u32 {
+    stacks.call.push(CallFrame {
+        end: dest as u32 + num as u32,
+        ret: pc + 1,
+    });
+    dest as u32
+}
+
+fn if_block(stacks: &mut Stacks, taken: bool, dest: u16, num: u8) -> Option<u32> {
+    if taken {
+        stacks.ifs.push(IfFrame {
+            end: dest as u32,
+            target: dest as u32 + num as u32,
+        });
+        None
+    } else {
+        Some(dest as u32)
+    }
+}
+
+/// Relative-address offset rule of seed 000.
+#[inline]
+fn const_index(index: u8, rel: RelIndex, regs: &Registers) -> usize {
+    let offset = match rel {
+        RelIndex::None => 0,
+        RelIndex::A0X => regs.a0[0],
+        RelIndex::A0Y => regs.a0[1],
+        RelIndex::AL => regs.al,
+    };
+    let offset = if (-128..=127).contains(&offset) {
+        offset
+    } else {
+        0
+    };
+    (index as i32).wrapping_add(offset) as usize & 0x7F
+}
+
+#[inline]
+fn read(regs: &Registers, uniforms: &Uniforms, src: Src) -> [f32; 4] {
+    let raw = match src.loc {
+        Loc::Input(i) => regs.input[i as usize & 15],
+        Loc::Temp(i) => regs.temp[i as usize & 15],
+        Loc::Const(i, rel) => uniforms.float(const_index(i, rel, regs)),
+    };
+    let s = src.swizzle;
+    let v = [
+        raw[s[0] as usize & 3],
+        raw[s[1] as usize & 3],
+        raw[s[2] as usize & 3],
+        raw[s[3] as usize & 3],
+    ];
+    if src.neg {
+        // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
+        v.map(|x| -x)
+    } else {
+        v
+    }
+}
+
+#[inline]
+fn write(regs: &mut Registers, dst: Dst, value: [f32; 4]) {
+    let reg = if dst.output {
+        &mut regs.output[dst.index as usize & 15]
+    } else {
+        &mut regs.temp[dst.index as usize & 15]
+    };
+    for l in 0..4 {
+        if dst.mask[l] {
+            reg[l] = value[l];
+        }
+    }
+}
+
+#[inline]
+fn lanewise(dst: Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
+    let mut r = [0.0; 4];
+    for (l, out) in r.iter_mut().enumerate() {
+        if dst.mask[l] {
+            *out = f(l);
+        }
+    }
+    r
+}
+
+#[inline]
+fn alu2(regs: &mut Registers, alu: Alu, dst: Dst, a: [f32; 4], b: [f32; 4], m: FloatMode) {
+    let r = match alu {
+        Alu::Add => lanewise(dst, |l| float::add(a[l], b[l], m)),
+        Alu::Mul => lanewise(dst, |l| float::mul(a[l], b[l], m)),
+        Alu::Max => lanewise(dst, |l| float::max(a[l], b[l])),
+        Alu::Min => lanewise(dst, |l| float::min(a[l], b[l])),
+        Alu::Sge => lanewise(dst, |l| float::sge(a[l], b[l])),
+        Alu::Slt => lanewise(dst, |l| float::slt(a[l], b[l])),
+        Alu::Dp3 => [float::dp3(a, b, m); 4],
+        Alu::Dp4 => [float::dp4(a, b, m); 4],
+        Alu::Dph => [float::dph(a, b, m); 4],
+        Alu::Dst => float::dst(a, b, m),
+        // One-source operations never reach here (the pre-decoder routes them to alu1).
+        _ => return,
+    };
+    write(regs, dst, r);
+}
+
+#[inline]
+fn alu1(regs: &mut Registers, alu: Alu, dst: Dst, a: [f32; 4], m: FloatMode) {
+    let r = match alu {
+        Alu::Mov => a,
+        Alu::Flr => lanewise(dst, |l| float::flr(a[l], m)),
+        Alu::Rcp => [float::rcp(a[0], m); 4],
+        Alu::Rsq => [float::rsq(a[0], m); 4],
+        Alu::Ex2 => [float::ex2(a[0], m); 4],
+        Alu::Lg2 => [float::lg2(a[0], m); 4],
+        Alu::Litp => {
+            let (v, x, y) = float::litp(a);
+            regs.cmp = [x as u8, y as u8];
+            v
+        }
+        // Two-source operations never reach here.
+        _ => return,
+    };
+    write(regs, dst, r);
+}

@@ -1,0 +1,14 @@
+//! The PICA200 shader instruction set (seed 000): opcode table, operands, word codec and a
+//! one-line formatter.
+
+mod disasm;
+mod instruction;
+mod opcode;
+mod operand;
+
+pub use disasm::format_instruction;
+pub use instruction::{decode, encode, unused_bits, EncodeError, Instruction};
+pub use opcode::{Format, Opcode};
+pub use operand::{
+    CmpOp, CondOp, Condition, DstReg, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
+};

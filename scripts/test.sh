@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what the test suite needs on a fresh Debian/Ubuntu machine, then run it.
+# Usage: scripts/test.sh            (full suite)
+#        scripts/test.sh --quick    (skip the slow differential sweeps' long variants)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+# unicorn-engine (AArch64 JIT tests under emulation) builds its C core with cmake and
+# generates bindings with libclang; the C ABI tests run under valgrind.
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+[ -e /usr/lib/llvm-14/lib/libclang.so ] || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 \
+  || ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
+command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing: ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace "$@"

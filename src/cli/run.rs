@@ -1,0 +1,218 @@
+//! `picajit run`: execute a shader once and print what it produced.
+
+use super::values;
+use super::FloatArgs;
+use picajit::engine::{
+    program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+};
+use picajit::interp::exec::{RunInfo, DEFAULT_BUDGET};
+use picajit::interp::float::{FloatMode, Rounding, F24};
+use picajit::interp::program::ShaderKind;
+use picajit::interp::state::{EmittedVertex, Registers};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// A .pica source or a SHBIN file.
+    input: PathBuf,
+    /// Set an input or uniform: v0=1,2,3,4  c5=0x3f0000  i0=3,0,1,0  b2=true  NAME=...
+    /// (one value is broadcast to all four components).
+    #[arg(long = "set", value_name = "REG=VALUES")]
+    set: Vec<String>,
+    /// Engine: auto, interp, x64 or a64.
+    #[arg(long, default_value = "auto")]
+    engine: String,
+    #[command(flatten)]
+    float: FloatArgs,
+    /// Which DVLE of the file to run (default 0), or with --entry a label.
+    #[arg(long, default_value_t = 0)]
+    dvle: usize,
+    /// Entry point: a DVLE label name or a word address (overrides the DVLE's main).
+    #[arg(long)]
+    entry: Option<String>,
+    /// Instruction budget per invocation.
+    #[arg(long, default_value_t = DEFAULT_BUDGET)]
+    budget: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn f24_hex(v: f32, mode: FloatMode) -> String {
+    // F24 registers hold exact f24 values, so this is lossless there; F32 results are
+    // truncated to f24 for this column and shown whole in `outputs_f32`.
+    let _ = mode;
+    format!("0x{:06x}", F24::from_f32(v, Rounding::TowardZero).bits())
+}
+
+fn regs_json(outputs: &[[f32; 4]; 16], written: u16, mode: FloatMode) -> (Value, Value) {
+    let mut f24 = Map::new();
+    let mut f32m = Map::new();
+    for (n, o) in outputs.iter().enumerate() {
+        if written >> n & 1 != 0 {
+            f24.insert(format!("o{n}"), json!(o.map(|v| f24_hex(v, mode))));
+            f32m.insert(
+                format!("o{n}"),
+                json!(o.map(|v| format!("0x{:08x}", v.to_bits()))),
+            );
+        }
+    }
+    (Value::Object(f24), Value::Object(f32m))
+}
+
+fn emit_json(e: &EmittedVertex, written: u16, mode: FloatMode) -> Value {
+    let (outputs, outputs_f32) = regs_json(&e.outputs, written, mode);
+    json!({
+        "slot": e.slot,
+        "primitive": e.primitive,
+        "winding": e.winding,
+        "outputs": outputs,
+        "outputs_f32": outputs_f32,
+    })
+}
+
+/// Output registers the program can write (from its destination fields), so only those
+/// are printed.
+fn written_outputs(shader: &Shader) -> u16 {
+    use picajit::interp::isa::{decode, DstReg, Instruction};
+    let mut mask = 0u16;
+    for &w in shader.program().code() {
+        let dst = match decode(w) {
+            Instruction::Binary { dst, .. }
+            | Instruction::Unary { dst, .. }
+            | Instruction::Mad { dst, .. } => dst,
+            _ => continue,
+        };
+        if let DstReg::Output(i) = dst {
+            mask |= 1 << (i & 15);
+        }
+    }
+    mask
+}
+
+pub fn run(args: RunArgs) -> Result<(), String> {
+    let mode = args.float.mode()?;
+    let backend = BackendChoice::parse(&args.engine)
+        .ok_or_else(|| format!("unknown engine '{}' (auto, interp, x64, a64)", args.engine))?;
+    let shbin = super::load_shbin(&args.input)?;
+    let (mut program, mut uniforms) =
+        program_from_shbin(&shbin, args.dvle).map_err(|e| e.to_string())?;
+    let dvle = &shbin.dvles[args.dvle];
+    if let Some(entry) = &args.entry {
+        let addr = if let Some(l) = dvle.labels.iter().find(|l| &l.name == entry) {
+            l.offset
+        } else if let Some(hex) = entry.strip_prefix("0x") {
+            u32::from_str_radix(hex, 16).map_err(|_| format!("bad entry '{entry}'"))?
+        } else {
+            entry.parse().map_err(|_| {
+                format!("entry '{entry}' is neither a label of DVLE #{} nor an address", args.dvle)
+            })?
+        };
+        program = program.with_entry(addr).map_err(|e| e.to_string())?;
+    }
+    let mut inputs = [[0.0f32; 4]; 16];
+    for s in &args.set {
+        let a = values::parse(s, mode, Some(dvle))?;
+        values::apply(&a, &mut inputs, &mut uniforms);
+    }
+    let config = EngineConfig {
+        backend,
+        float_mode: mode,
+        budget: args.budget,
+    };
+    let kind = program.kind();
+    let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
+    let written = written_outputs(&shader);
+
+    let (regs, info, emits): (Registers, RunInfo, Vec<EmittedVertex>) = match kind {
+        ShaderKind::Vertex => {
+            let (regs, info) = shader
+                .run_vertex(&uniforms, &inputs)
+                .map_err(|e| format!("execution failed: {e}"))?;
+            (regs, info, Vec::new())
+        }
+        ShaderKind::Geometry => {
+            let mut runner = GeometryRunner::default();
+            let info = runner
+                .invoke(&shader, dvle.gs_mode, &mut uniforms, GsInput::Point(&inputs))
+                .map_err(|e| format!("execution failed: {e}"))?;
+            let (emitted, _) = runner.state.take_output();
+            (runner.registers, info, emitted)
+        }
+    };
+
+    if args.json {
+        let (outputs, outputs_f32) = regs_json(&regs.output, written, mode);
+        let mut v = json!({
+            "engine": shader.backend().to_string(),
+            "float": match mode { FloatMode::F32 => "f32", FloatMode::F24(_) => "f24" },
+            "outputs": outputs,
+            "outputs_f32": outputs_f32,
+            "cmp": [regs.cmp[0] != 0, regs.cmp[1] != 0],
+            "a0": regs.a0,
+            "aL": regs.al,
+            "instructions": info.instructions,
+        });
+        if let Some(reason) = shader.fallback_reason() {
+            v["fallback_reason"] = json!(reason);
+        }
+        if kind == ShaderKind::Geometry {
+            v["emits"] = json!(emits.iter().map(|e| emit_json(e, written, mode)).collect::<Vec<_>>());
+        }
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(());
+    }
+
+    println!(
+        "engine: {}{}",
+        shader.backend(),
+        shader
+            .fallback_reason()
+            .map(|r| format!(" (fallback: {r})"))
+            .unwrap_or_default()
+    );
+    println!("{:<4} {:>14} {:>14} {:>14} {:>14}", "reg", "x", "y", "z", "w");
+    let print_regs = |outputs: &[[f32; 4]; 16], indent: &str| {
+        for (n, o) in outputs.iter().enumerate() {
+            if written >> n & 1 != 0 {
+                println!(
+                    "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
+                    format!("o{n}"),
+                    format!("{}", o[0]),
+                    format!("{}", o[1]),
+                    format!("{}", o[2]),
+                    format!("{}", o[3])
+                );
+                println!(
+                    "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
+                    "",
+                    f24_hex(o[0], mode),
+                    f24_hex(o[1], mode),
+                    f24_hex(o[2], mode),
+                    f24_hex(o[3], mode)
+                );
+            }
+        }
+    };
+    print_regs(&regs.output, "");
+    println!(
+        "cmp = ({}, {})  a0 = ({}, {})  aL = {}  instructions = {}",
+        regs.cmp[0] != 0,
+        regs.cmp[1] != 0,
+        regs.a0[0],
+        regs.a0[1],
+        regs.al,
+        info.instructions
+    );
+    for (n, e) in emits.iter().enumerate() {
+        println!(
+            "emit #{n}: slot {}{}{}",
+            e.slot,
+            if e.primitive { ", primitive" } else { "" },
+            if e.winding { ", inverted winding" } else { "" }
+        );
+        print_regs(&e.outputs, "    ");
+    }
+    Ok(())
+}

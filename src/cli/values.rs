@@ -1,0 +1,161 @@
+//! Parsing of `--set REG=VALUES` arguments.
+
+use picajit::interp::float::{FloatMode, F24};
+use picajit::interp::state::Uniforms;
+use picajit::shbin::{Dvle, RegisterFile};
+
+/// A parsed assignment.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Assignment {
+    /// v0-v15, values in register representation.
+    Input(usize, [f32; 4]),
+    /// c0-c95, values in register representation.
+    Float(usize, [f32; 4]),
+    /// i0-i3.
+    Int(usize, [u8; 4]),
+    /// b0-b15.
+    Bool(usize, bool),
+}
+
+fn parse_float(text: &str, mode: FloatMode) -> Result<f32, String> {
+    let t = text.trim();
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        let bits = u32::from_str_radix(hex, 16).map_err(|_| format!("bad hex value '{t}'"))?;
+        if bits > 0xFF_FFFF {
+            return Err(format!("raw f24 value '{t}' has more than 24 bits"));
+        }
+        return Ok(F24::from_bits(bits).to_f32());
+    }
+    let v: f32 = match t {
+        "inf" | "+inf" => f32::INFINITY,
+        "-inf" => f32::NEG_INFINITY,
+        "nan" | "NaN" => f32::NAN,
+        _ => t
+            .parse()
+            .map_err(|_| format!("bad number '{t}' (use decimal, or 0x... for raw f24 bits)"))?,
+    };
+    Ok(match mode {
+        FloatMode::F24(r) => F24::from_f32(v, r).to_f32(),
+        FloatMode::F32 => v,
+    })
+}
+
+fn four<T: Copy>(items: Vec<T>, what: &str) -> Result<[T; 4], String> {
+    match items.len() {
+        1 => Ok([items[0]; 4]),
+        4 => Ok([items[0], items[1], items[2], items[3]]),
+        n => Err(format!("{what} takes 1 or 4 values, got {n}")),
+    }
+}
+
+fn register(name: &str, dvle: Option<&Dvle>) -> Result<(char, usize), String> {
+    let mut chars = name.chars();
+    let first = chars.next().unwrap_or(' ');
+    let rest = chars.as_str();
+    if matches!(first, 'v' | 'c' | 'i' | 'b') && !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+        let idx: usize = rest.parse().map_err(|_| format!("bad register '{name}'"))?;
+        let limit = match first {
+            'v' => 16,
+            'c' => 96,
+            'i' => 4,
+            _ => 16,
+        };
+        if idx >= limit {
+            return Err(format!("register '{name}' out of range ({first}0-{first}{})", limit - 1));
+        }
+        return Ok((first, idx));
+    }
+    // Otherwise a uniform or input name from the DVLE's table, optionally with an element
+    // index into an array uniform (`projection[2]`).
+    let (base, element) = match name.split_once('[') {
+        Some((b, rest)) => {
+            let k: u16 = rest
+                .strip_suffix(']')
+                .and_then(|k| k.trim().parse().ok())
+                .ok_or_else(|| format!("bad element index in '{name}'"))?;
+            (b, k)
+        }
+        None => (name, 0),
+    };
+    if let Some(u) = dvle.and_then(|d| d.uniform(base)) {
+        if u.first + element > u.last {
+            return Err(format!(
+                "'{name}': uniform '{base}' has {} element(s)",
+                u.last - u.first + 1
+            ));
+        }
+        if let Some((file, idx)) = picajit::shbin::RegisterFile::decode(u.first + element) {
+            let c = match file {
+                RegisterFile::Input => 'v',
+                RegisterFile::Float => 'c',
+                RegisterFile::Int => 'i',
+                RegisterFile::Bool => 'b',
+            };
+            return Ok((c, idx as usize));
+        }
+    }
+    Err(format!(
+        "unknown register or uniform '{name}' (expected v0-v15, c0-c95, i0-i3, b0-b15 or a name from the shader's uniform table)"
+    ))
+}
+
+/// Parse `NAME=VALUES`.
+pub fn parse(arg: &str, mode: FloatMode, dvle: Option<&Dvle>) -> Result<Assignment, String> {
+    let (name, values) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("--set expects REG=VALUES, got '{arg}'"))?;
+    let (file, idx) = register(name.trim(), dvle)?;
+    let parts: Vec<&str> = values.split(',').collect();
+    Ok(match file {
+        'v' | 'c' => {
+            let vals = parts
+                .iter()
+                .map(|p| parse_float(p, mode))
+                .collect::<Result<Vec<_>, _>>()?;
+            let v = four(vals, name)?;
+            if file == 'v' {
+                Assignment::Input(idx, v)
+            } else {
+                Assignment::Float(idx, v)
+            }
+        }
+        'i' => {
+            let vals = parts
+                .iter()
+                .map(|p| {
+                    let t = p.trim();
+                    let r = match t.strip_prefix("0x") {
+                        Some(h) => u8::from_str_radix(h, 16),
+                        None => t.parse::<u8>(),
+                    };
+                    r.map_err(|_| format!("bad int uniform component '{t}' (0-255)"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Assignment::Int(idx, four(vals, name)?)
+        }
+        _ => {
+            let v = match values.trim() {
+                "true" | "1" | "on" => true,
+                "false" | "0" | "off" => false,
+                t => return Err(format!("bad bool value '{t}' (true/false)")),
+            };
+            Assignment::Bool(idx, v)
+        }
+    })
+}
+
+/// Apply an assignment.
+pub fn apply(a: &Assignment, inputs: &mut [[f32; 4]; 16], uniforms: &mut Uniforms) {
+    match *a {
+        Assignment::Input(i, v) => inputs[i] = v,
+        Assignment::Float(i, v) => {
+            uniforms.set_float_raw(i, v);
+        }
+        Assignment::Int(i, v) => {
+            uniforms.set_int(i, v);
+        }
+        Assignment::Bool(i, v) => {
+            uniforms.set_bool(i, v);
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! picajit: a JIT recompiler and reference interpreter for the PICA200 programmable shader
+//! unit of the Nintendo 3DS GPU.
+//!
+//! * [`interp`] (re-exported `picajit-interp`): ISA codec, float model, the reference
+//!   interpreter that defines correct results.
+//! * [`engine`]: prepare a program for a backend and run invocations and batches.
+//! * [`shbin`]: read and write SHBIN (DVLB) files.
+//! * [`asm`]: picasso-syntax assembler and disassembler.
+
+pub use picajit_interp as interp;
+
+pub mod asm;
+pub mod engine;
+pub mod shbin;
