@@ -8,7 +8,7 @@
 
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, F24};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{GeometryState, Registers, Uniforms};
 use std::fmt;
@@ -193,24 +193,40 @@ impl Shader {
         uniforms: &Uniforms,
         geometry: Option<&mut GeometryState>,
     ) -> Result<RunInfo, ExecError> {
-        self.interp.run(regs, uniforms, geometry, self.config.budget)
+        self.interp
+            .run(regs, uniforms, geometry, self.config.budget)
     }
 
-    /// Run one vertex-shader invocation from a clean register state with `inputs` in v0-v15.
+    /// Convert vertex attributes to register values the way the hardware's input stage does:
+    /// in F24 mode every attribute becomes an f24 value (rounded with the mode's rounding),
+    /// which is also what lets every engine rely on F24 registers holding f24 values only.
+    pub fn convert_inputs(&self, inputs: &[[f32; 4]; 16]) -> [[f32; 4]; 16] {
+        inputs.map(|row| self.convert_row(row))
+    }
+
+    /// [`Self::convert_inputs`] for one register.
+    pub fn convert_row(&self, row: [f32; 4]) -> [f32; 4] {
+        match self.config.float_mode {
+            FloatMode::F24(r) => row.map(|x| F24::from_f32(x, r).to_f32()),
+            FloatMode::F32 => row,
+        }
+    }
+
+    /// Run one vertex-shader invocation from a clean register state with `inputs` (f32
+    /// attributes, converted by [`Self::convert_inputs`]) in v0-v15.
     pub fn run_vertex(
         &self,
         uniforms: &Uniforms,
         inputs: &[[f32; 4]; 16],
     ) -> Result<(Registers, RunInfo), ExecError> {
-        let mut regs = Registers {
-            input: *inputs,
-            ..Registers::default()
-        };
+        let mut regs = Registers::default();
+        regs.input = self.convert_inputs(inputs);
         let info = self.run(&mut regs, uniforms, None)?;
         Ok((regs, info))
     }
 
-    /// Run a batch: vertex `n` reads `inputs[n]` and writes `outputs[n]`. Every invocation
+    /// Run a batch: vertex `n` reads `inputs[n]` (f32 attributes, converted by
+    /// [`Self::convert_inputs`]) and writes `outputs[n]`. Every invocation
     /// starts from a clean working state, so vertices are independent of each other (and of
     /// how a backend groups them). Returns the instructions executed in total.
     pub fn run_batch(
@@ -222,7 +238,7 @@ impl Shader {
         let mut regs = Registers::default();
         let mut total = 0;
         for (n, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-            regs.input = *input;
+            regs.input = self.convert_inputs(input);
             regs.reset_working_state();
             let info = self
                 .run(&mut regs, uniforms, None)
@@ -265,7 +281,7 @@ impl GeometryRunner {
         input: GsInput<'_>,
     ) -> Result<RunInfo, ExecError> {
         match input {
-            GsInput::Point(v) => self.registers.input = *v,
+            GsInput::Point(v) => self.registers.input = shader.convert_inputs(v),
             GsInput::Uniforms { rows, count } => {
                 let first = match mode {
                     GsInputMode::Variable { first_uniform, .. } => {
@@ -277,7 +293,7 @@ impl GeometryRunner {
                     GsInputMode::Point => 0,
                 };
                 for (k, row) in rows.iter().enumerate() {
-                    uniforms.set_float_raw(first + k, *row);
+                    uniforms.set_float_raw(first + k, shader.convert_row(*row));
                 }
             }
         }
@@ -294,7 +310,12 @@ pub fn program_from_shbin(shbin: &Shbin, index: usize) -> Result<(Program, Unifo
         index,
         count: shbin.dvles.len(),
     })?;
-    let program = Program::new(shbin.code.clone(), shbin.opdescs.clone(), dvle.main, dvle.kind)?;
+    let program = Program::new(
+        shbin.code.clone(),
+        shbin.opdescs.clone(),
+        dvle.main,
+        dvle.kind,
+    )?;
     let mut uniforms = Uniforms::default();
     apply_constants(dvle, &mut uniforms);
     Ok((program, uniforms))

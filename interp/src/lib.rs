@@ -5,8 +5,8 @@
 //! file layout shared with the JIT ([`state`]) and the hardware-exact interpreter ([`exec`]).
 //! It depends on nothing else in the workspace so that it can never share a bug with the JIT.
 
+pub mod exec;
 pub mod float;
 pub mod isa;
 pub mod program;
 pub mod state;
-pub mod exec;

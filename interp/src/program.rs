@@ -66,7 +66,10 @@ impl fmt::Display for ProgramError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProgramError::TooManyWords(n) => {
-                write!(f, "program has {n} code words; program memory holds {CODE_WORDS}")
+                write!(
+                    f,
+                    "program has {n} code words; program memory holds {CODE_WORDS}"
+                )
             }
             ProgramError::TooManyDescriptors(n) => write!(
                 f,

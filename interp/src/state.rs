@@ -4,7 +4,7 @@
 //! Values are stored as `f32`. Every f24 value, including the e=0 patterns and -0, is
 //! exactly representable as an f32, so storage is lossless and SIMD-friendly.
 
-use crate::float::{F24, FloatMode};
+use crate::float::{FloatMode, F24};
 use std::mem::offset_of;
 
 /// Number of float uniform rows, including the 32 read-only rows past c95.

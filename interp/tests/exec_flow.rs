@@ -21,16 +21,31 @@ fn vs(placed: &[(usize, Instruction)]) -> picajit_interp::program::Program {
 
 #[test]
 fn call_returns_after_num_words() {
-    let p = vs(&[(0, call(3, 2)), (1, inc(1)), (2, END), (3, inc(2)), (4, inc(3))]);
+    let p = vs(&[
+        (0, call(3, 2)),
+        (1, inc(1)),
+        (2, END),
+        (3, inc(2)),
+        (4, inc(3)),
+    ]);
     let (regs, info) = run_with(&p, &uniforms(), 100).unwrap();
-    assert_eq!([count(&regs, 1), count(&regs, 2), count(&regs, 3)], [1.0, 1.0, 1.0]);
+    assert_eq!(
+        [count(&regs, 1), count(&regs, 2), count(&regs, 3)],
+        [1.0, 1.0, 1.0]
+    );
     assert_eq!(info.instructions, 5);
 }
 
 #[test]
 fn call_stack_overflow_drops_the_oldest_frame() {
     // main calls P1, P1 calls P2 ... P4 calls P5: five frames on a four-deep ring.
-    let mut placed = vec![(0, call(10, 3)), (1, inc(0)), (2, END), (13, inc(6)), (14, END)];
+    let mut placed = vec![
+        (0, call(10, 3)),
+        (1, inc(0)),
+        (2, END),
+        (13, inc(6)),
+        (14, END),
+    ];
     for k in 1..=4u16 {
         let base = 10 * k as usize;
         placed.push((base, call(10 * (k + 1), 3)));
@@ -50,7 +65,13 @@ fn call_stack_overflow_drops_the_oldest_frame() {
 /// Frames chained so that each return address is the caller frame's end: one step pops
 /// `depth` frames in a row.
 fn chained_calls(depth: usize) -> picajit_interp::program::Program {
-    let mut placed = vec![(0, call(4, 2)), (1, inc(1)), (2, END), (6, inc(2)), (7, END)];
+    let mut placed = vec![
+        (0, call(4, 2)),
+        (1, inc(1)),
+        (2, END),
+        (6, inc(2)),
+        (7, END),
+    ];
     for k in 0..depth {
         let base = 4 + 4 * k;
         placed.push((base, inc(0)));
@@ -87,7 +108,13 @@ fn nine_nested_ifs() -> picajit_interp::program::Program {
     let mut placed: Vec<_> = (0..9usize)
         .map(|k| (k, ifu((18 - k) as u16, if k == 0 { 2 } else { 0 })))
         .collect();
-    placed.extend([(9, inc(0)), (18, inc(9)), (19, END), (20, inc(10)), (21, END)]);
+    placed.extend([
+        (9, inc(0)),
+        (18, inc(9)),
+        (19, END),
+        (20, inc(10)),
+        (21, END),
+    ]);
     vs(&placed)
 }
 
@@ -209,7 +236,11 @@ fn if_pop_outranks_call_pop_at_the_same_address() {
     ]);
     let regs = run(&p, &uniforms());
     assert_eq!(count(&regs, 2), 1.0, "IF's target wins");
-    assert_eq!(count(&regs, 1), 0.0, "the CALL frame popped too, so its return is lost");
+    assert_eq!(
+        count(&regs, 1),
+        0.0,
+        "the CALL frame popped too, so its return is lost"
+    );
 }
 
 #[test]
@@ -236,7 +267,14 @@ fn jump_is_suppressed_when_a_stack_pops() {
     let p = vs(&[
         (0, ifu(3, 2)),
         (1, inc(0)),
-        (2, Instruction::JmpU { b: 0, dest: 10, invert: false }),
+        (
+            2,
+            Instruction::JmpU {
+                b: 0,
+                dest: 10,
+                invert: false,
+            },
+        ),
         (3, inc(1)),
         (4, END),
         (5, inc(2)),
@@ -250,7 +288,14 @@ fn jump_is_suppressed_when_a_stack_pops() {
     // The same jump one word earlier in the block is taken.
     let p = vs(&[
         (0, ifu(3, 2)),
-        (1, Instruction::JmpU { b: 0, dest: 10, invert: false }),
+        (
+            1,
+            Instruction::JmpU {
+                b: 0,
+                dest: 10,
+                invert: false,
+            },
+        ),
         (2, inc(0)),
         (10, inc(3)),
         (11, END),
@@ -264,7 +309,14 @@ fn jmpu_invert_and_jmpc_conditions() {
     let mut u = uniforms();
     u.set_bool(1, false);
     let p = vs(&[
-        (0, Instruction::JmpU { b: 1, dest: 3, invert: true }),
+        (
+            0,
+            Instruction::JmpU {
+                b: 1,
+                dest: 3,
+                invert: true,
+            },
+        ),
         (1, inc(0)),
         (2, END),
         (3, inc(1)),
@@ -281,7 +333,11 @@ fn jmpu_invert_and_jmpc_conditions() {
         y: CmpOp::Eq,
         desc: 0,
     };
-    let cond = Condition { op: CondOp::Y, ref_x: true, ref_y: false };
+    let cond = Condition {
+        op: CondOp::Y,
+        ref_x: true,
+        ref_y: false,
+    };
     let p = vs(&[
         (0, cmp),
         (1, Instruction::JmpC { cond, dest: 4 }),
@@ -297,9 +353,19 @@ fn jmpu_invert_and_jmpc_conditions() {
 
 #[test]
 fn end_inside_a_call_ends_the_invocation() {
-    let p = vs(&[(0, call(3, 3)), (1, inc(1)), (2, END), (3, inc(0)), (4, END), (5, inc(2))]);
+    let p = vs(&[
+        (0, call(3, 3)),
+        (1, inc(1)),
+        (2, END),
+        (3, inc(0)),
+        (4, END),
+        (5, inc(2)),
+    ]);
     let (regs, info) = run_with(&p, &uniforms(), 100).unwrap();
-    assert_eq!([count(&regs, 0), count(&regs, 1), count(&regs, 2)], [1.0, 0.0, 0.0]);
+    assert_eq!(
+        [count(&regs, 0), count(&regs, 1), count(&regs, 2)],
+        [1.0, 0.0, 0.0]
+    );
     assert_eq!(info.instructions, 3);
 }
 
@@ -316,7 +382,11 @@ fn breakc_leaves_the_loop_with_al_of_that_iteration() {
         y: CmpOp::Le,
         desc: 0,
     };
-    let cond = Condition { op: CondOp::X, ref_x: true, ref_y: true };
+    let cond = Condition {
+        op: CondOp::X,
+        ref_x: true,
+        ref_y: true,
+    };
     let p = vs(&[
         (0, loop_i(0, 3)),
         (1, inc(0)),
@@ -357,7 +427,11 @@ fn break_on_an_empty_loop_stack_is_an_error() {
         ExecError::BreakWithoutLoop { pc: 1 }
     );
     // BREAKC whose condition is false does nothing, even with no loop.
-    let cond = Condition { op: CondOp::X, ref_x: true, ref_y: true };
+    let cond = Condition {
+        op: CondOp::X,
+        ref_x: true,
+        ref_y: true,
+    };
     let p = vs(&[(0, Instruction::BreakC { cond }), (1, END)]);
     assert!(run_with(&p, &uniforms(), 100).is_ok());
 }
@@ -365,7 +439,14 @@ fn break_on_an_empty_loop_stack_is_an_error() {
 #[test]
 fn jump_into_a_loop_body_runs_it_as_straight_code() {
     let p = vs(&[
-        (0, Instruction::JmpU { b: 0, dest: 2, invert: false }),
+        (
+            0,
+            Instruction::JmpU {
+                b: 0,
+                dest: 2,
+                invert: false,
+            },
+        ),
         (1, loop_i(0, 3)),
         (2, inc(0)),
         (3, inc(1)),
@@ -377,10 +458,23 @@ fn jump_into_a_loop_body_runs_it_as_straight_code() {
 
 #[test]
 fn runaway_loop_exhausts_the_budget() {
-    let p = vs(&[(0, inc(0)), (1, Instruction::JmpU { b: 0, dest: 0, invert: false })]);
+    let p = vs(&[
+        (0, inc(0)),
+        (
+            1,
+            Instruction::JmpU {
+                b: 0,
+                dest: 0,
+                invert: false,
+            },
+        ),
+    ]);
     assert_eq!(
         run_with(&p, &uniforms(), 1001).unwrap_err(),
-        ExecError::BudgetExhausted { budget: 1001, pc: 1 }
+        ExecError::BudgetExhausted {
+            budget: 1001,
+            pc: 1
+        }
     );
 }
 
@@ -397,11 +491,15 @@ fn running_off_the_end_is_an_error() {
 fn undefined_opcode_is_an_error() {
     let mut code = vec![encode(&inc(0)).unwrap(), 0x14 << 26 | 0x55];
     code.push(encode(&END).unwrap());
-    let p = picajit_interp::program::Program::new(code, vec![identity_desc()], 0, ShaderKind::Vertex)
-        .unwrap();
+    let p =
+        picajit_interp::program::Program::new(code, vec![identity_desc()], 0, ShaderKind::Vertex)
+            .unwrap();
     assert_eq!(
         run_with(&p, &uniforms(), 100).unwrap_err(),
-        ExecError::UndefinedOpcode { pc: 1, word: 0x14 << 26 | 0x55 }
+        ExecError::UndefinedOpcode {
+            pc: 1,
+            word: 0x14 << 26 | 0x55
+        }
     );
 }
 
@@ -409,16 +507,44 @@ fn undefined_opcode_is_an_error() {
 fn callu_and_callc_respect_their_conditions() {
     let mut u = uniforms();
     u.set_bool(2, false);
-    let cond_true = Condition { op: CondOp::And, ref_x: false, ref_y: false };
+    let cond_true = Condition {
+        op: CondOp::And,
+        ref_x: false,
+        ref_y: false,
+    };
     let p = vs(&[
-        (0, Instruction::CallU { b: 2, dest: 10, num: 1 }),
-        (1, Instruction::CallU { b: 0, dest: 11, num: 1 }),
-        (2, Instruction::CallC { cond: cond_true, dest: 12, num: 1 }),
+        (
+            0,
+            Instruction::CallU {
+                b: 2,
+                dest: 10,
+                num: 1,
+            },
+        ),
+        (
+            1,
+            Instruction::CallU {
+                b: 0,
+                dest: 11,
+                num: 1,
+            },
+        ),
+        (
+            2,
+            Instruction::CallC {
+                cond: cond_true,
+                dest: 12,
+                num: 1,
+            },
+        ),
         (3, END),
         (10, inc(0)),
         (11, inc(1)),
         (12, inc(2)),
     ]);
     let regs = run(&p, &u);
-    assert_eq!([count(&regs, 0), count(&regs, 1), count(&regs, 2)], [0.0, 1.0, 1.0]);
+    assert_eq!(
+        [count(&regs, 0), count(&regs, 1), count(&regs, 2)],
+        [0.0, 1.0, 1.0]
+    );
 }

@@ -21,7 +21,12 @@ fn bits24(v: f32) -> u32 {
     F24::from_f32(v, picajit_interp::float::Rounding::TowardZero).bits()
 }
 
-fn run_inputs(code: &[Instruction], descs: &[u64], u: &Uniforms, inputs: [[f32; 4]; 4]) -> Registers {
+fn run_inputs(
+    code: &[Instruction],
+    descs: &[u64],
+    u: &Uniforms,
+    inputs: [[f32; 4]; 4],
+) -> Registers {
     let placed: Vec<_> = code.iter().copied().enumerate().collect();
     let p = program_at(&placed, descs, ShaderKind::Vertex);
     let interp = picajit_interp::exec::Interpreter::new(&p, Default::default());
@@ -32,7 +37,13 @@ fn run_inputs(code: &[Instruction], descs: &[u64], u: &Uniforms, inputs: [[f32; 
 }
 
 fn mov(dst: DstReg, src: SrcReg, rel: RelIndex, desc: u8) -> Instruction {
-    Instruction::Unary { op: Opcode::Mov, dst, src, rel, desc }
+    Instruction::Unary {
+        op: Opcode::Mov,
+        dst,
+        src,
+        rel,
+        desc,
+    }
 }
 
 #[test]
@@ -60,11 +71,20 @@ fn relative_addressing_matches_vector_a29() {
     for (offset, want) in cases {
         for rel in [RelIndex::A0X, RelIndex::A0Y] {
             let code = [
-                Instruction::Mova { src: SrcReg::Input(0), rel: RelIndex::None, desc: 0 },
+                Instruction::Mova {
+                    src: SrcReg::Input(0),
+                    rel: RelIndex::None,
+                    desc: 0,
+                },
                 mov(DstReg::Output(0), SrcReg::Const(40), rel, 0),
                 END,
             ];
-            let regs = run_inputs(&code, &[], &u, [[offset as f32; 4], [0.0; 4], [0.0; 4], [0.0; 4]]);
+            let regs = run_inputs(
+                &code,
+                &[],
+                &u,
+                [[offset as f32; 4], [0.0; 4], [0.0; 4], [0.0; 4]],
+            );
             let want = want.unwrap_or(1.0);
             assert_eq!(regs.output[0], [want; 4], "c40[{rel:?} = {offset}]");
             if want == 1.0 {
@@ -80,7 +100,11 @@ fn relative_addressing_ignores_v_and_r_registers() {
     let mut u = Uniforms::default();
     u.set_float_raw(5, [5.0; 4]);
     let code = [
-        Instruction::Mova { src: SrcReg::Input(0), rel: RelIndex::None, desc: 0 },
+        Instruction::Mova {
+            src: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
         mov(DstReg::Output(0), SrcReg::Input(1), RelIndex::A0X, 0),
         mov(DstReg::Output(1), SrcReg::Const(3), RelIndex::A0X, 0),
         END,
@@ -132,15 +156,28 @@ fn mova_truncates_toward_zero_per_mask() {
     let u = Uniforms::default();
     // a0.x from 0.9 (A28), a0.y from -1.5; then only a0.y from 5.7.
     let code = [
-        Instruction::Mova { src: SrcReg::Input(0), rel: RelIndex::None, desc: 0 },
-        Instruction::Mova { src: SrcReg::Input(1), rel: RelIndex::None, desc: 1 },
+        Instruction::Mova {
+            src: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Mova {
+            src: SrcReg::Input(1),
+            rel: RelIndex::None,
+            desc: 1,
+        },
         END,
     ];
     let regs = run_inputs(
         &code,
         &[desc(0b0100, [false; 3], [0x1B; 3])],
         &u,
-        [[0.9, -1.5, 0.0, 0.0], [5.7, 5.7, 5.7, 5.7], [0.0; 4], [0.0; 4]],
+        [
+            [0.9, -1.5, 0.0, 0.0],
+            [5.7, 5.7, 5.7, 5.7],
+            [0.0; 4],
+            [0.0; 4],
+        ],
     );
     assert_eq!(regs.a0, [0, 5]);
 }
@@ -149,15 +186,27 @@ fn mova_truncates_toward_zero_per_mask() {
 fn litp_sets_flags_per_vectors_a30_a31() {
     let u = Uniforms::default();
     let code = [
-        Instruction::Unary { op: Opcode::Litp, dst: DstReg::Output(0), src: SrcReg::Input(0), rel: RelIndex::None, desc: 0 },
+        Instruction::Unary {
+            op: Opcode::Litp,
+            dst: DstReg::Output(0),
+            src: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
         END,
     ];
-    let cases: [([f32; 4], [u8; 2], Option<[f32; 4]>); 6] = [
+    // (input, expected cmp flags, expected output or None for "NaN lanes")
+    type LitpCase = ([f32; 4], [u8; 2], Option<[f32; 4]>);
+    let cases: [LitpCase; 6] = [
         ([1.0, 0.0, 0.0, 1.0], [1, 1], None),
         ([-0.5, 1.0, 0.0, 1.0], [0, 1], None),
         ([0.5, 0.0, 1.0, -1.0], [1, 0], None),
         ([-1.0, 64.0, 0.0, -1.0], [0, 0], Some([0.0, 64.0, 0.0, 0.0])),
-        ([-1.0, 256.0, 1.0, -1.0], [0, 0], Some([0.0, f24(0x45FFFC), 0.0, 0.0])),
+        (
+            [-1.0, 256.0, 1.0, -1.0],
+            [0, 0],
+            Some([0.0, f24(0x45FFFC), 0.0, 0.0]),
+        ),
         ([-1.0, 0.0, 0.5, -1.0], [0, 0], Some([0.0; 4])),
     ];
     for (input, flags, out) in cases {
@@ -179,7 +228,13 @@ fn scalar_ops_broadcast_source_x_to_the_mask_a27() {
         (Opcode::Lg2, 1.0),
     ] {
         let code = [
-            Instruction::Unary { op, dst: DstReg::Output(0), src: SrcReg::Input(0), rel: RelIndex::None, desc: 1 },
+            Instruction::Unary {
+                op,
+                dst: DstReg::Output(0),
+                src: SrcReg::Input(0),
+                rel: RelIndex::None,
+                desc: 1,
+            },
             END,
         ];
         let regs = run_inputs(
@@ -191,7 +246,11 @@ fn scalar_ops_broadcast_source_x_to_the_mask_a27() {
         let o = regs.output[0];
         assert_eq!(o[1], 0.0, "{op}: y is masked off");
         for l in [0, 2, 3] {
-            assert!((o[l] - want).abs() <= want * 1e-4, "{op} lane {l}: {} vs {want}", o[l]);
+            assert!(
+                (o[l] - want).abs() <= want * 1e-4,
+                "{op} lane {l}: {} vs {want}",
+                o[l]
+            );
             assert_eq!(o[l].to_bits(), o[0].to_bits());
         }
     }
@@ -210,15 +269,50 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         desc: 0,
     };
     let code = [bin(Opcode::Dp4, 0), END];
-    let regs = run_inputs(&code, &[], &u, [[inf, 1.0, 0.0, 1.0], [0.0, 1.0, inf, 1.0], [0.0; 4], [0.0; 4]]);
+    let regs = run_inputs(
+        &code,
+        &[],
+        &u,
+        [
+            [inf, 1.0, 0.0, 1.0],
+            [0.0, 1.0, inf, 1.0],
+            [0.0; 4],
+            [0.0; 4],
+        ],
+    );
     assert_eq!(regs.output[0], [2.0; 4], "A5");
     let code = [bin(Opcode::Dp3, 0), END];
-    let regs = run_inputs(&code, &[], &u, [[inf, inf, 0.0, 0.0], [0.0, 0.0, inf, 0.0], [0.0; 4], [0.0; 4]]);
+    let regs = run_inputs(
+        &code,
+        &[],
+        &u,
+        [
+            [inf, inf, 0.0, 0.0],
+            [0.0, 0.0, inf, 0.0],
+            [0.0; 4],
+            [0.0; 4],
+        ],
+    );
     assert_eq!(regs.output[0].map(f32::to_bits), [0; 4], "A6: +0");
     let code = [bin(Opcode::Dph, 0), END];
-    let regs = run_inputs(&code, &[], &u, [[inf, inf, inf, 5.0], [0.0, 0.0, 0.0, 1.0], [0.0; 4], [0.0; 4]]);
+    let regs = run_inputs(
+        &code,
+        &[],
+        &u,
+        [
+            [inf, inf, inf, 5.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [0.0; 4],
+            [0.0; 4],
+        ],
+    );
     assert_eq!(regs.output[0], [1.0; 4], "A7");
-    let regs = run_inputs(&code, &[], &u, [[0.0; 4], [0.0, 0.0, 0.0, 1.0], [0.0; 4], [0.0; 4]]);
+    let regs = run_inputs(
+        &code,
+        &[],
+        &u,
+        [[0.0; 4], [0.0, 0.0, 0.0, 1.0], [0.0; 4], [0.0; 4]],
+    );
     assert_eq!(regs.output[0], [1.0; 4], "A33: src1.w is ignored");
     let code = [
         Instruction::Mad {
@@ -240,7 +334,10 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
 fn descriptor_negation_swizzle_and_mask() {
     let u = Uniforms::default();
     // o0.xz = -v0.wzyx
-    let code = [mov(DstReg::Output(0), SrcReg::Input(0), RelIndex::None, 1), END];
+    let code = [
+        mov(DstReg::Output(0), SrcReg::Input(0), RelIndex::None, 1),
+        END,
+    ];
     let regs = run_inputs(
         &code,
         &[desc(0b1010, [true, false, false], [0xE4, 0x1B, 0x1B])],
@@ -276,7 +373,12 @@ fn cmp_sets_both_flags_whatever_the_mask() {
         &code,
         &[desc(0, [false; 3], [0x1B; 3])],
         &u,
-        [[1.0, 3.0, 0.0, 0.0], [2.0, 2.0, 0.0, 0.0], [0.0; 4], [0.0; 4]],
+        [
+            [1.0, 3.0, 0.0, 0.0],
+            [2.0, 2.0, 0.0, 0.0],
+            [0.0; 4],
+            [0.0; 4],
+        ],
     );
     assert_eq!(regs.cmp, [1, 1]);
 }
@@ -285,14 +387,26 @@ fn cmp_sets_both_flags_whatever_the_mask() {
 fn setemit_emit_and_output_banking() {
     let o = |k| DstReg::Output(k);
     let emit_code = [
-        Instruction::SetEmit { vtx: 0, primitive: false, winding: false },
+        Instruction::SetEmit {
+            vtx: 0,
+            primitive: false,
+            winding: false,
+        },
         mov(o(0), SrcReg::Input(0), RelIndex::None, 0),
         mov(o(1), SrcReg::Input(0), RelIndex::None, 0),
         Instruction::Emit,
-        Instruction::SetEmit { vtx: 1, primitive: false, winding: false },
+        Instruction::SetEmit {
+            vtx: 1,
+            primitive: false,
+            winding: false,
+        },
         mov(o(1), SrcReg::Input(1), RelIndex::None, 0),
         Instruction::Emit,
-        Instruction::SetEmit { vtx: 2, primitive: true, winding: true },
+        Instruction::SetEmit {
+            vtx: 2,
+            primitive: true,
+            winding: true,
+        },
         Instruction::Emit,
         END,
     ];
@@ -307,11 +421,20 @@ fn setemit_emit_and_output_banking() {
     let (emitted, prims) = gs.take_output();
     assert_eq!(emitted.len(), 3);
     // First EMIT: bank A with o0 = o1 = 1.
-    assert_eq!((emitted[0].outputs[0], emitted[0].outputs[1]), ([1.0; 4], [1.0; 4]));
+    assert_eq!(
+        (emitted[0].outputs[0], emitted[0].outputs[1]),
+        ([1.0; 4], [1.0; 4])
+    );
     // Second EMIT: bank B, only o1 written; o0 is bank B's old value (0).
-    assert_eq!((emitted[1].outputs[0], emitted[1].outputs[1]), ([0.0; 4], [2.0; 4]));
+    assert_eq!(
+        (emitted[1].outputs[0], emitted[1].outputs[1]),
+        ([0.0; 4], [2.0; 4])
+    );
     // Third EMIT: back to bank A, nothing rewritten: the values of two EMITs ago.
-    assert_eq!((emitted[2].outputs[0], emitted[2].outputs[1]), ([1.0; 4], [1.0; 4]));
+    assert_eq!(
+        (emitted[2].outputs[0], emitted[2].outputs[1]),
+        ([1.0; 4], [1.0; 4])
+    );
     assert_eq!(prims.len(), 1);
     assert!(prims[0].winding);
     assert_eq!(prims[0].vertices[1][1], [2.0; 4]);
@@ -319,7 +442,11 @@ fn setemit_emit_and_output_banking() {
     // A second invocation keeps the slots: emitting only slot 2 again with the primitive
     // flag forms a primitive from slots 0 and 1 of the previous invocation.
     let again = [
-        Instruction::SetEmit { vtx: 2, primitive: true, winding: false },
+        Instruction::SetEmit {
+            vtx: 2,
+            primitive: true,
+            winding: false,
+        },
         mov(o(0), SrcReg::Input(1), RelIndex::None, 0),
         Instruction::Emit,
         END,
@@ -329,22 +456,34 @@ fn setemit_emit_and_output_banking() {
     run_gs(&p2, &u, &mut regs, &mut gs);
     let (emitted, prims) = gs.take_output();
     assert_eq!(emitted.len(), 1);
-    assert_eq!(prims[0].vertices[0][0], [1.0; 4], "slot 0 from the previous invocation");
-    assert_eq!(prims[0].vertices[1][1], [2.0; 4], "slot 1 from the previous invocation");
+    assert_eq!(
+        prims[0].vertices[0][0], [1.0; 4],
+        "slot 0 from the previous invocation"
+    );
+    assert_eq!(
+        prims[0].vertices[1][1], [2.0; 4],
+        "slot 1 from the previous invocation"
+    );
     assert!(!prims[0].winding);
 }
 
 #[test]
 fn emit_in_a_vertex_shader_does_nothing() {
     let p = program(&[
-        Instruction::SetEmit { vtx: 1, primitive: true, winding: false },
+        Instruction::SetEmit {
+            vtx: 1,
+            primitive: true,
+            winding: false,
+        },
         Instruction::Emit,
         END,
     ]);
     let interp = picajit_interp::exec::Interpreter::new(&p, Default::default());
     let mut regs = Registers::default();
     let mut gs = GeometryState::default();
-    interp.run(&mut regs, &Uniforms::default(), Some(&mut gs), 10).unwrap();
+    interp
+        .run(&mut regs, &Uniforms::default(), Some(&mut gs), 10)
+        .unwrap();
     assert!(gs.emitted.is_empty());
     assert_eq!(gs.vertex_id, 0);
 }

@@ -24,7 +24,15 @@ fn roundtrip_word(word: u32) {
 #[test]
 fn every_opcode_with_field_extremes_roundtrips() {
     for code in 0u32..64 {
-        for low in [0u32, 0x03FF_FFFF, 0x0155_5555, 0x02AA_AAAA, 1, 0x0200_0000, 0x0000_FFFF] {
+        for low in [
+            0u32,
+            0x03FF_FFFF,
+            0x0155_5555,
+            0x02AA_AAAA,
+            1,
+            0x0200_0000,
+            0x0000_FFFF,
+        ] {
             roundtrip_word(code << 26 | low);
         }
     }
@@ -58,7 +66,10 @@ fn every_register_in_every_slot_roundtrips() {
         .chain((0..16).map(SrcReg::Temp))
         .chain((0..96).map(SrcReg::Const))
         .collect();
-    let dsts: Vec<DstReg> = (0..16).map(DstReg::Output).chain((0..16).map(DstReg::Temp)).collect();
+    let dsts: Vec<DstReg> = (0..16)
+        .map(DstReg::Output)
+        .chain((0..16).map(DstReg::Temp))
+        .collect();
     let rels = [RelIndex::None, RelIndex::A0X, RelIndex::A0Y, RelIndex::AL];
     for (n, &wide) in srcs.iter().enumerate() {
         let narrow = srcs[n % 32];
@@ -66,10 +77,34 @@ fn every_register_in_every_slot_roundtrips() {
         let rel = rels[n % 4];
         let desc = (n % 128) as u8;
         let cases = [
-            Instruction::Binary { op: Opcode::Add, dst, src1: wide, src2: narrow, rel, desc },
-            Instruction::Binary { op: Opcode::Sgei, dst, src1: narrow, src2: wide, rel, desc },
-            Instruction::Unary { op: Opcode::Rsq, dst, src: wide, rel, desc },
-            Instruction::Mova { src: wide, rel, desc },
+            Instruction::Binary {
+                op: Opcode::Add,
+                dst,
+                src1: wide,
+                src2: narrow,
+                rel,
+                desc,
+            },
+            Instruction::Binary {
+                op: Opcode::Sgei,
+                dst,
+                src1: narrow,
+                src2: wide,
+                rel,
+                desc,
+            },
+            Instruction::Unary {
+                op: Opcode::Rsq,
+                dst,
+                src: wide,
+                rel,
+                desc,
+            },
+            Instruction::Mova {
+                src: wide,
+                rel,
+                desc,
+            },
             Instruction::Cmp {
                 src1: wide,
                 src2: narrow,
@@ -109,12 +144,37 @@ fn constants_cannot_go_in_narrow_slots() {
     let c = SrcReg::Const(3);
     let r = SrcReg::Temp(0);
     let bad = [
-        Instruction::Binary { op: Opcode::Add, dst: DstReg::Temp(0), src1: r, src2: c, rel: RelIndex::None, desc: 0 },
-        Instruction::Binary { op: Opcode::Dphi, dst: DstReg::Temp(0), src1: c, src2: r, rel: RelIndex::None, desc: 0 },
-        Instruction::Mad { op: Opcode::Mad, dst: DstReg::Temp(0), src1: c, src2: r, src3: r, rel: RelIndex::None, desc: 0 },
+        Instruction::Binary {
+            op: Opcode::Add,
+            dst: DstReg::Temp(0),
+            src1: r,
+            src2: c,
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Binary {
+            op: Opcode::Dphi,
+            dst: DstReg::Temp(0),
+            src1: c,
+            src2: r,
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Mad {
+            op: Opcode::Mad,
+            dst: DstReg::Temp(0),
+            src1: c,
+            src2: r,
+            src3: r,
+            rel: RelIndex::None,
+            desc: 0,
+        },
     ];
     for b in bad {
-        assert!(matches!(encode(&b), Err(EncodeError::BadRegister { .. })), "{b:?}");
+        assert!(
+            matches!(encode(&b), Err(EncodeError::BadRegister { .. })),
+            "{b:?}"
+        );
     }
     let wide_desc = Instruction::Mad {
         op: Opcode::Mad,
@@ -125,7 +185,10 @@ fn constants_cannot_go_in_narrow_slots() {
         rel: RelIndex::None,
         desc: 32,
     };
-    assert!(matches!(encode(&wide_desc), Err(EncodeError::OutOfRange { .. })));
+    assert!(matches!(
+        encode(&wide_desc),
+        Err(EncodeError::OutOfRange { .. })
+    ));
     assert!(encode(&Instruction::Call { dest: 4096, num: 0 }).is_err());
     assert!(encode(&Instruction::Binary {
         op: Opcode::Mov,
@@ -209,18 +272,43 @@ fn golden_encodings_from_the_seed_tables() {
     );
     // ifc cmp.x && !cmp.y, dest 0x20, num 4: 0x28<<26 | refx 1<<25 | refy 0 | condop 1<<22 | 0x20<<10 | 4
     let w = 0x28 << 26 | 1 << 25 | 1 << 22 | 0x20 << 10 | 4;
-    let cond = Condition { op: CondOp::And, ref_x: true, ref_y: false };
-    assert_eq!(decode(w), Instruction::IfC { cond, dest: 0x20, num: 4 });
+    let cond = Condition {
+        op: CondOp::And,
+        ref_x: true,
+        ref_y: false,
+    };
+    assert_eq!(
+        decode(w),
+        Instruction::IfC {
+            cond,
+            dest: 0x20,
+            num: 4
+        }
+    );
     assert_eq!(cond.to_string(), "cmp.x && !cmp.y");
     // jmpu !b3, 0x10: 0x2D<<26 | 3<<22 | 0x10<<10 | 1
     let w = 0x2D << 26 | 3 << 22 | 0x10 << 10 | 1;
-    assert_eq!(decode(w), Instruction::JmpU { b: 3, dest: 0x10, invert: true });
+    assert_eq!(
+        decode(w),
+        Instruction::JmpU {
+            b: 3,
+            dest: 0x10,
+            invert: true
+        }
+    );
     // loop i2 to 0x033
     let w = 0x29 << 26 | 2 << 22 | 0x33 << 10;
     assert_eq!(decode(w), Instruction::Loop { i: 2, dest: 0x33 });
     // setemit 2, prim inv
     let w = 0x2B << 26 | 2 << 24 | 1 << 23 | 1 << 22;
-    assert_eq!(decode(w), Instruction::SetEmit { vtx: 2, primitive: true, winding: true });
+    assert_eq!(
+        decode(w),
+        Instruction::SetEmit {
+            vtx: 2,
+            primitive: true,
+            winding: true
+        }
+    );
 }
 
 #[test]
@@ -248,7 +336,10 @@ fn descriptors_roundtrip_and_fields() {
     assert!(d.neg(0) && d.neg(1) && d.neg(2));
     assert_eq!(d.swizzle(1), Swizzle(0x55));
     assert_eq!(d.swizzle(2), Swizzle(0xE4));
-    assert_eq!(OperandDesc(0xFFFF_FFFF_8000_0000).unused_bits(), 0xFFFF_FFFF_8000_0000);
+    assert_eq!(
+        OperandDesc(0xFFFF_FFFF_8000_0000).unused_bits(),
+        0xFFFF_FFFF_8000_0000
+    );
 }
 
 #[test]
@@ -288,8 +379,15 @@ fn comparison_operators() {
 fn opcode_table_is_consistent() {
     for &op in Opcode::ALL {
         assert_eq!(Opcode::from_code(op as u8), Some(op));
-        assert_eq!(Opcode::from_mnemonic(&op.mnemonic().to_uppercase()), Some(op));
-        assert_eq!(op.defined_bits() >> 26, 0x3F, "{op}: opcode bits are defined");
+        assert_eq!(
+            Opcode::from_mnemonic(&op.mnemonic().to_uppercase()),
+            Some(op)
+        );
+        assert_eq!(
+            op.defined_bits() >> 26,
+            0x3F,
+            "{op}: opcode bits are defined"
+        );
     }
     assert_eq!(Opcode::from_code(0x2F), Some(Opcode::Cmp));
     assert_eq!(Opcode::from_code(0x37), Some(Opcode::Madi));
@@ -312,5 +410,8 @@ fn one_line_formatter() {
         rel: RelIndex::A0X,
         desc: 0,
     };
-    assert_eq!(format_instruction(&i, &descs), "add     o1.xy, -c4[a0.x].yyyy, r2");
+    assert_eq!(
+        format_instruction(&i, &descs),
+        "add     o1.xy, -c4[a0.x].yyyy, r2"
+    );
 }

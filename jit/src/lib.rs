@@ -1,1 +1,558 @@
-//! x86-64 and AArch64 JIT compilers for PICA200 shaders (work in progress).
+//! JIT compilers for PICA200 shaders: an x86-64 backend now, an AArch64 backend to come, both
+//! behind one [`masm::MacroAssembler`] trait driven by one shared [`lower`]ing.
+//!
+//! # Pipeline
+//!
+//! ```text
+//! Program ──analysis──► nodes/blocks ──lower + masm──► machine code ──runtime──► CompiledShader
+//! ```
+//!
+//! * [`analysis`] explores everything reachable from the entry point under the hardware's
+//!   CALL/IF/LOOP stack rules, resolved statically (see [`analysis::regions`]).
+//! * [`lower`] turns each block into masm calls; [`x64`] implements them with SSE4.1.
+//! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders.
+//!
+//! # Correctness contract: deopt
+//!
+//! Compiled code reproduces the interpreter bit for bit on every invocation it finishes.
+//! Whatever it cannot reproduce (running out of budget, an undefined opcode, BREAK with an
+//! empty loop stack, running past the end of the program, a full EMIT buffer) makes it stop
+//! with a *deopt* status instead. [`CompiledShader::run`] then restores the registers it was
+//! given and re-runs that invocation on [`picajit_interp::exec::Interpreter`], so results,
+//! errors included, are identical by construction. [`CompiledShader::try_run`] exposes the raw
+//! outcome for tests and statistics.
+//!
+//! # Input contract (F24 modes)
+//!
+//! As in the float model (`picajit_interp::float`, "What a JIT must do"), F24-mode register
+//! contents are expected to be f24 values (`F24::to_f32` images), which every upload path of
+//! the engine guarantees. Under RTZ the generated code equals the interpreter for *any* f32
+//! contents; under RNE the f64 sums and the RSQ recipe are proven only for f24 inputs.
+//! F32 mode has no such restriction.
+//!
+//! # Performance notes
+//!
+//! One PICA instruction costs a few SSE instructions for operands plus the float model's
+//! rounding fix-ups (input flush, truncation, range and NaN rules), which dominate: per vertex
+//! about 0.5 ns for MOV/MAX, 2 ns for ADD/MUL, 4 ns for MAD, 5.3 ns for DP4 and 18 ns for RSQ
+//! (divider-bound) on the development machine (AMD EPYC, IPC-bound at roughly 3.5). The next
+//! big step is a backend that runs several vertices per SIMD register
+//! ([`CompiledShader::run_batch`] is shaped for it).
+//!
+//! # API
+//!
+//! ```no_run
+//! use picajit_jit::{compile, Backend, HostFeatures};
+//! # fn f(program: &picajit_interp::program::Program, uniforms: &picajit_interp::state::Uniforms) {
+//! let mode = picajit_interp::float::FloatMode::default();
+//! let shader = compile(program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+//! println!("{} bytes; {}", shader.code_size(), shader.analysis());
+//! let mut regs = picajit_interp::state::Registers::default();
+//! let info = shader.run(&mut regs, uniforms, None, 1 << 20);
+//! # }
+//! ```
+
+pub mod analysis;
+pub mod error;
+pub mod features;
+pub mod layout;
+pub mod lower;
+pub mod masm;
+pub mod runtime;
+pub mod x64;
+
+/// The disassembler behind [`CompiledShader::disassemble`], re-exported for tests and tools.
+#[cfg(feature = "disasm")]
+pub use iced_x86;
+
+pub use analysis::Analysis;
+pub use error::CompileError;
+pub use features::HostFeatures;
+pub use runtime::cache::{CacheKey, CodeCache};
+
+use layout::{EmitRecord, JitContext};
+use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
+use picajit_interp::float::FloatMode;
+use picajit_interp::program::{Program, ShaderKind};
+use picajit_interp::state::{EmittedVertex, GeometryState, Registers, Uniforms};
+use runtime::code_buffer::ExecCode;
+#[cfg(target_arch = "x86_64")]
+use runtime::code_buffer::Status;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Target instruction set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// x86-64 with SSE4.1.
+    X64,
+    /// AArch64 with NEON (not implemented yet: compiling for it is `Unsupported`).
+    A64,
+}
+
+impl Backend {
+    /// The backend matching the host, if there is one.
+    pub fn host() -> Option<Backend> {
+        if cfg!(target_arch = "x86_64") {
+            Some(Backend::X64)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(Backend::A64)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::X64 => "x64",
+            Backend::A64 => "a64",
+        })
+    }
+}
+
+/// What a masm produces: machine code plus `(code offset, PICA address, text)` marks.
+#[derive(Clone, Debug, Default)]
+pub struct Emitted {
+    /// Machine code (position independent except helper-call addresses), base address 0.
+    pub code: Vec<u8>,
+    /// Where each PICA instruction instance starts.
+    pub marks: Vec<(usize, u32, String)>,
+    /// Length of the instruction stream; the constant pool follows it.
+    pub code_len: usize,
+    /// Offset of the batch entry point (the single-invocation entry is at 0).
+    pub batch_entry: usize,
+}
+
+/// Why compiled code did not finish an invocation (see the crate docs on deopt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JitExit {
+    /// Generated code asked for the interpreter at PICA address `pc`.
+    Deopt {
+        /// Address of the instruction that could not run compiled.
+        pc: u32,
+    },
+    /// The budget would have run out.
+    Budget,
+    /// The code is for another architecture than the host's.
+    NotExecutable,
+    /// A geometry shader was run without a `GeometryState` (EMIT would be a no-op, which
+    /// compiled code does not model).
+    NoGeometryState,
+}
+
+/// Record buffer size for EMITs per invocation; more deopts.
+const EMIT_CAPACITY: usize = 64;
+
+/// A program compiled for one float mode and backend.
+pub struct CompiledShader {
+    code: Vec<u8>,
+    code_len: usize,
+    batch_entry: usize,
+    exec: Option<ExecCode>,
+    marks: Vec<(usize, u32, String)>,
+    analysis: Analysis,
+    interp: Interpreter,
+    program: Program,
+    mode: FloatMode,
+    backend: Backend,
+    features: HostFeatures,
+    compile_time: Duration,
+}
+
+impl fmt::Debug for CompiledShader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledShader")
+            .field("backend", &self.backend)
+            .field("mode", &self.mode)
+            .field("code_size", &self.code.len())
+            .field("analysis", &self.analysis.to_string())
+            .finish()
+    }
+}
+
+/// Compile `program` for `backend`, generating code that uses only `features`.
+///
+/// Code for a backend other than the host's is generated (for inspection and tests) but not
+/// executable: its `run` always uses the interpreter.
+pub fn compile(
+    program: &Program,
+    mode: FloatMode,
+    backend: Backend,
+    features: HostFeatures,
+) -> Result<CompiledShader, CompileError> {
+    let start = Instant::now();
+    let analysis = Analysis::new(program)?;
+    let emitted = match backend {
+        Backend::X64 => x64::generate(program, &analysis, mode, features)?,
+        Backend::A64 => {
+            return Err(CompileError::Unsupported(
+                "the AArch64 backend is not implemented yet".into(),
+            ))
+        }
+    };
+    let exec =
+        if Backend::host() == Some(backend) {
+            Some(ExecCode::new(&emitted.code).map_err(|e| {
+                CompileError::Internal(format!("cannot map executable memory: {e}"))
+            })?)
+        } else {
+            None
+        };
+    Ok(CompiledShader {
+        code_len: emitted.code_len,
+        batch_entry: emitted.batch_entry,
+        code: emitted.code,
+        exec,
+        marks: emitted.marks,
+        analysis,
+        interp: Interpreter::new(program, mode),
+        program: program.clone(),
+        mode,
+        backend,
+        features,
+        compile_time: start.elapsed(),
+    })
+}
+
+/// Result of [`CompiledShader::run_batch`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchInfo {
+    /// Instructions executed over all invocations.
+    pub instructions: u64,
+    /// Invocations that deopted and ran on the interpreter.
+    pub deopts: usize,
+}
+
+/// An invocation of a batch that failed on the interpreter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchError {
+    /// Index of the vertex.
+    pub index: usize,
+    /// The interpreter's error.
+    pub error: ExecError,
+}
+
+impl fmt::Display for BatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "vertex {}: {}", self.index, self.error)
+    }
+}
+
+impl std::error::Error for BatchError {}
+
+impl CompiledShader {
+    /// Machine code size in bytes (constants included).
+    pub fn code_size(&self) -> usize {
+        self.code.len()
+    }
+
+    /// Bytes of instructions before the constant pool.
+    pub fn instruction_bytes(&self) -> usize {
+        self.code_len
+    }
+
+    /// The machine code (base address 0).
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
+
+    /// `(code offset, PICA address, instruction text)` for each compiled instruction instance.
+    pub fn marks(&self) -> &[(usize, u32, String)] {
+        &self.marks
+    }
+
+    /// The control-flow analysis this code was generated from.
+    pub fn analysis(&self) -> &Analysis {
+        &self.analysis
+    }
+
+    /// Wall time `compile` took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// Float mode.
+    pub fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    /// Target backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Features the code may use.
+    pub fn features(&self) -> HostFeatures {
+        self.features
+    }
+
+    /// Address of the executable mapping (diagnostics: perf maps, W^X checks).
+    pub fn exec_address(&self) -> Option<usize> {
+        self.exec.as_ref().map(|e| e.address())
+    }
+
+    /// True when the code can run on this host.
+    pub fn is_executable(&self) -> bool {
+        self.exec.is_some()
+    }
+
+    /// The program this was compiled from.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Run one invocation, exactly like [`Interpreter::run`] (same registers, same results, same
+    /// errors): compiled code first, the interpreter from a snapshot when compiled code deopts.
+    pub fn run(
+        &self,
+        regs: &mut Registers,
+        uniforms: &Uniforms,
+        mut geometry: Option<&mut GeometryState>,
+        budget: u64,
+    ) -> Result<RunInfo, ExecError> {
+        if self.exec.is_none() {
+            return self.interp.run(regs, uniforms, geometry, budget);
+        }
+        let snapshot = regs.clone();
+        match self.try_run(regs, uniforms, geometry.as_deref_mut(), budget) {
+            Ok(info) => Ok(info),
+            Err(_) => {
+                *regs = snapshot;
+                self.interp.run(regs, uniforms, geometry, budget)
+            }
+        }
+    }
+
+    /// Run one invocation on compiled code only. On `Err` the registers may be partially
+    /// updated (the geometry state is untouched); callers that need the interpreter's result
+    /// re-run from their own snapshot, as [`Self::run`] does.
+    pub fn try_run(
+        &self,
+        regs: &mut Registers,
+        uniforms: &Uniforms,
+        geometry: Option<&mut GeometryState>,
+        budget: u64,
+    ) -> Result<RunInfo, JitExit> {
+        let Some(exec) = &self.exec else {
+            return Err(JitExit::NotExecutable);
+        };
+        let geometry = match (self.program.kind(), geometry) {
+            (ShaderKind::Geometry, None) => return Err(JitExit::NoGeometryState),
+            (ShaderKind::Geometry, Some(g)) => Some(g),
+            (ShaderKind::Vertex, _) => None,
+        };
+        run_compiled(exec, regs, uniforms, geometry, budget)
+    }
+
+    /// Run a vertex shader over many vertices: vertex `k` starts from
+    /// [`Registers::reset_working_state`] with inputs `inputs[k]` and leaves its o0-o15 in
+    /// `outputs[k]`. Invocations that deopt run on the interpreter. Stops at the first
+    /// interpreter error.
+    ///
+    /// The interface fixes only what each vertex sees, so a backend that processes several
+    /// vertices per call (one per SIMD lane) can implement it unchanged.
+    pub fn run_batch(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+    ) -> Result<BatchInfo, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        let mut info = BatchInfo::default();
+        let mut regs = Registers::default();
+        let mut start = 0;
+        while start < n {
+            let (finished, stopped) = match &self.exec {
+                Some(exec) if self.program.kind() == ShaderKind::Vertex => {
+                    let r = run_batch_compiled(
+                        exec,
+                        self.batch_entry,
+                        &mut regs,
+                        &inputs[start..n],
+                        &mut outputs[start..n],
+                        uniforms,
+                        budget,
+                    );
+                    info.instructions += r.0;
+                    (r.1, r.2)
+                }
+                _ => (0, true),
+            };
+            if !stopped {
+                break;
+            }
+            // Row `start + finished` could not run compiled: the interpreter decides.
+            let index = start + finished;
+            info.deopts += 1;
+            regs.reset_working_state();
+            regs.input = inputs[index];
+            match self.interp.run(&mut regs, uniforms, None, budget) {
+                Ok(r) => info.instructions += r.instructions,
+                Err(error) => return Err(BatchError { index, error }),
+            }
+            outputs[index] = regs.output;
+            start = index + 1;
+        }
+        Ok(info)
+    }
+
+    /// x86-64 disassembly interleaved with the PICA instructions each part implements.
+    #[cfg(feature = "disasm")]
+    pub fn disassemble(&self) -> String {
+        use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+        let mut out = String::new();
+        if self.backend != Backend::X64 {
+            return "disassembly is only available for x64 code\n".into();
+        }
+        let mut dec = Decoder::with_ip(64, &self.code, 0, DecoderOptions::NONE);
+        let mut fmt = IntelFormatter::new();
+        let mut marks = self.marks.iter().peekable();
+        let mut text = String::new();
+        // The constant pool follows the last `ret`; stop decoding there.
+        let end = self.code_end();
+        while dec.can_decode() && (dec.ip() as usize) < end {
+            let ip = dec.ip() as usize;
+            while let Some((off, _, t)) = marks.peek() {
+                if *off <= ip {
+                    out.push_str(&format!("; {t}\n"));
+                    marks.next();
+                } else {
+                    break;
+                }
+            }
+            let ins = dec.decode();
+            text.clear();
+            fmt.format(&ins, &mut text);
+            out.push_str(&format!("  {ip:05x}  {text}\n"));
+        }
+        out.push_str(&format!(
+            "; constant pool: {} bytes\n",
+            self.code.len().saturating_sub(end)
+        ));
+        out
+    }
+
+    fn code_end(&self) -> usize {
+        self.code_len
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn run_compiled(
+    exec: &ExecCode,
+    regs: &mut Registers,
+    uniforms: &Uniforms,
+    geometry: Option<&mut GeometryState>,
+    budget: u64,
+) -> Result<RunInfo, JitExit> {
+    let rp: *mut Registers = regs;
+    let mut other_bank = [[0.0f32; 4]; 16];
+    let mut records: Vec<EmitRecord> = Vec::new();
+    let mut ctx = JitContext::default();
+    ctx.regs = rp;
+    // SAFETY: `rp` comes from a live `&mut Registers`; taking field addresses does not create
+    // references.
+    ctx.input = unsafe { std::ptr::addr_of!((*rp).input) };
+    // SAFETY: as above.
+    ctx.output = unsafe { std::ptr::addr_of_mut!((*rp).output) };
+    ctx.uniforms = uniforms;
+    ctx.budget = budget;
+    let out_ptr = ctx.output;
+    if let Some(g) = &geometry {
+        other_bank = g.other_bank;
+        records.resize(EMIT_CAPACITY, EmitRecord::default());
+        ctx.other_bank = &mut other_bank;
+        ctx.emit_buf = records.as_mut_ptr();
+        ctx.emit_cap = EMIT_CAPACITY as u32;
+        ctx.setemit = [g.vertex_id, g.primitive as u8, g.winding as u8, 0];
+    }
+    // SAFETY: every pointer in `ctx` refers to memory owned by this frame or borrowed for its
+    // duration: `regs` (exclusive), `uniforms` (shared, only read), `other_bank` and `records`
+    // (locals, `emit_cap` records long). Input/output point into `*regs`, as `call` allows.
+    let status = unsafe { exec.call(&mut ctx) };
+    match status {
+        Status::Done => {}
+        Status::Budget => return Err(JitExit::Budget),
+        Status::Deopt => return Err(JitExit::Deopt { pc: ctx.deopt_pc }),
+    }
+    if let Some(g) = geometry {
+        // An odd number of EMITs leaves the current bank in `other_bank`.
+        if ctx.output != out_ptr {
+            std::mem::swap(&mut regs.output, &mut other_bank);
+        }
+        g.other_bank = other_bank;
+        g.vertex_id = ctx.setemit[0];
+        g.primitive = ctx.setemit[1] != 0;
+        g.winding = ctx.setemit[2] != 0;
+        for r in &records[..ctx.emit_len as usize] {
+            g.slots[r.slot as usize & 3] = r.outputs;
+            g.emitted.push(EmittedVertex {
+                outputs: r.outputs,
+                slot: r.slot,
+                primitive: r.primitive != 0,
+                winding: r.winding != 0,
+            });
+        }
+    }
+    Ok(RunInfo {
+        instructions: budget - ctx.budget,
+    })
+}
+
+/// Run rows through the batch entry until one does not finish: returns (instructions of the
+/// finished rows, rows finished, whether a row stopped).
+#[cfg(target_arch = "x86_64")]
+fn run_batch_compiled(
+    exec: &ExecCode,
+    entry: usize,
+    regs: &mut Registers,
+    inputs: &[[[f32; 4]; 16]],
+    outputs: &mut [[[f32; 4]; 16]],
+    uniforms: &Uniforms,
+    budget: u64,
+) -> (u64, usize, bool) {
+    let mut ctx = JitContext::default();
+    ctx.regs = regs;
+    ctx.uniforms = uniforms;
+    ctx.budget = budget;
+    ctx.batch_input = inputs.as_ptr();
+    ctx.batch_output = outputs.as_mut_ptr();
+    ctx.batch_count = inputs.len().min(outputs.len()) as u64;
+    // SAFETY: `regs` is exclusively borrowed for the call, `uniforms` only read; the batch rows
+    // are `batch_count` valid input rows (read) and output rows (written, disjoint from the
+    // inputs since one is `&` and the other `&mut`). The batch entry never touches the
+    // geometry fields.
+    let status = unsafe { exec.call_at(entry, &mut ctx) };
+    (
+        ctx.batch_instructions,
+        ctx.batch_done as usize,
+        status != Status::Done,
+    )
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn run_batch_compiled(
+    _exec: &ExecCode,
+    _entry: usize,
+    _regs: &mut Registers,
+    _inputs: &[[[f32; 4]; 16]],
+    _outputs: &mut [[[f32; 4]; 16]],
+    _uniforms: &Uniforms,
+    _budget: u64,
+) -> (u64, usize, bool) {
+    (0, 0, true)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn run_compiled(
+    _exec: &ExecCode,
+    _regs: &mut Registers,
+    _uniforms: &Uniforms,
+    _geometry: Option<&mut GeometryState>,
+    _budget: u64,
+) -> Result<RunInfo, JitExit> {
+    Err(JitExit::NotExecutable)
+}

@@ -1,5 +1,6 @@
 //! Subcommands of the `picajit` tool.
 
+mod bench;
 mod run;
 mod values;
 
@@ -10,7 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "picajit", version, about = "PICA200 shader JIT, interpreter and tools")]
+#[command(
+    name = "picajit",
+    version,
+    about = "PICA200 shader JIT, interpreter and tools"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,9 +39,9 @@ impl FloatArgs {
             _ => Rounding::TowardZero,
         };
         match self.float.as_str() {
-            "f32" if rounding == Rounding::NearestEven => {
-                Err("--rounding applies to --float f24 only (f32 mode rounds to nearest even)".into())
-            }
+            "f32" if rounding == Rounding::NearestEven => Err(
+                "--rounding applies to --float f24 only (f32 mode rounds to nearest even)".into(),
+            ),
             "f32" => Ok(FloatMode::F32),
             _ => Ok(FloatMode::F24(rounding)),
         }
@@ -81,6 +86,8 @@ enum Command {
     },
     /// Run a shader on given inputs and print its outputs.
     Run(run::RunArgs),
+    /// Measure throughput, compile time and code size on every engine.
+    Bench(bench::BenchArgs),
 }
 
 /// Load a SHBIN, or assemble a source file into one.
@@ -102,7 +109,11 @@ pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
 fn read_words(path: &Path) -> Result<Vec<u32>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if bytes.len() % 4 != 0 {
-        return Err(format!("{}: length {} is not a multiple of 4", path.display(), bytes.len()));
+        return Err(format!(
+            "{}: length {} is not a multiple of 4",
+            path.display(),
+            bytes.len()
+        ));
     }
     Ok(bytes
         .chunks_exact(4)
@@ -113,7 +124,11 @@ fn read_words(path: &Path) -> Result<Vec<u32>, String> {
 fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if bytes.len() % 8 != 0 {
-        return Err(format!("{}: length {} is not a multiple of 8", path.display(), bytes.len()));
+        return Err(format!(
+            "{}: length {} is not a multiple of 8",
+            path.display(),
+            bytes.len()
+        ));
     }
     Ok(bytes
         .chunks_exact(8)
@@ -199,7 +214,8 @@ fn info(input: &Path, json: bool) -> Result<(), String> {
             println!(
                 "  uniform {:<20} {}",
                 u.name,
-                u.register_range().unwrap_or_else(|| format!("{}..{}", u.first, u.last))
+                u.register_range()
+                    .unwrap_or_else(|| format!("{}..{}", u.first, u.last))
             );
         }
     }
@@ -251,6 +267,7 @@ fn dispatch(cli: Cli) -> Result<(), String> {
         }
         Command::Info { input, json } => info(&input, json),
         Command::Run(args) => run::run(args),
+        Command::Bench(args) => bench::bench(args),
     }
 }
 

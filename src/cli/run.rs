@@ -106,7 +106,10 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             u32::from_str_radix(hex, 16).map_err(|_| format!("bad entry '{entry}'"))?
         } else {
             entry.parse().map_err(|_| {
-                format!("entry '{entry}' is neither a label of DVLE #{} nor an address", args.dvle)
+                format!(
+                    "entry '{entry}' is neither a label of DVLE #{} nor an address",
+                    args.dvle
+                )
             })?
         };
         program = program.with_entry(addr).map_err(|e| e.to_string())?;
@@ -135,7 +138,12 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         ShaderKind::Geometry => {
             let mut runner = GeometryRunner::default();
             let info = runner
-                .invoke(&shader, dvle.gs_mode, &mut uniforms, GsInput::Point(&inputs))
+                .invoke(
+                    &shader,
+                    dvle.gs_mode,
+                    &mut uniforms,
+                    GsInput::Point(&inputs),
+                )
                 .map_err(|e| format!("execution failed: {e}"))?;
             let (emitted, _) = runner.state.take_output();
             (runner.registers, info, emitted)
@@ -158,7 +166,10 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             v["fallback_reason"] = json!(reason);
         }
         if kind == ShaderKind::Geometry {
-            v["emits"] = json!(emits.iter().map(|e| emit_json(e, written, mode)).collect::<Vec<_>>());
+            v["emits"] = json!(emits
+                .iter()
+                .map(|e| emit_json(e, written, mode))
+                .collect::<Vec<_>>());
         }
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(());
@@ -172,7 +183,10 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             .map(|r| format!(" (fallback: {r})"))
             .unwrap_or_default()
     );
-    println!("{:<4} {:>14} {:>14} {:>14} {:>14}", "reg", "x", "y", "z", "w");
+    println!(
+        "{:<4} {:>14} {:>14} {:>14} {:>14}",
+        "reg", "x", "y", "z", "w"
+    );
     let print_regs = |outputs: &[[f32; 4]; 16], indent: &str| {
         for (n, o) in outputs.iter().enumerate() {
             if written >> n & 1 != 0 {

@@ -52,7 +52,10 @@ fn register(name: &str, dvle: Option<&Dvle>) -> Result<(char, usize), String> {
     let mut chars = name.chars();
     let first = chars.next().unwrap_or(' ');
     let rest = chars.as_str();
-    if matches!(first, 'v' | 'c' | 'i' | 'b') && !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+    if matches!(first, 'v' | 'c' | 'i' | 'b')
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_digit())
+    {
         let idx: usize = rest.parse().map_err(|_| format!("bad register '{name}'"))?;
         let limit = match first {
             'v' => 16,
@@ -61,7 +64,10 @@ fn register(name: &str, dvle: Option<&Dvle>) -> Result<(char, usize), String> {
             _ => 16,
         };
         if idx >= limit {
-            return Err(format!("register '{name}' out of range ({first}0-{first}{})", limit - 1));
+            return Err(format!(
+                "register '{name}' out of range ({first}0-{first}{})",
+                limit - 1
+            ));
         }
         return Ok((first, idx));
     }

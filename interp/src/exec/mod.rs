@@ -135,26 +135,21 @@ impl Interpreter {
             }
             executed += 1;
             let mut jump = None;
-            match *op {
+            match op {
                 Op::Alu2 { alu, dst, a, b } => {
                     let a = read(regs, uniforms, a);
                     let b = read(regs, uniforms, b);
-                    alu2(regs, alu, dst, a, b, mode);
+                    alu2(regs, *alu, dst, a, b, mode);
                 }
                 Op::Alu1 { alu, dst, a } => {
                     let a = read(regs, uniforms, a);
-                    alu1(regs, alu, dst, a, mode);
+                    alu1(regs, *alu, dst, a, mode);
                 }
                 Op::Mad { dst, a, b, c } => {
                     let a = read(regs, uniforms, a);
                     let b = read(regs, uniforms, b);
                     let c = read(regs, uniforms, c);
-                    let mut r = [0.0; 4];
-                    for l in 0..4 {
-                        if dst.mask[l] {
-                            r[l] = float::mad(a[l], b[l], c[l], mode);
-                        }
-                    }
+                    let r = lanewise(dst, |l| float::mad(a[l], b[l], c[l], mode));
                     write(regs, dst, r);
                 }
                 Op::Mova { a, mask } => {
@@ -177,49 +172,47 @@ impl Interpreter {
                     })
                 }
                 Op::Break => jump = Some(break_loop(&mut stacks, pc)?),
-                Op::BreakC(cond) => {
+                &Op::BreakC(cond) => {
                     if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
                         jump = Some(break_loop(&mut stacks, pc)?);
                     }
                 }
                 Op::Emit => {
-                    if let (ShaderKind::Geometry, Some(gs)) = (self.kind, geometry.as_deref_mut())
-                    {
+                    if let (ShaderKind::Geometry, Some(gs)) = (self.kind, geometry.as_deref_mut()) {
                         gs.emit(&regs.output);
                         std::mem::swap(&mut regs.output, &mut gs.other_bank);
                     }
                 }
-                Op::SetEmit {
+                &Op::SetEmit {
                     vtx,
                     primitive,
                     winding,
                 } => {
-                    if let (ShaderKind::Geometry, Some(gs)) = (self.kind, geometry.as_deref_mut())
-                    {
+                    if let (ShaderKind::Geometry, Some(gs)) = (self.kind, geometry.as_deref_mut()) {
                         gs.vertex_id = vtx;
                         gs.primitive = primitive;
                         gs.winding = winding;
                     }
                 }
-                Op::Call { dest, num } => jump = Some(call(&mut stacks, pc, dest, num)),
-                Op::CallC { cond, dest, num } => {
+                &Op::Call { dest, num } => jump = Some(call(&mut stacks, pc, dest, num)),
+                &Op::CallC { cond, dest, num } => {
                     if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
                         jump = Some(call(&mut stacks, pc, dest, num));
                     }
                 }
-                Op::CallU { b, dest, num } => {
+                &Op::CallU { b, dest, num } => {
                     if uniforms.bool(b as usize) {
                         jump = Some(call(&mut stacks, pc, dest, num));
                     }
                 }
-                Op::IfC { cond, dest, num } => {
+                &Op::IfC { cond, dest, num } => {
                     let taken = cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0);
                     jump = if_block(&mut stacks, taken, dest, num);
                 }
-                Op::IfU { b, dest, num } => {
+                &Op::IfU { b, dest, num } => {
                     jump = if_block(&mut stacks, uniforms.bool(b as usize), dest, num);
                 }
-                Op::Loop { i, dest } => {
+                &Op::Loop { i, dest } => {
                     let [count, start, step, _] = uniforms.int(i as usize);
                     regs.al = start as i32;
                     stacks.loops.push(LoopFrame {
@@ -229,17 +222,17 @@ impl Interpreter {
                         step: step as i32,
                     });
                 }
-                Op::JmpC { cond, dest } => {
+                &Op::JmpC { cond, dest } => {
                     if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
                         jump = Some(dest as u32);
                     }
                 }
-                Op::JmpU { b, dest, invert } => {
+                &Op::JmpU { b, dest, invert } => {
                     if uniforms.bool(b as usize) != invert {
                         jump = Some(dest as u32);
                     }
                 }
-                Op::Undefined(word) => return Err(ExecError::UndefinedOpcode { pc, word }),
+                &Op::Undefined(word) => return Err(ExecError::UndefinedOpcode { pc, word }),
             }
             pc = if stacks.is_empty() {
                 jump.unwrap_or(pc + 1)
@@ -295,19 +288,23 @@ fn const_index(index: u8, rel: RelIndex, regs: &Registers) -> usize {
 }
 
 #[inline]
-fn read(regs: &Registers, uniforms: &Uniforms, src: Src) -> [f32; 4] {
+fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
     let raw = match src.loc {
         Loc::Input(i) => regs.input[i as usize & 15],
         Loc::Temp(i) => regs.temp[i as usize & 15],
         Loc::Const(i, rel) => uniforms.float(const_index(i, rel, regs)),
     };
-    let s = src.swizzle;
-    let v = [
-        raw[s[0] as usize & 3],
-        raw[s[1] as usize & 3],
-        raw[s[2] as usize & 3],
-        raw[s[3] as usize & 3],
-    ];
+    let v = if src.identity {
+        raw
+    } else {
+        let s = src.swizzle;
+        [
+            raw[s[0] as usize & 3],
+            raw[s[1] as usize & 3],
+            raw[s[2] as usize & 3],
+            raw[s[3] as usize & 3],
+        ]
+    };
     if src.neg {
         // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
         v.map(|x| -x)
@@ -316,22 +313,27 @@ fn read(regs: &Registers, uniforms: &Uniforms, src: Src) -> [f32; 4] {
     }
 }
 
+/// Store the masked lanes. The register is rewritten whole (a blend) rather than lane by
+/// lane so that the next read of it is not a store-forwarding stall.
 #[inline]
-fn write(regs: &mut Registers, dst: Dst, value: [f32; 4]) {
+fn write(regs: &mut Registers, dst: &Dst, value: [f32; 4]) {
     let reg = if dst.output {
         &mut regs.output[dst.index as usize & 15]
     } else {
         &mut regs.temp[dst.index as usize & 15]
     };
-    for l in 0..4 {
-        if dst.mask[l] {
-            reg[l] = value[l];
-        }
-    }
+    let old = *reg;
+    let m = dst.mask;
+    *reg = [
+        if m[0] { value[0] } else { old[0] },
+        if m[1] { value[1] } else { old[1] },
+        if m[2] { value[2] } else { old[2] },
+        if m[3] { value[3] } else { old[3] },
+    ];
 }
 
 #[inline]
-fn lanewise(dst: Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
+fn lanewise(dst: &Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
     let mut r = [0.0; 4];
     for (l, out) in r.iter_mut().enumerate() {
         if dst.mask[l] {
@@ -342,7 +344,7 @@ fn lanewise(dst: Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
 }
 
 #[inline]
-fn alu2(regs: &mut Registers, alu: Alu, dst: Dst, a: [f32; 4], b: [f32; 4], m: FloatMode) {
+fn alu2(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], b: [f32; 4], m: FloatMode) {
     let r = match alu {
         Alu::Add => lanewise(dst, |l| float::add(a[l], b[l], m)),
         Alu::Mul => lanewise(dst, |l| float::mul(a[l], b[l], m)),
@@ -361,7 +363,7 @@ fn alu2(regs: &mut Registers, alu: Alu, dst: Dst, a: [f32; 4], b: [f32; 4], m: F
 }
 
 #[inline]
-fn alu1(regs: &mut Registers, alu: Alu, dst: Dst, a: [f32; 4], m: FloatMode) {
+fn alu1(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], m: FloatMode) {
     let r = match alu {
         Alu::Mov => a,
         Alu::Flr => lanewise(dst, |l| float::flr(a[l], m)),

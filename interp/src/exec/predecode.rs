@@ -1,7 +1,7 @@
 //! Turns code words plus descriptors into [`Op`]s the run loop can execute without
 //! re-reading bit fields: swizzles become lane tables, registers become typed locations.
 
-use crate::isa::{decode, Condition, DstReg, Instruction, OperandDesc, Opcode, RelIndex, SrcReg};
+use crate::isa::{decode, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg};
 use crate::isa::{CmpOp, WriteMask};
 use crate::program::Program;
 
@@ -19,6 +19,8 @@ pub(crate) enum Loc {
 pub(crate) struct Src {
     pub loc: Loc,
     pub swizzle: [u8; 4],
+    /// The swizzle is `.xyzw`, so reads can skip the lane shuffle.
+    pub identity: bool,
     pub neg: bool,
 }
 
@@ -141,6 +143,7 @@ fn src(reg: SrcReg, rel: RelIndex, desc: OperandDesc, n: usize) -> Src {
     Src {
         loc,
         swizzle: desc.swizzle(n).lanes(),
+        identity: desc.swizzle(n) == crate::isa::Swizzle::IDENTITY,
         neg: desc.neg(n),
     }
 }

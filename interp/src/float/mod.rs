@@ -72,9 +72,11 @@
 //! * [`litp`]: `(max(x,0), max(min(y, 127.99609375), -127.99609375), +0, max(w,0))` with the
 //!   [`max`]/[`min`] rules, flags `x >= 0` and `w >= 0` (DOC + HW for non-boundary values, A30/A31).
 //! * [`dst`]: `(1.0, mul(a.y, b.y), a.z, b.w)`, z and w copied bit for bit (DOC).
-//! * Upload conversion [`F24::from_f32`]: round to 17 bits with the given rounding, then the output
-//!   range rule; an exact `±0` keeps its sign (it is a bit pattern a register may legitimately hold),
-//!   NaN becomes `0x7FFFFF` (all CHOSEN, pf §2).
+//! * Upload conversion [`F24::from_f32`]: round to 17 bits with the given rounding, then rule 3 on
+//!   the rounded value (so an f32 just below `2^-62` that RNE rounds up becomes `2^-62`); an exact
+//!   `±0` keeps its sign (a register may legitimately hold `-0`), any other zero result is `+0`,
+//!   NaN becomes `0x7FFFFF` (all CHOSEN, pf §2). Except for `-0`, `F24::from_f32(x, r).to_f32()`
+//!   equals `round_to_mode(x as f64, F24(r))`, so uploads and arithmetic share one fix-up.
 //!
 //! # What a JIT must do (F24 mode)
 //!
@@ -94,9 +96,10 @@
 //!
 //! # What a JIT must do (F32 mode)
 //!
-//! F32 mode is exactly x86 SSE with MXCSR.RC = nearest, FTZ = 1, DAZ = 1 (FTZ on x86 tests tininess
-//! after rounding, as rule 3 does), plus the `inf × 0` repair before and the `-0 → +0` and NaN
-//! canonicalisation after ([`f32_fixup`]). AArch64 FPCR.FZ tests tininess *before* rounding: it
+//! F32-mode arithmetic is exactly x86 SSE with MXCSR.RC = nearest and FTZ = 1 (x86 tests tininess
+//! after rounding, as rule 3 does), inputs flushed by [`flush_input`] (or DAZ = 1, but then not
+//! for MAX/MIN/compares), the `inf × 0` repair before and [`f32_fixup`] (`-0 → +0`, NaN
+//! canonicalisation) after. AArch64 FPCR.FZ tests tininess *before* rounding: it
 //! flushes a result whose exact value lies in `[2^-126·(1 - 2^-25), 2^-126)` that this model rounds
 //! up to `2^-126`; an AArch64 backend must run with FZ = 0 and flush explicitly (or use FEAT_AFP
 //! with FPCR.AH = 1), and then only an exact result in `[2^-126 - 2^-150, 2^-126 - 2^-151)` (which

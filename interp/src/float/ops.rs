@@ -100,21 +100,21 @@ pub(crate) fn finish(x: f64, err: f64, p: Params) -> f32 {
         };
     }
     let unit = 1u64 << p.drop;
-    let low = mag & (unit - 1);
-    let mut t = mag - low;
     let err_nonzero = err != 0.0;
     let err_opposite = ((err.to_bits() ^ bits) & F64_SIGN) != 0;
-    if p.nearest {
-        let half = unit >> 1;
-        let up = low > half
-            || (low == half && err_nonzero && !err_opposite)
-            || (low == half && !err_nonzero && (t & unit) != 0);
-        if up {
-            t += unit;
-        }
-    } else if low == 0 && err_nonzero && err_opposite && t != 0 {
-        t -= unit;
-    }
+    // Branch-free (the decisions are data-dependent): the rounding is `(mag + bias) & !(unit - 1)`.
+    // Nearest: bias = half - 1 + x, which carries iff the dropped part is above half, or exactly
+    // half and x = 1, where x is the sign of the lost remainder if any, else the kept lsb (ties to
+    // even). Truncation: bias = -1 iff the exact value is just below `mag` (remainder of opposite
+    // sign), which borrows one unit exactly when the dropped part is zero.
+    let bias = if p.nearest {
+        let odd = (mag >> p.drop) & 1 != 0;
+        let x = (err_nonzero & !err_opposite) | (!err_nonzero & odd);
+        (unit >> 1) - 1 + x as u64
+    } else {
+        ((err_nonzero & err_opposite & (mag != 0)) as u64).wrapping_neg()
+    };
+    let t = mag.wrapping_add(bias) & !(unit - 1);
     if t >= p.ovf_f64 {
         f32::from_bits(((sign >> 32) as u32) | 0x7F80_0000)
     } else if t < p.min_f64 {
@@ -181,14 +181,22 @@ pub fn add(a: f32, b: f32, m: FloatMode) -> f32 {
 
 #[inline(always)]
 fn add_p(a: f32, b: f32, p: Params) -> f32 {
-    let a = flush_p(a, p) as f64;
-    let b = flush_p(b, p) as f64;
+    let a = flush_p(a, p);
+    let b = flush_p(b, p);
+    let ea = (a.to_bits() >> 23) & 0xFF;
+    let eb = (b.to_bits() >> 23) & 0xFF;
+    let (a, b) = (a as f64, b as f64);
     let s = a + b;
-    // TwoSum: the sum is exact unless the exponents differ by more than 53 - 24 bits; the lost
-    // part's sign is what RTZ and RNE need (e.g. 1.0 - 2^-60 truncates to 0x3EFFFF, not 1.0).
-    let bb = s - a;
-    let err = (a - (s - bb)) + (b - bb);
-    finish(s, err, p)
+    // Two 24-bit significands whose exponents differ by at most 28 add exactly in 53 bits (and a
+    // zero operand always does). Otherwise TwoSum recovers the lost part, whose sign is what RTZ
+    // and RNE need (1.0 - 2^-60 truncates to 0x3EFFFF, not 1.0); shader sums rarely go there.
+    if ea.abs_diff(eb) <= 28 || ea.min(eb) == 0 {
+        finish(s, 0.0, p)
+    } else {
+        let bb = s - a;
+        let err = (a - (s - bb)) + (b - bb);
+        finish(s, err, p)
+    }
 }
 
 #[inline(always)]
@@ -300,11 +308,7 @@ pub fn flr(x: f32, m: FloatMode) -> f32 {
     // above the floor for negative non-integers. Larger magnitudes, inf and NaN are integral.
     let fl = if x.abs() < 8_388_608.0 {
         let t = (x as i32) as f32;
-        if t > x {
-            t - 1.0
-        } else {
-            t
-        }
+        t - (t > x) as i32 as f32
     } else {
         x
     };

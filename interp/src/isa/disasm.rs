@@ -70,7 +70,12 @@ pub fn format_instruction(instr: &Instruction, descs: &[u64]) -> String {
             let _ = write!(out, "{:<7} a0", "mova");
             let m = d.mask();
             if m.0 & 0xC != 0xC {
-                let _ = write!(out, ".{}{}", if m.has(0) { "x" } else { "" }, if m.has(1) { "y" } else { "" });
+                let _ = write!(
+                    out,
+                    ".{}{}",
+                    if m.has(0) { "x" } else { "" },
+                    if m.has(1) { "y" } else { "" }
+                );
             }
             out.push_str(", ");
             src_text(&mut out, d.neg(0), src, rel, d.swizzle(0));
@@ -159,7 +164,11 @@ pub fn format_instruction(instr: &Instruction, descs: &[u64]) -> String {
             }
         }
         Instruction::Undefined { word } => {
-            let _ = write!(out, "<undefined opcode 0x{:02x}: word 0x{word:08x}>", word >> 26);
+            let _ = write!(
+                out,
+                "<undefined opcode 0x{:02x}: word 0x{word:08x}>",
+                word >> 26
+            );
         }
     }
     out.trim_end().to_string()

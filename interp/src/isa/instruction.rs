@@ -30,7 +30,11 @@ pub enum Instruction {
         desc: u8,
     },
     /// MOVA: the descriptor's x/y mask bits select a0.x/a0.y.
-    Mova { src: SrcReg, rel: RelIndex, desc: u8 },
+    Mova {
+        src: SrcReg,
+        rel: RelIndex,
+        desc: u8,
+    },
     /// CMP: sets cmp.x and cmp.y.
     Cmp {
         src1: SrcReg,
@@ -290,9 +294,15 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
                 ],
             )?;
             let (s1, s2) = if op.is_inverted() {
-                (narrow("source 1", src1)? << 14, wide("source 2", src2)? << 7)
+                (
+                    narrow("source 1", src1)? << 14,
+                    wide("source 2", src2)? << 7,
+                )
             } else {
-                (wide("source 1", src1)? << 12, narrow("source 2", src2)? << 7)
+                (
+                    wide("source 1", src1)? << 12,
+                    narrow("source 2", src2)? << 7,
+                )
             };
             code | dst_raw(dst)? << 21
                 | (rel.raw() as u32) << 19
@@ -346,9 +356,15 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
         } => {
             let code = expect(op, &[Mad, Madi])?;
             let (s2, s3) = if op == Madi {
-                (narrow("source 2", src2)? << 12, wide("source 3", src3)? << 5)
+                (
+                    narrow("source 2", src2)? << 12,
+                    wide("source 3", src3)? << 5,
+                )
             } else {
-                (wide("source 2", src2)? << 10, narrow("source 3", src3)? << 5)
+                (
+                    wide("source 2", src2)? << 10,
+                    narrow("source 3", src3)? << 5,
+                )
             };
             code | dst_raw(dst)? << 24
                 | (rel.raw() as u32) << 22
@@ -366,7 +382,9 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
         Instruction::CallC { cond, dest, num } => flow(Callc, dest, num, cond.raw() as u32)?,
         Instruction::IfC { cond, dest, num } => flow(Ifc, dest, num, cond.raw() as u32)?,
         Instruction::JmpC { cond, dest } => flow(Jmpc, dest, 0, cond.raw() as u32)?,
-        Instruction::CallU { b, dest, num } => flow(Callu, dest, num, check("bool", b as u32, 15)?)?,
+        Instruction::CallU { b, dest, num } => {
+            flow(Callu, dest, num, check("bool", b as u32, 15)?)?
+        }
         Instruction::IfU { b, dest, num } => flow(Ifu, dest, num, check("bool", b as u32, 15)?)?,
         Instruction::Loop { i, dest } => flow(Loop, dest, 0, check("int", i as u32, 3)?)?,
         Instruction::JmpU { b, dest, invert } => {

@@ -71,5 +71,7 @@ pub fn count(regs: &Registers, k: usize) -> f32 {
 
 pub fn run_gs(p: &Program, u: &Uniforms, regs: &mut Registers, gs: &mut GeometryState) {
     let interp = Interpreter::new(p, FloatMode::default());
-    interp.run(regs, u, Some(gs), 100_000).expect("geometry program runs");
+    interp
+        .run(regs, u, Some(gs), 100_000)
+        .expect("geometry program runs");
 }

@@ -1,0 +1,74 @@
+//! Reference-interpreter speed: nanoseconds per executed PICA instruction on the example
+//! shaders, per float mode. Criterion's throughput line reports instructions per second;
+//! its reciprocal is the time per instruction (the target: under 8 ns).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
+use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::state::Uniforms;
+use std::hint::black_box;
+
+const EXAMPLES: &[&str] = &[
+    "mvp.v.pica",
+    "lighting.v.pica",
+    "skinning.v.pica",
+    "lights_loop.v.pica",
+];
+
+/// Plausible uniforms: identity-like matrices, unit light vectors, small bone indices.
+fn uniforms_for(base: &Uniforms) -> Uniforms {
+    let mut u = base.clone();
+    for row in 0..32 {
+        let mut v = [0.0f32; 4];
+        v[row % 4] = 1.0;
+        v[(row + 1) % 4] = 0.25;
+        // Keep each file's constants (.constf) intact: they sit at the top of c0-c95.
+        if u.float(row) == [0.0; 4] {
+            u.set_float_raw(row, v);
+        }
+    }
+    u
+}
+
+fn inputs() -> [[f32; 4]; 16] {
+    let mut v = [[0.0f32; 4]; 16];
+    v[0] = [0.5, -0.25, 2.0, 1.0];
+    v[1] = [3.0, 6.0, 0.25, 0.75];
+    v[2] = [0.75, 0.25, 0.0, 0.0];
+    v
+}
+
+fn bench(c: &mut Criterion) {
+    let modes = [
+        ("f24-rtz", FloatMode::F24(Rounding::TowardZero)),
+        ("f24-rne", FloatMode::F24(Rounding::NearestEven)),
+        ("f32", FloatMode::F32),
+    ];
+    let mut group = c.benchmark_group("interpreter");
+    for name in EXAMPLES {
+        let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("example exists");
+        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: &text }])
+            .expect("example assembles");
+        let (program, base) = program_from_shbin(&shbin, 0).expect("DVLE 0");
+        let uniforms = uniforms_for(&base);
+        let inputs = inputs();
+        for (label, mode) in modes {
+            let config = EngineConfig {
+                backend: BackendChoice::Interpreter,
+                float_mode: mode,
+                ..EngineConfig::default()
+            };
+            let shader = Shader::new(program.clone(), &config).expect("prepares");
+            let (_, info) = shader.run_vertex(&uniforms, &inputs).expect("runs");
+            group.throughput(Throughput::Elements(info.instructions));
+            group.bench_function(BenchmarkId::new(*name, label), |b| {
+                b.iter(|| shader.run_vertex(black_box(&uniforms), black_box(&inputs)))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,112 @@
+//! A cache of compiled shaders keyed by everything that changes the generated code: the
+//! reachable code words and the descriptors they use (so unrelated parts of a shared program
+//! memory do not split entries), the entry point, the shader kind, the float mode, the backend
+//! and the CPU features.
+
+use crate::error::CompileError;
+use crate::features::HostFeatures;
+use crate::{compile, Analysis, Backend, CompiledShader};
+use picajit_interp::float::FloatMode;
+use picajit_interp::program::{Program, ShaderKind};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Identity of generated code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    /// `(address, word)` of every reachable instruction.
+    pub words: Vec<(u32, u32)>,
+    /// `(index, descriptor)` of every descriptor a reachable instruction uses.
+    pub descriptors: Vec<(u8, u64)>,
+    /// Entry point.
+    pub entry: u16,
+    /// Vertex or geometry.
+    pub kind: ShaderKind,
+    /// Float mode.
+    pub mode: FloatMode,
+    /// Target.
+    pub backend: Backend,
+    /// Features the code may use.
+    pub features: HostFeatures,
+}
+
+impl CacheKey {
+    /// The key of `program` compiled with these settings (runs the analysis).
+    pub fn new(
+        program: &Program,
+        mode: FloatMode,
+        backend: Backend,
+        features: HostFeatures,
+    ) -> Result<CacheKey, CompileError> {
+        let a = Analysis::new(program)?;
+        Ok(CacheKey {
+            words: a
+                .reachable
+                .iter()
+                .map(|&pc| (pc, program.code()[pc as usize]))
+                .collect(),
+            descriptors: a
+                .descriptors
+                .iter()
+                .map(|&d| (d, program.opdesc(d as usize)))
+                .collect(),
+            entry: program.entry(),
+            kind: program.kind(),
+            mode,
+            backend,
+            features,
+        })
+    }
+}
+
+/// Thread-safe compiled-shader cache. Compile failures are cached too, so a shader that falls
+/// back to the interpreter is analysed once.
+#[derive(Default)]
+pub struct CodeCache {
+    map: Mutex<HashMap<CacheKey, Result<Arc<CompiledShader>, CompileError>>>,
+}
+
+impl CodeCache {
+    /// An empty cache.
+    pub fn new() -> CodeCache {
+        CodeCache::default()
+    }
+
+    /// The compiled shader for these settings, compiling it on a miss.
+    pub fn get_or_compile(
+        &self,
+        program: &Program,
+        mode: FloatMode,
+        backend: Backend,
+        features: HostFeatures,
+    ) -> Result<Arc<CompiledShader>, CompileError> {
+        let key = CacheKey::new(program, mode, backend, features)?;
+        if let Some(r) = self.map.lock().map_err(poisoned)?.get(&key) {
+            return r.clone();
+        }
+        let r = compile(program, mode, backend, features).map(Arc::new);
+        self.map.lock().map_err(poisoned)?.insert(key, r.clone());
+        r
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drop every entry.
+    pub fn clear(&self) {
+        if let Ok(mut m) = self.map.lock() {
+            m.clear();
+        }
+    }
+}
+
+fn poisoned<T>(_: T) -> CompileError {
+    CompileError::Internal("code cache lock poisoned".into())
+}

@@ -1,0 +1,1371 @@
+//! The x86-64 implementation of [`MacroAssembler`]: SSE4.1 sequences for every PICA operation.
+//!
+//! # Float environment
+//!
+//! The prologue saves the caller's MXCSR and loads the mode's; every exit restores it:
+//!
+//! | mode | MXCSR | arithmetic |
+//! |---|---|---|
+//! | F24 RTZ | RC = toward zero, no FTZ/DAZ | f32 ops, then [`X64Masm::fixup_rtz`] (`float::f24_fixup_rtz`) |
+//! | F24 RNE | RC = nearest, no FTZ/DAZ | f64 ops, integer RNE to 17 bits, then the range fix-up |
+//! | F32 | RC = nearest, FTZ, no DAZ | f32 ops, then [`X64Masm::fixup_f32`] (`float::f32_fixup`) |
+//!
+//! DAZ is never set because MAX/MIN/SGE/SLT/CMP/LITP must see subnormal inputs unflushed;
+//! arithmetic flushes its inputs explicitly ([`X64Masm::flush`]) at the mode's threshold
+//! (2^-62 or 2^-126), which also turns `-0` into `+0`.
+//!
+//! # Code shape
+//!
+//! Offset 0 is the single-invocation entry, followed by the batch entry (a loop that resets the
+//! working registers and calls the body once per row); both `call` the shader *body*, whose
+//! exits `ret` with a status in `eax`. Long, repeated sequences (the rounding fix-ups, RSQ, the
+//! f64 paths of F24 RNE) are shared subroutines after the body, one per register they work on
+//! (`Stub`); their rare cases (overflow, inf, NaN, RSQ specials) branch to a slow path inside
+//! the subroutine.
+//!
+//! Nothing calls back into Rust: RCP, RSQ, EX2 and LG2 are the float model's documented JIT
+//! recipes and integer algorithms, written out in x86-64 (so the AArch64 backend, which may
+//! run under an emulator, faces the same design).
+
+use super::asm::{Asm, Mem, XOp};
+use super::regs::*;
+use crate::analysis::Guard;
+use crate::error::{CompileError, CompileResult};
+use crate::features::HostFeatures;
+use crate::layout::*;
+use crate::masm::{BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, Val};
+use crate::runtime::code_buffer::Status;
+use dynasmrt::DynamicLabel;
+use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+const ABS: u32 = 0x7FFF_FFFF;
+const SIGN: u32 = 0x8000_0000;
+const INF: u32 = 0x7F80_0000;
+const MANT: u32 = 0x007F_FFFF;
+const TRUNC17: u32 = 0xFFFF_FF80;
+const ONE: u32 = 0x3F80_0000;
+/// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
+const F24_OVF_M1: u32 = 0x5F7F_FFFF;
+/// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
+const F24_MIN_M1: u32 = 0x207F_FFFF;
+/// f32 bits of 2^-126 minus one.
+const F32_MIN_M1: u32 = 0x007F_FFFF;
+/// 127.99609375, the LITP clamp.
+const LITP_LIM: u32 = 0x42FF_FE00;
+
+/// Round to nearest, all exceptions masked.
+const MXCSR_DEFAULT: u32 = 0x1F80;
+const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
+const MXCSR_FTZ: u32 = 0x1F80 | 0x8000;
+
+// Scratch registers (see regs.rs).
+const S0: Xmm = Xmm(0);
+const S1: Xmm = Xmm(5);
+const S2: Xmm = Xmm(6);
+const S3: Xmm = Xmm(7);
+const S4: Xmm = Xmm(8);
+const S5: Xmm = Xmm(9);
+const S6: Xmm = Xmm(10);
+const SAVE_A: Xmm = Xmm(11);
+const SAVE_B: Xmm = Xmm(12);
+
+/// Three-operand operations with a VEX form (see [`X64Masm::v3`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum V3 {
+    And,
+    Gt,
+    Mul,
+}
+
+/// Out-of-line subroutines (see [`X64Masm::outline`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stub {
+    FixupRtz(Xmm),
+    /// RSQ of lane 0 (flushed) into lane 0.
+    Rsq(Xmm),
+    /// EX2 of lane 0 (flushed) into lane 0.
+    Ex2(Xmm),
+    /// LG2 of lane 0 (flushed) into lane 0.
+    Lg2(Xmm),
+    /// `round_scaled`: rdi = sign bit, r10 = significand, rsi = exponent → eax = f32 bits.
+    RoundScaled,
+    /// Fix-up after `mulps v, b`, with inf × 0 repair.
+    FixupMul(Xmm, Xmm),
+    FixupF32(Xmm),
+    FixupRne17(Xmm),
+    RoundF64(Xmm),
+    F64Binop(Xmm, Xmm, bool),
+}
+
+/// One annotation: code offset, PICA address, text.
+pub type Mark = (usize, u32, String);
+
+/// x86-64 code generator for one program.
+pub struct X64Masm {
+    a: Asm,
+    mode: FloatMode,
+    /// VEX encodings allowed (AVX detected and not masked off).
+    avx: bool,
+    marks: Vec<Mark>,
+    exit_done: DynamicLabel,
+    exit_deopt: DynamicLabel,
+    exit_budget: DynamicLabel,
+    epilogue: DynamicLabel,
+    batch_entry: usize,
+    stubs: Vec<(Stub, DynamicLabel)>,
+    pending: Vec<(Stub, DynamicLabel)>,
+}
+
+fn val(v: Val) -> Xmm {
+    VALS[v.0 as usize]
+}
+
+fn mode_mxcsr(mode: FloatMode) -> u32 {
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
+        FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
+        FloatMode::F32 => MXCSR_FTZ,
+    }
+}
+
+/// `shufps` immediate for a PICA component selector (PICA keeps lane x in the top bits, x86 in
+/// the bottom ones).
+pub fn shuffle_imm(s: Swizzle) -> u8 {
+    let l = s.lanes();
+    l[0] | (l[1] << 2) | (l[2] << 4) | (l[3] << 6)
+}
+
+impl X64Masm {
+    /// A code generator for `mode`, allowed to use `features`.
+    pub fn new(mode: FloatMode, features: HostFeatures) -> X64Masm {
+        let mut a = Asm::new();
+        let exit_done = a.new_label();
+        let exit_deopt = a.new_label();
+        let exit_budget = a.new_label();
+        let epilogue = a.new_label();
+        X64Masm {
+            avx: features.contains(HostFeatures::AVX),
+            epilogue,
+            batch_entry: 0,
+            a,
+            mode,
+            marks: Vec::new(),
+            exit_done,
+            exit_deopt,
+            exit_budget,
+            stubs: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Direct access to the assembler (encoding tests).
+    pub fn asm(&mut self) -> &mut Asm {
+        &mut self.a
+    }
+
+    fn is_rne(&self) -> bool {
+        self.mode == FloatMode::F24(Rounding::NearestEven)
+    }
+
+    fn c(&mut self, v: u32) -> Mem {
+        self.a.splat(v)
+    }
+
+    fn mov(&mut self, d: Xmm, s: Xmm) {
+        if d != s {
+            self.a.movaps(d, s);
+        }
+    }
+
+    /// `d = a op b`: the VEX three-operand form with AVX, else a copy and the SSE form. Only
+    /// forms without an immediate (dynasm mis-encodes the VEX imm8 ones).
+    fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: impl Into<XOp>) {
+        let b = b.into();
+        let x = &mut self.a;
+        if self.avx {
+            match op {
+                V3::And => x.vandps(d, a, b),
+                V3::Gt => x.vpcmpgtd(d, a, b),
+                V3::Mul => x.vmulps(d, a, b),
+            }
+        } else {
+            debug_assert!(
+                d == a || b != XOp::Reg(d),
+                "SSE form would clobber the source"
+            );
+            if d != a {
+                x.movaps(d, a);
+            }
+            match op {
+                V3::And => x.andps(d, b),
+                V3::Gt => x.pcmpgtd(d, b),
+                V3::Mul => x.mulps(d, b),
+            }
+        }
+    }
+
+    fn min_m1(&self) -> u32 {
+        match self.mode {
+            FloatMode::F32 => F32_MIN_M1,
+            FloatMode::F24(_) => F24_MIN_M1,
+        }
+    }
+
+    /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
+    pub fn flush(&mut self, v: Xmm) {
+        let abs = self.c(ABS);
+        let min = self.c(self.min_m1());
+        self.v3(V3::And, S0, v, abs);
+        self.v3(V3::Gt, S0, S0, min);
+        self.v3(V3::And, v, v, S0);
+    }
+
+    /// Fast path shared by the fix-ups: `S0` = `x` with zero, -0 and tiny lanes made +0, and a
+    /// jump to `slow` if any lane is at or above `high` (+1) in magnitude. Clobbers S1, rax.
+    fn fixup_fast(&mut self, x: Xmm, high_m1: u32, slow: DynamicLabel) {
+        let abs = self.c(ABS);
+        let high = self.c(high_m1);
+        let min = self.c(self.min_m1());
+        self.v3(V3::And, S0, x, abs);
+        self.v3(V3::Gt, S1, S0, high);
+        self.v3(V3::Gt, S0, S0, min);
+        self.v3(V3::And, S0, S0, x);
+        self.a.movmskps(RAX, S1);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(slow);
+    }
+
+    /// `float::f24_fixup_rtz` on four lanes: NaN → canonical, truncate to 17 bits, magnitude
+    /// `>= 2^64` → ±inf, `< 2^-62` → +0. Also the range step of the RNE paths, whose values
+    /// are already on the 17-bit grid. In place on `v`; clobbers S0-S2, rax.
+    ///
+    /// With `mul = Some(b)` it is the MUL variant: the raw product is in S5, `v` still holds
+    /// the left operand (needed, with `b`, by the inf × 0 repair of the slow path) and receives
+    /// the result.
+    fn body_fixup_rtz(&mut self, v: Xmm, mul: Option<Xmm>) {
+        let trunc = self.c(TRUNC17);
+        let slow = self.a.new_label();
+        let src = if mul.is_some() { S5 } else { v };
+        // Overflow, inf and NaN (all at or above 2^64 in magnitude, and rare) take the slow path.
+        self.fixup_fast(src, F24_OVF_M1, slow);
+        self.v3(V3::And, v, S0, trunc);
+        self.a.ret();
+        self.a.bind(slow);
+        if let Some(b) = mul {
+            self.repair_inf_times_zero(v, b);
+        }
+        self.v3(V3::And, v, S0, trunc);
+        // Truncation kept NaNs NaN: every NaN here comes out of an x86 arithmetic instruction,
+        // which sets the quiet bit (bit 22).
+        let abs = self.c(ABS);
+        let ovf = self.c(F24_OVF_M1);
+        let inf = self.c(INF);
+        let mant = self.c(MANT);
+        let canon = self.c(CANONICAL_NAN_BITS);
+        let a = &mut self.a;
+        a.movaps(S0, v);
+        a.andps(S0, abs);
+        a.movaps(S1, S0);
+        a.pcmpgtd(S1, inf); // S1 = NaN lanes
+        a.movaps(S2, S0);
+        a.pcmpgtd(S2, ovf); // S2 = overflow lanes
+        a.movaps(S0, S2);
+        a.andps(S0, mant);
+        a.andnps(S0, v); // v without mantissa on overflow lanes
+        a.andps(S2, inf);
+        a.orps(S0, S2); // ±inf on overflow lanes
+        a.movaps(v, S1);
+        a.andnps(v, S0);
+        a.andps(S1, canon);
+        a.orps(v, S1);
+    }
+
+    /// Rule 6 on S0 (the product with tiny lanes cleared; NaN lanes intact), given the left
+    /// operand in `a` and the right one in `b`: a NaN product of non-NaN inputs is inf × 0 and
+    /// becomes +0. Result in S0; clobbers S1, S2.
+    fn repair_inf_times_zero(&mut self, a: Xmm, b: Xmm) {
+        let x = &mut self.a;
+        x.movaps(S2, a);
+        x.cmpps(S2, b, 3); // inputs unordered
+        x.movaps(S1, S0);
+        x.cmpps(S1, S0, 3); // product NaN
+        x.andnps(S2, S1); // inf × 0 lanes
+        x.andnps(S2, S0);
+        x.movaps(S0, S2);
+    }
+
+    /// `float::f32_fixup` on four lanes: NaN → canonical, magnitude `< 2^-126` → +0. In place,
+    /// or the MUL variant as in [`Self::fixup_rtz`].
+    fn body_fixup_f32(&mut self, v: Xmm, mul: Option<Xmm>) {
+        let slow = self.a.new_label();
+        let src = if mul.is_some() { S5 } else { v };
+        // Only NaN needs the slow path: overflow to inf is already right.
+        self.fixup_fast(src, INF, slow);
+        self.a.movaps(v, S0);
+        self.a.ret();
+        self.a.bind(slow);
+        if let Some(b) = mul {
+            self.repair_inf_times_zero(v, b);
+        }
+        let canon = self.c(CANONICAL_NAN_BITS);
+        let a = &mut self.a;
+        a.movaps(S1, S0);
+        a.cmpps(S1, S0, 3);
+        a.movaps(v, S1);
+        a.andnps(v, S0);
+        a.andps(S1, canon);
+        a.orps(v, S1);
+    }
+
+    /// Round two f64 lanes to 17 significant bits, nearest-even, on their bit patterns (NaN
+    /// made quiet-canonical first so the increment cannot carry out of it). Clobbers S0, S6.
+    fn body_round_f64_rne17(&mut self, d: Xmm) {
+        let qnan = self.a.splat64(0x7FF8_0000_0000_0000);
+        let one = self.a.splat64(1);
+        let half_m1 = self.a.splat64((1 << 35) - 1);
+        let mask = self.a.splat64(!((1u64 << 36) - 1));
+        let a = &mut self.a;
+        a.movaps(S0, d);
+        a.cmppd(S0, d, 3); // unordered
+        a.movaps(S6, S0);
+        a.andnps(S6, d);
+        a.andps(S0, qnan);
+        a.orps(S6, S0); // d with NaN lanes canonical
+        a.movaps(S0, S6);
+        a.psrlq(S0, 36);
+        a.pand(S0, one);
+        a.paddq(S0, half_m1);
+        a.paddq(S6, S0);
+        a.pand(S6, mask);
+        a.movaps(d, S6);
+    }
+
+    /// F24 RNE: round the f32 lanes of `v` (exact values) to 17 bits nearest-even, then the range
+    /// rules. Clobbers S0-S3.
+    fn body_fixup_rne17_f32(&mut self, v: Xmm) {
+        let abs = self.c(ABS);
+        let inf = self.c(INF);
+        let one = self.c(1);
+        let bias = self.c(0x3F);
+        let trunc = self.c(TRUNC17);
+        let canon = self.c(CANONICAL_NAN_BITS);
+        let a = &mut self.a;
+        a.movaps(S3, v);
+        a.andps(S3, abs);
+        a.pcmpgtd(S3, inf); // NaN lanes of the input
+        a.movaps(S0, v);
+        a.psrld(S0, 7);
+        a.pand(S0, one);
+        a.paddd(S0, bias);
+        a.paddd(v, S0);
+        a.pand(v, trunc);
+        // NaN lanes may have carried into anything: make them canonical before the range step.
+        a.movaps(S0, S3);
+        a.andnps(S0, v);
+        a.andps(S3, canon);
+        a.orps(S0, S3);
+        a.movaps(v, S0);
+        self.fixup_rtz(v);
+    }
+
+    /// `float::f24_fixup_rtz` on four lanes (shared subroutine; fast path for in-range values).
+    pub fn fixup_rtz(&mut self, v: Xmm) {
+        self.outline(Stub::FixupRtz(v));
+    }
+
+    /// `float::f32_fixup` on four lanes (shared subroutine).
+    pub fn fixup_f32(&mut self, v: Xmm) {
+        self.outline(Stub::FixupF32(v));
+    }
+
+    fn round_f64_rne17(&mut self, d: Xmm) {
+        self.outline(Stub::RoundF64(d));
+    }
+
+    fn fixup_rne17_f32(&mut self, v: Xmm) {
+        self.outline(Stub::FixupRne17(v));
+    }
+
+    fn f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
+        self.outline(Stub::F64Binop(a, b, mul));
+    }
+
+    /// RSQ of the flushed lane 0 of `v`, following the proven recipes of
+    /// `picajit_interp::float::transcendental` (F24: f64 estimate, truncation to the 17-bit
+    /// grid, one exact square test; F32: `1.0f64 / sqrt(x as f64)` rounded once). Specials
+    /// (zero, negative, inf, NaN) branch out: they are rare.
+    fn body_rsq(&mut self, v: Xmm) {
+        let special = self.a.new_label();
+        let one = self.a.splat64(0x3FF0_0000_0000_0000);
+        let grid = self.a.splat64(!((1u64 << 36) - 1));
+        let a = &mut self.a;
+        a.movd_rx(RAX, v);
+        a.lea_r32(RCX, RAX, -1);
+        a.cmp_ri32(RCX, 0x7F7F_FFFF);
+        a.jae(special); // not a positive finite normal
+        a.cvtss2sd(S1, v);
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => {
+                let ulp = self.a.splat64(1 << 36);
+                let a = &mut self.a;
+                // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
+                a.movaps(S2, one);
+                a.divsd(S2, S1);
+                a.sqrtsd(S2, S2);
+                a.pand(S2, grid); // t
+                a.movaps(S3, S2);
+                a.paddq(S3, ulp); // u = t + ulp17
+                a.movaps(S4, S3);
+                a.mulsd(S4, S3);
+                a.mulsd(S4, S1); // u·u·x, exact
+                a.cmpsd(S4, one, 2); // <= 1: u is still below the root
+                a.movaps(S0, S4);
+                a.andps(S0, S3);
+                a.andnps(S4, S2);
+                a.orps(S0, S4);
+                a.cvtsd2ss(v, S0);
+                self.fixup_rtz(v);
+            }
+            FloatMode::F24(Rounding::NearestEven) => {
+                let ulp = self.a.splat64(1 << 36);
+                let half = self.a.splat64(1 << 35);
+                let a = &mut self.a;
+                a.sqrtsd(S2, S1);
+                a.movaps(S3, one);
+                a.divsd(S3, S2); // q
+                a.pand(S3, grid); // t
+                a.movaps(S4, S3);
+                a.paddq(S4, half); // h = t + ulp17/2
+                a.movaps(S2, S4);
+                a.mulsd(S2, S4);
+                a.mulsd(S2, S1); // h·h·x, exact
+                a.cmpsd(S2, one, 1); // < 1: the root is above the midpoint
+                a.movaps(S4, S3);
+                a.paddq(S4, ulp);
+                a.andps(S4, S2);
+                a.andnps(S2, S3);
+                a.orps(S4, S2);
+                a.cvtsd2ss(v, S4);
+                self.fixup_rtz(v);
+            }
+            FloatMode::F32 => {
+                let a = &mut self.a;
+                a.sqrtsd(S2, S1);
+                a.movaps(S3, one);
+                a.divsd(S3, S2);
+                a.cvtsd2ss(v, S3);
+                self.fixup_f32(v);
+            }
+        }
+        // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
+        let back = self.a.new_label();
+        let a = &mut self.a;
+        a.jmp(back);
+        a.bind(special);
+        a.mov_ri32(RCX, CANONICAL_NAN_BITS as i32);
+        a.mov_ri32(RDX, INF as i32);
+        a.test_rr32(RAX, RAX);
+        a.cmove_rr32(RCX, RDX);
+        a.xor_rr32(RDX, RDX);
+        a.cmp_ri32(RAX, INF as i32);
+        a.cmove_rr32(RCX, RDX);
+        a.movd_xr(v, RCX);
+        a.bind(back);
+    }
+
+    /// `float::round_scaled` in integer registers: rdi = sign (0 or 0x8000_0000), r10 = the
+    /// significand (u64), rsi = the exponent (i64); result bits in eax. Clobbers rcx, rdx, r8,
+    /// r9, r11.
+    fn body_round_scaled(&mut self) {
+        let (prec, min_exp, max_exp, nearest) = match self.mode {
+            FloatMode::F24(r) => (17u8, -62, 64, r == Rounding::NearestEven),
+            FloatMode::F32 => (24u8, -126, 128, true),
+        };
+        let zero = self.a.new_label();
+        let inf = self.a.new_label();
+        let a = &mut self.a;
+        a.test_rr64(R10, R10);
+        a.je(zero);
+        a.bsr_rr64(RCX, R10); // h: the value is in [2^(exp+h), 2^(exp+h+1))
+        a.mov_rr64(RAX, RSI);
+        a.add_rr64(RAX, RCX); // e
+        a.mov_ri32(RDX, 63);
+        a.sub_rr64(RDX, RCX);
+        a.mov_rr32(RCX, RDX);
+        a.mov_rr64(R11, R10);
+        a.shl_rcl64(R11); // top
+        a.mov_rr64(R8, R11);
+        a.shr_ri64(R8, 64 - prec); // kept
+        if nearest {
+            let up = a.new_label();
+            let done = a.new_label();
+            a.mov_rr64(R9, R11);
+            a.shl_ri64(R9, prec); // rem
+            a.mov_ri64(RDX, i64::MIN);
+            a.cmp_rr64(R9, RDX);
+            a.ja(up);
+            a.jb(done);
+            a.test_mi_r64_1(R8);
+            a.je(done);
+            a.bind(up);
+            a.add_ri64(R8, 1);
+            a.mov_rr64(R9, R8);
+            a.shr_ri64(R9, prec);
+            a.je(done);
+            a.shr_ri64(R8, 1);
+            a.add_ri64(RAX, 1);
+            a.bind(done);
+        }
+        a.cmp_ri64(RAX, max_exp);
+        a.jge(inf);
+        a.cmp_ri64(RAX, min_exp);
+        a.jl(zero);
+        a.add_ri32(RAX, 127);
+        a.shl_ri32(RAX, 23);
+        if prec < 24 {
+            a.shl_ri64(R8, 24 - prec);
+        }
+        a.and_ri32(R8, 0x7F_FFFF);
+        a.or_rr32(RAX, R8);
+        a.or_rr32(RAX, RDI);
+        a.ret();
+        a.bind(inf);
+        a.mov_ri32(RAX, INF as i32);
+        a.or_rr32(RAX, RDI);
+        a.ret();
+        a.bind(zero);
+        a.xor_rr32(RAX, RAX);
+    }
+
+    /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
+    /// `picajit_interp::float::transcendental` step by step (tables in the constant pool).
+    fn body_ex2(&mut self, v: Xmm) {
+        let table: Vec<u8> = EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let table = self.a.table(table);
+        let [b1, b2, b3, b4] = EX2_POLY;
+        let (nan, sat, zero_x, right, have_x, pos) = (
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+        );
+        let a = &mut self.a;
+        a.movd_rx(RAX, v);
+        a.mov_rr32(RCX, RAX);
+        a.and_ri32(RCX, 0x7FFF_FFFF);
+        a.cmp_ri32(RCX, INF as i32);
+        a.ja(nan);
+        // Step 2: X = floor(x · 2^32), saturated.
+        a.mov_rr32(RCX, RAX);
+        a.shr_ri32(RCX, 23);
+        a.and_ri32(RCX, 0xFF);
+        a.test_rr32(RCX, RCX);
+        a.je(zero_x);
+        a.cmp_ri32(RCX, 135);
+        a.jae(sat);
+        a.mov_rr32(RDX, RAX);
+        a.and_ri32(RDX, 0x7F_FFFF);
+        a.or_ri32(RDX, 0x80_0000);
+        a.test_rr32(RAX, RAX);
+        a.jns(pos);
+        a.neg_r64(RDX);
+        a.bind(pos);
+        a.add_ri32(RCX, -118);
+        a.jl(right);
+        a.shl_rcl64(RDX);
+        a.jmp(have_x);
+        a.bind(right);
+        a.neg_r32(RCX);
+        a.mov_ri32(R8, 63);
+        a.cmp_ri32(RCX, 63);
+        a.cmova_rr32(RCX, R8);
+        a.sar_rcl64(RDX);
+        a.jmp(have_x);
+        a.bind(sat);
+        a.mov_ri64(RDX, 1 << 40);
+        a.test_rr32(RAX, RAX);
+        a.jns(have_x);
+        a.neg_r64(RDX);
+        a.jmp(have_x);
+        a.bind(zero_x);
+        a.xor_rr32(RDX, RDX);
+        a.bind(have_x);
+        // Steps 3-4: n, i, r.
+        a.mov_rr64(RSI, RDX);
+        a.sar_ri64(RSI, 32);
+        a.mov_rr32(RAX, RDX);
+        a.mov_rr32(RCX, RAX);
+        a.shr_ri32(RCX, 26);
+        a.and_ri32(RAX, 0x03FF_FFFF);
+        // Step 5: the polynomial.
+        a.mov_ri32(R8, b4 as i32);
+        for b in [b3, b2, b1] {
+            a.imul_rr64(R8, RAX);
+            a.shr_ri64(R8, 32);
+            a.mov_ri32(R11, b as i32);
+            a.add_rr64(R8, R11);
+        }
+        a.imul_rr64(R8, RAX);
+        a.shr_ri64(R8, 32); // p
+                            // Step 6: the mantissa.
+        a.lea_label(R9, table);
+        a.mov_r32_idx4(R9, R9, RCX); // T
+        a.mov_rr64(R10, R9);
+        a.imul_rr64(R10, R8);
+        a.shr_ri64(R10, 32);
+        a.add_rr64(R10, R9);
+        a.mov_ri32(R11, -1); // 2^32 - 1
+        a.cmp_rr64(R10, R11);
+        a.cmova_rr64(R10, R11);
+        // Step 7.
+        a.add_ri64(RSI, -31);
+        a.xor_rr32(RDI, RDI);
+        self.outline(Stub::RoundScaled);
+        let back = self.a.new_label();
+        let a = &mut self.a;
+        a.jmp(back);
+        a.bind(nan);
+        a.mov_ri32(RAX, CANONICAL_NAN_BITS as i32);
+        a.bind(back);
+        a.movd_xr(v, RAX);
+    }
+
+    /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
+    /// `picajit_interp::float::transcendental` step by step.
+    fn body_lg2(&mut self, v: Xmm) {
+        let recip: Vec<u8> = LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let logs: Vec<u8> = LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let recip = self.a.table(recip);
+        let logs = self.a.table(logs);
+        let (nan, pinf, ninf, pos, back) = (
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+            self.a.new_label(),
+        );
+        let a = &mut self.a;
+        a.movd_rx(RAX, v);
+        // Step 1 (the input is flushed, so a set sign bit means a negative non-zero value).
+        a.test_rr32(RAX, RAX);
+        a.js(nan);
+        a.cmp_ri32(RAX, INF as i32);
+        a.ja(nan);
+        a.je(pinf);
+        a.test_rr32(RAX, RAX);
+        a.je(ninf);
+        // Step 2.
+        a.mov_rr32(RCX, RAX);
+        a.shr_ri32(RCX, 23);
+        a.add_ri64(RCX, -127); // e (i64: the 32-bit value was zero-extended, so go 64-bit)
+        a.mov_rr32(RDX, RAX);
+        a.and_ri32(RDX, 0x7F_FFFF); // F
+                                    // Step 3.
+        a.lea_r32(R8, RDX, 1 << 16);
+        a.shr_ri32(R8, 17); // j
+        a.mov_rr32(R9, RDX);
+        a.or_ri32(R9, 0x80_0000); // M
+        a.lea_label(R10, recip);
+        a.mov_r32_idx4(R10, R10, R8); // R
+                                      // Step 4.
+        a.imul_rr64(R9, R10);
+        a.mov_ri64(R11, 1 << 39);
+        a.sub_rr64(R9, R11); // z
+                             // Step 5.
+        a.mov_rr64(RSI, R9);
+        a.sar_ri64(RSI, 9); // zq
+        a.mov_ri64(RAX, LG2_POLY[4]);
+        for k in (0..4).rev() {
+            a.imul_rr64(RAX, RSI);
+            a.sar_ri64(RAX, 30);
+            a.mov_ri64(R11, LG2_POLY[k]);
+            a.add_rr64(RAX, R11);
+        }
+        // Step 6.
+        a.imul_rr64(RAX, R9);
+        a.sar_ri64(RAX, 14); // lp
+                             // Step 7.
+        a.shl_ri64(RCX, 55);
+        a.add_rr64(RAX, RCX);
+        a.lea_label(R10, logs);
+        a.add_r64_idx8(RAX, R10, R8); // s
+                                      // Step 8.
+        a.xor_rr32(RDI, RDI);
+        a.mov_rr64(R10, RAX);
+        a.test_rr64(RAX, RAX);
+        a.jns(pos);
+        a.neg_r64(R10);
+        a.mov_ri32(RDI, SIGN as i32);
+        a.bind(pos);
+        a.mov_ri64(RSI, -55);
+        self.outline(Stub::RoundScaled);
+        let a = &mut self.a;
+        a.jmp(back);
+        a.bind(nan);
+        a.mov_ri32(RAX, CANONICAL_NAN_BITS as i32);
+        a.jmp(back);
+        a.bind(pinf);
+        a.mov_ri32(RAX, INF as i32);
+        a.jmp(back);
+        a.bind(ninf);
+        a.mov_ri32(RAX, (INF | SIGN) as i32);
+        a.bind(back);
+        a.movd_xr(v, RAX);
+    }
+
+    /// Call the shared subroutine for `stub`, creating it on first use. Rounding fix-ups are
+    /// long (15-40 instructions) and identical at every use, so one copy per register keeps
+    /// code small (and compile time short) for the price of a predicted call/ret pair.
+    fn outline(&mut self, stub: Stub) {
+        let l = match self.stubs.iter().find(|(k, _)| *k == stub) {
+            Some((_, l)) => *l,
+            None => {
+                let l = self.a.new_label();
+                self.stubs.push((stub, l));
+                self.pending.push((stub, l));
+                l
+            }
+        };
+        self.a.call_label(l);
+    }
+
+    /// Emit every requested subroutine (bodies may request more).
+    fn emit_stubs(&mut self) {
+        if !self.pending.is_empty() {
+            self.marks
+                .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
+        }
+        while let Some((stub, l)) = self.pending.pop() {
+            self.a.bind(l);
+            match stub {
+                Stub::FixupRtz(v) => self.body_fixup_rtz(v, None),
+                Stub::FixupF32(v) => self.body_fixup_f32(v, None),
+                Stub::FixupMul(v, b) => match self.mode {
+                    FloatMode::F32 => self.body_fixup_f32(v, Some(b)),
+                    _ => self.body_fixup_rtz(v, Some(b)),
+                },
+                Stub::FixupRne17(v) => self.body_fixup_rne17_f32(v),
+                Stub::RoundF64(v) => self.body_round_f64_rne17(v),
+                Stub::Rsq(v) => self.body_rsq(v),
+                Stub::Ex2(v) => self.body_ex2(v),
+                Stub::Lg2(v) => self.body_lg2(v),
+                Stub::RoundScaled => self.body_round_scaled(),
+                Stub::F64Binop(a, b, mul) => self.body_f64_binop(a, b, mul),
+            }
+            self.a.ret();
+        }
+    }
+
+    /// The mode's rounding of an f32 result computed on flushed inputs with the mode's MXCSR
+    /// (F24 RTZ, F32) or exactly (F24 RNE: FLR).
+    fn fixup_mode(&mut self, v: Xmm) {
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => self.fixup_rtz(v),
+            FloatMode::F24(Rounding::NearestEven) => self.fixup_rne17_f32(v),
+            FloatMode::F32 => self.fixup_f32(v),
+        }
+    }
+
+    /// F24 RNE lane-wise `a = round(a op b)` through f64 (`op` = addpd or mulpd).
+    fn body_f64_binop(&mut self, a_: Xmm, b: Xmm, mul: bool) {
+        let a = &mut self.a;
+        a.cvtps2pd(S1, a_);
+        a.movhlps(S0, a_);
+        a.cvtps2pd(S2, S0);
+        a.cvtps2pd(S3, b);
+        a.movhlps(S0, b);
+        a.cvtps2pd(S4, S0);
+        if mul {
+            a.mulpd(S1, S3);
+            a.mulpd(S2, S4);
+        } else {
+            a.addpd(S1, S3);
+            a.addpd(S2, S4);
+        }
+        self.round_f64_rne17(S1);
+        self.round_f64_rne17(S2);
+        let a = &mut self.a;
+        a.cvtpd2ps(a_, S1);
+        a.cvtpd2ps(S0, S2);
+        a.movlhps(a_, S0);
+        self.fixup_rtz(a_);
+    }
+
+    /// Lane-wise add of two flushed operands (or mode results) into `a`.
+    fn add_flushed(&mut self, a: Xmm, b: Xmm) {
+        if self.is_rne() {
+            self.f64_binop(a, b, false);
+        } else {
+            self.a.addps(a, b);
+            self.fixup_mode(a);
+        }
+    }
+
+    /// `float::mul` lane-wise: `a = mul(a, b)`. Clobbers `b` (flushed in place).
+    fn mul_full(&mut self, a: Xmm, b: Xmm) {
+        self.flush(a);
+        self.flush(b);
+        if self.is_rne() {
+            self.a.movaps(S5, a);
+            self.a.cmpps(S5, b, 3); // inputs unordered
+            self.f64_binop(a, b, true);
+            // A NaN product from non-NaN inputs is inf × 0: +0 (rule 6).
+            let x = &mut self.a;
+            x.movaps(S0, a);
+            x.cmpps(S0, a, 3);
+            x.andnps(S5, S0);
+            x.andnps(S5, a);
+            x.movaps(a, S5);
+        } else {
+            // The product goes to S5; the fix-up writes the result over `a`, whose old value
+            // (with `b`) its slow path (taken for any NaN) needs to repair inf × 0.
+            self.v3(V3::Mul, S5, a, b);
+            self.outline(Stub::FixupMul(a, b));
+        }
+    }
+
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`.
+    fn pairwise_sum(&mut self, p: Xmm) {
+        if self.is_rne() {
+            let a = &mut self.a;
+            a.cvtps2pd(S1, p);
+            a.movhlps(S0, p);
+            a.cvtps2pd(S2, S0);
+            a.haddpd(S1, S2); // (p0+p1, p2+p3)
+            self.round_f64_rne17(S1);
+            self.a.cvtpd2ps(p, S1);
+            self.fixup_rtz(p);
+            let a = &mut self.a;
+            a.cvtps2pd(S1, p);
+            a.haddpd(S1, S1);
+            self.round_f64_rne17(S1);
+            self.a.cvtpd2ps(p, S1);
+            self.fixup_rtz(p);
+            self.a.shufps(p, p, 0);
+        } else {
+            // Shuffle + add instead of haddps (several uops on most cores); lane 0 computes
+            // p0 + p1 in that operand order, as the model does.
+            self.a.pshufd(S3, p, 0xB1);
+            self.a.addps(p, S3); // (p0+p1, p1+p0, p2+p3, p3+p2)
+            self.fixup_mode(p);
+            self.a.pshufd(S3, p, 0x4E);
+            self.a.addps(p, S3); // every lane: (p0+p1) + (p2+p3)
+            self.fixup_mode(p);
+        }
+    }
+
+    fn src_mem(&mut self, loc: SrcLoc) -> (Mem, bool) {
+        match loc {
+            SrcLoc::Input(i) => (Mem::Base(INPUT, VEC_SIZE * i as i32), false),
+            SrcLoc::Temp(i) => (Mem::Base(REGS, REG_TEMP + VEC_SIZE * i as i32), true),
+            SrcLoc::Const {
+                index,
+                rel: RelIndex::None,
+            } => (
+                Mem::Base(UNIFORMS, UNI_FLOAT + VEC_SIZE * index as i32),
+                true,
+            ),
+            SrcLoc::Const { index, rel } => {
+                let off = match rel {
+                    RelIndex::A0X => REG_A0,
+                    RelIndex::A0Y => REG_A0 + 4,
+                    _ => REG_AL,
+                };
+                let a = &mut self.a;
+                a.mov_rm32(RAX, REGS, off);
+                a.lea_r32(RCX, RAX, 128);
+                a.xor_rr32(RDX, RDX);
+                a.cmp_ri32(RCX, 256);
+                a.cmovae_rr32(RAX, RDX); // offsets outside -128..=127 are ignored
+                a.add_ri32(RAX, index as i32);
+                a.and_ri32(RAX, 0x7F);
+                a.shl_ri32(RAX, 4);
+                (Mem::Index(UNIFORMS, RAX, UNI_FLOAT), true)
+            }
+        }
+    }
+
+    fn dst_mem(d: &Dest) -> (Mem, bool) {
+        if d.output {
+            (Mem::Base(OUTPUT, VEC_SIZE * d.index as i32), false)
+        } else {
+            (Mem::Base(REGS, REG_TEMP + VEC_SIZE * d.index as i32), true)
+        }
+    }
+
+    /// Store 0/1 flags from bit `xbit` of `x` and bit `ybit` of `y` into cmp.x / cmp.y.
+    fn store_flags(&mut self, x: Gpr, xbit: u8, y: Gpr, ybit: u8) {
+        let a = &mut self.a;
+        if xbit > 0 {
+            a.shr_ri32(x, xbit);
+        }
+        a.and_ri32(x, 1);
+        if ybit > 0 {
+            a.shr_ri32(y, ybit);
+        }
+        a.and_ri32(y, 1);
+        a.shl_ri32(y, 8);
+        a.or_rr32(x, y);
+        a.mov_mr16(REGS, REG_CMP, x);
+    }
+
+    /// `cmpps` mask of `op(a, b)` into `t`; `None` for the always-true operators.
+    fn cmp_mask(&mut self, op: CmpOp, a: Xmm, b: Xmm, t: Xmm) -> bool {
+        let (l, r, pred) = match op {
+            CmpOp::Eq => (a, b, 0),
+            CmpOp::Ne => (a, b, 4),
+            CmpOp::Lt => (a, b, 1),
+            CmpOp::Le => (a, b, 2),
+            CmpOp::Gt => (b, a, 1),
+            CmpOp::Ge => (b, a, 2),
+            CmpOp::True6 | CmpOp::True7 => return false,
+        };
+        self.a.movaps(t, l);
+        self.a.cmpps(t, r, pred);
+        true
+    }
+}
+
+impl MacroAssembler for X64Masm {
+    type Label = DynamicLabel;
+
+    fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+
+    fn mark(&mut self, pc: u32, text: &str) {
+        self.marks.push((self.a.offset().0, pc, text.to_string()));
+    }
+
+    fn prologue(&mut self) {
+        let m = self.c(mode_mxcsr(self.mode));
+        let body = self.a.new_label();
+        let epilogue = self.epilogue;
+        // Single-invocation entry (offset 0). Six pushes leave rsp 16-byte aligned minus 8, so
+        // inside `body` (after the call) it is aligned, as helper calls need.
+        let a = &mut self.a;
+        for r in SAVED {
+            a.push(r);
+        }
+        a.mov_rr64(CTX, RDI);
+        a.mov_rm64(REGS, CTX, CTX_REGS);
+        a.mov_rm64(INPUT, CTX, CTX_INPUT);
+        a.mov_rm64(OUTPUT, CTX, CTX_OUTPUT);
+        a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
+        a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
+        a.stmxcsr(CTX, CTX_SAVED_MXCSR);
+        a.ldmxcsr(m);
+        a.call_label(body);
+        a.jmp(epilogue);
+
+        // Batch entry: one vertex-shader invocation per row, each from the reset state.
+        a.align16();
+        self.batch_entry = a.offset().0;
+        let top = a.new_label();
+        let finished = a.new_label();
+        for r in SAVED {
+            a.push(r);
+        }
+        a.mov_rr64(CTX, RDI);
+        a.mov_rm64(REGS, CTX, CTX_REGS);
+        a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
+        a.stmxcsr(CTX, CTX_SAVED_MXCSR);
+        a.ldmxcsr(m);
+        a.bind(top);
+        a.mov_rm64(RAX, CTX, CTX_BATCH_DONE);
+        a.cmp_rm64(RAX, CTX, CTX_BATCH_COUNT);
+        a.jae(finished);
+        a.shl_ri64(RAX, 8);
+        a.mov_rm64(INPUT, CTX, CTX_BATCH_INPUT);
+        a.add_rr64(INPUT, RAX);
+        a.mov_rm64(OUTPUT, CTX, CTX_BATCH_OUTPUT);
+        a.add_rr64(OUTPUT, RAX);
+        a.xorps(S0, S0);
+        for i in 0..16 {
+            a.store_vec(Mem::Base(OUTPUT, VEC_SIZE * i), S0, false);
+            a.store_vec(Mem::Base(REGS, REG_TEMP + VEC_SIZE * i), S0, true);
+        }
+        a.store_vec(Mem::Base(REGS, REG_A0), S0, false);
+        a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
+        a.call_label(body);
+        a.test_rr32(RAX, RAX);
+        a.jne(epilogue);
+        a.mov_rm64(RAX, CTX, CTX_BUDGET);
+        a.sub_rr64(RAX, BUDGET);
+        a.add_mr64(CTX, CTX_BATCH_INSTRUCTIONS, RAX);
+        a.add_mi64(CTX, CTX_BATCH_DONE, 1);
+        a.jmp(top);
+        a.bind(finished);
+        a.xor_rr32(RAX, RAX);
+        a.jmp(epilogue);
+
+        a.align16();
+        a.bind(body);
+    }
+
+    fn charge_budget(&mut self, n: u32) {
+        let l = self.exit_budget;
+        self.a.sub_ri64(BUDGET, n as i32);
+        self.a.jb(l);
+    }
+
+    fn jump(&mut self, target: DynamicLabel) {
+        self.a.jmp(target);
+    }
+
+    fn branch(&mut self, guard: Guard, target: DynamicLabel) {
+        let a = &mut self.a;
+        match guard {
+            Guard::Cond(c) => match c.op {
+                CondOp::X => {
+                    a.cmp_mi8(REGS, REG_CMP, c.ref_x as u8);
+                    a.je(target);
+                }
+                CondOp::Y => {
+                    a.cmp_mi8(REGS, REG_CMP + 1, c.ref_y as u8);
+                    a.je(target);
+                }
+                CondOp::And => {
+                    a.cmp_mi16(REGS, REG_CMP, c.ref_x as u16 | (c.ref_y as u16) << 8);
+                    a.je(target);
+                }
+                CondOp::Or => {
+                    a.cmp_mi8(REGS, REG_CMP, c.ref_x as u8);
+                    a.je(target);
+                    a.cmp_mi8(REGS, REG_CMP + 1, c.ref_y as u8);
+                    a.je(target);
+                }
+            },
+            Guard::Bool { b, value } => {
+                a.test_mi16(UNIFORMS, UNI_BOOL, 1 << (b & 15));
+                if value {
+                    a.jne(target);
+                } else {
+                    a.je(target);
+                }
+            }
+        }
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let a = &mut self.a;
+        a.movzx_rm8(RAX, UNIFORMS, i + 1);
+        a.mov_mr32(REGS, REG_AL, RAX);
+        a.movzx_rm8(RAX, UNIFORMS, i);
+        a.mov_mr32(CTX, CTX_LOOP_COUNTERS + 4 * slot as i32, RAX);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let a = &mut self.a;
+        a.movzx_rm8(RAX, UNIFORMS, i + 2);
+        a.add_mr32(REGS, REG_AL, RAX);
+        // Borrow means the counter was 0: the loop is done (the slot is re-initialised before
+        // any reuse, so the wrapped value is never read).
+        a.sub_mi32(CTX, CTX_LOOP_COUNTERS + 4 * slot as i32, 1);
+        a.jae(again);
+    }
+
+    fn exit_end(&mut self) {
+        let l = self.exit_done;
+        self.a.jmp(l);
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        let l = self.exit_deopt;
+        self.a.mov_mi32(CTX, CTX_DEOPT_PC, pc as i32);
+        self.a.jmp(l);
+    }
+
+    fn load(&mut self, dst: Val, src: &Source) {
+        let d = val(dst);
+        let (m, aligned) = self.src_mem(src.loc);
+        if aligned {
+            self.a.movaps(d, m);
+        } else {
+            self.a.movups(d, m);
+        }
+        if src.swizzle != Swizzle::IDENTITY {
+            self.a.shufps(d, d, shuffle_imm(src.swizzle));
+        }
+        if src.negate {
+            let s = self.c(SIGN);
+            self.a.xorps(d, s);
+        }
+    }
+
+    fn store(&mut self, dst: &Dest, v: Val) {
+        let s = val(v);
+        let (m, aligned) = Self::dst_mem(dst);
+        match dst.mask.0 & 0xF {
+            0 => {}
+            0xF => self.a.store_vec(m, s, aligned),
+            0x8 => self.a.store_ss(m, s),
+            mask => {
+                let imm = (0..4).fold(0u8, |acc, l| acc | ((mask >> (3 - l)) & 1) << l);
+                self.a.movups(S0, m);
+                self.a.blendps(S0, s, imm);
+                self.a.store_vec(m, S0, aligned);
+            }
+        }
+    }
+
+    fn binary(&mut self, kind: BinaryKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        match kind {
+            BinaryKind::Add => {
+                self.flush(x);
+                self.flush(y);
+                self.add_flushed(x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Mul => {
+                self.mul_full(x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Max => {
+                self.a.maxps(x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Min => {
+                self.a.minps(x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Sge => {
+                let one = self.c(ONE);
+                self.a.movaps(S0, y);
+                self.a.cmpps(S0, x, 2); // b <= a: false for NaN
+                self.a.andps(S0, one);
+                self.a.movaps(d, S0);
+            }
+            BinaryKind::Slt => {
+                let one = self.c(ONE);
+                self.a.movaps(S0, x);
+                self.a.cmpps(S0, y, 1);
+                self.a.andps(S0, one);
+                self.a.movaps(d, S0);
+            }
+        }
+    }
+
+    fn mad(&mut self, dst: Val, a: Val, b: Val, c: Val) {
+        let (d, x, y, z) = (val(dst), val(a), val(b), val(c));
+        self.mul_full(x, y);
+        self.flush(z);
+        self.add_flushed(x, z);
+        self.mov(d, x);
+    }
+
+    fn dot(&mut self, kind: DotKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        if kind == DotKind::Dph {
+            let one = self.a.constant([0, 0, 0, ONE]);
+            self.a.blendps(x, one, 0b1000);
+        }
+        self.mul_full(x, y);
+        if kind == DotKind::Dp3 {
+            let keep = self.a.constant([!0, !0, !0, 0]);
+            self.a.andps(x, keep);
+        }
+        self.pairwise_sum(x);
+        self.mov(d, x);
+    }
+
+    fn dst(&mut self, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        self.a.movaps(SAVE_A, x);
+        self.a.movaps(SAVE_B, y);
+        self.mul_full(x, y);
+        let one = self.a.constant([ONE, 0, 0, 0]);
+        self.a.blendps(x, one, 0b0001);
+        self.a.blendps(x, SAVE_A, 0b0100);
+        self.a.blendps(x, SAVE_B, 0b1000);
+        self.mov(d, x);
+    }
+
+    fn flr(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        self.flush(x);
+        self.a.roundps(x, x, 0x9); // floor, precision exception suppressed
+        self.fixup_mode(x);
+        self.mov(d, x);
+    }
+
+    fn scalar(&mut self, kind: ScalarKind, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        match kind {
+            ScalarKind::Rcp => {
+                self.flush(x);
+                if self.is_rne() {
+                    let one = self.a.splat64(0x3FF0_0000_0000_0000);
+                    self.a.cvtss2sd(S0, x);
+                    self.a.movaps(S1, one);
+                    self.a.divsd(S1, S0);
+                    self.round_f64_rne17(S1);
+                    self.a.cvtpd2ps(x, S1);
+                    self.fixup_rtz(x);
+                } else {
+                    let one = self.c(ONE);
+                    self.a.movaps(S1, one);
+                    self.a.divss(S1, x);
+                    self.a.movaps(x, S1);
+                    self.fixup_mode(x);
+                }
+                self.a.shufps(x, x, 0);
+            }
+            ScalarKind::Rsq => {
+                self.flush(x);
+                self.outline(Stub::Rsq(x));
+                self.a.shufps(x, x, 0);
+            }
+            ScalarKind::Ex2 => {
+                self.flush(x);
+                self.outline(Stub::Ex2(x));
+                self.a.shufps(x, x, 0);
+            }
+            ScalarKind::Lg2 => {
+                self.flush(x);
+                self.outline(Stub::Lg2(x));
+                self.a.shufps(x, x, 0);
+            }
+        }
+        self.mov(d, x);
+    }
+
+    fn litp(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        let zero = self.c(0);
+        let lim = self.c(LITP_LIM);
+        let neg_lim = self.c(LITP_LIM | SIGN);
+        let keep = self.a.constant([!0, !0, 0, !0]);
+        let a_ = &mut self.a;
+        a_.movaps(S1, x);
+        a_.maxps(S1, zero); // x, w: a > 0 ? a : 0
+        a_.movaps(S2, x);
+        a_.minps(S2, lim);
+        a_.maxps(S2, neg_lim);
+        a_.blendps(S1, S2, 0b0010);
+        a_.andps(S1, keep);
+        a_.xorps(S3, S3);
+        a_.cmpps(S3, x, 2); // 0 <= a
+        a_.movmskps(RAX, S3);
+        a_.mov_rr64(RCX, RAX);
+        self.store_flags(RAX, 0, RCX, 3);
+        self.a.movaps(d, S1);
+    }
+
+    fn mova(&mut self, a: Val, x: bool, y: bool) {
+        let v = val(a);
+        let big = self.c(0x4F00_0000); // 2^31
+        let a_ = &mut self.a;
+        a_.cvttps2dq(S1, v);
+        a_.movaps(S2, big);
+        a_.cmpps(S2, v, 2); // 2^31 <= v: saturate to i32::MAX
+        a_.pxor(S1, S2);
+        a_.movaps(S2, v);
+        a_.cmpps(S2, v, 7); // ordered: NaN gives 0
+        a_.pand(S1, S2);
+        if x {
+            a_.movd_mx(REGS, REG_A0, S1);
+        }
+        if y {
+            a_.pextrd(RAX, S1, 1);
+            a_.mov_mr32(REGS, REG_A0 + 4, RAX);
+        }
+    }
+
+    fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
+        let (va, vb) = (val(a), val(b));
+        if self.cmp_mask(x, va, vb, S1) {
+            self.a.movmskps(RAX, S1);
+        } else {
+            self.a.mov_ri32(RAX, 1);
+        }
+        if self.cmp_mask(y, va, vb, S2) {
+            self.a.movmskps(RCX, S2);
+            self.store_flags(RAX, 0, RCX, 1);
+        } else {
+            self.a.mov_ri32(RCX, 1);
+            self.store_flags(RAX, 0, RCX, 0);
+        }
+    }
+
+    fn set_emit(&mut self, vtx: u8, primitive: bool, winding: bool) {
+        let v = vtx as i32 | (primitive as i32) << 8 | (winding as i32) << 16;
+        self.a.mov_mi32(CTX, CTX_SETEMIT, v);
+    }
+
+    fn emit_vertex(&mut self, pc: u32) {
+        let ok = self.a.new_label();
+        let a = &mut self.a;
+        a.mov_rm32(RAX, CTX, CTX_EMIT_LEN);
+        a.cmp_rm32(RAX, CTX, CTX_EMIT_CAP);
+        a.jb(ok);
+        self.exit_deopt(pc);
+        let a = &mut self.a;
+        a.bind(ok);
+        a.imul_rri32(RAX, RAX, EMIT_RECORD_SIZE);
+        a.add_rm64(RAX, CTX, CTX_EMIT_BUF);
+        for i in 0..16 {
+            a.movups(S0, Mem::Base(OUTPUT, VEC_SIZE * i));
+            a.store_vec(Mem::Base(RAX, VEC_SIZE * i), S0, true);
+        }
+        a.movzx_rm8(RCX, CTX, CTX_SETEMIT);
+        a.and_ri32(RCX, 3);
+        a.mov_mr8(RAX, EMIT_RECORD_FLAGS, RCX);
+        a.movzx_rm8(RCX, CTX, CTX_SETEMIT + 1);
+        a.mov_mr8(RAX, EMIT_RECORD_FLAGS + 1, RCX);
+        a.movzx_rm8(RCX, CTX, CTX_SETEMIT + 2);
+        a.mov_mr8(RAX, EMIT_RECORD_FLAGS + 2, RCX);
+        a.add_mi32(CTX, CTX_EMIT_LEN, 1);
+        // Swap banks by swapping pointers; the Rust side sorts out which buffer is which.
+        a.mov_rm64(RCX, CTX, CTX_OTHER_BANK);
+        a.mov_mr64(CTX, CTX_OTHER_BANK, OUTPUT);
+        a.mov_rr64(OUTPUT, RCX);
+    }
+
+    fn finish(mut self) -> CompileResult<crate::Emitted> {
+        let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
+        let epilogue = self.epilogue;
+        // Exits of the body return to whichever entry called it, status in eax.
+        let a = &mut self.a;
+        a.bind(done);
+        a.mov_ri32(RAX, Status::Done as i32);
+        a.ret();
+        a.bind(budget);
+        a.mov_ri32(RAX, Status::Budget as i32);
+        a.ret();
+        a.bind(deopt);
+        a.mov_ri32(RAX, Status::Deopt as i32);
+        a.ret();
+        a.bind(epilogue);
+        a.mov_mr64(CTX, CTX_BUDGET, BUDGET);
+        a.mov_mr64(CTX, CTX_OUTPUT, OUTPUT);
+        a.ldmxcsr(Mem::Base(CTX, CTX_SAVED_MXCSR));
+        for r in SAVED.iter().rev() {
+            a.pop(*r);
+        }
+        a.ret();
+        self.emit_stubs();
+        let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
+        Ok(crate::Emitted {
+            code,
+            marks: self.marks,
+            code_len,
+            batch_entry: self.batch_entry,
+        })
+    }
+}

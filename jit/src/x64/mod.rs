@@ -1,0 +1,32 @@
+//! The x86-64 backend: [`asm`] (typed dynasm layer), [`regs`] (register roles), [`abi`] (entry
+//! signature and frame), [`masm`] (the [`crate::masm::MacroAssembler`] implementation).
+//!
+//! Code is always generated into a `dynasmrt::VecAssembler` at base address 0, so it can be
+//! produced (and disassembled) on any host; only running it needs an x86-64 host.
+
+pub mod abi;
+pub mod asm;
+pub mod masm;
+pub mod regs;
+
+use crate::analysis::Analysis;
+use crate::error::CompileResult;
+use crate::features::HostFeatures;
+use crate::lower::Lowerer;
+use picajit_interp::float::FloatMode;
+use picajit_interp::program::Program;
+
+/// Generate x86-64 machine code for an analysed program.
+pub fn generate(
+    program: &Program,
+    analysis: &Analysis,
+    mode: FloatMode,
+    features: HostFeatures,
+) -> CompileResult<crate::Emitted> {
+    if !features.contains(HostFeatures::SSE41) {
+        return Err(crate::CompileError::Unsupported(
+            "the x86-64 backend needs SSE4.1".into(),
+        ));
+    }
+    Lowerer::new(masm::X64Masm::new(mode, features), program, analysis).lower()
+}

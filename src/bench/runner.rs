@@ -1,0 +1,430 @@
+//! The engines under test, and running one batch on each the same way.
+
+use super::workload::{Workload, DEFAULT_POOL};
+use crate::engine::{BackendChoice, EngineConfig, Shader};
+use picajit_interp::float::{FloatMode, Rounding};
+use picajit_interp::program::{Program, ShaderKind};
+use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_jit::{Backend, CompiledShader, HostFeatures};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// An engine a shader can be measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EngineKind {
+    /// The reference interpreter.
+    Interpreter,
+    /// The x86-64 JIT.
+    X64,
+    /// The AArch64 JIT.
+    A64,
+}
+
+impl EngineKind {
+    /// Every engine, in table order.
+    pub const ALL: [EngineKind; 3] = [EngineKind::Interpreter, EngineKind::X64, EngineKind::A64];
+
+    /// Short name: `interp`, `x64`, `a64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Interpreter => "interp",
+            EngineKind::X64 => "x64",
+            EngineKind::A64 => "a64",
+        }
+    }
+
+    /// Parse a short name (the spellings [`BackendChoice::parse`] accepts).
+    pub fn parse(s: &str) -> Option<EngineKind> {
+        Some(match BackendChoice::parse(s)? {
+            BackendChoice::Interpreter => EngineKind::Interpreter,
+            BackendChoice::X64 => EngineKind::X64,
+            BackendChoice::A64 => EngineKind::A64,
+            BackendChoice::Auto => return None,
+        })
+    }
+
+    fn backend(self) -> Option<Backend> {
+        match self {
+            EngineKind::Interpreter => None,
+            EngineKind::X64 => Some(Backend::X64),
+            EngineKind::A64 => Some(Backend::A64),
+        }
+    }
+
+    /// True when code for this engine can run on this host; a JIT for another architecture is
+    /// still measured for compile time and code size ("codegen only").
+    pub fn runs_here(self) -> bool {
+        match self.backend() {
+            None => true,
+            b => b == Backend::host(),
+        }
+    }
+
+    /// Name for tables: the short name, marked when the code cannot run here.
+    pub fn label(self) -> String {
+        if self.runs_here() {
+            self.name().to_string()
+        } else {
+            format!("{} (codegen only)", self.name())
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The float modes, in table order.
+pub const MODES: [FloatMode; 3] = [
+    FloatMode::F24(Rounding::TowardZero),
+    FloatMode::F24(Rounding::NearestEven),
+    FloatMode::F32,
+];
+
+/// `f24-rtz`, `f24-rne` or `f32`.
+pub fn mode_label(mode: FloatMode) -> &'static str {
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => "f24-rtz",
+        FloatMode::F24(Rounding::NearestEven) => "f24-rne",
+        FloatMode::F32 => "f32",
+    }
+}
+
+/// Inverse of [`mode_label`] (also `f24` for the default rounding).
+pub fn parse_mode(s: &str) -> Option<FloatMode> {
+    Some(match s {
+        "f24-rtz" | "f24" => FloatMode::F24(Rounding::TowardZero),
+        "f24-rne" => FloatMode::F24(Rounding::NearestEven),
+        "f32" => FloatMode::F32,
+        _ => return None,
+    })
+}
+
+/// What running one batch did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    /// PICA instructions executed.
+    pub instructions: u64,
+    /// Invocations compiled code handed to the interpreter.
+    pub deopts: usize,
+    /// Vertices emitted (geometry shaders).
+    pub emitted: usize,
+}
+
+enum Exec {
+    /// Through the engine API.
+    Engine(Shader),
+    /// Straight from the JIT crate, until the engine runs compiled code and exposes its code
+    /// size and compile time.
+    Jit(Box<CompiledShader>),
+    /// Code for another architecture: nothing to run.
+    CodegenOnly,
+}
+
+/// A workload's program prepared for one engine and float mode.
+pub struct Prepared {
+    /// The engine.
+    pub engine: EngineKind,
+    /// The float mode.
+    pub mode: FloatMode,
+    /// Time to prepare: JIT compilation, or the interpreter's pre-decoding.
+    pub compile_time: Duration,
+    /// Machine code bytes (JIT engines).
+    pub code_size: Option<usize>,
+    budget: u64,
+    kind: ShaderKind,
+    exec: Exec,
+}
+
+impl fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prepared")
+            .field("engine", &self.engine)
+            .field("mode", &self.mode)
+            .field("compile_time", &self.compile_time)
+            .field("code_size", &self.code_size)
+            .finish()
+    }
+}
+
+/// Prepare `workload` for `engine` in `mode` with an instruction budget per invocation.
+pub fn prepare(
+    engine: EngineKind,
+    workload: &Workload,
+    mode: FloatMode,
+    budget: u64,
+) -> Result<Prepared, String> {
+    let program = &workload.program;
+    let (exec, compile_time, code_size) = match engine {
+        EngineKind::Interpreter => {
+            through_engine(program, BackendChoice::Interpreter, mode, budget)?
+        }
+        // The JIT crate directly while `engine::Shader` neither runs compiled code nor reports
+        // its size and compile time; then `through_engine(program, BackendChoice::X64, ...)`.
+        EngineKind::X64 | EngineKind::A64 => through_jit(program, engine, mode)?,
+    };
+    Ok(Prepared {
+        engine,
+        mode,
+        compile_time,
+        code_size,
+        budget,
+        kind: workload.kind(),
+        exec,
+    })
+}
+
+type Preparation = (Exec, Duration, Option<usize>);
+
+fn through_engine(
+    program: &Program,
+    backend: BackendChoice,
+    mode: FloatMode,
+    budget: u64,
+) -> Result<Preparation, String> {
+    let config = EngineConfig {
+        backend,
+        float_mode: mode,
+        budget,
+    };
+    let program = program.clone();
+    let start = Instant::now();
+    let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
+    Ok((Exec::Engine(shader), start.elapsed(), None))
+}
+
+fn through_jit(
+    program: &Program,
+    engine: EngineKind,
+    mode: FloatMode,
+) -> Result<Preparation, String> {
+    let backend = engine
+        .backend()
+        .ok_or_else(|| format!("{engine} is not a JIT"))?;
+    // Code for another architecture is generated for its baseline features.
+    let features = match backend {
+        _ if engine.runs_here() => HostFeatures::detect(),
+        Backend::X64 => HostFeatures::SSE41,
+        Backend::A64 => HostFeatures::NEON,
+    };
+    let code = picajit_jit::compile(program, mode, backend, features).map_err(|e| e.to_string())?;
+    let (time, size) = (code.compile_time(), Some(code.code_size()));
+    if engine.runs_here() {
+        Ok((Exec::Jit(Box::new(code)), time, size))
+    } else {
+        Ok((Exec::CodegenOnly, time, size))
+    }
+}
+
+impl Prepared {
+    /// True when batches can run (the interpreter, or a JIT for this host).
+    pub fn runnable(&self) -> bool {
+        !matches!(self.exec, Exec::CodegenOnly)
+    }
+
+    /// Run vertex-shader invocations: vertex `k` starts from a clean working state with
+    /// `inputs[k]` (register values) and leaves its outputs in `outputs[k]`.
+    pub fn run_vertices(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+    ) -> Result<BatchStats, String> {
+        match &self.exec {
+            // The engine's own `run_batch` takes f32 attributes and converts every input
+            // register of every vertex; the JIT's takes register values. Running the
+            // invocations here on converted inputs keeps conversion out of both timings.
+            Exec::Engine(shader) => {
+                let mut regs = Registers::default();
+                let mut stats = BatchStats::default();
+                for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                    regs.reset_working_state();
+                    regs.input = *input;
+                    let info = shader
+                        .run(&mut regs, uniforms, None)
+                        .map_err(|e| format!("vertex {k}: {e}"))?;
+                    stats.instructions += info.instructions;
+                    *output = regs.output;
+                }
+                Ok(stats)
+            }
+            Exec::Jit(code) => {
+                let info = code
+                    .run_batch(inputs, outputs, uniforms, self.budget)
+                    .map_err(|e| e.to_string())?;
+                Ok(BatchStats {
+                    instructions: info.instructions,
+                    deopts: info.deopts,
+                    emitted: 0,
+                })
+            }
+            Exec::CodegenOnly => Err(format!("{} code cannot run on this host", self.engine)),
+        }
+    }
+
+    /// Run geometry-shader invocations, one per input point, keeping registers and emit state
+    /// across invocations as the hardware does (and setting b15 after each, like
+    /// [`crate::engine::GeometryRunner`]). Emitted vertices are counted and dropped.
+    pub fn run_points(
+        &self,
+        uniforms: &mut Uniforms,
+        regs: &mut Registers,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+    ) -> Result<BatchStats, String> {
+        let mut stats = BatchStats::default();
+        for (k, input) in inputs.iter().enumerate() {
+            stats.instructions += self
+                .invoke_point(uniforms, regs, geometry, input)
+                .map_err(|e| format!("point {k}: {e}"))?;
+            stats.emitted += geometry.emitted.len();
+            geometry.emitted.clear();
+        }
+        Ok(stats)
+    }
+
+    fn invoke_point(
+        &self,
+        uniforms: &mut Uniforms,
+        regs: &mut Registers,
+        geometry: &mut GeometryState,
+        input: &[[f32; 4]; 16],
+    ) -> Result<u64, String> {
+        regs.input = *input;
+        let info = match &self.exec {
+            Exec::Engine(shader) => shader.run(regs, uniforms, Some(geometry)),
+            Exec::Jit(code) => code.run(regs, uniforms, Some(geometry), self.budget),
+            Exec::CodegenOnly => {
+                return Err(format!("{} code cannot run on this host", self.engine))
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        uniforms.set_bool(15, true);
+        Ok(info.instructions)
+    }
+}
+
+/// Runs batches of one size over a workload's input pool, each batch on the next vertices, so
+/// that repeated small batches do not see the same vertex (and the same branches) every time.
+pub struct BatchRunner<'p> {
+    prepared: &'p Prepared,
+    uniforms: Uniforms,
+    inputs: Vec<[[f32; 4]; 16]>,
+    outputs: Vec<[[f32; 4]; 16]>,
+    regs: Registers,
+    geometry: GeometryState,
+    batch: usize,
+    cursor: usize,
+}
+
+impl<'p> BatchRunner<'p> {
+    /// Batches of `batch` vertices (at least 1) of `workload` on `prepared`.
+    pub fn new(prepared: &'p Prepared, workload: &Workload, batch: usize) -> BatchRunner<'p> {
+        let batch = batch.max(1);
+        let pool = batch.max(DEFAULT_POOL);
+        BatchRunner {
+            prepared,
+            uniforms: workload.uniforms(prepared.mode),
+            inputs: workload.inputs(prepared.mode, pool),
+            outputs: vec![[[0.0; 4]; 16]; batch],
+            regs: Registers::default(),
+            geometry: GeometryState::default(),
+            batch,
+            cursor: 0,
+        }
+    }
+
+    /// Vertices (vertex shaders) or points (geometry shaders) per batch.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Run the next batch.
+    pub fn run(&mut self) -> Result<BatchStats, String> {
+        if self.cursor + self.batch > self.inputs.len() {
+            self.cursor = 0;
+        }
+        let inputs = &self.inputs[self.cursor..self.cursor + self.batch];
+        self.cursor += self.batch;
+        match self.prepared.kind {
+            ShaderKind::Vertex => {
+                self.prepared
+                    .run_vertices(&self.uniforms, inputs, &mut self.outputs)
+            }
+            ShaderKind::Geometry => self.prepared.run_points(
+                &mut self.uniforms,
+                &mut self.regs,
+                &mut self.geometry,
+                inputs,
+            ),
+        }
+    }
+}
+
+/// Run the first `count` vertices of `workload` on `a` and `b` (same float mode) and compare
+/// every output bit; for geometry shaders every emitted vertex and its flags. `Err` describes
+/// the first difference, including one engine failing where the other does not: the timings
+/// of an engine that disagrees with the interpreter mean nothing.
+pub fn compare(
+    a: &Prepared,
+    b: &Prepared,
+    workload: &Workload,
+    count: usize,
+) -> Result<(), String> {
+    let inputs = workload.inputs(a.mode, count);
+    // (emit flags, output bits) per vertex or emit.
+    type Record = (u8, [[u32; 4]; 16]);
+    let trace = |p: &Prepared| -> Result<Vec<Record>, String> {
+        let mut uniforms = workload.uniforms(p.mode);
+        let bits = |o: &[[f32; 4]; 16]| o.map(|r| r.map(f32::to_bits));
+        match p.kind {
+            ShaderKind::Vertex => {
+                let mut outputs = vec![[[0.0f32; 4]; 16]; count];
+                p.run_vertices(&uniforms, &inputs, &mut outputs)?;
+                Ok(outputs.iter().map(|o| (0, bits(o))).collect())
+            }
+            ShaderKind::Geometry => {
+                let mut regs = Registers::default();
+                let mut geometry = GeometryState::default();
+                let mut out = Vec::new();
+                for (k, input) in inputs.iter().enumerate() {
+                    p.invoke_point(&mut uniforms, &mut regs, &mut geometry, input)
+                        .map_err(|e| format!("point {k}: {e}"))?;
+                    for e in geometry.emitted.drain(..) {
+                        let flags = e.slot | u8::from(e.primitive) << 4 | u8::from(e.winding) << 5;
+                        out.push((flags, bits(&e.outputs)));
+                    }
+                    // Separates the points' emits, so a shifted emit cannot compare equal.
+                    out.push((0xFF, [[0; 4]; 16]));
+                }
+                Ok(out)
+            }
+        }
+    };
+    let (ta, tb) = match (trace(a), trace(b)) {
+        (Ok(ta), Ok(tb)) => (ta, tb),
+        // Failing the same way is agreeing; the measurement reports the failure.
+        (Err(x), Err(y)) if x == y => return Ok(()),
+        (Err(x), Err(y)) => return Err(format!("{}: {x}; {}: {y}", a.engine, b.engine)),
+        (Err(x), Ok(_)) => return Err(format!("{} failed ({x}), {} did not", a.engine, b.engine)),
+        (Ok(_), Err(y)) => return Err(format!("{} failed ({y}), {} did not", b.engine, a.engine)),
+    };
+    if let Some(k) = ta.iter().zip(&tb).position(|(x, y)| x != y) {
+        return Err(format!(
+            "output record {k} differs between {} and {}",
+            a.engine, b.engine
+        ));
+    }
+    if ta.len() != tb.len() {
+        return Err(format!(
+            "{} produced {} output records, {} produced {}",
+            a.engine,
+            ta.len(),
+            b.engine,
+            tb.len()
+        ));
+    }
+    Ok(())
+}

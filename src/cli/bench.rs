@@ -1,0 +1,732 @@
+//! `picajit bench`: throughput, compile time and code size of shaders on every engine, as a
+//! table, JSON, a Markdown summary or an SVG bar chart.
+
+use super::values::{self, Assignment};
+use picajit::bench::{
+    self, mode_label, parse_mode, EngineKind, Progress, Report, RunResult, Settings, Workload,
+};
+use picajit::interp::exec::DEFAULT_BUDGET;
+use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::program::ShaderKind;
+use serde_json::{json, Value};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Largest batch accepted: 4 MiB of inputs per cell already.
+const MAX_BATCH: usize = 1 << 14;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Shader sources or SHBIN files (every DVLE is measured). Default: the bundled examples.
+    shaders: Vec<PathBuf>,
+    /// Engines, comma separated: interp, x64, a64. A JIT for another architecture is
+    /// measured for compile time and code size only.
+    #[arg(long, value_delimiter = ',', default_value = "interp,x64,a64")]
+    engine: Vec<String>,
+    /// Float modes, comma separated: f24-rtz, f24-rne, f32 (f24 means f24-rtz).
+    #[arg(
+        long = "float",
+        value_delimiter = ',',
+        default_value = "f24-rtz,f24-rne,f32"
+    )]
+    float: Vec<String>,
+    /// Batch sizes (vertices per call, input points for geometry shaders), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,64,4096")]
+    batch: Vec<usize>,
+    /// Measuring time per shader, engine, mode and batch size, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    time_ms: u64,
+    /// Samples per measurement; the median is reported. Short samples taken in turn keep
+    /// the cells of one shader close in time, so load affects them alike.
+    #[arg(long, default_value_t = 20)]
+    samples: usize,
+    /// Compilations per shader, engine and mode; the median is reported.
+    #[arg(long, default_value_t = 21)]
+    compile_samples: usize,
+    /// Set an input (same in every vertex) or uniform in every shader: v0=1,2,3,4  c5=0.5
+    /// i0=3,0,1,0  b2=true  NAME=...
+    #[arg(long = "set", value_name = "REG=VALUES")]
+    set: Vec<String>,
+    /// Instruction budget per invocation.
+    #[arg(long, default_value_t = DEFAULT_BUDGET)]
+    budget: u64,
+    /// Print JSON instead of the table.
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// Print a Markdown summary (largest batch, per shader) instead of the table.
+    #[arg(long)]
+    markdown: bool,
+    /// Also draw ns per vertex per engine and shader as an SVG bar chart.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// No progress on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn settings(args: &BenchArgs) -> Result<Settings, String> {
+    let mut engines = Vec::new();
+    for e in &args.engine {
+        let engine = EngineKind::parse(e.trim())
+            .ok_or_else(|| format!("unknown engine '{e}' (interp, x64, a64)"))?;
+        if !engines.contains(&engine) {
+            engines.push(engine);
+        }
+    }
+    let mut modes = Vec::new();
+    for m in &args.float {
+        let mode = parse_mode(m.trim())
+            .ok_or_else(|| format!("unknown float mode '{m}' (f24-rtz, f24-rne, f32)"))?;
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    let mut batches = Vec::new();
+    for &b in &args.batch {
+        if b == 0 || b > MAX_BATCH {
+            return Err(format!("batch size {b} out of range (1-{MAX_BATCH})"));
+        }
+        if !batches.contains(&b) {
+            batches.push(b);
+        }
+    }
+    if engines.is_empty() || modes.is_empty() || batches.is_empty() {
+        return Err("nothing to measure: no engine, float mode or batch size".into());
+    }
+    if args.samples == 0 || args.compile_samples == 0 {
+        return Err("--samples and --compile-samples must be at least 1".into());
+    }
+    if args.budget == 0 {
+        return Err("--budget must be at least 1".into());
+    }
+    Ok(Settings {
+        engines,
+        modes,
+        batches,
+        time_per_cell: Duration::from_millis(args.time_ms),
+        samples: args.samples,
+        compile_samples: args.compile_samples,
+        budget: args.budget,
+    })
+}
+
+fn workloads(args: &BenchArgs) -> Result<Vec<Workload>, String> {
+    let mut all = if args.shaders.is_empty() {
+        Workload::examples()?
+    } else {
+        let mut all = Vec::new();
+        for path in &args.shaders {
+            let shbin = super::load_shbin(path)?;
+            all.extend(Workload::from_shbin(&path.display().to_string(), &shbin)?);
+        }
+        all
+    };
+    for w in &mut all {
+        for s in &args.set {
+            // Parsed as f32: the workload converts values per measured float mode.
+            let assignment = values::parse(s, FloatMode::F32, Some(&w.dvle))
+                .map_err(|e| format!("{}: {e}", w.name))?;
+            match assignment {
+                Assignment::Input(i, v) => w.set_input(i, v),
+                Assignment::Float(i, v) => w.set_float(i, v),
+                Assignment::Int(i, v) => w.set_int(i, v),
+                Assignment::Bool(i, v) => w.set_bool(i, v),
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// Progress on standard error: one rewritten line on a terminal, one line per step otherwise.
+struct ProgressLine {
+    enabled: bool,
+    terminal: bool,
+    dirty: bool,
+}
+
+impl ProgressLine {
+    fn show(&mut self, p: Progress<'_>) {
+        if !self.enabled {
+            return;
+        }
+        let text = match p {
+            Progress::Preparing {
+                index,
+                total,
+                workload,
+            } => format!(
+                "[shader {}/{total}] {workload}: compiling and checking",
+                index + 1
+            ),
+            Progress::Sampling {
+                step,
+                total,
+                workload,
+                batch,
+                eta_seconds,
+            } => format!(
+                "[{:>3}%] {workload}, batch {batch}: sampling (about {:.0} s left)",
+                step * 100 / total.max(1),
+                eta_seconds.ceil()
+            ),
+        };
+        let mut err = std::io::stderr().lock();
+        if self.terminal {
+            let _ = write!(err, "\r\x1b[2K{text}");
+            self.dirty = true;
+        } else {
+            let _ = writeln!(err, "{text}");
+        }
+        let _ = err.flush();
+    }
+
+    fn finish(&mut self) {
+        if self.dirty {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+}
+
+pub fn bench(args: BenchArgs) -> Result<(), String> {
+    let settings = settings(&args)?;
+    let workloads = workloads(&args)?;
+    if let Some(plot) = &args.plot {
+        // Fail before measuring, not after.
+        check_writable(plot)?;
+    }
+    let mut line = ProgressLine {
+        enabled: !args.quiet,
+        terminal: std::io::stderr().is_terminal(),
+        dirty: false,
+    };
+    let report = bench::measure(&workloads, &settings, &mut |p| line.show(p));
+    line.finish();
+
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()
+        );
+    } else if args.markdown {
+        print!("{}", markdown(&report));
+    } else {
+        print!("{}", table(&report));
+    }
+    if let Some(path) = &args.plot {
+        let svg = plot(&report)?;
+        std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        if !args.quiet {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{}: is a directory", path.display()));
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The mode and batch size the summary and the chart show: f24-rtz (the hardware-exact
+/// default the targets are stated for) when measured, and the largest batch.
+fn headline(report: &Report) -> (FloatMode, usize) {
+    let rtz = FloatMode::F24(Rounding::TowardZero);
+    let s = &report.settings;
+    let mode = if s.modes.contains(&rtz) {
+        rtz
+    } else {
+        s.modes[0]
+    };
+    let batch = s.batches.iter().copied().max().unwrap_or(1);
+    (mode, batch)
+}
+
+fn si(v: f64) -> String {
+    match v {
+        v if v >= 1e9 => format!("{:.2}G", v / 1e9),
+        v if v >= 1e6 => format!("{:.2}M", v / 1e6),
+        v if v >= 1e3 => format!("{:.1}k", v / 1e3),
+        v => format!("{v:.0}"),
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize, suffix: &str) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}{suffix}"))
+}
+
+fn header(report: &Report) -> String {
+    let s = &report.settings;
+    let load = |l: Option<f64>| opt(l, 2, "");
+    format!(
+        "picajit bench on {} ({} CPUs); load average {} -> {}; {} samples in {} ms per cell\n",
+        report.cpu,
+        report.cpus,
+        load(report.load.0),
+        load(report.load.1),
+        s.samples,
+        s.time_per_cell.as_millis()
+    )
+}
+
+fn notes(
+    report: &Report,
+    r: Option<&RunResult>,
+    workload: &str,
+    engine: EngineKind,
+    mode: FloatMode,
+) -> String {
+    let mut notes = Vec::new();
+    if let Some(c) = report.compile(workload, engine, mode) {
+        if let Some(e) = &c.error {
+            notes.push(format!("unavailable: {e}"));
+        }
+        if let Some(m) = &c.mismatch {
+            notes.push(format!("MISMATCH with interp: {m}"));
+        }
+    }
+    if let Some(r) = r {
+        if let Some(e) = &r.error {
+            notes.push(format!("failed: {e}"));
+        }
+        if r.deopt_fraction > 0.0 {
+            notes.push(format!(
+                "{:.0}% of invocations deopted",
+                r.deopt_fraction * 100.0
+            ));
+        }
+    }
+    notes.join("; ")
+}
+
+/// The full table: one row per shader, engine, mode and batch size.
+fn table(report: &Report) -> String {
+    let mut out = header(report);
+    out.push_str(&format!(
+        "\n{:<22} {:<20} {:<8} {:>5} {:>10} {:>11} {:>9} {:>7} {:>10} {:>10}  notes\n",
+        "shader",
+        "engine",
+        "float",
+        "batch",
+        "ns/vertex",
+        "vertices/s",
+        "vs interp",
+        "vs f32",
+        "compile us",
+        "code bytes"
+    ));
+    for w in &report.workloads {
+        for &mode in &report.settings.modes {
+            for &engine in &report.settings.engines {
+                let compile = report.compile(&w.name, engine, mode);
+                let compile_us = opt(compile.and_then(|c| c.micros), 1, "");
+                let code = compile
+                    .and_then(|c| c.code_bytes)
+                    .map_or_else(|| "-".to_string(), |b| b.to_string());
+                let runs: Vec<&RunResult> = report
+                    .runs
+                    .iter()
+                    .filter(|r| r.workload == w.name && r.engine == engine && r.mode == mode)
+                    .collect();
+                if runs.is_empty() {
+                    if compile.is_some_and(|c| c.error.is_some()) && engine == EngineKind::A64 {
+                        // A backend that does not exist yet is one line at the end, not
+                        // a row per shader.
+                        continue;
+                    }
+                    out.push_str(&format!(
+                        "{:<22} {:<20} {:<8} {:>5} {:>10} {:>11} {:>9} {:>7} {:>10} {:>10}  {}\n",
+                        w.name,
+                        engine.label(),
+                        mode_label(mode),
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        compile_us,
+                        code,
+                        notes(report, None, &w.name, engine, mode)
+                    ));
+                }
+                for r in runs {
+                    let ok = r.error.is_none();
+                    out.push_str(&format!(
+                        "{:<22} {:<20} {:<8} {:>5} {:>10} {:>11} {:>9} {:>7} {:>10} {:>10}  {}\n",
+                        w.name,
+                        engine.label(),
+                        mode_label(mode),
+                        r.batch,
+                        if ok {
+                            format!("{:.1}", r.ns_per_vertex)
+                        } else {
+                            "-".into()
+                        },
+                        if ok {
+                            si(r.vertices_per_second())
+                        } else {
+                            "-".into()
+                        },
+                        opt(report.speedup(r), 2, "x"),
+                        opt(report.vs_f32(r), 2, "x"),
+                        compile_us,
+                        code,
+                        notes(report, Some(r), &w.name, engine, mode)
+                    ));
+                }
+            }
+        }
+    }
+    out.push('\n');
+    for w in &report.workloads {
+        let kind = match w.kind {
+            ShaderKind::Vertex => "vertex shader".to_string(),
+            ShaderKind::Geometry => format!(
+                "geometry shader, 'vertex' = input point, {} vertices emitted per point",
+                opt(w.emitted_per_invocation, 1, "")
+            ),
+        };
+        out.push_str(&format!(
+            "{}: {kind}, {} words, {} instructions per vertex\n",
+            w.name,
+            w.words,
+            opt(w.instructions_per_vertex, 1, "")
+        ));
+    }
+    for &engine in &report.settings.engines {
+        let errors: Vec<&str> = report
+            .compiles
+            .iter()
+            .filter(|c| c.engine == engine)
+            .filter_map(|c| c.error.as_deref())
+            .collect();
+        if engine == EngineKind::A64
+            && !errors.is_empty()
+            && errors.len()
+                == report
+                    .compiles
+                    .iter()
+                    .filter(|c| c.engine == engine)
+                    .count()
+        {
+            out.push_str(&format!("{}: {}\n", engine.label(), errors[0]));
+        }
+    }
+    out.push_str(
+        "vs interp: interpreter time / this time (same shader, mode, batch); vs f32: this time / \
+         f32 time (same engine, batch); compile us: JIT compile, or interpreter pre-decode\n",
+    );
+    out
+}
+
+/// A Markdown summary at the headline mode and batch: one row per shader, with each JIT's
+/// time, speed-up at every batch size, f24 cost over f32, compile time and code size.
+fn markdown(report: &Report) -> String {
+    let (mode, batch) = headline(report);
+    let s = &report.settings;
+    let jits: Vec<EngineKind> = s
+        .engines
+        .iter()
+        .copied()
+        .filter(|&e| e != EngineKind::Interpreter && e.runs_here())
+        .filter(|&e| {
+            report
+                .runs
+                .iter()
+                .any(|r| r.engine == e && r.error.is_none())
+        })
+        .collect();
+    let load = |l: Option<f64>| opt(l, 2, "");
+    let mut out = format!(
+        "{} ({} CPUs, load average {} -> {}); {} mode, batch {batch}; ns per vertex \
+         (geometry shaders: per input point)\n\n",
+        report.cpu,
+        report.cpus,
+        load(report.load.0),
+        load(report.load.1),
+        mode_label(mode)
+    );
+    let mut head = vec![
+        "shader".to_string(),
+        "instr./vertex".into(),
+        "interp ns".into(),
+    ];
+    for e in &jits {
+        head.push(format!("{e} ns"));
+        for b in &s.batches {
+            head.push(format!("{e} speed-up (batch {b})"));
+        }
+        if s.modes.contains(&FloatMode::F32) && mode != FloatMode::F32 {
+            head.push(format!("{e} f32 ns"));
+        }
+        head.push(format!("{e} compile us"));
+        head.push(format!("{e} code bytes"));
+    }
+    out.push_str(&format!("| {} |\n", head.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
+    for w in &report.workloads {
+        let ns = |e, m, b| report.run(&w.name, e, m, b).map(|r| r.ns_per_vertex);
+        let mut row = vec![
+            format!("`{}`", w.name),
+            opt(w.instructions_per_vertex, 0, ""),
+            opt(ns(EngineKind::Interpreter, mode, batch), 0, ""),
+        ];
+        for &e in &jits {
+            row.push(opt(ns(e, mode, batch), 1, ""));
+            for &b in &s.batches {
+                row.push(opt(
+                    report
+                        .run(&w.name, e, mode, b)
+                        .and_then(|r| report.speedup(r)),
+                    1,
+                    "x",
+                ));
+            }
+            if s.modes.contains(&FloatMode::F32) && mode != FloatMode::F32 {
+                row.push(opt(ns(e, FloatMode::F32, batch), 1, ""));
+            }
+            let c = report.compile(&w.name, e, mode);
+            row.push(opt(c.and_then(|c| c.micros), 0, ""));
+            row.push(
+                c.and_then(|c| c.code_bytes)
+                    .map_or_else(|| "-".into(), |b| b.to_string()),
+            );
+        }
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
+fn to_json(report: &Report) -> Value {
+    let s = &report.settings;
+    let runs: Vec<Value> = report
+        .runs
+        .iter()
+        .map(|r| {
+            let c = report.compile(&r.workload, r.engine, r.mode);
+            let ok = r.error.is_none();
+            json!({
+                "shader": r.workload,
+                "engine": r.engine.name(),
+                "float": mode_label(r.mode),
+                "batch": r.batch,
+                "ns_per_vertex": ok.then_some(r.ns_per_vertex),
+                "ns_per_vertex_min": ok.then_some(r.ns_range.0),
+                "ns_per_vertex_max": ok.then_some(r.ns_range.1),
+                "vertices_per_second": ok.then(|| r.vertices_per_second()),
+                "speedup_vs_interp": report.speedup(r),
+                "time_vs_f32": report.vs_f32(r),
+                "deopt_fraction": r.deopt_fraction,
+                "compile_us": c.and_then(|c| c.micros),
+                "code_bytes": c.and_then(|c| c.code_bytes),
+                "error": r.error,
+            })
+        })
+        .collect();
+    let compiles: Vec<Value> = report
+        .compiles
+        .iter()
+        .map(|c| {
+            json!({
+                "shader": c.workload,
+                "engine": c.engine.name(),
+                "codegen_only": !c.engine.runs_here(),
+                "float": mode_label(c.mode),
+                "compile_us": c.micros,
+                "code_bytes": c.code_bytes,
+                "error": c.error,
+                "mismatch": c.mismatch,
+            })
+        })
+        .collect();
+    let shaders: Vec<Value> = report
+        .workloads
+        .iter()
+        .map(|w| {
+            json!({
+                "name": w.name,
+                "kind": w.kind.to_string(),
+                "words": w.words,
+                "instructions_per_vertex": w.instructions_per_vertex,
+                "emitted_per_invocation": w.emitted_per_invocation,
+            })
+        })
+        .collect();
+    json!({
+        "cpu": report.cpu,
+        "cpus": report.cpus,
+        "load_average": { "before": report.load.0, "after": report.load.1 },
+        "settings": {
+            "engines": s.engines.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            "float": s.modes.iter().map(|&m| mode_label(m)).collect::<Vec<_>>(),
+            "batches": s.batches,
+            "time_per_cell_ms": s.time_per_cell.as_millis() as u64,
+            "samples": s.samples,
+            "compile_samples": s.compile_samples,
+            "budget": s.budget,
+        },
+        "shaders": shaders,
+        "compile": compiles,
+        "results": runs,
+    })
+}
+
+/// Horizontal bars, one per shader and engine, on a log axis: interpreter and JIT differ by
+/// more than an order of magnitude, so a linear axis would flatten the JIT bars to nothing.
+fn plot(report: &Report) -> Result<String, String> {
+    use plotters::prelude::*;
+
+    let (mode, batch) = headline(report);
+    let engines: Vec<EngineKind> = report
+        .settings
+        .engines
+        .iter()
+        .copied()
+        .filter(|&e| ran(report, e, mode, batch))
+        .collect();
+    let mut bars: Vec<(String, usize, f64)> = Vec::new();
+    for w in &report.workloads {
+        for (k, &e) in engines.iter().enumerate() {
+            if let Some(r) = report.run(&w.name, e, mode, batch) {
+                bars.push((format!("{} {}", w.name, e.name()), k, r.ns_per_vertex));
+            }
+        }
+    }
+    if bars.is_empty() {
+        return Err("nothing to plot: no engine ran at the plotted mode and batch size".into());
+    }
+    let lo = bars
+        .iter()
+        .map(|b| b.2)
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-3);
+    let hi = bars.iter().map(|b| b.2).fold(0.0, f64::max).max(lo * 10.0);
+    // From a power of ten below the shortest bar, with room right of the longest bar for
+    // its value label.
+    let (x0, x1) = (10f64.powf(lo.log10().floor()), hi * 2.0);
+
+    // Bars fill segments bottom-up in reverse table order, so the table's first row is on
+    // top; the segments above them stay empty for the legend.
+    let count = bars.len() as i32;
+    let slots = count + engines.len() as i32;
+    let height = (110 + 22 * slots) as u32;
+    let mut svg = String::new();
+    {
+        let err = |e: &dyn std::fmt::Display| format!("drawing the chart: {e}");
+        let root = SVGBackend::with_string(&mut svg, (900, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let caption = format!(
+            "ns per vertex, {} mode, batch {batch} (log scale; shorter is faster) - {}",
+            mode_label(mode),
+            report.cpu
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 16))
+            .margin(10)
+            .margin_right(30)
+            .x_label_area_size(36)
+            .y_label_area_size(230)
+            .build_cartesian_2d((x0..x1).log_scale(), (0..slots).into_segmented())
+            .map_err(|e| err(&e))?;
+        let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+        let name_of = |y: i32| -> String {
+            usize::try_from(count - 1 - y)
+                .ok()
+                .and_then(|i| names.get(i).cloned())
+                .unwrap_or_default()
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(slots as usize + 1)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(y) | SegmentValue::Exact(y) => name_of(*y),
+                SegmentValue::Last => String::new(),
+            })
+            .x_label_formatter(&|v| {
+                if *v >= 1.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v}")
+                }
+            })
+            .x_desc("ns per vertex")
+            .draw()
+            .map_err(|e| err(&e))?;
+        let palette = [
+            RGBColor(0x88, 0x88, 0x88),
+            RGBColor(0x1f, 0x77, 0xb4),
+            RGBColor(0xd6, 0x27, 0x28),
+        ];
+        let y_of = |i: usize| count - 1 - i as i32;
+        for (k, &engine) in engines.iter().enumerate() {
+            let colour = palette[k % palette.len()];
+            let series = bars
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.1 == k)
+                .map(|(i, b)| {
+                    let y = y_of(i);
+                    let mut r = Rectangle::new(
+                        [
+                            (x0, SegmentValue::Exact(y)),
+                            (b.2, SegmentValue::Exact(y + 1)),
+                        ],
+                        colour.filled(),
+                    );
+                    r.set_margin(3, 3, 0, 0);
+                    r
+                });
+            chart
+                .draw_series(series)
+                .map_err(|e| err(&e))?
+                .label(engine.label())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled())
+                });
+        }
+        let value_style = TextStyle::from(("sans-serif", 11).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            ),
+        );
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let text = if b.2 >= 100.0 {
+                    format!("{:.0}", b.2)
+                } else {
+                    format!("{:.1}", b.2)
+                };
+                Text::new(
+                    text,
+                    (b.2 * 1.05, SegmentValue::CenterOf(y_of(i))),
+                    value_style.clone(),
+                )
+            }))
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+fn ran(report: &Report, engine: EngineKind, mode: FloatMode, batch: usize) -> bool {
+    report
+        .runs
+        .iter()
+        .any(|r| r.engine == engine && r.mode == mode && r.batch == batch && r.error.is_none())
+}

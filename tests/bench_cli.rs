@@ -1,0 +1,427 @@
+//! `picajit bench` end to end on a tiny time budget, and the benchmark example shaders run on
+//! the interpreter with values worked out by hand.
+
+use picajit::bench::{prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
+use picajit::engine::{
+    program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+};
+use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::state::Uniforms;
+use picajit::shbin::{Dvle, RegisterFile};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn picajit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_picajit"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("picajit runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picajit-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+/// Shortest run that still touches every example, engine and mode.
+const TINY: &[&str] = &[
+    "bench",
+    "--time-ms",
+    "1",
+    "--samples",
+    "2",
+    "--compile-samples",
+    "2",
+    "--batch",
+    "1,8",
+];
+
+#[test]
+fn bench_writes_json_and_svg_for_every_example() {
+    let svg = scratch("chart.svg");
+    let mut args = TINY.to_vec();
+    args.extend(["--json", "--plot", svg.to_str().expect("utf-8 path")]);
+    let out = picajit(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "picajit bench failed: {stderr}");
+    assert!(
+        stderr.contains("sampling"),
+        "no progress on stderr: {stderr}"
+    );
+
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert!(!v["cpu"].as_str().unwrap_or("").is_empty());
+    let shaders = v["shaders"].as_array().expect("shaders");
+    assert_eq!(shaders.len(), EXAMPLES.len());
+    let disc = shaders
+        .iter()
+        .find(|s| s["name"] == "point_to_disc.g.pica")
+        .expect("disc shader listed");
+    assert_eq!(disc["emitted_per_invocation"].as_f64(), Some(34.0));
+
+    let results = v["results"].as_array().expect("results");
+    let host_jit = EngineKind::X64.runs_here().then_some("x64");
+    for (name, _) in EXAMPLES {
+        for float in ["f24-rtz", "f24-rne", "f32"] {
+            for batch in [1, 8] {
+                let cell = |engine: &str| {
+                    results.iter().find(|r| {
+                        r["shader"] == *name
+                            && r["engine"] == engine
+                            && r["float"] == float
+                            && r["batch"] == batch
+                    })
+                };
+                let interp = cell("interp").expect("interpreter measured");
+                assert!(
+                    interp["ns_per_vertex"].as_f64().unwrap_or(0.0) > 0.0,
+                    "{interp}"
+                );
+                assert_eq!(interp["speedup_vs_interp"].as_f64(), Some(1.0));
+                if let Some(jit) = host_jit {
+                    let r = cell(jit).expect("host JIT measured");
+                    assert!(r["error"].is_null(), "{r}");
+                    assert!(r["speedup_vs_interp"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+                    assert!(r["code_bytes"].as_u64().unwrap_or(0) > 0, "{r}");
+                    assert!(r["time_vs_f32"].as_f64().is_some(), "{r}");
+                }
+            }
+        }
+    }
+    for c in v["compile"].as_array().expect("compile") {
+        // A JIT whose results differ from the interpreter's would make its timings meaningless.
+        assert!(c["mismatch"].is_null(), "{c}");
+        if c["error"].is_null() {
+            assert!(c["compile_us"].as_f64().unwrap_or(-1.0) >= 0.0, "{c}");
+        }
+    }
+
+    let chart = std::fs::read_to_string(&svg).expect("SVG written");
+    assert!(
+        chart.starts_with("<svg"),
+        "{}",
+        &chart[..chart.len().min(200)]
+    );
+    assert!(chart.trim_end().ends_with("</svg>"));
+    assert!(chart.contains("lights8.v.pica interp"));
+    assert!(chart.contains("<rect"));
+}
+
+#[test]
+fn bench_table_and_markdown_on_a_given_file() {
+    let out = picajit(&[
+        "bench",
+        "examples/mvp.v.pica",
+        "--engine",
+        "interp",
+        "--float",
+        "f24",
+        "--batch",
+        "4",
+        "--time-ms",
+        "1",
+        "--samples",
+        "1",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("ns/vertex"), "{table}");
+    assert!(table.contains("mvp.v.pica"), "{table}");
+    assert!(out.stderr.is_empty(), "--quiet still printed progress");
+
+    let mut args = TINY.to_vec();
+    args.extend(["examples/branches.v.pica", "--markdown", "-q"]);
+    let out = picajit(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("| shader |"), "{md}");
+    assert!(md.contains("| `branches.v.pica` |"), "{md}");
+}
+
+#[test]
+fn bench_reports_bad_input_without_panicking() {
+    let not_a_shader = scratch("garbage.pica");
+    std::fs::write(&not_a_shader, "this is not assembly\n").expect("write");
+    let not_a_shader = not_a_shader.to_str().expect("utf-8 path").to_string();
+    let dir = std::env::temp_dir();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["bench", "--engine", "gpu"],
+        vec!["bench", "--engine", "auto"],
+        vec!["bench", "--float", "f16"],
+        vec!["bench", "--batch", "0"],
+        vec!["bench", "--batch", "100000000"],
+        vec!["bench", "--samples", "0"],
+        vec!["bench", "no/such/file.pica"],
+        vec!["bench", &not_a_shader],
+        vec!["bench", "--set", "nosuchuniform=1"],
+        vec!["bench", "--set", "c200=1"],
+        vec!["bench", "--plot", dir.to_str().expect("utf-8 path")],
+    ];
+    for args in cases {
+        let out = picajit(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+        assert!(
+            stderr.contains("error"),
+            "{args:?}: no error message: {stderr}"
+        );
+    }
+}
+
+// --- the example shaders, by hand ---
+
+fn load(name: &str) -> (Shader, Uniforms, Dvle) {
+    let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("example exists");
+    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: &text }])
+        .expect("example assembles");
+    let (program, uniforms) = program_from_shbin(&shbin, 0).expect("DVLE 0");
+    let config = EngineConfig {
+        backend: BackendChoice::Interpreter,
+        float_mode: FloatMode::F24(Rounding::TowardZero),
+        ..EngineConfig::default()
+    };
+    let shader = Shader::new(program, &config).expect("prepares");
+    (shader, uniforms, shbin.dvles[0].clone())
+}
+
+/// Register index of `name[element]` in the DVLE's uniform table.
+fn reg(dvle: &Dvle, name: &str, element: u16, file: RegisterFile) -> usize {
+    let u = dvle
+        .uniform(name)
+        .unwrap_or_else(|| panic!("no uniform {name}"));
+    let (f, index) = RegisterFile::decode(u.first + element).expect("register");
+    assert_eq!(f, file, "{name}");
+    assert!(
+        u.first + element <= u.last,
+        "{name}[{element}] out of range"
+    );
+    index as usize
+}
+
+fn set(u: &mut Uniforms, dvle: &Dvle, name: &str, element: u16, v: [f32; 4]) {
+    u.set_float_f32(
+        reg(dvle, name, element, RegisterFile::Float),
+        v,
+        FloatMode::F24(Rounding::TowardZero),
+    );
+}
+
+fn identity(u: &mut Uniforms, dvle: &Dvle, name: &str) {
+    for k in 0..4u16 {
+        let mut row = [0.0; 4];
+        row[k as usize] = 1.0;
+        set(u, dvle, name, k, row);
+    }
+}
+
+fn input(dvle: &Dvle, name: &str) -> usize {
+    reg(dvle, name, 0, RegisterFile::Input)
+}
+
+fn assert_close(got: [f32; 4], want: [f32; 4], what: &str) {
+    for k in 0..4 {
+        assert!(
+            (got[k] - want[k]).abs() <= 1e-3 * want[k].abs().max(1.0),
+            "{what}: got {got:?}, want {want:?}"
+        );
+    }
+}
+
+#[test]
+fn skinning4_blends_four_bones() {
+    let (shader, mut u, dvle) = load("skinning4.v.pica");
+    identity(&mut u, &dvle, "projection");
+    // Bone k: identity rotation, translation (k, 0, 0).
+    for k in 0..4u16 {
+        set(&mut u, &dvle, "bones", 3 * k, [1.0, 0.0, 0.0, k as f32]);
+        set(&mut u, &dvle, "bones", 3 * k + 1, [0.0, 1.0, 0.0, 0.0]);
+        set(&mut u, &dvle, "bones", 3 * k + 2, [0.0, 0.0, 1.0, 0.0]);
+    }
+    let mut v = [[0.0f32; 4]; 16];
+    v[input(&dvle, "inpos")] = [1.0, 2.0, 3.0, 1.0];
+    v[input(&dvle, "innrm")] = [0.0, 0.0, 2.0, 0.0];
+    v[input(&dvle, "inidx")] = [0.0, 3.0, 6.0, 9.0];
+    v[input(&dvle, "inwgt")] = [0.25; 4];
+    let (regs, info) = shader.run_vertex(&u, &v).expect("runs");
+    // Translation blended: 0.25 * (0 + 1 + 2 + 3) = 1.5.
+    assert_eq!(regs.output[0], [2.5, 2.0, 3.0, 1.0]);
+    // Normal renormalised to (0, 0, 1), shown as n * 0.5 + 0.5.
+    assert_eq!(regs.output[1], [0.5, 0.5, 1.0, 1.0]);
+    assert_eq!(info.instructions, 34);
+
+    // Unequal weights on two bones: 0.75 * bone 2 + 0.25 * bone 3 shifts x by 2.25.
+    v[input(&dvle, "inidx")] = [6.0, 9.0, 0.0, 0.0];
+    v[input(&dvle, "inwgt")] = [0.75, 0.25, 0.0, 0.0];
+    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    assert_eq!(regs.output[0], [3.25, 2.0, 3.0, 1.0]);
+}
+
+fn lights8_uniforms(dvle: &Dvle, u: &mut Uniforms, attenuation: [f32; 4]) {
+    identity(u, dvle, "projection");
+    identity(u, dvle, "modelview");
+    // Seven dark lights far away; light 0 one unit in front of the vertex.
+    for k in 0..8u16 {
+        set(u, dvle, "lights", 4 * k, [0.0, 100.0, 0.0, 1.0]);
+        set(u, dvle, "lights", 4 * k + 3, [1.0, 0.0, 0.0, 0.0]);
+    }
+    set(u, dvle, "lights", 0, [0.0, 0.0, 1.0, 1.0]);
+    set(u, dvle, "lights", 1, [0.5, 0.25, 0.125, 1.0]);
+    set(u, dvle, "lights", 2, [0.25, 0.25, 0.25, 1.0]);
+    set(u, dvle, "lights", 3, attenuation);
+    set(u, dvle, "ambient", 0, [0.125, 0.125, 0.125, 1.0]);
+    set(u, dvle, "material", 0, [8.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn lights8_sums_eight_lights() {
+    let (shader, base, dvle) = load("lights8.v.pica");
+    let mut v = [[0.0f32; 4]; 16];
+    v[input(&dvle, "inpos")] = [0.0, 0.0, -1.0, 1.0];
+    v[input(&dvle, "innrm")] = [0.0, 0.0, 1.0, 0.0];
+
+    // Light 0 straight above the surface at distance 2 and the eye along the normal:
+    // n.l = n.h = 1, so colour = ambient + diffuse + specular.
+    let mut u = base.clone();
+    lights8_uniforms(&dvle, &mut u, [1.0, 0.0, 0.0, 0.0]);
+    let (regs, info) = shader.run_vertex(&u, &v).expect("runs");
+    assert_eq!(regs.output[0], [0.0, 0.0, -1.0, 1.0]);
+    assert_close(regs.output[1], [0.875, 0.625, 0.5, 1.0], "unattenuated");
+    assert_eq!(regs.al, 32, "the loop visits all eight lights");
+    assert!(
+        info.instructions > 8 * 20,
+        "{} instructions",
+        info.instructions
+    );
+
+    // k0 = 0.5: attenuation 2 doubles the light's contribution, not the ambient.
+    let mut u = base.clone();
+    lights8_uniforms(&dvle, &mut u, [0.5, 0.0, 0.0, 0.0]);
+    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    assert_close(regs.output[1], [1.625, 1.125, 0.875, 1.0], "k0 = 0.5");
+
+    // k2 = 1 at distance 2: attenuation 1/4.
+    let mut u = base;
+    lights8_uniforms(&dvle, &mut u, [0.0, 0.0, 1.0, 0.0]);
+    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    assert_close(regs.output[1], [0.3125, 0.25, 0.21875, 1.0], "k2 = 1");
+}
+
+#[test]
+fn branches_takes_each_path() {
+    let (shader, mut u, dvle) = load("branches.v.pica");
+    identity(&mut u, &dvle, "projection");
+    // w = -z, as in a perspective projection.
+    set(&mut u, &dvle, "projection", 3, [0.0, 0.0, -1.0, 0.0]);
+    set(&mut u, &dvle, "lightdir", 0, [0.0, 0.0, 1.0, 0.0]);
+    let bands = [(0.875, 1.0), (0.75, 0.8), (0.5, 0.6), (0.0, 0.4)];
+    for k in 0..8u16 {
+        let (t, i) = bands[(k as usize).min(3)];
+        set(&mut u, &dvle, "bands", k, [t, i, 0.0, 0.0]);
+    }
+    set(&mut u, &dvle, "ambient", 0, [0.25, 0.25, 0.25, 1.0]);
+    set(&mut u, &dvle, "fog", 0, [4.0, 0.25, 0.0, 0.0]);
+    set(&mut u, &dvle, "fogclr", 0, [1.0, 1.0, 1.0, 1.0]);
+    let vertex = |z: f32, nz: f32| {
+        let mut v = [[0.0f32; 4]; 16];
+        v[input(&dvle, "inpos")] = [0.0, 0.0, z, 1.0];
+        v[input(&dvle, "innrm")] = [0.0, 0.0, nz, 0.0];
+        v[input(&dvle, "inclr")] = [1.0, 0.5, 0.25, 1.0];
+        v
+    };
+
+    // Lit (n.l = 0.625 falls in the third band, intensity 0.6), nearer than the fog.
+    let (regs, near_lit) = shader.run_vertex(&u, &vertex(-2.0, 0.625)).expect("runs");
+    assert_close(regs.output[1], [0.6, 0.3, 0.15, 1.0], "lit, no fog");
+    assert_eq!(regs.al, 2, "BREAKC left the loop at the third band");
+
+    // Brighter: the first band matches, so the loop runs once.
+    let (regs, bright) = shader.run_vertex(&u, &vertex(-2.0, 1.0)).expect("runs");
+    assert_close(regs.output[1], [1.0, 0.5, 0.25, 1.0], "first band");
+    assert!(bright.instructions < near_lit.instructions);
+
+    // Facing away, at depth 6: ambient, then half way into the fog.
+    let (regs, _) = shader.run_vertex(&u, &vertex(-6.0, -1.0)).expect("runs");
+    assert_close(
+        regs.output[1],
+        [0.625, 0.5625, 0.53125, 1.0],
+        "unlit, fogged",
+    );
+    assert_eq!(regs.output[0], [0.0, 0.0, -6.0, 6.0]);
+
+    // Past the fog end the fog factor is clamped to 1.
+    let (regs, _) = shader.run_vertex(&u, &vertex(-20.0, -1.0)).expect("runs");
+    assert_close(regs.output[1], [1.0, 1.0, 1.0, 1.0], "fully fogged");
+}
+
+#[test]
+fn point_to_disc_emits_a_closed_fan() {
+    let (shader, mut u, dvle) = load("point_to_disc.g.pica");
+    let a = std::f32::consts::TAU / 32.0;
+    set(&mut u, &dvle, "radius", 0, [2.0, 1.0, 0.0, 0.0]);
+    set(&mut u, &dvle, "rotx", 0, [a.cos(), -a.sin(), 0.0, 0.0]);
+    set(&mut u, &dvle, "roty", 0, [a.sin(), a.cos(), 0.0, 0.0]);
+    set(&mut u, &dvle, "rimclr", 0, [1.0, 1.0, 1.0, 0.5]);
+    let mut v = [[0.0f32; 4]; 16];
+    v[input(&dvle, "inpos")] = [10.0, 20.0, 0.5, 1.0];
+    v[input(&dvle, "inclr")] = [1.0, 0.5, 0.25, 1.0];
+
+    let mut runner = GeometryRunner::default();
+    runner
+        .invoke(&shader, dvle.gs_mode, &mut u, GsInput::Point(&v))
+        .expect("runs");
+    let (emitted, prims) = runner.state.take_output();
+    assert_eq!(emitted.len(), 34);
+    assert_eq!(prims.len(), 32);
+    assert_eq!(emitted[0].outputs[0], [10.0, 20.0, 0.5, 1.0], "centre");
+    assert_eq!(emitted[0].outputs[1], [1.0, 0.5, 0.25, 1.0]);
+    assert_eq!(
+        emitted[1].outputs[0],
+        [12.0, 20.0, 0.5, 1.0],
+        "first rim vertex"
+    );
+    assert_eq!(emitted[1].outputs[1], [1.0, 0.5, 0.25, 0.5], "rim colour");
+    // A quarter turn (8 steps) later the rim points along +y, and after 32 it is back.
+    assert_close(
+        emitted[1 + 8].outputs[0],
+        [10.0, 21.0, 0.5, 1.0],
+        "quarter turn",
+    );
+    assert_close(emitted[33].outputs[0], [12.0, 20.0, 0.5, 1.0], "closed");
+    // Every triangle has the centre, and windings alternate so all face the same way.
+    for (k, p) in prims.iter().enumerate() {
+        assert_eq!(p.vertices[0][0], [10.0, 20.0, 0.5, 1.0]);
+        assert_eq!(p.winding, k % 2 == 1, "triangle {k}");
+    }
+}
+
+#[test]
+fn every_example_runs_with_its_benchmark_inputs() {
+    for (name, text) in EXAMPLES {
+        let (_, warnings) =
+            picajit::asm::assemble_with_warnings(&[picajit::asm::SourceFile { name, text }])
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(warnings.is_empty(), "{name}: {warnings:?}");
+    }
+    for w in Workload::examples().expect("examples assemble") {
+        for mode in picajit::bench::MODES {
+            let p = prepare(EngineKind::Interpreter, &w, mode, 1 << 20).expect("prepares");
+            let mut runner = BatchRunner::new(&p, &w, 64);
+            let stats = runner.run().unwrap_or_else(|e| panic!("{}: {e}", w.name));
+            assert!(stats.instructions >= 64 * 10, "{}: {stats:?}", w.name);
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Engine API: batches, vertex input conversion, geometry-shader state across invocations
+//! (registers, b15, input modes) and SHBIN constant application.
+
+use picajit::engine::{
+    apply_constants, program_from_shbin, BackendChoice, EngineConfig, EngineError, GeometryRunner,
+    GsInput, Shader,
+};
+use picajit::interp::exec::ExecError;
+use picajit::interp::float::{FloatMode, Rounding, F24};
+use picajit::interp::isa::*;
+use picajit::interp::program::{GsInputMode, Program, ShaderKind};
+use picajit::interp::state::Uniforms;
+use picajit::shbin::{Constant, Dvle, Shbin};
+
+fn id_desc() -> u64 {
+    OperandDesc::new(WriteMask::XYZW, [false; 3], [Swizzle::IDENTITY; 3]).0
+}
+
+fn words(code: &[Instruction]) -> Vec<u32> {
+    code.iter().map(|i| encode(i).unwrap()).collect()
+}
+
+fn interp_config(mode: FloatMode) -> EngineConfig {
+    EngineConfig {
+        backend: BackendChoice::Interpreter,
+        float_mode: mode,
+        ..EngineConfig::default()
+    }
+}
+
+/// o0 = v0 + c0; o1 = v1
+fn add_program() -> Program {
+    let code = words(&[
+        Instruction::Binary {
+            op: Opcode::Add,
+            dst: DstReg::Output(0),
+            src1: SrcReg::Const(0),
+            src2: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Unary {
+            op: Opcode::Mov,
+            dst: DstReg::Output(1),
+            src: SrcReg::Input(1),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::End,
+    ]);
+    Program::new(code, vec![id_desc()], 0, ShaderKind::Vertex).unwrap()
+}
+
+#[test]
+fn batch_runs_every_vertex_independently() {
+    let shader = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
+    let mut u = Uniforms::default();
+    u.set_float_raw(0, [1.0, 2.0, 3.0, 4.0]);
+    let inputs: Vec<[[f32; 4]; 16]> = (0..10)
+        .map(|n| {
+            let mut v = [[0.0; 4]; 16];
+            v[0] = [n as f32; 4];
+            v[1] = [-(n as f32); 4];
+            v
+        })
+        .collect();
+    let mut outputs = vec![[[9.0; 4]; 16]; 10];
+    let total = shader.run_batch(&u, &inputs, &mut outputs).unwrap();
+    assert_eq!(total, 30);
+    for (n, o) in outputs.iter().enumerate() {
+        let n = n as f32;
+        assert_eq!(o[0], [n + 1.0, n + 2.0, n + 3.0, n + 4.0]);
+        assert_eq!(o[1], [-n; 4]);
+        assert_eq!(
+            o[2], [0.0; 4],
+            "unwritten outputs start at zero for every vertex"
+        );
+    }
+}
+
+#[test]
+fn batch_reports_the_failing_vertex() {
+    // A runaway loop fails every vertex; the error names vertex 0 and the budget.
+    let code = words(&[Instruction::JmpU {
+        b: 0,
+        dest: 0,
+        invert: true,
+    }]);
+    let p = Program::new(code, vec![], 0, ShaderKind::Vertex).unwrap();
+    let config = EngineConfig {
+        budget: 500,
+        ..interp_config(FloatMode::default())
+    };
+    let shader = Shader::new(p, &config).unwrap();
+    let inputs = vec![[[0.0; 4]; 16]; 3];
+    let mut outputs = vec![[[0.0; 4]; 16]; 3];
+    let err = shader
+        .run_batch(&Uniforms::default(), &inputs, &mut outputs)
+        .unwrap_err();
+    assert_eq!(err.vertex, 0);
+    assert_eq!(err.error, ExecError::BudgetExhausted { budget: 500, pc: 0 });
+    assert!(err.to_string().contains("budget of 500"));
+}
+
+#[test]
+fn f24_mode_converts_vertex_inputs_like_the_input_stage() {
+    let mut input = [[0.0f32; 4]; 16];
+    input[1] = [0.1, 1e-30, 3e30, -0.0];
+    let u = Uniforms::default();
+    for r in [Rounding::TowardZero, Rounding::NearestEven] {
+        let shader = Shader::new(add_program(), &interp_config(FloatMode::F24(r))).unwrap();
+        let (regs, _) = shader.run_vertex(&u, &input).unwrap();
+        let want: Vec<u32> = input[1]
+            .iter()
+            .map(|&x| F24::from_f32(x, r).bits())
+            .collect();
+        let got: Vec<u32> = regs.output[1]
+            .iter()
+            .map(|&x| F24::from_f32_exact(x).expect("f24 value").bits())
+            .collect();
+        assert_eq!(got, want, "{r:?}");
+    }
+    // 0.1 truncates to 0x3B9999 (picasso's encoding of .constf 0.1) and rounds to 0x3B999A.
+    let rtz = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
+    assert_eq!(
+        F24::from_f32_exact(rtz.run_vertex(&u, &input).unwrap().0.output[1][0])
+            .unwrap()
+            .bits(),
+        0x3B9999
+    );
+    // F32 mode keeps the f32 values.
+    let f32s = Shader::new(add_program(), &interp_config(FloatMode::F32)).unwrap();
+    assert_eq!(f32s.run_vertex(&u, &input).unwrap().0.output[1][0], 0.1);
+}
+
+#[test]
+fn jit_backends_report_unavailability_or_fallback_clearly() {
+    let auto = Shader::new(add_program(), &EngineConfig::default()).unwrap();
+    if auto.backend() == picajit::engine::ActiveBackend::Interpreter {
+        assert!(
+            auto.fallback_reason().is_some(),
+            "an interpreter fallback says why"
+        );
+    }
+    let interp = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
+    assert_eq!(interp.fallback_reason(), None);
+}
+
+/// A geometry program: r0 += c0 (persists across invocations), o0 = r0, emit; o1 = c[first]
+fn gs_program() -> Program {
+    let code = words(&[
+        Instruction::Binary {
+            op: Opcode::Add,
+            dst: DstReg::Temp(0),
+            src1: SrcReg::Const(0),
+            src2: SrcReg::Temp(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Unary {
+            op: Opcode::Mov,
+            dst: DstReg::Output(0),
+            src: SrcReg::Temp(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Unary {
+            op: Opcode::Mov,
+            dst: DstReg::Output(1),
+            src: SrcReg::Const(10),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Unary {
+            op: Opcode::Mov,
+            dst: DstReg::Output(2),
+            src: SrcReg::Const(11),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Unary {
+            op: Opcode::Mov,
+            dst: DstReg::Output(3),
+            src: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::SetEmit {
+            vtx: 0,
+            primitive: false,
+            winding: false,
+        },
+        Instruction::Emit,
+        Instruction::End,
+    ]);
+    Program::new(code, vec![id_desc()], 0, ShaderKind::Geometry).unwrap()
+}
+
+#[test]
+fn geometry_runner_keeps_registers_and_sets_b15() {
+    let shader = Shader::new(gs_program(), &interp_config(FloatMode::default())).unwrap();
+    let mut u = Uniforms::default();
+    u.set_float_raw(0, [1.0; 4]);
+    let mut runner = GeometryRunner::default();
+    let mut v = [[0.0f32; 4]; 16];
+    assert!(!u.bool(15));
+    for k in 1..=3 {
+        v[0] = [k as f32; 4];
+        runner
+            .invoke(&shader, GsInputMode::Point, &mut u, GsInput::Point(&v))
+            .unwrap();
+        assert!(u.bool(15), "b15 is set after each invocation");
+    }
+    let (emitted, prims) = runner.state.take_output();
+    assert!(prims.is_empty());
+    let o0: Vec<f32> = emitted.iter().map(|e| e.outputs[0][0]).collect();
+    assert_eq!(o0, [1.0, 2.0, 3.0], "r0 persists between invocations");
+    let o3: Vec<f32> = emitted.iter().map(|e| e.outputs[3][0]).collect();
+    assert_eq!(o3, [1.0, 2.0, 3.0], "point mode delivers the vertex in v0");
+}
+
+#[test]
+fn geometry_variable_and_fixed_modes_fill_uniforms() {
+    let shader = Shader::new(gs_program(), &interp_config(FloatMode::default())).unwrap();
+    let rows = [[5.0f32; 4], [6.0; 4]];
+    // Variable mode from c10: c10 = count, then the rows.
+    let mut u = Uniforms::default();
+    let mut runner = GeometryRunner::default();
+    let mode = GsInputMode::Variable {
+        first_uniform: 10,
+        full_vertices: 1,
+    };
+    runner
+        .invoke(
+            &shader,
+            mode,
+            &mut u,
+            GsInput::Uniforms {
+                rows: &rows,
+                count: 2,
+            },
+        )
+        .unwrap();
+    assert_eq!(u.float(10), [2.0; 4]);
+    assert_eq!(u.float(11), [5.0; 4]);
+    assert_eq!(u.float(12), [6.0; 4]);
+    let (emitted, _) = runner.state.take_output();
+    assert_eq!(emitted[0].outputs[1], [2.0; 4]);
+    assert_eq!(emitted[0].outputs[2], [5.0; 4]);
+    // Fixed mode from c10: rows start at c10.
+    let mut u = Uniforms::default();
+    let mut runner = GeometryRunner::default();
+    let mode = GsInputMode::Fixed {
+        first_uniform: 10,
+        vertices: 2,
+    };
+    runner
+        .invoke(
+            &shader,
+            mode,
+            &mut u,
+            GsInput::Uniforms {
+                rows: &rows,
+                count: 2,
+            },
+        )
+        .unwrap();
+    assert_eq!(u.float(10), [5.0; 4]);
+    assert_eq!(u.float(11), [6.0; 4]);
+}
+
+#[test]
+fn shbin_constants_are_applied_and_bad_dvle_index_is_an_error() {
+    let mut dvle = Dvle::new(ShaderKind::Vertex);
+    dvle.constants = vec![
+        Constant::FVec {
+            reg: 95,
+            value: [0x3F0000, 0x400000, 0, 0xBF0000],
+        },
+        Constant::IVec {
+            reg: 2,
+            value: [3, 1, 2, 0],
+        },
+        Constant::Bool {
+            reg: 7,
+            value: true,
+        },
+    ];
+    let shbin = Shbin {
+        code: add_program().code().to_vec(),
+        opdescs: vec![id_desc()],
+        dvles: vec![dvle.clone()],
+        ..Shbin::default()
+    };
+    let (program, u) = program_from_shbin(&shbin, 0).unwrap();
+    assert_eq!(program.entry(), 0);
+    assert_eq!(u.float(95), [1.0, 2.0, 0.0, -1.0]);
+    assert_eq!(u.int(2), [3, 1, 2, 0]);
+    assert!(u.bool(7));
+    let mut u2 = Uniforms::default();
+    apply_constants(&dvle, &mut u2);
+    assert_eq!(u2, u);
+    assert!(matches!(
+        program_from_shbin(&shbin, 1),
+        Err(EngineError::NoSuchDvle { index: 1, count: 1 })
+    ));
+}

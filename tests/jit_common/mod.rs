@@ -1,0 +1,222 @@
+//! Shared helpers of the JIT differential tests: run a program on the interpreter and on
+//! compiled code and compare everything bit for bit.
+
+#![allow(dead_code)]
+
+use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
+use picajit::interp::float::FloatMode;
+use picajit::interp::isa::{decode, format_instruction};
+use picajit::interp::program::{Program, ShaderKind};
+use picajit::interp::state::{GeometryState, Registers, Uniforms};
+use picajit::testgen::TestCase;
+use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
+
+/// How one differential run went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Compiled code finished and matched the interpreter.
+    Matched,
+    /// Compiled code deopted and the interpreter reported an error (as it must).
+    Deopted,
+    /// The program was not compiled.
+    Unsupported,
+}
+
+/// All state as bit patterns.
+pub fn reg_bits(r: &Registers) -> Vec<u32> {
+    let mut v = Vec::with_capacity(200);
+    for bank in [&r.input, &r.temp, &r.output] {
+        for reg in bank.iter() {
+            v.extend(reg.iter().map(|x| x.to_bits()));
+        }
+    }
+    v.extend(r.a0.iter().map(|&x| x as u32));
+    v.push(r.al as u32);
+    v.push(r.cmp[0] as u32 | (r.cmp[1] as u32) << 8);
+    v
+}
+
+fn bank_bits(b: &[[f32; 4]; 16]) -> Vec<u32> {
+    b.iter()
+        .flat_map(|r| r.iter().map(|x| x.to_bits()))
+        .collect()
+}
+
+/// Geometry state as bit patterns.
+pub fn gs_bits(g: &GeometryState) -> Vec<u32> {
+    let mut v = vec![g.vertex_id as u32, g.primitive as u32, g.winding as u32];
+    v.extend(bank_bits(&g.other_bank));
+    for s in &g.slots {
+        v.extend(bank_bits(s));
+    }
+    v.push(g.emitted.len() as u32);
+    for e in &g.emitted {
+        v.extend(bank_bits(&e.outputs));
+        v.extend([e.slot as u32, e.primitive as u32, e.winding as u32]);
+    }
+    v
+}
+
+/// Program listing for failure messages.
+pub fn listing(p: &Program) -> String {
+    let mut s = format!("entry 0x{:03x}, kind {}\n", p.entry(), p.kind());
+    for (pc, &w) in p.code().iter().enumerate() {
+        s.push_str(&format!(
+            "  {pc:03x}: {w:08x}  {}\n",
+            format_instruction(&decode(w), p.opdescs())
+        ));
+    }
+    s
+}
+
+fn first_diff(a: &[u32], b: &[u32]) -> String {
+    let names = |i: usize| -> String {
+        let (bank, rest) = (i / 64, i % 64);
+        match bank {
+            0 => format!("v{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
+            1 => format!("r{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
+            2 => format!("o{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
+            _ => ["a0.x", "a0.y", "aL", "cmp"]
+                .get(rest)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| format!("#{i}")),
+        }
+    };
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x != y {
+            return format!(
+                "{}: interp {x:08x} ({}) jit {y:08x} ({})",
+                names(i),
+                f32::from_bits(*x),
+                f32::from_bits(*y)
+            );
+        }
+    }
+    "lengths differ".into()
+}
+
+/// Compile for the host with `features` and compare against the interpreter.
+pub fn check_with(
+    program: &Program,
+    uniforms: &Uniforms,
+    inputs: &[[f32; 4]; 16],
+    mode: FloatMode,
+    budget: u64,
+    features: HostFeatures,
+) -> Outcome {
+    let shader = match compile(program, mode, Backend::X64, features) {
+        Ok(s) => s,
+        Err(CompileError::Unsupported(_)) => return Outcome::Unsupported,
+        Err(e) => panic!("{e}\n{}", listing(program)),
+    };
+    check_shader(&shader, program, uniforms, inputs, mode, budget)
+}
+
+/// Compare an already compiled shader against the interpreter.
+pub fn check_shader(
+    shader: &CompiledShader,
+    program: &Program,
+    uniforms: &Uniforms,
+    inputs: &[[f32; 4]; 16],
+    mode: FloatMode,
+    budget: u64,
+) -> Outcome {
+    let mut init = Registers::default();
+    init.input = *inputs;
+    check_regs(shader, program, uniforms, &init, mode, budget)
+}
+
+/// Compare from arbitrary initial registers (a0, aL, temporaries…).
+pub fn check_regs(
+    shader: &CompiledShader,
+    program: &Program,
+    uniforms: &Uniforms,
+    init: &Registers,
+    mode: FloatMode,
+    budget: u64,
+) -> Outcome {
+    let interp = Interpreter::new(program, mode);
+    let geometry = program.kind() == ShaderKind::Geometry;
+    let mut r1 = init.clone();
+    let mut r2 = r1.clone();
+    let mut g1 = GeometryState::default();
+    let mut g2 = GeometryState::default();
+    let e1: Result<RunInfo, ExecError> =
+        interp.run(&mut r1, uniforms, geometry.then_some(&mut g1), budget);
+    let e2 = shader.try_run(&mut r2, uniforms, geometry.then_some(&mut g2), budget);
+    let ctx = || {
+        format!(
+            "mode {mode:?}, budget {budget}\n{}\n{}",
+            listing(program),
+            shader.analysis()
+        )
+    };
+    match e2 {
+        Ok(info2) => {
+            let info1 = match &e1 {
+                Ok(i) => *i,
+                Err(e) => panic!("jit finished but interpreter failed: {e}\n{}", ctx()),
+            };
+            assert_eq!(info1, info2, "instruction counts differ\n{}", ctx());
+            let (b1, b2) = (reg_bits(&r1), reg_bits(&r2));
+            assert!(
+                b1 == b2,
+                "registers differ: {}\n{}",
+                first_diff(&b1, &b2),
+                ctx()
+            );
+            if geometry {
+                assert!(
+                    gs_bits(&g1) == gs_bits(&g2),
+                    "geometry state differs\n{}",
+                    ctx()
+                );
+            }
+            Outcome::Matched
+        }
+        Err(JitExit::Deopt { .. }) | Err(JitExit::Budget) => {
+            let emit_full = g1.emitted.len() >= 64;
+            assert!(
+                e1.is_err() || emit_full,
+                "jit deopted ({e2:?}) but the interpreter finished\n{}",
+                ctx()
+            );
+            // The fallback path must reproduce the interpreter exactly.
+            let mut r3 = init.clone();
+            let mut g3 = GeometryState::default();
+            let e3 = shader.run(&mut r3, uniforms, geometry.then_some(&mut g3), budget);
+            assert_eq!(e1, e3, "fallback result differs\n{}", ctx());
+            assert!(
+                reg_bits(&r1) == reg_bits(&r3),
+                "fallback registers differ\n{}",
+                ctx()
+            );
+            Outcome::Deopted
+        }
+        Err(other) => panic!("unexpected jit exit {other:?}\n{}", ctx()),
+    }
+}
+
+/// [`check_with`] on a generated case with the detected host features.
+pub fn check_case(case: &TestCase, budget: u64) -> Outcome {
+    check_with(
+        &case.program,
+        &case.uniforms,
+        &case.inputs,
+        case.mode,
+        budget,
+        HostFeatures::detect(),
+    )
+}
+
+/// [`check_case`] with explicit CPU features (to test the lower tiers on a capable host).
+pub fn check_case_with(case: &TestCase, budget: u64, features: HostFeatures) -> Outcome {
+    check_with(
+        &case.program,
+        &case.uniforms,
+        &case.inputs,
+        case.mode,
+        budget,
+        features,
+    )
+}
