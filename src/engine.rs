@@ -9,9 +9,12 @@
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
 use picajit_interp::float::{FloatMode, F24};
+use picajit_interp::isa::{decode, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
 use std::fmt;
+use std::sync::Arc;
 
 /// Which engine to run programs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -135,34 +138,86 @@ impl std::error::Error for BatchError {}
 pub struct Shader {
     program: Program,
     interp: Interpreter,
+    jit: Option<Arc<CompiledShader>>,
     config: EngineConfig,
     active: ActiveBackend,
     fallback: Option<String>,
+    input_mask: u16,
 }
 
 impl Shader {
-    /// Prepare `program` for `config`.
+    /// Prepare `program` for `config`, compiling it when a JIT is selected.
     pub fn new(program: Program, config: &EngineConfig) -> Result<Shader, EngineError> {
+        Shader::prepare(program, config, None)
+    }
+
+    /// [`Shader::new`] reusing compiled code from `cache`: emulators switch between a few
+    /// programs many times per frame, and a hit skips code generation (the key covers
+    /// everything that changes the code, see [`CodeCache`]).
+    pub fn with_cache(
+        program: Program,
+        config: &EngineConfig,
+        cache: &CodeCache,
+    ) -> Result<Shader, EngineError> {
+        Shader::prepare(program, config, Some(cache))
+    }
+
+    fn prepare(
+        program: Program,
+        config: &EngineConfig,
+        cache: Option<&CodeCache>,
+    ) -> Result<Shader, EngineError> {
         let interp = Interpreter::new(&program, config.float_mode);
-        let (active, fallback) = match config.backend {
-            BackendChoice::Interpreter => (ActiveBackend::Interpreter, None),
-            BackendChoice::Auto => (
-                ActiveBackend::Interpreter,
-                Some("no JIT backend is available in this build yet".to_string()),
-            ),
-            BackendChoice::X64 | BackendChoice::A64 => {
-                return Err(EngineError::BackendUnavailable(
-                    "the JIT backends are not part of this build yet".to_string(),
-                ))
-            }
+        let target = match config.backend {
+            BackendChoice::Interpreter => None,
+            BackendChoice::Auto => Backend::host(),
+            BackendChoice::X64 => Some(Backend::X64),
+            BackendChoice::A64 => Some(Backend::A64),
         };
-        Ok(Shader {
+        let mut shader = Shader {
+            input_mask: input_mask(&program),
             program,
             interp,
+            jit: None,
             config: *config,
-            active,
-            fallback,
-        })
+            active: ActiveBackend::Interpreter,
+            fallback: None,
+        };
+        let Some(backend) = target else {
+            if config.backend == BackendChoice::Auto {
+                shader.fallback = Some("no JIT backend exists for this host architecture".into());
+            }
+            return Ok(shader);
+        };
+        let features = HostFeatures::detect();
+        let compiled = match cache {
+            Some(c) => c.get_or_compile(&shader.program, config.float_mode, backend, features),
+            None => picajit_jit::compile(&shader.program, config.float_mode, backend, features)
+                .map(Arc::new),
+        };
+        match compiled {
+            Ok(code) if code.is_executable() => {
+                shader.active = match backend {
+                    Backend::X64 => ActiveBackend::X64,
+                    Backend::A64 => ActiveBackend::A64,
+                };
+                shader.jit = Some(code);
+            }
+            Ok(_) => {
+                return Err(EngineError::BackendUnavailable(format!(
+                    "{backend} code cannot run on this host{}",
+                    if backend == Backend::A64 {
+                        " (x86-64 builds run it under emulation with the `a64-emu` feature)"
+                    } else {
+                        ""
+                    }
+                )))
+            }
+            // A program the JIT cannot reproduce still runs, on the interpreter; the
+            // reason is kept for `info` and the C ABI.
+            Err(e) => shader.fallback = Some(e.to_string()),
+        }
+        Ok(shader)
     }
 
     /// The program.
@@ -183,6 +238,18 @@ impl Shader {
     /// Why a JIT was requested but the interpreter runs this program, if so.
     pub fn fallback_reason(&self) -> Option<&str> {
         self.fallback.as_deref()
+    }
+
+    /// The compiled code, when a JIT runs this program (code size, compile time, analysis,
+    /// disassembly).
+    pub fn compiled(&self) -> Option<&CompiledShader> {
+        self.jit.as_deref()
+    }
+
+    /// Bit `n` set when the program reads input register v`n`. Only those registers are
+    /// converted on upload; the others cannot influence any result.
+    pub fn input_mask(&self) -> u16 {
+        self.input_mask
     }
 
     /// Run one invocation on caller-owned registers (used as they are: geometry shaders
@@ -235,19 +302,95 @@ impl Shader {
         inputs: &[[[f32; 4]; 16]],
         outputs: &mut [[[f32; 4]; 16]],
     ) -> Result<u64, BatchError> {
-        let mut regs = Registers::default();
+        let n = inputs.len().min(outputs.len());
+        let needs_conversion = matches!(self.config.float_mode, FloatMode::F24(_));
+        let Some(code) = &self.jit else {
+            let mut regs = Registers::default();
+            let mut total = 0;
+            for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                regs.input = if needs_conversion {
+                    self.convert_masked(input)
+                } else {
+                    *input
+                };
+                regs.reset_working_state();
+                let info = self
+                    .interp
+                    .run(&mut regs, uniforms, None, self.config.budget)
+                    .map_err(|error| BatchError { vertex: k, error })?;
+                total += info.instructions;
+                *output = regs.output;
+            }
+            return Ok(total);
+        };
+        let run = |ins: &[[[f32; 4]; 16]], outs: &mut [[[f32; 4]; 16]], base: usize| {
+            code.run_batch(ins, outs, uniforms, self.config.budget)
+                .map(|i| i.instructions)
+                .map_err(|e| BatchError {
+                    vertex: base + e.index,
+                    error: e.error,
+                })
+        };
+        if !needs_conversion {
+            return run(&inputs[..n], &mut outputs[..n], 0);
+        }
+        // Converted copies in chunks: bounded memory, and the rows stay in cache between
+        // conversion and execution.
+        const CHUNK: usize = 256;
+        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
         let mut total = 0;
-        for (n, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-            regs.input = self.convert_inputs(input);
-            regs.reset_working_state();
-            let info = self
-                .run(&mut regs, uniforms, None)
-                .map_err(|error| BatchError { vertex: n, error })?;
-            total += info.instructions;
-            *output = regs.output;
+        let mut base = 0;
+        while base < n {
+            let len = CHUNK.min(n - base);
+            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+                *dst = self.convert_masked(src);
+            }
+            total += run(&scratch[..len], &mut outputs[base..base + len], base)?;
+            base += len;
         }
         Ok(total)
     }
+
+    /// Convert only the registers the program reads; the rest are zero.
+    fn convert_masked(&self, input: &[[f32; 4]; 16]) -> [[f32; 4]; 16] {
+        let mut out = [[0.0f32; 4]; 16];
+        let mut mask = self.input_mask;
+        while mask != 0 {
+            let r = mask.trailing_zeros() as usize;
+            out[r] = self.convert_row(input[r]);
+            mask &= mask - 1;
+        }
+        out
+    }
+}
+
+/// Input registers any instruction of `program` reads (reachable or not: a superset is
+/// harmless, and relative addressing only ever indexes float uniforms).
+fn input_mask(program: &Program) -> u16 {
+    let mut mask = 0u16;
+    let mut add = |r: &SrcReg| {
+        if let SrcReg::Input(i) = r {
+            mask |= 1 << (i & 15);
+        }
+    };
+    for &w in program.code() {
+        match decode(w) {
+            Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
+                add(&src1);
+                add(&src2);
+            }
+            Instruction::Unary { src, .. } | Instruction::Mova { src, .. } => add(&src),
+            Instruction::Mad {
+                src1, src2, src3, ..
+            } => {
+                add(&src1);
+                add(&src2);
+                add(&src3);
+            }
+            _ => {}
+        }
+    }
+    mask
 }
 
 /// Geometry-shader execution state kept across invocations, as on hardware: registers, the

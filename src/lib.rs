@@ -3,12 +3,15 @@
 //!
 //! * [`interp`] (re-exported `picajit-interp`): ISA codec, float model, the reference
 //!   interpreter that defines correct results.
+//! * [`jit`] (re-exported `picajit-jit`): control-flow analysis, the x86-64 and AArch64
+//!   backends, executable-memory runtime and code cache.
 //! * [`engine`]: prepare a program for a backend and run invocations and batches.
 //! * [`shbin`]: read and write SHBIN (DVLB) files.
 //! * [`asm`]: picasso-syntax assembler and disassembler.
 //! * [`bench`]: throughput, compile-time and code-size measurement (`picajit bench`).
 
 pub use picajit_interp as interp;
+pub use picajit_jit as jit;
 
 pub mod asm;
 pub mod bench;

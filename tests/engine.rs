@@ -2,14 +2,15 @@
 //! (registers, b15, input modes) and SHBIN constant application.
 
 use picajit::engine::{
-    apply_constants, program_from_shbin, BackendChoice, EngineConfig, EngineError, GeometryRunner,
-    GsInput, Shader,
+    apply_constants, program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, EngineError,
+    GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::exec::ExecError;
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::*;
 use picajit::interp::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::state::Uniforms;
+use picajit::jit::CodeCache;
 use picajit::shbin::{Constant, Dvle, Shbin};
 
 fn id_desc() -> u64 {
@@ -136,14 +137,160 @@ fn f24_mode_converts_vertex_inputs_like_the_input_stage() {
 #[test]
 fn jit_backends_report_unavailability_or_fallback_clearly() {
     let auto = Shader::new(add_program(), &EngineConfig::default()).unwrap();
-    if auto.backend() == picajit::engine::ActiveBackend::Interpreter {
+    if auto.backend() == ActiveBackend::Interpreter {
         assert!(
             auto.fallback_reason().is_some(),
             "an interpreter fallback says why"
         );
+    } else {
+        assert!(auto.compiled().is_some());
+        assert_eq!(auto.fallback_reason(), None);
     }
     let interp = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
     assert_eq!(interp.fallback_reason(), None);
+    assert!(interp.compiled().is_none());
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn auto_selects_the_x64_jit_on_x86_64_hosts() {
+    let auto = Shader::new(add_program(), &EngineConfig::default()).unwrap();
+    assert_eq!(auto.backend(), ActiveBackend::X64);
+    let code = auto.compiled().unwrap();
+    assert!(code.code_size() > 0);
+    assert!(code.is_executable());
+}
+
+/// Random inputs (finite, special and subnormal values) for `n` vertices.
+fn awkward_inputs(n: usize) -> Vec<[[f32; 4]; 16]> {
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0e-39,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1.0e30,
+        -3.25,
+        0.1,
+    ];
+    let mut seed = 0x1234_5678u32;
+    (0..n)
+        .map(|_| {
+            let mut v = [[0.0f32; 4]; 16];
+            for x in v.iter_mut().flatten() {
+                seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                *x = if seed >> 28 < 3 {
+                    specials[(seed as usize >> 8) % specials.len()]
+                } else {
+                    (seed >> 8) as f32 / 65536.0 - 128.0
+                };
+            }
+            v
+        })
+        .collect()
+}
+
+/// Every engine gives the interpreter's bits on a batch, in every float mode, including
+/// batches long enough to use several conversion chunks.
+#[test]
+fn jit_batches_match_the_interpreter_bit_for_bit() {
+    let modes = [
+        FloatMode::F24(Rounding::TowardZero),
+        FloatMode::F24(Rounding::NearestEven),
+        FloatMode::F32,
+    ];
+    let inputs = awkward_inputs(700);
+    for mode in modes {
+        let mut u = Uniforms::default();
+        u.set_float_f32(0, [0.5, -1.0e-39, 3.0e38, f32::NAN], mode);
+        let reference = Shader::new(add_program(), &interp_config(mode)).unwrap();
+        let auto = Shader::new(
+            add_program(),
+            &EngineConfig {
+                float_mode: mode,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let mut want = vec![[[0.0f32; 4]; 16]; inputs.len()];
+        let mut got = vec![[[7.0f32; 4]; 16]; inputs.len()];
+        let n_ref = reference.run_batch(&u, &inputs, &mut want).unwrap();
+        let n_jit = auto.run_batch(&u, &inputs, &mut got).unwrap();
+        assert_eq!(n_ref, n_jit, "{mode:?}: instruction counts");
+        for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+            let wb: Vec<u32> = w.iter().flatten().map(|x| x.to_bits()).collect();
+            let gb: Vec<u32> = g.iter().flatten().map(|x| x.to_bits()).collect();
+            assert_eq!(wb, gb, "{mode:?}: vertex {k}");
+        }
+        // Single invocations agree too, registers included.
+        let (rw, _) = reference.run_vertex(&u, &inputs[3]).unwrap();
+        let (rg, _) = auto.run_vertex(&u, &inputs[3]).unwrap();
+        assert_eq!(format!("{rw:?}"), format!("{rg:?}"), "{mode:?}");
+    }
+}
+
+#[test]
+fn input_mask_lists_the_inputs_the_program_reads() {
+    let shader = Shader::new(add_program(), &EngineConfig::default()).unwrap();
+    assert_eq!(shader.input_mask(), 0b11);
+}
+
+#[test]
+fn code_cache_reuses_compiled_code() {
+    let cache = CodeCache::new();
+    let config = EngineConfig::default();
+    let a = Shader::with_cache(add_program(), &config, &cache).unwrap();
+    let b = Shader::with_cache(add_program(), &config, &cache).unwrap();
+    if a.backend() != ActiveBackend::Interpreter {
+        assert_eq!(cache.len(), 1);
+        assert!(std::ptr::eq(a.compiled().unwrap(), b.compiled().unwrap()));
+    }
+    let f32_config = EngineConfig {
+        float_mode: FloatMode::F32,
+        ..config
+    };
+    let c = Shader::with_cache(add_program(), &f32_config, &cache).unwrap();
+    if c.backend() != ActiveBackend::Interpreter {
+        assert_eq!(cache.len(), 2, "the float mode is part of the key");
+    }
+}
+
+#[test]
+fn jit_budget_errors_equal_the_interpreters() {
+    // A LOOP over i0 = 255 iterations around a JMP back to itself never ends.
+    let code = words(&[
+        Instruction::Loop { i: 0, dest: 1 },
+        Instruction::Nop,
+        Instruction::JmpU {
+            b: 0,
+            dest: 0,
+            invert: true,
+        },
+        Instruction::End,
+    ]);
+    let program = Program::new(code, vec![id_desc()], 0, ShaderKind::Vertex).unwrap();
+    let mut u = Uniforms::default();
+    u.set_int(0, [255, 0, 1, 0]);
+    let budget = 5000;
+    let run = |backend| {
+        let shader = Shader::new(
+            program.clone(),
+            &EngineConfig {
+                backend,
+                budget,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        shader.run_vertex(&u, &[[0.0; 4]; 16]).map(|r| r.1)
+    };
+    let reference = run(BackendChoice::Interpreter);
+    assert!(
+        matches!(reference, Err(ExecError::BudgetExhausted { budget: b, .. }) if b == budget),
+        "{reference:?}"
+    );
+    assert_eq!(run(BackendChoice::Auto), reference);
 }
 
 /// A geometry program: r0 += c0 (persists across invocations), o0 = r0, emit; o1 = c[first]
@@ -304,4 +451,33 @@ fn shbin_constants_are_applied_and_bad_dvle_index_is_an_error() {
         program_from_shbin(&shbin, 1),
         Err(EngineError::NoSuchDvle { index: 1, count: 1 })
     ));
+}
+
+/// Geometry shaders on the JIT keep the same state across invocations as on the
+/// interpreter: registers, output banks, the vertex buffer and b15.
+#[test]
+fn geometry_runner_on_the_jit_matches_the_interpreter() {
+    let run = |backend| {
+        let shader = Shader::new(
+            gs_program(),
+            &EngineConfig {
+                backend,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let mut u = Uniforms::default();
+        u.set_float_raw(0, [0.5; 4]);
+        u.set_float_raw(10, [2.0; 4]);
+        let mut runner = GeometryRunner::default();
+        let mut v = [[0.0f32; 4]; 16];
+        for k in 0..5 {
+            v[0] = [k as f32 * 0.25; 4];
+            runner
+                .invoke(&shader, GsInputMode::Point, &mut u, GsInput::Point(&v))
+                .unwrap();
+        }
+        format!("{:?} {:?}", runner.registers, runner.state)
+    };
+    assert_eq!(run(BackendChoice::Auto), run(BackendChoice::Interpreter));
 }

@@ -161,8 +161,9 @@ pub fn prepare(
         EngineKind::Interpreter => {
             through_engine(program, BackendChoice::Interpreter, mode, budget)?
         }
-        // The JIT crate directly while `engine::Shader` neither runs compiled code nor reports
-        // its size and compile time; then `through_engine(program, BackendChoice::X64, ...)`.
+        // The JIT crate directly: its batch entry takes register values, so input conversion
+        // stays out of the timing as it does for the interpreter above, and code for another
+        // architecture can still be generated and measured.
         EngineKind::X64 | EngineKind::A64 => through_jit(program, engine, mode)?,
     };
     Ok(Prepared {

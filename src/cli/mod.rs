@@ -1,6 +1,8 @@
 //! Subcommands of the `picajit` tool.
 
 mod bench;
+mod disasm;
+mod info;
 mod run;
 mod values;
 
@@ -59,31 +61,12 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Disassemble a SHBIN (or raw little-endian code words with --raw) to source.
-    Disasm {
-        /// Input file.
-        input: PathBuf,
-        /// Treat the input as raw code words.
-        #[arg(long)]
-        raw: bool,
-        /// With --raw: a file of raw 64-bit little-endian operand descriptors.
-        #[arg(long)]
-        opdescs: Option<PathBuf>,
-        /// With --raw: entry point word address.
-        #[arg(long, default_value_t = 0)]
-        entry: u32,
-        /// Write to this file instead of standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
-    /// Describe a SHBIN or source: entry points, uniforms, outputs, sizes.
-    Info {
-        /// SHBIN or source file.
-        input: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Disassemble a SHBIN (or raw little-endian code words with --raw) to source, or with
+    /// --jit show the host code the JIT generates for it.
+    Disasm(disasm::DisasmArgs),
+    /// Describe a SHBIN or source: entry points, uniforms, outputs, sizes; with --engine, whether
+    /// each program is compiled or falls back to the interpreter, and why.
+    Info(info::InfoArgs),
     /// Run a shader on given inputs and print its outputs.
     Run(run::RunArgs),
     /// Measure throughput, compile time and code size on every engine.
@@ -106,7 +89,7 @@ pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
     .map_err(|e| e.to_string())
 }
 
-fn read_words(path: &Path) -> Result<Vec<u32>, String> {
+pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if bytes.len() % 4 != 0 {
         return Err(format!(
@@ -121,7 +104,7 @@ fn read_words(path: &Path) -> Result<Vec<u32>, String> {
         .collect())
 }
 
-fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
+pub(crate) fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if bytes.len() % 8 != 0 {
         return Err(format!(
@@ -136,7 +119,7 @@ fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
         .collect())
 }
 
-fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {
+pub(crate) fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {
     match path {
         Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display())),
         None => {
@@ -144,82 +127,6 @@ fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {
             Ok(())
         }
     }
-}
-
-fn info(input: &Path, json: bool) -> Result<(), String> {
-    let shbin = load_shbin(input)?;
-    let dvles: Vec<serde_json::Value> = shbin
-        .dvles
-        .iter()
-        .enumerate()
-        .map(|(n, d)| {
-            serde_json::json!({
-                "index": n,
-                "kind": d.kind.to_string(),
-                "main": d.main,
-                "endmain": d.endmain,
-                "input_mask": d.input_mask,
-                "output_mask": d.output_mask,
-                "gs_mode": format!("{:?}", d.gs_mode),
-                "constants": d.constants.len(),
-                "outputs": d.outputs.iter().map(|o| serde_json::json!({
-                    "register": format!("o{}", o.reg),
-                    "semantic": o.semantic.picasso_name().map(str::to_string).unwrap_or_else(|| format!("{:?}", o.semantic)),
-                    "mask": o.mask,
-                })).collect::<Vec<_>>(),
-                "uniforms": d.uniforms.iter().map(|u| serde_json::json!({
-                    "name": u.name,
-                    "registers": u.register_range(),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    if json {
-        let v = serde_json::json!({
-            "code_words": shbin.code.len(),
-            "opdescs": shbin.opdescs.len(),
-            "size_bytes": shbin.to_bytes().len(),
-            "dvles": dvles,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return Ok(());
-    }
-    println!(
-        "{}: {} code words, {} operand descriptors, {} DVLE(s)",
-        input.display(),
-        shbin.code.len(),
-        shbin.opdescs.len(),
-        shbin.dvles.len()
-    );
-    for (n, d) in shbin.dvles.iter().enumerate() {
-        println!(
-            "DVLE #{n}: {} shader, entry 0x{:03x}..0x{:03x}, {} constants",
-            d.kind,
-            d.main,
-            d.endmain,
-            d.constants.len()
-        );
-        if d.kind == picajit::interp::program::ShaderKind::Geometry {
-            println!("  geometry input mode: {:?}", d.gs_mode);
-        }
-        for o in &d.outputs {
-            let sem = o
-                .semantic
-                .picasso_name()
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("{:?}", o.semantic));
-            println!("  output o{:<2} {sem} (mask {:#x})", o.reg, o.mask);
-        }
-        for u in &d.uniforms {
-            println!(
-                "  uniform {:<20} {}",
-                u.name,
-                u.register_range()
-                    .unwrap_or_else(|| format!("{}..{}", u.first, u.last))
-            );
-        }
-    }
-    Ok(())
 }
 
 fn dispatch(cli: Cli) -> Result<(), String> {
@@ -237,35 +144,25 @@ fn dispatch(cli: Cli) -> Result<(), String> {
                 .iter()
                 .map(|(n, t)| picajit::asm::SourceFile { name: n, text: t })
                 .collect();
-            let shbin = picajit::asm::assemble(&files).map_err(|e| e.to_string())?;
+            let shbin = match picajit::asm::assemble_with_warnings(&files) {
+                Ok((shbin, warnings)) => {
+                    for w in warnings {
+                        eprintln!("{w}");
+                    }
+                    shbin
+                }
+                Err(errors) => {
+                    // Every error, not only the first: fixing a file takes fewer rounds.
+                    let n = errors.len();
+                    let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                    return Err(format!("{}\n{n} error(s)", text.join("\n")));
+                }
+            };
             std::fs::write(&output, shbin.to_bytes())
                 .map_err(|e| format!("{}: {e}", output.display()))
         }
-        Command::Disasm {
-            input,
-            raw,
-            opdescs,
-            entry,
-            output,
-        } => {
-            let text = if raw {
-                let code = read_words(&input)?;
-                let descs = match opdescs {
-                    Some(p) => read_descs(&p)?,
-                    None => Vec::new(),
-                };
-                picajit::asm::disassemble_program(
-                    &code,
-                    &descs,
-                    entry,
-                    picajit::interp::program::ShaderKind::Vertex,
-                )
-            } else {
-                picajit::asm::disassemble(&load_shbin(&input)?)
-            };
-            write_out(output.as_deref(), &text)
-        }
-        Command::Info { input, json } => info(&input, json),
+        Command::Disasm(args) => disasm::disasm(args),
+        Command::Info(args) => info::info(args),
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
     }

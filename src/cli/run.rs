@@ -39,19 +39,19 @@ pub struct RunArgs {
     json: bool,
 }
 
-fn f24_hex(v: f32, mode: FloatMode) -> String {
-    // F24 registers hold exact f24 values, so this is lossless there; F32 results are
-    // truncated to f24 for this column and shown whole in `outputs_f32`.
-    let _ = mode;
-    format!("0x{:06x}", F24::from_f32(v, Rounding::TowardZero).bits())
+fn f24_hex(v: f32) -> String {
+    // F24 registers hold exact f24 values, so this is lossless there; F32-mode results that
+    // f24 cannot hold are truncated for this column and shown whole in `outputs_f32`.
+    let f = F24::from_f32_exact(v).unwrap_or_else(|| F24::from_f32(v, Rounding::TowardZero));
+    format!("0x{:06x}", f.bits())
 }
 
-fn regs_json(outputs: &[[f32; 4]; 16], written: u16, mode: FloatMode) -> (Value, Value) {
+fn regs_json(outputs: &[[f32; 4]; 16], written: u16) -> (Value, Value) {
     let mut f24 = Map::new();
     let mut f32m = Map::new();
     for (n, o) in outputs.iter().enumerate() {
         if written >> n & 1 != 0 {
-            f24.insert(format!("o{n}"), json!(o.map(|v| f24_hex(v, mode))));
+            f24.insert(format!("o{n}"), json!(o.map(f24_hex)));
             f32m.insert(
                 format!("o{n}"),
                 json!(o.map(|v| format!("0x{:08x}", v.to_bits()))),
@@ -61,8 +61,8 @@ fn regs_json(outputs: &[[f32; 4]; 16], written: u16, mode: FloatMode) -> (Value,
     (Value::Object(f24), Value::Object(f32m))
 }
 
-fn emit_json(e: &EmittedVertex, written: u16, mode: FloatMode) -> Value {
-    let (outputs, outputs_f32) = regs_json(&e.outputs, written, mode);
+fn emit_json(e: &EmittedVertex, written: u16) -> Value {
+    let (outputs, outputs_f32) = regs_json(&e.outputs, written);
     json!({
         "slot": e.slot,
         "primitive": e.primitive,
@@ -151,7 +151,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     };
 
     if args.json {
-        let (outputs, outputs_f32) = regs_json(&regs.output, written, mode);
+        let (outputs, outputs_f32) = regs_json(&regs.output, written);
         let mut v = json!({
             "engine": shader.backend().to_string(),
             "float": match mode { FloatMode::F32 => "f32", FloatMode::F24(_) => "f24" },
@@ -168,7 +168,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         if kind == ShaderKind::Geometry {
             v["emits"] = json!(emits
                 .iter()
-                .map(|e| emit_json(e, written, mode))
+                .map(|e| emit_json(e, written))
                 .collect::<Vec<_>>());
         }
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -201,10 +201,10 @@ pub fn run(args: RunArgs) -> Result<(), String> {
                 println!(
                     "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
                     "",
-                    f24_hex(o[0], mode),
-                    f24_hex(o[1], mode),
-                    f24_hex(o[2], mode),
-                    f24_hex(o[3], mode)
+                    f24_hex(o[0]),
+                    f24_hex(o[1]),
+                    f24_hex(o[2]),
+                    f24_hex(o[3])
                 );
             }
         }

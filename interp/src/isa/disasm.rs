@@ -67,17 +67,16 @@ pub fn format_instruction(instr: &Instruction, descs: &[u64]) -> String {
         }
         Instruction::Mova { src, rel, desc } => {
             let d = desc_of(desc);
-            let _ = write!(out, "{:<7} a0", "mova");
+            // Lanes always spelled out: picasso reads a bare `a0` as `a0.x`, so leaving them
+            // implicit would misread as one lane.
             let m = d.mask();
-            if m.0 & 0xC != 0xC {
-                let _ = write!(
-                    out,
-                    ".{}{}",
-                    if m.has(0) { "x" } else { "" },
-                    if m.has(1) { "y" } else { "" }
-                );
-            }
-            out.push_str(", ");
+            let lanes = match (m.has(0), m.has(1)) {
+                (true, true) => ".xy",
+                (true, false) => ".x",
+                (false, true) => ".y",
+                (false, false) => " (no lanes)",
+            };
+            let _ = write!(out, "{:<7} a0{lanes}, ", "mova");
             src_text(&mut out, d.neg(0), src, rel, d.swizzle(0));
         }
         Instruction::Cmp {

@@ -1,0 +1,119 @@
+//! `picajit disasm`: PICA source back from a SHBIN or raw words, or the host code the JIT
+//! generates for it (`--jit x64|a64`).
+
+use super::{load_shbin, read_descs, read_words, write_out, FloatArgs};
+use picajit::interp::program::{Program, ShaderKind};
+use picajit::jit::{compile, Backend, HostFeatures};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct DisasmArgs {
+    /// Input file: a SHBIN, a source file (assembled first), or raw words with --raw.
+    input: PathBuf,
+    /// Treat the input as raw little-endian code words.
+    #[arg(long)]
+    raw: bool,
+    /// With --raw: a file of raw 64-bit little-endian operand descriptors.
+    #[arg(long)]
+    opdescs: Option<PathBuf>,
+    /// With --raw: entry point word address.
+    #[arg(long, default_value_t = 0)]
+    entry: u32,
+    /// With --raw: the shader kind (vertex or geometry), which decides how EMIT/SETEMIT read.
+    #[arg(long, default_value = "vertex", value_parser = ["vertex", "geometry"])]
+    kind: String,
+    /// Print the host code the JIT generates (x64 or a64; either works on any host), each
+    /// part under the PICA instruction it implements.
+    #[arg(long, value_parser = ["x64", "a64"])]
+    jit: Option<String>,
+    /// With --jit: which DVLE of a SHBIN (default: all).
+    #[arg(long)]
+    dvle: Option<usize>,
+    #[command(flatten)]
+    float: FloatArgs,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+pub fn disasm(args: DisasmArgs) -> Result<(), String> {
+    let kind = if args.kind == "geometry" {
+        ShaderKind::Geometry
+    } else {
+        ShaderKind::Vertex
+    };
+    let text = match (&args.jit, args.raw) {
+        (None, true) => {
+            let code = read_words(&args.input)?;
+            let descs = match &args.opdescs {
+                Some(p) => read_descs(p)?,
+                None => Vec::new(),
+            };
+            picajit::asm::disassemble_program(&code, &descs, args.entry, kind)
+        }
+        (None, false) => picajit::asm::disassemble(&load_shbin(&args.input)?),
+        (Some(jit), _) => {
+            let backend = if jit == "a64" {
+                Backend::A64
+            } else {
+                Backend::X64
+            };
+            let programs = programs(&args, kind)?;
+            let mut out = String::new();
+            for (title, program) in programs {
+                out.push_str(&format!("; ==== {title}\n"));
+                out.push_str(&host_code(&program, backend, &args.float)?);
+            }
+            out
+        }
+    };
+    write_out(args.output.as_deref(), &text)
+}
+
+/// The programs to compile, each with a heading.
+fn programs(args: &DisasmArgs, kind: ShaderKind) -> Result<Vec<(String, Program)>, String> {
+    if args.raw {
+        let code = read_words(&args.input)?;
+        let descs = match &args.opdescs {
+            Some(p) => read_descs(p)?,
+            None => Vec::new(),
+        };
+        let p = Program::new(code, descs, args.entry, kind).map_err(|e| e.to_string())?;
+        return Ok(vec![(format!("entry 0x{:03x}", args.entry), p)]);
+    }
+    let shbin = load_shbin(&args.input)?;
+    let indices: Vec<usize> = match args.dvle {
+        Some(n) => vec![n],
+        None => (0..shbin.dvles.len()).collect(),
+    };
+    indices
+        .into_iter()
+        .map(|n| {
+            let (p, _) =
+                picajit::engine::program_from_shbin(&shbin, n).map_err(|e| e.to_string())?;
+            Ok((
+                format!("DVLE #{n} ({} shader, entry 0x{:03x})", p.kind(), p.entry()),
+                p,
+            ))
+        })
+        .collect()
+}
+
+fn host_code(program: &Program, backend: Backend, float: &FloatArgs) -> Result<String, String> {
+    // Host features for host code, the architecture's baseline otherwise, as `info` does.
+    let features = match backend {
+        b if Backend::host() == Some(b) => HostFeatures::detect(),
+        Backend::X64 => HostFeatures::SSE41,
+        Backend::A64 => HostFeatures::NEON,
+    };
+    match compile(program, float.mode()?, backend, features) {
+        Ok(code) => Ok(format!(
+            "; {backend}, {} bytes, features {}; {}\n{}",
+            code.code_size(),
+            code.features(),
+            code.analysis(),
+            code.disassemble()
+        )),
+        Err(e) => Ok(format!("; {backend}: runs on the interpreter ({e})\n")),
+    }
+}

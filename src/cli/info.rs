@@ -1,0 +1,224 @@
+//! `picajit info`: what a SHBIN holds, and with `--engine` how each program would run.
+
+use super::{load_shbin, FloatArgs};
+use picajit::engine::program_from_shbin;
+use picajit::interp::float::FloatMode;
+use picajit::jit::{compile, Backend, HostFeatures};
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// SHBIN or source file.
+    input: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also report, per DVLE, whether this engine (auto, interp, x64, a64) compiles the
+    /// program or runs it on the interpreter, and why. Code for another architecture than
+    /// the host's is generated (not run) for this.
+    #[arg(long)]
+    engine: Option<String>,
+    #[command(flatten)]
+    float: FloatArgs,
+}
+
+/// The JIT to ask about, if any (`None`: the interpreter was requested).
+struct JitQuery {
+    backend: Option<Backend>,
+    mode: FloatMode,
+}
+
+/// How one program would run.
+enum JitReport {
+    Interpreter(String),
+    Compiled {
+        backend: Backend,
+        code_bytes: usize,
+        compile_us: f64,
+        analysis: String,
+    },
+    Fallback {
+        backend: Backend,
+        reason: String,
+    },
+}
+
+impl JitQuery {
+    fn new(engine: &str, mode: FloatMode) -> Result<JitQuery, String> {
+        let backend = match engine {
+            "auto" => Some(Backend::host().ok_or("no JIT exists for this host architecture")?),
+            "interp" | "interpreter" => None,
+            "x64" => Some(Backend::X64),
+            "a64" => Some(Backend::A64),
+            _ => {
+                return Err(format!(
+                    "unknown engine '{engine}' (auto, interp, x64, a64)"
+                ))
+            }
+        };
+        Ok(JitQuery { backend, mode })
+    }
+
+    fn report(&self, shbin: &picajit::shbin::Shbin, dvle: usize) -> JitReport {
+        let Some(backend) = self.backend else {
+            return JitReport::Interpreter("interpreter requested".into());
+        };
+        let program = match program_from_shbin(shbin, dvle) {
+            Ok((p, _)) => p,
+            Err(e) => return JitReport::Interpreter(e.to_string()),
+        };
+        // The host's features for host code; the baseline elsewhere, as a build for that
+        // architecture would assume before detecting anything.
+        let features = match backend {
+            b if Backend::host() == Some(b) => HostFeatures::detect(),
+            Backend::X64 => HostFeatures::SSE41,
+            Backend::A64 => HostFeatures::NEON,
+        };
+        match compile(&program, self.mode, backend, features) {
+            Ok(code) => JitReport::Compiled {
+                backend,
+                code_bytes: code.code_size(),
+                compile_us: code.compile_time().as_secs_f64() * 1e6,
+                analysis: code.analysis().to_string(),
+            },
+            Err(e) => JitReport::Fallback {
+                backend,
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+impl JitReport {
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            JitReport::Interpreter(why) => serde_json::json!({
+                "engine": "interpreter", "compiled": false, "reason": why,
+            }),
+            JitReport::Compiled {
+                backend,
+                code_bytes,
+                compile_us,
+                analysis,
+            } => serde_json::json!({
+                "engine": backend.to_string(), "compiled": true, "code_bytes": code_bytes,
+                "compile_us": compile_us, "analysis": analysis,
+            }),
+            JitReport::Fallback { backend, reason } => serde_json::json!({
+                "engine": backend.to_string(), "compiled": false, "reason": reason,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for JitReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JitReport::Interpreter(why) => write!(f, "engine: interpreter ({why})"),
+            JitReport::Compiled {
+                backend,
+                code_bytes,
+                compile_us,
+                analysis,
+            } => write!(
+                f,
+                "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; {analysis}"
+            ),
+            JitReport::Fallback { backend, reason } => {
+                write!(
+                    f,
+                    "engine: {backend} falls back to the interpreter: {reason}"
+                )
+            }
+        }
+    }
+}
+
+pub fn info(args: InfoArgs) -> Result<(), String> {
+    let (input, json) = (args.input.as_path(), args.json);
+    let shbin = load_shbin(input)?;
+    let jit = match &args.engine {
+        Some(e) => Some(JitQuery::new(e, args.float.mode()?)?),
+        None => None,
+    };
+    let dvles: Vec<serde_json::Value> = shbin
+        .dvles
+        .iter()
+        .enumerate()
+        .map(|(n, d)| {
+            let mut v = serde_json::json!({
+                "index": n,
+                "kind": d.kind.to_string(),
+                "main": d.main,
+                "endmain": d.endmain,
+                "input_mask": d.input_mask,
+                "output_mask": d.output_mask,
+                "gs_mode": format!("{:?}", d.gs_mode),
+                "constants": d.constants.len(),
+                "outputs": d.outputs.iter().map(|o| serde_json::json!({
+                    "register": format!("o{}", o.reg),
+                    "semantic": o.semantic.picasso_name().map(str::to_string).unwrap_or_else(|| format!("{:?}", o.semantic)),
+                    "mask": o.mask,
+                })).collect::<Vec<_>>(),
+                "uniforms": d.uniforms.iter().map(|u| serde_json::json!({
+                    "name": u.name,
+                    "registers": u.register_range(),
+                })).collect::<Vec<_>>(),
+            });
+            if let Some(q) = &jit {
+                v["jit"] = q.report(&shbin, n).to_json();
+            }
+            v
+        })
+        .collect();
+    if json {
+        let v = serde_json::json!({
+            "code_words": shbin.code.len(),
+            "opdescs": shbin.opdescs.len(),
+            "size_bytes": shbin.to_bytes().len(),
+            "dvles": dvles,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(());
+    }
+    println!(
+        "{}: {} code words, {} operand descriptors, {} DVLE(s)",
+        input.display(),
+        shbin.code.len(),
+        shbin.opdescs.len(),
+        shbin.dvles.len()
+    );
+    for (n, d) in shbin.dvles.iter().enumerate() {
+        println!(
+            "DVLE #{n}: {} shader, entry 0x{:03x}..0x{:03x}, {} constants",
+            d.kind,
+            d.main,
+            d.endmain,
+            d.constants.len()
+        );
+        if d.kind == picajit::interp::program::ShaderKind::Geometry {
+            println!("  geometry input mode: {:?}", d.gs_mode);
+        }
+        if let Some(q) = &jit {
+            println!("  {}", q.report(&shbin, n));
+        }
+        for o in &d.outputs {
+            let sem = o
+                .semantic
+                .picasso_name()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("{:?}", o.semantic));
+            println!("  output o{:<2} {sem} (mask {:#x})", o.reg, o.mask);
+        }
+        for u in &d.uniforms {
+            println!(
+                "  uniform {:<20} {}",
+                u.name,
+                u.register_range()
+                    .unwrap_or_else(|| format!("{}..{}", u.first, u.last))
+            );
+        }
+    }
+    Ok(())
+}

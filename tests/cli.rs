@@ -1,0 +1,295 @@
+//! The `picajit` command line end to end: asm / disasm / info / run on the examples, on every
+//! engine, and its error paths.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn picajit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_picajit"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("picajit runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = picajit(args);
+    assert!(
+        out.status.success(),
+        "picajit {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// A failing command: non-zero exit, an error message, never a panic.
+fn fails(args: &[&str]) -> String {
+    let out = picajit(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "picajit {args:?} should fail");
+    assert!(
+        !err.contains("panicked"),
+        "picajit {args:?} panicked: {err}"
+    );
+    assert!(!err.trim().is_empty(), "picajit {args:?} printed no error");
+    err
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picajit-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pica"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 9, "the examples are all there");
+    v
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// Inputs that exercise every example: attributes and the uniforms they name.
+const SETS: &[&str] = &[
+    "--set",
+    "v0=0.5,-0.25,2,1",
+    "--set",
+    "v1=0.1,0.7,-0.3,1",
+    "--set",
+    "v2=0.6,0.4,0,0",
+    "--set",
+    "v3=1,2,3,0",
+    "--set",
+    "c0=1,0.5,0.25,0",
+    "--set",
+    "c1=0,1,0,0.5",
+    "--set",
+    "c2=0.25,0,1,0",
+    "--set",
+    "c3=0,0,0.5,1",
+    "--set",
+    "c4=0.9,0.1,0,0.3",
+    "--set",
+    "c5=0x3f0000,0x3e0000,0x000000,0xbf0000",
+    "--set",
+    "i0=3,0,1,0",
+    "--set",
+    "b2=true",
+];
+
+#[test]
+fn examples_assemble_disassemble_and_reassemble_to_identical_bytes() {
+    for ex in examples() {
+        let name = ex.file_name().unwrap().to_string_lossy().to_string();
+        let bin = scratch(&format!("{name}.shbin"));
+        ok(&["asm", s(&ex), "-o", s(&bin)]);
+        let text = ok(&["disasm", s(&bin)]);
+        let src2 = scratch(&format!("{name}.re.pica"));
+        std::fs::write(&src2, &text).unwrap();
+        let bin2 = scratch(&format!("{name}.re.shbin"));
+        ok(&["asm", s(&src2), "-o", s(&bin2)]);
+        assert_eq!(
+            std::fs::read(&bin).unwrap(),
+            std::fs::read(&bin2).unwrap(),
+            "{name}: disassembly reassembles to the same SHBIN"
+        );
+    }
+}
+
+#[test]
+fn run_json_has_the_documented_shape() {
+    let out = ok(&[
+        "run",
+        "examples/point_to_quad.g.pica",
+        "--set",
+        "inpos=0.5,0.5,0,1",
+        "--set",
+        "inclr=1,0.5,0,1",
+        "--set",
+        "halfsize=0.25,0.25,0,0",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&out).expect("one JSON object");
+    let o0 = v["outputs"]["o0"].as_array().expect("o0 written");
+    assert_eq!(o0.len(), 4);
+    assert!(o0.iter().all(|x| {
+        let t = x.as_str().unwrap();
+        t.starts_with("0x") && t.len() == 8
+    }));
+    assert_eq!(v["cmp"].as_array().unwrap().len(), 2);
+    assert_eq!(v["a0"].as_array().unwrap().len(), 2);
+    assert!(v["aL"].is_number());
+    assert!(v["instructions"].as_u64().unwrap() > 0);
+    let emits = v["emits"].as_array().expect("geometry shaders list emits");
+    assert_eq!(emits.len(), 4, "a quad is four vertices");
+    // (0.5 - 0.25, 0.5 - 0.25) is the first corner.
+    assert_eq!(emits[0]["outputs"]["o0"][0], "0x3d0000");
+    assert_eq!(emits[0]["primitive"], false);
+    assert_eq!(emits[2]["primitive"], true);
+    assert_eq!(emits[3]["winding"], true);
+}
+
+/// Every example on every engine this build can run gives the interpreter's bits, and no
+/// example falls back on the host JIT.
+#[test]
+fn examples_run_identically_on_every_engine() {
+    let engines: &[&str] = if cfg!(target_arch = "x86_64") {
+        &["auto", "x64"]
+    } else {
+        &["auto"]
+    };
+    for ex in examples() {
+        for float in [["f24", "rtz"], ["f24", "rne"], ["f32", "rtz"]] {
+            let run = |engine: &str| {
+                let mut args = vec![
+                    "run",
+                    s(&ex),
+                    "--json",
+                    "--engine",
+                    engine,
+                    "--float",
+                    float[0],
+                ];
+                if float[0] == "f24" {
+                    args.extend(["--rounding", float[1]]);
+                }
+                args.extend(SETS);
+                let mut v: Value = serde_json::from_str(&ok(&args)).unwrap();
+                let obj = v.as_object_mut().unwrap();
+                let engine = obj.remove("engine").unwrap();
+                let fallback = obj.remove("fallback_reason");
+                (v, engine, fallback)
+            };
+            let (want, _, _) = run("interp");
+            for &engine in engines {
+                let (got, active, fallback) = run(engine);
+                assert_eq!(got, want, "{} {float:?} on {engine}", ex.display());
+                assert!(
+                    fallback.is_none() && active != "interpreter",
+                    "{} falls back on {engine}: {fallback:?}",
+                    ex.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn info_reports_the_jit_decision() {
+    let out = ok(&["info", "examples/skinning.v.pica", "--engine", "x64"]);
+    assert!(out.contains("engine: x64, compiled:"), "{out}");
+    let out = ok(&[
+        "info",
+        "examples/lights_loop.v.pica",
+        "--engine",
+        "auto",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let jit = &v["dvles"][0]["jit"];
+    assert_eq!(jit["compiled"], Value::Bool(true), "{jit}");
+    assert!(jit["code_bytes"].as_u64().unwrap() > 0);
+    assert!(jit["analysis"].as_str().unwrap().contains("loop"));
+    let out = ok(&["info", "examples/mvp.v.pica", "--engine", "interp"]);
+    assert!(out.contains("engine: interpreter"), "{out}");
+    fails(&["info", "examples/mvp.v.pica", "--engine", "gpu"]);
+}
+
+#[test]
+fn disasm_jit_x64_interleaves_host_code_with_pica_instructions() {
+    let out = ok(&["disasm", "--jit", "x64", "examples/mvp.v.pica"]);
+    assert!(out.contains("; ==== DVLE #0"), "{out}");
+    assert!(out.contains("dp4"), "PICA instructions are shown: {out}");
+    assert!(out.contains("ldmxcsr"), "host code is shown: {out}");
+    assert!(out.contains("constant pool"), "{out}");
+}
+
+#[test]
+fn disasm_raw_words_with_kind_and_entry() {
+    // setemit 0 ; emit ; end, as a geometry program.
+    let bin = scratch("emit.bin");
+    let words: [u32; 3] = [0xAC00_0000, 0xA800_0000, 0x8800_0000];
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&bin, bytes).unwrap();
+    let out = ok(&["disasm", "--raw", s(&bin), "--kind", "geometry"]);
+    let lines: Vec<&str> = out
+        .lines()
+        .map(|l| l.split(';').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('.'))
+        .collect();
+    assert!(lines.iter().any(|l| l.starts_with("setemit 0")), "{out}");
+    assert!(lines.contains(&"emit"), "{out}");
+    assert!(lines.contains(&"end"), "{out}");
+}
+
+#[test]
+fn asm_reports_every_error_with_its_position() {
+    let src = scratch("bad.pica");
+    std::fs::write(
+        &src,
+        ".proc main\n    mov o0, v99\n    frobnicate r0, r1\n    end\n.end\n",
+    )
+    .unwrap();
+    let err = fails(&["asm", s(&src), "-o", s(&scratch("bad.shbin"))]);
+    assert!(err.contains(":2:"), "line of the first error: {err}");
+    assert!(err.contains(":3:"), "line of the second error: {err}");
+}
+
+#[test]
+fn bad_command_lines_are_errors_not_panics() {
+    fails(&["run", "examples/mvp.v.pica", "--set", "v16=1,2,3,4"]);
+    fails(&["run", "examples/mvp.v.pica", "--set", "c0=1,2,3"]);
+    fails(&["run", "examples/mvp.v.pica", "--set", "b0=maybe"]);
+    fails(&["run", "examples/mvp.v.pica", "--set", "i0=1,2,3,999"]);
+    fails(&["run", "examples/mvp.v.pica", "--engine", "gpu"]);
+    fails(&["run", "examples/mvp.v.pica", "--entry", "nowhere"]);
+    fails(&["run", "examples/mvp.v.pica", "--dvle", "7"]);
+    fails(&[
+        "run",
+        "examples/mvp.v.pica",
+        "--float",
+        "f32",
+        "--rounding",
+        "rne",
+    ]);
+    fails(&["run", "no/such/file.pica"]);
+    let garbage = scratch("garbage.shbin");
+    std::fs::write(&garbage, b"DVLB\x01\x00\x00\x00\xff\xff").unwrap();
+    fails(&["info", s(&garbage)]);
+    fails(&["disasm", s(&garbage)]);
+    let odd = scratch("odd.bin");
+    std::fs::write(&odd, [1u8, 2, 3]).unwrap();
+    fails(&["disasm", "--raw", s(&odd)]);
+}
+
+#[test]
+fn run_reports_budget_exhaustion() {
+    let src = scratch("spin.pica");
+    std::fs::write(
+        &src,
+        ".proc main\nspin:\n    jmpu b0, spin\n    end\n.end\n",
+    )
+    .unwrap();
+    for engine in ["interp", "auto"] {
+        let err = fails(&[
+            "run",
+            s(&src),
+            "--set",
+            "b0=true",
+            "--budget",
+            "1000",
+            "--engine",
+            engine,
+        ]);
+        assert!(err.contains("budget"), "{engine}: {err}");
+    }
+}
