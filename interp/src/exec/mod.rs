@@ -22,13 +22,17 @@
 mod flow;
 mod predecode;
 
-use crate::float::{self, FloatMode};
+use crate::float::{self, FloatMode, Rounding};
 use crate::isa::RelIndex;
 use crate::program::{Program, ShaderKind};
 use crate::state::{GeometryState, Registers, Uniforms};
 use flow::{CallFrame, IfFrame, LoopFrame, Stacks};
 use predecode::{predecode_word, Alu, Dst, Loc, Op, Src};
 use std::fmt;
+
+const MODE_F24_RTZ: u8 = 0;
+const MODE_F24_RNE: u8 = 1;
+const MODE_F32: u8 = 2;
 
 /// Default instruction budget per invocation: far above any real shader (a 4096-word
 /// program with four nested 256-iteration loops would need more, and is not real).
@@ -116,10 +120,35 @@ impl Interpreter {
         &self,
         regs: &mut Registers,
         uniforms: &Uniforms,
+        geometry: Option<&mut GeometryState>,
+        budget: u64,
+    ) -> Result<RunInfo, ExecError> {
+        // One copy of the loop per float mode: with the mode a constant, the float model's
+        // rounding parameters fold into the arithmetic instead of being looked up per lane.
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => {
+                self.run_in::<MODE_F24_RTZ>(regs, uniforms, geometry, budget)
+            }
+            FloatMode::F24(Rounding::NearestEven) => {
+                self.run_in::<MODE_F24_RNE>(regs, uniforms, geometry, budget)
+            }
+            FloatMode::F32 => self.run_in::<MODE_F32>(regs, uniforms, geometry, budget),
+        }
+    }
+
+    #[inline(never)]
+    fn run_in<const MODE: u8>(
+        &self,
+        regs: &mut Registers,
+        uniforms: &Uniforms,
         mut geometry: Option<&mut GeometryState>,
         budget: u64,
     ) -> Result<RunInfo, ExecError> {
-        let mode = self.mode;
+        let mode = match MODE {
+            MODE_F24_RTZ => FloatMode::F24(Rounding::TowardZero),
+            MODE_F24_RNE => FloatMode::F24(Rounding::NearestEven),
+            _ => FloatMode::F32,
+        };
         let mut stacks = Stacks::default();
         let mut pc = self.entry;
         let mut executed: u64 = 0;
@@ -287,7 +316,7 @@ fn const_index(index: u8, rel: RelIndex, regs: &Registers) -> usize {
     (index as i32).wrapping_add(offset) as usize & 0x7F
 }
 
-#[inline]
+#[inline(always)]
 fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
     let raw = match src.loc {
         Loc::Input(i) => regs.input[i as usize & 15],
@@ -315,7 +344,7 @@ fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
 
 /// Store the masked lanes. The register is rewritten whole (a blend) rather than lane by
 /// lane so that the next read of it is not a store-forwarding stall.
-#[inline]
+#[inline(always)]
 fn write(regs: &mut Registers, dst: &Dst, value: [f32; 4]) {
     let reg = if dst.output {
         &mut regs.output[dst.index as usize & 15]
@@ -332,7 +361,9 @@ fn write(regs: &mut Registers, dst: &Dst, value: [f32; 4]) {
     ];
 }
 
-#[inline]
+/// Only the lanes the mask keeps are computed: most shader instructions write one or two
+/// lanes, and the float model's rounding costs more than the branch.
+#[inline(always)]
 fn lanewise(dst: &Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
     let mut r = [0.0; 4];
     for (l, out) in r.iter_mut().enumerate() {
@@ -343,7 +374,7 @@ fn lanewise(dst: &Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
     r
 }
 
-#[inline]
+#[inline(always)]
 fn alu2(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], b: [f32; 4], m: FloatMode) {
     let r = match alu {
         Alu::Add => lanewise(dst, |l| float::add(a[l], b[l], m)),
@@ -362,7 +393,7 @@ fn alu2(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], b: [f32; 4], m: 
     write(regs, dst, r);
 }
 
-#[inline]
+#[inline(always)]
 fn alu1(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], m: FloatMode) {
     let r = match alu {
         Alu::Mov => a,

@@ -173,7 +173,7 @@ pub(crate) fn round_scaled_p(negative: bool, sig: u64, exp: i32, p: Params) -> f
 }
 
 /// ADD: `round(flush(a) + flush(b))`. `inf + -inf` is NaN.
-#[inline]
+#[inline(always)]
 pub fn add(a: f32, b: f32, m: FloatMode) -> f32 {
     let p = params(m);
     add_p(a, b, p)
@@ -219,20 +219,20 @@ fn mul_p(a: f32, b: f32, p: Params) -> f32 {
 }
 
 /// MUL: `round(flush(a) · flush(b))` with `inf × 0 = +0` and `NaN × 0 = NaN`.
-#[inline]
+#[inline(always)]
 pub fn mul(a: f32, b: f32, m: FloatMode) -> f32 {
     mul_p(a, b, params(m))
 }
 
 /// MAD: `add(mul(a, b), c)`; the product is rounded first (not fused).
-#[inline]
+#[inline(always)]
 pub fn mad(a: f32, b: f32, c: f32, m: FloatMode) -> f32 {
     let p = params(m);
     add_p(mul_p(a, b, p), c, p)
 }
 
 /// DP4: `add(add(p0, p1), add(p2, p3))` with `pi = mul(a[i], b[i])`.
-#[inline]
+#[inline(always)]
 pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
     let p0 = mul_p(a[0], b[0], p);
@@ -243,7 +243,7 @@ pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
 }
 
 /// DP3: [`dp4`] with `p3 = +0`; only `a[0..3]`, `b[0..3]` are read.
-#[inline]
+#[inline(always)]
 pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
     let p0 = mul_p(a[0], b[0], p);
@@ -254,7 +254,7 @@ pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
 }
 
 /// DPH: [`dp4`] with `a[3]` replaced by `1.0`.
-#[inline]
+#[inline(always)]
 pub fn dph(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     dp4([a[0], a[1], a[2], 1.0], b, m)
 }
