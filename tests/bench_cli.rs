@@ -81,6 +81,12 @@ fn bench_writes_json_and_svg_for_every_example() {
                     "{interp}"
                 );
                 assert_eq!(interp["speedup_vs_interp"].as_f64(), Some(1.0));
+                let per_instr = interp["ns_per_instruction"].as_f64().expect("ns/instr");
+                let per_vertex = interp["ns_per_vertex"].as_f64().unwrap();
+                assert!(
+                    per_instr > 0.0 && per_instr < per_vertex,
+                    "ns per instruction is ns per vertex over the instruction count: {interp}"
+                );
                 if let Some(jit) = host_jit {
                     let r = cell(jit).expect("host JIT measured");
                     assert!(r["error"].is_null(), "{r}");
@@ -148,6 +154,7 @@ fn bench_table_and_markdown_on_a_given_file() {
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.contains("| shader |"), "{md}");
     assert!(md.contains("| `branches.v.pica` |"), "{md}");
+    assert!(md.contains("interp ns/instr"), "{md}");
 }
 
 #[test]

@@ -456,10 +456,12 @@ fn markdown(report: &Report) -> String {
     let mut head = vec![
         "shader".to_string(),
         "instr./vertex".into(),
+        "interp ns/instr".into(),
         "interp ns".into(),
     ];
     for e in &jits {
         head.push(format!("{e} ns"));
+        head.push(format!("{e} ns/instr"));
         for b in &s.batches {
             head.push(format!("{e} speed-up (batch {b})"));
         }
@@ -476,10 +478,24 @@ fn markdown(report: &Report) -> String {
         let mut row = vec![
             format!("`{}`", w.name),
             opt(w.instructions_per_vertex, 0, ""),
+            opt(
+                ns(EngineKind::Interpreter, mode, batch)
+                    .zip(w.instructions_per_vertex)
+                    .map(|(t, n)| t / n),
+                1,
+                "",
+            ),
             opt(ns(EngineKind::Interpreter, mode, batch), 0, ""),
         ];
         for &e in &jits {
             row.push(opt(ns(e, mode, batch), 1, ""));
+            row.push(opt(
+                ns(e, mode, batch)
+                    .zip(w.instructions_per_vertex)
+                    .map(|(t, n)| t / n),
+                2,
+                "",
+            ));
             for &b in &s.batches {
                 row.push(opt(
                     report
@@ -512,6 +528,13 @@ fn to_json(report: &Report) -> Value {
         .map(|r| {
             let c = report.compile(&r.workload, r.engine, r.mode);
             let ok = r.error.is_none();
+            let per_instr = report
+                .workloads
+                .iter()
+                .find(|w| w.name == r.workload)
+                .and_then(|w| w.instructions_per_vertex)
+                .filter(|&n| ok && n > 0.0)
+                .map(|n| r.ns_per_vertex / n);
             json!({
                 "shader": r.workload,
                 "engine": r.engine.name(),
@@ -520,6 +543,9 @@ fn to_json(report: &Report) -> Value {
                 "ns_per_vertex": ok.then_some(r.ns_per_vertex),
                 "ns_per_vertex_min": ok.then_some(r.ns_range.0),
                 "ns_per_vertex_max": ok.then_some(r.ns_range.1),
+                // Per PICA instruction executed, for geometry shaders per input point's
+                // instructions: the unit the interpreter and JIT targets are stated in.
+                "ns_per_instruction": per_instr,
                 "vertices_per_second": ok.then(|| r.vertices_per_second()),
                 "speedup_vs_interp": report.speedup(r),
                 "time_vs_f32": report.vs_f32(r),
