@@ -15,6 +15,7 @@ pub use picajit_jit as jit;
 
 pub mod asm;
 pub mod bench;
+pub mod capi;
 pub mod engine;
 pub mod shbin;
 pub mod testgen;

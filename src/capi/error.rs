@@ -1,0 +1,298 @@
+//! Status codes, the thread-local last-error message, the panic barrier every entry point
+//! runs behind, and the checked conversions of caller pointers.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr, CString};
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Result of every `picajit_` call that can fail. `PICAJIT_OK` is 0; every error is
+/// positive. `picajit_last_error()` explains the most recent error on the calling thread.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum PicajitStatus {
+    /// Success.
+    PICAJIT_OK = 0,
+    /// A required pointer argument was NULL.
+    PICAJIT_ERR_NULL = 1,
+    /// An argument is out of range: an unknown enum value, a register index past the end
+    /// of its file, a size or stride too small, a misaligned pointer, overlapping buffers,
+    /// an object used with a shader of the wrong kind or float mode.
+    PICAJIT_ERR_INVALID_ARGUMENT = 2,
+    /// The program is malformed (too many code words or operand descriptors, entry point
+    /// outside the code).
+    PICAJIT_ERR_PROGRAM = 3,
+    /// The SHBIN could not be parsed, or has no DVLE with the requested index.
+    PICAJIT_ERR_SHBIN = 4,
+    /// The shader source did not assemble.
+    PICAJIT_ERR_ASSEMBLY = 5,
+    /// The requested backend cannot run on this host in this build.
+    PICAJIT_ERR_BACKEND_UNAVAILABLE = 6,
+    /// An invocation stopped without reaching END: instruction budget exhausted, BREAK
+    /// outside a loop, execution past the end of the program, or an undefined opcode (on
+    /// hardware, all of these hang the GPU).
+    PICAJIT_ERR_EXEC = 7,
+    /// The library panicked. The panic was caught at the boundary; the objects passed to the
+    /// call are still safe to destroy but their contents are unspecified.
+    PICAJIT_ERR_PANIC = 8,
+}
+
+impl PicajitStatus {
+    /// The name of a status value, as spelled in the header.
+    pub fn name(code: i32) -> &'static CStr {
+        use PicajitStatus::*;
+        const NAMES: [(PicajitStatus, &CStr); 9] = [
+            (PICAJIT_OK, c"PICAJIT_OK"),
+            (PICAJIT_ERR_NULL, c"PICAJIT_ERR_NULL"),
+            (
+                PICAJIT_ERR_INVALID_ARGUMENT,
+                c"PICAJIT_ERR_INVALID_ARGUMENT",
+            ),
+            (PICAJIT_ERR_PROGRAM, c"PICAJIT_ERR_PROGRAM"),
+            (PICAJIT_ERR_SHBIN, c"PICAJIT_ERR_SHBIN"),
+            (PICAJIT_ERR_ASSEMBLY, c"PICAJIT_ERR_ASSEMBLY"),
+            (
+                PICAJIT_ERR_BACKEND_UNAVAILABLE,
+                c"PICAJIT_ERR_BACKEND_UNAVAILABLE",
+            ),
+            (PICAJIT_ERR_EXEC, c"PICAJIT_ERR_EXEC"),
+            (PICAJIT_ERR_PANIC, c"PICAJIT_ERR_PANIC"),
+        ];
+        NAMES
+            .iter()
+            .find(|(status, _)| *status as i32 == code)
+            .map_or(c"unknown status", |(_, name)| name)
+    }
+}
+
+/// A failed call: the status to return and the message for `picajit_last_error`.
+#[derive(Debug)]
+pub(crate) struct Error {
+    pub(crate) status: PicajitStatus,
+    pub(crate) message: String,
+}
+
+pub(crate) type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn new(status: PicajitStatus, message: impl fmt::Display) -> Error {
+        Error {
+            status,
+            message: message.to_string(),
+        }
+    }
+
+    pub(crate) fn invalid(message: impl fmt::Display) -> Error {
+        Error::new(PicajitStatus::PICAJIT_ERR_INVALID_ARGUMENT, message)
+    }
+}
+
+thread_local! {
+    // One message per thread, so that concurrent callers never see each other's errors and
+    // the returned pointer stays valid until this thread's next call.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn set_last_error(message: &str) {
+    // A message with an interior NUL would be cut short by C; replace NULs instead.
+    let text = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+    // `try_with` fails only while the thread's locals are being destroyed; the message is
+    // then lost, which is better than aborting.
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
+}
+
+/// Pointer to this thread's last-error message ("" when the last call succeeded).
+pub(crate) fn last_error_ptr() -> *const c_char {
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "(non-string panic payload)"
+    }
+}
+
+/// Run the body of entry point `name`: clears the last error, catches panics (which must
+/// never unwind into C), and turns the outcome into a status code plus message.
+pub(crate) fn call(name: &str, body: impl FnOnce() -> Result<()>) -> PicajitStatus {
+    set_last_error("");
+    // AssertUnwindSafe: after a caught panic the objects the call touched may hold partial
+    // updates; that is what PICAJIT_ERR_PANIC documents, and none of them has an invariant
+    // whose violation is memory-unsafe.
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => PicajitStatus::PICAJIT_OK,
+        Ok(Err(e)) => {
+            set_last_error(&format!("{name}: {}", e.message));
+            e.status
+        }
+        Err(payload) => {
+            set_last_error(&format!(
+                "{name}: internal error (panic): {}",
+                panic_message(payload.as_ref())
+            ));
+            PicajitStatus::PICAJIT_ERR_PANIC
+        }
+    }
+}
+
+fn null(what: &str) -> Error {
+    Error::new(PicajitStatus::PICAJIT_ERR_NULL, format!("{what} is NULL"))
+}
+
+/// Reject a NULL or misaligned pointer without touching it: output pointers are checked
+/// before any object is created, so that a bad one cannot leak that object.
+pub(crate) fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(null(what));
+    }
+    if !p.is_aligned() {
+        return Err(Error::invalid(format!(
+            "{what} ({p:p}) is not aligned to {} bytes",
+            std::mem::align_of::<T>()
+        )));
+    }
+    Ok(())
+}
+
+/// A shared reference from a caller pointer, after the NULL and alignment checks.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to a live, initialised `T` that nothing mutates for
+/// `'a` (the caller-facing contract every function documents).
+pub(crate) unsafe fn borrow<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
+    check_ptr(p, what)?;
+    // SAFETY: non-NULL and aligned (checked above); validity and the absence of concurrent
+    // mutation are this function's own precondition.
+    Ok(unsafe { &*p })
+}
+
+/// An exclusive reference from a caller pointer, after the NULL and alignment checks.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to a live, initialised `T` that nothing else accesses
+/// for `'a`.
+pub(crate) unsafe fn borrow_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
+    check_ptr(p, what)?;
+    // SAFETY: non-NULL and aligned (checked above); exclusivity is the precondition.
+    Ok(unsafe { &mut *p })
+}
+
+/// A caller array of `len` elements, after the NULL and alignment checks.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to `len` initialised `T`s that nothing mutates for `'a`.
+pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+    check_ptr(p, what)?;
+    if len
+        .checked_mul(std::mem::size_of::<T>())
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
+        return Err(Error::invalid(format!(
+            "{what}: {len} elements is too large"
+        )));
+    }
+    // SAFETY: non-NULL, aligned, total size within isize::MAX (checked above); the memory
+    // being valid and unaliased by writers is the precondition.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// A caller buffer of `len` writable bytes, after the NULL check.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to `len` bytes, writable, that nothing else accesses for
+/// `'a`. (They need not be initialised as far as C is concerned, but `u8` has no invalid
+/// values and the library only writes through the slice before reading it back.)
+pub(crate) unsafe fn bytes_mut<'a>(p: *mut u8, len: usize, what: &str) -> Result<&'a mut [u8]> {
+    check_ptr(p, what)?;
+    if len > isize::MAX as usize {
+        return Err(Error::invalid(format!("{what}: {len} bytes is too large")));
+    }
+    // SAFETY: non-NULL, size within isize::MAX (checked above), u8 needs no alignment;
+    // writability and exclusivity are the precondition.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
+}
+
+/// Store `value` through an output pointer, after the NULL and alignment checks.
+///
+/// # Safety
+/// If `p` is non-NULL it must point to writable memory for one `T`.
+pub(crate) unsafe fn write_out<T>(p: *mut T, value: T, what: &str) -> Result<()> {
+    check_ptr(p, what)?;
+    // SAFETY: non-NULL and aligned (checked above), writable by precondition. `write` does
+    // not drop the old contents, which C may have left uninitialised.
+    unsafe { p.write(value) };
+    Ok(())
+}
+
+/// Move a Rust object to the heap and hand C the pointer (released by `destroy`).
+pub(crate) fn into_handle<T>(value: T) -> *mut T {
+    Box::into_raw(Box::new(value))
+}
+
+/// Release a handle made by [`into_handle`]; NULL is accepted and ignored, like `free`.
+///
+/// # Safety
+/// `p` must be NULL or a pointer returned by [`into_handle`] for the same `T` that has not
+/// been destroyed yet and that no other thread is using.
+pub(crate) unsafe fn destroy_handle<T>(p: *mut T) {
+    if !p.is_null() {
+        // SAFETY: by precondition `p` came from Box::into_raw and is released only once.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn last() -> String {
+        // SAFETY: last_error_ptr returns a NUL-terminated string valid until the next call.
+        unsafe { CStr::from_ptr(last_error_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn panics_become_a_status_and_a_message() {
+        let status = call("picajit_test", || panic!("boom {}", 7));
+        assert_eq!(status, PicajitStatus::PICAJIT_ERR_PANIC);
+        assert_eq!(last(), "picajit_test: internal error (panic): boom 7");
+        // A later successful call clears the message.
+        assert_eq!(call("picajit_test", || Ok(())), PicajitStatus::PICAJIT_OK);
+        assert_eq!(last(), "");
+    }
+
+    #[test]
+    fn errors_keep_their_status_and_nuls_are_escaped() {
+        let status = call("f", || Err(Error::invalid("a\0b")));
+        assert_eq!(status, PicajitStatus::PICAJIT_ERR_INVALID_ARGUMENT);
+        assert_eq!(last(), "f: a\\0b");
+    }
+
+    #[test]
+    fn status_names_match_the_header() {
+        assert_eq!(PicajitStatus::name(0), c"PICAJIT_OK");
+        assert_eq!(PicajitStatus::name(8), c"PICAJIT_ERR_PANIC");
+        assert_eq!(PicajitStatus::name(-1), c"unknown status");
+        assert_eq!(PicajitStatus::name(9), c"unknown status");
+    }
+
+    #[test]
+    fn misaligned_and_null_pointers_are_rejected() {
+        let words = [0u32; 2];
+        let misaligned = (words.as_ptr() as *const u8).wrapping_add(1) as *const u32;
+        // SAFETY: both pointers are rejected before any dereference.
+        let e = unsafe { borrow(misaligned, "p") }.unwrap_err();
+        assert_eq!(e.status, PicajitStatus::PICAJIT_ERR_INVALID_ARGUMENT);
+        // SAFETY: as above.
+        let e = unsafe { borrow(std::ptr::null::<u32>(), "p") }.unwrap_err();
+        assert_eq!(e.status, PicajitStatus::PICAJIT_ERR_NULL);
+    }
+}

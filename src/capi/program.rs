@@ -1,0 +1,372 @@
+//! Shaders: loading programs from raw code words, SHBIN files or picasso source, and asking
+//! how they run.
+
+use super::engine::{engine_error, PicajitBackend, PicajitEngine};
+use super::error::{self, call, Error, PicajitStatus, Result};
+use super::geometry::gs_mode_fields;
+use super::uniforms::PicajitUniforms;
+use crate::asm::{assemble, SourceFile};
+use crate::engine::{apply_constants, program_from_shbin, Shader};
+use crate::shbin::{Dvle, Shbin};
+use picajit_interp::program::{GsInputMode, Program, ShaderKind};
+use std::ffi::{c_char, c_void, CStr, CString};
+
+/// Which shader unit a program runs on.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum PicajitShaderKind {
+    /// Vertex shader: run with `picajit_shader_run_batch`.
+    PICAJIT_SHADER_VERTEX = 0,
+    /// Geometry shader: run with `picajit_geometry_run_point` / `_run_uniforms`.
+    PICAJIT_SHADER_GEOMETRY = 1,
+}
+
+/// A program prepared for execution on one engine's settings. Immutable after creation.
+#[derive(Debug)]
+pub struct PicajitShader {
+    pub(crate) shader: Shader,
+    /// The DVLE it was loaded from, for its constants, register masks and GS mode.
+    dvle: Option<Dvle>,
+    fallback: Option<CString>,
+}
+
+impl PicajitShader {
+    fn new(shader: Shader, dvle: Option<Dvle>) -> PicajitShader {
+        let fallback = shader
+            .fallback_reason()
+            .map(|r| CString::new(r.replace('\0', "\\0")).unwrap_or_default());
+        PicajitShader {
+            shader,
+            dvle,
+            fallback,
+        }
+    }
+
+    pub(crate) fn kind(&self) -> ShaderKind {
+        self.shader.program().kind()
+    }
+}
+
+/// What a shader is and how it runs. Set `struct_size` to `sizeof(PicajitShaderInfo)`
+/// before calling `picajit_shader_get_info`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PicajitShaderInfo {
+    /// `sizeof(PicajitShaderInfo)` as the caller compiled it (set by the caller); lets later
+    /// versions append fields.
+    pub struct_size: u32,
+    /// A `PicajitShaderKind` value.
+    pub kind: u32,
+    /// The `PicajitBackend` the shader runs on (never `PICAJIT_BACKEND_AUTO`).
+    pub backend: u32,
+    /// 1 if a JIT was requested but this program runs on the interpreter
+    /// (`picajit_shader_fallback_reason` says why), else 0.
+    pub fallback: u32,
+    /// Entry point, in words.
+    pub entry: u32,
+    /// Number of code words.
+    pub code_words: u32,
+    /// Number of operand descriptors given.
+    pub opdesc_count: u32,
+    /// Input registers the program reads, bit n = v`n`: from the DVLE when loaded from a
+    /// SHBIN or source, 0xFFFF (unknown: all) for raw programs.
+    pub input_mask: u32,
+    /// Output registers the program writes, bit n = o`n`: from the DVLE, or 0xFFFF.
+    pub output_mask: u32,
+    /// The DVLE's geometry-shader input mode (a `PicajitGsMode`; `PICAJIT_GS_POINT` for raw
+    /// programs and vertex shaders).
+    pub gs_mode: u32,
+    /// The DVLE's first input uniform for variable and fixed modes.
+    pub gs_first_uniform: u32,
+    /// The DVLE's vertices per primitive (fixed mode) or fully defined vertices (variable).
+    pub gs_vertices: u32,
+    /// Bytes of machine code when a JIT runs the shader, else 0.
+    pub code_bytes: usize,
+}
+
+fn shader_from_program(
+    engine: &PicajitEngine,
+    program: Program,
+    dvle: Option<Dvle>,
+) -> Result<*mut PicajitShader> {
+    let shader =
+        Shader::with_cache(program, &engine.config, &engine.cache).map_err(engine_error)?;
+    Ok(error::into_handle(PicajitShader::new(shader, dvle)))
+}
+
+fn shader_from_shbin(
+    engine: &PicajitEngine,
+    shbin: &Shbin,
+    index: u32,
+) -> Result<*mut PicajitShader> {
+    let (program, _constants) = program_from_shbin(shbin, index as usize).map_err(engine_error)?;
+    shader_from_program(engine, program, Some(shbin.dvles[index as usize].clone()))
+}
+
+/// Create a shader from raw program memory, as an emulator finds it in GPU registers:
+/// `code_words` code words, `opdesc_count` operand descriptors (entries past the count read
+/// as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied. Release the
+/// shader with `picajit_shader_destroy`.
+///
+/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 128 descriptors or an
+/// entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
+///
+/// # Safety
+/// `engine` must be NULL or a live engine; `code` must be NULL or point to `code_words`
+/// readable words, `opdescs` to `opdesc_count` words (it may be NULL when `opdesc_count` is
+/// 0); `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_create(
+    engine: *const PicajitEngine,
+    code: *const u32,
+    code_words: usize,
+    opdescs: *const u32,
+    opdesc_count: usize,
+    entry: u32,
+    kind: u32,
+    out: *mut *mut PicajitShader,
+) -> PicajitStatus {
+    call("picajit_shader_create", || {
+        // SAFETY: a live engine by this function's contract.
+        let engine = unsafe { error::borrow(engine, "engine") }?;
+        // SAFETY: `code_words` readable words by this function's contract.
+        let code = unsafe { error::slice(code, code_words, "code") }?;
+        let opdescs = if opdesc_count == 0 {
+            &[]
+        } else {
+            // SAFETY: `opdesc_count` readable words by this function's contract.
+            unsafe { error::slice(opdescs, opdesc_count, "opdescs") }?
+        };
+        error::check_ptr(out, "out")?;
+        let kind = match kind {
+            0 => ShaderKind::Vertex,
+            1 => ShaderKind::Geometry,
+            v => return Err(Error::invalid(format!("unknown shader kind {v}"))),
+        };
+        let program = Program::new(
+            code.to_vec(),
+            opdescs.iter().map(|&d| u64::from(d)).collect(),
+            entry,
+            kind,
+        )
+        .map_err(|e| {
+            Error::new(
+                PicajitStatus::PICAJIT_ERR_PROGRAM,
+                format!("invalid program: {e}"),
+            )
+        })?;
+        let shader = shader_from_program(engine, program, None)?;
+        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
+        unsafe { error::write_out(out, shader, "out") }
+    })
+}
+
+fn parse_shbin(data: &[u8]) -> Result<Shbin> {
+    Shbin::parse(data).map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_SHBIN, e))
+}
+
+/// Create a shader from DVLE number `dvle_index` of a SHBIN file image of `size` bytes
+/// (the bytes are copied; the buffer may be freed afterwards). The DVLE's constants are not
+/// applied to any uniform set until `picajit_shader_apply_constants`.
+///
+/// Errors: `PICAJIT_ERR_SHBIN` for a malformed file or an index past the last DVLE,
+/// `PICAJIT_ERR_PROGRAM` for a DVLE whose entry point is outside the code.
+///
+/// # Safety
+/// `engine` must be NULL or a live engine; `data` must be NULL or point to `size` readable
+/// bytes; `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_load_shbin(
+    engine: *const PicajitEngine,
+    data: *const c_void,
+    size: usize,
+    dvle_index: u32,
+    out: *mut *mut PicajitShader,
+) -> PicajitStatus {
+    call("picajit_shader_load_shbin", || {
+        // SAFETY: a live engine by this function's contract.
+        let engine = unsafe { error::borrow(engine, "engine") }?;
+        // SAFETY: `size` readable bytes by this function's contract.
+        let data = unsafe { error::slice(data.cast::<u8>(), size, "data") }?;
+        error::check_ptr(out, "out")?;
+        let shader = shader_from_shbin(engine, &parse_shbin(data)?, dvle_index)?;
+        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
+        unsafe { error::write_out(out, shader, "out") }
+    })
+}
+
+/// The number of DVLEs (shaders) in a SHBIN file image of `size` bytes.
+///
+/// # Safety
+/// `data` must be NULL or point to `size` readable bytes; `count` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shbin_dvle_count(
+    data: *const c_void,
+    size: usize,
+    count: *mut u32,
+) -> PicajitStatus {
+    call("picajit_shbin_dvle_count", || {
+        // SAFETY: `size` readable bytes by this function's contract.
+        let data = unsafe { error::slice(data.cast::<u8>(), size, "data") }?;
+        let n = parse_shbin(data)?.dvles.len();
+        // SAFETY: writable by this function's contract.
+        unsafe { error::write_out(count, n as u32, "count") }
+    })
+}
+
+/// Assemble picasso-syntax `source` (NUL-terminated UTF-8; one source file, so one DVLE
+/// unless it says `.nodvle`) and create a shader from DVLE `dvle_index`, as
+/// `picajit_shader_load_shbin` would from the assembled file.
+///
+/// Errors: `PICAJIT_ERR_ASSEMBLY` with the line and column in the message,
+/// `PICAJIT_ERR_SHBIN` for an index past the last DVLE, `PICAJIT_ERR_INVALID_ARGUMENT` for
+/// text that is not UTF-8.
+///
+/// # Safety
+/// `engine` must be NULL or a live engine; `source` must be NULL or a NUL-terminated string;
+/// `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_load_source(
+    engine: *const PicajitEngine,
+    source: *const c_char,
+    dvle_index: u32,
+    out: *mut *mut PicajitShader,
+) -> PicajitStatus {
+    call("picajit_shader_load_source", || {
+        // SAFETY: a live engine by this function's contract.
+        let engine = unsafe { error::borrow(engine, "engine") }?;
+        error::check_ptr(source, "source")?;
+        // SAFETY: non-NULL (checked above) and NUL-terminated by this function's contract.
+        let text = unsafe { CStr::from_ptr(source) }
+            .to_str()
+            .map_err(|e| Error::invalid(format!("source is not UTF-8: {e}")))?;
+        error::check_ptr(out, "out")?;
+        let shbin = assemble(&[SourceFile {
+            name: "source",
+            text,
+        }])
+        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e))?;
+        let shader = shader_from_shbin(engine, &shbin, dvle_index)?;
+        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
+        unsafe { error::write_out(out, shader, "out") }
+    })
+}
+
+/// Destroy a shader. NULL is ignored.
+///
+/// # Safety
+/// `shader` must be NULL or a shader not yet destroyed, and no other thread may be using it.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_destroy(shader: *mut PicajitShader) -> PicajitStatus {
+    call("picajit_shader_destroy", || {
+        // SAFETY: a live shader handle or NULL, by this function's contract.
+        unsafe { error::destroy_handle(shader) };
+        Ok(())
+    })
+}
+
+/// Describe a shader. `info->struct_size` must be set by the caller and be at least
+/// `sizeof(PicajitShaderInfo)` of this header.
+///
+/// # Safety
+/// `shader` must be NULL or a live shader; `info` must be NULL or point to
+/// `info->struct_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_get_info(
+    shader: *const PicajitShader,
+    info: *mut PicajitShaderInfo,
+) -> PicajitStatus {
+    call("picajit_shader_get_info", || {
+        // SAFETY: a live shader by this function's contract.
+        let shader = unsafe { error::borrow(shader, "shader") }?;
+        error::check_ptr(info, "info")?;
+        // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of
+        // every version of the struct, so reading it alone is in bounds whatever the
+        // caller's version.
+        let struct_size = unsafe { info.cast::<u32>().read() };
+        let size = std::mem::size_of::<PicajitShaderInfo>();
+        if (struct_size as usize) < size {
+            return Err(Error::invalid(format!(
+                "info->struct_size is {struct_size} but this library writes {size} bytes"
+            )));
+        }
+        // SAFETY: at least `size` writable bytes (struct_size checked above, writability by
+        // this function's contract).
+        let info = unsafe { error::borrow_mut(info, "info") }?;
+        let program = shader.shader.program();
+        let dvle = shader.dvle.as_ref();
+        let gs = match (shader.kind(), dvle) {
+            (ShaderKind::Geometry, Some(d)) => d.gs_mode,
+            _ => GsInputMode::Point,
+        };
+        let (gs_mode, gs_first_uniform, gs_vertices) = gs_mode_fields(gs);
+        *info = PicajitShaderInfo {
+            struct_size,
+            kind: match shader.kind() {
+                ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX as u32,
+                ShaderKind::Geometry => PicajitShaderKind::PICAJIT_SHADER_GEOMETRY as u32,
+            },
+            backend: PicajitBackend::of(shader.shader.backend()) as u32,
+            fallback: u32::from(shader.fallback.is_some()),
+            entry: u32::from(program.entry()),
+            code_words: program.code().len() as u32,
+            opdesc_count: program.opdescs().len() as u32,
+            input_mask: dvle.map_or(0xFFFF, |d| u32::from(d.input_mask)),
+            output_mask: dvle.map_or(0xFFFF, |d| u32::from(d.output_mask)),
+            gs_mode: gs_mode as u32,
+            gs_first_uniform,
+            gs_vertices,
+            code_bytes: shader.shader.compiled().map_or(0, |c| c.code_size()),
+        };
+        Ok(())
+    })
+}
+
+/// Why a JIT was requested but this shader runs on the interpreter: `*reason` is set to a
+/// NUL-terminated message owned by the shader (valid until it is destroyed), or to NULL when
+/// the shader runs on the requested backend.
+///
+/// # Safety
+/// `shader` must be NULL or a live shader; `reason` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_fallback_reason(
+    shader: *const PicajitShader,
+    reason: *mut *const c_char,
+) -> PicajitStatus {
+    call("picajit_shader_fallback_reason", || {
+        // SAFETY: a live shader by this function's contract.
+        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let text = shader
+            .fallback
+            .as_ref()
+            .map_or(std::ptr::null(), |r| r.as_ptr());
+        // SAFETY: writable by this function's contract.
+        unsafe { error::write_out(reason, text, "reason") }
+    })
+}
+
+/// Write the constants of the shader's DVLE (`.constf`, `.consti`, `.constb`) into
+/// `uniforms`, as a loader does when it binds the shader. Shaders created from raw code
+/// have no constants; the call then changes nothing.
+///
+/// # Safety
+/// `shader` must be NULL or a live shader; `uniforms` must be NULL or a live uniform set that
+/// no other thread uses during the call.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_apply_constants(
+    shader: *const PicajitShader,
+    uniforms: *mut PicajitUniforms,
+) -> PicajitStatus {
+    call("picajit_shader_apply_constants", || {
+        // SAFETY: a live shader by this function's contract.
+        let shader = unsafe { error::borrow(shader, "shader") }?;
+        // SAFETY: a live uniform set used by no one else, by this function's contract.
+        let uniforms = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        uniforms.check_mode(&shader.shader)?;
+        if let Some(dvle) = &shader.dvle {
+            apply_constants(dvle, &mut uniforms.uniforms);
+        }
+        Ok(())
+    })
+}

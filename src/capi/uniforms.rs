@@ -1,0 +1,261 @@
+//! Uniform sets: c0-c95, i0-i3, b0-b15. The 3DS has one set per shader unit, shared by every
+//! program that unit runs, so a set is its own object rather than part of a shader.
+
+use super::engine::PicajitEngine;
+use super::error::{self, call, Error, PicajitStatus, Result};
+use crate::engine::Shader;
+use picajit_interp::float::FloatMode;
+use picajit_interp::state::Uniforms;
+
+/// Float uniform rows the caller can set (c0-c95).
+const FLOAT_ROWS: u32 = 96;
+
+/// A uniform set, tied to the float mode of the engine it was created from (values set as
+/// f32 are converted with it).
+#[derive(Debug)]
+pub struct PicajitUniforms {
+    pub(crate) uniforms: Uniforms,
+    mode: FloatMode,
+}
+
+impl PicajitUniforms {
+    /// Reject a shader prepared for another float model: in f24 mode engines may assume
+    /// every uniform holds an f24 value, which an f32-mode set does not guarantee.
+    pub(crate) fn check_mode(&self, shader: &Shader) -> Result<()> {
+        let wanted = shader.config().float_mode;
+        if self.mode != wanted {
+            return Err(Error::invalid(format!(
+                "the uniform set was created for float mode {:?} but the shader for {wanted:?}",
+                self.mode
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn float_index(index: u32) -> Result<usize> {
+    if index < FLOAT_ROWS {
+        Ok(index as usize)
+    } else {
+        Err(Error::invalid(format!(
+            "float uniform index {index} is past c95"
+        )))
+    }
+}
+
+/// Create a uniform set with every float uniform 0.0, every int uniform (0,0,0,0) and every
+/// bool false. Release it with `picajit_uniforms_destroy`.
+///
+/// # Safety
+/// `engine` must be NULL or a live engine; `out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_create(
+    engine: *const PicajitEngine,
+    out: *mut *mut PicajitUniforms,
+) -> PicajitStatus {
+    call("picajit_uniforms_create", || {
+        // SAFETY: a live engine by this function's contract.
+        let engine = unsafe { error::borrow(engine, "engine") }?;
+        error::check_ptr(out, "out")?;
+        let set = error::into_handle(PicajitUniforms {
+            uniforms: Uniforms::default(),
+            mode: engine.config.float_mode,
+        });
+        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
+        unsafe { error::write_out(out, set, "out") }
+    })
+}
+
+/// Destroy a uniform set. NULL is ignored.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set, and no other thread may be using it.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_destroy(uniforms: *mut PicajitUniforms) -> PicajitStatus {
+    call("picajit_uniforms_destroy", || {
+        // SAFETY: a live uniform-set handle or NULL, by this function's contract.
+        unsafe { error::destroy_handle(uniforms) };
+        Ok(())
+    })
+}
+
+/// Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 floats
+/// (x, y, z, w). In f24 mode each value is rounded to f24 with the engine's rounding, as the
+/// GPU's f32 upload path does.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
+/// `values` must be NULL or point to `4 * count` readable floats.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_set_float(
+    uniforms: *mut PicajitUniforms,
+    first: u32,
+    count: u32,
+    values: *const f32,
+) -> PicajitStatus {
+    call("picajit_uniforms_set_float", || {
+        // SAFETY: a live uniform set used by no one else, by this function's contract.
+        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let rows = float_rows(first, count)?;
+        // SAFETY: `4 * count` readable floats by this function's contract.
+        let values = unsafe { error::slice(values, 4 * count as usize, "values") }?;
+        for (k, row) in values.chunks_exact(4).enumerate() {
+            let v = [row[0], row[1], row[2], row[3]];
+            set.uniforms.set_float_f32(rows + k, v, set.mode);
+        }
+        Ok(())
+    })
+}
+
+/// Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 raw f24
+/// patterns (bits 0-23 of each word; the rest is ignored), taken exactly.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
+/// `bits` must be NULL or point to `4 * count` readable words.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_set_float_f24(
+    uniforms: *mut PicajitUniforms,
+    first: u32,
+    count: u32,
+    bits: *const u32,
+) -> PicajitStatus {
+    call("picajit_uniforms_set_float_f24", || {
+        // SAFETY: a live uniform set used by no one else, by this function's contract.
+        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let rows = float_rows(first, count)?;
+        // SAFETY: `4 * count` readable words by this function's contract.
+        let bits = unsafe { error::slice(bits, 4 * count as usize, "bits") }?;
+        for (k, row) in bits.chunks_exact(4).enumerate() {
+            let v = [row[0], row[1], row[2], row[3]];
+            set.uniforms.set_float_f24(rows + k, v);
+        }
+        Ok(())
+    })
+}
+
+fn float_rows(first: u32, count: u32) -> Result<usize> {
+    let first_index = float_index(first)?;
+    if count == 0 || first.checked_add(count).is_none_or(|end| end > FLOAT_ROWS) {
+        return Err(Error::invalid(format!(
+            "{count} float uniforms from c{first} do not fit in c0-c95"
+        )));
+    }
+    Ok(first_index)
+}
+
+/// Read float uniform c`index` (0-127; c96-c127 read 1.0 as on hardware) into `value[4]`
+/// as f32.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set not being written during the call; `value`
+/// must be NULL or point to 4 writable floats.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_get_float(
+    uniforms: *const PicajitUniforms,
+    index: u32,
+    value: *mut f32,
+) -> PicajitStatus {
+    call("picajit_uniforms_get_float", || {
+        // SAFETY: a live uniform set by this function's contract.
+        let set = unsafe { error::borrow(uniforms, "uniforms") }?;
+        if index >= 128 {
+            return Err(Error::invalid(format!(
+                "float uniform index {index} is past c127"
+            )));
+        }
+        let row = set.uniforms.float(index as usize);
+        // SAFETY: 4 writable floats by this function's contract; `[f32; 4]` has the
+        // alignment of f32.
+        unsafe { error::write_out(value.cast::<[f32; 4]>(), row, "value") }
+    })
+}
+
+/// Set int uniform i`index` (0-3) to `value[4]` = (x, y, z, w): x = loop count - 1,
+/// y = initial aL, z = aL step, w unused.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
+/// `value` must be NULL or point to 4 readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_set_int(
+    uniforms: *mut PicajitUniforms,
+    index: u32,
+    value: *const u8,
+) -> PicajitStatus {
+    call("picajit_uniforms_set_int", || {
+        // SAFETY: a live uniform set used by no one else, by this function's contract.
+        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        if index >= 4 {
+            return Err(Error::invalid(format!(
+                "int uniform index {index} is past i3"
+            )));
+        }
+        // SAFETY: 4 readable bytes by this function's contract.
+        let v = unsafe { error::slice(value, 4, "value") }?;
+        set.uniforms
+            .set_int(index as usize, [v[0], v[1], v[2], v[3]]);
+        Ok(())
+    })
+}
+
+/// Set bool uniform b`index` (0-15).
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set that no other thread uses during the call.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_set_bool(
+    uniforms: *mut PicajitUniforms,
+    index: u32,
+    value: bool,
+) -> PicajitStatus {
+    call("picajit_uniforms_set_bool", || {
+        // SAFETY: a live uniform set used by no one else, by this function's contract.
+        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        if !set.uniforms.set_bool(index as usize, value) {
+            return Err(Error::invalid(format!(
+                "bool uniform index {index} is past b15"
+            )));
+        }
+        Ok(())
+    })
+}
+
+/// Set all bool uniforms at once from `bits` (bit n = b`n`), the layout of the GPU's bool
+/// uniform register.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set that no other thread uses during the call.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_set_bools(
+    uniforms: *mut PicajitUniforms,
+    bits: u16,
+) -> PicajitStatus {
+    call("picajit_uniforms_set_bools", || {
+        // SAFETY: a live uniform set used by no one else, by this function's contract.
+        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        for n in 0..16 {
+            set.uniforms.set_bool(n, bits >> n & 1 != 0);
+        }
+        Ok(())
+    })
+}
+
+/// Read all bool uniforms (bit n = b`n`). Geometry-shader runs set b15 after each
+/// invocation, as the hardware does.
+///
+/// # Safety
+/// `uniforms` must be NULL or a live uniform set not being written during the call; `bits`
+/// must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_uniforms_get_bools(
+    uniforms: *const PicajitUniforms,
+    bits: *mut u16,
+) -> PicajitStatus {
+    call("picajit_uniforms_get_bools", || {
+        // SAFETY: a live uniform set by this function's contract.
+        let set = unsafe { error::borrow(uniforms, "uniforms") }?;
+        // SAFETY: writable by this function's contract.
+        unsafe { error::write_out(bits, set.uniforms.bools(), "bits") }
+    })
+}

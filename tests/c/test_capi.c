@@ -1,0 +1,1092 @@
+/*
+ * Tests of the picajit C API, written against include/picajit.h only. Run by tests/capi.rs:
+ *   test_capi MVP_SHBIN POINT_TO_QUAD_SHBIN
+ * (the SHBIN images of examples/mvp.v.pica and examples/point_to_quad.g.pica), natively and
+ * under valgrind memcheck. Every API function is called, with its error paths. Prints
+ * "N passed, M failed" and exits non-zero on any failure.
+ */
+#include "picajit.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+static void check(int ok, const char *file, int line, const char *what) {
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+    }
+}
+
+#define CHECK(cond) check((cond) != 0, __FILE__, __LINE__, #cond)
+
+/* The call returns `expected`; for an error, the last-error message contains `needle`. */
+static void check_status(PicajitStatus got, PicajitStatus expected, const char *needle,
+                         const char *file, int line, const char *call) {
+    const char *msg = picajit_last_error();
+    int ok = got == expected;
+    if (ok && expected == PICAJIT_OK) {
+        ok = msg != NULL && msg[0] == '\0';
+    } else if (ok) {
+        ok = msg != NULL && strstr(msg, needle) != NULL;
+    }
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    fprintf(stderr, "%s:%d: %s returned %s, expected %s containing \"%s\"; last error: \"%s\"\n",
+            file, line, call, picajit_status_name(got), picajit_status_name(expected), needle,
+            msg ? msg : "(null)");
+}
+
+#define OK(call) check_status((call), PICAJIT_OK, "", __FILE__, __LINE__, #call)
+#define FAILS(call, status, needle) \
+    check_status((call), (status), (needle), __FILE__, __LINE__, #call)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Helpers */
+
+static const char *mvp_path, *quad_path;
+
+typedef struct {
+    unsigned char *data;
+    size_t size;
+} Blob;
+
+static Blob read_file(const char *path) {
+    Blob b = {NULL, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        exit(2);
+    }
+    fseek(f, 0, SEEK_END);
+    b.size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b.data = malloc(b.size);
+    if (!b.data || fread(b.data, 1, b.size, f) != b.size) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    return b;
+}
+
+static PicajitEngine *make_engine(uint32_t backend, uint32_t float_mode, uint64_t budget) {
+    PicajitEngineConfig cfg;
+    PicajitEngine *engine = NULL;
+    OK(picajit_engine_config_init(&cfg));
+    cfg.backend = backend;
+    cfg.float_mode = float_mode;
+    cfg.budget = budget;
+    OK(picajit_engine_create(&cfg, &engine));
+    return engine;
+}
+
+static PicajitShader *load_source(PicajitEngine *engine, const char *source) {
+    PicajitShader *shader = NULL;
+    OK(picajit_shader_load_source(engine, source, 0, &shader));
+    return shader;
+}
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* o0 = c95 + v0; o1 = v1; end (assembled from "add o0, c95, v0 / mov o1, v1 / end"). */
+static const uint32_t ADD_CODE[] = {0x0007f000u, 0x4c201000u, 0x88000000u};
+static const uint32_t ADD_OPDESCS[] = {0x6c36fu};
+
+static const PicajitVertexLayout FULL_F32 = {PICAJIT_FORMAT_F32, 0, 0xFFFF, 0};
+static const PicajitVertexLayout FULL_F24 = {PICAJIT_FORMAT_F24, 0, 0xFFFF, 0};
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_versions_and_errors(void) {
+    uint32_t v = picajit_api_version();
+    CHECK(v == PICAJIT_API_VERSION);
+    CHECK(v >> 16 == PICAJIT_API_VERSION_MAJOR);
+    CHECK((v & 0xFFFF) == PICAJIT_API_VERSION_MINOR);
+    CHECK(picajit_version() != NULL && strchr(picajit_version(), '.') != NULL);
+    CHECK(strcmp(picajit_status_name(PICAJIT_OK), "PICAJIT_OK") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_NULL), "PICAJIT_ERR_NULL") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_INVALID_ARGUMENT),
+                 "PICAJIT_ERR_INVALID_ARGUMENT") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_PROGRAM), "PICAJIT_ERR_PROGRAM") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_SHBIN), "PICAJIT_ERR_SHBIN") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_ASSEMBLY), "PICAJIT_ERR_ASSEMBLY") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_BACKEND_UNAVAILABLE),
+                 "PICAJIT_ERR_BACKEND_UNAVAILABLE") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_EXEC), "PICAJIT_ERR_EXEC") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_PANIC), "PICAJIT_ERR_PANIC") == 0);
+    CHECK(strcmp(picajit_status_name(-1), "unknown status") == 0);
+    CHECK(strcmp(picajit_status_name(1000), "unknown status") == 0);
+
+    /* The message names the function and the argument, and a success clears it. */
+    FAILS(picajit_engine_config_init(NULL), PICAJIT_ERR_NULL,
+          "picajit_engine_config_init: config is NULL");
+    CHECK(strcmp(picajit_last_error(), "picajit_engine_config_init: config is NULL") == 0);
+    PicajitEngineConfig cfg;
+    OK(picajit_engine_config_init(&cfg));
+    CHECK(strcmp(picajit_last_error(), "") == 0);
+}
+
+static void test_engine(void) {
+    PicajitEngineConfig cfg;
+    PicajitEngine *engine = NULL;
+    uint32_t backend = 99;
+    size_t cached = 99;
+
+    OK(picajit_engine_config_init(&cfg));
+    CHECK(cfg.struct_size == sizeof(PicajitEngineConfig));
+    CHECK(cfg.backend == PICAJIT_BACKEND_AUTO);
+    CHECK(cfg.float_mode == PICAJIT_FLOAT_F24);
+    CHECK(cfg.rounding == PICAJIT_ROUNDING_TOWARD_ZERO);
+    CHECK(cfg.budget == (1u << 20));
+
+    /* Auto resolves to a real backend. */
+    OK(picajit_engine_create(&cfg, &engine));
+    OK(picajit_engine_backend(engine, &backend));
+    CHECK(backend != PICAJIT_BACKEND_AUTO);
+#if defined(__x86_64__)
+    CHECK(backend == PICAJIT_BACKEND_X64);
+#endif
+    OK(picajit_engine_cache_size(engine, &cached));
+    OK(picajit_engine_clear_cache(engine));
+    OK(picajit_engine_cache_size(engine, &cached));
+    CHECK(cached == 0);
+    OK(picajit_engine_destroy(engine));
+
+    cfg.backend = PICAJIT_BACKEND_INTERPRETER;
+    cfg.float_mode = PICAJIT_FLOAT_F32;
+    cfg.rounding = PICAJIT_ROUNDING_NEAREST_EVEN;
+    cfg.budget = 0; /* the default */
+    engine = NULL;
+    OK(picajit_engine_create(&cfg, &engine));
+    OK(picajit_engine_backend(engine, &backend));
+    CHECK(backend == PICAJIT_BACKEND_INTERPRETER);
+    OK(picajit_engine_destroy(engine));
+
+#if defined(__x86_64__)
+    /* AArch64 code runs on an x86-64 host only in builds that emulate it (the `a64-emu`
+       feature; cargo's test builds enable it): either the engine uses it (or the interpreter,
+       for programs the AArch64 JIT cannot compile), or creation fails and leaves `engine`
+       alone. */
+    OK(picajit_engine_config_init(&cfg));
+    cfg.backend = PICAJIT_BACKEND_A64;
+    engine = (PicajitEngine *)&cfg;
+    PicajitStatus a64 = picajit_engine_create(&cfg, &engine);
+    if (a64 == PICAJIT_OK) {
+        OK(picajit_engine_backend(engine, &backend));
+        CHECK(backend == PICAJIT_BACKEND_A64 || backend == PICAJIT_BACKEND_INTERPRETER);
+        OK(picajit_engine_destroy(engine));
+    } else {
+        check_status(a64, PICAJIT_ERR_BACKEND_UNAVAILABLE, "backend unavailable", __FILE__,
+                     __LINE__, "picajit_engine_create(A64)");
+        CHECK(engine == (PicajitEngine *)&cfg);
+    }
+#endif
+
+    /* Error paths. */
+    OK(picajit_engine_config_init(&cfg));
+    FAILS(picajit_engine_create(NULL, &engine), PICAJIT_ERR_NULL, "config is NULL");
+    FAILS(picajit_engine_create(&cfg, NULL), PICAJIT_ERR_NULL, "out is NULL");
+    cfg.struct_size = 8;
+    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "struct_size");
+    OK(picajit_engine_config_init(&cfg));
+    cfg.backend = 4;
+    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "unknown backend 4");
+    OK(picajit_engine_config_init(&cfg));
+    cfg.float_mode = 2;
+    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "float mode");
+    OK(picajit_engine_config_init(&cfg));
+    cfg.rounding = 7;
+    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "rounding");
+    FAILS(picajit_engine_backend(NULL, &backend), PICAJIT_ERR_NULL, "engine is NULL");
+    engine = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F24, 0);
+    FAILS(picajit_engine_backend(engine, NULL), PICAJIT_ERR_NULL, "backend is NULL");
+    FAILS(picajit_engine_cache_size(engine, NULL), PICAJIT_ERR_NULL, "count is NULL");
+    FAILS(picajit_engine_cache_size(NULL, &cached), PICAJIT_ERR_NULL, "engine is NULL");
+    FAILS(picajit_engine_clear_cache(NULL), PICAJIT_ERR_NULL, "engine is NULL");
+    OK(picajit_engine_destroy(engine));
+    OK(picajit_engine_destroy(NULL));
+}
+
+static void test_shader_create(void) {
+    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitShader *shader = NULL;
+    PicajitShaderInfo info;
+    const char *reason = "unset";
+
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, PICAJIT_SHADER_VERTEX,
+                             &shader));
+    memset(&info, 0xAB, sizeof info);
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.struct_size == sizeof info);
+    CHECK(info.kind == PICAJIT_SHADER_VERTEX);
+    CHECK(info.backend != PICAJIT_BACKEND_AUTO);
+    CHECK(info.entry == 0);
+    CHECK(info.code_words == 3);
+    CHECK(info.opdesc_count == 1);
+    CHECK(info.input_mask == 0xFFFF && info.output_mask == 0xFFFF);
+    CHECK(info.gs_mode == PICAJIT_GS_POINT);
+    OK(picajit_shader_fallback_reason(shader, &reason));
+    /* Compiled code has a size; a fallback has a reason; never both, never neither. */
+    CHECK((info.fallback != 0) == (reason != NULL));
+    CHECK((info.backend == PICAJIT_BACKEND_INTERPRETER) == (info.code_bytes == 0));
+    OK(picajit_shader_destroy(shader));
+
+    /* The interpreter was asked for: no fallback. */
+    PicajitEngine *interp = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F24, 0);
+    shader = NULL;
+    OK(picajit_shader_create(interp, ADD_CODE, 3, NULL, 0, 2, PICAJIT_SHADER_GEOMETRY, &shader));
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.kind == PICAJIT_SHADER_GEOMETRY);
+    CHECK(info.backend == PICAJIT_BACKEND_INTERPRETER);
+    CHECK(info.fallback == 0 && info.code_bytes == 0);
+    CHECK(info.entry == 2 && info.opdesc_count == 0);
+    OK(picajit_shader_fallback_reason(shader, &reason));
+    CHECK(reason == NULL);
+
+    /* get_info / fallback_reason errors. */
+    info.struct_size = 4;
+    FAILS(picajit_shader_get_info(shader, &info), PICAJIT_ERR_INVALID_ARGUMENT, "struct_size");
+    FAILS(picajit_shader_get_info(NULL, &info), PICAJIT_ERR_NULL, "shader is NULL");
+    FAILS(picajit_shader_get_info(shader, NULL), PICAJIT_ERR_NULL, "info is NULL");
+    FAILS(picajit_shader_fallback_reason(NULL, &reason), PICAJIT_ERR_NULL, "shader is NULL");
+    FAILS(picajit_shader_fallback_reason(shader, NULL), PICAJIT_ERR_NULL, "reason is NULL");
+    OK(picajit_shader_destroy(shader));
+    OK(picajit_shader_destroy(NULL));
+    OK(picajit_engine_destroy(interp));
+
+    /* Invalid programs and arguments; `out` is left alone. */
+    static uint32_t big[4097];
+    static uint32_t many[129];
+    uint32_t aligned[4] = {0, 0x88000000u, 0, 0};
+    shader = NULL;
+    FAILS(picajit_shader_create(NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
+          "engine is NULL");
+    FAILS(picajit_shader_create(engine, NULL, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
+          "code is NULL");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 1, 0, 0, &shader), PICAJIT_ERR_NULL,
+          "opdescs is NULL");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 0, 0, NULL), PICAJIT_ERR_NULL,
+          "out is NULL");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 0, 2, &shader),
+          PICAJIT_ERR_INVALID_ARGUMENT, "unknown shader kind 2");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 3, 0, &shader), PICAJIT_ERR_PROGRAM,
+          "entry point");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 0, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
+          "entry point");
+    FAILS(picajit_shader_create(engine, big, 4097, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
+          "4097 code words");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 129, 0, 0, &shader),
+          PICAJIT_ERR_PROGRAM, "129 operand descriptors");
+    FAILS(picajit_shader_create(engine, (const uint32_t *)((const char *)aligned + 1), 2, NULL,
+                                0, 0, 0, &shader),
+          PICAJIT_ERR_INVALID_ARGUMENT, "not aligned");
+    CHECK(shader == NULL);
+    OK(picajit_engine_destroy(engine));
+}
+
+static void test_shbin_and_source(void) {
+    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    Blob mvp = read_file(mvp_path);
+    Blob quad = read_file(quad_path);
+    PicajitShader *shader = NULL;
+    PicajitShaderInfo info;
+    uint32_t count = 0;
+
+    OK(picajit_shbin_dvle_count(mvp.data, mvp.size, &count));
+    CHECK(count == 1);
+    OK(picajit_shader_load_shbin(engine, mvp.data, mvp.size, 0, &shader));
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.kind == PICAJIT_SHADER_VERTEX);
+    CHECK(info.code_words == 10);
+    CHECK(info.input_mask == 0x3 && info.output_mask == 0x3);
+    OK(picajit_shader_destroy(shader));
+
+    shader = NULL;
+    OK(picajit_shader_load_shbin(engine, quad.data, quad.size, 0, &shader));
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.kind == PICAJIT_SHADER_GEOMETRY);
+    CHECK(info.gs_mode == PICAJIT_GS_POINT);
+    OK(picajit_shader_destroy(shader));
+
+    /* SHBIN errors. */
+    shader = NULL;
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, mvp.size, 1, &shader), PICAJIT_ERR_SHBIN,
+          "DVLE #1 requested but the SHBIN has 1");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, mvp.size / 2, 0, &shader),
+          PICAJIT_ERR_SHBIN, "past the end of the file");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, 3, 0, &shader), PICAJIT_ERR_SHBIN,
+          "DVLB");
+    FAILS(picajit_shbin_dvle_count(mvp.data, 10, &count), PICAJIT_ERR_SHBIN, "DVLB");
+    unsigned char junk[64];
+    memset(junk, 0x5A, sizeof junk);
+    FAILS(picajit_shader_load_shbin(engine, junk, sizeof junk, 0, &shader), PICAJIT_ERR_SHBIN,
+          "bad magic");
+    FAILS(picajit_shader_load_shbin(NULL, mvp.data, mvp.size, 0, &shader), PICAJIT_ERR_NULL,
+          "engine is NULL");
+    FAILS(picajit_shader_load_shbin(engine, NULL, mvp.size, 0, &shader), PICAJIT_ERR_NULL,
+          "data is NULL");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, mvp.size, 0, NULL), PICAJIT_ERR_NULL,
+          "out is NULL");
+    FAILS(picajit_shbin_dvle_count(NULL, 4, &count), PICAJIT_ERR_NULL, "data is NULL");
+    FAILS(picajit_shbin_dvle_count(mvp.data, mvp.size, NULL), PICAJIT_ERR_NULL, "count is NULL");
+    CHECK(shader == NULL);
+
+    /* Source. */
+    shader = load_source(engine,
+                         ".in pos v3\n"
+                         ".out o position\n"
+                         ".proc main\n"
+                         "    mov o, pos\n"
+                         "    end\n"
+                         ".end\n");
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.input_mask == 0x8 && info.output_mask == 0x1);
+    OK(picajit_shader_destroy(shader));
+    shader = NULL;
+    FAILS(picajit_shader_load_source(engine, ".proc main\n    frobnicate r0\n.end\n", 0, &shader),
+          PICAJIT_ERR_ASSEMBLY, "source:2");
+    FAILS(picajit_shader_load_source(engine, ".proc main\n end\n.end\n", 1, &shader),
+          PICAJIT_ERR_SHBIN, "DVLE #1");
+    FAILS(picajit_shader_load_source(engine, "\xff\xfe", 0, &shader),
+          PICAJIT_ERR_INVALID_ARGUMENT, "UTF-8");
+    FAILS(picajit_shader_load_source(engine, NULL, 0, &shader), PICAJIT_ERR_NULL,
+          "source is NULL");
+    FAILS(picajit_shader_load_source(NULL, "", 0, &shader), PICAJIT_ERR_NULL, "engine is NULL");
+    FAILS(picajit_shader_load_source(engine, ".proc main\n end\n.end\n", 0, NULL),
+          PICAJIT_ERR_NULL, "out is NULL");
+    CHECK(shader == NULL);
+
+    free(mvp.data);
+    free(quad.data);
+    OK(picajit_engine_destroy(engine));
+}
+
+static void test_uniforms(void) {
+    PicajitEngine *f24 = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *f32 = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F32, 0);
+    PicajitUniforms *u = NULL, *u32 = NULL;
+    float row[4];
+    /* 1 + 2^-20 has no f24 form: truncated to 1.0 in f24 mode, kept in f32 mode. */
+    const float fine[8] = {1.0f + 0x1p-20f, 2.0f, -3.5f, 0.0f, 5.0f, 6.0f, 7.0f, 8.0f};
+    const uint32_t raw[4] = {0x3F0000u, 0xBF0000u, 0x400000u, 0xFF3F0000u};
+    const uint8_t ints[4] = {3, 10, 2, 0};
+    uint16_t bools = 0;
+
+    OK(picajit_uniforms_create(f24, &u));
+    OK(picajit_uniforms_create(f32, &u32));
+    OK(picajit_uniforms_get_float(u, 5, row));
+    CHECK(row[0] == 0.0f && row[3] == 0.0f);
+    OK(picajit_uniforms_get_float(u, 100, row)); /* c96-c127 read 1.0 */
+    CHECK(row[0] == 1.0f && row[3] == 1.0f);
+
+    OK(picajit_uniforms_set_float(u, 94, 2, fine));
+    OK(picajit_uniforms_get_float(u, 94, row));
+    CHECK(row[0] == 1.0f && row[1] == 2.0f && row[2] == -3.5f && row[3] == 0.0f);
+    OK(picajit_uniforms_get_float(u, 95, row));
+    CHECK(row[0] == 5.0f && row[3] == 8.0f);
+    OK(picajit_uniforms_set_float(u32, 0, 1, fine));
+    OK(picajit_uniforms_get_float(u32, 0, row));
+    CHECK(row[0] == 1.0f + 0x1p-20f);
+
+    /* Raw f24: 1, -1, 2, and 1 with junk above bit 23 (ignored). */
+    OK(picajit_uniforms_set_float_f24(u, 7, 1, raw));
+    OK(picajit_uniforms_get_float(u, 7, row));
+    CHECK(row[0] == 1.0f && row[1] == -1.0f && row[2] == 2.0f && row[3] == 1.0f);
+
+    OK(picajit_uniforms_set_int(u, 3, ints));
+    OK(picajit_uniforms_set_bool(u, 15, true));
+    OK(picajit_uniforms_set_bool(u, 2, true));
+    OK(picajit_uniforms_get_bools(u, &bools));
+    CHECK(bools == 0x8004);
+    OK(picajit_uniforms_set_bool(u, 15, false));
+    OK(picajit_uniforms_get_bools(u, &bools));
+    CHECK(bools == 0x0004);
+    OK(picajit_uniforms_set_bools(u, 0xA5A5));
+    OK(picajit_uniforms_get_bools(u, &bools));
+    CHECK(bools == 0xA5A5);
+
+    /* Errors. */
+    FAILS(picajit_uniforms_create(NULL, &u), PICAJIT_ERR_NULL, "engine is NULL");
+    FAILS(picajit_uniforms_create(f24, NULL), PICAJIT_ERR_NULL, "out is NULL");
+    FAILS(picajit_uniforms_set_float(u, 96, 1, fine), PICAJIT_ERR_INVALID_ARGUMENT, "past c95");
+    FAILS(picajit_uniforms_set_float(u, 95, 2, fine), PICAJIT_ERR_INVALID_ARGUMENT,
+          "do not fit");
+    FAILS(picajit_uniforms_set_float(u, 0, 0, fine), PICAJIT_ERR_INVALID_ARGUMENT, "do not fit");
+    FAILS(picajit_uniforms_set_float(u, 0, 1, NULL), PICAJIT_ERR_NULL, "values is NULL");
+    FAILS(picajit_uniforms_set_float(NULL, 0, 1, fine), PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_uniforms_set_float_f24(u, 200, 1, raw), PICAJIT_ERR_INVALID_ARGUMENT,
+          "past c95");
+    FAILS(picajit_uniforms_set_float_f24(u, 0, 1, NULL), PICAJIT_ERR_NULL, "bits is NULL");
+    FAILS(picajit_uniforms_set_float_f24(NULL, 0, 1, raw), PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_uniforms_get_float(u, 128, row), PICAJIT_ERR_INVALID_ARGUMENT, "past c127");
+    FAILS(picajit_uniforms_get_float(u, 0, NULL), PICAJIT_ERR_NULL, "value is NULL");
+    FAILS(picajit_uniforms_get_float(NULL, 0, row), PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_uniforms_set_int(u, 4, ints), PICAJIT_ERR_INVALID_ARGUMENT, "past i3");
+    FAILS(picajit_uniforms_set_int(u, 0, NULL), PICAJIT_ERR_NULL, "value is NULL");
+    FAILS(picajit_uniforms_set_int(NULL, 0, ints), PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_uniforms_set_bool(u, 16, true), PICAJIT_ERR_INVALID_ARGUMENT, "past b15");
+    FAILS(picajit_uniforms_set_bool(NULL, 0, true), PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_uniforms_set_bools(NULL, 1), PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_uniforms_get_bools(u, NULL), PICAJIT_ERR_NULL, "bits is NULL");
+    FAILS(picajit_uniforms_get_bools(NULL, &bools), PICAJIT_ERR_NULL, "uniforms is NULL");
+
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_uniforms_destroy(u32));
+    OK(picajit_uniforms_destroy(NULL));
+    OK(picajit_engine_destroy(f24));
+    OK(picajit_engine_destroy(f32));
+}
+
+static void test_apply_constants(void) {
+    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *f32 = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F32, 0);
+    Blob mvp = read_file(mvp_path);
+    PicajitShader *shader = NULL, *raw = NULL;
+    PicajitUniforms *u = NULL, *u32 = NULL;
+    float row[4];
+
+    OK(picajit_shader_load_shbin(engine, mvp.data, mvp.size, 0, &shader));
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_uniforms_create(f32, &u32));
+    OK(picajit_uniforms_get_float(u, 95, row));
+    CHECK(row[0] == 0.0f);
+    OK(picajit_shader_apply_constants(shader, u)); /* .constf ones -> c95 */
+    OK(picajit_uniforms_get_float(u, 95, row));
+    CHECK(row[0] == 1.0f && row[1] == 1.0f && row[2] == 1.0f && row[3] == 1.0f);
+
+    /* Raw programs have no constants. */
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, 0, &raw));
+    OK(picajit_uniforms_set_float(u, 95, 1, (const float[]){9, 9, 9, 9}));
+    OK(picajit_shader_apply_constants(raw, u));
+    OK(picajit_uniforms_get_float(u, 95, row));
+    CHECK(row[0] == 9.0f);
+
+    FAILS(picajit_shader_apply_constants(shader, u32), PICAJIT_ERR_INVALID_ARGUMENT,
+          "float mode");
+    FAILS(picajit_shader_apply_constants(NULL, u), PICAJIT_ERR_NULL, "shader is NULL");
+    FAILS(picajit_shader_apply_constants(shader, NULL), PICAJIT_ERR_NULL, "uniforms is NULL");
+
+    free(mvp.data);
+    OK(picajit_shader_destroy(shader));
+    OK(picajit_shader_destroy(raw));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_uniforms_destroy(u32));
+    OK(picajit_engine_destroy(engine));
+    OK(picajit_engine_destroy(f32));
+}
+
+/* A full-layout vertex: v0-v15 (or o0-o15) as 16 rows of 4. */
+typedef struct {
+    float r[16][4];
+} Vertex;
+
+typedef struct {
+    uint32_t r[16][4];
+} VertexBits;
+
+static void test_run_batch(uint32_t backend) {
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
+    PicajitShader *shader = NULL;
+    PicajitUniforms *u = NULL;
+    PicajitRunStats stats;
+    enum { N = 100 };
+    static Vertex in[N], out[N];
+
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, 0, &shader));
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_uniforms_set_float(u, 95, 1, (const float[]){10, 20, 30, 40}));
+
+    /* Full layout, f32 values: o0 = c95 + v0, o1 = v1, other outputs untouched... */
+    memset(in, 0, sizeof in);
+    memset(out, 0x7F, sizeof out);
+    for (int k = 0; k < N; k++) {
+        in[k].r[0][0] = (float)k;
+        in[k].r[0][3] = 0.5f;
+        in[k].r[1][1] = (float)-k;
+        /* In f24 mode inputs are rounded like attributes: 1 + 2^-20 becomes 1. */
+        in[k].r[1][2] = 1.0f + 0x1p-20f;
+    }
+    PicajitVertexLayout out_layout = {PICAJIT_FORMAT_F32, 0, 0x3, sizeof(Vertex)};
+    memset(&stats, 0xFF, sizeof stats);
+    OK(picajit_shader_run_batch(shader, u, &FULL_F32, in, &out_layout, out, N, &stats));
+    CHECK(stats.vertices == N);
+    CHECK(stats.instructions == 3 * N);
+    int good = 1;
+    for (int k = 0; k < N; k++) {
+        good &= out[k].r[0][0] == 10.0f + (float)k && out[k].r[0][1] == 20.0f &&
+                out[k].r[0][3] == 40.5f;
+        good &= out[k].r[1][1] == (float)-k && out[k].r[1][2] == 1.0f;
+        /* o2-o15 not in the output mask: untouched. */
+        good &= f32_bits(out[k].r[2][0]) == 0x7F7F7F7Fu;
+    }
+    CHECK(good);
+
+    /* ...and the input mask: v1 not read, so o1 = 0. */
+    PicajitVertexLayout only_v0 = {PICAJIT_FORMAT_F32, 0, 0x1, sizeof(Vertex)};
+    OK(picajit_shader_run_batch(shader, u, &only_v0, in, &out_layout, out, N, NULL));
+    CHECK(out[5].r[1][1] == 0.0f && out[5].r[0][0] == 15.0f);
+
+    /* Packed layouts with padding in the stride: inputs v0, v1 as 2 rows plus 8 bytes;
+       outputs o1 only. The padding is neither read nor written. */
+    struct Packed {
+        float v0[4], v1[4];
+        uint32_t pad[2];
+    } pin[3];
+    struct PackedOut {
+        float o1[4];
+        uint32_t pad;
+    } pout[3];
+    memset(pout, 0xEE, sizeof pout);
+    for (int k = 0; k < 3; k++) {
+        for (int c = 0; c < 4; c++) {
+            pin[k].v0[c] = 0.0f;
+            pin[k].v1[c] = (float)(k * 4 + c);
+        }
+    }
+    PicajitVertexLayout pin_layout = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x3,
+                                      sizeof(struct Packed)};
+    PicajitVertexLayout pout_layout = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x2,
+                                       sizeof(struct PackedOut)};
+    OK(picajit_shader_run_batch(shader, u, &pin_layout, pin, &pout_layout, pout, 3, &stats));
+    CHECK(pout[2].o1[0] == 8.0f && pout[2].o1[3] == 11.0f && pout[0].o1[1] == 1.0f);
+    CHECK(pout[0].pad == 0xEEEEEEEEu && pout[2].pad == 0xEEEEEEEEu);
+
+    /* Raw f24 in and out, exact: 0x000001 is a pattern arithmetic would flush, and MOV keeps
+       it; 0x7F1234 is a NaN with a payload. As an f32 input, the same value is converted like
+       an attribute and flushed. */
+    static VertexBits bin[2], bout[2];
+    memset(bin, 0, sizeof bin);
+    bin[0].r[1][0] = 0x000001u;
+    bin[0].r[1][1] = 0x7F1234u;
+    bin[0].r[1][2] = 0x3F0000u;
+    bin[0].r[0][0] = 0x400000u; /* 2.0 */
+    bin[1].r[1][0] = 0x3F8000u; /* 1.5 */
+    OK(picajit_shader_run_batch(shader, u, &FULL_F24, bin, &FULL_F24, bout, 2, &stats));
+    CHECK(bout[0].r[1][0] == 0x000001u);
+    CHECK(bout[0].r[1][1] == 0x7F1234u);
+    CHECK(bout[0].r[1][2] == 0x3F0000u);
+    CHECK(bout[0].r[0][0] == 0x428000u); /* 10 + 2 = 12 */
+    CHECK(bout[1].r[1][0] == 0x3F8000u);
+    CHECK(stats.vertices == 2 && stats.instructions == 6);
+    Vertex tiny;
+    memset(&tiny, 0, sizeof tiny);
+    tiny.r[1][0] = 0x1p-78f; /* the value of f24 0x000001 */
+    OK(picajit_shader_run_batch(shader, u, &FULL_F32, &tiny, &FULL_F24, bout, 1, NULL));
+    CHECK(bout[0].r[1][0] == 0);
+
+    /* f32 in, f24 out and the reverse. */
+    OK(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F24, bout, 2, NULL));
+    CHECK(bout[1].r[0][0] == 0x426000u); /* 10 + 1 = 11 */
+    OK(picajit_shader_run_batch(shader, u, &FULL_F24, bin, &FULL_F32, out, 1, NULL));
+    CHECK(out[0].r[0][0] == 12.0f);
+
+    /* count 0 is a no-op. */
+    OK(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, out, 0, &stats));
+    CHECK(stats.vertices == 0 && stats.instructions == 0);
+
+    /* Errors. */
+    PicajitVertexLayout bad = FULL_F32;
+    FAILS(picajit_shader_run_batch(NULL, u, &FULL_F32, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_NULL, "shader is NULL");
+    FAILS(picajit_shader_run_batch(shader, NULL, &FULL_F32, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_NULL, "uniforms is NULL");
+    FAILS(picajit_shader_run_batch(shader, u, NULL, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_NULL, "input_layout is NULL");
+    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, NULL, out, 1, NULL),
+          PICAJIT_ERR_NULL, "output_layout is NULL");
+    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, NULL, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_NULL, "inputs is NULL");
+    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, NULL, 1, NULL),
+          PICAJIT_ERR_NULL, "outputs is NULL");
+    bad.stride = 255; /* one vertex of the full layout is 256 bytes */
+    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "input_layout: stride 255 is smaller than one vertex");
+    bad = FULL_F32;
+    bad.format = 2;
+    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &bad, out, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "output_layout: unknown value format 2");
+    bad = FULL_F32;
+    bad.flags = 4;
+    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "unknown flag bits");
+    bad = FULL_F32;
+    bad.mask = 0x10000;
+    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "past 15");
+    bad = FULL_F32;
+    bad.stride = SIZE_MAX / 2;
+    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 3, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "overflow");
+    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, in + 1, 2, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "overlap");
+    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, out, 1,
+                                   (PicajitRunStats *)((char *)&stats + 1)),
+          PICAJIT_ERR_INVALID_ARGUMENT, "stats");
+
+    PicajitEngine *f32 = make_engine(backend, PICAJIT_FLOAT_F32, 0);
+    PicajitUniforms *u32 = NULL;
+    OK(picajit_uniforms_create(f32, &u32));
+    FAILS(picajit_shader_run_batch(shader, u32, &FULL_F32, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "float mode");
+    PicajitShader *gs = NULL;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, PICAJIT_SHADER_GEOMETRY,
+                             &gs));
+    FAILS(picajit_shader_run_batch(gs, u, &FULL_F32, in, &FULL_F32, out, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "geometry shader");
+
+    OK(picajit_shader_destroy(gs));
+    OK(picajit_uniforms_destroy(u32));
+    OK(picajit_engine_destroy(f32));
+    OK(picajit_shader_destroy(shader));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_engine_destroy(engine));
+}
+
+static void test_exec_errors(uint32_t backend) {
+    /* A budget of 1000 instructions; vertex k spins forever when v0.x == 1. */
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 1000);
+    PicajitUniforms *u = NULL;
+    PicajitRunStats stats;
+    PicajitShader *spin = load_source(engine,
+                                      ".constf one(1.0, 1.0, 1.0, 1.0)\n"
+                                      ".out o position\n"
+                                      ".proc main\n"
+                                      "    mov o, v0\n"
+                                      "    cmp one, eq, eq, v0\n"
+                                      "spin:\n"
+                                      "    jmpc cmp.x, spin\n"
+                                      "    end\n"
+                                      ".end\n");
+    PicajitShader *brk = load_source(engine,
+                                     ".proc main\n"
+                                     "    break\n"
+                                     "    end\n"
+                                     ".end\n");
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_shader_apply_constants(spin, u));
+    float in[4][4] = {{0, 0, 0, 0}, {2, 0, 0, 0}, {1, 0, 0, 0}, {3, 0, 0, 0}};
+    float out[4][4];
+    memset(out, 0x11, sizeof out);
+    PicajitVertexLayout layout = {PICAJIT_FORMAT_F32, 0, 0x1, 0};
+    FAILS(picajit_shader_run_batch(spin, u, &layout, in, &layout, out, 4, &stats),
+          PICAJIT_ERR_EXEC, "vertex 2: instruction budget of 1000 exhausted");
+    CHECK(stats.vertices == 2);
+    CHECK(stats.instructions == 0); /* totals are reported for complete runs only */
+    CHECK(out[1][0] == 2.0f && out[0][0] == 0.0f);
+    CHECK(f32_bits(out[2][0]) == 0x11111111u && f32_bits(out[3][0]) == 0x11111111u);
+
+    FAILS(picajit_shader_run_batch(brk, u, &layout, in, &layout, out, 1, &stats),
+          PICAJIT_ERR_EXEC, "BREAK");
+    CHECK(stats.vertices == 0);
+
+    OK(picajit_shader_destroy(spin));
+    OK(picajit_shader_destroy(brk));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Geometry shaders */
+
+typedef struct {
+    int calls;
+    Vertex v[16];
+    PicajitEmitInfo info[16];
+} Collected;
+
+static void collect(void *user, const void *vertex, const PicajitEmitInfo *info) {
+    Collected *c = user;
+    if (c->calls < 16) {
+        /* The callback layout is o0, o1 packed: 32 bytes. */
+        memset(&c->v[c->calls], 0, sizeof(Vertex));
+        memcpy(c->v[c->calls].r, vertex, 32);
+        c->info[c->calls] = *info;
+    }
+    c->calls++;
+}
+
+static void test_geometry_point_to_quad(uint32_t backend) {
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
+    Blob quad = read_file(quad_path);
+    PicajitShader *gs = NULL;
+    PicajitUniforms *u = NULL;
+    PicajitGeometry *geo = NULL;
+    PicajitRunStats stats;
+    Collected got;
+    uint16_t bools = 0;
+    size_t pending = 99;
+
+    OK(picajit_shader_load_shbin(engine, quad.data, quad.size, 0, &gs));
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_shader_apply_constants(gs, u));
+    OK(picajit_uniforms_set_float(u, 0, 1, (const float[]){0.25f, 0.5f, 0, 0})); /* halfsize */
+    OK(picajit_geometry_create(&geo));
+
+    PicajitVertexLayout two = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x3, 0};
+    memset(&got, 0, sizeof got);
+    OK(picajit_geometry_set_emit_callback(geo, &two, collect, &got));
+    /* A point at (1, 2, 3, 1) coloured (0.5, 0.25, 1, 1). */
+    const float point[2][4] = {{1, 2, 3, 1}, {0.5f, 0.25f, 1, 1}};
+    OK(picajit_uniforms_get_bools(u, &bools));
+    CHECK((bools & 0x8000) == 0);
+    OK(picajit_geometry_run_point(geo, gs, u, &two, point, &stats));
+    CHECK(stats.vertices == 1 && stats.instructions == 21);
+    OK(picajit_uniforms_get_bools(u, &bools));
+    CHECK((bools & 0x8000) != 0); /* b15 set after the invocation, as on hardware */
+    CHECK(got.calls == 4);
+    /* Corners (-1,-1), (1,-1), (-1,1), (1,1) scaled by (0.25, 0.5) around the point. */
+    CHECK(got.v[0].r[0][0] == 0.75f && got.v[0].r[0][1] == 1.5f && got.v[0].r[0][2] == 3.0f);
+    CHECK(got.v[1].r[0][0] == 1.25f && got.v[1].r[0][1] == 1.5f);
+    CHECK(got.v[2].r[0][0] == 0.75f && got.v[2].r[0][1] == 2.5f);
+    CHECK(got.v[3].r[0][0] == 1.25f && got.v[3].r[0][1] == 2.5f && got.v[3].r[0][3] == 1.0f);
+    CHECK(got.v[3].r[1][0] == 0.5f && got.v[3].r[1][1] == 0.25f && got.v[3].r[1][2] == 1.0f);
+    CHECK(got.info[0].slot == 0 && !got.info[0].primitive);
+    CHECK(got.info[1].slot == 1 && !got.info[1].primitive);
+    CHECK(got.info[2].slot == 2 && got.info[2].primitive && !got.info[2].winding);
+    CHECK(got.info[3].slot == 0 && got.info[3].primitive && got.info[3].winding);
+    OK(picajit_geometry_pending(geo, &pending));
+    CHECK(pending == 0);
+
+    /* Without a callback, emitted vertices accumulate across invocations. */
+    OK(picajit_geometry_set_emit_callback(geo, NULL, NULL, NULL));
+    OK(picajit_geometry_run_point(geo, gs, u, &two, point, NULL));
+    OK(picajit_geometry_run_point(geo, gs, u, &two, point, NULL));
+    OK(picajit_geometry_pending(geo, &pending));
+    CHECK(pending == 8);
+    struct {
+        float o0[4], o1[4];
+    } verts[5];
+    PicajitEmitInfo infos[5];
+    size_t taken = 99;
+    OK(picajit_geometry_take(geo, &two, verts, infos, 5, &taken));
+    CHECK(taken == 5);
+    CHECK(verts[4].o0[0] == 0.75f && verts[4].o0[1] == 1.5f && infos[4].slot == 0);
+    CHECK(infos[3].winding && infos[3].primitive);
+    OK(picajit_geometry_pending(geo, &pending));
+    CHECK(pending == 3);
+    OK(picajit_geometry_take(geo, &two, verts, infos, 5, &taken));
+    CHECK(taken == 3 && infos[2].slot == 0 && infos[2].winding);
+    OK(picajit_geometry_take(geo, &two, verts, infos, 5, &taken));
+    CHECK(taken == 0);
+
+    /* Raw f24 point input and f24 output. */
+    const uint32_t point24[2][4] = {{0x3F0000u, 0x400000u, 0, 0x3F0000u},
+                                    {0x3E0000u, 0, 0, 0x3F0000u}};
+    PicajitVertexLayout two24 = {PICAJIT_FORMAT_F24, PICAJIT_LAYOUT_PACKED, 0x3, 0};
+    OK(picajit_geometry_run_point(geo, gs, u, &two24, point24, NULL));
+    uint32_t v24[4][2][4];
+    OK(picajit_geometry_take(geo, &two24, v24, infos, 4, &taken));
+    CHECK(taken == 4);
+    CHECK(v24[3][0][0] == 0x3F4000u /* 1.25 */ && v24[3][1][0] == 0x3E0000u /* 0.5 */);
+
+    /* Errors. */
+    FAILS(picajit_geometry_create(NULL), PICAJIT_ERR_NULL, "out is NULL");
+    FAILS(picajit_geometry_run_point(NULL, gs, u, &two, point, NULL), PICAJIT_ERR_NULL,
+          "geometry is NULL");
+    FAILS(picajit_geometry_run_point(geo, NULL, u, &two, point, NULL), PICAJIT_ERR_NULL,
+          "shader is NULL");
+    FAILS(picajit_geometry_run_point(geo, gs, NULL, &two, point, NULL), PICAJIT_ERR_NULL,
+          "uniforms is NULL");
+    FAILS(picajit_geometry_run_point(geo, gs, u, NULL, point, NULL), PICAJIT_ERR_NULL,
+          "layout is NULL");
+    FAILS(picajit_geometry_run_point(geo, gs, u, &two, NULL, NULL), PICAJIT_ERR_NULL,
+          "vertex is NULL");
+    FAILS(picajit_geometry_set_emit_callback(geo, NULL, collect, &got), PICAJIT_ERR_NULL,
+          "layout is NULL");
+    FAILS(picajit_geometry_set_emit_callback(NULL, &two, collect, &got), PICAJIT_ERR_NULL,
+          "geometry is NULL");
+    PicajitVertexLayout bad = two;
+    bad.format = 9;
+    FAILS(picajit_geometry_set_emit_callback(geo, &bad, collect, &got),
+          PICAJIT_ERR_INVALID_ARGUMENT, "unknown value format 9");
+    FAILS(picajit_geometry_pending(NULL, &pending), PICAJIT_ERR_NULL, "geometry is NULL");
+    FAILS(picajit_geometry_pending(geo, NULL), PICAJIT_ERR_NULL, "count is NULL");
+    FAILS(picajit_geometry_take(NULL, &two, verts, infos, 5, &taken), PICAJIT_ERR_NULL,
+          "geometry is NULL");
+    FAILS(picajit_geometry_take(geo, NULL, verts, infos, 5, &taken), PICAJIT_ERR_NULL,
+          "layout is NULL");
+    FAILS(picajit_geometry_take(geo, &two, NULL, infos, 5, &taken), PICAJIT_ERR_NULL,
+          "vertices is NULL");
+    FAILS(picajit_geometry_take(geo, &two, verts, NULL, 5, &taken), PICAJIT_ERR_NULL,
+          "infos is NULL");
+    FAILS(picajit_geometry_take(geo, &two, verts, infos, 5, NULL), PICAJIT_ERR_NULL,
+          "taken is NULL");
+    FAILS(picajit_geometry_take(geo, &bad, verts, infos, 5, &taken),
+          PICAJIT_ERR_INVALID_ARGUMENT, "format");
+
+    /* A vertex shader, a uniform set of another mode, a non-point mode. */
+    PicajitShader *vs = NULL;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, 0, &vs));
+    FAILS(picajit_geometry_run_point(geo, vs, u, &two, point, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "vertex shader");
+    PicajitEngine *f32 = make_engine(backend, PICAJIT_FLOAT_F32, 0);
+    PicajitUniforms *u32 = NULL;
+    OK(picajit_uniforms_create(f32, &u32));
+    FAILS(picajit_geometry_run_point(geo, gs, u32, &two, point, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "float mode");
+    OK(picajit_geometry_set_mode(geo, PICAJIT_GS_FIXED, 10, 3));
+    FAILS(picajit_geometry_run_point(geo, gs, u, &two, point, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "not in point mode");
+
+    OK(picajit_shader_destroy(vs));
+    OK(picajit_uniforms_destroy(u32));
+    OK(picajit_engine_destroy(f32));
+    free(quad.data);
+    OK(picajit_geometry_destroy(geo));
+    OK(picajit_geometry_destroy(NULL));
+    OK(picajit_shader_destroy(gs));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* Registers, b15 and the vertex buffer carry over between invocations. */
+static void test_geometry_state(uint32_t backend) {
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
+    PicajitUniforms *u = NULL;
+    PicajitGeometry *geo = NULL;
+    /* First invocation (b15 clear): r0 = 1. Later ones: r0 += 1. Emit r0 each time. */
+    PicajitShader *gs = load_source(engine,
+                                    ".gsh point c0\n"
+                                    ".constf one(1.0, 1.0, 1.0, 1.0)\n"
+                                    ".out o position\n"
+                                    ".proc main\n"
+                                    "    ifu b15\n"
+                                    "        add r0, one, r0\n"
+                                    "    .else\n"
+                                    "        mov r0, one\n"
+                                    "    .end\n"
+                                    "    setemit 0\n"
+                                    "    mov o, r0\n"
+                                    "    emit\n"
+                                    "    end\n"
+                                    ".end\n");
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_shader_apply_constants(gs, u));
+    OK(picajit_geometry_create(&geo));
+    PicajitVertexLayout none = {PICAJIT_FORMAT_F32, 0, 0, 0};
+    PicajitVertexLayout o0 = {PICAJIT_FORMAT_F32, 0, 0x1, 0};
+    float dummy = 0;
+    for (int i = 0; i < 3; i++) {
+        OK(picajit_geometry_run_point(geo, gs, u, &none, &dummy, NULL));
+    }
+    float v[3][4];
+    PicajitEmitInfo infos[3];
+    size_t taken = 0;
+    OK(picajit_geometry_take(geo, &o0, v, infos, 3, &taken));
+    CHECK(taken == 3 && v[0][0] == 1.0f && v[1][0] == 2.0f && v[2][0] == 3.0f);
+
+    /* A new draw: reset the state and clear b15; r0 starts over. */
+    OK(picajit_geometry_run_point(geo, gs, u, &none, &dummy, NULL));
+    OK(picajit_geometry_reset(geo));
+    size_t pending = 99;
+    OK(picajit_geometry_pending(geo, &pending));
+    CHECK(pending == 0);
+    OK(picajit_uniforms_set_bool(u, 15, false));
+    OK(picajit_geometry_run_point(geo, gs, u, &none, &dummy, NULL));
+    OK(picajit_geometry_take(geo, &o0, v, infos, 3, &taken));
+    CHECK(taken == 1 && v[0][0] == 1.0f);
+    FAILS(picajit_geometry_reset(NULL), PICAJIT_ERR_NULL, "geometry is NULL");
+
+    /* A failing invocation still delivers what it emitted before failing. */
+    PicajitShader *fail = load_source(engine,
+                                      ".gsh point c0\n"
+                                      ".out o position\n"
+                                      ".proc main\n"
+                                      "    setemit 1\n"
+                                      "    emit\n"
+                                      "    break\n"
+                                      "    end\n"
+                                      ".end\n");
+    PicajitRunStats stats;
+    FAILS(picajit_geometry_run_point(geo, fail, u, &none, &dummy, &stats), PICAJIT_ERR_EXEC,
+          "BREAK");
+    CHECK(stats.vertices == 0);
+    OK(picajit_geometry_take(geo, &o0, v, infos, 3, &taken));
+    CHECK(taken == 1 && infos[0].slot == 1);
+
+    OK(picajit_shader_destroy(fail));
+    OK(picajit_shader_destroy(gs));
+    OK(picajit_geometry_destroy(geo));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* Variable and fixed modes: input rows go to the float uniforms. */
+static void test_geometry_uniform_modes(uint32_t backend) {
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
+    PicajitUniforms *u = NULL;
+    PicajitGeometry *geo = NULL;
+    /* Emits c10 and c11 (fixed mode from c10, or variable mode from c9: count in c9). */
+    PicajitShader *gs = load_source(engine,
+                                    ".gsh point c0\n"
+                                    ".out o position\n"
+                                    ".out p color\n"
+                                    ".proc main\n"
+                                    "    setemit 0\n"
+                                    "    mov o, c10\n"
+                                    "    mov p, c9\n"
+                                    "    emit\n"
+                                    "    setemit 1\n"
+                                    "    mov o, c11\n"
+                                    "    emit\n"
+                                    "    end\n"
+                                    ".end\n");
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_geometry_create(&geo));
+    const float rows[2][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}};
+    const uint32_t rows24[2][4] = {{0x000001u, 0, 0, 0}, {0x3F0000u, 0, 0, 0}};
+    PicajitVertexLayout o01 = {PICAJIT_FORMAT_F32, 0, 0x3, 0};
+    float v[2][2][4];
+    PicajitEmitInfo infos[2];
+    size_t taken = 0;
+    float row[4];
+
+    FAILS(picajit_geometry_run_uniforms(geo, gs, u, PICAJIT_FORMAT_F32, rows, 2, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "point mode");
+
+    OK(picajit_geometry_set_mode(geo, PICAJIT_GS_FIXED, 10, 2));
+    OK(picajit_geometry_run_uniforms(geo, gs, u, PICAJIT_FORMAT_F32, rows, 2, 2, NULL));
+    OK(picajit_uniforms_get_float(u, 11, row));
+    CHECK(row[0] == 5.0f && row[3] == 8.0f);
+    OK(picajit_geometry_take(geo, &o01, v, infos, 2, &taken));
+    CHECK(taken == 2 && v[0][0][0] == 1.0f && v[1][0][3] == 8.0f);
+
+    OK(picajit_geometry_set_mode(geo, PICAJIT_GS_VARIABLE, 9, 2));
+    OK(picajit_geometry_run_uniforms(geo, gs, u, PICAJIT_FORMAT_F24, rows24, 2, 3, NULL));
+    OK(picajit_uniforms_get_float(u, 9, row));
+    CHECK(row[0] == 3.0f && row[3] == 3.0f); /* the vertex count */
+    OK(picajit_uniforms_get_float(u, 10, row));
+    CHECK(row[0] == 0x1p-78f); /* f24 0x000001, kept exactly */
+    OK(picajit_geometry_take(geo, &o01, v, infos, 2, &taken));
+    CHECK(taken == 2 && v[0][1][0] == 3.0f && v[1][0][0] == 1.0f);
+
+    FAILS(picajit_geometry_run_uniforms(geo, gs, u, PICAJIT_FORMAT_F32, rows, 87, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "do not fit");
+    FAILS(picajit_geometry_run_uniforms(geo, gs, u, PICAJIT_FORMAT_F32, rows, 2, 256, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "over 255");
+    FAILS(picajit_geometry_run_uniforms(geo, gs, u, 5, rows, 2, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "format");
+    FAILS(picajit_geometry_run_uniforms(geo, gs, u, PICAJIT_FORMAT_F32, NULL, 2, 1, NULL),
+          PICAJIT_ERR_NULL, "rows is NULL");
+    FAILS(picajit_geometry_run_uniforms(NULL, gs, u, PICAJIT_FORMAT_F32, rows, 2, 1, NULL),
+          PICAJIT_ERR_NULL, "geometry is NULL");
+    FAILS(picajit_geometry_set_mode(geo, 3, 0, 0), PICAJIT_ERR_INVALID_ARGUMENT,
+          "unknown geometry-shader mode 3");
+    FAILS(picajit_geometry_set_mode(geo, PICAJIT_GS_FIXED, 96, 0), PICAJIT_ERR_INVALID_ARGUMENT,
+          "past c95");
+    FAILS(picajit_geometry_set_mode(geo, PICAJIT_GS_FIXED, 0, 256), PICAJIT_ERR_INVALID_ARGUMENT,
+          "over 255");
+    FAILS(picajit_geometry_set_mode(NULL, PICAJIT_GS_POINT, 0, 0), PICAJIT_ERR_NULL,
+          "geometry is NULL");
+    OK(picajit_geometry_set_mode(geo, PICAJIT_GS_POINT, 0, 0));
+
+    OK(picajit_shader_destroy(gs));
+    OK(picajit_geometry_destroy(geo));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Threads */
+
+typedef struct {
+    const PicajitShader *shader;
+    const PicajitUniforms *uniforms;
+    float base;
+    int ok;
+} Worker;
+
+static void *worker(void *arg) {
+    Worker *w = arg;
+    Vertex in[8], out[8];
+    memset(in, 0, sizeof in);
+    for (int k = 0; k < 8; k++) {
+        in[k].r[0][0] = w->base + (float)k;
+    }
+    w->ok = 1;
+    for (int round = 0; round < 20; round++) {
+        w->ok &= picajit_shader_run_batch(w->shader, w->uniforms, &FULL_F32, in, &FULL_F32, out,
+                                          8, NULL) == PICAJIT_OK;
+        for (int k = 0; k < 8; k++) {
+            w->ok &= out[k].r[0][0] == w->base + (float)k + 10.0f;
+        }
+    }
+    /* This thread's error message is its own. */
+    w->ok &= picajit_engine_destroy(NULL) == PICAJIT_OK;
+    w->ok &= picajit_uniforms_set_bool(NULL, 0, true) == PICAJIT_ERR_NULL;
+    w->ok &= strstr(picajit_last_error(), "picajit_uniforms_set_bool") != NULL;
+    return NULL;
+}
+
+static void test_threads(void) {
+    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitShader *shader = NULL;
+    PicajitUniforms *u = NULL;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, 0, &shader));
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_uniforms_set_float(u, 95, 1, (const float[]){10, 20, 30, 40}));
+
+    FAILS(picajit_shader_get_info(NULL, NULL), PICAJIT_ERR_NULL, "shader is NULL");
+    Worker w[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (Worker){shader, u, (float)(100 * i), 0};
+        CHECK(pthread_create(&t[i], NULL, worker, &w[i]) == 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(w[i].ok);
+    }
+    /* The main thread's message is unaffected by the workers' errors. */
+    CHECK(strcmp(picajit_last_error(), "picajit_shader_get_info: shader is NULL") == 0);
+
+    OK(picajit_shader_destroy(shader));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_engine_destroy(engine));
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s MVP_SHBIN POINT_TO_QUAD_SHBIN\n", argv[0]);
+        return 2;
+    }
+    mvp_path = argv[1];
+    quad_path = argv[2];
+    test_versions_and_errors();
+    test_engine();
+    test_shader_create();
+    test_shbin_and_source();
+    test_uniforms();
+    test_apply_constants();
+    /* Execution paths on the interpreter and on the host's JIT (auto). */
+    const uint32_t backends[2] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO};
+    for (int i = 0; i < 2; i++) {
+        test_run_batch(backends[i]);
+        test_exec_errors(backends[i]);
+        test_geometry_point_to_quad(backends[i]);
+        test_geometry_state(backends[i]);
+        test_geometry_uniform_modes(backends[i]);
+    }
+    test_threads();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
