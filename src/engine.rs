@@ -207,7 +207,7 @@ impl Shader {
                 return Err(EngineError::BackendUnavailable(format!(
                     "{backend} code cannot run on this host{}",
                     if backend == Backend::A64 {
-                        " (x86-64 builds run it under emulation with the `a64-emu` feature)"
+                        " (other hosts run it under emulation when built with the `a64-emu` feature)"
                     } else {
                         ""
                     }

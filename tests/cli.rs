@@ -142,10 +142,12 @@ fn run_json_has_the_documented_shape() {
 /// example falls back on the host JIT.
 #[test]
 fn examples_run_identically_on_every_engine() {
+    // Test builds enable the AArch64 emulator (see the dev-dependencies), so `a64` runs on
+    // every host: natively on AArch64, under unicorn elsewhere.
     let engines: &[&str] = if cfg!(target_arch = "x86_64") {
-        &["auto", "x64"]
+        &["auto", "x64", "a64"]
     } else {
-        &["auto"]
+        &["auto", "a64"]
     };
     for ex in examples() {
         for float in [["f24", "rtz"], ["f24", "rne"], ["f32", "rtz"]] {
@@ -211,6 +213,19 @@ fn disasm_jit_x64_interleaves_host_code_with_pica_instructions() {
     assert!(out.contains("dp4"), "PICA instructions are shown: {out}");
     assert!(out.contains("ldmxcsr"), "host code is shown: {out}");
     assert!(out.contains("constant pool"), "{out}");
+}
+
+#[test]
+fn disasm_jit_a64_prints_aarch64_code_on_any_host() {
+    let out = ok(&["disasm", "--jit", "a64", "examples/skinning.v.pica"]);
+    assert!(out.contains("; ==== DVLE #0"), "{out}");
+    assert!(out.contains("mova"), "PICA instructions are shown: {out}");
+    // yaxpeax-arm names FPCR by its encoding, s3_3_c4_c4_0.
+    assert!(
+        out.contains("msr s3_3_c4_c4_0"),
+        "the FPCR switch is shown: {out}"
+    );
+    assert!(out.contains("ret"), "{out}");
 }
 
 #[test]

@@ -1,22 +1,38 @@
 //! Differential fuzzing in CI: thousands of random programs (`picajit::testgen`), each run on
-//! the interpreter and on x86-64 compiled code, compared bit for bit (registers, flags, address
-//! registers, instruction counts, errors, emitted vertices).
+//! the interpreter and on compiled code (x86-64 natively; AArch64 natively or under the
+//! emulator), compared bit for bit (registers, flags, address registers, instruction counts,
+//! errors, emitted vertices).
 //!
-//! `PICAJIT_DIFF_CASES` overrides the number of cases per configuration.
-#![cfg(target_arch = "x86_64")]
+//! `PICAJIT_DIFF_CASES` overrides the number of cases per configuration (the AArch64 variants
+//! use a tenth of it: emulated code costs far more per run).
+#![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 mod jit_common;
 
-use jit_common::{check_case, check_case_with, Outcome};
+#[cfg(target_arch = "x86_64")]
+use jit_common::check_case_with;
+use jit_common::{check_case, with_backend, Outcome};
 use picajit::interp::float::{FloatMode, Rounding};
 use picajit::interp::program::ShaderKind;
 use picajit::testgen::{from_bytes, generate, Config};
+use picajit_jit::Backend;
+#[cfg(target_arch = "x86_64")]
 use picajit_jit::HostFeatures;
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn cases(default: u64) -> u64 {
     std::env::var("PICAJIT_DIFF_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The A64 count for an x64 default: a tenth, unless overridden.
+fn cases_a64(default: u64) -> u64 {
+    std::env::var("PICAJIT_DIFF_CASES")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(|n| n.div_ceil(10))
         .unwrap_or(default)
 }
 
@@ -33,7 +49,10 @@ fn run(mode: FloatMode, kind: ShaderKind, flow: bool, seed0: u64, n: u64) {
         let o = check_case(&case, 4000);
         counts[o as usize] += 1;
     }
-    eprintln!("{mode:?} {kind} flow={flow}: matched/deopted/unsupported = {counts:?}");
+    eprintln!(
+        "{} {mode:?} {kind} flow={flow}: matched/deopted/unsupported = {counts:?}",
+        jit_common::backend()
+    );
     assert!(
         counts[Outcome::Matched as usize] > n / 4,
         "too few compiled runs finished"
@@ -43,16 +62,19 @@ fn run(mode: FloatMode, kind: ShaderKind, flow: bool, seed0: u64, n: u64) {
 const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
 const F24N: FloatMode = FloatMode::F24(Rounding::NearestEven);
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_straight_line_f24_rtz() {
     run(F24Z, ShaderKind::Vertex, false, 0, cases(6000));
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_straight_line_f24_rne() {
     run(F24N, ShaderKind::Vertex, false, 10_000, cases(3000));
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_straight_line_f32() {
     run(
@@ -64,11 +86,13 @@ fn random_straight_line_f32() {
     );
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_flow_f24_rtz() {
     run(F24Z, ShaderKind::Vertex, true, 30_000, cases(10000));
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_flow_f32() {
     run(
@@ -80,16 +104,19 @@ fn random_flow_f32() {
     );
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_flow_f24_rne() {
     run(F24N, ShaderKind::Vertex, true, 50_000, cases(4000));
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_geometry() {
     run(F24Z, ShaderKind::Geometry, true, 60_000, cases(4000));
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_from_bytes() {
     let mut counts = [0u64; 3];
@@ -111,6 +138,7 @@ fn random_from_bytes() {
 }
 
 /// The SSE-only code paths (no VEX encodings), on hosts that have AVX.
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn random_sse_only() {
     let features = HostFeatures::detect().without(HostFeatures::AVX);
@@ -126,4 +154,57 @@ fn random_sse_only() {
         }
     }
     eprintln!("sse only: {counts:?}");
+}
+
+/// The AArch64 backend over every configuration: straight-line and flow programs in each float
+/// mode, and geometry shaders (natively on AArch64, else under the emulator).
+#[test]
+fn random_a64_straight_line() {
+    with_backend(Backend::A64, || {
+        run(F24Z, ShaderKind::Vertex, false, 100_000, cases_a64(600));
+        run(F24N, ShaderKind::Vertex, false, 110_000, cases_a64(300));
+        run(
+            FloatMode::F32,
+            ShaderKind::Vertex,
+            false,
+            120_000,
+            cases_a64(300),
+        );
+    });
+}
+
+/// See [`random_a64_straight_line`].
+#[test]
+fn random_a64_flow() {
+    with_backend(Backend::A64, || {
+        run(F24Z, ShaderKind::Vertex, true, 130_000, cases_a64(800));
+        run(F24N, ShaderKind::Vertex, true, 140_000, cases_a64(300));
+        run(
+            FloatMode::F32,
+            ShaderKind::Vertex,
+            true,
+            150_000,
+            cases_a64(300),
+        );
+        run(F24Z, ShaderKind::Geometry, true, 160_000, cases_a64(400));
+    });
+}
+
+/// Programs built from raw bytes (the fuzzer's input format), on the AArch64 backend.
+#[test]
+fn random_a64_from_bytes() {
+    with_backend(Backend::A64, || {
+        let mut counts = [0u64; 3];
+        for seed in 0..cases_a64(400) {
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0xA64);
+            let bytes: Vec<u8> = (0..2048)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (x >> 56) as u8
+                })
+                .collect();
+            counts[check_case(&from_bytes(&bytes), 4000) as usize] += 1;
+        }
+        eprintln!("a64 from_bytes: {counts:?}");
+    });
 }

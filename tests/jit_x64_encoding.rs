@@ -318,3 +318,291 @@ fn generated_programs_decode_cleanly() {
         }
     }
 }
+
+// ---------------------------------------------------------------- SoA batch emitter (AVX2)
+
+mod soa {
+    use super::decode;
+    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm};
+    use picajit_jit::iced_x86::{Decoder, DecoderOptions};
+    use picajit_jit::x64::asm::{Asm, Mem};
+    use picajit_jit::x64::regs::*;
+
+    /// Emit one instruction through [`Yasm`] and decode it.
+    fn yone(f: impl FnOnce(&mut Yasm)) -> String {
+        let mut a = Asm::new();
+        f(&mut Yasm::new(&mut a));
+        let (v, _, _) = decode(a);
+        assert_eq!(v.len(), 1, "{v:?}");
+        v[0].replace("ymmword ptr ", "")
+    }
+
+    type Rrr = fn(&mut Yasm<'static>, Ymm, Ymm, YOp);
+
+    macro_rules! rrr {
+        ($($m:ident),* $(,)?) => {
+            vec![$((stringify!($m), (|y: &mut Yasm, d, a, b| y.$m(d, a, b)) as fn(&mut Yasm, Ymm, Ymm, YOp))),*]
+        };
+    }
+
+    #[test]
+    fn three_operand_forms() {
+        let forms = rrr!(
+            vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn,
+            vpor, vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd,
+            vdivpd, vunpcklps, vunpckhps, vunpcklpd, vunpckhpd,
+        );
+        let _: Option<Rrr> = None;
+        for (name, f) in forms {
+            assert_eq!(
+                yone(|y| f(y, Ymm(9), Ymm(1), YOp::Reg(Ymm(12)))),
+                format!("{name} ymm9,ymm1,ymm12")
+            );
+            assert_eq!(
+                yone(|y| f(y, Ymm(0), Ymm(15), YOp::Reg(Ymm(7)))),
+                format!("{name} ymm0,ymm15,ymm7")
+            );
+            assert_eq!(
+                yone(|y| f(y, Ymm(3), Ymm(10), YOp::Mem(Mem::Base(RBX, 0x1040)))),
+                format!("{name} ymm3,ymm10,[rbx+1040h]")
+            );
+            assert_eq!(
+                yone(|y| f(y, Ymm(14), Ymm(4), YOp::Mem(Mem::Index(R15, R11, 0x800)))),
+                format!("{name} ymm14,ymm4,[r15+r11+800h]")
+            );
+            // Constant-pool form: RIP-relative, pointing at the 32-byte constant.
+            let mut a = Asm::new();
+            let mut y = Yasm::new(&mut a);
+            let c = y.constant([1, 2, 3, 4, 5, 6, 7, 8]);
+            f(&mut y, Ymm(11), Ymm(2), YOp::Mem(c));
+            let (code, len) = a.finish().unwrap();
+            let mut d = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
+            let i = d.decode();
+            assert!(i.is_ip_rel_memory_operand(), "{name}");
+            let target = i.ip_rel_memory_address() as usize;
+            let want: Vec<u8> = (1u32..=8).flat_map(|x| x.to_le_bytes()).collect();
+            assert_eq!(&code[target..target + 32], &want[..], "{name}");
+        }
+    }
+
+    #[test]
+    fn two_operand_and_move_forms() {
+        for (name, f) in [
+            (
+                "vmovaps",
+                (|y: &mut Yasm, d, s| y.vmovaps(d, s)) as fn(&mut Yasm, Ymm, YOp),
+            ),
+            ("vmovups", |y, d, s| y.vmovups(d, s)),
+            ("vcvttps2dq", |y, d, s| y.vcvttps2dq(d, s)),
+            ("vsqrtpd", |y, d, s| y.vsqrtpd(d, s)),
+        ] {
+            assert_eq!(
+                yone(|y| f(y, Ymm(9), YOp::Reg(Ymm(2)))),
+                format!("{name} ymm9,ymm2")
+            );
+            assert_eq!(
+                yone(|y| f(y, Ymm(1), YOp::Reg(Ymm(13)))),
+                format!("{name} ymm1,ymm13")
+            );
+            assert_eq!(
+                yone(|y| f(y, Ymm(12), YOp::Mem(Mem::Base(RBX, 0x20)))),
+                format!("{name} ymm12,[rbx+20h]")
+            );
+            assert_eq!(
+                yone(|y| f(y, Ymm(0), YOp::Mem(Mem::Index(R15, RAX, 0x810)))),
+                format!("{name} ymm0,[r15+rax+810h]")
+            );
+        }
+        assert_eq!(
+            yone(|y| y.store(Mem::Base(RBX, 0x1A0), Ymm(13), true)),
+            "vmovaps [rbx+1A0h],ymm13"
+        );
+        assert_eq!(
+            yone(|y| y.store(Mem::Base(R14, 0x120), Ymm(7), false)),
+            "vmovups [r14+120h],ymm7"
+        );
+        assert_eq!(
+            yone(|y| y.store(Mem::Index(RAX, RCX, 0x10), Ymm(10), true)),
+            "vmovaps [rax+rcx+10h],ymm10"
+        );
+        assert_eq!(
+            yone(|y| y.store(Mem::Index(RAX, R9, 0x10), Ymm(1), false)),
+            "vmovups [rax+r9+10h],ymm1"
+        );
+        assert_eq!(
+            yone(|y| y.load_x(Ymm(4), Mem::Base(R13, 0x710))),
+            "vmovups xmm4,[r13+710h]"
+        );
+        assert_eq!(
+            yone(|y| y.load_x(Ymm(9), Mem::Index(R15, R10, 0x800))),
+            "vmovups xmm9,[r15+r10+800h]"
+        );
+        assert_eq!(
+            yone(|y| y.store_x(Mem::Base(R14, 0x4F0), Ymm(12))),
+            "vmovups [r14+4F0h],xmm12"
+        );
+        assert_eq!(
+            yone(|y| y.store_x(Mem::Index(R14, RAX, 0x10), Ymm(3))),
+            "vmovups [r14+rax+10h],xmm3"
+        );
+        assert_eq!(
+            yone(|y| y.vbroadcastss(Ymm(1), Mem::Base(R15, 0x80C))),
+            "vbroadcastss ymm1,[r15+80Ch]"
+        );
+        assert_eq!(
+            yone(|y| y.vbroadcastss(Ymm(10), Mem::Index(R15, R11, 0x804))),
+            "vbroadcastss ymm10,[r15+r11+804h]"
+        );
+        // Every base/index class of the raw memory encoder (SIB for rsp/r12, disp32 for
+        // rbp/r13, REX-extended fields).
+        for (d, m, text) in [
+            (0u8, Mem::Base(RAX, 4), "[rax+4]"),
+            (8, Mem::Base(RBX, -8), "[rbx-8]"),
+            (3, Mem::Base(Gpr(4), 0x10), "[rsp+10h]"),
+            (12, Mem::Base(R12, 0x10), "[r12+10h]"),
+            (5, Mem::Base(RBP, 0), "[rbp]"),
+            (6, Mem::Base(R13, 0), "[r13]"),
+            (15, Mem::Index(R15, RAX, 0x800), "[r15+rax+800h]"),
+            (2, Mem::Index(RAX, R12, 0x8), "[rax+r12+8]"),
+            (9, Mem::Index(R13, R9, 0x8), "[r13+r9+8]"),
+            (7, Mem::Index(RBP, RCX, 0), "[rbp+rcx]"),
+        ] {
+            assert_eq!(
+                yone(|y| y.vbroadcastss(Ymm(d), m)),
+                format!("vbroadcastss ymm{d},{text}")
+            );
+        }
+        assert_eq!(
+            yone(|y| y.vcvtps2pd(Ymm(7), Ymm(10))),
+            "vcvtps2pd ymm7,xmm10"
+        );
+        assert_eq!(
+            yone(|y| y.vcvtps2pd(Ymm(11), Ymm(0))),
+            "vcvtps2pd ymm11,xmm0"
+        );
+        assert_eq!(
+            yone(|y| y.vcvtpd2ps(Ymm(7), Ymm(10))),
+            "vcvtpd2ps xmm7,ymm10"
+        );
+        assert_eq!(
+            yone(|y| y.vcvtpd2ps(Ymm(12), Ymm(3))),
+            "vcvtpd2ps xmm12,ymm3"
+        );
+        assert_eq!(yone(|y| y.vzeroupper()), "vzeroupper");
+    }
+
+    /// The raw VEX encodings: every register combination class (low/high in each field).
+    #[test]
+    fn raw_vex_forms() {
+        let regs = [
+            (1u8, 2u8, 3u8),
+            (9, 2, 3),
+            (1, 10, 3),
+            (1, 2, 11),
+            (15, 14, 13),
+            (0, 8, 7),
+        ];
+        for (d, a, b) in regs {
+            let (yd, ya, yb) = (Ymm(d), Ymm(a), Ymm(b));
+            for (p, name) in [
+                (pred::EQ, "vcmpeqps"),
+                (pred::LT, "vcmpltps"),
+                (pred::LE, "vcmpleps"),
+                (pred::NEQ, "vcmpneqps"),
+                (pred::ORD, "vcmpordps"),
+            ] {
+                assert_eq!(
+                    yone(|y| y.vcmpps(yd, ya, yb, p)),
+                    format!("{name} ymm{d},ymm{a},ymm{b}")
+                );
+            }
+            assert_eq!(
+                yone(|y| y.vcmppd(yd, ya, yb, pred::LE)),
+                format!("vcmplepd ymm{d},ymm{a},ymm{b}")
+            );
+            assert_eq!(
+                yone(|y| y.vcmppd(yd, ya, yb, pred::LT)),
+                format!("vcmpltpd ymm{d},ymm{a},ymm{b}")
+            );
+            assert_eq!(
+                yone(|y| y.vroundps(yd, yb, 9)),
+                format!("vroundps ymm{d},ymm{b},9")
+            );
+            assert_eq!(
+                yone(|y| y.vinsertf128_hi(yd, ya, yb)),
+                format!("vinsertf128 ymm{d},ymm{a},xmm{b},1")
+            );
+            assert_eq!(
+                yone(|y| y.vextractf128_hi(yd, yb)),
+                format!("vextractf128 xmm{d},ymm{b},1")
+            );
+            for m in [0u8, 5, 12] {
+                assert_eq!(
+                    yone(|y| y.vblendvps(yd, ya, yb, Ymm(m))),
+                    format!("vblendvps ymm{d},ymm{a},ymm{b},ymm{m}")
+                );
+            }
+            assert_eq!(
+                yone(|y| y.vpsrld(yd, yb, 7)),
+                format!("vpsrld ymm{d},ymm{b},7")
+            );
+            assert_eq!(
+                yone(|y| y.vpslld(yd, yb, 4)),
+                format!("vpslld ymm{d},ymm{b},4")
+            );
+            assert_eq!(
+                yone(|y| y.vpsrlq(yd, yb, 36)),
+                format!("vpsrlq ymm{d},ymm{b},24h")
+            );
+        }
+        for (g, name) in [(RAX, "eax"), (RCX, "ecx"), (R9, "r9d")] {
+            for m in [0u8, 7, 12] {
+                assert_eq!(
+                    yone(|y| y.vmovmskps(g, Ymm(m))),
+                    format!("vmovmskps {name},ymm{m}")
+                );
+            }
+        }
+    }
+
+    /// Whole SoA programs decode to valid instructions up to the constant pool.
+    #[test]
+    fn generated_soa_code_decodes_cleanly() {
+        use picajit::interp::float::{FloatMode, Rounding};
+        use picajit::testgen::{generate, Config};
+        use picajit_jit::iced_x86::Code;
+        use picajit_jit::{compile, Backend, HostFeatures};
+        if !HostFeatures::detect().contains(HostFeatures::AVX2) {
+            return;
+        }
+        for (k, mode) in [
+            FloatMode::F24(Rounding::TowardZero),
+            FloatMode::F24(Rounding::NearestEven),
+            FloatMode::F32,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for seed in 0..100u64 {
+                let case = generate(
+                    seed + 5000 + 1000 * k as u64,
+                    &Config {
+                        mode,
+                        ..Config::default()
+                    },
+                );
+                let Ok(s) = compile(&case.program, mode, Backend::X64, HostFeatures::detect())
+                else {
+                    continue;
+                };
+                let (code, len, _) = s.batch_code();
+                assert!(len > 0);
+                let mut dec = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
+                while dec.can_decode() {
+                    assert_ne!(dec.decode().code(), Code::INVALID);
+                }
+                assert_eq!(dec.ip() as usize, len);
+            }
+        }
+    }
+}

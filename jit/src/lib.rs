@@ -1,5 +1,5 @@
-//! JIT compilers for PICA200 shaders: an x86-64 backend now, an AArch64 backend to come, both
-//! behind one [`masm::MacroAssembler`] trait driven by one shared [`lower`]ing.
+//! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, both behind one
+//! [`masm::MacroAssembler`] trait driven by one shared [`lower`]ing.
 //!
 //! # Pipeline
 //!
@@ -9,8 +9,11 @@
 //!
 //! * [`analysis`] explores everything reachable from the entry point under the hardware's
 //!   CALL/IF/LOOP stack rules, resolved statically (see [`analysis::regions`]).
-//! * [`lower`] turns each block into masm calls; [`x64`] implements them with SSE4.1.
-//! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders.
+//! * [`lower`] turns each block into masm calls; [`x64`] implements them with SSE4.1, [`a64`]
+//!   with NEON.
+//! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
+//!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
+//!   emulator elsewhere (`a64::emulator`), through the same `run`/`try_run`/`run_batch`.
 //!
 //! # Correctness contract: deopt
 //!
@@ -52,7 +55,9 @@
 //! # }
 //! ```
 
+pub mod a64;
 pub mod analysis;
+pub mod batch;
 pub mod error;
 pub mod features;
 pub mod layout;
@@ -61,9 +66,17 @@ pub mod masm;
 pub mod runtime;
 pub mod x64;
 
-/// The disassembler behind [`CompiledShader::disassemble`], re-exported for tests and tools.
+/// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
+/// tools.
 #[cfg(feature = "disasm")]
 pub use iced_x86;
+/// yaxpeax's decoder traits, which [`yaxpeax_arm`] needs to be used.
+#[cfg(feature = "disasm")]
+pub use yaxpeax_arch;
+/// The AArch64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
+/// tools.
+#[cfg(feature = "disasm")]
+pub use yaxpeax_arm;
 
 pub use analysis::Analysis;
 pub use error::CompileError;
@@ -75,10 +88,9 @@ use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit_interp::float::FloatMode;
 use picajit_interp::program::{Program, ShaderKind};
 use picajit_interp::state::{EmittedVertex, GeometryState, Registers, Uniforms};
-use runtime::code_buffer::ExecCode;
-#[cfg(target_arch = "x86_64")]
-use runtime::code_buffer::Status;
+use runtime::code_buffer::{ExecCode, Status};
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Target instruction set.
@@ -86,7 +98,7 @@ use std::time::{Duration, Instant};
 pub enum Backend {
     /// x86-64 with SSE4.1.
     X64,
-    /// AArch64 with NEON (not implemented yet: compiling for it is `Unsupported`).
+    /// AArch64 with NEON.
     A64,
 }
 
@@ -159,6 +171,10 @@ pub struct CompiledShader {
     backend: Backend,
     features: HostFeatures,
     compile_time: Duration,
+    /// Multi-vertex code for `run_batch` (x86-64 hosts with AVX2, vertex shaders), generated
+    /// on first use: it costs more to compile than the per-vertex code, and single
+    /// invocations (geometry shaders, `run`) never need it.
+    soa: OnceLock<Option<batch::SoaCode>>,
 }
 
 impl fmt::Debug for CompiledShader {
@@ -175,7 +191,8 @@ impl fmt::Debug for CompiledShader {
 /// Compile `program` for `backend`, generating code that uses only `features`.
 ///
 /// Code for a backend other than the host's is generated (for inspection and tests) but not
-/// executable: its `run` always uses the interpreter.
+/// executable: its `run` always uses the interpreter. The exception is AArch64 code with the
+/// `emulate-a64` feature, which runs under the emulator.
 pub fn compile(
     program: &Program,
     mode: FloatMode,
@@ -186,11 +203,7 @@ pub fn compile(
     let analysis = Analysis::new(program)?;
     let emitted = match backend {
         Backend::X64 => x64::generate(program, &analysis, mode, features)?,
-        Backend::A64 => {
-            return Err(CompileError::Unsupported(
-                "the AArch64 backend is not implemented yet".into(),
-            ))
-        }
+        Backend::A64 => a64::generate(program, &analysis, mode, features)?,
     };
     let exec =
         if Backend::host() == Some(backend) {
@@ -198,9 +211,10 @@ pub fn compile(
                 CompileError::Internal(format!("cannot map executable memory: {e}"))
             })?)
         } else {
-            None
+            emulated(backend, &emitted.code)?
         };
     Ok(CompiledShader {
+        soa: OnceLock::new(),
         code_len: emitted.code_len,
         batch_entry: emitted.batch_entry,
         code: emitted.code,
@@ -288,14 +302,20 @@ impl CompiledShader {
         self.features
     }
 
-    /// Address of the executable mapping (diagnostics: perf maps, W^X checks).
+    /// Address of the executable mapping (diagnostics: perf maps, W^X checks); `None` when the
+    /// code is not executable here or runs under the emulator.
     pub fn exec_address(&self) -> Option<usize> {
-        self.exec.as_ref().map(|e| e.address())
+        self.exec.as_ref().and_then(|e| e.address())
     }
 
-    /// True when the code can run on this host.
+    /// True when the code can run on this host (natively or emulated).
     pub fn is_executable(&self) -> bool {
         self.exec.is_some()
+    }
+
+    /// True when the code runs under the AArch64 emulator.
+    pub fn is_emulated(&self) -> bool {
+        self.exec.as_ref().is_some_and(|e| e.is_emulated())
     }
 
     /// The program this was compiled from.
@@ -360,6 +380,38 @@ impl CompiledShader {
         uniforms: &Uniforms,
         budget: u64,
     ) -> Result<BatchInfo, BatchError> {
+        match self.soa() {
+            Some(soa) => batch::run(self, soa, inputs, outputs, uniforms, budget),
+            None => self.run_batch_rows(inputs, outputs, uniforms, budget),
+        }
+    }
+
+    /// The multi-vertex code, generated on the first call. A program the multi-vertex
+    /// generator cannot take (or an error in it) keeps the per-vertex batch path, which gives
+    /// the same results.
+    pub(crate) fn soa(&self) -> Option<&batch::SoaCode> {
+        self.soa
+            .get_or_init(|| {
+                if self.backend == Backend::X64 && self.exec.is_some() {
+                    batch::compile(&self.program, &self.analysis, self.mode, self.features)
+                        .ok()
+                        .flatten()
+                } else {
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// [`Self::run_batch`] one vertex per call of the compiled code (the per-vertex batch
+    /// entry), with the interpreter for invocations that deopt.
+    pub(crate) fn run_batch_rows(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+    ) -> Result<BatchInfo, BatchError> {
         let n = inputs.len().min(outputs.len());
         let mut info = BatchInfo::default();
         let mut regs = Registers::default();
@@ -399,22 +451,14 @@ impl CompiledShader {
         Ok(info)
     }
 
-    /// x86-64 disassembly interleaved with the PICA instructions each part implements.
+    /// Disassembly (x86-64 with iced-x86, AArch64 with yaxpeax-arm) interleaved with the PICA
+    /// instructions each part implements.
     #[cfg(feature = "disasm")]
     pub fn disassemble(&self) -> String {
-        use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
-        let mut out = String::new();
-        if self.backend != Backend::X64 {
-            return "disassembly is only available for x64 code\n".into();
-        }
-        let mut dec = Decoder::with_ip(64, &self.code, 0, DecoderOptions::NONE);
-        let mut fmt = IntelFormatter::new();
-        let mut marks = self.marks.iter().peekable();
-        let mut text = String::new();
-        // The constant pool follows the last `ret`; stop decoding there.
         let end = self.code_end();
-        while dec.can_decode() && (dec.ip() as usize) < end {
-            let ip = dec.ip() as usize;
+        let mut out = String::new();
+        let mut marks = self.marks.iter().peekable();
+        let mut mark_up_to = |out: &mut String, ip: usize| {
             while let Some((off, _, t)) = marks.peek() {
                 if *off <= ip {
                     out.push_str(&format!("; {t}\n"));
@@ -423,10 +467,41 @@ impl CompiledShader {
                     break;
                 }
             }
-            let ins = dec.decode();
-            text.clear();
-            fmt.format(&ins, &mut text);
-            out.push_str(&format!("  {ip:05x}  {text}\n"));
+        };
+        match self.backend {
+            Backend::X64 => {
+                use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+                let mut dec = Decoder::with_ip(64, &self.code, 0, DecoderOptions::NONE);
+                let mut fmt = IntelFormatter::new();
+                let mut text = String::new();
+                // The constant pool follows the last `ret`; stop decoding there.
+                while dec.can_decode() && (dec.ip() as usize) < end {
+                    let ip = dec.ip() as usize;
+                    mark_up_to(&mut out, ip);
+                    let ins = dec.decode();
+                    text.clear();
+                    fmt.format(&ins, &mut text);
+                    out.push_str(&format!("  {ip:05x}  {text}\n"));
+                }
+            }
+            Backend::A64 => {
+                use yaxpeax_arch::{Decoder, U8Reader};
+                use yaxpeax_arm::armv8::a64::InstDecoder;
+                let dec = InstDecoder::default();
+                for ip in (0..end.min(self.code.len())).step_by(4) {
+                    mark_up_to(&mut out, ip);
+                    let word = &self.code[ip..ip + 4];
+                    let mut reader = U8Reader::new(word);
+                    let text = match dec.decode(&mut reader) {
+                        Ok(ins) => ins.to_string(),
+                        Err(_) => format!(
+                            ".word {:#010x}",
+                            u32::from_le_bytes([word[0], word[1], word[2], word[3],])
+                        ),
+                    };
+                    out.push_str(&format!("  {ip:05x}  {text}\n"));
+                }
+            }
         }
         out.push_str(&format!(
             "; constant pool: {} bytes\n",
@@ -440,7 +515,48 @@ impl CompiledShader {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+/// The EMIT record buffer of the calling thread. A geometry invocation runs a few dozen
+/// instructions, so allocating and clearing 64 records (17 KiB) per call would cost more than
+/// the shader; the buffer is reused instead (generated code writes a record before the Rust
+/// side reads it, so stale contents are never seen).
+struct EmitRecords(Vec<EmitRecord>);
+
+thread_local! {
+    static EMIT_RECORDS: std::cell::RefCell<Vec<EmitRecord>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl EmitRecords {
+    fn take() -> EmitRecords {
+        let mut v = EMIT_RECORDS
+            .try_with(|c| {
+                c.try_borrow_mut()
+                    .map(|mut b| std::mem::take(&mut *b))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        if v.len() < EMIT_CAPACITY {
+            v.resize(EMIT_CAPACITY, EmitRecord::default());
+        }
+        EmitRecords(v)
+    }
+}
+
+impl Drop for EmitRecords {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        if v.is_empty() {
+            return;
+        }
+        // During thread teardown the slot may be gone; the buffer is then simply freed.
+        let _ = EMIT_RECORDS.try_with(|c| {
+            if let Ok(mut b) = c.try_borrow_mut() {
+                *b = v;
+            }
+        });
+    }
+}
+
 fn run_compiled(
     exec: &ExecCode,
     regs: &mut Registers,
@@ -450,7 +566,10 @@ fn run_compiled(
 ) -> Result<RunInfo, JitExit> {
     let rp: *mut Registers = regs;
     let mut other_bank = [[0.0f32; 4]; 16];
-    let mut records: Vec<EmitRecord> = Vec::new();
+    let mut records = match geometry {
+        Some(_) => EmitRecords::take(),
+        None => EmitRecords(Vec::new()),
+    };
     let mut ctx = JitContext::default();
     ctx.regs = rp;
     // SAFETY: `rp` comes from a live `&mut Registers`; taking field addresses does not create
@@ -463,9 +582,8 @@ fn run_compiled(
     let out_ptr = ctx.output;
     if let Some(g) = &geometry {
         other_bank = g.other_bank;
-        records.resize(EMIT_CAPACITY, EmitRecord::default());
         ctx.other_bank = &mut other_bank;
-        ctx.emit_buf = records.as_mut_ptr();
+        ctx.emit_buf = records.0.as_mut_ptr();
         ctx.emit_cap = EMIT_CAPACITY as u32;
         ctx.setemit = [g.vertex_id, g.primitive as u8, g.winding as u8, 0];
     }
@@ -487,7 +605,7 @@ fn run_compiled(
         g.vertex_id = ctx.setemit[0];
         g.primitive = ctx.setemit[1] != 0;
         g.winding = ctx.setemit[2] != 0;
-        for r in &records[..ctx.emit_len as usize] {
+        for r in &records.0[..ctx.emit_len as usize] {
             g.slots[r.slot as usize & 3] = r.outputs;
             g.emitted.push(EmittedVertex {
                 outputs: r.outputs,
@@ -504,7 +622,6 @@ fn run_compiled(
 
 /// Run rows through the batch entry until one does not finish: returns (instructions of the
 /// finished rows, rows finished, whether a row stopped).
-#[cfg(target_arch = "x86_64")]
 fn run_batch_compiled(
     exec: &ExecCode,
     entry: usize,
@@ -533,26 +650,15 @@ fn run_batch_compiled(
     )
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn run_batch_compiled(
-    _exec: &ExecCode,
-    _entry: usize,
-    _regs: &mut Registers,
-    _inputs: &[[[f32; 4]; 16]],
-    _outputs: &mut [[[f32; 4]; 16]],
-    _uniforms: &Uniforms,
-    _budget: u64,
-) -> (u64, usize, bool) {
-    (0, 0, true)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn run_compiled(
-    _exec: &ExecCode,
-    _regs: &mut Registers,
-    _uniforms: &Uniforms,
-    _geometry: Option<&mut GeometryState>,
-    _budget: u64,
-) -> Result<RunInfo, JitExit> {
-    Err(JitExit::NotExecutable)
+/// Executable form of AArch64 code on a host that cannot run it natively: the emulator when
+/// the `emulate-a64` feature is on, else none.
+fn emulated(backend: Backend, code: &[u8]) -> Result<Option<ExecCode>, CompileError> {
+    #[cfg(feature = "emulate-a64")]
+    if backend == Backend::A64 {
+        return ExecCode::emulated(code)
+            .map(Some)
+            .map_err(CompileError::Unsupported);
+    }
+    let _ = (backend, code);
+    Ok(None)
 }

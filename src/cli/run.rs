@@ -176,8 +176,13 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     }
 
     println!(
-        "engine: {}{}",
+        "engine: {}{}{}",
         shader.backend(),
+        if shader.compiled().is_some_and(|c| c.is_emulated()) {
+            " (emulated)"
+        } else {
+            ""
+        },
         shader
             .fallback_reason()
             .map(|r| format!(" (fallback: {r})"))

@@ -84,13 +84,17 @@ fn register(name: &str, dvle: Option<&Dvle>) -> Result<(char, usize), String> {
         None => (name, 0),
     };
     if let Some(u) = dvle.and_then(|d| d.uniform(base)) {
-        if u.first + element > u.last {
+        // Checked: the element index comes from the command line and the range from the
+        // file, so `first + element` can overflow and a malformed table can have
+        // `last < first` (found by tests/hostile_inputs.rs: `projection[65535]` panicked).
+        let reg = u.first.checked_add(element).filter(|&r| r <= u.last);
+        let Some(reg) = reg else {
             return Err(format!(
                 "'{name}': uniform '{base}' has {} element(s)",
-                u.last - u.first + 1
+                (u.last as i32 - u.first as i32 + 1).max(0)
             ));
-        }
-        if let Some((file, idx)) = picajit::shbin::RegisterFile::decode(u.first + element) {
+        };
+        if let Some((file, idx)) = picajit::shbin::RegisterFile::decode(reg) {
             let c = match file {
                 RegisterFile::Input => 'v',
                 RegisterFile::Float => 'c',

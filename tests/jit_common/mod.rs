@@ -10,6 +10,25 @@ use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
 use picajit::testgen::TestCase;
 use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
+use std::cell::Cell;
+
+thread_local! {
+    static BACKEND: Cell<Backend> = const { Cell::new(Backend::X64) };
+}
+
+/// The backend the shared cases of this thread compile for (each test runs on its own
+/// thread; [`with_backend`] sets it).
+pub fn backend() -> Backend {
+    BACKEND.with(|b| b.get())
+}
+
+/// Run `f` with [`backend`] returning `b`.
+pub fn with_backend<R>(b: Backend, f: impl FnOnce() -> R) -> R {
+    let old = BACKEND.with(|c| c.replace(b));
+    let r = f();
+    BACKEND.with(|c| c.set(old));
+    r
+}
 
 /// How one differential run went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +114,7 @@ fn first_diff(a: &[u32], b: &[u32]) -> String {
     "lengths differ".into()
 }
 
-/// Compile for the host with `features` and compare against the interpreter.
+/// Compile for [`backend`] with `features` and compare against the interpreter.
 pub fn check_with(
     program: &Program,
     uniforms: &Uniforms,
@@ -104,7 +123,7 @@ pub fn check_with(
     budget: u64,
     features: HostFeatures,
 ) -> Outcome {
-    let shader = match compile(program, mode, Backend::X64, features) {
+    let shader = match compile(program, mode, backend(), features) {
         Ok(s) => s,
         Err(CompileError::Unsupported(_)) => return Outcome::Unsupported,
         Err(e) => panic!("{e}\n{}", listing(program)),
@@ -146,9 +165,11 @@ pub fn check_regs(
     let e2 = shader.try_run(&mut r2, uniforms, geometry.then_some(&mut g2), budget);
     let ctx = || {
         format!(
-            "mode {mode:?}, budget {budget}\n{}\n{}",
+            "{} mode {mode:?}, budget {budget}\n{}\n{}{}",
+            shader.backend(),
             listing(program),
-            shader.analysis()
+            shader.analysis(),
+            emulator_note()
         )
     };
     match e2 {
@@ -219,4 +240,12 @@ pub fn check_case_with(case: &TestCase, budget: u64, features: HostFeatures) -> 
         budget,
         features,
     )
+}
+
+/// The emulator's last failure on this thread, for failure messages.
+pub fn emulator_note() -> String {
+    match picajit_jit::a64::emulator::last_error() {
+        Some(e) => format!("\nlast emulator error: {e}"),
+        None => String::new(),
+    }
 }

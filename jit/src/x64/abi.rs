@@ -22,5 +22,7 @@
 //! epilogue writes the remaining budget and the current output-bank pointer back into the
 //! context, restores MXCSR and the saved registers, and returns the status.
 
-/// Signature of generated code.
+/// Signature of generated code. Only x86-64 hosts call it (other targets reject the
+/// `sysv64` ABI even in a type, and only generate x86-64 code for inspection).
+#[cfg(target_arch = "x86_64")]
 pub type EntryFn = unsafe extern "sysv64" fn(*mut crate::layout::JitContext) -> u32;

@@ -1,0 +1,434 @@
+//! Running AArch64 code on other hosts, under the unicorn CPU emulator (feature
+//! `emulate-a64`). The runtime calls [`EmuCode::call_at`] exactly where it would call native
+//! code, with the same host-pointer [`JitContext`], so `CompiledShader::run`, `try_run` and
+//! `run_batch` (and every test) work unchanged.
+//!
+//! # Memory: copy in, copy out
+//!
+//! Generated code only touches memory reachable from its `JitContext`, so a call copies each
+//! of those objects into emulator memory at fixed guest addresses, rewrites the context's
+//! pointers to those addresses, runs, and copies back what the code may write (the registers,
+//! the other output bank, the EMIT records it appended, the batch outputs and the context),
+//! translating the output-bank pointers back to the host objects they stand for:
+//!
+//! ```text
+//! 0x0010_0000  code (read + execute, up to CODE_MAX bytes)
+//! 0x0100_0000  JitContext │ Registers │ Uniforms │ other bank │ EMIT records
+//! 0x0101_0000  batch input rows (BATCH_ROWS per chunk)
+//! 0x0111_0000  batch output rows
+//! 0x0200_0000  stack (64 KiB, grows down)
+//! 0x0300_0000  return sentinel (LR at entry; emulation stops when the PC gets there)
+//! ```
+//!
+//! Copying (a few KiB per call) is cheaper than mapping host memory, which would need page
+//! alignment of every object and a mapping per call; it also keeps the emulated code from
+//! ever seeing a host address.
+//!
+//! # Cost
+//!
+//! A `Unicorn` instance is not `Send`, so each thread keeps one (created on first use) and
+//! re-uses it for every shader: switching to another shader writes its code and drops the
+//! emulator's translation cache for the code region. Each call is bounded by an instruction
+//! cap (`emu_start` count); the PC must have reached the sentinel, otherwise the call reports a
+//! deopt with `deopt_pc = u32::MAX` (and the reason in [`last_error`]), so the runtime falls
+//! back to the interpreter and the differential tests flag it.
+
+use crate::layout::{EmitRecord, JitContext};
+use crate::runtime::code_buffer::Status;
+use picajit_interp::state::{Registers, Uniforms};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use unicorn_engine::{Arch, Mode, Prot, RegisterARM64, Unicorn};
+
+const CODE_BASE: u64 = 0x0010_0000;
+/// Largest code size that can be emulated.
+pub const CODE_MAX: usize = 0x00F0_0000;
+const DATA_BASE: u64 = 0x0100_0000;
+const CTX_G: u64 = DATA_BASE;
+const REGS_G: u64 = DATA_BASE + 0x400;
+const UNIFORMS_G: u64 = DATA_BASE + 0x1000;
+const OTHER_G: u64 = DATA_BASE + 0x2000;
+const EMIT_G: u64 = DATA_BASE + 0x3000;
+const EMIT_MAX: usize = 0xD000 / std::mem::size_of::<EmitRecord>();
+const BATCH_IN_G: u64 = DATA_BASE + 0x1_0000;
+const BATCH_OUT_G: u64 = DATA_BASE + 0x11_0000;
+/// Rows per batch chunk.
+const BATCH_ROWS: usize = 0x10_0000 / ROW;
+const DATA_SIZE: u64 = 0x21_0000;
+const STACK_BASE: u64 = 0x0200_0000;
+const STACK_SIZE: u64 = 0x1_0000;
+const SENTINEL: u64 = 0x0300_0000;
+const ROW: usize = 256;
+
+// The guest regions must not overlap, and the EMIT area must hold the runtime's buffer.
+const _: () = assert!(CODE_BASE + CODE_MAX as u64 <= DATA_BASE);
+const _: () = assert!(EMIT_G + (EMIT_MAX * std::mem::size_of::<EmitRecord>()) as u64 <= BATCH_IN_G);
+const _: () = assert!(BATCH_IN_G + (BATCH_ROWS * ROW) as u64 <= BATCH_OUT_G);
+const _: () = assert!(BATCH_OUT_G + (BATCH_ROWS * ROW) as u64 <= DATA_BASE + DATA_SIZE);
+const _: () = assert!(DATA_BASE + DATA_SIZE <= STACK_BASE);
+const _: () = assert!(EMIT_MAX >= crate::EMIT_CAPACITY);
+const _: () = assert!(std::mem::size_of::<JitContext>() <= 0x400);
+const _: () = assert!(std::mem::size_of::<Registers>() <= 0xC00);
+const _: () = assert!(std::mem::size_of::<Uniforms>() <= 0x1000);
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static EMU: RefCell<Option<Emu>> = const { RefCell::new(None) };
+    static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Why the last emulated call on this thread failed, if it did (diagnostics).
+pub fn last_error() -> Option<String> {
+    LAST_ERROR.with(|e| e.borrow().clone())
+}
+
+/// AArch64 code prepared for emulation.
+pub struct EmuCode {
+    id: u64,
+    code: Vec<u8>,
+}
+
+impl std::fmt::Debug for EmuCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EmuCode({} bytes)", self.code.len())
+    }
+}
+
+struct Emu {
+    uc: Unicorn<'static, ()>,
+    /// Id of the code currently in the code region.
+    loaded: u64,
+}
+
+fn err(what: &str, e: impl std::fmt::Debug) -> String {
+    format!("{what}: {e:?}")
+}
+
+fn bytes_of<T>(v: &T) -> &[u8] {
+    // SAFETY: any initialised `T` may be viewed as `size_of::<T>()` bytes; the types copied
+    // here (`JitContext`, `Registers`, `Uniforms`, `EmitRecord`, f32 arrays) are `repr(C)`
+    // plain data whose padding, where there is any, is only ever copied, never interpreted.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+}
+
+/// Types that are plain bytes: no references, no heap, no invalid bit patterns among those
+/// the generated code writes (raw pointers are translated back before use).
+///
+/// # Safety
+///
+/// Implement only for such `repr(C)` types.
+unsafe trait Plain {}
+// SAFETY: repr(C) structs of integers, floats, raw pointers and arrays of them.
+unsafe impl Plain for JitContext {}
+// SAFETY: as above.
+unsafe impl Plain for Registers {}
+// SAFETY: as above.
+unsafe impl Plain for EmitRecord {}
+// SAFETY: an array of f32.
+unsafe impl Plain for [[f32; 4]; 16] {}
+
+/// Read a `T` from guest memory.
+fn read_pod<T: Plain>(uc: &Unicorn<'static, ()>, addr: u64, out: &mut T) -> Result<(), String> {
+    // SAFETY: `T` is plain data (see `bytes_of`) whose every bit pattern written by the
+    // generated code is a value the Rust side accepts: f32s, integers, u8 flags, and raw
+    // pointers that are translated back before any use.
+    let buf = unsafe {
+        std::slice::from_raw_parts_mut((out as *mut T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    uc.mem_read(addr, buf).map_err(|e| err("mem_read", e))
+}
+
+impl Emu {
+    fn new() -> Result<Emu, String> {
+        let mut uc = Unicorn::new(Arch::ARM64, Mode::ARM).map_err(|e| err("unicorn", e))?;
+        uc.mem_map(CODE_BASE, CODE_MAX as u64, Prot::READ | Prot::EXEC)
+            .map_err(|e| err("map code", e))?;
+        uc.mem_map(DATA_BASE, DATA_SIZE, Prot::READ | Prot::WRITE)
+            .map_err(|e| err("map data", e))?;
+        uc.mem_map(STACK_BASE, STACK_SIZE, Prot::READ | Prot::WRITE)
+            .map_err(|e| err("map stack", e))?;
+        uc.mem_map(SENTINEL, 0x1000, Prot::READ | Prot::EXEC)
+            .map_err(|e| err("map sentinel", e))?;
+        // FP/SIMD enabled at EL0 and EL1 (CPACR_EL1.FPEN = 0b11).
+        uc.reg_write(RegisterARM64::CPACR_EL1, 3 << 20)
+            .map_err(|e| err("cpacr", e))?;
+        Ok(Emu { uc, loaded: 0 })
+    }
+
+    fn load(&mut self, code: &EmuCode) -> Result<(), String> {
+        if self.loaded == code.id {
+            return Ok(());
+        }
+        self.uc
+            .mem_write(CODE_BASE, &code.code)
+            .map_err(|e| err("write code", e))?;
+        self.uc
+            .ctl_remove_cache(CODE_BASE, CODE_BASE + CODE_MAX as u64)
+            .map_err(|e| err("flush translations", e))?;
+        self.loaded = code.id;
+        Ok(())
+    }
+
+    /// Run from `entry` with x0 = the guest context; returns w0.
+    fn run(&mut self, entry: usize, cap: usize) -> Result<u32, String> {
+        let uc = &mut self.uc;
+        uc.reg_write(RegisterARM64::X0, CTX_G)
+            .map_err(|e| err("x0", e))?;
+        uc.reg_write(RegisterARM64::SP, STACK_BASE + STACK_SIZE)
+            .map_err(|e| err("sp", e))?;
+        uc.reg_write(RegisterARM64::X30, SENTINEL)
+            .map_err(|e| err("lr", e))?;
+        uc.reg_write(RegisterARM64::FPCR, 0)
+            .map_err(|e| err("fpcr", e))?;
+        uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap)
+            .map_err(|e| err("emu_start", e))?;
+        let pc = uc.pc_read().map_err(|e| err("pc", e))?;
+        if pc != SENTINEL {
+            return Err(format!(
+                "stopped at {pc:#x} (instruction cap {cap} reached?)"
+            ));
+        }
+        let x0 = uc.reg_read(RegisterARM64::X0).map_err(|e| err("x0", e))?;
+        Ok(x0 as u32)
+    }
+}
+
+impl EmuCode {
+    /// Prepare `code` (at most [`CODE_MAX`] bytes).
+    pub fn new(code: &[u8]) -> Result<EmuCode, String> {
+        if code.len() > CODE_MAX {
+            return Err(format!(
+                "{} bytes of code is too large to emulate",
+                code.len()
+            ));
+        }
+        Ok(EmuCode {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            code: code.to_vec(),
+        })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.code.len()
+    }
+
+    /// True for empty code.
+    pub fn is_empty(&self) -> bool {
+        self.code.is_empty()
+    }
+
+    /// Run the entry at `entry` on `ctx` in the emulator, with the semantics of a native call.
+    ///
+    /// # Safety
+    ///
+    /// The pointers in `ctx` must satisfy the contract of
+    /// `crate::runtime::code_buffer::ExecCode::call_at` (they are read and written here
+    /// instead of by the generated code).
+    pub unsafe fn call_at(&self, entry: usize, ctx: &mut JitContext) -> Status {
+        let r = EMU.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(Emu::new()?);
+            }
+            let emu = slot.as_mut().ok_or("no emulator")?;
+            emu.load(self)?;
+            // SAFETY: forwarded contract.
+            unsafe { call(emu, entry, ctx) }
+        });
+        match r {
+            Ok(s) => s,
+            Err(e) => {
+                LAST_ERROR.with(|l| *l.borrow_mut() = Some(e));
+                ctx.deopt_pc = u32::MAX;
+                Status::Deopt
+            }
+        }
+    }
+}
+
+fn status(w0: u32) -> Status {
+    match w0 {
+        0 => Status::Done,
+        2 => Status::Budget,
+        _ => Status::Deopt,
+    }
+}
+
+/// Instruction cap of one call: far above what any budget-bounded run needs (a PICA
+/// instruction is at most a few hundred AArch64 instructions), so reaching it means a bug.
+fn cap(budget: u64, rows: usize) -> usize {
+    let per_row = budget.saturating_add(16).saturating_mul(1024);
+    per_row
+        .saturating_mul(rows.max(1) as u64)
+        .min(usize::MAX as u64) as usize
+}
+
+/// # Safety
+///
+/// As [`EmuCode::call_at`].
+unsafe fn call(emu: &mut Emu, entry: usize, ctx: &mut JitContext) -> Result<Status, String> {
+    let regs_host = ctx.regs;
+    let regs_end = regs_host as usize + std::mem::size_of::<Registers>();
+    // Host pointer into `*regs` → guest address, or None.
+    let in_regs = |p: usize| -> Option<u64> {
+        (p >= regs_host as usize && p < regs_end).then(|| REGS_G + (p - regs_host as usize) as u64)
+    };
+    // SAFETY: the caller guarantees `regs` and `uniforms` are valid (read).
+    let (regs, uniforms) = unsafe { (&*ctx.regs, &*ctx.uniforms) };
+    let uc = &mut emu.uc;
+    uc.mem_write(REGS_G, bytes_of(regs))
+        .map_err(|e| err("write regs", e))?;
+    uc.mem_write(UNIFORMS_G, bytes_of(uniforms))
+        .map_err(|e| err("write uniforms", e))?;
+    let mut g = JitContext::default();
+    g.regs = REGS_G as usize as *mut Registers;
+    g.uniforms = UNIFORMS_G as usize as *const Uniforms;
+    g.budget = ctx.budget;
+    g.loop_counters = ctx.loop_counters;
+    g.deopt_pc = ctx.deopt_pc;
+    g.setemit = ctx.setemit;
+    g.emit_len = ctx.emit_len;
+
+    if entry != 0 {
+        // SAFETY: forwarded contract.
+        return unsafe { batch(emu, entry, ctx, g) };
+    }
+
+    // Single invocation: input/output point into `*regs` (or an output bank elsewhere).
+    let guest_of_bank = |p: usize, other: usize| -> Result<u64, String> {
+        if let Some(a) = in_regs(p) {
+            Ok(a)
+        } else if p == other && p != 0 {
+            Ok(OTHER_G)
+        } else {
+            Err("an output pointer outside the registers and banks".into())
+        }
+    };
+    let input = in_regs(ctx.input as usize).ok_or("input outside the registers")?;
+    g.input = input as usize as *const [[f32; 4]; 16];
+    let other_host = ctx.other_bank as usize;
+    let out_g = guest_of_bank(ctx.output as usize, other_host)?;
+    g.output = out_g as usize as *mut [[f32; 4]; 16];
+    if !ctx.other_bank.is_null() {
+        // SAFETY: the caller guarantees `other_bank` is valid (read/write).
+        let other = unsafe { &*ctx.other_bank };
+        uc.mem_write(OTHER_G, bytes_of(other))
+            .map_err(|e| err("write bank", e))?;
+        g.other_bank = OTHER_G as usize as *mut [[f32; 4]; 16];
+        if ctx.emit_cap as usize > EMIT_MAX {
+            return Err("EMIT buffer larger than the emulator's".into());
+        }
+        g.emit_buf = EMIT_G as usize as *mut EmitRecord;
+        g.emit_cap = ctx.emit_cap;
+    }
+    uc.mem_write(CTX_G, bytes_of(&g))
+        .map_err(|e| err("write ctx", e))?;
+    let w0 = emu.run(entry, cap(ctx.budget, 1))?;
+    let uc = &mut emu.uc;
+    let mut out = JitContext::default();
+    read_pod(uc, CTX_G, &mut out)?;
+    // SAFETY: the caller guarantees `regs` is valid for writing and not otherwise borrowed.
+    let regs = unsafe { &mut *ctx.regs };
+    read_pod(uc, REGS_G, regs)?;
+    ctx.budget = out.budget;
+    ctx.loop_counters = out.loop_counters;
+    ctx.deopt_pc = out.deopt_pc;
+    ctx.setemit = out.setemit;
+    ctx.emit_len = out.emit_len;
+    if !ctx.other_bank.is_null() {
+        // The code swaps the two bank pointers; map each guest bank back to its host object.
+        let regs_out = std::ptr::addr_of_mut!(regs.output);
+        let other_host_ptr = ctx.other_bank;
+        // SAFETY: valid for writing (caller contract).
+        read_pod(uc, OTHER_G, unsafe { &mut *other_host_ptr })?;
+        let host_of = |a: u64| -> Result<*mut [[f32; 4]; 16], String> {
+            if a == REGS_G + picajit_interp::state::OFFSET_OUTPUT as u64 {
+                Ok(regs_out)
+            } else if a == OTHER_G {
+                Ok(other_host_ptr)
+            } else {
+                Err(format!("unknown output bank {a:#x}"))
+            }
+        };
+        ctx.output = host_of(out.output as usize as u64)?;
+        ctx.other_bank = host_of(out.other_bank as usize as u64)?;
+        let n = (out.emit_len as usize).min(ctx.emit_cap as usize);
+        for k in 0..n {
+            // SAFETY: `emit_buf` holds `emit_cap` records (caller contract), k < emit_cap.
+            let rec = unsafe { &mut *ctx.emit_buf.add(k) };
+            read_pod(
+                uc,
+                EMIT_G + (k * std::mem::size_of::<EmitRecord>()) as u64,
+                rec,
+            )?;
+        }
+    } else if let Some(a) = in_regs(ctx.output as usize) {
+        // Vertex shaders never move the output pointer.
+        if out.output as usize as u64 != a {
+            return Err("output pointer moved".into());
+        }
+    }
+    Ok(status(w0))
+}
+
+/// The batch entry, in chunks of [`BATCH_ROWS`] rows: the guest row pointers are biased so
+/// that row `batch_done` of each chunk lands at the start of the guest row buffers.
+///
+/// # Safety
+///
+/// As [`EmuCode::call_at`].
+unsafe fn batch(
+    emu: &mut Emu,
+    entry: usize,
+    ctx: &mut JitContext,
+    mut g: JitContext,
+) -> Result<Status, String> {
+    let count = ctx.batch_count as usize;
+    let mut result = Status::Done;
+    while (ctx.batch_done as usize) < count {
+        let done = ctx.batch_done as usize;
+        let rows = (count - done).min(BATCH_ROWS);
+        // SAFETY: the caller guarantees `batch_count` valid input and output rows.
+        let (inp, outp) = unsafe {
+            (
+                std::slice::from_raw_parts(ctx.batch_input.add(done), rows),
+                std::slice::from_raw_parts_mut(ctx.batch_output.add(done), rows),
+            )
+        };
+        let uc = &mut emu.uc;
+        for (k, row) in inp.iter().enumerate() {
+            uc.mem_write(BATCH_IN_G + (k * ROW) as u64, bytes_of(row))
+                .map_err(|e| err("write rows", e))?;
+        }
+        let bias = (done * ROW) as u64;
+        g.batch_input = BATCH_IN_G.wrapping_sub(bias) as usize as *const [[f32; 4]; 16];
+        g.batch_output = BATCH_OUT_G.wrapping_sub(bias) as usize as *mut [[f32; 4]; 16];
+        g.batch_count = (done + rows) as u64;
+        g.batch_done = done as u64;
+        g.batch_instructions = ctx.batch_instructions;
+        g.budget = ctx.budget;
+        uc.mem_write(CTX_G, bytes_of(&g))
+            .map_err(|e| err("write ctx", e))?;
+        let w0 = emu.run(entry, cap(ctx.budget, rows))?;
+        let uc = &mut emu.uc;
+        let mut out = JitContext::default();
+        read_pod(uc, CTX_G, &mut out)?;
+        let finished = out.batch_done as usize - done;
+        // The rows that ran, including a stopped one (the runtime overwrites it).
+        for (k, row) in outp.iter_mut().enumerate().take((finished + 1).min(rows)) {
+            read_pod(uc, BATCH_OUT_G + (k * ROW) as u64, row)?;
+        }
+        ctx.batch_done = out.batch_done;
+        ctx.batch_instructions = out.batch_instructions;
+        ctx.deopt_pc = out.deopt_pc;
+        result = status(w0);
+        if result != Status::Done {
+            break;
+        }
+    }
+    // SAFETY: the caller guarantees `regs` is valid for writing.
+    read_pod(&emu.uc, REGS_G, unsafe { &mut *ctx.regs })?;
+    Ok(result)
+}

@@ -1,0 +1,1214 @@
+//! The AArch64 implementation of [`MacroAssembler`]: NEON sequences for every PICA operation.
+//!
+//! # Float environment
+//!
+//! The entries save the caller's FPCR (in `JitContext::saved_mxcsr`, the context's "caller's
+//! float control" word) and install the mode's; the epilogue restores it:
+//!
+//! | mode | FPCR | arithmetic |
+//! |---|---|---|
+//! | F24 RTZ | RMode = RZ, FZ = 0 | f32 ops, then [`A64Masm::fixup_rtz`] (`float::f24_fixup_rtz`) |
+//! | F24 RNE | RMode = RN, FZ = 0 | f64 ops, integer RNE to 17 bits, then the range fix-up |
+//! | F32 | RMode = RN, FZ = 0 | ADD: f32 ops + `float::f32_fixup`; MUL, RCP: f64 ops, integer RNE to 24 bits |
+//!
+//! FZ stays 0: with FZ = 1, FCMGT/FCMGE (MAX, MIN, SGE, SLT, CMP, LITP) would see subnormal
+//! inputs as zero, and AArch64 detects tininess *before* rounding, so an F32 product whose
+//! exact value lies just below 2^-126 would flush where the model rounds it up to 2^-126
+//! (`picajit_interp::float`, "What a JIT must do (F32 mode)"). Inputs are flushed explicitly
+//! ([`A64Masm::flush`]). Without FZ the same product comes out of FMUL as the subnormal
+//! `0x007FFFFF` instead, which the fix-up would flush: so F32 products (and RCP) go through
+//! f64, where they are exact (or, for RCP, never near a rounding boundary), and are rounded to
+//! 24 bits by integer code, like the F24 RNE path rounds to 17. F32 sums of two normal f32
+//! values are exact whenever they are below 2^-126, so FADD + fix-up is exact.
+//!
+//! MAX/MIN use FCMGT + BSL (`a > b ? a : b`), never FMAX/FMIN (whose NaN rules differ); MAD is
+//! FMUL then FADD, never FMLA (fused).
+//!
+//! # Code shape
+//!
+//! Offset 0 is the single-invocation entry, followed by the batch entry; both branch into the
+//! shader body with [`EXIT_LINK`] (x25) holding their continuation, and every exit of the body
+//! sets w0 to a status and `br x25`. The body keeps x30 free, so shared subroutines (the
+//! rounding fix-ups, RSQ, EX2, LG2, one copy per register they work on) are plain `bl`/`ret`;
+//! subroutines never call each other.
+
+use super::asm::{Asm, Cond};
+use super::regs::*;
+use crate::analysis::Guard;
+use crate::error::{CompileError, CompileResult};
+use crate::layout::*;
+use crate::masm::{BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, Val};
+use crate::runtime::code_buffer::Status;
+use dynasmrt::DynamicLabel;
+use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+const SIGN: u32 = 0x8000_0000;
+const INF: u32 = 0x7F80_0000;
+const ONE: u32 = 0x3F80_0000;
+/// 127.99609375, the LITP clamp.
+const LITP_LIM: u32 = 0x42FF_FE00;
+/// FPCR.RMode = round toward zero.
+const FPCR_RZ: u32 = 0b11 << 22;
+
+// Constants the entries load into v24-v31 (see `Pinned`).
+/// Sign bit.
+const K_SIGN: Vreg = Vreg(31);
+/// The canonical NaN.
+const K_CANON: Vreg = Vreg(30);
+/// `|x| << 1` above this is a NaN.
+const K_NAN2: Vreg = Vreg(29);
+/// The mode's smallest normal, `<< 1`.
+const K_MIN2: Vreg = Vreg(28);
+/// 1.0.
+const K_ONE: Vreg = Vreg(27);
+/// +inf.
+const K_INF: Vreg = Vreg(26);
+/// The 17-bit truncation mask.
+const K_TRUNC: Vreg = Vreg(25);
+/// 2^64 (the F24 overflow threshold) `<< 1`.
+const K_OVF2: Vreg = Vreg(24);
+
+// Scratch registers (see regs.rs): T0-T3 for the fix-ups and rounding, T4-T7 for the f64
+// halves, SA for the MUL NaN mask, T8/T9 for DST and the pairwise sum.
+const T0: Vreg = SCRATCH[0];
+const T1: Vreg = SCRATCH[1];
+const T2: Vreg = SCRATCH[2];
+const T3: Vreg = SCRATCH[3];
+const T4: Vreg = SCRATCH[4];
+const T5: Vreg = SCRATCH[5];
+const T6: Vreg = SCRATCH[6];
+const T7: Vreg = SCRATCH[7];
+const SA: Vreg = SCRATCH[8];
+const T8: Vreg = SCRATCH[10];
+const T9: Vreg = SCRATCH[11];
+
+/// Out-of-line subroutines (see [`A64Masm::outline`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stub {
+    FixupRtz(Vreg),
+    FixupF32(Vreg),
+    /// Round the two f64 lanes to the mode's precision, nearest-even.
+    RoundF64(Vreg),
+    Rsq(Vreg),
+    Ex2(Vreg),
+    Lg2(Vreg),
+}
+
+/// One annotation: code offset, PICA address, text.
+pub type Mark = (usize, u32, String);
+
+/// AArch64 code generator for one program.
+pub struct A64Masm {
+    a: Asm,
+    mode: FloatMode,
+    marks: Vec<Mark>,
+    exit_done: DynamicLabel,
+    exit_deopt: DynamicLabel,
+    exit_budget: DynamicLabel,
+    epilogue: DynamicLabel,
+    batch_entry: usize,
+    stubs: Vec<(Stub, DynamicLabel)>,
+    pending: Vec<(Stub, DynamicLabel)>,
+}
+
+fn val(v: Val) -> Vreg {
+    VALS[v.0 as usize]
+}
+
+/// `tbl` byte indices implementing a PICA component selector (lane 0 = x).
+pub fn swizzle_table(s: Swizzle) -> [u32; 4] {
+    s.lanes().map(|l| {
+        let b = 4 * l as u32;
+        b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24
+    })
+}
+
+impl A64Masm {
+    /// A code generator for `mode`.
+    pub fn new(mode: FloatMode) -> A64Masm {
+        let mut a = Asm::new();
+        let exit_done = a.new_label();
+        let exit_deopt = a.new_label();
+        let exit_budget = a.new_label();
+        let epilogue = a.new_label();
+        A64Masm {
+            a,
+            mode,
+            marks: Vec::new(),
+            exit_done,
+            exit_deopt,
+            exit_budget,
+            epilogue,
+            batch_entry: 0,
+            stubs: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Direct access to the assembler (encoding tests).
+    pub fn asm(&mut self) -> &mut Asm {
+        &mut self.a
+    }
+
+    fn min_f32(&self) -> u32 {
+        match self.mode {
+            FloatMode::F32 => 0x0080_0000,
+            FloatMode::F24(_) => 0x2080_0000,
+        }
+    }
+
+    /// Precision (significant bits) of the mode's results.
+    fn prec(&self) -> u32 {
+        match self.mode {
+            FloatMode::F32 => 24,
+            FloatMode::F24(_) => 17,
+        }
+    }
+
+    /// Load the pinned constants (both entries).
+    fn load_pinned(&mut self) {
+        let min2 = self.min_f32() << 1;
+        for (r, v) in [
+            (K_SIGN, SIGN),
+            (K_CANON, CANONICAL_NAN_BITS),
+            (K_NAN2, INF << 1),
+            (K_MIN2, min2),
+            (K_ONE, ONE),
+            (K_INF, INF),
+            (K_TRUNC, 0xFFFF_FF80),
+            (K_OVF2, 0x5F80_0000 << 1),
+        ] {
+            self.a.load_const(r, [v; 4]);
+        }
+    }
+
+    /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
+    /// `|x| << 1 >= min << 1` keeps infinities and NaNs. Clobbers T0.
+    pub fn flush(&mut self, v: Vreg) {
+        self.a.shl_4s(T0, v, 1);
+        self.a.cmhs_4s(T0, T0, K_MIN2);
+        self.a.and_16b(v, v, T0);
+    }
+
+    /// `float::f24_fixup_rtz` on four lanes, in place. Clobbers T0-T2.
+    fn body_fixup_rtz(&mut self, v: Vreg) {
+        let a = &mut self.a;
+        a.shl_4s(T0, v, 1);
+        a.cmhi_4s(T1, T0, K_NAN2); // NaN lanes
+        a.and_16b(v, v, K_TRUNC);
+        a.shl_4s(T0, v, 1);
+        a.cmhs_4s(T2, T0, K_OVF2); // |t| >= 2^64
+        a.cmhs_4s(T0, T0, K_MIN2); // |t| >= 2^-62
+        a.and_16b(v, v, T0);
+        a.and_16b(T0, v, K_SIGN);
+        a.orr_16b(T0, T0, K_INF);
+        a.bit_16b(v, T0, T2);
+        a.bit_16b(v, K_CANON, T1);
+    }
+
+    /// `float::f32_fixup` on four lanes, in place. Clobbers T0, T1.
+    fn body_fixup_f32(&mut self, v: Vreg) {
+        let a = &mut self.a;
+        a.shl_4s(T0, v, 1);
+        a.cmhi_4s(T1, T0, K_NAN2);
+        a.cmhs_4s(T0, T0, K_MIN2);
+        a.and_16b(v, v, T0);
+        a.bit_16b(v, K_CANON, T1);
+    }
+
+    /// Round the two f64 lanes of `d` to the mode's precision, nearest-even, on their bit
+    /// patterns (NaN made quiet-canonical first so the increment cannot carry out of it), and
+    /// flush rounded magnitudes below the mode's smallest normal to +0. Clobbers T0, T1.
+    fn body_round_f64(&mut self, d: Vreg) {
+        let drop = 53 - self.prec();
+        let min_f64: u64 = match self.mode {
+            FloatMode::F32 => (1023 - 126) << 52,
+            FloatMode::F24(_) => (1023 - 62) << 52,
+        };
+        let splat64 = |v: u64| [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32];
+        let a = &mut self.a;
+        a.fcmeq_2d(T0, d, d);
+        a.load_const(T1, splat64(0x7FF8_0000_0000_0000));
+        a.bif_16b(d, T1, T0);
+        a.ushr_2d(T0, d, drop);
+        a.load_const(T1, splat64(1));
+        a.and_16b(T0, T0, T1);
+        a.load_const(T1, splat64((1 << (drop - 1)) - 1));
+        a.add_2d(T0, T0, T1);
+        a.add_2d(d, d, T0);
+        a.load_const(T1, splat64(!((1u64 << drop) - 1)));
+        a.and_16b(d, d, T1);
+        // Rule 3 before narrowing: FCVTN would round a value below the smallest normal a
+        // second time, onto the subnormal grid (2^-126 - 2^-150 → 2^-126 in F32 mode).
+        a.shl_2d(T0, d, 1);
+        a.load_const(T1, splat64(min_f64 << 1));
+        a.cmhs_2d(T0, T0, T1);
+        a.and_16b(d, d, T0);
+    }
+
+    /// `float::f24_fixup_rtz` (shared subroutine).
+    pub fn fixup_rtz(&mut self, v: Vreg) {
+        self.outline(Stub::FixupRtz(v));
+    }
+
+    /// `float::f32_fixup` (shared subroutine).
+    pub fn fixup_f32(&mut self, v: Vreg) {
+        self.outline(Stub::FixupF32(v));
+    }
+
+    /// The fix-up after an f64 path rounded and narrowed to f32: range rules of the mode.
+    fn fixup_out(&mut self, v: Vreg) {
+        match self.mode {
+            FloatMode::F32 => self.fixup_f32(v),
+            FloatMode::F24(_) => self.fixup_rtz(v),
+        }
+    }
+
+    /// The mode's rounding of an f32 result computed on flushed inputs with the mode's FPCR
+    /// (F24 RTZ, F32) or exactly (F24 RNE: FLR).
+    fn fixup_mode(&mut self, v: Vreg) {
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => self.fixup_rtz(v),
+            FloatMode::F24(Rounding::NearestEven) => {
+                // Integer RNE of the f32 bits to 17 bits (NaN lanes restored afterwards).
+                let a = &mut self.a;
+                a.shl_4s(T0, v, 1);
+                a.cmhi_4s(T2, T0, K_NAN2);
+                a.ushr_4s(T0, v, 7);
+                a.movi_4s(T1, 1, 0);
+                a.and_16b(T0, T0, T1);
+                a.movi_4s(T1, 0x3F, 0);
+                a.add_4s(T0, T0, T1);
+                a.add_4s(v, v, T0);
+                a.and_16b(v, v, K_TRUNC);
+                a.bit_16b(v, K_CANON, T2);
+                self.fixup_rtz(v);
+            }
+            FloatMode::F32 => self.fixup_f32(v),
+        }
+    }
+
+    /// `a = round(a op b)` lane-wise through f64 (exact products; sums of f24 values), then
+    /// the mode's integer rounding and range rules. Clobbers T0-T7.
+    fn f64_binop(&mut self, a_: Vreg, b: Vreg, mul: bool) {
+        let a = &mut self.a;
+        a.fcvtl_2d(T4, a_);
+        a.fcvtl2_2d(T5, a_);
+        a.fcvtl_2d(T6, b);
+        a.fcvtl2_2d(T7, b);
+        if mul {
+            a.fmul_2d(T4, T4, T6);
+            a.fmul_2d(T5, T5, T7);
+        } else {
+            a.fadd_2d(T4, T4, T6);
+            a.fadd_2d(T5, T5, T7);
+        }
+        self.outline(Stub::RoundF64(T4));
+        self.outline(Stub::RoundF64(T5));
+        self.a.fcvtn_2s(a_, T4);
+        self.a.fcvtn2_4s(a_, T5);
+        self.fixup_out(a_);
+    }
+
+    /// Lane-wise add of two flushed operands (or mode results) into `a`.
+    fn add_flushed(&mut self, a: Vreg, b: Vreg) {
+        match self.mode {
+            FloatMode::F24(Rounding::NearestEven) => self.f64_binop(a, b, false),
+            _ => {
+                self.a.fadd_4s(a, a, b);
+                self.fixup_mode(a);
+            }
+        }
+    }
+
+    /// `float::mul` lane-wise: `a = mul(a, b)`. Flushes `b` in place.
+    fn mul_full(&mut self, a: Vreg, b: Vreg) {
+        self.flush(a);
+        self.flush(b);
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => {
+                let x = &mut self.a;
+                x.fmul_4s(T4, a, b);
+                // A NaN product of non-NaN inputs is inf × 0: +0 (rule 6).
+                x.fcmeq_4s(T5, a, a);
+                x.fcmeq_4s(T6, b, b);
+                x.and_16b(T5, T5, T6);
+                x.fcmeq_4s(T6, T4, T4);
+                x.bic_16b(T5, T5, T6);
+                x.bic_16b(a, T4, T5);
+                self.fixup_rtz(a);
+            }
+            _ => {
+                let x = &mut self.a;
+                x.fcmeq_4s(SA, a, a);
+                x.fcmeq_4s(T6, b, b);
+                x.and_16b(SA, SA, T6);
+                self.f64_binop(a, b, true);
+                let x = &mut self.a;
+                x.fcmeq_4s(T6, a, a);
+                x.bic_16b(SA, SA, T6);
+                x.bic_16b(a, a, SA);
+            }
+        }
+    }
+
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`.
+    fn pairwise_sum(&mut self, p: Vreg) {
+        if self.mode == FloatMode::F24(Rounding::NearestEven) {
+            let a = &mut self.a;
+            a.fcvtl_2d(T4, p);
+            a.fcvtl2_2d(T5, p);
+            a.faddp_2d(T4, T4, T5); // (p0+p1, p2+p3)
+            self.outline(Stub::RoundF64(T4));
+            self.a.fcvtn_2s(p, T4);
+            self.fixup_rtz(p);
+            self.a.fcvtl_2d(T4, p);
+            self.a.faddp_2d(T4, T4, T4);
+            self.outline(Stub::RoundF64(T4));
+            self.a.fcvtn_2s(p, T4);
+            self.fixup_rtz(p);
+            self.a.dup_4s(p, p, 0);
+        } else {
+            // Every lane computes the same sums (IEEE addition commutes).
+            self.a.rev64_4s(T8, p);
+            self.a.fadd_4s(p, p, T8); // (p0+p1, p1+p0, p2+p3, p3+p2)
+            self.fixup_mode(p);
+            self.a.ext_16b(T8, p, p, 8);
+            self.a.fadd_4s(p, p, T8);
+            self.fixup_mode(p);
+        }
+    }
+
+    /// RSQ of the flushed lane 0 of `v` into lane 0, following the proven recipes of
+    /// `picajit_interp::float::transcendental` (F24: f64 estimate, truncation to the 17-bit
+    /// grid, one exact square test; F32: `1.0f64 / sqrt(x as f64)` rounded once). Specials
+    /// (zero, negative, inf, NaN) branch out. Clobbers x9-x11, T0-T7.
+    fn body_rsq(&mut self, v: Vreg) {
+        let special = self.a.new_label();
+        let back = self.a.new_label();
+        let grid = !((1u64 << 36) - 1);
+        let a = &mut self.a;
+        a.fmov_ws(G9, v);
+        a.sub_wi(G10, G9, 1);
+        a.mov_imm_w(G11, 0x7F7F_FFFF);
+        a.cmp_w(G10, G11);
+        a.b_cond(Cond::Hs, special); // not a positive finite normal
+        a.fcvt_ds(T4, v);
+        a.fmov_d_one(T5);
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => {
+                // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
+                a.fdiv_d(T6, T5, T4);
+                a.fsqrt_d(T6, T6);
+                a.fmov_xd(G9, T6);
+                a.and_xi(G9, G9, grid); // t
+                a.mov_imm_x(G10, 1 << 36);
+                a.add_x(G10, G9, G10); // u = t + ulp17
+                a.fmov_dx(T6, G10);
+                a.fmul_d(T7, T6, T6);
+                a.fmul_d(T7, T7, T4); // u·u·x, exact
+                a.fcmp_d(T7, T5);
+                a.csel_x(G9, G10, G9, Cond::Ls); // u·u·x <= 1: u is still below the root
+                a.fmov_dx(T6, G9);
+                a.fcvt_sd(v, T6);
+                self.body_fixup_rtz(v);
+            }
+            FloatMode::F24(Rounding::NearestEven) => {
+                a.fsqrt_d(T6, T4);
+                a.fdiv_d(T6, T5, T6); // q
+                a.fmov_xd(G9, T6);
+                a.and_xi(G9, G9, grid); // t
+                a.mov_imm_x(G10, 1 << 35);
+                a.add_x(G10, G9, G10); // h = t + ulp17/2
+                a.fmov_dx(T6, G10);
+                a.fmul_d(T7, T6, T6);
+                a.fmul_d(T7, T7, T4); // h·h·x, exact
+                a.fcmp_d(T7, T5);
+                a.mov_imm_x(G10, 1 << 36);
+                a.add_x(G10, G9, G10);
+                a.csel_x(G9, G10, G9, Cond::Mi); // h·h·x < 1: the root is above the midpoint
+                a.fmov_dx(T6, G9);
+                a.fcvt_sd(v, T6);
+                self.body_fixup_rtz(v);
+            }
+            FloatMode::F32 => {
+                a.fsqrt_d(T6, T4);
+                a.fdiv_d(T6, T5, T6);
+                a.fcvt_sd(v, T6);
+                self.body_fixup_f32(v);
+            }
+        }
+        // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
+        let a = &mut self.a;
+        a.b(back);
+        a.bind(special);
+        a.mov_imm_w(G10, CANONICAL_NAN_BITS);
+        a.mov_imm_w(G11, INF);
+        a.cmp_wi(G9, 0);
+        a.csel_w(G10, G11, G10, Cond::Eq);
+        a.cmp_w(G9, G11);
+        a.csel_w(G10, ZR, G10, Cond::Eq);
+        a.fmov_sw(v, G10);
+        a.bind(back);
+    }
+
+    /// `float::round_scaled` in integer registers: w13 = sign (0 or 0x8000_0000), x14 = the
+    /// significand (u64), x15 = the exponent (i64); result bits in w9. Clobbers x10-x12, x16.
+    fn round_scaled(&mut self) {
+        let prec = self.prec();
+        let (min_exp, max_exp, nearest) = match self.mode {
+            FloatMode::F24(r) => (62, 64, r == Rounding::NearestEven),
+            FloatMode::F32 => (126, 128, true),
+        };
+        let (zero, inf, end) = (self.a.new_label(), self.a.new_label(), self.a.new_label());
+        let a = &mut self.a;
+        a.cbz_x(G14, zero);
+        a.clz_x(G10, G14);
+        a.lsl_x(G11, G14, G10); // top
+        a.mov_imm_w(G12, 63);
+        a.sub_x(G12, G12, G10);
+        a.add_x(G12, G15, G12); // e
+        a.lsr_xi(G16, G11, 64 - prec); // kept
+        if nearest {
+            let (up, done) = (a.new_label(), a.new_label());
+            a.lsl_xi(G10, G11, prec); // rem
+            a.mov_imm_x(G9, 1 << 63);
+            a.cmp_x(G10, G9);
+            a.b_cond(Cond::Hi, up);
+            a.b_cond(Cond::Lo, done);
+            a.and_wi(G9, G16, 1);
+            a.cbz_w(G9, done);
+            a.bind(up);
+            a.add_xi(G16, G16, 1);
+            a.lsr_xi(G10, G16, prec);
+            a.cbz_x(G10, done);
+            a.lsr_xi(G16, G16, 1);
+            a.add_xi(G12, G12, 1);
+            a.bind(done);
+        }
+        a.cmp_xi(G12, max_exp);
+        a.b_cond(Cond::Ge, inf);
+        a.cmn_xi(G12, min_exp);
+        a.b_cond(Cond::Lt, zero);
+        a.add_wi(G12, G12, 127);
+        a.lsl_wi(G12, G12, 23);
+        if prec < 24 {
+            a.lsl_xi(G16, G16, 24 - prec);
+        }
+        a.and_wi(G16, G16, 0x7F_FFFF);
+        a.orr_w(G9, G12, G16);
+        a.orr_w(G9, G9, G13);
+        a.b(end);
+        a.bind(inf);
+        a.mov_imm_w(G9, INF);
+        a.orr_w(G9, G9, G13);
+        a.b(end);
+        a.bind(zero);
+        a.movz_w(G9, 0, 0);
+        a.bind(end);
+    }
+
+    /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
+    /// `picajit_interp::float::transcendental` step by step (table after the code).
+    fn body_ex2(&mut self, v: Vreg) {
+        let table: Vec<u8> = EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let table = self.a.table(table);
+        let [b1, b2, b3, b4] = EX2_POLY;
+        let a = &mut self.a;
+        let (nan, sat, zero_x, right, have_x, back) = (
+            a.new_label(),
+            a.new_label(),
+            a.new_label(),
+            a.new_label(),
+            a.new_label(),
+            a.new_label(),
+        );
+        a.fmov_ws(G9, v);
+        a.and_wi(G10, G9, 0x7FFF_FFFF);
+        a.mov_imm_w(G11, INF);
+        a.cmp_w(G10, G11);
+        a.b_cond(Cond::Hi, nan);
+        // Step 2: X = floor(x · 2^32), saturated.
+        a.ubfx_w(G10, G9, 23, 8);
+        a.cbz_w(G10, zero_x);
+        a.cmp_wi(G10, 135);
+        a.b_cond(Cond::Hs, sat);
+        a.and_wi(G11, G9, 0x7F_FFFF);
+        a.orr_wi(G11, G11, 0x80_0000);
+        a.cmp_wi(G9, 0);
+        a.cneg_x_lt(G11, G11);
+        a.subs_wi(G10, G10, 118);
+        a.b_cond(Cond::Lt, right);
+        a.lsl_x(G11, G11, G10);
+        a.b(have_x);
+        a.bind(right);
+        a.neg_w(G10, G10);
+        a.mov_imm_w(G12, 63);
+        a.cmp_w(G10, G12);
+        a.csel_w(G10, G10, G12, Cond::Ls);
+        a.asr_x(G11, G11, G10);
+        a.b(have_x);
+        a.bind(sat);
+        a.mov_imm_x(G11, 1 << 40);
+        a.cmp_wi(G9, 0);
+        a.cneg_x_lt(G11, G11);
+        a.b(have_x);
+        a.bind(zero_x);
+        a.movz_x(G11, 0, 0);
+        a.bind(have_x);
+        // Steps 3-4: n, i, r.
+        a.asr_xi(G15, G11, 32);
+        a.mov_w(G12, G11);
+        a.lsr_wi(G13, G12, 26);
+        a.and_wi(G12, G12, 0x03FF_FFFF);
+        // Step 5: the polynomial.
+        a.mov_imm_x(G16, b4 as u64);
+        for b in [b3, b2, b1] {
+            a.mul_x(G16, G16, G12);
+            a.lsr_xi(G16, G16, 32);
+            a.mov_imm_x(G17, b as u64);
+            a.add_x(G16, G16, G17);
+        }
+        a.mul_x(G16, G16, G12);
+        a.lsr_xi(G16, G16, 32); // p
+                                // Step 6: the mantissa.
+        a.adr(G17, table);
+        a.ldr_w_idx(G17, G17, G13); // T
+        a.mul_x(G14, G17, G16);
+        a.lsr_xi(G14, G14, 32);
+        a.add_x(G14, G14, G17);
+        a.mov_imm_x(G10, 0xFFFF_FFFF);
+        a.cmp_x(G14, G10);
+        a.csel_x(G14, G14, G10, Cond::Ls);
+        // Step 7.
+        a.sub_xi(G15, G15, 31);
+        a.movz_w(G13, 0, 0);
+        self.round_scaled();
+        let a = &mut self.a;
+        a.b(back);
+        a.bind(nan);
+        a.mov_imm_w(G9, CANONICAL_NAN_BITS);
+        a.bind(back);
+        a.fmov_sw(v, G9);
+    }
+
+    /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
+    /// `picajit_interp::float::transcendental` step by step.
+    fn body_lg2(&mut self, v: Vreg) {
+        let recip: Vec<u8> = LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let logs: Vec<u8> = LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let recip = self.a.table(recip);
+        let logs = self.a.table(logs);
+        let a = &mut self.a;
+        let (nan, pinf, ninf, back) = (a.new_label(), a.new_label(), a.new_label(), a.new_label());
+        a.fmov_ws(G9, v);
+        // Step 1 (the input is flushed, so a set sign bit means a negative non-zero value).
+        a.tbnz_w(G9, 31, nan);
+        a.mov_imm_w(G10, INF);
+        a.cmp_w(G9, G10);
+        a.b_cond(Cond::Hi, nan);
+        a.b_cond(Cond::Eq, pinf);
+        a.cbz_w(G9, ninf);
+        // Step 2.
+        a.ubfx_w(G10, G9, 23, 8);
+        a.sub_xi(G10, G10, 127); // e (i64)
+        a.and_wi(G11, G9, 0x7F_FFFF); // F
+                                      // Step 3.
+        a.mov_imm_w(G12, 1 << 16);
+        a.add_w(G12, G11, G12);
+        a.lsr_wi(G12, G12, 17); // j
+        a.orr_wi(G13, G11, 0x80_0000); // M
+        a.adr(G14, recip);
+        a.ldr_w_idx(G14, G14, G12); // R
+                                    // Step 4.
+        a.mul_x(G13, G13, G14);
+        a.mov_imm_x(G14, 1 << 39);
+        a.sub_x(G13, G13, G14); // z
+                                // Step 5.
+        a.asr_xi(G15, G13, 9); // zq
+        a.mov_imm_x(G16, LG2_POLY[4] as u64);
+        for k in (0..4).rev() {
+            a.mul_x(G16, G16, G15);
+            a.asr_xi(G16, G16, 30);
+            a.mov_imm_x(G17, LG2_POLY[k] as u64);
+            a.add_x(G16, G16, G17);
+        }
+        // Step 6.
+        a.mul_x(G16, G16, G13);
+        a.asr_xi(G16, G16, 14); // lp
+                                // Step 7.
+        a.lsl_xi(G10, G10, 55);
+        a.add_x(G16, G16, G10);
+        a.adr(G14, logs);
+        a.ldr_x_idx(G14, G14, G12);
+        a.add_x(G16, G16, G14); // s
+                                // Step 8.
+        a.cmp_xi(G16, 0);
+        a.cneg_x_lt(G14, G16);
+        a.mov_imm_w(G13, SIGN);
+        a.csel_w(G13, G13, ZR, Cond::Lt);
+        a.mov_imm_x(G15, -55i64 as u64);
+        self.round_scaled();
+        let a = &mut self.a;
+        a.b(back);
+        a.bind(nan);
+        a.mov_imm_w(G9, CANONICAL_NAN_BITS);
+        a.b(back);
+        a.bind(pinf);
+        a.mov_imm_w(G9, INF);
+        a.b(back);
+        a.bind(ninf);
+        a.mov_imm_w(G9, INF | SIGN);
+        a.bind(back);
+        a.fmov_sw(v, G9);
+    }
+
+    /// Call the shared subroutine for `stub`, creating it on first use.
+    fn outline(&mut self, stub: Stub) {
+        let l = match self.stubs.iter().find(|(k, _)| *k == stub) {
+            Some((_, l)) => *l,
+            None => {
+                let l = self.a.new_label();
+                self.stubs.push((stub, l));
+                self.pending.push((stub, l));
+                l
+            }
+        };
+        self.a.bl(l);
+    }
+
+    /// Emit every requested subroutine.
+    fn emit_stubs(&mut self) {
+        if !self.pending.is_empty() {
+            self.marks
+                .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
+        }
+        while let Some((stub, l)) = self.pending.pop() {
+            self.a.bind(l);
+            match stub {
+                Stub::FixupRtz(v) => self.body_fixup_rtz(v),
+                Stub::FixupF32(v) => self.body_fixup_f32(v),
+                Stub::RoundF64(v) => self.body_round_f64(v),
+                Stub::Rsq(v) => self.body_rsq(v),
+                Stub::Ex2(v) => self.body_ex2(v),
+                Stub::Lg2(v) => self.body_lg2(v),
+            }
+            self.a.ret(LR);
+        }
+    }
+
+    /// Address of a register operand as (base, offset), or for relative constants the
+    /// index register set up in x9 (scaled by 16 in the load) with base x10.
+    fn load_src(&mut self, d: Vreg, loc: SrcLoc) {
+        match loc {
+            SrcLoc::Input(i) => self.a.ldr_q(d, INPUT, VEC_SIZE * i as i32),
+            SrcLoc::Temp(i) => self.a.ldr_q(d, REGS, REG_TEMP + VEC_SIZE * i as i32),
+            SrcLoc::Const {
+                index,
+                rel: RelIndex::None,
+            } => self
+                .a
+                .ldr_q(d, UNIFORMS, UNI_FLOAT + VEC_SIZE * index as i32),
+            SrcLoc::Const { index, rel } => {
+                let off = match rel {
+                    RelIndex::A0X => REG_A0,
+                    RelIndex::A0Y => REG_A0 + 4,
+                    _ => REG_AL,
+                };
+                let a = &mut self.a;
+                a.ldr_w(G9, REGS, off);
+                a.add_wi(G10, G9, 128);
+                a.cmp_wi(G10, 256);
+                a.csel_w(G9, G9, ZR, Cond::Lo); // offsets outside -128..=127 are ignored
+                a.add_wi(G9, G9, index as u32);
+                a.and_wi(G9, G9, 0x7F);
+                a.add_xi(G10, UNIFORMS, UNI_FLOAT as u32);
+                a.ldr_q_idx(d, G10, G9);
+            }
+        }
+    }
+
+    fn dst_addr(d: &Dest) -> (Gpr, i32) {
+        if d.output {
+            (OUTPUT, VEC_SIZE * d.index as i32)
+        } else {
+            (REGS, REG_TEMP + VEC_SIZE * d.index as i32)
+        }
+    }
+
+    /// Store 0/1 flags from w9 (cmp.x) and w10 (cmp.y): any non-zero low bit counts.
+    fn store_flags(&mut self) {
+        let a = &mut self.a;
+        a.and_wi(G9, G9, 1);
+        a.and_wi(G10, G10, 1);
+        a.strb_w(G9, REGS, REG_CMP);
+        a.strb_w(G10, REGS, REG_CMP + 1);
+    }
+
+    /// Compare mask of `op(a, b)` into `t`; false for the always-true operators.
+    fn cmp_mask(&mut self, op: CmpOp, a: Vreg, b: Vreg, t: Vreg) -> bool {
+        let x = &mut self.a;
+        match op {
+            CmpOp::Eq => x.fcmeq_4s(t, a, b),
+            CmpOp::Ne => {
+                x.fcmeq_4s(t, a, b);
+                x.not_16b(t, t);
+            }
+            CmpOp::Lt => x.fcmgt_4s(t, b, a),
+            CmpOp::Le => x.fcmge_4s(t, b, a),
+            CmpOp::Gt => x.fcmgt_4s(t, a, b),
+            CmpOp::Ge => x.fcmge_4s(t, a, b),
+            CmpOp::True6 | CmpOp::True7 => return false,
+        }
+        true
+    }
+
+    /// The FPCR value of the mode.
+    fn fpcr(&self) -> u32 {
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => FPCR_RZ,
+            _ => 0,
+        }
+    }
+
+    /// Save the callee-saved registers, load the context pointers and the float environment.
+    fn entry(&mut self, single: bool) {
+        let fpcr = self.fpcr();
+        let a = &mut self.a;
+        a.stp_x_pre_sp(FP, LR, 80);
+        a.stp_x_sp(CTX, REGS, 16);
+        a.stp_x_sp(INPUT, OUTPUT, 32);
+        a.stp_x_sp(UNIFORMS, BUDGET, 48);
+        a.stp_x_sp(EXIT_LINK, PAD, 64);
+        a.mov_x(CTX, X0);
+        a.ldr_x(REGS, CTX, CTX_REGS);
+        a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
+        if single {
+            a.ldr_x(INPUT, CTX, CTX_INPUT);
+            a.ldr_x(OUTPUT, CTX, CTX_OUTPUT);
+            a.ldr_x(BUDGET, CTX, CTX_BUDGET);
+        }
+        a.mrs_fpcr(G9);
+        a.str_w(G9, CTX, CTX_SAVED_MXCSR);
+        a.mov_imm_w(G9, fpcr);
+        a.msr_fpcr(G9);
+        self.load_pinned();
+    }
+}
+
+impl MacroAssembler for A64Masm {
+    type Label = DynamicLabel;
+
+    fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+
+    fn mark(&mut self, pc: u32, text: &str) {
+        self.marks.push((self.a.offset().0, pc, text.to_string()));
+    }
+
+    fn prologue(&mut self) {
+        let body = self.a.new_label();
+        let epilogue = self.epilogue;
+        // Single-invocation entry (offset 0): the body's exits go straight to the epilogue.
+        self.entry(true);
+        self.a.adr(EXIT_LINK, epilogue);
+        self.a.b(body);
+
+        // Batch entry: one vertex-shader invocation per row, each from the reset state.
+        self.batch_entry = self.a.offset().0;
+        let (top, finished, row_done) =
+            (self.a.new_label(), self.a.new_label(), self.a.new_label());
+        self.entry(false);
+        let a = &mut self.a;
+        a.adr(EXIT_LINK, row_done);
+        a.bind(top);
+        a.ldr_x(G9, CTX, CTX_BATCH_DONE);
+        a.ldr_x(G10, CTX, CTX_BATCH_COUNT);
+        a.cmp_x(G9, G10);
+        a.b_cond(Cond::Hs, finished);
+        a.lsl_xi(G9, G9, 8);
+        a.ldr_x(INPUT, CTX, CTX_BATCH_INPUT);
+        a.add_x(INPUT, INPUT, G9);
+        a.ldr_x(OUTPUT, CTX, CTX_BATCH_OUTPUT);
+        a.add_x(OUTPUT, OUTPUT, G9);
+        a.movi_zero(T0);
+        for i in 0..8 {
+            a.stp_q(T0, T0, OUTPUT, 2 * VEC_SIZE * i);
+            a.stp_q(T0, T0, REGS, REG_TEMP + 2 * VEC_SIZE * i);
+        }
+        a.str_q(T0, REGS, REG_A0);
+        a.ldr_x(BUDGET, CTX, CTX_BUDGET);
+        a.b(body);
+        a.bind(row_done);
+        a.cbnz_w(X0, epilogue);
+        a.ldr_x(G9, CTX, CTX_BUDGET);
+        a.sub_x(G9, G9, BUDGET);
+        a.ldr_x(G10, CTX, CTX_BATCH_INSTRUCTIONS);
+        a.add_x(G10, G10, G9);
+        a.str_x(G10, CTX, CTX_BATCH_INSTRUCTIONS);
+        a.ldr_x(G9, CTX, CTX_BATCH_DONE);
+        a.add_xi(G9, G9, 1);
+        a.str_x(G9, CTX, CTX_BATCH_DONE);
+        a.b(top);
+        a.bind(finished);
+        a.movz_w(X0, Status::Done as u32, 0);
+        a.b(epilogue);
+
+        a.bind(body);
+    }
+
+    fn charge_budget(&mut self, n: u32) {
+        let l = self.exit_budget;
+        if n < 4096 {
+            self.a.subs_xi(BUDGET, BUDGET, n);
+        } else {
+            self.a.mov_imm_w(G9, n);
+            self.a.subs_x(BUDGET, BUDGET, G9);
+        }
+        self.a.b_cond(Cond::Lo, l);
+    }
+
+    fn jump(&mut self, target: DynamicLabel) {
+        self.a.b(target);
+    }
+
+    fn branch(&mut self, guard: Guard, target: DynamicLabel) {
+        let a = &mut self.a;
+        match guard {
+            Guard::Cond(c) => match c.op {
+                CondOp::X => {
+                    a.ldrb_w(G9, REGS, REG_CMP);
+                    a.cmp_wi(G9, c.ref_x as u32);
+                    a.b_cond(Cond::Eq, target);
+                }
+                CondOp::Y => {
+                    a.ldrb_w(G9, REGS, REG_CMP + 1);
+                    a.cmp_wi(G9, c.ref_y as u32);
+                    a.b_cond(Cond::Eq, target);
+                }
+                CondOp::And => {
+                    a.ldrh_w(G9, REGS, REG_CMP);
+                    a.cmp_wi(G9, c.ref_x as u32 | (c.ref_y as u32) << 8);
+                    a.b_cond(Cond::Eq, target);
+                }
+                CondOp::Or => {
+                    a.ldrb_w(G9, REGS, REG_CMP);
+                    a.cmp_wi(G9, c.ref_x as u32);
+                    a.b_cond(Cond::Eq, target);
+                    a.ldrb_w(G9, REGS, REG_CMP + 1);
+                    a.cmp_wi(G9, c.ref_y as u32);
+                    a.b_cond(Cond::Eq, target);
+                }
+            },
+            Guard::Bool { b, value } => {
+                a.ldrh_w(G9, UNIFORMS, UNI_BOOL);
+                a.tst_wi(G9, 1 << (b & 15));
+                a.b_cond(if value { Cond::Ne } else { Cond::Eq }, target);
+            }
+        }
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let a = &mut self.a;
+        a.ldrb_w(G9, UNIFORMS, i + 1);
+        a.str_w(G9, REGS, REG_AL);
+        a.ldrb_w(G9, UNIFORMS, i);
+        a.str_w(G9, CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let c = CTX_LOOP_COUNTERS + 4 * slot as i32;
+        let a = &mut self.a;
+        a.ldrb_w(G9, UNIFORMS, i + 2);
+        a.ldr_w(G10, REGS, REG_AL);
+        a.add_w(G10, G10, G9);
+        a.str_w(G10, REGS, REG_AL);
+        // No borrow means the counter was at least 1: iterate again (the slot is
+        // re-initialised before any reuse, so the wrapped value is never read).
+        a.ldr_w(G9, CTX, c);
+        a.subs_wi(G9, G9, 1);
+        a.str_w(G9, CTX, c);
+        a.b_cond(Cond::Hs, again);
+    }
+
+    fn exit_end(&mut self) {
+        let l = self.exit_done;
+        self.a.b(l);
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        let l = self.exit_deopt;
+        self.a.mov_imm_w(G9, pc);
+        self.a.str_w(G9, CTX, CTX_DEOPT_PC);
+        self.a.b(l);
+    }
+
+    fn load(&mut self, dst: Val, src: &Source) {
+        let d = val(dst);
+        self.load_src(d, src.loc);
+        if src.swizzle != Swizzle::IDENTITY {
+            let l = src.swizzle.lanes();
+            if l.iter().all(|&x| x == l[0]) {
+                self.a.dup_4s(d, d, l[0] as u32);
+            } else {
+                self.a.load_const(T0, swizzle_table(src.swizzle));
+                self.a.tbl_16b(d, d, T0);
+            }
+        }
+        if src.negate {
+            self.a.eor_16b(d, d, K_SIGN);
+        }
+    }
+
+    fn store(&mut self, dst: &Dest, v: Val) {
+        let s = val(v);
+        let (base, off) = Self::dst_addr(dst);
+        match dst.mask.0 & 0xF {
+            0 => {}
+            0xF => self.a.str_q(s, base, off),
+            0x8 => self.a.str_s(s, base, off),
+            mask => {
+                let lanes = [0, 1, 2, 3].map(|l| if mask >> (3 - l) & 1 != 0 { !0 } else { 0 });
+                self.a.ldr_q(T0, base, off);
+                self.a.load_const(T1, lanes);
+                self.a.bit_16b(T0, s, T1);
+                self.a.str_q(T0, base, off);
+            }
+        }
+    }
+
+    fn binary(&mut self, kind: BinaryKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        match kind {
+            BinaryKind::Add => {
+                self.flush(x);
+                self.flush(y);
+                self.add_flushed(x, y);
+                self.a.mov_16b(d, x);
+            }
+            BinaryKind::Mul => {
+                self.mul_full(x, y);
+                self.a.mov_16b(d, x);
+            }
+            BinaryKind::Max => {
+                self.a.fcmgt_4s(T0, x, y); // NaN: false, b
+                self.a.bsl_16b(T0, x, y);
+                self.a.mov_16b(d, T0);
+            }
+            BinaryKind::Min => {
+                self.a.fcmgt_4s(T0, y, x);
+                self.a.bsl_16b(T0, x, y);
+                self.a.mov_16b(d, T0);
+            }
+            BinaryKind::Sge => {
+                self.a.fcmge_4s(T0, x, y); // false for NaN
+                self.a.and_16b(d, T0, K_ONE);
+            }
+            BinaryKind::Slt => {
+                self.a.fcmgt_4s(T0, y, x);
+                self.a.and_16b(d, T0, K_ONE);
+            }
+        }
+    }
+
+    fn mad(&mut self, dst: Val, a: Val, b: Val, c: Val) {
+        let (d, x, y, z) = (val(dst), val(a), val(b), val(c));
+        self.mul_full(x, y);
+        self.flush(z);
+        self.add_flushed(x, z);
+        self.a.mov_16b(d, x);
+    }
+
+    fn dot(&mut self, kind: DotKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        if kind == DotKind::Dph {
+            self.a.ins_s(x, 3, K_ONE, 0);
+        }
+        self.mul_full(x, y);
+        if kind == DotKind::Dp3 {
+            self.a.ins_s_w(x, 3, ZR);
+        }
+        self.pairwise_sum(x);
+        self.a.mov_16b(d, x);
+    }
+
+    fn dst(&mut self, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        self.a.mov_16b(T8, x);
+        self.a.mov_16b(T9, y);
+        self.mul_full(x, y);
+        self.a.ins_s(x, 0, K_ONE, 0);
+        self.a.ins_s(x, 2, T8, 2);
+        self.a.ins_s(x, 3, T9, 3);
+        self.a.mov_16b(d, x);
+    }
+
+    fn flr(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        self.flush(x);
+        self.a.frintm_4s(x, x);
+        self.fixup_mode(x);
+        self.a.mov_16b(d, x);
+    }
+
+    fn scalar(&mut self, kind: ScalarKind, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        self.flush(x);
+        match kind {
+            ScalarKind::Rcp => {
+                if self.mode == FloatMode::F24(Rounding::TowardZero) {
+                    self.a.fdiv_s(x, K_ONE, x);
+                    self.fixup_rtz(x);
+                } else {
+                    // Correctly rounded through f64 (see the module docs for F32).
+                    self.a.fcvt_ds(T4, x);
+                    self.a.fmov_d_one(T5);
+                    self.a.fdiv_d(T4, T5, T4);
+                    self.outline(Stub::RoundF64(T4));
+                    self.a.fcvtn_2s(x, T4);
+                    self.fixup_out(x);
+                }
+            }
+            ScalarKind::Rsq => self.outline(Stub::Rsq(x)),
+            ScalarKind::Ex2 => self.outline(Stub::Ex2(x)),
+            ScalarKind::Lg2 => self.outline(Stub::Lg2(x)),
+        }
+        self.a.dup_4s(x, x, 0);
+        self.a.mov_16b(d, x);
+    }
+
+    fn litp(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        let a_ = &mut self.a;
+        a_.fcmgt_4s_zero(T0, x);
+        a_.and_16b(T1, x, T0); // x, w: a > 0 ? a : +0
+        a_.load_const(T2, [LITP_LIM; 4]);
+        a_.fcmgt_4s(T0, T2, x);
+        a_.bsl_16b(T0, x, T2); // y < lim ? y : lim
+        a_.load_const(T2, [LITP_LIM | SIGN; 4]);
+        a_.fcmgt_4s(T3, T0, T2);
+        a_.bsl_16b(T3, T0, T2); // > -lim ? · : -lim
+        a_.ins_s(T1, 1, T3, 1);
+        a_.ins_s_w(T1, 2, ZR);
+        a_.fcmge_4s_zero(T0, x); // 0 <= a
+        a_.umov_w(G9, T0, 0);
+        a_.umov_w(G10, T0, 3);
+        self.store_flags();
+        self.a.mov_16b(d, T1);
+    }
+
+    fn mova(&mut self, a: Val, x: bool, y: bool) {
+        let v = val(a);
+        // FCVTZS truncates, saturates and gives 0 for NaN: `as i32` exactly.
+        self.a.fcvtzs_4s(T0, v);
+        if x {
+            self.a.umov_w(G9, T0, 0);
+            self.a.str_w(G9, REGS, REG_A0);
+        }
+        if y {
+            self.a.umov_w(G9, T0, 1);
+            self.a.str_w(G9, REGS, REG_A0 + 4);
+        }
+    }
+
+    fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
+        let (va, vb) = (val(a), val(b));
+        if self.cmp_mask(x, va, vb, T0) {
+            self.a.umov_w(G9, T0, 0);
+        } else {
+            self.a.movz_w(G9, 1, 0);
+        }
+        if self.cmp_mask(y, va, vb, T1) {
+            self.a.umov_w(G10, T1, 1);
+        } else {
+            self.a.movz_w(G10, 1, 0);
+        }
+        self.store_flags();
+    }
+
+    fn set_emit(&mut self, vtx: u8, primitive: bool, winding: bool) {
+        let v = vtx as u32 | (primitive as u32) << 8 | (winding as u32) << 16;
+        self.a.mov_imm_w(G9, v);
+        self.a.str_w(G9, CTX, CTX_SETEMIT);
+    }
+
+    fn emit_vertex(&mut self, pc: u32) {
+        let ok = self.a.new_label();
+        let a = &mut self.a;
+        a.ldr_w(G9, CTX, CTX_EMIT_LEN);
+        a.ldr_w(G10, CTX, CTX_EMIT_CAP);
+        a.cmp_w(G9, G10);
+        a.b_cond(Cond::Lo, ok);
+        self.exit_deopt(pc);
+        let a = &mut self.a;
+        a.bind(ok);
+        a.mov_imm_w(G10, EMIT_RECORD_SIZE as u32);
+        a.ldr_x(G11, CTX, CTX_EMIT_BUF);
+        a.madd_x(G11, G9, G10, G11);
+        for i in 0..8 {
+            a.ldp_q(T0, T1, OUTPUT, 2 * VEC_SIZE * i);
+            a.stp_q(T0, T1, G11, 2 * VEC_SIZE * i);
+        }
+        a.ldrb_w(G12, CTX, CTX_SETEMIT);
+        a.and_wi(G12, G12, 3);
+        a.strb_w(G12, G11, EMIT_RECORD_FLAGS);
+        a.ldrb_w(G12, CTX, CTX_SETEMIT + 1);
+        a.strb_w(G12, G11, EMIT_RECORD_FLAGS + 1);
+        a.ldrb_w(G12, CTX, CTX_SETEMIT + 2);
+        a.strb_w(G12, G11, EMIT_RECORD_FLAGS + 2);
+        a.add_wi(G9, G9, 1);
+        a.str_w(G9, CTX, CTX_EMIT_LEN);
+        // Swap banks by swapping pointers; the Rust side sorts out which buffer is which.
+        a.ldr_x(G12, CTX, CTX_OTHER_BANK);
+        a.str_x(OUTPUT, CTX, CTX_OTHER_BANK);
+        a.mov_x(OUTPUT, G12);
+    }
+
+    fn finish(mut self) -> CompileResult<crate::Emitted> {
+        let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
+        let epilogue = self.epilogue;
+        // Exits of the body continue in whichever entry started it, status in w0.
+        let a = &mut self.a;
+        for (l, s) in [
+            (done, Status::Done),
+            (budget, Status::Budget),
+            (deopt, Status::Deopt),
+        ] {
+            a.bind(l);
+            a.movz_w(X0, s as u32, 0);
+            a.br(EXIT_LINK);
+        }
+        a.bind(epilogue);
+        a.str_x(BUDGET, CTX, CTX_BUDGET);
+        a.str_x(OUTPUT, CTX, CTX_OUTPUT);
+        a.ldr_w(G9, CTX, CTX_SAVED_MXCSR);
+        a.msr_fpcr(G9);
+        a.ldp_x_sp(EXIT_LINK, PAD, 64);
+        a.ldp_x_sp(UNIFORMS, BUDGET, 48);
+        a.ldp_x_sp(INPUT, OUTPUT, 32);
+        a.ldp_x_sp(CTX, REGS, 16);
+        a.ldp_x_post_sp(FP, LR, 80);
+        a.ret(LR);
+        self.emit_stubs();
+        let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
+        Ok(crate::Emitted {
+            code,
+            marks: self.marks,
+            code_len,
+            batch_entry: self.batch_entry,
+        })
+    }
+}

@@ -1,0 +1,442 @@
+//! Multi-vertex ("structure of arrays") batch backend for x86-64 with AVX2: eight vertices per
+//! call of the generated code's body, each PICA register component (`r0.x`, `r0.y`, …) of the
+//! eight vertices in one 256-bit register.
+//!
+//! # Why
+//!
+//! The per-vertex backend keeps one PICA vec4 in one SSE register, so the float model's
+//! fix-ups (input flush, truncation to 17 bits, overflow to inf, NaN rules, `inf × 0`), which
+//! are per-lane work, run on four lanes of which a masked instruction often needs one, and
+//! dot products need horizontal shuffles. Here every host instruction works on eight
+//! vertices, dot products are plain vertical adds, swizzles are free (they only choose which
+//! component array is read) and write masks skip whole components.
+//!
+//! # Eligibility ([`eligibility`])
+//!
+//! A program runs here when it is a vertex shader, the host has AVX2, and [`Analysis`] built it
+//! (every vertex shader the per-vertex backend compiles). Control flow that depends only on
+//! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis; aL is one value
+//! for all lanes) is compiled as usual. Conditions on the per-vertex cmp flags
+//! (IFC/CALLC/JMPC/BREAKC) are *uniform-branch checks*: `vmovmskps` of the eight flags; if all
+//! lanes agree the branch is taken or not, otherwise the group stops with a "diverged" status.
+//! a0-relative uniform reads load one row per lane (the interpreter's offset rule, applied
+//! per lane with vector compares) and transpose them.
+//!
+//! # Correctness: whole-group fallback
+//!
+//! A group that cannot finish compiled — it diverged, would exceed the instruction budget
+//! (all lanes execute the same instruction count, so the budget is charged once per block, as
+//! in the per-vertex code), or reached a deopt site (undefined opcode, BREAK on an empty loop
+//! stack, running past the end) — is simply run again by the per-vertex batch entry (which
+//! itself falls back to the interpreter). Vertex shader invocations are pure functions of
+//! their inputs and the uniforms, and the SoA code writes only its own context until the group
+//! is finished, so the rerun sees exactly what a per-vertex run would: results and errors
+//! are identical by construction. The tail of a batch (`len % 8` rows) also runs per vertex.
+//!
+//! # Arithmetic
+//!
+//! Every float result uses the recipes of the per-vertex backend (`x64/masm.rs`) and the float
+//! model's "What a JIT must do", lane for lane: MXCSR rounding control (RZ for F24-RTZ, nearest
+//! for F24-RNE, nearest + FTZ for F32, never DAZ), explicit input flushes, integer-domain
+//! fix-ups with their rare cases (overflow, inf, NaN, `inf × 0`) in out-of-line cold code,
+//! f64 arithmetic with integer round-to-17-bits for F24-RNE, the f64 RSQ recipes with exact
+//! square tests. EX2 and LG2, integer algorithms with table look-ups, call the float model's
+//! own functions (`picajit_interp::float::ex2`/`lg2`) for the eight lanes from generated code
+//! (with the caller's MXCSR restored around the call), so they are bit-exact by definition.
+//!
+//! # Why a separate lowering
+//!
+//! [`crate::masm::MacroAssembler`] works on whole vec4 values (`load` applies a swizzle to one
+//! register, `binary` computes four lanes, `store` applies the mask), which is the right shape
+//! for AoS code. In SoA a component that is not written costs a full 8-lane computation, so
+//! the lowering must know the write mask *before* computing, and it must know which source
+//! component each result component reads (the swizzle) to load only those. Expressing that
+//! through the trait would need a lazy expression layer in the masm; [`x64`] instead walks the
+//! same [`Analysis`] blocks and exits as `lower.rs` (same budget charging, same flow shapes)
+//! with an instruction lowering that is component-aware.
+
+pub mod asm;
+pub mod x64;
+
+use crate::analysis::{Analysis, Exit, Guard};
+use crate::error::CompileResult;
+use crate::features::HostFeatures;
+use crate::{BatchError, BatchInfo, CompiledShader};
+use picajit_interp::float::FloatMode;
+use picajit_interp::program::{Program, ShaderKind};
+use picajit_interp::state::Uniforms;
+use std::mem::offset_of;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One annotation of generated code: offset, PICA address, text.
+pub type Mark = (usize, u32, String);
+
+/// Vertices per group (one per 32-bit lane of a ymm register).
+pub const LANES: usize = 8;
+
+/// One PICA register file in SoA form: `[register][component][lane]`.
+pub type SoaBank = [[[f32; LANES]; 4]; 16];
+
+/// Everything the SoA code reads and writes, reached through one pointer (`rbx`).
+///
+/// `#[repr(C)]` and 32-byte aligned: generated code addresses it through the `SOA_*` offsets
+/// below with aligned 256-bit loads and stores.
+#[repr(C, align(32))]
+pub struct SoaContext {
+    /// v0-v15 of the group (only the registers the program reads are filled).
+    pub input: SoaBank,
+    /// r0-r15.
+    pub temp: SoaBank,
+    /// o0-o15.
+    pub output: SoaBank,
+    /// a0.x and a0.y per lane.
+    pub a0: [[i32; LANES]; 2],
+    /// cmp.x and cmp.y per lane as all-ones / zero masks.
+    pub cmp: [[u32; LANES]; 2],
+    /// The a0-relative source operand of the current instruction, transposed.
+    pub rel: [[f32; LANES]; 4],
+    /// Argument and result of the EX2/LG2 helper.
+    pub scratch: [f32; LANES],
+    /// Per-lane byte offsets of a0-relative rows.
+    pub index: [u32; LANES],
+    /// Uniforms.
+    pub uniforms: *const Uniforms,
+    /// Input rows of the batch.
+    pub batch_input: *const [[f32; 4]; 16],
+    /// Output rows of the batch.
+    pub batch_output: *mut [[f32; 4]; 16],
+    /// Rows to process; the code runs groups while `batch_done + 8 <= batch_count`.
+    pub batch_count: u64,
+    /// Rows finished (in/out); on a non-done status, the first row of the group that stopped.
+    pub batch_done: u64,
+    /// Instructions executed by the finished rows (accumulated).
+    pub batch_instructions: u64,
+    /// The instruction budget of one invocation.
+    pub budget: u64,
+    /// Remaining-iteration counters of the loop frames (as `JitContext::loop_counters`).
+    pub loop_counters: [u32; 4],
+    /// aL (one value for all lanes: it depends only on int uniforms).
+    pub al: i32,
+    /// Out: PICA address of a deopt (diagnostics).
+    pub deopt_pc: u32,
+    /// Caller's MXCSR, restored on exit and around helper calls.
+    pub saved_mxcsr: u32,
+    _pad: u32,
+}
+
+impl Default for SoaContext {
+    fn default() -> Self {
+        SoaContext {
+            input: [[[0.0; LANES]; 4]; 16],
+            temp: [[[0.0; LANES]; 4]; 16],
+            output: [[[0.0; LANES]; 4]; 16],
+            a0: [[0; LANES]; 2],
+            cmp: [[0; LANES]; 2],
+            rel: [[0.0; LANES]; 4],
+            scratch: [0.0; LANES],
+            index: [0; LANES],
+            uniforms: std::ptr::null(),
+            batch_input: std::ptr::null(),
+            batch_output: std::ptr::null_mut(),
+            batch_count: 0,
+            batch_done: 0,
+            batch_instructions: 0,
+            budget: 0,
+            loop_counters: [0; 4],
+            al: 0,
+            deopt_pc: 0,
+            saved_mxcsr: 0,
+            _pad: 0,
+        }
+    }
+}
+
+/// `SoaContext::input`.
+pub const SOA_INPUT: i32 = offset_of!(SoaContext, input) as i32;
+/// `SoaContext::temp`.
+pub const SOA_TEMP: i32 = offset_of!(SoaContext, temp) as i32;
+/// `SoaContext::output`.
+pub const SOA_OUTPUT: i32 = offset_of!(SoaContext, output) as i32;
+/// `SoaContext::a0`.
+pub const SOA_A0: i32 = offset_of!(SoaContext, a0) as i32;
+/// `SoaContext::cmp`.
+pub const SOA_CMP: i32 = offset_of!(SoaContext, cmp) as i32;
+/// `SoaContext::rel`.
+pub const SOA_REL: i32 = offset_of!(SoaContext, rel) as i32;
+/// `SoaContext::scratch`.
+pub const SOA_SCRATCH: i32 = offset_of!(SoaContext, scratch) as i32;
+/// `SoaContext::index`.
+pub const SOA_INDEX: i32 = offset_of!(SoaContext, index) as i32;
+/// `SoaContext::uniforms`.
+pub const SOA_UNIFORMS: i32 = offset_of!(SoaContext, uniforms) as i32;
+/// `SoaContext::batch_input`.
+pub const SOA_BATCH_INPUT: i32 = offset_of!(SoaContext, batch_input) as i32;
+/// `SoaContext::batch_output`.
+pub const SOA_BATCH_OUTPUT: i32 = offset_of!(SoaContext, batch_output) as i32;
+/// `SoaContext::batch_count`.
+pub const SOA_BATCH_COUNT: i32 = offset_of!(SoaContext, batch_count) as i32;
+/// `SoaContext::batch_done`.
+pub const SOA_BATCH_DONE: i32 = offset_of!(SoaContext, batch_done) as i32;
+/// `SoaContext::batch_instructions`.
+pub const SOA_BATCH_INSTRUCTIONS: i32 = offset_of!(SoaContext, batch_instructions) as i32;
+/// `SoaContext::budget`.
+pub const SOA_BUDGET: i32 = offset_of!(SoaContext, budget) as i32;
+/// `SoaContext::loop_counters`.
+pub const SOA_LOOP_COUNTERS: i32 = offset_of!(SoaContext, loop_counters) as i32;
+/// `SoaContext::al`.
+pub const SOA_AL: i32 = offset_of!(SoaContext, al) as i32;
+/// `SoaContext::deopt_pc`.
+pub const SOA_DEOPT_PC: i32 = offset_of!(SoaContext, deopt_pc) as i32;
+/// `SoaContext::saved_mxcsr`.
+pub const SOA_SAVED_MXCSR: i32 = offset_of!(SoaContext, saved_mxcsr) as i32;
+
+const _: () = assert!(SOA_INPUT % 32 == 0 && SOA_TEMP % 32 == 0 && SOA_OUTPUT % 32 == 0);
+const _: () = assert!(SOA_A0 % 32 == 0 && SOA_CMP % 32 == 0 && SOA_REL % 32 == 0);
+const _: () = assert!(SOA_SCRATCH % 32 == 0 && SOA_INDEX % 32 == 0);
+
+/// Status the SoA entry returns besides `runtime::code_buffer::Status` (done 0, deopt 1,
+/// budget 2): the cmp flags of a group disagreed at a conditional branch.
+pub const STATUS_DIVERGED: u32 = 3;
+
+/// Why a program does not run on the SoA path (`None` from [`eligibility`] means it does).
+pub fn eligibility(
+    program: &Program,
+    analysis: &Analysis,
+    features: HostFeatures,
+) -> Option<&'static str> {
+    if program.kind() != ShaderKind::Vertex {
+        return Some("not a vertex shader");
+    }
+    if !features.contains(HostFeatures::AVX2.union(HostFeatures::AVX)) {
+        return Some("the host has no AVX2");
+    }
+    // Everything else compiles: uniform control flow as is, cmp-dependent branches as uniform
+    // checks, deopt sites as whole-group fallbacks. Listed so that a new guard kind is a
+    // conscious decision here.
+    for n in &analysis.nodes {
+        if let Exit::Branch { guard, .. } = n.exit {
+            match guard {
+                Guard::Cond(_) | Guard::Bool { .. } => {}
+            }
+        }
+    }
+    None
+}
+
+/// Compiled SoA code of one program, plus how often it was used.
+pub struct SoaCode {
+    /// Read+execute mapping of `code` (W^X: written while not executable, as in
+    /// `runtime::code_buffer`).
+    #[cfg(target_arch = "x86_64")]
+    exec: dynasmrt::ExecutableBuffer,
+    code: Vec<u8>,
+    code_len: usize,
+    marks: Vec<Mark>,
+    groups: AtomicU64,
+    fallbacks: AtomicU64,
+}
+
+impl std::fmt::Debug for SoaCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SoaCode({} bytes)", self.code.len())
+    }
+}
+
+/// Counters of the SoA path of one [`CompiledShader`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Groups of [`LANES`] vertices that finished on SoA code.
+    pub groups: u64,
+    /// Groups that stopped (divergence, budget, deopt) and were re-run per vertex.
+    pub fallbacks: u64,
+}
+
+/// Build the SoA code for `program` if it is eligible and runnable on this host.
+pub(crate) fn compile(
+    program: &Program,
+    analysis: &Analysis,
+    mode: FloatMode,
+    features: HostFeatures,
+) -> CompileResult<Option<SoaCode>> {
+    if !cfg!(target_arch = "x86_64") || eligibility(program, analysis, features).is_some() {
+        return Ok(None);
+    }
+    let (code, code_len, marks) = x64::generate(program, analysis, mode)?;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let map_err = |e: std::io::Error| {
+            crate::CompileError::Internal(format!("cannot map executable memory: {e}"))
+        };
+        let mut m = dynasmrt::mmap::MutableBuffer::new(code.len().max(1)).map_err(map_err)?;
+        m.set_len(code.len());
+        m.copy_from_slice(&code);
+        let exec = m.make_exec().map_err(map_err)?;
+        Ok(Some(SoaCode {
+            exec,
+            code,
+            code_len,
+            marks,
+            groups: AtomicU64::new(0),
+            fallbacks: AtomicU64::new(0),
+        }))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (code, code_len, marks);
+        Ok(None)
+    }
+}
+
+impl CompiledShader {
+    /// Vertices `run_batch` processes per SoA group: [`LANES`] when the program runs on the
+    /// multi-vertex backend, 1 otherwise. Generates the multi-vertex code if `run_batch` has
+    /// not yet, so a loader can call it to take that cost up front.
+    pub fn batch_lanes(&self) -> usize {
+        if self.soa().is_some() {
+            LANES
+        } else {
+            1
+        }
+    }
+
+    /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).
+    pub fn batch_stats(&self) -> BatchStats {
+        match self.soa() {
+            Some(s) => BatchStats {
+                groups: s.groups.load(Ordering::Relaxed),
+                fallbacks: s.fallbacks.load(Ordering::Relaxed),
+            },
+            None => BatchStats::default(),
+        }
+    }
+
+    /// The SoA machine code (empty when there is none) and its annotations.
+    pub fn batch_code(&self) -> (&[u8], usize, &[Mark]) {
+        match self.soa() {
+            Some(s) => (&s.code, s.code_len, &s.marks),
+            None => (&[], 0, &[]),
+        }
+    }
+}
+
+/// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn run(
+    shader: &CompiledShader,
+    soa: &SoaCode,
+    inputs: &[[[f32; 4]; 16]],
+    outputs: &mut [[[f32; 4]; 16]],
+    uniforms: &Uniforms,
+    budget: u64,
+) -> Result<BatchInfo, BatchError> {
+    let n = inputs.len().min(outputs.len());
+    let full = n - n % LANES;
+    let mut info = BatchInfo::default();
+    let mut ctx = Box::<SoaContext>::default();
+    ctx.uniforms = uniforms;
+    ctx.budget = budget;
+    let mut start = 0;
+    let per_vertex = |lo: usize,
+                      hi: usize,
+                      outputs: &mut [[[f32; 4]; 16]],
+                      info: &mut BatchInfo|
+     -> Result<(), BatchError> {
+        let r = shader
+            .run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget)
+            .map_err(|e| BatchError {
+                index: e.index + lo,
+                error: e.error,
+            })?;
+        info.instructions += r.instructions;
+        info.deopts += r.deopts;
+        Ok(())
+    };
+    while start < full {
+        ctx.batch_input = inputs[start..].as_ptr();
+        ctx.batch_output = outputs[start..].as_mut_ptr();
+        ctx.batch_count = (full - start) as u64;
+        ctx.batch_done = 0;
+        ctx.batch_instructions = 0;
+        // SAFETY: the SoA entry reads `batch_count` input rows and writes as many output
+        // rows (both slices hold at least `full - start` rows from `start`, and are distinct
+        // since one is `&` and the other `&mut`), reads `*uniforms` (borrowed for the call)
+        // and writes only `ctx` (exclusively borrowed). It follows the System V ABI and
+        // restores MXCSR (see `x64::generate`).
+        let status = unsafe { call(&soa.exec, &mut ctx) };
+        let done = ctx.batch_done as usize;
+        info.instructions += ctx.batch_instructions;
+        soa.groups
+            .fetch_add((done / LANES) as u64, Ordering::Relaxed);
+        start += done;
+        if status != 0 {
+            soa.fallbacks.fetch_add(1, Ordering::Relaxed);
+            per_vertex(start, start + LANES, outputs, &mut info)?;
+            start += LANES;
+        }
+    }
+    if full < n {
+        per_vertex(full, n, outputs, &mut info)?;
+    }
+    Ok(info)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn run(
+    shader: &CompiledShader,
+    _soa: &SoaCode,
+    inputs: &[[[f32; 4]; 16]],
+    outputs: &mut [[[f32; 4]; 16]],
+    uniforms: &Uniforms,
+    budget: u64,
+) -> Result<BatchInfo, BatchError> {
+    shader.run_batch_rows(inputs, outputs, uniforms, budget)
+}
+
+/// Call the SoA entry.
+///
+/// # Safety
+///
+/// `ctx` must describe valid batch rows (`batch_count` readable input rows, as many writable
+/// output rows) and a valid `uniforms` pointer; `exec` must come from [`x64::generate`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn call(exec: &dynasmrt::ExecutableBuffer, ctx: &mut SoaContext) -> u32 {
+    type Entry = unsafe extern "sysv64" fn(*mut SoaContext) -> u32;
+    // SAFETY: the buffer starts with the SoA entry generated by `x64::generate`, a complete
+    // System V function taking the context pointer; the mapping is executable and outlives
+    // the call.
+    let f: Entry = unsafe { std::mem::transmute(exec.as_ptr()) };
+    // SAFETY: forwarded contract (pointers in `ctx`); the code touches only memory reachable
+    // from them and restores callee-saved registers and MXCSR.
+    unsafe { f(ctx) }
+}
+
+/// EX2 (`op & 1 == 0`) or LG2 (`op & 1 == 1`) of eight lanes in place, in float mode
+/// `op >> 1` (0 F24-RTZ, 1 F24-RNE, 2 F32); called from generated code with the caller's MXCSR.
+pub(crate) extern "sysv64" fn helper_ex2_lg2(buf: *mut [f32; LANES], op: u32) {
+    use picajit_interp::float::{ex2, lg2, Rounding};
+    let mode = match op >> 1 {
+        0 => FloatMode::F24(Rounding::TowardZero),
+        1 => FloatMode::F24(Rounding::NearestEven),
+        _ => FloatMode::F32,
+    };
+    // SAFETY: generated code passes a pointer to `SoaContext::scratch` of the context it runs
+    // on, which nothing else accesses during the call.
+    let buf = unsafe { &mut *buf };
+    for x in buf.iter_mut() {
+        *x = if op & 1 == 0 {
+            ex2(*x, mode)
+        } else {
+            lg2(*x, mode)
+        };
+    }
+}
+
+/// Helper-call code of a float mode (see [`helper_ex2_lg2`]).
+pub(crate) fn mode_code(mode: FloatMode) -> u32 {
+    use picajit_interp::float::Rounding;
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => 0,
+        FloatMode::F24(Rounding::NearestEven) => 1,
+        FloatMode::F32 => 2,
+    }
+}

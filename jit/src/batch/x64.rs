@@ -1,0 +1,1420 @@
+//! The AVX2 SoA code generator: one PICA register component of eight vertices per ymm register.
+//!
+//! # Code shape
+//!
+//! Offset 0 is the only entry, an `extern "sysv64" fn(*mut SoaContext) -> u32`. It loops over
+//! groups of eight rows: transposes the input registers the program reads into
+//! `SoaContext::input`, zeroes the working registers, `call`s the body, and on status done
+//! transposes the output registers the program writes back into the rows (the others are
+//! written as zeros, which is what a per-vertex run leaves there). The body's exits `ret` with
+//! a status in `eax`; any status but done leaves the loop with `batch_done` at the group.
+//!
+//! # Registers
+//!
+//! | register | role |
+//! |---|---|
+//! | `rbx` | the `SoaContext` (all SoA registers live there, addressed `[rbx + disp32]`) |
+//! | `r15` | `Uniforms` |
+//! | `rbp` | instructions left for the group (one invocation's budget) |
+//! | `r13`, `r14` | input and output rows of the current group (entry loop only) |
+//! | `r11` | row offset of the aL-relative source of the current instruction |
+//! | `rax rcx rdx rsi rdi r8-r10` | scratch |
+//! | `ymm0-ymm2` | source components ([`A`], [`B`], [`C`]) |
+//! | `ymm3-ymm6` | products and partial sums ([`P`]), RSQ/RCP working values |
+//! | `ymm7-ymm11` | scratch of the fix-ups and f64 paths ([`T0`]-[`T4`]) |
+//! | `ymm12-ymm15` | result components ([`RES`]), stored after all are computed, because a
+//! destination may also be a source read by a later component |
+//!
+//! Nothing is live in vector registers across PICA instructions, so the EX2/LG2 helper call
+//! (which clobbers all of them) needs no spills.
+
+#![allow(
+    clippy::useless_conversion,
+    reason = "dynasm expands dynamic register operands with `.into()`"
+)]
+#![allow(
+    clippy::needless_range_loop,
+    reason = "component indices address masks, swizzles and register arrays in parallel"
+)]
+
+use super::asm::{pred, Yasm, Ymm};
+use super::*;
+use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
+use crate::error::{CompileError, CompileResult};
+use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::runtime::code_buffer::Status;
+use crate::x64::asm::{Asm, Mem};
+use crate::x64::regs::*;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
+use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::isa::{
+    format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
+    Swizzle,
+};
+use picajit_interp::program::Program;
+
+/// `dynasm!` with the architecture pinned to x86-64.
+macro_rules! x64 {
+    ($ops:expr; $($t:tt)*) => {
+        dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
+    };
+}
+
+const ABS: u32 = 0x7FFF_FFFF;
+const SIGN: u32 = 0x8000_0000;
+const INF: u32 = 0x7F80_0000;
+const MANT: u32 = 0x007F_FFFF;
+const TRUNC17: u32 = 0xFFFF_FF80;
+const ONE: u32 = 0x3F80_0000;
+/// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
+const F24_OVF_M1: u32 = 0x5F7F_FFFF;
+/// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
+const F24_MIN_M1: u32 = 0x207F_FFFF;
+/// f32 bits of 2^-126 minus one.
+const F32_MIN_M1: u32 = 0x007F_FFFF;
+/// 127.99609375, the LITP clamp.
+const LITP_LIM: u32 = 0x42FF_FE00;
+/// 2^31, the MOVA saturation bound.
+const TWO31: u32 = 0x4F00_0000;
+
+const ONE64: u64 = 0x3FF0_0000_0000_0000;
+const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
+const INF64: u64 = 0x7FF0_0000_0000_0000;
+const QNAN64: u64 = 0x7FF8_0000_0000_0000;
+/// One unit in the 17th significant bit of an f64.
+const ULP17: u64 = 1 << 36;
+/// f64 bits with the 36 fraction bits below the 17-bit grid cleared.
+const GRID17: u64 = !((1u64 << 36) - 1);
+
+const MXCSR_DEFAULT: u32 = 0x1F80;
+const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
+const MXCSR_FTZ: u32 = 0x1F80 | 0x8000;
+
+/// Source components.
+const A: Ymm = Ymm(0);
+const B: Ymm = Ymm(1);
+const C: Ymm = Ymm(2);
+/// Products / working values.
+const P: [Ymm; 4] = [Ymm(3), Ymm(4), Ymm(5), Ymm(6)];
+const T0: Ymm = Ymm(7);
+const T1: Ymm = Ymm(8);
+const T2: Ymm = Ymm(9);
+const T3: Ymm = Ymm(10);
+const T4: Ymm = Ymm(11);
+/// Result components.
+const RES: [Ymm; 4] = [Ymm(12), Ymm(13), Ymm(14), Ymm(15)];
+
+/// Row-offset register of an aL-relative source.
+const REL_GPR: Gpr = R11;
+
+/// Where the components of a source operand are read.
+#[derive(Clone, Copy, Debug)]
+enum Addr {
+    /// Eight lanes per component at `[rbx + off + 32·component]`.
+    Frame(i32),
+    /// One value for all lanes at `mem + 4·component` (uniforms), broadcast.
+    Bcast(Mem),
+}
+
+/// A prepared source operand.
+#[derive(Clone, Copy, Debug)]
+struct Operand {
+    addr: Addr,
+    swizzle: Swizzle,
+    negate: bool,
+}
+
+/// Out-of-line rare cases of the fix-ups.
+#[derive(Clone, Copy, Debug)]
+enum Cold {
+    /// F24 RTZ: overflow, inf and NaN lanes (T0 holds the value with tiny lanes cleared).
+    Rtz { v: Ymm, mul: Option<(Ymm, Ymm)> },
+    /// F32: NaN lanes.
+    F32 { v: Ymm, mul: Option<(Ymm, Ymm)> },
+}
+
+/// Registers the program uses, for the per-group transposes and clears.
+#[derive(Clone, Copy, Debug, Default)]
+struct Usage {
+    inputs: u16,
+    temps: u16,
+    outputs: u16,
+}
+
+fn mode_mxcsr(mode: FloatMode) -> u32 {
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
+        FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
+        FloatMode::F32 => MXCSR_FTZ,
+    }
+}
+
+fn bank_off(bank: i32, reg: u8) -> i32 {
+    bank + (reg as i32 & 15) * 4 * 32
+}
+
+struct Gen<'p> {
+    a: Asm,
+    mode: FloatMode,
+    program: &'p Program,
+    analysis: &'p Analysis,
+    labels: Vec<DynamicLabel>,
+    exit_done: DynamicLabel,
+    exit_deopt: DynamicLabel,
+    exit_budget: DynamicLabel,
+    exit_diverged: DynamicLabel,
+    cold: Vec<(DynamicLabel, DynamicLabel, Cold)>,
+    /// Out-of-line stubs that record the PC of a diverged branch and leave.
+    diverged: Vec<(DynamicLabel, u32)>,
+    marks: Vec<Mark>,
+}
+
+/// Generate the SoA code of an eligible program: `(code, instruction bytes, marks)`.
+pub fn generate(
+    program: &Program,
+    analysis: &Analysis,
+    mode: FloatMode,
+) -> CompileResult<(Vec<u8>, usize, Vec<Mark>)> {
+    let mut a = Asm::new();
+    let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
+    let (exit_done, exit_deopt, exit_budget, exit_diverged) =
+        (a.new_label(), a.new_label(), a.new_label(), a.new_label());
+    let mut g = Gen {
+        a,
+        mode,
+        program,
+        analysis,
+        labels,
+        exit_done,
+        exit_deopt,
+        exit_budget,
+        exit_diverged,
+        cold: Vec::new(),
+        diverged: Vec::new(),
+        marks: Vec::new(),
+    };
+    let usage = g.usage();
+    let body = g.a.new_label();
+    g.entry(usage, body);
+    g.a.align16();
+    g.a.bind(body);
+    g.body()?;
+    g.exits();
+    g.emit_cold();
+    let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
+    Ok((code, len, g.marks))
+}
+
+impl Gen<'_> {
+    fn y(&mut self) -> Yasm<'_> {
+        Yasm::new(&mut self.a)
+    }
+
+    fn is_rne(&self) -> bool {
+        self.mode == FloatMode::F24(Rounding::NearestEven)
+    }
+
+    fn desc(&self, index: u8) -> OperandDesc {
+        OperandDesc(self.program.opdesc(index as usize))
+    }
+
+    fn usage(&self) -> Usage {
+        let mut u = Usage::default();
+        let src = |r: SrcReg, u: &mut Usage| match r {
+            SrcReg::Input(i) => u.inputs |= 1 << (i & 15),
+            SrcReg::Temp(i) => u.temps |= 1 << (i & 15),
+            SrcReg::Const(_) => {}
+        };
+        let dst = |r: DstReg, u: &mut Usage| match r {
+            DstReg::Output(i) => u.outputs |= 1 << (i & 15),
+            DstReg::Temp(i) => u.temps |= 1 << (i & 15),
+        };
+        for n in &self.analysis.nodes {
+            match n.instr {
+                Instruction::Binary {
+                    dst: d, src1, src2, ..
+                } => {
+                    src(src1, &mut u);
+                    src(src2, &mut u);
+                    dst(d, &mut u);
+                }
+                Instruction::Unary { dst: d, src: s, .. } => {
+                    src(s, &mut u);
+                    dst(d, &mut u);
+                }
+                Instruction::Mova { src: s, .. } => src(s, &mut u),
+                Instruction::Cmp { src1, src2, .. } => {
+                    src(src1, &mut u);
+                    src(src2, &mut u);
+                }
+                Instruction::Mad {
+                    dst: d,
+                    src1,
+                    src2,
+                    src3,
+                    ..
+                } => {
+                    src(src1, &mut u);
+                    src(src2, &mut u);
+                    src(src3, &mut u);
+                    dst(d, &mut u);
+                }
+                _ => {}
+            }
+        }
+        u
+    }
+
+    // ---------------------------------------------------------------- entry and group loop
+
+    fn entry(&mut self, usage: Usage, body: DynamicLabel) {
+        let mxcsr = self.a.splat(mode_mxcsr(self.mode));
+        let top = self.a.new_label();
+        let finished = self.a.new_label();
+        let epilogue = self.a.new_label();
+        let a = &mut self.a;
+        for r in SAVED {
+            a.push(r);
+        }
+        a.mov_rr64(RBX, RDI);
+        a.mov_rm64(R15, RBX, SOA_UNIFORMS);
+        a.stmxcsr(RBX, SOA_SAVED_MXCSR);
+        a.ldmxcsr(mxcsr);
+        a.bind(top);
+        a.mov_rm64(RAX, RBX, SOA_BATCH_DONE);
+        x64!(a.ops; lea rcx, [rax + LANES as i32]);
+        a.cmp_rm64(RCX, RBX, SOA_BATCH_COUNT);
+        x64!(a.ops; ja =>finished);
+        a.shl_ri64(RAX, 8);
+        a.mov_rm64(R13, RBX, SOA_BATCH_INPUT);
+        a.add_rr64(R13, RAX);
+        a.mov_rm64(R14, RBX, SOA_BATCH_OUTPUT);
+        a.add_rr64(R14, RAX);
+        for i in 0..16u8 {
+            if usage.inputs & (1 << i) != 0 {
+                self.transpose_rows_in(
+                    |k| Mem::Base(R13, 256 * k as i32 + 16 * i as i32),
+                    bank_off(SOA_INPUT, i),
+                );
+            }
+        }
+        // Every invocation starts from `Registers::reset_working_state`.
+        let mut y = self.y();
+        y.vxorps(T0, T0, T0);
+        for i in 0..16u8 {
+            for (bank, used) in [(SOA_TEMP, usage.temps), (SOA_OUTPUT, usage.outputs)] {
+                if used & (1 << i) != 0 {
+                    for c in 0..4 {
+                        y.store(Mem::Base(RBX, bank_off(bank, i) + 32 * c), T0, true);
+                    }
+                }
+            }
+        }
+        for k in 0..2 {
+            y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
+            y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
+        }
+        let a = &mut self.a;
+        a.mov_mi32(RBX, SOA_AL, 0);
+        a.mov_rm64(RBP, RBX, SOA_BUDGET);
+        a.call_label(body);
+        a.test_rr32(RAX, RAX);
+        a.jne(epilogue);
+        for o in 0..16u8 {
+            if usage.outputs & (1 << o) != 0 {
+                self.transpose_out(o);
+            }
+        }
+        // Outputs the program never writes are +0 in every row; pairs of adjacent ones are
+        // cleared with one 32-byte store.
+        let mut y = self.y();
+        y.vxorps(T0, T0, T0);
+        let mut o = 0;
+        while o < 16 {
+            if usage.outputs & (1 << o) != 0 {
+                o += 1;
+                continue;
+            }
+            let pair = o + 1 < 16 && usage.outputs & (1 << (o + 1)) == 0;
+            for k in 0..LANES as i32 {
+                let m = Mem::Base(R14, 256 * k + 16 * o);
+                if pair {
+                    y.store(m, T0, false);
+                } else {
+                    y.store_x(m, T0);
+                }
+            }
+            o += if pair { 2 } else { 1 };
+        }
+        let a = &mut self.a;
+        a.mov_rm64(RAX, RBX, SOA_BUDGET);
+        a.sub_rr64(RAX, RBP);
+        a.shl_ri64(RAX, 3); // eight vertices, each the same count
+        a.add_mr64(RBX, SOA_BATCH_INSTRUCTIONS, RAX);
+        a.add_mi64(RBX, SOA_BATCH_DONE, LANES as i8);
+        a.jmp(top);
+        a.bind(finished);
+        a.xor_rr32(RAX, RAX);
+        a.bind(epilogue);
+        self.y().vzeroupper();
+        let a = &mut self.a;
+        a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
+        for r in SAVED.iter().rev() {
+            a.pop(*r);
+        }
+        a.ret();
+    }
+
+    /// Eight rows of four f32 (`row(k)` for lane k) into four component arrays at
+    /// `[rbx + dst]`. Clobbers ymm0-ymm7.
+    fn transpose_rows_in(&mut self, row: impl Fn(usize) -> Mem, dst: i32) {
+        let mut y = self.y();
+        for j in 0..4 {
+            y.load_x(Ymm(j as u8), row(j));
+            y.load_x(Ymm(4 + j as u8), row(j + 4));
+            y.vinsertf128_hi(Ymm(j as u8), Ymm(j as u8), Ymm(4 + j as u8));
+        }
+        // (r0|r4), (r1|r5), (r2|r6), (r3|r7) → x, y, z, w.
+        y.vunpcklps(Ymm(4), Ymm(0), Ymm(1)); // x0 x1 y0 y1 | x4 x5 y4 y5
+        y.vunpckhps(Ymm(5), Ymm(0), Ymm(1)); // z0 z1 w0 w1 | …
+        y.vunpcklps(Ymm(6), Ymm(2), Ymm(3)); // x2 x3 y2 y3 | …
+        y.vunpckhps(Ymm(7), Ymm(2), Ymm(3)); // z2 z3 w2 w3 | …
+        y.vunpcklpd(Ymm(0), Ymm(4), Ymm(6));
+        y.vunpckhpd(Ymm(1), Ymm(4), Ymm(6));
+        y.vunpcklpd(Ymm(2), Ymm(5), Ymm(7));
+        y.vunpckhpd(Ymm(3), Ymm(5), Ymm(7));
+        for c in 0..4 {
+            y.store(Mem::Base(RBX, dst + 32 * c), Ymm(c as u8), true);
+        }
+    }
+
+    /// o`o` of the group back into the eight output rows. Clobbers ymm0-ymm7.
+    fn transpose_out(&mut self, o: u8) {
+        let src = bank_off(SOA_OUTPUT, o);
+        let mut y = self.y();
+        for c in 0..4 {
+            y.vmovaps(Ymm(c), Mem::Base(RBX, src + 32 * c as i32));
+        }
+        y.vunpcklps(Ymm(4), Ymm(0), Ymm(1)); // x0 y0 x1 y1 | x4 y4 x5 y5
+        y.vunpckhps(Ymm(5), Ymm(0), Ymm(1)); // x2 y2 x3 y3 | …
+        y.vunpcklps(Ymm(6), Ymm(2), Ymm(3)); // z0 w0 z1 w1 | …
+        y.vunpckhps(Ymm(7), Ymm(2), Ymm(3)); // z2 w2 z3 w3 | …
+        y.vunpcklpd(Ymm(0), Ymm(4), Ymm(6)); // row 0 | row 4
+        y.vunpckhpd(Ymm(1), Ymm(4), Ymm(6)); // row 1 | row 5
+        y.vunpcklpd(Ymm(2), Ymm(5), Ymm(7)); // row 2 | row 6
+        y.vunpckhpd(Ymm(3), Ymm(5), Ymm(7)); // row 3 | row 7
+        for j in 0..4u8 {
+            let lo = Mem::Base(R14, 256 * j as i32 + 16 * o as i32);
+            let hi = Mem::Base(R14, 256 * (j as i32 + 4) + 16 * o as i32);
+            y.store_x(lo, Ymm(j));
+            y.vextractf128_hi(Ymm(4 + j), Ymm(j));
+            y.store_x(hi, Ymm(4 + j));
+        }
+    }
+
+    // ---------------------------------------------------------------- blocks and exits
+
+    fn body(&mut self) -> CompileResult<()> {
+        let nblocks = self.analysis.blocks.len();
+        for bi in 0..nblocks {
+            let block = &self.analysis.blocks[bi];
+            let l = self.labels[bi];
+            self.a.bind(l);
+            self.a.sub_ri64(RBP, block.nodes.len() as i32);
+            let budget = self.exit_budget;
+            self.a.jb(budget);
+            let next_block = self.analysis.blocks.get(bi + 1).map(|b| b.nodes[0]);
+            let nodes = block.nodes.clone();
+            let n = nodes.len();
+            for (k, &id) in nodes.iter().enumerate() {
+                let node = &self.analysis.nodes[id as usize];
+                let (pc, instr, slot, exit) = (node.pc, node.instr, node.loop_slot, node.exit);
+                let text = format!(
+                    "{pc:03x}: {}",
+                    format_instruction(&instr, self.program.opdescs())
+                );
+                self.marks.push((self.a.offset().0, pc, text));
+                self.instruction(&instr, pc, slot)?;
+                if k + 1 == n {
+                    self.exit(&exit, pc, next_block)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn label_of(&self, node: u32) -> CompileResult<DynamicLabel> {
+        match self.analysis.leader_of.get(node as usize) {
+            Some(Some(b)) => Ok(self.labels[*b as usize]),
+            _ => Err(CompileError::Internal(format!(
+                "jump to node {node}, which does not start a block"
+            ))),
+        }
+    }
+
+    fn goto(&mut self, t: Target, fallthrough: Option<u32>) -> CompileResult<()> {
+        match t {
+            Target::Node(n) if Some(n) == fallthrough => {}
+            Target::Node(n) => {
+                let l = self.label_of(n)?;
+                self.a.jmp(l);
+            }
+            Target::Deopt(_, pc) => self.exit_deopt(pc),
+        }
+        Ok(())
+    }
+
+    fn flow(&mut self, f: &Flow, fallthrough: Option<u32>) -> CompileResult<()> {
+        match *f {
+            Flow::Goto(t) => self.goto(t, fallthrough),
+            Flow::LoopEnd {
+                int,
+                slot,
+                cont,
+                exit,
+            } => {
+                let again = match cont {
+                    Target::Node(n) => self.label_of(n)?,
+                    Target::Deopt(_, pc) => {
+                        let stub = self.a.new_label();
+                        self.loop_step(int, slot, stub);
+                        self.goto(exit, None)?;
+                        self.a.bind(stub);
+                        self.exit_deopt(pc);
+                        return Ok(());
+                    }
+                };
+                self.loop_step(int, slot, again);
+                self.goto(exit, fallthrough)
+            }
+        }
+    }
+
+    fn exit(&mut self, e: &Exit, pc: u32, fallthrough: Option<u32>) -> CompileResult<()> {
+        match e {
+            Exit::End => {
+                let l = self.exit_done;
+                self.a.jmp(l);
+            }
+            Exit::Deopt(_) => self.exit_deopt(pc),
+            Exit::Flow(f) => self.flow(f, fallthrough)?,
+            Exit::Branch {
+                guard,
+                taken,
+                not_taken,
+            } => {
+                let l = self.a.new_label();
+                self.branch(*guard, l, pc);
+                self.flow(not_taken, None)?;
+                self.a.bind(l);
+                self.flow(taken, fallthrough)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        let l = self.exit_deopt;
+        self.a.mov_mi32(RBX, SOA_DEOPT_PC, pc as i32);
+        self.a.jmp(l);
+    }
+
+    /// Jump to `target` if the guard holds in every lane, fall through if it holds in none,
+    /// leave with [`STATUS_DIVERGED`] otherwise.
+    fn branch(&mut self, guard: Guard, target: DynamicLabel, pc: u32) {
+        match guard {
+            Guard::Bool { b, value } => {
+                let a = &mut self.a;
+                a.test_mi16(R15, UNI_BOOL, 1 << (b & 15));
+                if value {
+                    a.jne(target);
+                } else {
+                    a.je(target);
+                }
+            }
+            Guard::Cond(c) => {
+                let flag = |g: &mut Self, lane: i32, r: Gpr, want: bool| {
+                    let mut y = g.y();
+                    y.vmovaps(T0, Mem::Base(RBX, SOA_CMP + 32 * lane));
+                    y.vmovmskps(r, T0);
+                    if !want {
+                        x64!(g.a.ops; xor Rd(r.0), 0xFF);
+                    }
+                };
+                match c.op {
+                    CondOp::X => flag(self, 0, RAX, c.ref_x),
+                    CondOp::Y => flag(self, 1, RAX, c.ref_y),
+                    CondOp::And | CondOp::Or => {
+                        flag(self, 0, RAX, c.ref_x);
+                        flag(self, 1, RCX, c.ref_y);
+                        if c.op == CondOp::And {
+                            x64!(self.a.ops; and eax, ecx);
+                        } else {
+                            x64!(self.a.ops; or eax, ecx);
+                        }
+                    }
+                }
+                let stub = self.a.new_label();
+                self.diverged.push((stub, pc));
+                let a = &mut self.a;
+                a.cmp_ri32(RAX, 0xFF);
+                a.je(target);
+                a.test_rr32(RAX, RAX);
+                a.jne(stub);
+            }
+        }
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let a = &mut self.a;
+        a.movzx_rm8(RAX, R15, i + 1);
+        a.mov_mr32(RBX, SOA_AL, RAX);
+        a.movzx_rm8(RAX, R15, i);
+        a.mov_mr32(RBX, SOA_LOOP_COUNTERS + 4 * slot as i32, RAX);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let a = &mut self.a;
+        a.movzx_rm8(RAX, R15, i + 2);
+        a.add_mr32(RBX, SOA_AL, RAX);
+        // Borrow means the counter was 0: the loop is done.
+        a.sub_mi32(RBX, SOA_LOOP_COUNTERS + 4 * slot as i32, 1);
+        a.jae(again);
+    }
+
+    fn exits(&mut self) {
+        let diverged = self.exit_diverged;
+        for (stub, pc) in std::mem::take(&mut self.diverged) {
+            self.a.bind(stub);
+            self.a.mov_mi32(RBX, SOA_DEOPT_PC, pc as i32);
+            self.a.jmp(diverged);
+        }
+        let a = &mut self.a;
+        for (l, s) in [
+            (self.exit_done, Status::Done as i32),
+            (self.exit_deopt, Status::Deopt as i32),
+            (self.exit_budget, Status::Budget as i32),
+            (self.exit_diverged, STATUS_DIVERGED as i32),
+        ] {
+            a.bind(l);
+            a.mov_ri32(RAX, s);
+            a.ret();
+        }
+    }
+
+    // ---------------------------------------------------------------- operands
+
+    /// Prepare source `n` of an instruction: a0-relative rows are gathered and transposed into
+    /// `SoaContext::rel` here, aL-relative ones get their row offset in [`REL_GPR`].
+    fn operand(&mut self, reg: SrcReg, rel: RelIndex, d: OperandDesc, n: usize) -> Operand {
+        let addr = match reg {
+            SrcReg::Input(i) => Addr::Frame(bank_off(SOA_INPUT, i)),
+            SrcReg::Temp(i) => Addr::Frame(bank_off(SOA_TEMP, i)),
+            SrcReg::Const(i) => {
+                let index = (i & 0x7F) as i32;
+                match rel {
+                    RelIndex::None => Addr::Bcast(Mem::Base(R15, UNI_FLOAT + 16 * index)),
+                    RelIndex::AL => {
+                        let a = &mut self.a;
+                        a.mov_rm32(REL_GPR, RBX, SOA_AL);
+                        a.lea_r32(RCX, REL_GPR, 128);
+                        a.xor_rr32(RDX, RDX);
+                        a.cmp_ri32(RCX, 256);
+                        a.cmovae_rr32(REL_GPR, RDX); // offsets outside -128..=127 are ignored
+                        a.add_ri32(REL_GPR, index);
+                        a.and_ri32(REL_GPR, 0x7F);
+                        a.shl_ri32(REL_GPR, 4);
+                        Addr::Bcast(Mem::Index(R15, REL_GPR, UNI_FLOAT))
+                    }
+                    RelIndex::A0X | RelIndex::A0Y => {
+                        let which = (rel == RelIndex::A0Y) as i32;
+                        self.gather_rows(which, index);
+                        Addr::Frame(SOA_REL)
+                    }
+                }
+            }
+        };
+        Operand {
+            addr,
+            swizzle: d.swizzle(n),
+            negate: d.neg(n),
+        }
+    }
+
+    /// Per lane: row `(index + (a0 in -128..=127 ? a0 : 0)) & 0x7F` of the float uniforms,
+    /// transposed into `SoaContext::rel`.
+    fn gather_rows(&mut self, which: i32, index: i32) {
+        let c128 = self.y().splat(128);
+        let m1 = self.y().splat(u32::MAX);
+        let c256 = self.y().splat(256);
+        let idx = self.y().splat(index as u32);
+        let c7f = self.y().splat(0x7F);
+        let mut y = self.y();
+        y.vmovaps(A, Mem::Base(RBX, SOA_A0 + 32 * which));
+        y.vpaddd(B, A, c128);
+        y.vpcmpgtd(C, B, m1); // a0 + 128 >= 0
+        y.vmovups(T0, c256);
+        y.vpcmpgtd(T0, T0, B); // a0 + 128 < 256
+        y.vpand(C, C, T0);
+        y.vpand(A, A, C);
+        y.vpaddd(A, A, idx);
+        y.vpand(A, A, c7f);
+        y.vpslld(A, A, 4);
+        y.store(Mem::Base(RBX, SOA_INDEX), A, true);
+        const G: [Gpr; 8] = [RAX, RCX, RDX, RSI, RDI, R8, R9, R10];
+        for (k, g) in G.iter().enumerate() {
+            self.a.mov_rm32(*g, RBX, SOA_INDEX + 4 * k as i32);
+        }
+        self.transpose_rows_in(|k| Mem::Index(R15, G[k], UNI_FLOAT), SOA_REL);
+    }
+
+    /// Component `c` of a prepared operand into `d` (swizzle and negation applied).
+    fn load(&mut self, d: Ymm, op: &Operand, c: usize) {
+        let s = op.swizzle.lane(c) as i32;
+        let neg = if op.negate {
+            Some(self.y().splat(SIGN))
+        } else {
+            None
+        };
+        let mut y = self.y();
+        match op.addr {
+            Addr::Frame(off) => y.vmovaps(d, Mem::Base(RBX, off + 32 * s)),
+            Addr::Bcast(Mem::Base(b, o)) => y.vbroadcastss(d, Mem::Base(b, o + 4 * s)),
+            Addr::Bcast(Mem::Index(b, i, o)) => y.vbroadcastss(d, Mem::Index(b, i, o + 4 * s)),
+            Addr::Bcast(Mem::Const(_)) => unreachable!("operands are never pool constants"),
+        }
+        if let Some(n) = neg {
+            y.vxorps(d, d, n);
+        }
+    }
+
+    fn store_results(&mut self, dst: DstReg, mask: [bool; 4], res: [Ymm; 4]) {
+        let off = match dst {
+            DstReg::Output(i) => bank_off(SOA_OUTPUT, i),
+            DstReg::Temp(i) => bank_off(SOA_TEMP, i),
+        };
+        let mut y = self.y();
+        for c in 0..4 {
+            if mask[c] {
+                y.store(Mem::Base(RBX, off + 32 * c as i32), res[c], true);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- float model
+
+    fn min_m1(&self) -> u32 {
+        match self.mode {
+            FloatMode::F32 => F32_MIN_M1,
+            FloatMode::F24(_) => F24_MIN_M1,
+        }
+    }
+
+    /// Rule 1: lanes below the mode's smallest normal (and -0) become +0. Clobbers T0.
+    fn flush(&mut self, v: Ymm) {
+        let abs = self.y().splat(ABS);
+        let min_m1 = self.min_m1();
+        let min = self.y().splat(min_m1);
+        let mut y = self.y();
+        y.vandps(T0, v, abs);
+        y.vpcmpgtd(T0, T0, min);
+        y.vandps(v, v, T0);
+    }
+
+    /// `d` = all-ones in the NaN lanes of `v`.
+    fn isnan(&mut self, d: Ymm, v: Ymm) {
+        let abs = self.y().splat(ABS);
+        let inf = self.y().splat(INF);
+        let mut y = self.y();
+        y.vandps(d, v, abs);
+        y.vpcmpgtd(d, d, inf);
+    }
+
+    /// The mode's fix-up of `v`, the raw f32 result of an operation on flushed inputs (F24 RTZ,
+    /// F32). `mul = Some((a, b))`: `v = a · b` and `inf × 0` must be repaired (rule 6).
+    /// Clobbers T0-T2, rax.
+    fn fix(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
+        match self.mode {
+            FloatMode::F32 => self.fix_f32(v, mul),
+            _ => self.fix_rtz(v, mul),
+        }
+    }
+
+    /// `float::f24_fixup_rtz` on eight lanes (the range step of the RNE paths too).
+    fn fix_rtz(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
+        let abs = self.y().splat(ABS);
+        let ovf = self.y().splat(F24_OVF_M1);
+        let min = self.y().splat(F24_MIN_M1);
+        let trunc = self.y().splat(TRUNC17);
+        let cold = self.a.new_label();
+        let back = self.a.new_label();
+        let mut y = self.y();
+        y.vandps(T0, v, abs);
+        y.vpcmpgtd(T1, T0, ovf); // overflow, inf, NaN: rare
+        y.vpcmpgtd(T0, T0, min);
+        y.vandps(T0, T0, v); // tiny, -0 → +0
+        y.vmovmskps(RAX, T1);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(cold);
+        self.y().vandps(v, T0, trunc);
+        self.a.bind(back);
+        self.cold.push((cold, back, Cold::Rtz { v, mul }));
+    }
+
+    /// `float::f32_fixup` on eight lanes.
+    fn fix_f32(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
+        let abs = self.y().splat(ABS);
+        let inf = self.y().splat(INF);
+        let min = self.y().splat(F32_MIN_M1);
+        let cold = self.a.new_label();
+        let back = self.a.new_label();
+        let mut y = self.y();
+        y.vandps(T0, v, abs);
+        y.vpcmpgtd(T1, T0, inf); // NaN: rare (overflow to inf is already right)
+        y.vpcmpgtd(T0, T0, min);
+        y.vandps(v, T0, v);
+        y.vmovmskps(RAX, T1);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(cold);
+        self.a.bind(back);
+        self.cold.push((cold, back, Cold::F32 { v, mul }));
+    }
+
+    /// Rule 6 on T0 (the product, NaN lanes intact): a NaN product of non-NaN inputs `a`, `b`
+    /// is `inf × 0` and becomes +0. Clobbers T1, T2.
+    fn repair_inf_times_zero(&mut self, a: Ymm, b: Ymm) {
+        self.isnan(T1, a);
+        self.isnan(T2, b);
+        self.y().vpor(T1, T1, T2);
+        self.isnan(T2, T0);
+        let mut y = self.y();
+        y.vpandn(T1, T1, T2); // NaN product, ordered inputs
+        y.vpandn(T0, T1, T0);
+    }
+
+    fn emit_cold(&mut self) {
+        if !self.cold.is_empty() {
+            self.marks.push((
+                self.a.offset().0,
+                u32::MAX,
+                "cold paths of the fix-ups".into(),
+            ));
+        }
+        let canon = self.y().splat(CANONICAL_NAN_BITS);
+        let trunc = self.y().splat(TRUNC17);
+        let abs = self.y().splat(ABS);
+        let ovf = self.y().splat(F24_OVF_M1);
+        let inf = self.y().splat(INF);
+        let mant = self.y().splat(MANT);
+        for (cold, back, kind) in std::mem::take(&mut self.cold) {
+            self.a.bind(cold);
+            match kind {
+                Cold::Rtz { v, mul } => {
+                    if let Some((a, b)) = mul {
+                        self.repair_inf_times_zero(a, b);
+                    }
+                    // Truncation keeps NaNs NaN: x86 arithmetic NaNs have the quiet bit set.
+                    let mut y = self.y();
+                    y.vandps(v, T0, trunc);
+                    y.vandps(T0, v, abs);
+                    y.vpcmpgtd(T1, T0, inf); // NaN lanes
+                    y.vpcmpgtd(T2, T0, ovf); // overflow lanes
+                    y.vandps(T0, T2, mant);
+                    y.vandnps(T0, T0, v); // no mantissa on overflow lanes
+                    y.vandps(T2, T2, inf);
+                    y.vorps(T0, T0, T2); // ±inf on overflow lanes
+                    y.vandnps(v, T1, T0);
+                    y.vandps(T1, T1, canon);
+                    y.vorps(v, v, T1);
+                }
+                Cold::F32 { v, mul } => {
+                    // T0 = v with tiny lanes cleared (the fast path stored it in v already).
+                    self.y().vmovaps(T0, v);
+                    if let Some((a, b)) = mul {
+                        self.repair_inf_times_zero(a, b);
+                    }
+                    self.isnan(T1, T0);
+                    let mut y = self.y();
+                    y.vandnps(v, T1, T0);
+                    y.vandps(T1, T1, canon);
+                    y.vorps(v, v, T1);
+                }
+            }
+            self.a.jmp(back);
+        }
+    }
+
+    /// Round four f64 lanes of `v` to 17 significant bits, nearest-even, on their bit
+    /// patterns (NaN made quiet-canonical first so the increment cannot carry out of it).
+    /// Clobbers T1, T2.
+    fn round_f64_rne17(&mut self, v: Ymm) {
+        let abs = self.y().splat64(ABS64);
+        let inf = self.y().splat64(INF64);
+        let qnan = self.y().splat64(QNAN64);
+        let one = self.y().splat64(1);
+        let half_m1 = self.y().splat64((1 << 35) - 1);
+        let grid = self.y().splat64(GRID17);
+        let mut y = self.y();
+        y.vandps(T1, v, abs);
+        y.vpcmpgtq(T1, T1, inf); // NaN lanes
+        y.vandps(T2, T1, qnan);
+        y.vandnps(v, T1, v);
+        y.vorps(v, v, T2);
+        y.vpsrlq(T1, v, 36);
+        y.vpand(T1, T1, one);
+        y.vpaddq(T1, T1, half_m1);
+        y.vpaddq(v, v, T1);
+        y.vpand(v, v, grid);
+    }
+
+    /// F24 RNE `d = round(a op b)` through f64 (`op`: true = multiply, false = add), then the
+    /// range rules. `d` may be `a` or `b`. Clobbers T0-T3.
+    fn f64_binop(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
+        let mut y = self.y();
+        y.vcvtps2pd(T0, a);
+        y.vcvtps2pd(T1, b);
+        if mul {
+            y.vmulpd(T0, T0, T1);
+        } else {
+            y.vaddpd(T0, T0, T1);
+        }
+        self.round_f64_rne17(T0);
+        let mut y = self.y();
+        y.vextractf128_hi(T3, a);
+        y.vcvtps2pd(T3, T3);
+        y.vextractf128_hi(T1, b);
+        y.vcvtps2pd(T1, T1);
+        if mul {
+            y.vmulpd(T3, T3, T1);
+        } else {
+            y.vaddpd(T3, T3, T1);
+        }
+        self.round_f64_rne17(T3);
+        let mut y = self.y();
+        y.vcvtpd2ps(T0, T0);
+        y.vcvtpd2ps(T3, T3);
+        y.vinsertf128_hi(d, T0, T3);
+        self.fix_rtz(d, None);
+    }
+
+    /// `d = float::add(a, b)` for flushed inputs (or mode results). Clobbers T0-T3.
+    fn add(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        if self.is_rne() {
+            self.f64_binop(d, a, b, false);
+        } else {
+            self.y().vaddps(d, a, b);
+            self.fix(d, None);
+        }
+    }
+
+    /// `d = float::mul(a, b)`; flushes `a` and `b` in place. `d` must differ from both.
+    /// Clobbers T0-T4.
+    fn mul(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.flush(a);
+        self.flush(b);
+        if self.is_rne() {
+            self.isnan(T4, a);
+            self.isnan(T0, b);
+            self.y().vpor(T4, T4, T0);
+            self.f64_binop(d, a, b, true);
+            // A NaN product from non-NaN inputs is inf × 0: +0 (rule 6).
+            self.isnan(T0, d);
+            let mut y = self.y();
+            y.vpandn(T4, T4, T0);
+            y.vpandn(d, T4, d);
+        } else {
+            self.y().vmulps(d, a, b);
+            self.fix(d, Some((a, b)));
+        }
+    }
+
+    /// The mode's rounding of an exact f32 result (FLR).
+    fn fix_exact(&mut self, v: Ymm) {
+        if !self.is_rne() {
+            self.fix(v, None);
+            return;
+        }
+        let abs = self.y().splat(ABS);
+        let inf = self.y().splat(INF);
+        let one = self.y().splat(1);
+        let bias = self.y().splat(0x3F);
+        let trunc = self.y().splat(TRUNC17);
+        let canon = self.y().splat(CANONICAL_NAN_BITS);
+        let mut y = self.y();
+        y.vandps(T3, v, abs);
+        y.vpcmpgtd(T3, T3, inf); // NaN lanes of the input
+        y.vpsrld(T0, v, 7);
+        y.vpand(T0, T0, one);
+        y.vpaddd(T0, T0, bias);
+        y.vpaddd(v, v, T0);
+        y.vpand(v, v, trunc);
+        // NaN lanes may have carried into anything: canonical before the range step.
+        y.vandnps(v, T3, v);
+        y.vandps(T3, T3, canon);
+        y.vorps(v, v, T3);
+        self.fix_rtz(v, None);
+    }
+
+    // ---------------------------------------------------------------- instructions
+
+    fn instruction(&mut self, instr: &Instruction, pc: u32, slot: Option<u8>) -> CompileResult<()> {
+        match *instr {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc,
+            } => {
+                let d = self.desc(desc);
+                let mask = d.mask().lanes();
+                if d.mask().0 & 0xF == 0 {
+                    return Ok(());
+                }
+                let (r1, r2) = if op.is_inverted() {
+                    (RelIndex::None, rel)
+                } else {
+                    (rel, RelIndex::None)
+                };
+                let s1 = self.operand(src1, r1, d, 0);
+                let s2 = self.operand(src2, r2, d, 1);
+                match op.base() {
+                    Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph => {
+                        self.dot(op.base(), &s1, &s2);
+                        self.store_results(dst, mask, [P[0]; 4]);
+                    }
+                    Opcode::Dst => {
+                        for c in 0..4 {
+                            if !mask[c] {
+                                continue;
+                            }
+                            match c {
+                                0 => {
+                                    let one = self.y().splat(ONE);
+                                    self.y().vmovups(RES[0], one);
+                                }
+                                1 => {
+                                    self.load(A, &s1, 1);
+                                    self.load(B, &s2, 1);
+                                    self.mul(RES[1], A, B);
+                                }
+                                2 => self.load(RES[2], &s1, 2),
+                                _ => self.load(RES[3], &s2, 3),
+                            }
+                        }
+                        self.store_results(dst, mask, RES);
+                    }
+                    base => {
+                        for c in 0..4 {
+                            if mask[c] {
+                                self.load(A, &s1, c);
+                                self.load(B, &s2, c);
+                                self.binary(base, RES[c], A, B)?;
+                            }
+                        }
+                        self.store_results(dst, mask, RES);
+                    }
+                }
+            }
+            Instruction::Unary {
+                op,
+                dst,
+                src,
+                rel,
+                desc,
+            } => {
+                let d = self.desc(desc);
+                let mask = d.mask().lanes();
+                let write = d.mask().0 & 0xF != 0;
+                // LITP sets the flags even when it writes no lane.
+                if !write && op != Opcode::Litp {
+                    return Ok(());
+                }
+                let s = self.operand(src, rel, d, 0);
+                match op {
+                    Opcode::Mov => {
+                        for c in 0..4 {
+                            if mask[c] {
+                                self.load(RES[c], &s, c);
+                            }
+                        }
+                        self.store_results(dst, mask, RES);
+                    }
+                    Opcode::Flr => {
+                        for c in 0..4 {
+                            if mask[c] {
+                                self.load(A, &s, c);
+                                self.flush(A);
+                                self.y().vroundps(RES[c], A, 0x9); // floor, no precision exception
+                                self.fix_exact(RES[c]);
+                            }
+                        }
+                        self.store_results(dst, mask, RES);
+                    }
+                    Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => {
+                        self.load(A, &s, 0);
+                        match op {
+                            Opcode::Rcp => self.rcp(),
+                            Opcode::Rsq => self.rsq(),
+                            Opcode::Ex2 => self.helper(0),
+                            _ => self.helper(1),
+                        }
+                        self.store_results(dst, mask, [P[0]; 4]);
+                    }
+                    Opcode::Litp => {
+                        self.litp(&s, mask);
+                        if write {
+                            self.store_results(dst, mask, RES);
+                        }
+                    }
+                    other => {
+                        return Err(CompileError::Internal(format!(
+                            "{other} decoded as a unary instruction"
+                        )))
+                    }
+                }
+            }
+            Instruction::Mova { src, rel, desc } => {
+                let d = self.desc(desc);
+                let (x, y) = (d.mask().has(0), d.mask().has(1));
+                if x || y {
+                    let s = self.operand(src, rel, d, 0);
+                    // Both components are converted before either is stored: the source may
+                    // be a0-relative (already gathered, so order would not matter, but keep it
+                    // obviously right).
+                    for (c, on) in [(0usize, x), (1, y)] {
+                        if on {
+                            self.load(A, &s, c);
+                            self.mova(RES[c], A);
+                        }
+                    }
+                    let mut yy = self.y();
+                    for (c, on) in [(0usize, x), (1, y)] {
+                        if on {
+                            yy.store(Mem::Base(RBX, SOA_A0 + 32 * c as i32), RES[c], true);
+                        }
+                    }
+                }
+            }
+            Instruction::Cmp {
+                src1,
+                src2,
+                rel,
+                x,
+                y,
+                desc,
+            } => {
+                let d = self.desc(desc);
+                let s1 = self.operand(src1, rel, d, 0);
+                let s2 = self.operand(src2, RelIndex::None, d, 1);
+                for (c, op) in [(0usize, x), (1, y)] {
+                    self.load(A, &s1, c);
+                    self.load(B, &s2, c);
+                    self.cmp_mask(RES[c], op, A, B);
+                }
+                let mut yy = self.y();
+                for c in 0..2 {
+                    yy.store(Mem::Base(RBX, SOA_CMP + 32 * c as i32), RES[c], true);
+                }
+            }
+            Instruction::Mad {
+                op,
+                dst,
+                src1,
+                src2,
+                src3,
+                rel,
+                desc,
+            } => {
+                let d = self.desc(desc);
+                let mask = d.mask().lanes();
+                if d.mask().0 & 0xF == 0 {
+                    return Ok(());
+                }
+                let (r2, r3) = if op == Opcode::Madi {
+                    (RelIndex::None, rel)
+                } else {
+                    (rel, RelIndex::None)
+                };
+                let s1 = self.operand(src1, RelIndex::None, d, 0);
+                let s2 = self.operand(src2, r2, d, 1);
+                let s3 = self.operand(src3, r3, d, 2);
+                for c in 0..4 {
+                    if mask[c] {
+                        self.load(A, &s1, c);
+                        self.load(B, &s2, c);
+                        self.mul(P[0], A, B);
+                        self.load(C, &s3, c);
+                        self.flush(C);
+                        self.add(RES[c], P[0], C);
+                    }
+                }
+                self.store_results(dst, mask, RES);
+            }
+            Instruction::Loop { i, .. } => {
+                let slot = slot.ok_or_else(|| {
+                    CompileError::Internal(format!("LOOP at 0x{pc:03x} has no counter slot"))
+                })?;
+                self.loop_init(i, slot);
+            }
+            // Vertex shaders: EMIT/SETEMIT do nothing. The rest is the node's exit.
+            Instruction::Emit
+            | Instruction::SetEmit { .. }
+            | Instruction::Nop
+            | Instruction::End
+            | Instruction::Break
+            | Instruction::BreakC { .. }
+            | Instruction::Call { .. }
+            | Instruction::CallC { .. }
+            | Instruction::CallU { .. }
+            | Instruction::IfC { .. }
+            | Instruction::IfU { .. }
+            | Instruction::JmpC { .. }
+            | Instruction::JmpU { .. }
+            | Instruction::Undefined { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Lane-wise two-source operations: `d = op(a, b)`.
+    fn binary(&mut self, op: Opcode, d: Ymm, a: Ymm, b: Ymm) -> CompileResult<()> {
+        match op {
+            Opcode::Add => {
+                self.flush(a);
+                self.flush(b);
+                self.add(d, a, b);
+            }
+            Opcode::Mul => self.mul(d, a, b),
+            Opcode::Max => self.y().vmaxps(d, a, b), // a > b ? a : b
+            Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
+            Opcode::Sge | Opcode::Slt => {
+                let one = self.y().splat(ONE);
+                let mut y = self.y();
+                if op == Opcode::Sge {
+                    y.vcmpps(d, b, a, pred::LE); // b <= a: false for NaN
+                } else {
+                    y.vcmpps(d, a, b, pred::LT);
+                }
+                y.vandps(d, d, one);
+            }
+            other => {
+                return Err(CompileError::Internal(format!(
+                    "{other} decoded as a binary instruction"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// DP3/DP4/DPH into P[0]: products `mul(a_i, b_i)`, then `(p0 + p1) + (p2 + p3)`.
+    fn dot(&mut self, op: Opcode, s1: &Operand, s2: &Operand) {
+        let n = if op == Opcode::Dp3 { 3 } else { 4 };
+        for i in 0..n {
+            if op == Opcode::Dph && i == 3 {
+                let one = self.y().splat(ONE);
+                self.y().vmovups(A, one);
+            } else {
+                self.load(A, s1, i);
+            }
+            self.load(B, s2, i);
+            self.mul(P[i], A, B);
+        }
+        self.add(P[0], P[0], P[1]);
+        if n == 4 {
+            self.add(P[2], P[2], P[3]);
+        }
+        // DP3: add(p2, +0) is p2 (a mode result), so the second pair is p2 alone.
+        self.add(P[0], P[0], P[2]);
+    }
+
+    /// RCP of A (component x) into P[0].
+    fn rcp(&mut self) {
+        self.flush(A);
+        if self.is_rne() {
+            // f64 division in round-to-nearest, RNE to 17 bits, range rules.
+            let one = self.y().splat64(ONE64);
+            let mut y = self.y();
+            y.vcvtps2pd(B, A);
+            y.vmovups(P[1], one);
+            y.vdivpd(P[1], P[1], B);
+            self.round_f64_rne17(P[1]);
+            let mut y = self.y();
+            y.vextractf128_hi(B, A);
+            y.vcvtps2pd(B, B);
+            y.vmovups(P[2], one);
+            y.vdivpd(P[2], P[2], B);
+            self.round_f64_rne17(P[2]);
+            let mut y = self.y();
+            y.vcvtpd2ps(P[1], P[1]);
+            y.vcvtpd2ps(P[2], P[2]);
+            y.vinsertf128_hi(P[0], P[1], P[2]);
+            self.fix_rtz(P[0], None);
+        } else {
+            let one = self.y().splat(ONE);
+            let mut y = self.y();
+            y.vmovups(P[0], one);
+            y.vdivps(P[0], P[0], A);
+            self.fix(P[0], None);
+        }
+    }
+
+    /// RSQ of A (component x) into P[0], with the recipes of the per-vertex backend (f64
+    /// estimate, exact square test on the 17-bit grid) on four lanes at a time.
+    fn rsq(&mut self) {
+        self.flush(A);
+        let zero = self.y().splat(0);
+        let inf = self.y().splat(INF);
+        let one = self.y().splat(ONE);
+        let canon = self.y().splat(CANONICAL_NAN_BITS);
+        // P[1] = lanes that are positive finite normals (after the flush); the others are
+        // specials and compute on 1.0 meanwhile.
+        let mut y = self.y();
+        y.vmovaps(P[3], A); // the flushed input, for the specials
+        y.vpcmpgtd(P[1], A, zero);
+        y.vmovups(P[2], inf);
+        y.vpcmpgtd(P[2], P[2], A);
+        y.vpand(P[1], P[1], P[2]);
+        y.vmovups(P[2], one);
+        y.vblendvps(A, P[2], A, P[1]);
+        self.rsq_half(C, A); // low four lanes into xmm C
+        self.y().vextractf128_hi(B, A);
+        self.rsq_half(P[2], B);
+        self.y().vinsertf128_hi(P[0], C, P[2]);
+        match self.mode {
+            FloatMode::F32 => self.fix_f32(P[0], None),
+            _ => self.fix_rtz(P[0], None),
+        }
+        // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
+        let mut y = self.y();
+        y.vpcmpeqd(T0, P[3], zero);
+        y.vpcmpeqd(T1, P[3], inf);
+        y.vmovups(T2, canon);
+        y.vmovups(T3, inf);
+        y.vblendvps(T2, T2, T3, T0);
+        y.vpandn(T2, T1, T2);
+        y.vblendvps(P[0], T2, P[0], P[1]);
+    }
+
+    /// RSQ of the four lanes of xmm `x` (positive normal finite) into the low half of `d`,
+    /// before the final fix-up. Clobbers B (when not `x`), T0-T4.
+    fn rsq_half(&mut self, d: Ymm, x: Ymm) {
+        let one = self.y().splat64(ONE64);
+        let grid = self.y().splat64(GRID17);
+        let ulp = self.y().splat64(ULP17);
+        let half = self.y().splat64(ULP17 / 2);
+        let mode = self.mode;
+        let mut y = self.y();
+        y.vcvtps2pd(T4, x); // x as f64
+        y.vmovups(T1, one);
+        match mode {
+            FloatMode::F24(Rounding::TowardZero) => {
+                // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
+                y.vdivpd(T2, T1, T4);
+                y.vsqrtpd(T2, T2);
+                y.vpand(T2, T2, grid); // t
+                y.vpaddq(T3, T2, ulp); // u = t + ulp17
+                y.vmulpd(T0, T3, T3);
+                y.vmulpd(T0, T0, T4); // u·u·x, exact
+                y.vcmppd(T0, T0, T1, pred::LE); // <= 1: u is still below the root
+                y.vblendvps(T2, T2, T3, T0);
+                y.vcvtpd2ps(d, T2);
+            }
+            FloatMode::F24(Rounding::NearestEven) => {
+                y.vsqrtpd(T2, T4);
+                y.vdivpd(T2, T1, T2); // q
+                y.vpand(T2, T2, grid); // t
+                y.vpaddq(T3, T2, half); // h = t + ulp17/2
+                y.vmulpd(T0, T3, T3);
+                y.vmulpd(T0, T0, T4); // h·h·x, exact
+                y.vcmppd(T0, T0, T1, pred::LT); // < 1: the root is above the midpoint
+                y.vpaddq(T3, T2, ulp);
+                y.vblendvps(T2, T2, T3, T0);
+                y.vcvtpd2ps(d, T2);
+            }
+            FloatMode::F32 => {
+                y.vsqrtpd(T2, T4);
+                y.vdivpd(T2, T1, T2);
+                y.vcvtpd2ps(d, T2);
+            }
+        }
+    }
+
+    /// EX2 (`op` 0) or LG2 (`op` 1) of A (component x) into P[0]: the float model's own
+    /// functions, called for the eight lanes with the caller's float environment.
+    fn helper(&mut self, op: u32) {
+        let code = op | super::mode_code(self.mode) << 1;
+        let mxcsr = self.a.splat(mode_mxcsr(self.mode));
+        let f = super::helper_ex2_lg2 as extern "sysv64" fn(*mut [f32; LANES], u32) as usize;
+        let mut y = self.y();
+        y.store(Mem::Base(RBX, SOA_SCRATCH), A, true);
+        // Rust code may use legacy SSE encodings: no dirty upper halves across the call.
+        y.vzeroupper();
+        let a = &mut self.a;
+        a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
+        x64!(a.ops; lea rdi, [rbx + SOA_SCRATCH]);
+        a.mov_ri32(RSI, code as i32);
+        a.mov_ri64(RAX, f as i64);
+        a.call_r(RAX);
+        a.ldmxcsr(mxcsr);
+        self.y().vmovaps(P[0], Mem::Base(RBX, SOA_SCRATCH));
+    }
+
+    /// LITP: results in RES (masked components), flags always.
+    fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
+        let lim = self.y().splat(LITP_LIM);
+        let neg_lim = self.y().splat(LITP_LIM | SIGN);
+        self.load(A, s, 0);
+        self.load(B, s, 3);
+        let mut y = self.y();
+        y.vxorps(T0, T0, T0);
+        y.vcmpps(T1, T0, A, pred::LE); // 0 <= x
+        y.store(Mem::Base(RBX, SOA_CMP), T1, true);
+        y.vcmpps(T1, T0, B, pred::LE); // 0 <= w
+        y.store(Mem::Base(RBX, SOA_CMP + 32), T1, true);
+        if mask[0] {
+            self.y().vmaxps(RES[0], A, T0); // x > 0 ? x : 0
+        }
+        if mask[1] {
+            self.load(C, s, 1);
+            let mut y = self.y();
+            y.vminps(C, C, lim);
+            y.vmaxps(RES[1], C, neg_lim);
+        }
+        let mut y = self.y();
+        if mask[2] {
+            y.vxorps(RES[2], RES[2], RES[2]);
+        }
+        if mask[3] {
+            y.vmaxps(RES[3], B, T0);
+        }
+    }
+
+    /// MOVA of one component: truncation toward zero, saturating, NaN → 0.
+    fn mova(&mut self, d: Ymm, v: Ymm) {
+        let big = self.y().splat(TWO31);
+        let mut y = self.y();
+        y.vcvttps2dq(d, v);
+        y.vmovups(T0, big);
+        y.vcmpps(T0, T0, v, pred::LE); // 2^31 <= v: i32::MAX
+        y.vpxor(d, d, T0);
+        y.vcmpps(T0, v, v, pred::ORD); // NaN: 0
+        y.vpand(d, d, T0);
+    }
+
+    /// All-ones where `op(a, b)` holds.
+    fn cmp_mask(&mut self, d: Ymm, op: CmpOp, a: Ymm, b: Ymm) {
+        let mut y = self.y();
+        match op {
+            CmpOp::Eq => y.vcmpps(d, a, b, pred::EQ),
+            CmpOp::Ne => y.vcmpps(d, a, b, pred::NEQ),
+            CmpOp::Lt => y.vcmpps(d, a, b, pred::LT),
+            CmpOp::Le => y.vcmpps(d, a, b, pred::LE),
+            CmpOp::Gt => y.vcmpps(d, b, a, pred::LT),
+            CmpOp::Ge => y.vcmpps(d, b, a, pred::LE),
+            CmpOp::True6 | CmpOp::True7 => y.vpcmpeqd(d, d, d),
+        }
+    }
+}

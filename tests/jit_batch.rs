@@ -1,0 +1,513 @@
+//! The multi-vertex (SoA, AVX2) batch backend against the interpreter, bit for bit:
+//!
+//! * every example vertex shader with its benchmark workload, in all three float modes, with
+//!   proof that the SoA path ran (`CompiledShader::batch_lanes`/`batch_stats`);
+//! * thousands of random programs (`picajit::testgen`, straight-line and with control flow)
+//!   over batches of 1, 7, 8, 9 and 64 vertices whose inputs differ per vertex and are full of
+//!   special values (zeros of both signs, subnormal patterns, extremes, inf, NaN), so that
+//!   lanes of one group take different rare paths;
+//! * a hand-written program per opcode and operand shape, including a0-relative reads with
+//!   out-of-range offsets and cmp-dependent branches that agree or diverge within a group.
+//!
+//! Outputs, instruction counts and errors must equal running each vertex on the interpreter
+//! from `Registers::reset_working_state`. `PICAJIT_BATCH_CASES` overrides the number of
+//! random programs per configuration.
+#![cfg(target_arch = "x86_64")]
+
+use picajit::bench::Workload;
+use picajit::interp::exec::Interpreter;
+use picajit::interp::float::{FloatMode, Rounding, F24};
+use picajit::interp::program::{Program, ShaderKind};
+use picajit::interp::state::{Registers, Uniforms};
+use picajit::testgen::{generate, Config};
+use picajit_jit::{compile, Backend, BatchError, BatchInfo, CompiledShader, HostFeatures};
+
+const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
+const F24N: FloatMode = FloatMode::F24(Rounding::NearestEven);
+const MODES: [FloatMode; 3] = [F24Z, F24N, FloatMode::F32];
+const SIZES: [usize; 5] = [1, 7, 8, 9, 64];
+
+fn has_avx2() -> bool {
+    HostFeatures::detect().contains(HostFeatures::AVX2)
+}
+
+fn cases(default: u64) -> u64 {
+    std::env::var("PICAJIT_BATCH_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+type Row = [[f32; 4]; 16];
+
+/// What `run_batch` must produce: each vertex on the interpreter from the reset state.
+fn reference(
+    program: &Program,
+    mode: FloatMode,
+    inputs: &[Row],
+    uniforms: &Uniforms,
+    budget: u64,
+) -> (Vec<Row>, Result<BatchInfo, BatchError>) {
+    let interp = Interpreter::new(program, mode);
+    let mut out = vec![[[0.0; 4]; 16]; inputs.len()];
+    let mut info = BatchInfo::default();
+    let mut regs = Registers::default();
+    for (k, row) in inputs.iter().enumerate() {
+        regs.reset_working_state();
+        regs.input = *row;
+        match interp.run(&mut regs, uniforms, None, budget) {
+            Ok(r) => info.instructions += r.instructions,
+            Err(error) => return (out, Err(BatchError { index: k, error })),
+        }
+        out[k] = regs.output;
+    }
+    (out, Ok(info))
+}
+
+fn bits(rows: &[Row]) -> Vec<u32> {
+    rows.iter()
+        .flat_map(|r| r.iter().flat_map(|v| v.iter().map(|x| x.to_bits())))
+        .collect()
+}
+
+fn first_diff(a: &[Row], b: &[Row]) -> String {
+    for (k, (ra, rb)) in a.iter().zip(b).enumerate() {
+        for o in 0..16 {
+            for c in 0..4 {
+                let (x, y) = (ra[o][c].to_bits(), rb[o][c].to_bits());
+                if x != y {
+                    return format!(
+                        "vertex {k} o{o}.{}: interp {x:08x} ({}) soa {y:08x} ({})",
+                        "xyzw".as_bytes()[c] as char,
+                        f32::from_bits(x),
+                        f32::from_bits(y)
+                    );
+                }
+            }
+        }
+    }
+    "lengths differ".into()
+}
+
+/// Run `inputs` through `shader.run_batch` and compare with the interpreter. The `deopts`
+/// count is the per-vertex path's business and is not compared.
+fn check_batch(
+    shader: &CompiledShader,
+    program: &Program,
+    mode: FloatMode,
+    inputs: &[Row],
+    uniforms: &Uniforms,
+    budget: u64,
+    what: &dyn Fn() -> String,
+) {
+    let (want, want_info) = reference(program, mode, inputs, uniforms, budget);
+    // Garbage in the output rows: every output register must be written by run_batch.
+    let mut got = vec![[[f32::from_bits(0x7FC0_1234); 4]; 16]; inputs.len()];
+    let got_info = shader.run_batch(inputs, &mut got, uniforms, budget);
+    match (&want_info, &got_info) {
+        (Ok(w), Ok(g)) => {
+            assert_eq!(
+                w.instructions,
+                g.instructions,
+                "instruction counts differ\n{}",
+                what()
+            );
+            assert!(
+                bits(&want) == bits(&got),
+                "outputs differ: {}\n{}",
+                first_diff(&want, &got),
+                what()
+            );
+        }
+        (Err(w), Err(g)) => {
+            assert_eq!(w, g, "errors differ\n{}", what());
+            // Rows before the failing one are finished.
+            let n = w.index;
+            assert!(
+                bits(&want[..n]) == bits(&got[..n]),
+                "outputs before the error differ: {}\n{}",
+                first_diff(&want[..n], &got[..n]),
+                what()
+            );
+        }
+        _ => panic!(
+            "interpreter {want_info:?}, run_batch {got_info:?}\n{}",
+            what()
+        ),
+    }
+}
+
+// ---------------------------------------------------------------- value generation
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 16) as u32
+    }
+
+    fn below(&mut self, n: u32) -> u32 {
+        self.next() % n
+    }
+}
+
+const F24_SPECIALS: &[u32] = &[
+    0x000000, 0x800000, 0x000001, 0x00FFFF, 0x80FFFF, 0x010000, 0x810000, 0x3F0000, 0xBF0000,
+    0x3E0000, 0x400000, 0x408000, 0x7EFFFF, 0xFEFFFF, 0x7F0000, 0xFF0000, 0x7FFFFF, 0x7F8000,
+    0xFF0001, 0x3F0001, 0x3FC000, 0x3F5555, 0x2E0000, 0xAD0000, 0x45FFFC, 0xC5FFFC, 0xBB9999,
+    0x460000, 0x7E8000, 0x3EFFFF, 0x020000, 0x5E0000, 0x3D0000, 0x410000, 0x450000, 0x3E8000,
+];
+
+const F32_SPECIALS: &[u32] = &[
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x807F_FFFF,
+    0x0080_0000,
+    0x8080_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x3F00_0000,
+    0x7F7F_FFFF,
+    0xFF7F_FFFF,
+    0x7F80_0000,
+    0xFF80_0000,
+    0x7FC0_0000,
+    0xFFFF_FFFF,
+    0x7F80_0001,
+    0x4000_0000,
+    0x4B00_0000,
+    0x4F00_0000,
+    0xCF00_0000,
+    0x42FF_FE00,
+    0x3FFF_FFFF,
+];
+
+/// A register value for `mode`: f24 values in F24 modes (the input contract), any f32 in F32
+/// mode; specials half of the time, small integers (bone indices, loop-ish values) sometimes.
+fn value(r: &mut Rng, mode: FloatMode) -> f32 {
+    let f24 = matches!(mode, FloatMode::F24(_));
+    match r.below(10) {
+        0..=4 => {
+            if f24 {
+                F24::from_bits(F24_SPECIALS[r.below(F24_SPECIALS.len() as u32) as usize]).to_f32()
+            } else {
+                f32::from_bits(F32_SPECIALS[r.below(F32_SPECIALS.len() as u32) as usize])
+            }
+        }
+        5 => r.below(200) as f32 - 100.0,
+        _ => {
+            if f24 {
+                // Any f24 pattern with a moderate exponent.
+                let e = 40 + r.below(48);
+                F24::from_bits((r.next() & 0x80_FFFF) | (e << 16)).to_f32()
+            } else {
+                f32::from_bits(r.next() ^ (r.next() << 16))
+            }
+        }
+    }
+}
+
+/// Per-vertex inputs: vertex 0 keeps the test case's inputs, the others mix them with fresh
+/// random and special values component by component.
+fn batch_inputs(base: &Row, n: usize, mode: FloatMode, r: &mut Rng) -> Vec<Row> {
+    (0..n)
+        .map(|k| {
+            let mut row = *base;
+            if k > 0 {
+                for reg in row.iter_mut() {
+                    for x in reg.iter_mut() {
+                        if r.below(3) != 0 {
+                            *x = value(r, mode);
+                        }
+                    }
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- examples
+
+const VERTEX_EXAMPLES: [&str; 7] = [
+    "mvp.v.pica",
+    "lighting.v.pica",
+    "lights_loop.v.pica",
+    "lights8.v.pica",
+    "skinning.v.pica",
+    "skinning4.v.pica",
+    "branches.v.pica",
+];
+
+#[test]
+fn examples_run_on_the_soa_path_and_match() {
+    if !has_avx2() {
+        eprintln!("no AVX2: the SoA path is not available on this host");
+        return;
+    }
+    let workloads = Workload::examples().unwrap();
+    let mut seen = Vec::new();
+    for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
+        seen.push(w.name.clone());
+        for mode in MODES {
+            let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+            assert_eq!(shader.batch_lanes(), 8, "{} is not on the SoA path", w.name);
+            let uniforms = w.uniforms(mode);
+            for n in [67usize, 1024] {
+                let inputs = w.inputs(mode, n);
+                let what = || format!("{} {mode:?} n={n}", w.name);
+                check_batch(
+                    &shader,
+                    &w.program,
+                    mode,
+                    &inputs,
+                    &uniforms,
+                    1 << 20,
+                    &what,
+                );
+            }
+            let s = shader.batch_stats();
+            if w.name == "branches.v.pica" {
+                // Its IFC/BREAKC/JMPC depend on per-vertex normals and depths: the benchmark's
+                // random vertices disagree within a group, so groups fall back (correctly).
+                // Groups whose vertices agree (here: each group is one vertex repeated, the
+                // coherent case of neighbouring vertices) must run on SoA code.
+                let before = s.groups;
+                let coherent: Vec<Row> = w
+                    .inputs(mode, 64)
+                    .iter()
+                    .flat_map(|row| std::iter::repeat_n(*row, 8))
+                    .collect();
+                let what = || format!("{} {mode:?} coherent groups", w.name);
+                check_batch(
+                    &shader,
+                    &w.program,
+                    mode,
+                    &coherent,
+                    &uniforms,
+                    1 << 20,
+                    &what,
+                );
+                let s2 = shader.batch_stats();
+                assert_eq!(s2.groups - before, 64, "{} {mode:?}: {s2:?}", w.name);
+            } else {
+                assert!(s.groups > 0, "{}: no group ran on SoA code ({s:?})", w.name);
+                assert_eq!(s.fallbacks, 0, "{} {mode:?}: {s:?}", w.name);
+            }
+            eprintln!("{} {mode:?}: {:?}", w.name, shader.batch_stats());
+        }
+    }
+    for name in VERTEX_EXAMPLES {
+        assert!(seen.iter().any(|s| s == name), "example {name} not tested");
+    }
+}
+
+// ---------------------------------------------------------------- random programs
+
+fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
+    if !has_avx2() {
+        return;
+    }
+    let cfg = Config {
+        mode,
+        kind: ShaderKind::Vertex,
+        max_len: 48,
+        flow,
+    };
+    let mut soa_groups = 0;
+    let mut fallbacks = 0;
+    let mut r = Rng(seed0 ^ 0xBA7C);
+    for seed in seed0..seed0 + n {
+        let case = generate(seed, &cfg);
+        let shader = match compile(&case.program, mode, Backend::X64, HostFeatures::detect()) {
+            Ok(s) => s,
+            Err(picajit_jit::CompileError::Unsupported(_)) => continue,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(shader.batch_lanes(), 8);
+        let size = SIZES[(seed % SIZES.len() as u64) as usize];
+        let inputs = batch_inputs(&case.inputs, size, mode, &mut r);
+        let budget = if seed % 7 == 0 { 1 + seed % 40 } else { 4000 };
+        let what = || {
+            format!(
+                "seed {seed} mode {mode:?} flow {flow} size {size} budget {budget}\n{}",
+                picajit::asm::disassemble_program(
+                    case.program.code(),
+                    case.program.opdescs(),
+                    case.program.entry() as u32,
+                    case.program.kind()
+                )
+            )
+        };
+        check_batch(
+            &shader,
+            &case.program,
+            mode,
+            &inputs,
+            &case.uniforms,
+            budget,
+            &what,
+        );
+        let s = shader.batch_stats();
+        soa_groups += s.groups;
+        fallbacks += s.fallbacks;
+    }
+    eprintln!("{mode:?} flow={flow}: {soa_groups} SoA groups, {fallbacks} fallbacks");
+    assert!(soa_groups > n / 4, "too few groups ran on SoA code");
+}
+
+#[test]
+fn random_straight_line_f24_rtz() {
+    random(F24Z, false, 100_000, cases(2000));
+}
+
+#[test]
+fn random_straight_line_f24_rne() {
+    random(F24N, false, 200_000, cases(1500));
+}
+
+#[test]
+fn random_straight_line_f32() {
+    random(FloatMode::F32, false, 300_000, cases(1500));
+}
+
+#[test]
+fn random_flow_f24_rtz() {
+    random(F24Z, true, 400_000, cases(2000));
+}
+
+#[test]
+fn random_flow_f24_rne() {
+    random(F24N, true, 500_000, cases(1000));
+}
+
+#[test]
+fn random_flow_f32() {
+    random(FloatMode::F32, true, 600_000, cases(1000));
+}
+
+// ---------------------------------------------------------------- hand-written shapes
+
+const SHAPES: &str = r#"
+.fvec table[8]
+.constf k(0.0, 1.0, 2.0, 3.0)
+.consti loop3(2, 250, 3, 0)
+.in a v0
+.in b v1
+.out opos position
+.out oclr color
+.out otc0 texcoord0
+.out otc1 texcoord1
+.out otc2 texcoord2
+.proc main
+    mova a0.xy, a
+    mov r8, b
+    mov r6, table[a0.y+2]
+    add r0, table[a0.x], r6
+    mad r1.xz, b.yxwz, -table[a0.y+7].wzyx, r0
+    dp4 r2.y, table[a0.x+1], b
+    mov opos, r0
+    mov opos.yw, r1
+    cmp r9, gt, le, a.xwyz
+    ifc cmp.x
+        mov r7, table[a0.y]
+        for loop3
+            add r7.x, table[aL], r7.x
+        .end
+        mov oclr, r7
+    .else
+        mov oclr, -a
+        rcp oclr.z, b.y
+        rsq oclr.w, b.z
+    .end
+    jmpc !cmp.y, skip
+    litp otc0, b
+    flr otc0.y, a.x
+    ex2 otc0.z, b.w
+    lg2 otc0.w, b.x
+skip:
+    dph r3.x, a, r8
+    dp3 r3.z, r2, -b.wzyx
+    sge r3.w, a, r8
+    slt r3.y, r8.xxxx, a
+    max r4, a, -r8
+    min r4.xy, r3, a
+    dst r5, a, r8
+    mov otc0.x, r3
+    mov otc1, r4
+    mov otc2, r5
+    end
+.end
+"#;
+
+#[test]
+fn hand_written_shapes() {
+    if !has_avx2() {
+        return;
+    }
+    let w = Workload::from_source("shapes.v.pica", SHAPES).unwrap();
+    let mut r = Rng(77);
+    for mode in MODES {
+        let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        assert_eq!(shader.batch_lanes(), 8);
+        let mut uniforms = w.uniforms(mode);
+        for i in 0..96 {
+            let row = [0; 4].map(|_: i32| value(&mut r, mode));
+            uniforms.set_float_raw(i, row);
+        }
+        // Groups whose a.x and a.w signs agree (so IFC and JMPC are uniform), then groups
+        // with mixed signs (divergent), with a0 offsets in and out of -128..=127, NaN, inf.
+        for coherent in [true, false] {
+            let mut inputs = Vec::new();
+            for g in 0..16 {
+                for _ in 0..8 {
+                    let mut row = [[0.0f32; 4]; 16];
+                    for reg in row.iter_mut().take(2) {
+                        for x in reg.iter_mut() {
+                            *x = value(&mut r, mode);
+                        }
+                    }
+                    // Address-like values for mova: some in range, some far out.
+                    let addr = |r: &mut Rng| match r.below(4) {
+                        0 => r.below(300) as f32 - 150.0,
+                        1 => r.below(16) as f32,
+                        _ => value(r, mode),
+                    };
+                    row[0][0] = addr(&mut r);
+                    row[0][1] = addr(&mut r);
+                    if coherent {
+                        let sx = if g % 2 == 0 { 1.0 } else { -1.0 };
+                        let sw = if g % 4 < 2 { 1.0 } else { -1.0 };
+                        row[0][0] = sx * (1.0 + (r.below(64) as f32));
+                        row[0][3] = sw * (1.0 + (r.below(64) as f32));
+                        row[0][1] = sw * (1.0 + (r.below(64) as f32));
+                        row[0][2] = sw * (1.0 + (r.below(64) as f32));
+                    }
+                    inputs.push(row);
+                }
+            }
+            let before = shader.batch_stats();
+            let what = || format!("shapes {mode:?} coherent {coherent}");
+            check_batch(
+                &shader,
+                &w.program,
+                mode,
+                &inputs,
+                &uniforms,
+                1 << 20,
+                &what,
+            );
+            let after = shader.batch_stats();
+            if coherent {
+                assert_eq!(after.groups - before.groups, 16, "{mode:?} {after:?}");
+            } else {
+                assert!(after.fallbacks > before.fallbacks, "{mode:?} {after:?}");
+            }
+        }
+    }
+}
