@@ -380,6 +380,11 @@ impl CompiledShader {
         uniforms: &Uniforms,
         budget: u64,
     ) -> Result<BatchInfo, BatchError> {
+        // Fewer vertices than one group would all be the per-vertex tail anyway; skipping the
+        // group driver's setup keeps single-vertex batches as fast as they were.
+        if inputs.len().min(outputs.len()) < batch::LANES {
+            return self.run_batch_rows(inputs, outputs, uniforms, budget);
+        }
         match self.soa() {
             Some(soa) => batch::run(self, soa, inputs, outputs, uniforms, budget),
             None => self.run_batch_rows(inputs, outputs, uniforms, budget),
