@@ -1,0 +1,220 @@
+//! The public engine API with a small instruction budget: programs from the structured case
+//! format (`fuzz/src/lib.rs`) or from SHBIN bytes go through `Shader::new`, `run_vertex`,
+//! `run_batch` and `GeometryRunner::invoke` on the chosen backend and float mode. Every call
+//! must return outputs or an error, within the budget, and agree with the same calls on the
+//! interpreter backend.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use picajit::engine::{
+    program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+};
+use picajit::interp::exec::{ExecError, RunInfo};
+use picajit::interp::float::FloatMode;
+use picajit::interp::program::{GsInputMode, Program, ShaderKind};
+use picajit::interp::state::Uniforms;
+use picajit::shbin::Shbin;
+use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Reader, MODES};
+
+const BACKENDS: [BackendChoice; 4] = [
+    BackendChoice::Auto,
+    BackendChoice::Interpreter,
+    BackendChoice::X64,
+    BackendChoice::A64,
+];
+
+struct Run {
+    config: EngineConfig,
+    inputs: [[f32; 4]; 16],
+    gs_mode: GsInputMode,
+    rows: usize,
+    count: u8,
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut r = Reader::new(data);
+    let opts = r.u8();
+    let budget = r.u16() as u64 % 4096;
+    let gs_bytes = [r.u8(), r.u8(), r.u8()];
+    let mode = MODES[(opts >> 2 & 3) as usize % MODES.len()];
+    let config = EngineConfig {
+        backend: BACKENDS[opts as usize & 3],
+        float_mode: mode,
+        budget,
+    };
+    let gs_mode = match gs_bytes[0] % 3 {
+        0 => GsInputMode::Point,
+        1 => GsInputMode::Variable {
+            first_uniform: gs_bytes[1],
+            full_vertices: gs_bytes[2],
+        },
+        _ => GsInputMode::Fixed {
+            first_uniform: gs_bytes[1],
+            vertices: gs_bytes[2],
+        },
+    };
+    let run = |inputs, gs_mode| Run {
+        config,
+        inputs,
+        gs_mode,
+        rows: gs_bytes[2] as usize % 17,
+        count: gs_bytes[1],
+    };
+    if opts & 0x10 != 0 {
+        let Ok(shbin) = Shbin::parse(r.rest()) else {
+            return;
+        };
+        // Inputs as an application would pass them: f32 attributes, any bits.
+        let inputs = Case::decode(&[]).inputs(FloatMode::F32);
+        for index in 0..shbin.dvles.len().min(4) {
+            match program_from_shbin(&shbin, index) {
+                Ok((program, uniforms)) => {
+                    exercise(program, &uniforms, &run(inputs, shbin.dvles[index].gs_mode))
+                }
+                Err(e) => assert!(!e.to_string().is_empty()),
+            }
+        }
+    } else {
+        let case = Case::decode(r.rest());
+        match &case.program {
+            Ok(program) => exercise(
+                program.clone(),
+                &case.uniforms(mode),
+                &run(case.inputs(FloatMode::F32), gs_mode),
+            ),
+            Err(e) => assert!(!e.is_empty()),
+        }
+    }
+});
+
+/// A finished invocation stays within the budget; an exhausted budget is the configured one.
+fn check_budget(result: &Result<RunInfo, ExecError>, budget: u64, what: &str) {
+    match result {
+        Ok(info) => assert!(
+            info.instructions <= budget,
+            "{what}: {} instructions with a budget of {budget}",
+            info.instructions
+        ),
+        Err(ExecError::BudgetExhausted { budget: b, .. }) => {
+            assert_eq!(*b, budget, "{what}: wrong budget reported")
+        }
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+}
+
+fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
+    let config = run.config;
+    let budget = config.budget;
+    let kind = program.kind();
+    let text = listing(&program);
+    let shader = match Shader::new(program.clone(), &config) {
+        Ok(s) => s,
+        Err(e) => {
+            assert!(!e.to_string().is_empty());
+            return;
+        }
+    };
+    if config.backend == BackendChoice::Interpreter {
+        assert_eq!(shader.backend(), ActiveBackend::Interpreter);
+    }
+    if let Some(reason) = shader.fallback_reason() {
+        assert!(!reason.is_empty());
+    }
+    let reference_config = EngineConfig {
+        backend: BackendChoice::Interpreter,
+        ..config
+    };
+    let reference = Shader::new(program, &reference_config)
+        .unwrap_or_else(|e| panic!("the interpreter refused a valid program: {e}\n{text}"));
+    let ctx = || format!("{config:?} on {}\n{text}", shader.backend());
+    match kind {
+        ShaderKind::Vertex => {
+            let a = shader.run_vertex(uniforms, &run.inputs);
+            let b = reference.run_vertex(uniforms, &run.inputs);
+            check_budget(
+                &a.as_ref().map(|x| x.1).map_err(|e| e.clone()),
+                budget,
+                "run_vertex",
+            );
+            match (&a, &b) {
+                (Ok((ra, ia)), Ok((rb, ib))) => {
+                    assert_eq!(ia, ib, "run_vertex instruction counts\n{}", ctx());
+                    assert!(
+                        reg_bits(ra) == reg_bits(rb),
+                        "run_vertex registers\n{}",
+                        ctx()
+                    );
+                }
+                (Err(ea), Err(eb)) => assert_eq!(ea, eb, "run_vertex errors\n{}", ctx()),
+                _ => panic!("run_vertex: {a:?} vs the interpreter's {b:?}\n{}", ctx()),
+            }
+            let batch: Vec<[[f32; 4]; 16]> = [0, 3, 7]
+                .iter()
+                .map(|&k| std::array::from_fn(|i| run.inputs[(i + k) % 16]))
+                .collect();
+            let mut out_a = vec![[[0.0f32; 4]; 16]; batch.len()];
+            let mut out_b = out_a.clone();
+            let ra = shader.run_batch(uniforms, &batch, &mut out_a);
+            let rb = reference.run_batch(uniforms, &batch, &mut out_b);
+            assert_eq!(ra, rb, "run_batch results\n{}", ctx());
+            let valid = match &ra {
+                Ok(total) => {
+                    assert!(
+                        *total <= budget * batch.len() as u64,
+                        "run_batch over budget"
+                    );
+                    batch.len()
+                }
+                Err(e) => e.vertex,
+            };
+            for k in 0..valid {
+                let bits = |o: &[[f32; 4]; 16]| {
+                    o.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>()
+                };
+                assert!(
+                    bits(&out_a[k]) == bits(&out_b[k]),
+                    "run_batch vertex {k}\n{}",
+                    ctx()
+                );
+            }
+        }
+        ShaderKind::Geometry => {
+            let mut ga = GeometryRunner::default();
+            let mut gb = GeometryRunner::default();
+            let mut ua = uniforms.clone();
+            let mut ub = uniforms.clone();
+            let rows: Vec<[f32; 4]> = run.inputs[..run.rows].to_vec();
+            for round in 0..3 {
+                let input = if round == 0 || run.gs_mode == GsInputMode::Point {
+                    GsInput::Point(&run.inputs)
+                } else {
+                    GsInput::Uniforms {
+                        rows: &rows,
+                        count: run.count,
+                    }
+                };
+                let a = ga.invoke(&shader, run.gs_mode, &mut ua, input);
+                let b = gb.invoke(&reference, run.gs_mode, &mut ub, input);
+                check_budget(&a, budget, "GeometryRunner::invoke");
+                assert_eq!(a, b, "invocation {round}\n{}", ctx());
+                assert!(
+                    reg_bits(&ga.registers) == reg_bits(&gb.registers),
+                    "invocation {round}: registers\n{}",
+                    ctx()
+                );
+                assert!(
+                    gs_bits(&ga.state) == gs_bits(&gb.state),
+                    "invocation {round}: geometry state\n{}",
+                    ctx()
+                );
+                assert!(ua == ub || format!("{ua:?}") == format!("{ub:?}"));
+                if a.is_err() {
+                    break;
+                }
+            }
+            let (ea, pa) = ga.state.take_output();
+            let (eb, pb) = gb.state.take_output();
+            assert_eq!((ea.len(), pa.len()), (eb.len(), pb.len()), "{}", ctx());
+        }
+    }
+}
