@@ -52,6 +52,17 @@ impl HostFeatures {
         HostFeatures(self.0 & !other.0)
     }
 
+    /// The features to generate `backend` code with: the host's when the code is for this
+    /// machine, otherwise that architecture's baseline (what a build for it could assume
+    /// before detecting anything), for code that is only inspected or emulated.
+    pub fn for_backend(backend: crate::Backend) -> HostFeatures {
+        match backend {
+            b if crate::Backend::host() == Some(b) => HostFeatures::detect(),
+            crate::Backend::X64 => HostFeatures::SSE41,
+            crate::Backend::A64 => HostFeatures::NEON,
+        }
+    }
+
     /// The features of the machine this process runs on.
     pub fn detect() -> HostFeatures {
         #[allow(unused_mut)]

@@ -204,12 +204,7 @@ fn through_jit(
     let backend = engine
         .backend()
         .ok_or_else(|| format!("{engine} is not a JIT"))?;
-    // Code for another architecture is generated for its baseline features.
-    let features = match backend {
-        _ if engine.runs_here() => HostFeatures::detect(),
-        Backend::X64 => HostFeatures::SSE41,
-        Backend::A64 => HostFeatures::NEON,
-    };
+    let features = HostFeatures::for_backend(backend);
     let code = picajit_jit::compile(program, mode, backend, features).map_err(|e| e.to_string())?;
     let (time, size) = (code.compile_time(), Some(code.code_size()));
     if engine.runs_here() {

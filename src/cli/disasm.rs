@@ -100,12 +100,7 @@ fn programs(args: &DisasmArgs, kind: ShaderKind) -> Result<Vec<(String, Program)
 }
 
 fn host_code(program: &Program, backend: Backend, float: &FloatArgs) -> Result<String, String> {
-    // Host features for host code, the architecture's baseline otherwise, as `info` does.
-    let features = match backend {
-        b if Backend::host() == Some(b) => HostFeatures::detect(),
-        Backend::X64 => HostFeatures::SSE41,
-        Backend::A64 => HostFeatures::NEON,
-    };
+    let features = HostFeatures::for_backend(backend);
     match compile(program, float.mode()?, backend, features) {
         Ok(code) => Ok(format!(
             "; {backend}, {} bytes, features {}; {}\n{}",

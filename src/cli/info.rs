@@ -68,13 +68,7 @@ impl JitQuery {
             Ok((p, _)) => p,
             Err(e) => return JitReport::Interpreter(e.to_string()),
         };
-        // The host's features for host code; the baseline elsewhere, as a build for that
-        // architecture would assume before detecting anything.
-        let features = match backend {
-            b if Backend::host() == Some(b) => HostFeatures::detect(),
-            Backend::X64 => HostFeatures::SSE41,
-            Backend::A64 => HostFeatures::NEON,
-        };
+        let features = HostFeatures::for_backend(backend);
         match compile(&program, self.mode, backend, features) {
             Ok(code) => JitReport::Compiled {
                 backend,
