@@ -9,7 +9,7 @@
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
 use picajit_interp::float::{FloatMode, F24};
-use picajit_interp::isa::{decode, Instruction, SrcReg};
+use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{GeometryState, Registers, Uniforms};
 use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
@@ -143,6 +143,7 @@ pub struct Shader {
     active: ActiveBackend,
     fallback: Option<String>,
     input_mask: u16,
+    output_mask: u16,
 }
 
 impl Shader {
@@ -176,6 +177,7 @@ impl Shader {
         };
         let mut shader = Shader {
             input_mask: input_mask(&program),
+            output_mask: program_output_mask(&program),
             program,
             interp,
             jit: None,
@@ -252,6 +254,13 @@ impl Shader {
         self.input_mask
     }
 
+    /// Bit `n` set when some instruction of the program writes output register o`n`; the
+    /// others are +0 after every vertex. A caller with no output map of its own can pass this
+    /// to [`Self::run_batch_masked`].
+    pub fn output_mask(&self) -> u16 {
+        self.output_mask
+    }
+
     /// Run one invocation on caller-owned registers (used as they are: geometry shaders
     /// keep state between invocations). `geometry` receives EMITs.
     pub fn run(
@@ -302,6 +311,22 @@ impl Shader {
         inputs: &[[[f32; 4]; 16]],
         outputs: &mut [[[f32; 4]; 16]],
     ) -> Result<u64, BatchError> {
+        self.run_batch_masked(uniforms, inputs, outputs, 0xFFFF)
+    }
+
+    /// [`Self::run_batch`] for a caller that reads only the output registers in `out_mask`
+    /// (bit n = o`n`, for example the registers an output map names). Those are written
+    /// exactly as `run_batch` writes them; the other registers of each output row either keep
+    /// their contents or receive the vertex's values. The multi-vertex JIT skips them, which
+    /// for short shaders saves a good part of the time (see
+    /// `picajit_jit::CompiledShader::run_batch_masked`).
+    pub fn run_batch_masked(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+    ) -> Result<u64, BatchError> {
         let n = inputs.len().min(outputs.len());
         let needs_conversion = matches!(self.config.float_mode, FloatMode::F24(_));
         let Some(code) = &self.jit else {
@@ -324,7 +349,7 @@ impl Shader {
             return Ok(total);
         };
         let run = |ins: &[[[f32; 4]; 16]], outs: &mut [[[f32; 4]; 16]], base: usize| {
-            code.run_batch(ins, outs, uniforms, self.config.budget)
+            code.run_batch_masked(ins, outs, uniforms, self.config.budget, out_mask)
                 .map(|i| i.instructions)
                 .map_err(|e| BatchError {
                     vertex: base + e.index,
@@ -386,6 +411,25 @@ fn input_mask(program: &Program) -> u16 {
                 add(&src1);
                 add(&src2);
                 add(&src3);
+            }
+            _ => {}
+        }
+    }
+    mask
+}
+
+/// Output registers any instruction of `program` writes (reachable or not: a superset); the
+/// others are +0 after every vertex (see [`Shader::output_mask`]).
+pub fn program_output_mask(program: &Program) -> u16 {
+    let mut mask = 0u16;
+    for &w in program.code() {
+        match decode(w) {
+            Instruction::Binary { dst, .. }
+            | Instruction::Unary { dst, .. }
+            | Instruction::Mad { dst, .. } => {
+                if let DstReg::Output(o) = dst {
+                    mask |= 1 << (o & 15);
+                }
             }
             _ => {}
         }

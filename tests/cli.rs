@@ -216,6 +216,32 @@ fn disasm_jit_x64_interleaves_host_code_with_pica_instructions() {
 }
 
 #[test]
+fn disasm_jit_batch_shows_the_multi_vertex_code_or_why_there_is_none() {
+    let out = ok(&["disasm", "--jit", "x64", "--batch", "examples/mvp.v.pica"]);
+    let avx2 = picajit::jit::HostFeatures::detect().contains(picajit::jit::HostFeatures::AVX2);
+    if avx2 {
+        assert!(out.contains("multi-vertex (8 vertices per group)"), "{out}");
+        assert!(out.contains("dp4"), "PICA instructions are shown: {out}");
+        assert!(out.contains("ymm"), "eight-lane host code is shown: {out}");
+    } else {
+        assert!(out.contains("no multi-vertex code"), "{out}");
+    }
+    let out = ok(&[
+        "disasm",
+        "--jit",
+        "x64",
+        "--batch",
+        "examples/point_to_quad.g.pica",
+    ]);
+    assert!(
+        out.contains("no multi-vertex code (not a vertex shader)"),
+        "{out}"
+    );
+    fails(&["disasm", "--jit", "a64", "--batch", "examples/mvp.v.pica"]);
+    fails(&["disasm", "--batch", "examples/mvp.v.pica"]);
+}
+
+#[test]
 fn disasm_jit_a64_prints_aarch64_code_on_any_host() {
     let out = ok(&["disasm", "--jit", "a64", "examples/skinning.v.pica"]);
     assert!(out.contains("; ==== DVLE #0"), "{out}");

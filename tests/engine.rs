@@ -237,6 +237,40 @@ fn input_mask_lists_the_inputs_the_program_reads() {
 }
 
 #[test]
+fn output_mask_lists_written_outputs_and_masked_batches_write_those() {
+    let mode = FloatMode::F24(Rounding::TowardZero);
+    let shader = Shader::new(
+        add_program(),
+        &EngineConfig {
+            float_mode: mode,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(shader.output_mask(), 0b11);
+    let mut u = Uniforms::default();
+    u.set_float_f32(0, [0.5, -2.0, 3.0, 1.0], mode);
+    let inputs = awkward_inputs(300);
+    let mut want = vec![[[0.0f32; 4]; 16]; inputs.len()];
+    shader.run_batch(&u, &inputs, &mut want).unwrap();
+    // o0 only: o0 exact, o1 and the never-written registers untouched or their values.
+    let sentinel = f32::from_bits(0x7FC0_4321);
+    let mut got = vec![[[sentinel; 4]; 16]; inputs.len()];
+    shader
+        .run_batch_masked(&u, &inputs, &mut got, 0b01)
+        .unwrap();
+    for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+        assert_eq!(w[0].map(f32::to_bits), g[0].map(f32::to_bits), "vertex {k}");
+        for o in 1..16 {
+            for c in 0..4 {
+                let (x, y) = (w[o][c].to_bits(), g[o][c].to_bits());
+                assert!(x == y || y == sentinel.to_bits(), "vertex {k} o{o}.{c}");
+            }
+        }
+    }
+}
+
+#[test]
 fn code_cache_reuses_compiled_code() {
     let cache = CodeCache::new();
     let config = EngineConfig::default();

@@ -118,6 +118,7 @@ fn check_batch(
                 first_diff(&want, &got),
                 what()
             );
+            check_masked(shader, inputs, uniforms, budget, &want, what);
         }
         (Err(w), Err(g)) => {
             assert_eq!(w, g, "errors differ\n{}", what());
@@ -134,6 +135,38 @@ fn check_batch(
             "interpreter {want_info:?}, run_batch {got_info:?}\n{}",
             what()
         ),
+    }
+}
+
+/// `run_batch_masked`: the registers in the mask exactly as `run_batch` gives them, every
+/// other register either untouched or the vertex's value.
+fn check_masked(
+    shader: &CompiledShader,
+    inputs: &[Row],
+    uniforms: &Uniforms,
+    budget: u64,
+    want: &[Row],
+    what: &dyn Fn() -> String,
+) {
+    const SENTINEL: u32 = 0x7FC0_5678;
+    let masks = [0x0001u16, 0xA5C3, 0x5A3C, 0x0000];
+    let mask = masks[inputs.len() % masks.len()];
+    let mut got = vec![[[f32::from_bits(SENTINEL); 4]; 16]; inputs.len()];
+    shader
+        .run_batch_masked(inputs, &mut got, uniforms, budget, mask)
+        .unwrap_or_else(|e| panic!("masked run failed: {e:?}\n{}", what()));
+    for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+        for o in 0..16 {
+            for c in 0..4 {
+                let (x, y) = (w[o][c].to_bits(), g[o][c].to_bits());
+                let ok = x == y || (mask >> o & 1 == 0 && y == SENTINEL);
+                assert!(
+                    ok,
+                    "mask {mask:#06x}: vertex {k} o{o}.{c}: want {x:08x}, got {y:08x}\n{}",
+                    what()
+                );
+            }
+        }
     }
 }
 
@@ -294,7 +327,8 @@ fn examples_run_on_the_soa_path_and_match() {
                     &what,
                 );
                 let s2 = shader.batch_stats();
-                assert_eq!(s2.groups - before, 64, "{} {mode:?}: {s2:?}", w.name);
+                // check_batch runs the batch twice: `run_batch` and `run_batch_masked`.
+                assert_eq!(s2.groups - before, 2 * 64, "{} {mode:?}: {s2:?}", w.name);
             } else {
                 assert!(s.groups > 0, "{}: no group ran on SoA code ({s:?})", w.name);
                 assert_eq!(s.fallbacks, 0, "{} {mode:?}: {s:?}", w.name);
@@ -504,7 +538,8 @@ fn hand_written_shapes() {
             );
             let after = shader.batch_stats();
             if coherent {
-                assert_eq!(after.groups - before.groups, 16, "{mode:?} {after:?}");
+                // Twice: `run_batch` and `run_batch_masked` (see check_batch).
+                assert_eq!(after.groups - before.groups, 2 * 16, "{mode:?} {after:?}");
             } else {
                 assert!(after.fallbacks > before.fallbacks, "{mode:?} {after:?}");
             }

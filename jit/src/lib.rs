@@ -380,13 +380,30 @@ impl CompiledShader {
         uniforms: &Uniforms,
         budget: u64,
     ) -> Result<BatchInfo, BatchError> {
+        self.run_batch_masked(inputs, outputs, uniforms, budget, 0xFFFF)
+    }
+
+    /// [`Self::run_batch`] for a caller that reads only the output registers in `out_mask`
+    /// (bit n = o`n`), as an emulator reads only the registers its output map names. Those
+    /// are written exactly as `run_batch` writes them; every other register of an output row
+    /// either keeps its previous contents or receives the vertex's value, whichever the
+    /// backend finds cheaper (the multi-vertex backend skips them: storing sixteen registers
+    /// per vertex costs more than a short shader).
+    pub fn run_batch_masked(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        out_mask: u16,
+    ) -> Result<BatchInfo, BatchError> {
         // Fewer vertices than one group would all be the per-vertex tail anyway; skipping the
         // group driver's setup keeps single-vertex batches as fast as they were.
         if inputs.len().min(outputs.len()) < batch::LANES {
             return self.run_batch_rows(inputs, outputs, uniforms, budget);
         }
         match self.soa() {
-            Some(soa) => batch::run(self, soa, inputs, outputs, uniforms, budget),
+            Some(soa) => batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask),
             None => self.run_batch_rows(inputs, outputs, uniforms, budget),
         }
     }
@@ -461,53 +478,10 @@ impl CompiledShader {
     #[cfg(feature = "disasm")]
     pub fn disassemble(&self) -> String {
         let end = self.code_end();
-        let mut out = String::new();
-        let mut marks = self.marks.iter().peekable();
-        let mut mark_up_to = |out: &mut String, ip: usize| {
-            while let Some((off, _, t)) = marks.peek() {
-                if *off <= ip {
-                    out.push_str(&format!("; {t}\n"));
-                    marks.next();
-                } else {
-                    break;
-                }
-            }
+        let mut out = match self.backend {
+            Backend::X64 => disassemble_x64(&self.code, end, &self.marks),
+            Backend::A64 => disassemble_a64(&self.code, end, &self.marks),
         };
-        match self.backend {
-            Backend::X64 => {
-                use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
-                let mut dec = Decoder::with_ip(64, &self.code, 0, DecoderOptions::NONE);
-                let mut fmt = IntelFormatter::new();
-                let mut text = String::new();
-                // The constant pool follows the last `ret`; stop decoding there.
-                while dec.can_decode() && (dec.ip() as usize) < end {
-                    let ip = dec.ip() as usize;
-                    mark_up_to(&mut out, ip);
-                    let ins = dec.decode();
-                    text.clear();
-                    fmt.format(&ins, &mut text);
-                    out.push_str(&format!("  {ip:05x}  {text}\n"));
-                }
-            }
-            Backend::A64 => {
-                use yaxpeax_arch::{Decoder, U8Reader};
-                use yaxpeax_arm::armv8::a64::InstDecoder;
-                let dec = InstDecoder::default();
-                for ip in (0..end.min(self.code.len())).step_by(4) {
-                    mark_up_to(&mut out, ip);
-                    let word = &self.code[ip..ip + 4];
-                    let mut reader = U8Reader::new(word);
-                    let text = match dec.decode(&mut reader) {
-                        Ok(ins) => ins.to_string(),
-                        Err(_) => format!(
-                            ".word {:#010x}",
-                            u32::from_le_bytes([word[0], word[1], word[2], word[3],])
-                        ),
-                    };
-                    out.push_str(&format!("  {ip:05x}  {text}\n"));
-                }
-            }
-        }
         out.push_str(&format!(
             "; constant pool: {} bytes\n",
             self.code.len().saturating_sub(end)
@@ -515,9 +489,74 @@ impl CompiledShader {
         out
     }
 
+    /// Disassembly of the multi-vertex (SoA) code `run_batch` uses, generating it if needed;
+    /// `None` when the program has none (see [`Self::batch_lanes`]).
+    #[cfg(feature = "disasm")]
+    pub fn disassemble_batch(&self) -> Option<String> {
+        let (code, end, marks) = self.batch_code();
+        if end == 0 {
+            return None;
+        }
+        let mut out = disassemble_x64(code, end, marks);
+        out.push_str(&format!(
+            "; constant pool: {} bytes\n",
+            code.len().saturating_sub(end)
+        ));
+        Some(out)
+    }
+
     fn code_end(&self) -> usize {
         self.code_len
     }
+}
+
+/// Print `code[..end]` as x86-64, each annotation of `marks` above the instruction it marks.
+#[cfg(feature = "disasm")]
+fn disassemble_x64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> String {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+    let mut out = String::new();
+    let mut marks = marks.iter().peekable();
+    let mut dec = Decoder::with_ip(64, &code[..end.min(code.len())], 0, DecoderOptions::NONE);
+    let mut fmt = IntelFormatter::new();
+    let mut text = String::new();
+    while dec.can_decode() {
+        let ip = dec.ip() as usize;
+        while let Some((_, _, t)) = marks.next_if(|(off, _, _)| *off <= ip) {
+            out.push_str(&format!("; {t}\n"));
+        }
+        let ins = dec.decode();
+        text.clear();
+        fmt.format(&ins, &mut text);
+        out.push_str(&format!("  {ip:05x}  {text}\n"));
+    }
+    out
+}
+
+/// Print `code[..end]` as AArch64 (undecodable words as `.word`), annotated like
+/// [`disassemble_x64`].
+#[cfg(feature = "disasm")]
+fn disassemble_a64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> String {
+    use yaxpeax_arch::{Decoder, U8Reader};
+    use yaxpeax_arm::armv8::a64::InstDecoder;
+    let mut out = String::new();
+    let mut marks = marks.iter().peekable();
+    let dec = InstDecoder::default();
+    for ip in (0..end.min(code.len())).step_by(4) {
+        while let Some((_, _, t)) = marks.next_if(|(off, _, _)| *off <= ip) {
+            out.push_str(&format!("; {t}\n"));
+        }
+        let word = &code[ip..ip + 4];
+        let mut reader = U8Reader::new(word);
+        let text = match dec.decode(&mut reader) {
+            Ok(ins) => ins.to_string(),
+            Err(_) => format!(
+                ".word {:#010x}",
+                u32::from_le_bytes([word[0], word[1], word[2], word[3]])
+            ),
+        };
+        out.push_str(&format!("  {ip:05x}  {text}\n"));
+    }
+    out
 }
 
 /// The EMIT record buffer of the calling thread. A geometry invocation runs a few dozen

@@ -135,6 +135,9 @@ pub struct Prepared {
     pub code_size: Option<usize>,
     budget: u64,
     kind: ShaderKind,
+    /// The output registers the program writes: all a caller reads (the rest stay +0), so
+    /// only these are copied out, as an emulator copies the registers its output map names.
+    out_mask: u16,
     exec: Exec,
 }
 
@@ -173,6 +176,7 @@ pub fn prepare(
         code_size,
         budget,
         kind: workload.kind(),
+        out_mask: crate::engine::program_output_mask(program),
         exec,
     })
 }
@@ -242,13 +246,18 @@ impl Prepared {
                         .run(&mut regs, uniforms, None)
                         .map_err(|e| format!("vertex {k}: {e}"))?;
                     stats.instructions += info.instructions;
-                    *output = regs.output;
+                    let mut mask = self.out_mask;
+                    while mask != 0 {
+                        let o = mask.trailing_zeros() as usize;
+                        output[o] = regs.output[o];
+                        mask &= mask - 1;
+                    }
                 }
                 Ok(stats)
             }
             Exec::Jit(code) => {
                 let info = code
-                    .run_batch(inputs, outputs, uniforms, self.budget)
+                    .run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask)
                     .map_err(|e| e.to_string())?;
                 Ok(BatchStats {
                     instructions: info.instructions,

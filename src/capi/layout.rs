@@ -69,6 +69,15 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
+    /// The registers present (bit n = register n).
+    pub(crate) fn mask(&self) -> u16 {
+        self.offsets
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.is_some())
+            .fold(0, |m, (n, _)| m | 1 << n)
+    }
+
     pub(crate) fn new(raw: &PicajitVertexLayout, what: &str) -> Result<Layout> {
         let format = PicajitFormat::from_raw(raw.format)
             .map_err(|e| Error::invalid(format!("{what}: {}", e.message)))?;

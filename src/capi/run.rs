@@ -76,10 +76,11 @@ impl Batch<'_> {
                 });
             let result = if through_batch {
                 shader
-                    .run_batch(
+                    .run_batch_masked(
                         &self.uniforms.uniforms,
                         &staged_in[..n],
                         &mut staged_out[..n],
+                        self.output.mask(),
                     )
                     .map(|instructions| stats.instructions += instructions)
                     .map_err(|e| (e.vertex, e.error))

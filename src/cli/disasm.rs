@@ -29,6 +29,10 @@ pub struct DisasmArgs {
     /// With --jit: which DVLE of a SHBIN (default: all).
     #[arg(long)]
     dvle: Option<usize>,
+    /// With --jit x64: print the multi-vertex (AVX2, eight vertices per register) code that
+    /// batch runs use instead of the per-vertex code.
+    #[arg(long, requires = "jit")]
+    batch: bool,
     #[command(flatten)]
     float: FloatArgs,
     /// Write to this file instead of standard output.
@@ -62,7 +66,7 @@ pub fn disasm(args: DisasmArgs) -> Result<(), String> {
             let mut out = String::new();
             for (title, program) in programs {
                 out.push_str(&format!("; ==== {title}\n"));
-                out.push_str(&host_code(&program, backend, &args.float)?);
+                out.push_str(&host_code(&program, backend, &args.float, args.batch)?);
             }
             out
         }
@@ -99,9 +103,28 @@ fn programs(args: &DisasmArgs, kind: ShaderKind) -> Result<Vec<(String, Program)
         .collect()
 }
 
-fn host_code(program: &Program, backend: Backend, float: &FloatArgs) -> Result<String, String> {
+fn host_code(
+    program: &Program,
+    backend: Backend,
+    float: &FloatArgs,
+    batch: bool,
+) -> Result<String, String> {
     let features = HostFeatures::for_backend(backend);
+    if batch && backend != Backend::X64 {
+        return Err("--batch: only the x64 JIT has a multi-vertex backend".into());
+    }
     match compile(program, float.mode()?, backend, features) {
+        Ok(code) if batch => Ok(match code.disassemble_batch() {
+            Some(text) => format!(
+                "; {backend} multi-vertex ({} vertices per group), {} bytes\n{text}",
+                code.batch_lanes(),
+                code.batch_code().0.len()
+            ),
+            None => format!(
+                "; {backend}: no multi-vertex code ({}); batches run one vertex per call\n",
+                code.batch_ineligibility().unwrap_or("none generated")
+            ),
+        }),
         Ok(code) => Ok(format!(
             "; {backend}, {} bytes, features {}; {}\n{}",
             code.code_size(),

@@ -64,7 +64,7 @@ use crate::features::HostFeatures;
 use crate::{BatchError, BatchInfo, CompiledShader};
 use picajit_interp::float::FloatMode;
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::Uniforms;
+use picajit_interp::state::{Uniforms, FLOAT_UNIFORM_ROWS};
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -89,6 +89,12 @@ pub struct SoaContext {
     pub temp: SoaBank,
     /// o0-o15.
     pub output: SoaBank,
+    /// v0-v15 with the float model's input flush applied (rule 1), for the arithmetic that
+    /// flushes its operands: filled for the registers such arithmetic reads.
+    pub input_flushed: SoaBank,
+    /// The float uniforms with the input flush applied, filled once per `run_batch` call:
+    /// arithmetic reads uniforms far more often than a call converts them.
+    pub uniforms_flushed: [[f32; 4]; FLOAT_UNIFORM_ROWS],
     /// a0.x and a0.y per lane.
     pub a0: [[i32; LANES]; 2],
     /// cmp.x and cmp.y per lane as all-ones / zero masks.
@@ -121,7 +127,8 @@ pub struct SoaContext {
     pub deopt_pc: u32,
     /// Caller's MXCSR, restored on exit and around helper calls.
     pub saved_mxcsr: u32,
-    _pad: u32,
+    /// Output registers the caller wants (bit n = o`n`); the others are not stored.
+    pub out_mask: u32,
 }
 
 impl Default for SoaContext {
@@ -130,6 +137,8 @@ impl Default for SoaContext {
             input: [[[0.0; LANES]; 4]; 16],
             temp: [[[0.0; LANES]; 4]; 16],
             output: [[[0.0; LANES]; 4]; 16],
+            input_flushed: [[[0.0; LANES]; 4]; 16],
+            uniforms_flushed: [[0.0; 4]; FLOAT_UNIFORM_ROWS],
             a0: [[0; LANES]; 2],
             cmp: [[0; LANES]; 2],
             rel: [[0.0; LANES]; 4],
@@ -146,7 +155,7 @@ impl Default for SoaContext {
             al: 0,
             deopt_pc: 0,
             saved_mxcsr: 0,
-            _pad: 0,
+            out_mask: 0xFFFF,
         }
     }
 }
@@ -157,6 +166,10 @@ pub const SOA_INPUT: i32 = offset_of!(SoaContext, input) as i32;
 pub const SOA_TEMP: i32 = offset_of!(SoaContext, temp) as i32;
 /// `SoaContext::output`.
 pub const SOA_OUTPUT: i32 = offset_of!(SoaContext, output) as i32;
+/// `SoaContext::input_flushed`.
+pub const SOA_INPUT_FLUSHED: i32 = offset_of!(SoaContext, input_flushed) as i32;
+/// `SoaContext::uniforms_flushed`.
+pub const SOA_UNIFORMS_FLUSHED: i32 = offset_of!(SoaContext, uniforms_flushed) as i32;
 /// `SoaContext::a0`.
 pub const SOA_A0: i32 = offset_of!(SoaContext, a0) as i32;
 /// `SoaContext::cmp`.
@@ -189,8 +202,11 @@ pub const SOA_AL: i32 = offset_of!(SoaContext, al) as i32;
 pub const SOA_DEOPT_PC: i32 = offset_of!(SoaContext, deopt_pc) as i32;
 /// `SoaContext::saved_mxcsr`.
 pub const SOA_SAVED_MXCSR: i32 = offset_of!(SoaContext, saved_mxcsr) as i32;
+/// `SoaContext::out_mask`.
+pub const SOA_OUT_MASK: i32 = offset_of!(SoaContext, out_mask) as i32;
 
 const _: () = assert!(SOA_INPUT % 32 == 0 && SOA_TEMP % 32 == 0 && SOA_OUTPUT % 32 == 0);
+const _: () = assert!(SOA_INPUT_FLUSHED % 32 == 0 && SOA_UNIFORMS_FLUSHED % 32 == 0);
 const _: () = assert!(SOA_A0 % 32 == 0 && SOA_CMP % 32 == 0 && SOA_REL % 32 == 0);
 const _: () = assert!(SOA_SCRATCH % 32 == 0 && SOA_INDEX % 32 == 0);
 
@@ -299,6 +315,21 @@ impl CompiledShader {
         }
     }
 
+    /// Why `run_batch` runs one vertex per call of the compiled code (`None` when it runs
+    /// [`LANES`] vertices per group on the multi-vertex backend).
+    pub fn batch_ineligibility(&self) -> Option<&'static str> {
+        if self.backend() != crate::Backend::X64 {
+            return Some("the multi-vertex backend is x86-64 only");
+        }
+        if let Some(why) = eligibility(&self.program, &self.analysis, self.features) {
+            return Some(why);
+        }
+        if self.soa().is_none() {
+            return Some("this host cannot run the code");
+        }
+        None
+    }
+
     /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).
     pub fn batch_stats(&self) -> BatchStats {
         match self.soa() {
@@ -319,6 +350,45 @@ impl CompiledShader {
     }
 }
 
+/// The calling thread's [`SoaContext`] (10 KiB), kept between `run_batch` calls: allocating
+/// and zeroing it per call cost as much as running a 64-vertex batch of a short shader.
+/// Nothing in it is read before the generated code or [`run`] writes it for the current group.
+struct Context(Option<Box<SoaContext>>);
+
+thread_local! {
+    static SPARE_CONTEXT: std::cell::Cell<Option<Box<SoaContext>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+impl Context {
+    fn take() -> Context {
+        let spare = SPARE_CONTEXT.try_with(|c| c.take()).ok().flatten();
+        Context(Some(spare.unwrap_or_default()))
+    }
+}
+
+impl std::ops::Deref for Context {
+    type Target = SoaContext;
+    fn deref(&self) -> &SoaContext {
+        self.0.as_deref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Context {
+    fn deref_mut(&mut self) -> &mut SoaContext {
+        self.0.as_deref_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        if let Some(ctx) = self.0.take() {
+            // During thread teardown the slot may be gone: the context is then just freed.
+            let _ = SPARE_CONTEXT.try_with(|c| c.set(Some(ctx)));
+        }
+    }
+}
+
 /// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn run(
@@ -328,13 +398,19 @@ pub(crate) fn run(
     outputs: &mut [[[f32; 4]; 16]],
     uniforms: &Uniforms,
     budget: u64,
+    out_mask: u16,
 ) -> Result<BatchInfo, BatchError> {
     let n = inputs.len().min(outputs.len());
     let full = n - n % LANES;
     let mut info = BatchInfo::default();
-    let mut ctx = Box::<SoaContext>::default();
+    let mut ctx = Context::take();
     ctx.uniforms = uniforms;
     ctx.budget = budget;
+    ctx.out_mask = u32::from(out_mask);
+    let mode = shader.mode;
+    for (dst, src) in ctx.uniforms_flushed.iter_mut().zip(uniforms.float_table()) {
+        *dst = src.map(|x| picajit_interp::float::flush_input(x, mode));
+    }
     let mut start = 0;
     let per_vertex = |lo: usize,
                       hi: usize,
@@ -388,6 +464,7 @@ pub(crate) fn run(
     outputs: &mut [[[f32; 4]; 16]],
     uniforms: &Uniforms,
     budget: u64,
+    _out_mask: u16,
 ) -> Result<BatchInfo, BatchError> {
     shader.run_batch_rows(inputs, outputs, uniforms, budget)
 }

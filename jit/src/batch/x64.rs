@@ -120,6 +120,10 @@ enum Addr {
 #[derive(Clone, Copy, Debug)]
 struct Operand {
     addr: Addr,
+    /// Where the same components are stored with the input flush applied, if anywhere.
+    flushed: Option<Addr>,
+    /// The temporary register it reads (for the tiny-free tracking of [`Gen::known`]).
+    temp: Option<u8>,
     swizzle: Swizzle,
     negate: bool,
 }
@@ -136,9 +140,32 @@ enum Cold {
 /// Registers the program uses, for the per-group transposes and clears.
 #[derive(Clone, Copy, Debug, Default)]
 struct Usage {
-    inputs: u16,
+    /// Inputs read as they are (MOV, MIN/MAX, comparisons, …).
+    inputs_raw: u16,
+    /// Inputs read by arithmetic that flushes its operands (rule 1).
+    inputs_flushed: u16,
     temps: u16,
     outputs: u16,
+}
+
+/// Which sources of an instruction are read through the input flush (rule 1): the
+/// arithmetic that flushes its operands. A source not listed is read as it is.
+fn flushed_sources(instr: &Instruction) -> [bool; 3] {
+    match *instr {
+        Instruction::Binary { op, .. } => match op.base() {
+            Opcode::Add | Opcode::Mul | Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph | Opcode::Dst => {
+                [true, true, false]
+            }
+            _ => [false; 3],
+        },
+        Instruction::Unary { op, .. } => [
+            matches!(op, Opcode::Flr | Opcode::Rcp | Opcode::Rsq),
+            false,
+            false,
+        ],
+        Instruction::Mad { .. } => [true; 3],
+        _ => [false; 3],
+    }
 }
 
 fn mode_mxcsr(mode: FloatMode) -> u32 {
@@ -167,6 +194,13 @@ struct Gen<'p> {
     /// Out-of-line stubs that record the PC of a diverged branch and leave.
     diverged: Vec<(DynamicLabel, u32)>,
     marks: Vec<Mark>,
+    /// Per temporary register, the components known to be *tiny-free* at this point of the
+    /// current block (bit c = component c): +0, -0, or at least the mode's smallest normal
+    /// in magnitude (or inf/NaN), so that the input flush would change at most the sign of a
+    /// zero, which no flushing operation can observe (their zero results are +0 whatever
+    /// the signs). Every fix-up result is tiny-free; flushes of such values are skipped.
+    /// Cleared at each block start (other paths may reach it).
+    known: [u8; 16],
 }
 
 /// Generate the SoA code of an eligible program: `(code, instruction bytes, marks)`.
@@ -192,6 +226,7 @@ pub fn generate(
         cold: Vec::new(),
         diverged: Vec::new(),
         marks: Vec::new(),
+        known: [0; 16],
     };
     let usage = g.usage();
     let body = g.a.new_label();
@@ -220,46 +255,46 @@ impl Gen<'_> {
 
     fn usage(&self) -> Usage {
         let mut u = Usage::default();
-        let src = |r: SrcReg, u: &mut Usage| match r {
-            SrcReg::Input(i) => u.inputs |= 1 << (i & 15),
-            SrcReg::Temp(i) => u.temps |= 1 << (i & 15),
-            SrcReg::Const(_) => {}
-        };
-        let dst = |r: DstReg, u: &mut Usage| match r {
-            DstReg::Output(i) => u.outputs |= 1 << (i & 15),
-            DstReg::Temp(i) => u.temps |= 1 << (i & 15),
-        };
-        for n in &self.analysis.nodes {
-            match n.instr {
+        for node in &self.analysis.nodes {
+            let instr = &node.instr;
+            let (srcs, dst): ([Option<SrcReg>; 3], Option<DstReg>) = match *instr {
                 Instruction::Binary {
-                    dst: d, src1, src2, ..
-                } => {
-                    src(src1, &mut u);
-                    src(src2, &mut u);
-                    dst(d, &mut u);
-                }
-                Instruction::Unary { dst: d, src: s, .. } => {
-                    src(s, &mut u);
-                    dst(d, &mut u);
-                }
-                Instruction::Mova { src: s, .. } => src(s, &mut u),
-                Instruction::Cmp { src1, src2, .. } => {
-                    src(src1, &mut u);
-                    src(src2, &mut u);
-                }
+                    dst, src1, src2, ..
+                } => ([Some(src1), Some(src2), None], Some(dst)),
+                Instruction::Unary { dst, src, .. } => ([Some(src), None, None], Some(dst)),
+                Instruction::Mova { src, .. } => ([Some(src), None, None], None),
+                Instruction::Cmp { src1, src2, .. } => ([Some(src1), Some(src2), None], None),
                 Instruction::Mad {
-                    dst: d,
+                    dst,
                     src1,
                     src2,
                     src3,
                     ..
-                } => {
-                    src(src1, &mut u);
-                    src(src2, &mut u);
-                    src(src3, &mut u);
-                    dst(d, &mut u);
+                } => ([Some(src1), Some(src2), Some(src3)], Some(dst)),
+                _ => ([None; 3], None),
+            };
+            let flushed = flushed_sources(instr);
+            // DST also reads components z and w of its sources as they are.
+            let dst_op =
+                matches!(instr, Instruction::Binary { op, .. } if op.base() == Opcode::Dst);
+            for (k, r) in srcs.into_iter().enumerate() {
+                match r {
+                    Some(SrcReg::Input(i)) => {
+                        if flushed[k] {
+                            u.inputs_flushed |= 1 << (i & 15);
+                        }
+                        if !flushed[k] || dst_op {
+                            u.inputs_raw |= 1 << (i & 15);
+                        }
+                    }
+                    Some(SrcReg::Temp(i)) => u.temps |= 1 << (i & 15),
+                    _ => {}
                 }
-                _ => {}
+            }
+            match dst {
+                Some(DstReg::Output(i)) => u.outputs |= 1 << (i & 15),
+                Some(DstReg::Temp(i)) => u.temps |= 1 << (i & 15),
+                None => {}
             }
         }
         u
@@ -291,10 +326,12 @@ impl Gen<'_> {
         a.mov_rm64(R14, RBX, SOA_BATCH_OUTPUT);
         a.add_rr64(R14, RAX);
         for i in 0..16u8 {
-            if usage.inputs & (1 << i) != 0 {
+            let bit = 1 << i;
+            if (usage.inputs_raw | usage.inputs_flushed) & bit != 0 {
                 self.transpose_rows_in(
                     |k| Mem::Base(R13, 256 * k as i32 + 16 * i as i32),
-                    bank_off(SOA_INPUT, i),
+                    (usage.inputs_raw & bit != 0).then_some(bank_off(SOA_INPUT, i)),
+                    (usage.inputs_flushed & bit != 0).then_some(bank_off(SOA_INPUT_FLUSHED, i)),
                 );
             }
         }
@@ -320,31 +357,49 @@ impl Gen<'_> {
         a.call_label(body);
         a.test_rr32(RAX, RAX);
         a.jne(epilogue);
+        // Only the outputs the caller asked for (`SoaContext::out_mask`) are stored: an
+        // emulator reads a few of the sixteen, and the stores of the rest would cost more
+        // than a short shader.
         for o in 0..16u8 {
             if usage.outputs & (1 << o) != 0 {
+                let skip = self.a.new_label();
+                self.a.test_mi16(RBX, SOA_OUT_MASK, 1 << o);
+                self.a.je(skip);
                 self.transpose_out(o);
+                self.a.bind(skip);
             }
         }
         // Outputs the program never writes are +0 in every row; pairs of adjacent ones are
-        // cleared with one 32-byte store.
-        let mut y = self.y();
-        y.vxorps(T0, T0, T0);
+        // cleared with one 32-byte store when both are wanted.
+        self.y().vxorps(T0, T0, T0);
         let mut o = 0;
         while o < 16 {
             if usage.outputs & (1 << o) != 0 {
                 o += 1;
                 continue;
             }
-            let pair = o + 1 < 16 && usage.outputs & (1 << (o + 1)) == 0;
-            for k in 0..LANES as i32 {
-                let m = Mem::Base(R14, 256 * k + 16 * o);
-                if pair {
-                    y.store(m, T0, false);
-                } else {
-                    y.store_x(m, T0);
+            let next = self.a.new_label();
+            if o + 1 < 16 && usage.outputs & (1 << (o + 1)) == 0 {
+                let singles = self.a.new_label();
+                let a = &mut self.a;
+                a.mov_rm32(RAX, RBX, SOA_OUT_MASK);
+                a.and_ri32(RAX, 3 << o);
+                a.cmp_ri32(RAX, 3 << o);
+                a.jne(singles);
+                let mut y = self.y();
+                for k in 0..LANES as i32 {
+                    y.store(Mem::Base(R14, 256 * k + 16 * o), T0, false);
                 }
+                self.a.jmp(next);
+                self.a.bind(singles);
+                self.zero_output(o);
+                self.zero_output(o + 1);
+                o += 2;
+            } else {
+                self.zero_output(o);
+                o += 1;
             }
-            o += if pair { 2 } else { 1 };
+            self.a.bind(next);
         }
         let a = &mut self.a;
         a.mov_rm64(RAX, RBX, SOA_BUDGET);
@@ -365,9 +420,26 @@ impl Gen<'_> {
         a.ret();
     }
 
+    /// o`o` := +0 in the eight output rows if the caller wants it. T0 must be zero.
+    fn zero_output(&mut self, o: i32) {
+        let skip = self.a.new_label();
+        self.a.test_mi16(RBX, SOA_OUT_MASK, 1 << o);
+        self.a.je(skip);
+        let mut y = self.y();
+        for k in 0..LANES as i32 {
+            y.store_x(Mem::Base(R14, 256 * k + 16 * o), T0);
+        }
+        self.a.bind(skip);
+    }
+
     /// Eight rows of four f32 (`row(k)` for lane k) into four component arrays at
-    /// `[rbx + dst]`. Clobbers ymm0-ymm7.
-    fn transpose_rows_in(&mut self, row: impl Fn(usize) -> Mem, dst: i32) {
+    /// `[rbx + dst]`, and flushed (rule 1) at `[rbx + flushed]`. Clobbers ymm0-ymm7.
+    fn transpose_rows_in(
+        &mut self,
+        row: impl Fn(usize) -> Mem,
+        dst: Option<i32>,
+        flushed: Option<i32>,
+    ) {
         let mut y = self.y();
         for j in 0..4 {
             y.load_x(Ymm(j as u8), row(j));
@@ -384,7 +456,15 @@ impl Gen<'_> {
         y.vunpcklpd(Ymm(2), Ymm(5), Ymm(7));
         y.vunpckhpd(Ymm(3), Ymm(5), Ymm(7));
         for c in 0..4 {
-            y.store(Mem::Base(RBX, dst + 32 * c), Ymm(c as u8), true);
+            if let Some(dst) = dst {
+                self.y()
+                    .store(Mem::Base(RBX, dst + 32 * c), Ymm(c as u8), true);
+            }
+            if let Some(f) = flushed {
+                self.flush(Ymm(c as u8));
+                self.y()
+                    .store(Mem::Base(RBX, f + 32 * c), Ymm(c as u8), true);
+            }
         }
     }
 
@@ -420,6 +500,7 @@ impl Gen<'_> {
             let block = &self.analysis.blocks[bi];
             let l = self.labels[bi];
             self.a.bind(l);
+            self.known = [0; 16];
             self.a.sub_ri64(RBP, block.nodes.len() as i32);
             let budget = self.exit_budget;
             self.a.jb(budget);
@@ -609,13 +690,27 @@ impl Gen<'_> {
     /// Prepare source `n` of an instruction: a0-relative rows are gathered and transposed into
     /// `SoaContext::rel` here, aL-relative ones get their row offset in [`REL_GPR`].
     fn operand(&mut self, reg: SrcReg, rel: RelIndex, d: OperandDesc, n: usize) -> Operand {
+        let mut flushed = None;
+        let mut temp = None;
         let addr = match reg {
-            SrcReg::Input(i) => Addr::Frame(bank_off(SOA_INPUT, i)),
-            SrcReg::Temp(i) => Addr::Frame(bank_off(SOA_TEMP, i)),
+            SrcReg::Input(i) => {
+                flushed = Some(Addr::Frame(bank_off(SOA_INPUT_FLUSHED, i)));
+                Addr::Frame(bank_off(SOA_INPUT, i))
+            }
+            SrcReg::Temp(i) => {
+                temp = Some(i & 15);
+                Addr::Frame(bank_off(SOA_TEMP, i))
+            }
             SrcReg::Const(i) => {
                 let index = (i & 0x7F) as i32;
                 match rel {
-                    RelIndex::None => Addr::Bcast(Mem::Base(R15, UNI_FLOAT + 16 * index)),
+                    RelIndex::None => {
+                        flushed = Some(Addr::Bcast(Mem::Base(
+                            RBX,
+                            SOA_UNIFORMS_FLUSHED + 16 * index,
+                        )));
+                        Addr::Bcast(Mem::Base(R15, UNI_FLOAT + 16 * index))
+                    }
                     RelIndex::AL => {
                         let a = &mut self.a;
                         a.mov_rm32(REL_GPR, RBX, SOA_AL);
@@ -626,6 +721,7 @@ impl Gen<'_> {
                         a.add_ri32(REL_GPR, index);
                         a.and_ri32(REL_GPR, 0x7F);
                         a.shl_ri32(REL_GPR, 4);
+                        flushed = Some(Addr::Bcast(Mem::Index(RBX, REL_GPR, SOA_UNIFORMS_FLUSHED)));
                         Addr::Bcast(Mem::Index(R15, REL_GPR, UNI_FLOAT))
                     }
                     RelIndex::A0X | RelIndex::A0Y => {
@@ -638,6 +734,8 @@ impl Gen<'_> {
         };
         Operand {
             addr,
+            flushed,
+            temp,
             swizzle: d.swizzle(n),
             negate: d.neg(n),
         }
@@ -667,11 +765,36 @@ impl Gen<'_> {
         for (k, g) in G.iter().enumerate() {
             self.a.mov_rm32(*g, RBX, SOA_INDEX + 4 * k as i32);
         }
-        self.transpose_rows_in(|k| Mem::Index(R15, G[k], UNI_FLOAT), SOA_REL);
+        self.transpose_rows_in(|k| Mem::Index(R15, G[k], UNI_FLOAT), Some(SOA_REL), None);
     }
 
     /// Component `c` of a prepared operand into `d` (swizzle and negation applied).
     fn load(&mut self, d: Ymm, op: &Operand, c: usize) {
+        self.load_from(d, op.addr, op, c);
+    }
+
+    /// Component `c` of a prepared operand into `d` with the input flush (rule 1) applied, as
+    /// far as a flushing operation can tell (see [`Gen::known`]): read from a flushed copy if
+    /// the operand has one, as it is if it is known tiny-free, flushed here otherwise.
+    /// Clobbers T0.
+    fn load_flushed(&mut self, d: Ymm, op: &Operand, c: usize) {
+        if let Some(f) = op.flushed {
+            self.load_from(d, f, op, c);
+            return;
+        }
+        self.load_from(d, op.addr, op, c);
+        if !self.tiny_free(op, c) {
+            self.flush(d);
+        }
+    }
+
+    /// Component `c` of `op` is known tiny-free (negation keeps that).
+    fn tiny_free(&self, op: &Operand, c: usize) -> bool {
+        op.temp
+            .is_some_and(|t| self.known[t as usize] >> op.swizzle.lane(c) & 1 != 0)
+    }
+
+    fn load_from(&mut self, d: Ymm, addr: Addr, op: &Operand, c: usize) {
         let s = op.swizzle.lane(c) as i32;
         let neg = if op.negate {
             Some(self.y().splat(SIGN))
@@ -679,7 +802,7 @@ impl Gen<'_> {
             None
         };
         let mut y = self.y();
-        match op.addr {
+        match addr {
             Addr::Frame(off) => y.vmovaps(d, Mem::Base(RBX, off + 32 * s)),
             Addr::Bcast(Mem::Base(b, o)) => y.vbroadcastss(d, Mem::Base(b, o + 4 * s)),
             Addr::Bcast(Mem::Index(b, i, o)) => y.vbroadcastss(d, Mem::Index(b, i, o + 4 * s)),
@@ -690,10 +813,19 @@ impl Gen<'_> {
         }
     }
 
-    fn store_results(&mut self, dst: DstReg, mask: [bool; 4], res: [Ymm; 4]) {
+    /// Store the masked components; `tiny_free[c]`: component c is known tiny-free.
+    fn store_results(&mut self, dst: DstReg, mask: [bool; 4], res: [Ymm; 4], tiny_free: [bool; 4]) {
         let off = match dst {
             DstReg::Output(i) => bank_off(SOA_OUTPUT, i),
-            DstReg::Temp(i) => bank_off(SOA_TEMP, i),
+            DstReg::Temp(i) => {
+                let k = &mut self.known[(i & 15) as usize];
+                for c in 0..4 {
+                    if mask[c] {
+                        *k = (*k & !(1 << c)) | (u8::from(tiny_free[c]) << c);
+                    }
+                }
+                bank_off(SOA_TEMP, i)
+            }
         };
         let mut y = self.y();
         for c in 0..4 {
@@ -909,11 +1041,10 @@ impl Gen<'_> {
         }
     }
 
-    /// `d = float::mul(a, b)`; flushes `a` and `b` in place. `d` must differ from both.
+    /// `d = float::mul(a, b)` for inputs loaded by [`Self::load_flushed`]. `d` must differ
+    /// from both.
     /// Clobbers T0-T4.
     fn mul(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.flush(a);
-        self.flush(b);
         if self.is_rne() {
             self.isnan(T4, a);
             self.isnan(T0, b);
@@ -984,7 +1115,7 @@ impl Gen<'_> {
                 match op.base() {
                     Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph => {
                         self.dot(op.base(), &s1, &s2);
-                        self.store_results(dst, mask, [P[0]; 4]);
+                        self.store_results(dst, mask, [P[0]; 4], [true; 4]);
                     }
                     Opcode::Dst => {
                         for c in 0..4 {
@@ -997,25 +1128,34 @@ impl Gen<'_> {
                                     self.y().vmovups(RES[0], one);
                                 }
                                 1 => {
-                                    self.load(A, &s1, 1);
-                                    self.load(B, &s2, 1);
+                                    self.load_flushed(A, &s1, 1);
+                                    self.load_flushed(B, &s2, 1);
                                     self.mul(RES[1], A, B);
                                 }
                                 2 => self.load(RES[2], &s1, 2),
                                 _ => self.load(RES[3], &s2, 3),
                             }
                         }
-                        self.store_results(dst, mask, RES);
+                        let tiny_free =
+                            [true, true, self.tiny_free(&s1, 2), self.tiny_free(&s2, 3)];
+                        self.store_results(dst, mask, RES, tiny_free);
                     }
                     base => {
                         for c in 0..4 {
                             if mask[c] {
-                                self.load(A, &s1, c);
-                                self.load(B, &s2, c);
+                                if matches!(base, Opcode::Add | Opcode::Mul) {
+                                    self.load_flushed(A, &s1, c);
+                                    self.load_flushed(B, &s2, c);
+                                } else {
+                                    self.load(A, &s1, c);
+                                    self.load(B, &s2, c);
+                                }
                                 self.binary(base, RES[c], A, B)?;
                             }
                         }
-                        self.store_results(dst, mask, RES);
+                        // MIN/MAX return an operand as it is.
+                        let fixed = !matches!(base, Opcode::Min | Opcode::Max);
+                        self.store_results(dst, mask, RES, [fixed; 4]);
                     }
                 }
             }
@@ -1041,33 +1181,50 @@ impl Gen<'_> {
                                 self.load(RES[c], &s, c);
                             }
                         }
-                        self.store_results(dst, mask, RES);
+                        let tiny_free = [0, 1, 2, 3].map(|c| self.tiny_free(&s, c));
+                        self.store_results(dst, mask, RES, tiny_free);
                     }
                     Opcode::Flr => {
                         for c in 0..4 {
                             if mask[c] {
-                                self.load(A, &s, c);
-                                self.flush(A);
+                                self.load_flushed(A, &s, c);
                                 self.y().vroundps(RES[c], A, 0x9); // floor, no precision exception
                                 self.fix_exact(RES[c]);
                             }
                         }
-                        self.store_results(dst, mask, RES);
+                        self.store_results(dst, mask, RES, [true; 4]);
                     }
                     Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => {
-                        self.load(A, &s, 0);
+                        // EX2/LG2 run the float model's own functions, which flush.
+                        let helper = matches!(op, Opcode::Ex2 | Opcode::Lg2);
+                        match s.flushed {
+                            // RCP and RSQ see the sign of a zero, so a negated flushed copy
+                            // (-0 for +0) is flushed once more (which gives flush(-x)).
+                            Some(f) if !helper => {
+                                self.load_from(A, f, &s, 0);
+                                if s.negate {
+                                    self.flush(A);
+                                }
+                            }
+                            _ => {
+                                self.load(A, &s, 0);
+                                if !helper {
+                                    self.flush(A);
+                                }
+                            }
+                        }
                         match op {
                             Opcode::Rcp => self.rcp(),
                             Opcode::Rsq => self.rsq(),
                             Opcode::Ex2 => self.helper(0),
                             _ => self.helper(1),
                         }
-                        self.store_results(dst, mask, [P[0]; 4]);
+                        self.store_results(dst, mask, [P[0]; 4], [!helper; 4]);
                     }
                     Opcode::Litp => {
                         self.litp(&s, mask);
                         if write {
-                            self.store_results(dst, mask, RES);
+                            self.store_results(dst, mask, RES, [false; 4]);
                         }
                     }
                     other => {
@@ -1144,15 +1301,14 @@ impl Gen<'_> {
                 let s3 = self.operand(src3, r3, d, 2);
                 for c in 0..4 {
                     if mask[c] {
-                        self.load(A, &s1, c);
-                        self.load(B, &s2, c);
+                        self.load_flushed(A, &s1, c);
+                        self.load_flushed(B, &s2, c);
                         self.mul(P[0], A, B);
-                        self.load(C, &s3, c);
-                        self.flush(C);
+                        self.load_flushed(C, &s3, c);
                         self.add(RES[c], P[0], C);
                     }
                 }
-                self.store_results(dst, mask, RES);
+                self.store_results(dst, mask, RES, [true; 4]);
             }
             Instruction::Loop { i, .. } => {
                 let slot = slot.ok_or_else(|| {
@@ -1182,11 +1338,7 @@ impl Gen<'_> {
     /// Lane-wise two-source operations: `d = op(a, b)`.
     fn binary(&mut self, op: Opcode, d: Ymm, a: Ymm, b: Ymm) -> CompileResult<()> {
         match op {
-            Opcode::Add => {
-                self.flush(a);
-                self.flush(b);
-                self.add(d, a, b);
-            }
+            Opcode::Add => self.add(d, a, b),
             Opcode::Mul => self.mul(d, a, b),
             Opcode::Max => self.y().vmaxps(d, a, b), // a > b ? a : b
             Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
@@ -1217,9 +1369,9 @@ impl Gen<'_> {
                 let one = self.y().splat(ONE);
                 self.y().vmovups(A, one);
             } else {
-                self.load(A, s1, i);
+                self.load_flushed(A, s1, i);
             }
-            self.load(B, s2, i);
+            self.load_flushed(B, s2, i);
             self.mul(P[i], A, B);
         }
         self.add(P[0], P[0], P[1]);
@@ -1230,9 +1382,8 @@ impl Gen<'_> {
         self.add(P[0], P[0], P[2]);
     }
 
-    /// RCP of A (component x) into P[0].
+    /// RCP of A (component x, flushed) into P[0].
     fn rcp(&mut self) {
-        self.flush(A);
         if self.is_rne() {
             // f64 division in round-to-nearest, RNE to 17 bits, range rules.
             let one = self.y().splat64(ONE64);
@@ -1261,10 +1412,9 @@ impl Gen<'_> {
         }
     }
 
-    /// RSQ of A (component x) into P[0], with the recipes of the per-vertex backend (f64
+    /// RSQ of A (component x, flushed) into P[0], with the recipes of the per-vertex backend (f64
     /// estimate, exact square test on the 17-bit grid) on four lanes at a time.
     fn rsq(&mut self) {
-        self.flush(A);
         let zero = self.y().splat(0);
         let inf = self.y().splat(INF);
         let one = self.y().splat(ONE);
