@@ -74,6 +74,9 @@ pub type Mark = (usize, u32, String);
 /// Vertices per group (one per 32-bit lane of a ymm register).
 pub const LANES: usize = 8;
 
+/// Rows of `SoaContext::uniforms_rel`: offsets -128..=127 plus indices 0..=127.
+pub const REL_ROWS: usize = 3 * FLOAT_UNIFORM_ROWS;
+
 /// One PICA register file in SoA form: `[register][component][lane]`.
 pub type SoaBank = [[[f32; LANES]; 4]; 16];
 
@@ -95,8 +98,16 @@ pub struct SoaContext {
     /// The float uniforms with the input flush applied, filled once per `run_batch` call:
     /// arithmetic reads uniforms far more often than a call converts them.
     pub uniforms_flushed: [[f32; 4]; FLOAT_UNIFORM_ROWS],
+    /// `uniforms_flushed` three times over, for a0-relative reads by flushing arithmetic:
+    /// row `128 + a0 + index` (`a0` in -128..=127, `index` in 0..=127) is uniform
+    /// `(a0 + index) & 0x7F`, so each lane's row address is one add, no wrap-around masking.
+    /// Filled per call only for programs with such reads.
+    pub uniforms_rel: [[f32; 4]; REL_ROWS],
     /// a0.x and a0.y per lane.
     pub a0: [[i32; LANES]; 2],
+    /// Per lane, the byte offset in `uniforms_rel` of the row a0.x / a0.y selects for index
+    /// 0: `16 · (128 + (a0 in -128..=127 ? a0 : 0))`. Kept beside `a0` by MOVA.
+    pub a0_rel: [[u32; LANES]; 2],
     /// cmp.x and cmp.y per lane as all-ones / zero masks.
     pub cmp: [[u32; LANES]; 2],
     /// The a0-relative source operand of the current instruction, transposed.
@@ -139,7 +150,9 @@ impl Default for SoaContext {
             output: [[[0.0; LANES]; 4]; 16],
             input_flushed: [[[0.0; LANES]; 4]; 16],
             uniforms_flushed: [[0.0; 4]; FLOAT_UNIFORM_ROWS],
+            uniforms_rel: [[0.0; 4]; REL_ROWS],
             a0: [[0; LANES]; 2],
+            a0_rel: [[0; LANES]; 2],
             cmp: [[0; LANES]; 2],
             rel: [[0.0; LANES]; 4],
             scratch: [0.0; LANES],
@@ -170,6 +183,10 @@ pub const SOA_OUTPUT: i32 = offset_of!(SoaContext, output) as i32;
 pub const SOA_INPUT_FLUSHED: i32 = offset_of!(SoaContext, input_flushed) as i32;
 /// `SoaContext::uniforms_flushed`.
 pub const SOA_UNIFORMS_FLUSHED: i32 = offset_of!(SoaContext, uniforms_flushed) as i32;
+/// `SoaContext::uniforms_rel`.
+pub const SOA_UNIFORMS_REL: i32 = offset_of!(SoaContext, uniforms_rel) as i32;
+/// `SoaContext::a0_rel`.
+pub const SOA_A0_REL: i32 = offset_of!(SoaContext, a0_rel) as i32;
 /// `SoaContext::a0`.
 pub const SOA_A0: i32 = offset_of!(SoaContext, a0) as i32;
 /// `SoaContext::cmp`.
@@ -207,6 +224,7 @@ pub const SOA_OUT_MASK: i32 = offset_of!(SoaContext, out_mask) as i32;
 
 const _: () = assert!(SOA_INPUT % 32 == 0 && SOA_TEMP % 32 == 0 && SOA_OUTPUT % 32 == 0);
 const _: () = assert!(SOA_INPUT_FLUSHED % 32 == 0 && SOA_UNIFORMS_FLUSHED % 32 == 0);
+const _: () = assert!(SOA_A0_REL % 32 == 0);
 const _: () = assert!(SOA_A0 % 32 == 0 && SOA_CMP % 32 == 0 && SOA_REL % 32 == 0);
 const _: () = assert!(SOA_SCRATCH % 32 == 0 && SOA_INDEX % 32 == 0);
 
@@ -248,6 +266,8 @@ pub struct SoaCode {
     code: Vec<u8>,
     code_len: usize,
     marks: Vec<Mark>,
+    /// The code reads `SoaContext::uniforms_rel`.
+    reads_rel: bool,
     groups: AtomicU64,
     fallbacks: AtomicU64,
 }
@@ -277,7 +297,7 @@ pub(crate) fn compile(
     if !cfg!(target_arch = "x86_64") || eligibility(program, analysis, features).is_some() {
         return Ok(None);
     }
-    let (code, code_len, marks) = x64::generate(program, analysis, mode)?;
+    let (code, code_len, marks, reads_rel) = x64::generate(program, analysis, mode)?;
     #[cfg(target_arch = "x86_64")]
     {
         let map_err = |e: std::io::Error| {
@@ -292,13 +312,14 @@ pub(crate) fn compile(
             code,
             code_len,
             marks,
+            reads_rel,
             groups: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
         }))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (code, code_len, marks);
+        let _ = (code, code_len, marks, reads_rel);
         Ok(None)
     }
 }
@@ -411,6 +432,12 @@ pub(crate) fn run(
     for (dst, src) in ctx.uniforms_flushed.iter_mut().zip(uniforms.float_table()) {
         *dst = src.map(|x| picajit_interp::float::flush_input(x, mode));
     }
+    if soa.reads_rel {
+        let flushed = ctx.uniforms_flushed;
+        for chunk in ctx.uniforms_rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
+            chunk.copy_from_slice(&flushed);
+        }
+    }
     let mut start = 0;
     let per_vertex = |lo: usize,
                       hi: usize,
@@ -487,11 +514,15 @@ unsafe fn call(exec: &dynasmrt::ExecutableBuffer, ctx: &mut SoaContext) -> u32 {
     unsafe { f(ctx) }
 }
 
-/// EX2 (`op & 1 == 0`) or LG2 (`op & 1 == 1`) of eight lanes in place, in float mode
-/// `op >> 1` (0 F24-RTZ, 1 F24-RNE, 2 F32); called from generated code with the caller's MXCSR.
-pub(crate) extern "sysv64" fn helper_ex2_lg2(buf: *mut [f32; LANES], op: u32) {
+/// EX2 (`LG2 = false`) or LG2 (`LG2 = true`) of eight lanes in place, in the float mode
+/// numbered `MODE` by [`mode_code`]; called from generated code with the caller's MXCSR. One
+/// instance per operation and mode, so the float model's functions are inlined with their
+/// mode constant.
+pub(crate) extern "sysv64" fn helper_ex2_lg2<const LG2: bool, const MODE: u32>(
+    buf: *mut [f32; LANES],
+) {
     use picajit_interp::float::{ex2, lg2, Rounding};
-    let mode = match op >> 1 {
+    let mode = match MODE {
         0 => FloatMode::F24(Rounding::TowardZero),
         1 => FloatMode::F24(Rounding::NearestEven),
         _ => FloatMode::F32,
@@ -500,12 +531,22 @@ pub(crate) extern "sysv64" fn helper_ex2_lg2(buf: *mut [f32; LANES], op: u32) {
     // on, which nothing else accesses during the call.
     let buf = unsafe { &mut *buf };
     for x in buf.iter_mut() {
-        *x = if op & 1 == 0 {
-            ex2(*x, mode)
-        } else {
-            lg2(*x, mode)
-        };
+        *x = if LG2 { lg2(*x, mode) } else { ex2(*x, mode) };
     }
+}
+
+/// The helper instance for EX2 or LG2 in `mode`, as a callable address.
+pub(crate) fn helper_address(lg2: bool, mode: FloatMode) -> usize {
+    type Helper = extern "sysv64" fn(*mut [f32; LANES]);
+    let f: Helper = match (lg2, mode_code(mode)) {
+        (false, 0) => helper_ex2_lg2::<false, 0>,
+        (false, 1) => helper_ex2_lg2::<false, 1>,
+        (false, _) => helper_ex2_lg2::<false, 2>,
+        (true, 0) => helper_ex2_lg2::<true, 0>,
+        (true, 1) => helper_ex2_lg2::<true, 1>,
+        (true, _) => helper_ex2_lg2::<true, 2>,
+    };
+    f as usize
 }
 
 /// Helper-call code of a float mode (see [`helper_ex2_lg2`]).

@@ -201,14 +201,17 @@ struct Gen<'p> {
     /// the signs). Every fix-up result is tiny-free; flushes of such values are skipped.
     /// Cleared at each block start (other paths may reach it).
     known: [u8; 16],
+    /// Some a0-relative operand is read through `SoaContext::uniforms_rel`.
+    reads_rel: bool,
 }
 
-/// Generate the SoA code of an eligible program: `(code, instruction bytes, marks)`.
+/// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, whether it
+/// reads SoaContext::uniforms_rel)`.
 pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
-) -> CompileResult<(Vec<u8>, usize, Vec<Mark>)> {
+) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, bool)> {
     let mut a = Asm::new();
     let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
@@ -227,6 +230,7 @@ pub fn generate(
         diverged: Vec::new(),
         marks: Vec::new(),
         known: [0; 16],
+        reads_rel: false,
     };
     let usage = g.usage();
     let body = g.a.new_label();
@@ -237,7 +241,7 @@ pub fn generate(
     g.exits();
     g.emit_cold();
     let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
-    Ok((code, len, g.marks))
+    Ok((code, len, g.marks, g.reads_rel))
 }
 
 impl Gen<'_> {
@@ -335,9 +339,12 @@ impl Gen<'_> {
                 );
             }
         }
-        // Every invocation starts from `Registers::reset_working_state`.
+        // Every invocation starts from `Registers::reset_working_state` (a0 = 0: row offset
+        // 128 of `uniforms_rel`).
+        let rel0 = self.y().splat(16 * 128);
         let mut y = self.y();
         y.vxorps(T0, T0, T0);
+        y.vmovups(T1, rel0);
         for i in 0..16u8 {
             for (bank, used) in [(SOA_TEMP, usage.temps), (SOA_OUTPUT, usage.outputs)] {
                 if used & (1 << i) != 0 {
@@ -349,6 +356,7 @@ impl Gen<'_> {
         }
         for k in 0..2 {
             y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
+            y.store(Mem::Base(RBX, SOA_A0_REL + 32 * k), T1, true);
             y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
         }
         let a = &mut self.a;
@@ -689,7 +697,15 @@ impl Gen<'_> {
 
     /// Prepare source `n` of an instruction: a0-relative rows are gathered and transposed into
     /// `SoaContext::rel` here, aL-relative ones get their row offset in [`REL_GPR`].
-    fn operand(&mut self, reg: SrcReg, rel: RelIndex, d: OperandDesc, n: usize) -> Operand {
+    /// `flushing`: the instruction reads this source through the input flush only.
+    fn operand(
+        &mut self,
+        reg: SrcReg,
+        rel: RelIndex,
+        d: OperandDesc,
+        n: usize,
+        flushing: bool,
+    ) -> Operand {
         let mut flushed = None;
         let mut temp = None;
         let addr = match reg {
@@ -723,6 +739,12 @@ impl Gen<'_> {
                         a.shl_ri32(REL_GPR, 4);
                         flushed = Some(Addr::Bcast(Mem::Index(RBX, REL_GPR, SOA_UNIFORMS_FLUSHED)));
                         Addr::Bcast(Mem::Index(R15, REL_GPR, UNI_FLOAT))
+                    }
+                    RelIndex::A0X | RelIndex::A0Y if flushing => {
+                        let which = (rel == RelIndex::A0Y) as i32;
+                        self.gather_rel_rows(which, index);
+                        flushed = Some(Addr::Frame(SOA_REL));
+                        Addr::Frame(SOA_REL)
                     }
                     RelIndex::A0X | RelIndex::A0Y => {
                         let which = (rel == RelIndex::A0Y) as i32;
@@ -766,6 +788,41 @@ impl Gen<'_> {
             self.a.mov_rm32(*g, RBX, SOA_INDEX + 4 * k as i32);
         }
         self.transpose_rows_in(|k| Mem::Index(R15, G[k], UNI_FLOAT), Some(SOA_REL), None);
+    }
+
+    /// Per lane: the flushed row `(index + (a0 in -128..=127 ? a0 : 0)) & 0x7F`, transposed
+    /// into `SoaContext::rel`, through `uniforms_rel` and the row offsets MOVA keeps.
+    fn gather_rel_rows(&mut self, which: i32, index: i32) {
+        self.reads_rel = true;
+        const G: [Gpr; 8] = [RAX, RCX, RDX, RSI, RDI, R8, R9, R10];
+        for (k, g) in G.iter().enumerate() {
+            self.a
+                .mov_rm32(*g, RBX, SOA_A0_REL + 32 * which + 4 * k as i32);
+        }
+        self.transpose_rows_in(
+            |k| Mem::Index(RBX, G[k], SOA_UNIFORMS_REL + 16 * index),
+            Some(SOA_REL),
+            None,
+        );
+    }
+
+    /// `SoaContext::a0_rel[c]` for the new a0 component `v` (lanes as i32). Clobbers T0-T2.
+    fn a0_rel(&mut self, c: i32, v: Ymm) {
+        let c128 = self.y().splat(128);
+        let m1 = self.y().splat(u32::MAX);
+        let c256 = self.y().splat(256);
+        let mut y = self.y();
+        y.vpaddd(T0, v, c128);
+        y.vpcmpgtd(T1, T0, m1); // a0 + 128 >= 0
+        y.vmovups(T2, c256);
+        y.vpcmpgtd(T2, T2, T0); // a0 + 128 < 256
+        y.vpand(T1, T1, T2);
+        y.vpand(T0, T0, T1);
+        // Out-of-range lanes read as a0 = 0: offset 128.
+        y.vpandn(T1, T1, c128);
+        y.vpor(T0, T0, T1);
+        y.vpslld(T0, T0, 4);
+        y.store(Mem::Base(RBX, SOA_A0_REL + 32 * c), T0, true);
     }
 
     /// Component `c` of a prepared operand into `d` (swizzle and negation applied).
@@ -1110,8 +1167,11 @@ impl Gen<'_> {
                 } else {
                     (rel, RelIndex::None)
                 };
-                let s1 = self.operand(src1, r1, d, 0);
-                let s2 = self.operand(src2, r2, d, 1);
+                let fl = flushed_sources(instr);
+                // DST reads components z and w as they are.
+                let fl = [0, 1].map(|k| fl[k] && op.base() != Opcode::Dst);
+                let s1 = self.operand(src1, r1, d, 0, fl[0]);
+                let s2 = self.operand(src2, r2, d, 1, fl[1]);
                 match op.base() {
                     Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph => {
                         self.dot(op.base(), &s1, &s2);
@@ -1173,7 +1233,7 @@ impl Gen<'_> {
                 if !write && op != Opcode::Litp {
                     return Ok(());
                 }
-                let s = self.operand(src, rel, d, 0);
+                let s = self.operand(src, rel, d, 0, flushed_sources(instr)[0]);
                 match op {
                     Opcode::Mov => {
                         for c in 0..4 {
@@ -1238,7 +1298,7 @@ impl Gen<'_> {
                 let d = self.desc(desc);
                 let (x, y) = (d.mask().has(0), d.mask().has(1));
                 if x || y {
-                    let s = self.operand(src, rel, d, 0);
+                    let s = self.operand(src, rel, d, 0, false);
                     // Both components are converted before either is stored: the source may
                     // be a0-relative (already gathered, so order would not matter, but keep it
                     // obviously right).
@@ -1248,10 +1308,11 @@ impl Gen<'_> {
                             self.mova(RES[c], A);
                         }
                     }
-                    let mut yy = self.y();
                     for (c, on) in [(0usize, x), (1, y)] {
                         if on {
-                            yy.store(Mem::Base(RBX, SOA_A0 + 32 * c as i32), RES[c], true);
+                            let a0 = Mem::Base(RBX, SOA_A0 + 32 * c as i32);
+                            self.y().store(a0, RES[c], true);
+                            self.a0_rel(c as i32, RES[c]);
                         }
                     }
                 }
@@ -1265,8 +1326,8 @@ impl Gen<'_> {
                 desc,
             } => {
                 let d = self.desc(desc);
-                let s1 = self.operand(src1, rel, d, 0);
-                let s2 = self.operand(src2, RelIndex::None, d, 1);
+                let s1 = self.operand(src1, rel, d, 0, false);
+                let s2 = self.operand(src2, RelIndex::None, d, 1, false);
                 for (c, op) in [(0usize, x), (1, y)] {
                     self.load(A, &s1, c);
                     self.load(B, &s2, c);
@@ -1296,9 +1357,9 @@ impl Gen<'_> {
                 } else {
                     (rel, RelIndex::None)
                 };
-                let s1 = self.operand(src1, RelIndex::None, d, 0);
-                let s2 = self.operand(src2, r2, d, 1);
-                let s3 = self.operand(src3, r3, d, 2);
+                let s1 = self.operand(src1, RelIndex::None, d, 0, true);
+                let s2 = self.operand(src2, r2, d, 1, true);
+                let s3 = self.operand(src3, r3, d, 2, true);
                 for c in 0..4 {
                     if mask[c] {
                         self.load_flushed(A, &s1, c);
@@ -1495,9 +1556,8 @@ impl Gen<'_> {
     /// EX2 (`op` 0) or LG2 (`op` 1) of A (component x) into P[0]: the float model's own
     /// functions, called for the eight lanes with the caller's float environment.
     fn helper(&mut self, op: u32) {
-        let code = op | super::mode_code(self.mode) << 1;
         let mxcsr = self.a.splat(mode_mxcsr(self.mode));
-        let f = super::helper_ex2_lg2 as extern "sysv64" fn(*mut [f32; LANES], u32) as usize;
+        let f = super::helper_address(op == 1, self.mode);
         let mut y = self.y();
         y.store(Mem::Base(RBX, SOA_SCRATCH), A, true);
         // Rust code may use legacy SSE encodings: no dirty upper halves across the call.
@@ -1505,7 +1565,6 @@ impl Gen<'_> {
         let a = &mut self.a;
         a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
         x64!(a.ops; lea rdi, [rbx + SOA_SCRATCH]);
-        a.mov_ri32(RSI, code as i32);
         a.mov_ri64(RAX, f as i64);
         a.call_r(RAX);
         a.ldmxcsr(mxcsr);
