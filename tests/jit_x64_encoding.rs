@@ -350,7 +350,8 @@ mod soa {
         let forms = rrr!(
             vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn,
             vpor, vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd,
-            vdivpd, vunpcklps, vunpckhps, vunpcklpd, vunpckhpd,
+            vdivpd, vunpcklps, vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd,
+            vpermd,
         );
         let _: Option<Rrr> = None;
         for (name, f) in forms {
@@ -526,7 +527,15 @@ mod soa {
             );
             assert_eq!(
                 yone(|y| y.vroundps(yd, yb, 9)),
-                format!("vroundps ymm{d},ymm{b},9")
+                format!("vroundps ymm{d},ymm{b},9"),
+            );
+            assert_eq!(
+                yone(|y| y.vroundpd(yd, yb, 9)),
+                format!("vroundpd ymm{d},ymm{b},9")
+            );
+            assert_eq!(
+                yone(|y| y.vcvttpd2dq(yd, yb)),
+                format!("vcvttpd2dq xmm{d},ymm{b}")
             );
             assert_eq!(
                 yone(|y| y.vinsertf128_hi(yd, ya, yb)),

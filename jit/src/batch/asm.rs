@@ -130,7 +130,7 @@ pub struct Yasm<'a> {
 vex_rrr!(
     vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn, vpor,
     vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd, vdivpd, vunpcklps,
-    vunpckhps, vunpcklpd, vunpckhpd,
+    vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd, vpermd,
 );
 
 vex_rr!(vmovaps, vmovups, vcvttps2dq, vsqrtpd);
@@ -303,6 +303,18 @@ impl<'a> Yasm<'a> {
     pub fn vroundps(&mut self, d: Ymm, s: Ymm, imm: u8) {
         self.vex_rr(3, 1, true, false, 0x08, d.0, 0, s.0);
         self.byte(imm);
+    }
+
+    /// `vroundpd ymm, ymm, imm` (raw encoding).
+    pub fn vroundpd(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.vex_rr(3, 1, true, false, 0x09, d.0, 0, s.0);
+        self.byte(imm);
+    }
+
+    /// `vcvttpd2dq xmm, ymm`: four doubles truncated to i32 in the low half of `d` (upper
+    /// half zeroed; raw encoding).
+    pub fn vcvttpd2dq(&mut self, d: Ymm, s: Ymm) {
+        self.vex_rr(1, 1, true, false, 0xE6, d.0, 0, s.0);
     }
 
     /// `vinsertf128 ymm, ymm, xmm, 1`: `d` = (low half of `a`, low half of `b`).

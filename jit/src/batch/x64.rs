@@ -46,6 +46,7 @@ use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
+use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE};
 use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
@@ -1255,7 +1256,8 @@ impl Gen<'_> {
                         self.store_results(dst, mask, RES, [true; 4]);
                     }
                     Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => {
-                        // EX2/LG2 run the float model's own functions, which flush.
+                        // LG2 runs the float model's own function, which flushes; EX2 flushes
+                        // itself (see `ex2`).
                         let helper = matches!(op, Opcode::Ex2 | Opcode::Lg2);
                         match s.flushed {
                             // RCP and RSQ see the sign of a zero, so a negated flushed copy
@@ -1276,7 +1278,7 @@ impl Gen<'_> {
                         match op {
                             Opcode::Rcp => self.rcp(),
                             Opcode::Rsq => self.rsq(),
-                            Opcode::Ex2 => self.helper(0),
+                            Opcode::Ex2 => self.ex2(),
                             _ => self.helper(1),
                         }
                         self.store_results(dst, mask, [P[0]; 4], [!helper; 4]);
@@ -1551,6 +1553,145 @@ impl Gen<'_> {
                 y.vcvtpd2ps(d, T2);
             }
         }
+    }
+
+    /// `(a · b) >> 32` per 32-bit lane (unsigned; the high half of the 64-bit product).
+    /// Clobbers T0-T2.
+    fn mulhi_u32(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        let hi = self.y().splat64(0xFFFF_FFFF_0000_0000);
+        let mut y = self.y();
+        y.vpmuludq(T0, a, b); // even lanes
+        y.vpsrlq(T0, T0, 32);
+        y.vpsrlq(T1, a, 32);
+        y.vpsrlq(T2, b, 32);
+        y.vpmuludq(T1, T1, T2); // odd lanes: their high halves sit in the odd dwords
+        y.vpand(T1, T1, hi);
+        y.vpor(d, T0, T1);
+    }
+
+    /// EX2 of A (component x) into P[0] on eight lanes: the integer algorithm of
+    /// `picajit_interp::float::transcendental` (steps 2-7 of its module docs), with
+    /// `floor(x · 2^32)` split into whole and fractional parts through exact f64 arithmetic,
+    /// the 64-entry table read with eight `vpermd` and the final rounding on the 32-bit
+    /// significand (it is always in `[2^31, 2^32)`, so `round_scaled` needs no normalising).
+    /// Uses every vector register but P[0]'s inputs.
+    fn ex2(&mut self) {
+        let (prec, min_exp, max_exp, nearest) = match self.mode {
+            FloatMode::F24(r) => (17u32, -62i32, 64i32, r == Rounding::NearestEven),
+            FloatMode::F32 => (24, -126, 128, true),
+        };
+        let (x, nan, e, f, r, idx) = (A, T4, RES[0], RES[1], RES[2], RES[3]);
+        self.flush(x);
+        self.isnan(nan, x);
+        // Step 2: |x| >= 256 saturates, so clamping first keeps x · 2^32 within ±2^40.
+        let c256 = self.y().splat(0x4380_0000);
+        let cm256 = self.y().splat(0xC380_0000);
+        let two32 = self.y().splat64(0x41F0_0000_0000_0000);
+        let two_m32 = self.y().splat64(0x3DF0_0000_0000_0000);
+        let two31 = self.y().splat64(0x41E0_0000_0000_0000);
+        let sign = self.y().splat(SIGN);
+        let mut y = self.y();
+        y.vminps(B, x, c256);
+        y.vmaxps(B, B, cm256);
+        for (half, (nd, fd)) in [(0, (P[1], P[2])), (1, (P[3], C))] {
+            if half == 0 {
+                y.vcvtps2pd(T3, B);
+            } else {
+                y.vextractf128_hi(T3, B);
+                y.vcvtps2pd(T3, T3);
+            }
+            y.vmulpd(T3, T3, two32);
+            y.vroundpd(T3, T3, 9); // X = floor(x · 2^32), exact
+            y.vmulpd(nd, T3, two_m32);
+            y.vroundpd(nd, nd, 9); // n = floor(X / 2^32)
+            y.vmulpd(fd, nd, two32);
+            y.vsubpd(fd, T3, fd); // X - n · 2^32, in [0, 2^32)
+            y.vsubpd(fd, fd, two31); // into i32 range for the conversion
+            y.vcvttpd2dq(nd, nd);
+            y.vcvttpd2dq(fd, fd);
+        }
+        y.vinsertf128_hi(e, P[1], P[3]);
+        y.vinsertf128_hi(f, P[2], C);
+        y.vpxor(f, f, sign); // the fraction bits as u32
+                             // Steps 3-5: i, r and the polynomial.
+        let rmask = self.y().splat(0x03FF_FFFF);
+        let [b1, b2, b3, b4] = EX2_POLY;
+        let b4 = self.y().splat(b4);
+        let mut y = self.y();
+        y.vpsrld(idx, f, 26);
+        y.vpand(r, f, rmask);
+        y.vmovups(P[1], b4);
+        for b in [b3, b2, b1] {
+            let b = self.y().splat(b);
+            self.mulhi_u32(P[1], r, P[1]);
+            self.y().vpaddd(P[1], P[1], b);
+        }
+        self.mulhi_u32(P[2], r, P[1]); // p
+                                       // Step 6: T = EX2_TABLE[i] (vpermd uses the low three bits of each index), then
+                                       // mant = min(T + (T · p >> 32), 2^32 - 1).
+        self.y().vpsrld(T3, idx, 3);
+        self.y().vpxor(P[3], P[3], P[3]);
+        for k in 0..8 {
+            let mut chunk = [0u32; 8];
+            chunk.copy_from_slice(&EX2_TABLE[8 * k..8 * k + 8]);
+            let chunk = self.y().constant(chunk);
+            let kk = self.y().splat(k as u32);
+            let mut y = self.y();
+            y.vpermd(B, idx, chunk);
+            y.vpcmpeqd(C, T3, kk);
+            y.vpand(B, B, C);
+            y.vpor(P[3], P[3], B);
+        }
+        self.mulhi_u32(B, P[3], P[2]);
+        let ones = self.y().splat(u32::MAX);
+        let mut y = self.y();
+        y.vpaddd(B, B, P[3]);
+        y.vpmaxud(C, B, P[3]);
+        y.vpcmpeqd(C, C, B); // no carry out of the add
+        y.vpxor(C, C, ones);
+        y.vpor(f, B, C); // mant
+                         // Step 7: round_scaled(+, mant, n - 31): the value is mant · 2^(n-31) with mant's top
+                         // bit at 31, so its exponent is n.
+        let sh = 32 - prec;
+        y.vpsrld(r, f, sh as u8); // kept
+        if nearest {
+            let low = self.y().splat((1 << sh) - 1);
+            let one = self.y().splat(1);
+            let half = self.y().splat(1 << (sh - 1));
+            let top = self.y().splat(1 << prec);
+            let mut y = self.y();
+            y.vpand(B, f, low);
+            y.vpand(C, r, one);
+            y.vpaddd(B, B, C);
+            y.vpcmpgtd(B, B, half); // round up: above half, or at half with kept odd
+            y.vpsubd(r, r, B);
+            y.vpcmpeqd(B, r, top); // carried into a new bit
+            y.vpsubd(e, e, B);
+            y.vpand(B, B, one);
+            y.vpsrlvd(r, r, B);
+        }
+        let bias = self.y().splat(127);
+        let frac = self.y().splat(MANT);
+        let big = self.y().splat((max_exp - 1) as u32);
+        let small = self.y().splat(min_exp as u32);
+        let inf = self.y().splat(INF);
+        let canon = self.y().splat(CANONICAL_NAN_BITS);
+        let mut y = self.y();
+        y.vpslld(r, r, (24 - prec) as u8);
+        y.vpand(r, r, frac);
+        y.vpaddd(B, e, bias);
+        y.vpslld(B, B, 23);
+        y.vpor(B, B, r);
+        y.vmovups(C, small);
+        y.vpcmpgtd(C, C, e); // e < min_exp: +0
+        y.vpandn(B, C, B);
+        y.vpcmpgtd(C, e, big); // e >= max_exp: +inf
+        y.vpandn(B, C, B);
+        y.vpand(C, C, inf);
+        y.vpor(B, B, C);
+        y.vpandn(B, nan, B);
+        y.vpand(C, nan, canon);
+        y.vpor(P[0], B, C);
     }
 
     /// EX2 (`op` 0) or LG2 (`op` 1) of A (component x) into P[0]: the float model's own
