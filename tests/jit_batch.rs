@@ -547,11 +547,10 @@ fn hand_written_shapes() {
     }
 }
 
-/// EX2 runs as eight-lane integer code in the multi-vertex backend: every f24 input (or, with
-/// `PICAJIT_EX2_STRIDE=n`, every n-th), negated too, and a sweep of raw f32 patterns, against
-/// the float model's `ex2`, bit for bit, in each mode.
-#[test]
-fn ex2_lanes_match_the_float_model_over_the_f24_range() {
+/// EX2 and LG2 run as eight-lane integer code in the multi-vertex backend: every f24 input
+/// (or, with `PICAJIT_EX2_STRIDE=n`, every n-th), negated too, and a sweep of raw f32 patterns,
+/// against the float model's functions, bit for bit, in each mode.
+fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) -> f32) {
     if !has_avx2() {
         return;
     }
@@ -560,8 +559,8 @@ fn ex2_lanes_match_the_float_model_over_the_f24_range() {
         .and_then(|s| s.parse().ok())
         // Debug builds run the float model ~10x slower: a sparser default sweep there.
         .unwrap_or(if cfg!(debug_assertions) { 251 } else { 61 });
-    let src = ".proc main\n    ex2 o0.x, v0.x\n    ex2 o0.y, -v0.x\n    end\n.end\n";
-    let w = Workload::from_source("ex2.v.pica", src).unwrap();
+    let src = format!(".proc main\n    {op} o0.x, v0.x\n    {op} o0.y, -v0.x\n    end\n.end\n");
+    let w = Workload::from_source("t.v.pica", &src).unwrap();
     for mode in MODES {
         let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
         assert_eq!(shader.batch_lanes(), 8);
@@ -569,8 +568,7 @@ fn ex2_lanes_match_the_float_model_over_the_f24_range() {
         let f24 = (0..1u32 << 24)
             .step_by(stride as usize)
             .map(|b| F24::from_bits(b).to_f32());
-        // Raw f32 patterns (the batch API takes any register value), denser near the
-        // exponents EX2 distinguishes.
+        // Raw f32 patterns (the batch API takes any register value).
         let raw = (0..1u32 << 20).map(|k| f32::from_bits(k.wrapping_mul(4093) ^ (k << 12)));
         let values: Vec<f32> = f24.chain(raw).collect();
         for chunk in values.chunks(1 << 14) {
@@ -587,16 +585,14 @@ fn ex2_lanes_match_the_float_model_over_the_f24_range() {
             shader
                 .run_batch(&inputs, &mut got, &uniforms, 1 << 10)
                 .unwrap();
+            assert_eq!(shader.batch_stats().fallbacks, 0);
             for (row, x) in got.iter().zip(&chunk[..n]) {
-                let want = [
-                    picajit::interp::float::ex2(*x, mode),
-                    picajit::interp::float::ex2(-*x, mode),
-                ];
+                let want = [f(*x, mode), f(-*x, mode)];
                 for c in 0..2 {
                     assert_eq!(
                         row[0][c].to_bits(),
                         want[c].to_bits(),
-                        "{mode:?}: ex2({}{:#010x})",
+                        "{mode:?}: {op}({}{:#010x})",
                         if c == 1 { "-" } else { "" },
                         x.to_bits()
                     );
@@ -604,4 +600,14 @@ fn ex2_lanes_match_the_float_model_over_the_f24_range() {
             }
         }
     }
+}
+
+#[test]
+fn ex2_lanes_match_the_float_model_over_the_f24_range() {
+    transcendental_lanes_match_the_float_model("ex2", picajit::interp::float::ex2);
+}
+
+#[test]
+fn lg2_lanes_match_the_float_model_over_the_f24_range() {
+    transcendental_lanes_match_the_float_model("lg2", picajit::interp::float::lg2);
 }

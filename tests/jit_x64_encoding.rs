@@ -351,7 +351,7 @@ mod soa {
             vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn,
             vpor, vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd,
             vdivpd, vunpcklps, vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd,
-            vpermd,
+            vpermd, vpmuldq, vpsrlvq, vpsllvq, vpcmpeqq, vpsubq,
         );
         let _: Option<Rrr> = None;
         for (name, f) in forms {
@@ -562,6 +562,18 @@ mod soa {
             assert_eq!(
                 yone(|y| y.vpsrlq(yd, yb, 36)),
                 format!("vpsrlq ymm{d},ymm{b},24h")
+            );
+            assert_eq!(
+                yone(|y| y.vpsllq(yd, yb, 50)),
+                format!("vpsllq ymm{d},ymm{b},32h")
+            );
+            assert_eq!(
+                yone(|y| y.vpmovzxdq(yd, yb)),
+                format!("vpmovzxdq ymm{d},xmm{b}")
+            );
+            assert_eq!(
+                yone(|y| y.vpmovsxdq(yd, yb)),
+                format!("vpmovsxdq ymm{d},xmm{b}")
             );
         }
         for (g, name) in [(RAX, "eax"), (RCX, "ecx"), (R9, "r9d")] {

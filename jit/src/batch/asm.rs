@@ -130,7 +130,8 @@ pub struct Yasm<'a> {
 vex_rrr!(
     vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn, vpor,
     vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd, vdivpd, vunpcklps,
-    vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd, vpermd,
+    vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd, vpermd, vpmuldq, vpsrlvq,
+    vpsllvq, vpcmpeqq, vpsubq,
 );
 
 vex_rr!(vmovaps, vmovups, vcvttps2dq, vsqrtpd);
@@ -353,5 +354,20 @@ impl<'a> Yasm<'a> {
     /// `vpsrlq ymm, ymm, imm` (raw encoding).
     pub fn vpsrlq(&mut self, d: Ymm, s: Ymm, imm: u8) {
         self.shift(0x73, 2, d, s, imm);
+    }
+
+    /// `vpsllq ymm, ymm, imm` (raw encoding).
+    pub fn vpsllq(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.shift(0x73, 6, d, s, imm);
+    }
+
+    /// `vpmovzxdq ymm, xmm`: the four low dwords of `s` zero-extended to qwords (raw).
+    pub fn vpmovzxdq(&mut self, d: Ymm, s: Ymm) {
+        self.vex_rr(2, 1, true, false, 0x35, d.0, 0, s.0);
+    }
+
+    /// `vpmovsxdq ymm, xmm`: the four low dwords of `s` sign-extended to qwords (raw).
+    pub fn vpmovsxdq(&mut self, d: Ymm, s: Ymm) {
+        self.vex_rr(2, 1, true, false, 0x25, d.0, 0, s.0);
     }
 }

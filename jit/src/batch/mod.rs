@@ -37,12 +37,12 @@
 //!
 //! Every float result uses the recipes of the per-vertex backend (`x64/masm.rs`) and the float
 //! model's "What a JIT must do", lane for lane: MXCSR rounding control (RZ for F24-RTZ, nearest
-//! for F24-RNE, nearest + FTZ for F32, never DAZ), explicit input flushes, integer-domain
-//! fix-ups with their rare cases (overflow, inf, NaN, `inf × 0`) in out-of-line cold code,
-//! f64 arithmetic with integer round-to-17-bits for F24-RNE, the f64 RSQ recipes with exact
-//! square tests. EX2 and LG2, integer algorithms with table look-ups, call the float model's
-//! own functions (`picajit_interp::float::ex2`/`lg2`) for the eight lanes from generated code
-//! (with the caller's MXCSR restored around the call), so they are bit-exact by definition.
+//! for F24-RNE, nearest + FTZ for F32, never DAZ), explicit input flushes (skipped where the
+//! value is known to be flushed already: flushed copies of inputs and uniforms, tiny-free
+//! temporaries), integer-domain fix-ups with their rare cases (overflow, inf, NaN, `inf × 0`)
+//! in out-of-line cold code, f64 arithmetic with integer round-to-17-bits for F24-RNE, the f64
+//! RSQ recipes with exact square tests. EX2 and LG2 are the float model's integer algorithms
+//! on eight lanes (64-bit steps four lanes at a time), checked against it on every f24 input.
 //!
 //! # Why a separate lowering
 //!
@@ -112,7 +112,7 @@ pub struct SoaContext {
     pub cmp: [[u32; LANES]; 2],
     /// The a0-relative source operand of the current instruction, transposed.
     pub rel: [[f32; LANES]; 4],
-    /// Argument and result of the EX2/LG2 helper.
+    /// LG2's result, assembled from its two four-lane halves.
     pub scratch: [f32; LANES],
     /// Per-lane byte offsets of a0-relative rows.
     pub index: [u32; LANES],
@@ -136,7 +136,7 @@ pub struct SoaContext {
     pub al: i32,
     /// Out: PICA address of a deopt (diagnostics).
     pub deopt_pc: u32,
-    /// Caller's MXCSR, restored on exit and around helper calls.
+    /// Caller's MXCSR, restored on exit.
     pub saved_mxcsr: u32,
     /// Output registers the caller wants (bit n = o`n`); the others are not stored.
     pub out_mask: u32,
@@ -512,49 +512,4 @@ unsafe fn call(exec: &dynasmrt::ExecutableBuffer, ctx: &mut SoaContext) -> u32 {
     // SAFETY: forwarded contract (pointers in `ctx`); the code touches only memory reachable
     // from them and restores callee-saved registers and MXCSR.
     unsafe { f(ctx) }
-}
-
-/// EX2 (`LG2 = false`) or LG2 (`LG2 = true`) of eight lanes in place, in the float mode
-/// numbered `MODE` by [`mode_code`]; called from generated code with the caller's MXCSR. One
-/// instance per operation and mode, so the float model's functions are inlined with their
-/// mode constant.
-pub(crate) extern "sysv64" fn helper_ex2_lg2<const LG2: bool, const MODE: u32>(
-    buf: *mut [f32; LANES],
-) {
-    use picajit_interp::float::{ex2, lg2, Rounding};
-    let mode = match MODE {
-        0 => FloatMode::F24(Rounding::TowardZero),
-        1 => FloatMode::F24(Rounding::NearestEven),
-        _ => FloatMode::F32,
-    };
-    // SAFETY: generated code passes a pointer to `SoaContext::scratch` of the context it runs
-    // on, which nothing else accesses during the call.
-    let buf = unsafe { &mut *buf };
-    for x in buf.iter_mut() {
-        *x = if LG2 { lg2(*x, mode) } else { ex2(*x, mode) };
-    }
-}
-
-/// The helper instance for EX2 or LG2 in `mode`, as a callable address.
-pub(crate) fn helper_address(lg2: bool, mode: FloatMode) -> usize {
-    type Helper = extern "sysv64" fn(*mut [f32; LANES]);
-    let f: Helper = match (lg2, mode_code(mode)) {
-        (false, 0) => helper_ex2_lg2::<false, 0>,
-        (false, 1) => helper_ex2_lg2::<false, 1>,
-        (false, _) => helper_ex2_lg2::<false, 2>,
-        (true, 0) => helper_ex2_lg2::<true, 0>,
-        (true, 1) => helper_ex2_lg2::<true, 1>,
-        (true, _) => helper_ex2_lg2::<true, 2>,
-    };
-    f as usize
-}
-
-/// Helper-call code of a float mode (see [`helper_ex2_lg2`]).
-pub(crate) fn mode_code(mode: FloatMode) -> u32 {
-    use picajit_interp::float::Rounding;
-    match mode {
-        FloatMode::F24(Rounding::TowardZero) => 0,
-        FloatMode::F24(Rounding::NearestEven) => 1,
-        FloatMode::F32 => 2,
-    }
 }

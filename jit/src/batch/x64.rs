@@ -25,8 +25,8 @@
 //! | `ymm12-ymm15` | result components ([`RES`]), stored after all are computed, because a
 //! destination may also be a source read by a later component |
 //!
-//! Nothing is live in vector registers across PICA instructions, so the EX2/LG2 helper call
-//! (which clobbers all of them) needs no spills.
+//! Nothing is live in vector registers across PICA instructions, so EX2 and LG2 may use all
+//! sixteen without spilling anything.
 
 #![allow(
     clippy::useless_conversion,
@@ -46,7 +46,7 @@ use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
-use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE};
+use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
@@ -1256,13 +1256,12 @@ impl Gen<'_> {
                         self.store_results(dst, mask, RES, [true; 4]);
                     }
                     Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => {
-                        // LG2 runs the float model's own function, which flushes; EX2 flushes
-                        // itself (see `ex2`).
-                        let helper = matches!(op, Opcode::Ex2 | Opcode::Lg2);
+                        // EX2 and LG2 flush their operand themselves (see `ex2`, `lg2`).
+                        let self_flushing = matches!(op, Opcode::Ex2 | Opcode::Lg2);
                         match s.flushed {
                             // RCP and RSQ see the sign of a zero, so a negated flushed copy
                             // (-0 for +0) is flushed once more (which gives flush(-x)).
-                            Some(f) if !helper => {
+                            Some(f) if !self_flushing => {
                                 self.load_from(A, f, &s, 0);
                                 if s.negate {
                                     self.flush(A);
@@ -1270,7 +1269,7 @@ impl Gen<'_> {
                             }
                             _ => {
                                 self.load(A, &s, 0);
-                                if !helper {
+                                if !self_flushing {
                                     self.flush(A);
                                 }
                             }
@@ -1279,9 +1278,10 @@ impl Gen<'_> {
                             Opcode::Rcp => self.rcp(),
                             Opcode::Rsq => self.rsq(),
                             Opcode::Ex2 => self.ex2(),
-                            _ => self.helper(1),
+                            _ => self.lg2(),
                         }
-                        self.store_results(dst, mask, [P[0]; 4], [!helper; 4]);
+                        // Every result is rounded by the mode (EX2/LG2 too): tiny-free.
+                        self.store_results(dst, mask, [P[0]; 4], [true; 4]);
                     }
                     Opcode::Litp => {
                         self.litp(&s, mask);
@@ -1694,22 +1694,216 @@ impl Gen<'_> {
         y.vpor(P[0], B, C);
     }
 
-    /// EX2 (`op` 0) or LG2 (`op` 1) of A (component x) into P[0]: the float model's own
-    /// functions, called for the eight lanes with the caller's float environment.
-    fn helper(&mut self, op: u32) {
-        let mxcsr = self.a.splat(mode_mxcsr(self.mode));
-        let f = super::helper_address(op == 1, self.mode);
+    /// LG2 of A (component x) into P[0] on eight lanes: the integer algorithm of
+    /// `picajit_interp::float::transcendental` (steps 1-8 of its module docs). The 32-bit steps
+    /// run on eight lanes; z, the polynomial and the Q55 sum run on four 64-bit lanes at a
+    /// time (AVX2 has no 64-bit arithmetic shift or multiply: `vpmuldq` on the low dwords, a
+    /// sign correction for the unsigned half of z, shifts with a sign fill), and the final
+    /// normalisation takes the exponent of exact f64 conversions of the sum's two parts.
+    /// Uses every vector register.
+    fn lg2(&mut self) {
+        let (prec, nearest) = match self.mode {
+            FloatMode::F24(r) => (17u32, r == Rounding::NearestEven),
+            FloatMode::F32 => (24, true),
+        };
+        let x = A;
+        let (spec_mask, spec_val, e32, m) = (RES[0], RES[1], RES[2], RES[3]);
+        let (r_tab, lo_tab, hi_tab) = (P[1], P[2], P[3]);
+        self.flush(x);
+        // Step 1, decided now and applied last: NaN and negative lanes (a set sign bit after
+        // the flush) give NaN, +0 gives -inf, +inf gives +inf.
+        self.isnan(T4, x);
+        let inf = self.y().splat(INF);
+        let ninf = self.y().splat(INF | SIGN);
+        let canon = self.y().splat(CANONICAL_NAN_BITS);
         let mut y = self.y();
-        y.store(Mem::Base(RBX, SOA_SCRATCH), A, true);
-        // Rust code may use legacy SSE encodings: no dirty upper halves across the call.
-        y.vzeroupper();
-        let a = &mut self.a;
-        a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
-        x64!(a.ops; lea rdi, [rbx + SOA_SCRATCH]);
-        a.mov_ri64(RAX, f as i64);
-        a.call_r(RAX);
-        a.ldmxcsr(mxcsr);
-        self.y().vmovaps(P[0], Mem::Base(RBX, SOA_SCRATCH));
+        y.vpxor(T3, T3, T3);
+        y.vpcmpgtd(T2, T3, x);
+        y.vpor(T4, T4, T2);
+        y.vpcmpeqd(T1, x, T3);
+        y.vpcmpeqd(T2, x, inf);
+        y.vpand(spec_val, T1, ninf);
+        y.vpandn(T0, T1, inf);
+        y.vpor(spec_val, spec_val, T0);
+        y.vpandn(spec_val, T4, spec_val);
+        y.vpand(T0, T4, canon);
+        y.vpor(spec_val, spec_val, T0);
+        y.vpor(spec_mask, T4, T1);
+        y.vpor(spec_mask, spec_mask, T2);
+        // Steps 2-3 on eight lanes: e, M, j and the three table reads (R, and LG2_LOG's low
+        // and high dwords), each as nine 8-entry `vpermd` chunks selected by j >> 3.
+        let c127 = self.y().splat(127);
+        let fmask = self.y().splat(MANT);
+        let c2_16 = self.y().splat(1 << 16);
+        let c2_23 = self.y().splat(1 << 23);
+        let mut y = self.y();
+        y.vpsrld(e32, x, 23);
+        y.vpsubd(e32, e32, c127);
+        y.vpand(B, x, fmask);
+        y.vpaddd(T3, B, c2_16);
+        y.vpsrld(T3, T3, 17); // j
+        y.vpor(m, B, c2_23);
+        y.vpsrld(T4, T3, 3);
+        y.vpxor(r_tab, r_tab, r_tab);
+        y.vpxor(lo_tab, lo_tab, lo_tab);
+        y.vpxor(hi_tab, hi_tab, hi_tab);
+        for k in 0..9 {
+            let entry = |t: &dyn Fn(usize) -> u32| {
+                let mut c = [0u32; 8];
+                for (n, v) in c.iter_mut().enumerate() {
+                    if 8 * k + n < LG2_RECIP.len() {
+                        *v = t(8 * k + n);
+                    }
+                }
+                c
+            };
+            let recip = self.y().constant(entry(&|i| LG2_RECIP[i]));
+            let lo = self.y().constant(entry(&|i| LG2_LOG[i] as u32));
+            let hi = self.y().constant(entry(&|i| (LG2_LOG[i] >> 32) as u32));
+            let kk = self.y().splat(k as u32);
+            let mut y = self.y();
+            y.vpcmpeqd(C, T4, kk);
+            for (acc, table) in [(r_tab, recip), (lo_tab, lo), (hi_tab, hi)] {
+                y.vpermd(B, T3, table);
+                y.vpand(B, B, C);
+                y.vpor(acc, acc, B);
+            }
+        }
+        let two39 = self.y().splat64(1 << 39);
+        let poly: [Mem; 5] = LG2_POLY.map(|a| self.y().splat64(a as i32 as u32 as u64));
+        let magic = self.y().splat64(0x4330_0000_0000_0000);
+        let low52 = self.y().splat64((1 << 52) - 1);
+        let c52 = self.y().splat64(52);
+        let c1023 = self.y().splat64(1023);
+        let prec_m1 = self.y().splat64(u64::from(prec - 1));
+        let one64 = self.y().splat64(1);
+        let max64 = self.y().splat64(i64::MAX as u64);
+        let top = self.y().splat64(1 << prec);
+        let bias = self.y().splat64((127 - 55) as u64);
+        let mant64 = self.y().splat64(u64::from(MANT));
+        let sign64 = self.y().splat64(u64::from(SIGN));
+        let pack = self.y().constant([0, 2, 4, 6, 0, 2, 4, 6]);
+        for h in 0..2i32 {
+            // Half h of an eight-lane value as four qwords.
+            let widen = |y: &mut Yasm, d: Ymm, src: Ymm, signed: bool| {
+                let s = if h == 0 {
+                    src
+                } else {
+                    y.vextractf128_hi(d, src);
+                    d
+                };
+                if signed {
+                    y.vpmovsxdq(d, s);
+                } else {
+                    y.vpmovzxdq(d, s);
+                }
+            };
+            let mut y = self.y();
+            // Step 4: z = M·R - 2^39 (|z| <= 2^32 + 2^23).
+            widen(&mut y, B, m, false);
+            widen(&mut y, C, r_tab, false);
+            y.vpmuludq(T0, B, C);
+            y.vpsubq(T0, T0, two39);
+            // Step 5: zq = z >> 9 fits an i32, as does every t: the low dwords carry them.
+            y.vpsrlq(T1, T0, 9);
+            y.vmovups(T2, poly[4]);
+            for k in (0..4).rev() {
+                y.vpmuldq(A, T1, T2);
+                y.vpsrlq(A, A, 30); // low dword: (zq·t) >> 30, arithmetic (it fits)
+                y.vpaddd(T2, A, poly[k]);
+            }
+            // Step 6: lp = (z·t) >> 14 with z = zh·2^32 + zl, zl unsigned.
+            y.vpxor(C, C, C);
+            y.vpmuludq(A, T0, T2); // zl · (t mod 2^32)
+            y.vpsllq(B, T2, 32);
+            y.vpcmpgtq(B, C, B); // t < 0
+            y.vpsllq(T1, T0, 32);
+            y.vpand(T1, T1, B);
+            y.vpsubq(A, A, T1); // zl · t
+            y.vpsrlq(T1, T0, 32);
+            y.vpmuldq(T1, T1, T2);
+            y.vpsllq(T1, T1, 32);
+            y.vpaddq(A, A, T1); // z · t
+            y.vpcmpgtq(B, C, A);
+            y.vpsrlq(A, A, 14);
+            y.vpsllq(B, B, 50);
+            y.vpor(A, A, B); // lp
+                             // Step 7: s = (e << 55) + LG2_LOG[j] + lp.
+            widen(&mut y, B, e32, true);
+            y.vpsllq(B, B, 55);
+            y.vpaddq(A, A, B);
+            widen(&mut y, T1, lo_tab, false);
+            widen(&mut y, T2, hi_tab, false);
+            y.vpsllq(T2, T2, 32);
+            y.vpor(T1, T1, T2);
+            y.vpaddq(A, A, T1);
+            // Step 8: round_scaled(s < 0, |s|, -55).
+            y.vpcmpgtq(T4, C, A); // sign
+            y.vpxor(A, A, T4);
+            y.vpsubq(A, A, T4); // a = |s|
+                                // E = floor(log2 a) from the exponents of a >> 52 and a mod 2^52 as f64 (exact).
+            y.vpand(T1, A, low52);
+            y.vpor(T1, T1, magic);
+            y.vsubpd(T1, T1, magic);
+            y.vpsrlq(T1, T1, 52);
+            y.vpsrlq(T2, A, 52);
+            y.vpor(T2, T2, magic);
+            y.vsubpd(T2, T2, magic);
+            y.vpsrlq(T2, T2, 52);
+            y.vpcmpgtq(T0, T2, C); // the high part is not zero
+            y.vpaddq(T2, T2, c52);
+            y.vpandn(T1, T0, T1);
+            y.vpand(T2, T0, T2);
+            y.vpor(T1, T1, T2);
+            y.vpsubq(T1, T1, c1023); // E
+                                     // kept = a >> (E + 1 - P), or a << (P - 1 - E) (out-of-range counts give 0).
+            y.vpsubq(T2, T1, prec_m1); // sh
+            y.vmovups(T0, prec_m1);
+            y.vpsubq(T0, T0, T1);
+            y.vpsrlvq(B, A, T2);
+            y.vpsllvq(T0, A, T0);
+            y.vpor(B, B, T0); // kept
+            if nearest {
+                y.vpcmpgtq(C, T2, C); // sh > 0 (C is zero before this)
+                y.vmovups(T0, one64);
+                y.vpsllvq(T0, T0, T2);
+                y.vpsubq(T0, T0, one64);
+                y.vpand(T0, T0, C);
+                y.vpand(T0, T0, A); // rem
+                y.vpand(T3, B, one64);
+                y.vpaddq(T0, T0, T3);
+                y.vpsubq(T3, T2, one64);
+                y.vmovups(P[0], one64);
+                y.vpsllvq(T3, P[0], T3); // half
+                y.vpand(T3, T3, C);
+                y.vpandn(C, C, max64);
+                y.vpor(T3, T3, C); // no rounding when sh <= 0
+                y.vpcmpgtq(T0, T0, T3); // round up
+                y.vpsubq(B, B, T0);
+                y.vpcmpeqq(T0, B, top); // carried into a new bit
+                y.vpsubq(T1, T1, T0);
+                y.vpand(T0, T0, one64);
+                y.vpsrlvq(B, B, T0);
+            }
+            y.vpaddq(T1, T1, bias);
+            y.vpsllq(T1, T1, 23);
+            y.vpsllq(B, B, (24 - prec) as u8);
+            y.vpand(B, B, mant64);
+            y.vpor(T1, T1, B);
+            y.vpand(T4, T4, sign64);
+            y.vpor(T1, T1, T4);
+            y.vpxor(T3, T3, T3);
+            y.vpcmpeqq(T0, A, T3); // s = 0: +0
+            y.vpandn(T1, T0, T1);
+            y.vmovups(T0, pack);
+            y.vpermd(T1, T0, T1);
+            y.store_x(Mem::Base(RBX, SOA_SCRATCH + 16 * h), T1);
+        }
+        let mut y = self.y();
+        y.vmovaps(P[0], Mem::Base(RBX, SOA_SCRATCH));
+        y.vpandn(P[0], spec_mask, P[0]);
+        y.vpand(T0, spec_mask, spec_val);
+        y.vpor(P[0], P[0], T0);
     }
 
     /// LITP: results in RES (masked components), flags always.
