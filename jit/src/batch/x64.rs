@@ -767,19 +767,12 @@ impl Gen<'_> {
     /// Per lane: row `(index + (a0 in -128..=127 ? a0 : 0)) & 0x7F` of the float uniforms,
     /// transposed into `SoaContext::rel`.
     fn gather_rows(&mut self, which: i32, index: i32) {
-        let c128 = self.y().splat(128);
-        let m1 = self.y().splat(u32::MAX);
-        let c256 = self.y().splat(256);
         let idx = self.y().splat(index as u32);
         let c7f = self.y().splat(0x7F);
         let mut y = self.y();
-        y.vmovaps(A, Mem::Base(RBX, SOA_A0 + 32 * which));
-        y.vpaddd(B, A, c128);
-        y.vpcmpgtd(C, B, m1); // a0 + 128 >= 0
-        y.vmovups(T0, c256);
-        y.vpcmpgtd(T0, T0, B); // a0 + 128 < 256
-        y.vpand(C, C, T0);
-        y.vpand(A, A, C);
+        // a0_rel / 16 = 128 + the effective offset, and 128 vanishes modulo 128.
+        y.vmovaps(A, Mem::Base(RBX, SOA_A0_REL + 32 * which));
+        y.vpsrld(A, A, 4);
         y.vpaddd(A, A, idx);
         y.vpand(A, A, c7f);
         y.vpslld(A, A, 4);
