@@ -181,6 +181,11 @@ impl Uniforms {
 }
 
 /// One vertex sent by EMIT.
+///
+/// `#[repr(C)]` because compiled code appends these to [`GeometryState::emitted`] in place
+/// (through the `OFFSET_EMITTED_*` constants) instead of going through a buffer of its own;
+/// the 16-byte alignment lets it store the outputs with aligned vector stores.
+#[repr(C, align(16))]
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmittedVertex {
     /// Output registers of the bank that was current at the EMIT.
@@ -192,6 +197,15 @@ pub struct EmittedVertex {
     /// Winding flag of that primitive (SETEMIT's `inv`).
     pub winding: bool,
 }
+
+/// Byte offset of `EmittedVertex::outputs`.
+pub const OFFSET_EMITTED_OUTPUTS: usize = offset_of!(EmittedVertex, outputs);
+/// Byte offset of `EmittedVertex::slot`, which `primitive` and `winding` follow byte by byte.
+pub const OFFSET_EMITTED_FLAGS: usize = offset_of!(EmittedVertex, slot);
+const _: () = assert!(
+    offset_of!(EmittedVertex, primitive) == OFFSET_EMITTED_FLAGS + 1
+        && offset_of!(EmittedVertex, winding) == OFFSET_EMITTED_FLAGS + 2
+);
 
 /// A primitive completed by an EMIT with the primitive flag: the three buffer slots as
 /// they were at that EMIT.
@@ -229,7 +243,9 @@ pub struct GeometryState {
 impl GeometryState {
     /// Drain the emitted vertices and the primitives they completed.
     pub fn take_output(&mut self) -> (Vec<EmittedVertex>, Vec<Primitive>) {
-        let emitted = std::mem::take(&mut self.emitted);
+        // Drained rather than taken: the buffer keeps its capacity, which compiled code
+        // writes EMIT records into directly (it reserves room before every invocation).
+        let emitted: Vec<EmittedVertex> = self.emitted.drain(..).collect();
         let mut slots = self.drained_slots;
         let mut prims = Vec::new();
         for e in &emitted {

@@ -12,6 +12,7 @@
 //!             ├─ budget, loop_counters[4], deopt_pc, saved_mxcsr
 //!             └─ geometry: other_bank ─► [[f32; 4]; 16], emit_buf ─► [EmitRecord; emit_cap],
 //!                          emit_len, SETEMIT parameters
+//!                          (other_bank and emit_buf point into the caller's GeometryState)
 //! ```
 //!
 //! Inputs and outputs go through their own pointers so that a batch can point them at the
@@ -19,38 +20,16 @@
 //! `regs`.
 
 use picajit_interp::state::{
-    Registers, Uniforms, OFFSET_A0, OFFSET_AL, OFFSET_CMP, OFFSET_INPUT, OFFSET_OUTPUT,
-    OFFSET_TEMP, OFFSET_UNIFORM_BOOL, OFFSET_UNIFORM_FLOAT, OFFSET_UNIFORM_INT,
+    EmittedVertex, Registers, Uniforms, OFFSET_A0, OFFSET_AL, OFFSET_CMP, OFFSET_EMITTED_FLAGS,
+    OFFSET_EMITTED_OUTPUTS, OFFSET_INPUT, OFFSET_OUTPUT, OFFSET_TEMP, OFFSET_UNIFORM_BOOL,
+    OFFSET_UNIFORM_FLOAT, OFFSET_UNIFORM_INT,
 };
 use std::mem::offset_of;
 
-/// One vertex written by EMIT, appended by generated code and drained by the Rust side into
-/// `GeometryState`.
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug)]
-pub struct EmitRecord {
-    /// The output bank at the EMIT.
-    pub outputs: [[f32; 4]; 16],
-    /// SETEMIT vertex id (already masked to 0..=3).
-    pub slot: u8,
-    /// SETEMIT primitive flag (0/1).
-    pub primitive: u8,
-    /// SETEMIT winding flag (0/1).
-    pub winding: u8,
-    _pad: [u8; 13],
-}
-
-impl Default for EmitRecord {
-    fn default() -> Self {
-        EmitRecord {
-            outputs: [[0.0; 4]; 16],
-            slot: 0,
-            primitive: 0,
-            winding: 0,
-            _pad: [0; 13],
-        }
-    }
-}
+/// One vertex written by EMIT. Generated code appends these straight into the spare capacity
+/// of `GeometryState::emitted`, so the record is the interpreter's own type (its layout is
+/// `#[repr(C)]` and published through `OFFSET_EMITTED_*`).
+pub type EmitRecord = EmittedVertex;
 
 /// Per-call context block. `#[repr(C)]`: generated code addresses it through the `CTX_*`
 /// offsets below.
@@ -164,8 +143,10 @@ pub const REG_SIZE: i32 = std::mem::size_of::<Registers>() as i32;
 
 /// Size of one [`EmitRecord`].
 pub const EMIT_RECORD_SIZE: i32 = std::mem::size_of::<EmitRecord>() as i32;
+/// `EmitRecord::outputs`.
+pub const EMIT_RECORD_OUTPUTS: i32 = OFFSET_EMITTED_OUTPUTS as i32;
 /// `EmitRecord::slot` (followed by `primitive` and `winding`).
-pub const EMIT_RECORD_FLAGS: i32 = offset_of!(EmitRecord, slot) as i32;
+pub const EMIT_RECORD_FLAGS: i32 = OFFSET_EMITTED_FLAGS as i32;
 
 /// `Registers::input`.
 pub const REG_INPUT: i32 = OFFSET_INPUT as i32;
@@ -194,7 +175,13 @@ pub const VEC_SIZE: i32 = 16;
 const _: () = assert!(OFFSET_TEMP % 16 == 0 && OFFSET_UNIFORM_FLOAT % 16 == 0);
 const _: () = assert!(std::mem::align_of::<Registers>() >= 16);
 const _: () = assert!(std::mem::align_of::<Uniforms>() >= 16);
-const _: () = assert!(std::mem::size_of::<EmitRecord>() % 16 == 0);
+const _: () = assert!(
+    std::mem::size_of::<EmitRecord>() % 16 == 0
+        && std::mem::align_of::<EmitRecord>() >= 16
+        && OFFSET_EMITTED_OUTPUTS % 16 == 0
+);
+// EMIT stores the three flag bytes as one 32-bit word; the fourth byte must be padding.
+const _: () = assert!(OFFSET_EMITTED_FLAGS + 4 <= std::mem::size_of::<EmitRecord>());
 // The batch loop zeroes a0, aL, cmp and padding with one 16-byte store.
 const _: () = assert!(OFFSET_A0 + 16 == std::mem::size_of::<Registers>());
 const _: () = assert!(std::mem::size_of::<[[f32; 4]; 16]>() == 256);

@@ -20,10 +20,13 @@
 //! Compiled code reproduces the interpreter bit for bit on every invocation it finishes.
 //! Whatever it cannot reproduce (running out of budget, an undefined opcode, BREAK with an
 //! empty loop stack, running past the end of the program, a full EMIT buffer) makes it stop
-//! with a *deopt* status instead. [`CompiledShader::run`] then restores the registers it was
-//! given and re-runs that invocation on [`picajit_interp::exec::Interpreter`], so results,
-//! errors included, are identical by construction. [`CompiledShader::try_run`] exposes the raw
-//! outcome for tests and statistics.
+//! with a *deopt* status instead. [`CompiledShader::run`] then restores the registers (and
+//! geometry state) it was given and re-runs that invocation on
+//! [`picajit_interp::exec::Interpreter`], so results, errors included, are identical by
+//! construction. Only the rows the program can write are saved for that (see
+//! [`Analysis::written_registers`]), and nothing when [`Analysis::run_bounds`] proves the run
+//! cannot stop early, which keeps short geometry shaders cheap. [`CompiledShader::try_run`]
+//! exposes the raw outcome for tests and statistics.
 //!
 //! # Input contract (F24 modes)
 //!
@@ -87,7 +90,7 @@ use layout::{EmitRecord, JitContext};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit_interp::float::FloatMode;
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{EmittedVertex, GeometryState, Registers, Uniforms};
+use picajit_interp::state::{GeometryState, Registers, Uniforms};
 use runtime::code_buffer::{ExecCode, Status};
 use std::fmt;
 use std::sync::OnceLock;
@@ -154,7 +157,8 @@ pub enum JitExit {
     NoGeometryState,
 }
 
-/// Record buffer size for EMITs per invocation; more deopts.
+/// EMIT records `run` makes room for before an invocation: the spare capacity of
+/// `GeometryState::emitted` it ensures. More EMITs deopt while the capacity lacks room.
 const EMIT_CAPACITY: usize = 64;
 
 /// A program compiled for one float mode and backend.
@@ -171,6 +175,14 @@ pub struct CompiledShader {
     backend: Backend,
     features: HostFeatures,
     compile_time: Duration,
+    /// Temporaries and outputs compiled code may write (bit n = r`n` / o`n`): the rows
+    /// `run_compiled` saves so that a deopt can put them back.
+    written: (u16, u16),
+    /// How many rows that is (outputs count twice for geometry shaders: both banks).
+    undo_rows: u32,
+    /// Bounds of a run when the program cannot deopt but on budget or EMIT room: within them
+    /// nothing needs saving.
+    bounds: Option<analysis::RunBounds>,
     /// Multi-vertex code for `run_batch` (x86-64 hosts with AVX2, vertex shaders), generated
     /// on first use: it costs more to compile than the per-vertex code, and single
     /// invocations (geometry shaders, `run`) never need it.
@@ -205,6 +217,7 @@ pub fn compile(
         Backend::X64 => x64::generate(program, &analysis, mode, features)?,
         Backend::A64 => a64::generate(program, &analysis, mode, features)?,
     };
+    let written @ (temps, outputs) = analysis.written_registers();
     let exec =
         if Backend::host() == Some(backend) {
             Some(ExecCode::new(&emitted.code).map_err(|e| {
@@ -215,6 +228,10 @@ pub fn compile(
         };
     Ok(CompiledShader {
         soa: OnceLock::new(),
+        written,
+        undo_rows: temps.count_ones()
+            + outputs.count_ones() * (1 + (program.kind() == ShaderKind::Geometry) as u32),
+        bounds: analysis.run_bounds(),
         code_len: emitted.code_len,
         batch_entry: emitted.batch_entry,
         code: emitted.code,
@@ -324,7 +341,7 @@ impl CompiledShader {
     }
 
     /// Run one invocation, exactly like [`Interpreter::run`] (same registers, same results, same
-    /// errors): compiled code first, the interpreter from a snapshot when compiled code deopts.
+    /// errors): compiled code first, the interpreter when compiled code deopts.
     pub fn run(
         &self,
         regs: &mut Registers,
@@ -335,19 +352,16 @@ impl CompiledShader {
         if self.exec.is_none() {
             return self.interp.run(regs, uniforms, geometry, budget);
         }
-        let snapshot = regs.clone();
         match self.try_run(regs, uniforms, geometry.as_deref_mut(), budget) {
             Ok(info) => Ok(info),
-            Err(_) => {
-                *regs = snapshot;
-                self.interp.run(regs, uniforms, geometry, budget)
-            }
+            // `try_run` left everything as it was, so the interpreter starts from the same state.
+            Err(_) => self.interp.run(regs, uniforms, geometry, budget),
         }
     }
 
-    /// Run one invocation on compiled code only. On `Err` the registers may be partially
-    /// updated (the geometry state is untouched); callers that need the interpreter's result
-    /// re-run from their own snapshot, as [`Self::run`] does.
+    /// Run one invocation on compiled code only. On `Err` the registers and the geometry state
+    /// are as they were before the call (`emitted` may have more spare capacity), so callers
+    /// that need the interpreter's result re-run it directly, as [`Self::run`] does.
     pub fn try_run(
         &self,
         regs: &mut Registers,
@@ -363,7 +377,31 @@ impl CompiledShader {
             (ShaderKind::Geometry, Some(g)) => Some(g),
             (ShaderKind::Vertex, _) => None,
         };
-        run_compiled(exec, regs, uniforms, geometry, budget)
+        let mut geometry = geometry;
+        let mut can_deopt = true;
+        if let Some(bounds) = self.bounds {
+            if let Some(g) = geometry.as_deref_mut() {
+                g.emitted.reserve(EMIT_CAPACITY.max(bounds.emits as usize));
+            }
+            // The emulator can also fail by itself, which it reports as a deopt.
+            can_deopt = budget < bounds.instructions || exec.is_emulated();
+        }
+        let (temps, outputs) = self.written;
+        let call = Call {
+            exec,
+            uniforms,
+            budget,
+            temps,
+            outputs,
+        };
+        // The undo buffer is a zeroed local; sizing it to the program keeps the common case
+        // (a handful of rows) from clearing the worst case's 768 bytes on every call.
+        match (can_deopt, self.undo_rows) {
+            (false, _) => run_compiled::<0>(call, regs, geometry),
+            (true, 0..=8) => run_compiled::<8>(call, regs, geometry),
+            (true, 9..=16) => run_compiled::<16>(call, regs, geometry),
+            (true, _) => run_compiled::<48>(call, regs, geometry),
+        }
     }
 
     /// Run a vertex shader over many vertices: vertex `k` starts from
@@ -559,61 +597,94 @@ fn disassemble_a64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> S
     out
 }
 
-/// The EMIT record buffer of the calling thread. A geometry invocation runs a few dozen
-/// instructions, so allocating and clearing 64 records (17 KiB) per call would cost more than
-/// the shader; the buffer is reused instead (generated code writes a record before the Rust
-/// side reads it, so stale contents are never seen).
-struct EmitRecords(Vec<EmitRecord>);
-
-thread_local! {
-    static EMIT_RECORDS: std::cell::RefCell<Vec<EmitRecord>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-impl EmitRecords {
-    fn take() -> EmitRecords {
-        let mut v = EMIT_RECORDS
-            .try_with(|c| {
-                c.try_borrow_mut()
-                    .map(|mut b| std::mem::take(&mut *b))
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
-        if v.len() < EMIT_CAPACITY {
-            v.resize(EMIT_CAPACITY, EmitRecord::default());
-        }
-        EmitRecords(v)
-    }
-}
-
-impl Drop for EmitRecords {
-    fn drop(&mut self) {
-        let v = std::mem::take(&mut self.0);
-        if v.is_empty() {
-            return;
-        }
-        // During thread teardown the slot may be gone; the buffer is then simply freed.
-        let _ = EMIT_RECORDS.try_with(|c| {
-            if let Ok(mut b) = c.try_borrow_mut() {
-                *b = v;
-            }
-        });
-    }
-}
-
-fn run_compiled(
-    exec: &ExecCode,
-    regs: &mut Registers,
-    uniforms: &Uniforms,
-    geometry: Option<&mut GeometryState>,
+/// What [`run_compiled`] needs besides the state it updates.
+struct Call<'a> {
+    exec: &'a ExecCode,
+    uniforms: &'a Uniforms,
     budget: u64,
+    /// Temporaries the code may write (see `CompiledShader::written`).
+    temps: u16,
+    /// Outputs the code may write, in either bank.
+    outputs: u16,
+}
+
+/// Indices of the set bits of `mask`, lowest first.
+fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
+}
+
+/// Rows of the register banks compiled code may overwrite before it deopts: `N` rows of
+/// storage, filled in a fixed order (temporaries, current bank, other bank) so that restoring
+/// walks the same order.
+struct Undo<const N: usize> {
+    rows: [[f32; 4]; N],
+    a0: [i32; 2],
+    al: i32,
+    cmp: [u8; 2],
+}
+
+impl<const N: usize> Undo<N> {
+    fn save(call: &Call, regs: &Registers, other_bank: Option<&[[f32; 4]; 16]>) -> Undo<N> {
+        let mut rows = [[0.0; 4]; N];
+        let mut k = 0;
+        let banks = [Some(&regs.output), other_bank];
+        for i in bits(call.temps) {
+            rows[k] = regs.temp[i];
+            k += 1;
+        }
+        for bank in banks.into_iter().flatten() {
+            for i in bits(call.outputs) {
+                rows[k] = bank[i];
+                k += 1;
+            }
+        }
+        Undo {
+            rows,
+            a0: regs.a0,
+            al: regs.al,
+            cmp: regs.cmp,
+        }
+    }
+
+    fn restore(&self, call: &Call, regs: &mut Registers, other_bank: Option<&mut [[f32; 4]; 16]>) {
+        let mut k = 0;
+        for i in bits(call.temps) {
+            regs.temp[i] = self.rows[k];
+            k += 1;
+        }
+        for bank in [Some(&mut regs.output), other_bank].into_iter().flatten() {
+            for i in bits(call.outputs) {
+                bank[i] = self.rows[k];
+                k += 1;
+            }
+        }
+        regs.a0 = self.a0;
+        regs.al = self.al;
+        regs.cmp = self.cmp;
+    }
+}
+
+/// Run the single-invocation entry on `regs` and `geometry` in place: the output banks are
+/// `regs.output` and the state's own `other_bank`, and EMIT appends straight into the spare
+/// capacity of `emitted`, so nothing is copied in or out but the rows a deopt may have to
+/// undo. On `Err` everything is restored (`emitted` keeps its length).
+///
+/// `N` must hold the rows [`Undo`] saves (`CompiledShader::try_run` picks it); `N == 0`
+/// saves nothing, for runs [`analysis::RunBounds`] proves cannot stop early.
+fn run_compiled<const N: usize>(
+    call: Call,
+    regs: &mut Registers,
+    geometry: Option<&mut GeometryState>,
 ) -> Result<RunInfo, JitExit> {
+    let undo =
+        (N > 0).then(|| Undo::<N>::save(&call, regs, geometry.as_deref().map(|g| &g.other_bank)));
     let rp: *mut Registers = regs;
-    let mut other_bank = [[0.0f32; 4]; 16];
-    let mut records = match geometry {
-        Some(_) => EmitRecords::take(),
-        None => EmitRecords(Vec::new()),
-    };
     let mut ctx = JitContext::default();
     ctx.regs = rp;
     // SAFETY: `rp` comes from a live `&mut Registers`; taking field addresses does not create
@@ -621,46 +692,78 @@ fn run_compiled(
     ctx.input = unsafe { std::ptr::addr_of!((*rp).input) };
     // SAFETY: as above.
     ctx.output = unsafe { std::ptr::addr_of_mut!((*rp).output) };
-    ctx.uniforms = uniforms;
-    ctx.budget = budget;
+    ctx.uniforms = call.uniforms;
+    ctx.budget = call.budget;
     let out_ptr = ctx.output;
-    if let Some(g) = &geometry {
-        other_bank = g.other_bank;
-        ctx.other_bank = &mut other_bank;
-        ctx.emit_buf = records.0.as_mut_ptr();
-        ctx.emit_cap = EMIT_CAPACITY as u32;
+    let mut geometry = geometry;
+    let emitted_before = if let Some(g) = geometry.as_deref_mut() {
+        // Room for the usual number of EMITs (`try_run` reserved what a bounded program
+        // needs); a program that emits more deopts the first time, after which the
+        // interpreter's pushes have grown the capacity.
+        g.emitted.reserve(EMIT_CAPACITY);
+        let before = g.emitted.len();
+        let spare = g.emitted.spare_capacity_mut();
+        ctx.emit_cap = spare.len().min(u32::MAX as usize) as u32;
+        ctx.emit_buf = spare.as_mut_ptr().cast::<EmitRecord>();
+        ctx.other_bank = &mut g.other_bank;
         ctx.setemit = [g.vertex_id, g.primitive as u8, g.winding as u8, 0];
-    }
-    // SAFETY: every pointer in `ctx` refers to memory owned by this frame or borrowed for its
-    // duration: `regs` (exclusive), `uniforms` (shared, only read), `other_bank` and `records`
-    // (locals, `emit_cap` records long). Input/output point into `*regs`, as `call` allows.
-    let status = unsafe { exec.call(&mut ctx) };
-    match status {
-        Status::Done => {}
-        Status::Budget => return Err(JitExit::Budget),
-        Status::Deopt => return Err(JitExit::Deopt { pc: ctx.deopt_pc }),
+        before
+    } else {
+        0
+    };
+    // SAFETY: every pointer in `ctx` refers to memory borrowed for the duration of the call:
+    // `regs` (exclusive), `uniforms` (shared, only read), and for geometry shaders
+    // `other_bank` (exclusive, a different object than `regs`) and `emit_buf`, the spare
+    // capacity of `emitted`: `emit_cap` records, which the code only writes (never reads).
+    // Input/output point into `*regs`, as `call` allows.
+    let status = unsafe { call.exec.call(&mut ctx) };
+    let exit = match status {
+        Status::Done => None,
+        Status::Budget => Some(JitExit::Budget),
+        Status::Deopt => Some(JitExit::Deopt { pc: ctx.deopt_pc }),
+    };
+    if let Some(exit) = exit {
+        let Some(undo) = undo else {
+            // Nothing was saved, so the caller's state cannot be put back: better to stop
+            // than to let the interpreter re-run from half-updated registers.
+            panic!("compiled code stopped ({exit:?}) where the analysis bounds say it cannot");
+        };
+        undo.restore(&call, regs, geometry.map(|g| &mut g.other_bank));
+        return Err(exit);
     }
     if let Some(g) = geometry {
         // An odd number of EMITs leaves the current bank in `other_bank`.
         if ctx.output != out_ptr {
-            std::mem::swap(&mut regs.output, &mut other_bank);
+            std::mem::swap(&mut regs.output, &mut g.other_bank);
         }
-        g.other_bank = other_bank;
         g.vertex_id = ctx.setemit[0];
         g.primitive = ctx.setemit[1] != 0;
         g.winding = ctx.setemit[2] != 0;
-        for r in &records.0[..ctx.emit_len as usize] {
-            g.slots[r.slot as usize & 3] = r.outputs;
-            g.emitted.push(EmittedVertex {
-                outputs: r.outputs,
-                slot: r.slot,
-                primitive: r.primitive != 0,
-                winding: r.winding != 0,
-            });
+        let new = ctx.emit_len as usize;
+        assert!(
+            new <= ctx.emit_cap as usize,
+            "compiled code wrote more EMIT records than it had room for"
+        );
+        // SAFETY: the code finished, and it wrote one complete record (outputs, slot masked
+        // to 0..=3, primitive and winding as 0/1, i.e. valid `bool`s) at each of the first
+        // `emit_len` positions of the spare capacity, which `emit_cap` bounds (checked above).
+        unsafe { g.emitted.set_len(emitted_before + new) };
+        // Each slot keeps the last vertex sent to it: walking backwards copies each at most
+        // once.
+        let mut seen = 0u8;
+        for e in g.emitted[emitted_before..].iter().rev() {
+            let bit = 1 << (e.slot & 3);
+            if seen & bit == 0 {
+                seen |= bit;
+                g.slots[(e.slot & 3) as usize] = e.outputs;
+                if seen == 0xF {
+                    break;
+                }
+            }
         }
     }
     Ok(RunInfo {
-        instructions: budget - ctx.budget,
+        instructions: call.budget - ctx.budget,
     })
 }
 

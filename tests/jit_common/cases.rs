@@ -7,7 +7,7 @@
 
 #![allow(dead_code)]
 
-use crate::jit_common::{backend, check_regs, check_shader, listing, Outcome};
+use crate::jit_common::{backend, check_regs, check_shader, emulator_note, listing, Outcome};
 use picajit::interp::exec::{ExecError, Interpreter};
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{
@@ -21,7 +21,7 @@ use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Jit
 /// `#[test]` wrappers running every shared case for one backend.
 macro_rules! run_all {
     ($backend:expr) => {
-        run_all!(@each $backend; every_binary_opcode_every_operand_shape, every_unary_opcode_every_operand_shape, mova_cmp_mad_every_operand_shape, special_value_matrix, scalar_functions_sweep, flow_if_else_shapes, flow_if_ring_overflow, flow_loops, flow_calls, flow_jumps_and_ends, flow_errors_deopt_to_the_interpreter, budget_boundary_is_exact, geometry_emit_and_banks, batch_matches_per_vertex_interpreter, cache_reuses_identical_code_only, disassembly_interleaves_pica_instructions, harness_sees_mode_differences);
+        run_all!(@each $backend; every_binary_opcode_every_operand_shape, every_unary_opcode_every_operand_shape, mova_cmp_mad_every_operand_shape, special_value_matrix, scalar_functions_sweep, flow_if_else_shapes, flow_if_ring_overflow, flow_loops, flow_calls, flow_jumps_and_ends, flow_errors_deopt_to_the_interpreter, budget_boundary_is_exact, geometry_emit_and_banks, geometry_runs_in_place_and_restores_on_deopt, batch_matches_per_vertex_interpreter, cache_reuses_identical_code_only, disassembly_interleaves_pica_instructions, harness_sees_mode_differences);
     };
     (@each $backend:expr; $($name:ident),*) => {
         $(
@@ -990,6 +990,150 @@ pub fn geometry_emit_and_banks() {
 
 // ---------------------------------------------------------------------------------------------
 // Runtime
+
+/// Compiled geometry code works on the caller's state in place (output banks, EMIT records
+/// appended to `emitted`) and saves only the rows it can write: every way of stopping early
+/// must leave registers and geometry state bit for bit as they were, from a state where every
+/// row, slot and flag holds something distinct, and `run` must then match the interpreter.
+pub fn geometry_runs_in_place_and_restores_on_deopt() {
+    use crate::jit_common::{gs_bits, reg_bits};
+    let unary = |dst: DstReg, c: u8| Instruction::Unary {
+        op: Opcode::Mov,
+        dst,
+        src: SrcReg::Const(c),
+        rel: RelIndex::None,
+        desc: 0,
+    };
+    let setemit = |vtx: u8, primitive: bool, winding: bool| Instruction::SetEmit {
+        vtx,
+        primitive,
+        winding,
+    };
+    // Writes temporaries and both banks; three EMITs leave the banks swapped, two of them to
+    // the same slot.
+    let prefix = vec![
+        setemit(1, true, false),
+        unary(DstReg::Temp(3), 5),
+        unary(DstReg::Output(2), 6),
+        Instruction::Emit,
+        unary(DstReg::Output(2), 7),
+        unary(DstReg::Output(5), 8),
+        setemit(0, false, true),
+        Instruction::Emit,
+        unary(DstReg::Temp(9), 9),
+        unary(DstReg::Output(5), 10),
+        setemit(1, false, false),
+        Instruction::Emit,
+        unary(DstReg::Output(7), 11),
+    ];
+    let n = prefix.len() as u16;
+    let endings: Vec<Vec<Instruction>> = vec![
+        vec![Instruction::End],
+        vec![Instruction::Emit, Instruction::End],
+        vec![Instruction::Undefined { word: 0x4000_0000 }],
+        vec![Instruction::Break, Instruction::End],
+        vec![Instruction::Nop],
+        // 256 EMITs: more than the room `run` makes by itself.
+        vec![
+            Instruction::Loop { i: 3, dest: n + 2 },
+            unary(DstReg::Output(7), 12),
+            Instruction::Emit,
+            Instruction::End,
+        ],
+    ];
+    let mut init = Registers::default();
+    for k in 0..16 {
+        let f = k as f32;
+        init.temp[k] = [f + 0.25, -f, 3.0 * f, 0.5];
+        init.output[k] = [-f - 0.75, f, 7.0, -0.5];
+    }
+    init.a0 = [3, -2];
+    init.al = 17;
+    init.cmp = [1, 0];
+    let mut g_init = GeometryState::default();
+    g_init.vertex_id = 2;
+    g_init.primitive = true;
+    g_init.winding = true;
+    for k in 0..16 {
+        let f = k as f32;
+        g_init.other_bank[k] = [f * 1.5, -2.0 * f, 0.125, f - 9.0];
+    }
+    for (s, slot) in g_init.slots.iter_mut().enumerate() {
+        for (k, row) in slot.iter_mut().enumerate() {
+            *row = [s as f32, k as f32, -(s as f32), 100.0];
+        }
+    }
+    let mut earlier = init.output;
+    earlier[0] = [42.0; 4];
+    g_init.emit(&earlier);
+    g_init.emit(&init.output);
+    let u = flow_uniforms();
+    let mode = FloatMode::default();
+    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    for ending in endings {
+        let mut code = prefix.clone();
+        code.extend(ending);
+        let p = program(&code, &[full], ShaderKind::Geometry);
+        let shader = jit(&p, mode);
+        let interp = Interpreter::new(&p, mode);
+        let ctx = || {
+            format!(
+                "{}\n{}\n{}",
+                listing(&p),
+                shader.analysis(),
+                emulator_note()
+            )
+        };
+        let count = {
+            let (mut r, mut g) = (init.clone(), g_init.clone());
+            match interp.run(&mut r, &u, Some(&mut g), 100_000) {
+                Ok(info) => info.instructions,
+                Err(_) => 8,
+            }
+        };
+        for budget in [0, 1, 4, count - 1, count, count + 1, 100_000] {
+            let (mut r1, mut g1) = (init.clone(), g_init.clone());
+            let e1 = interp.run(&mut r1, &u, Some(&mut g1), budget);
+            let (mut r2, mut g2) = (init.clone(), g_init.clone());
+            match shader.try_run(&mut r2, &u, Some(&mut g2), budget) {
+                Ok(info) => {
+                    assert_eq!(e1, Ok(info), "budget {budget}\n{}", ctx());
+                    assert!(reg_bits(&r1) == reg_bits(&r2), "budget {budget}\n{}", ctx());
+                    assert!(gs_bits(&g1) == gs_bits(&g2), "budget {budget}\n{}", ctx());
+                }
+                Err(exit) => {
+                    assert!(
+                        reg_bits(&r2) == reg_bits(&init),
+                        "registers not restored after {exit:?}, budget {budget}\n{}",
+                        ctx()
+                    );
+                    assert!(
+                        gs_bits(&g2) == gs_bits(&g_init),
+                        "geometry state not restored after {exit:?}, budget {budget}\n{}",
+                        ctx()
+                    );
+                }
+            }
+            let (mut r3, mut g3) = (init.clone(), g_init.clone());
+            let e3 = shader.run(&mut r3, &u, Some(&mut g3), budget);
+            assert_eq!(e1, e3, "budget {budget}\n{}", ctx());
+            assert!(reg_bits(&r1) == reg_bits(&r3), "budget {budget}\n{}", ctx());
+            assert!(gs_bits(&g1) == gs_bits(&g3), "budget {budget}\n{}", ctx());
+        }
+        // With room in `emitted`, any number of EMITs runs compiled (natively: the emulator
+        // has a fixed guest buffer).
+        if count > 256 && !shader.is_emulated() {
+            let (mut r, mut g) = (init.clone(), g_init.clone());
+            g.emitted.reserve(400);
+            let info = shader.try_run(&mut r, &u, Some(&mut g), 100_000);
+            assert_eq!(info.map(|i| i.instructions), Ok(count), "{}", ctx());
+            let (mut r1, mut g1) = (init.clone(), g_init.clone());
+            interp.run(&mut r1, &u, Some(&mut g1), 100_000).unwrap();
+            assert!(reg_bits(&r1) == reg_bits(&r), "{}", ctx());
+            assert!(gs_bits(&g1) == gs_bits(&g), "{}", ctx());
+        }
+    }
+}
 
 pub fn batch_matches_per_vertex_interpreter() {
     use picajit::testgen::{generate, Config};

@@ -202,6 +202,19 @@ pub fn check_regs(
                 "jit deopted ({e2:?}) but the interpreter finished\n{}",
                 ctx()
             );
+            // A stopped run leaves everything as it found it, which is what lets `run` hand
+            // the same state to the interpreter without a snapshot of its own.
+            assert!(
+                reg_bits(&r2) == reg_bits(init),
+                "registers not restored after {e2:?}: {}\n{}",
+                first_diff(&reg_bits(init), &reg_bits(&r2)),
+                ctx()
+            );
+            assert!(
+                gs_bits(&g2) == gs_bits(&GeometryState::default()),
+                "geometry state not restored after {e2:?}\n{}",
+                ctx()
+            );
             // The fallback path must reproduce the interpreter exactly.
             let mut r3 = init.clone();
             let mut g3 = GeometryState::default();
@@ -210,6 +223,11 @@ pub fn check_regs(
             assert!(
                 reg_bits(&r1) == reg_bits(&r3),
                 "fallback registers differ\n{}",
+                ctx()
+            );
+            assert!(
+                gs_bits(&g1) == gs_bits(&g3),
+                "fallback geometry state differs\n{}",
                 ctx()
             );
             Outcome::Deopted

@@ -123,7 +123,7 @@ unsafe trait Plain {}
 unsafe impl Plain for JitContext {}
 // SAFETY: as above.
 unsafe impl Plain for Registers {}
-// SAFETY: as above.
+// SAFETY: as above; its `bool` flags are written as 0/1 by the generated code.
 unsafe impl Plain for EmitRecord {}
 // SAFETY: an array of f32.
 unsafe impl Plain for [[f32; 4]; 16] {}
@@ -317,11 +317,10 @@ unsafe fn call(emu: &mut Emu, entry: usize, ctx: &mut JitContext) -> Result<Stat
         uc.mem_write(OTHER_G, bytes_of(other))
             .map_err(|e| err("write bank", e))?;
         g.other_bank = OTHER_G as usize as *mut [[f32; 4]; 16];
-        if ctx.emit_cap as usize > EMIT_MAX {
-            return Err("EMIT buffer larger than the emulator's".into());
-        }
         g.emit_buf = EMIT_G as usize as *mut EmitRecord;
-        g.emit_cap = ctx.emit_cap;
+        // A larger host buffer only means fewer deopts; past the guest area the code deopts
+        // as it would with a smaller buffer.
+        g.emit_cap = ctx.emit_cap.min(EMIT_MAX as u32);
     }
     uc.mem_write(CTX_G, bytes_of(&g))
         .map_err(|e| err("write ctx", e))?;
@@ -354,15 +353,24 @@ unsafe fn call(emu: &mut Emu, entry: usize, ctx: &mut JitContext) -> Result<Stat
         };
         ctx.output = host_of(out.output as usize as u64)?;
         ctx.other_bank = host_of(out.other_bank as usize as u64)?;
-        let n = (out.emit_len as usize).min(ctx.emit_cap as usize);
+        let n = (out.emit_len as usize).min(g.emit_cap as usize);
         for k in 0..n {
-            // SAFETY: `emit_buf` holds `emit_cap` records (caller contract), k < emit_cap.
-            let rec = unsafe { &mut *ctx.emit_buf.add(k) };
+            // `emit_buf` may be uninitialised memory (a Vec's spare capacity): read into a
+            // local and move it there instead of forming a reference to it.
+            let mut rec = EmitRecord {
+                outputs: [[0.0; 4]; 16],
+                slot: 0,
+                primitive: false,
+                winding: false,
+            };
             read_pod(
                 uc,
                 EMIT_G + (k * std::mem::size_of::<EmitRecord>()) as u64,
-                rec,
+                &mut rec,
             )?;
+            // SAFETY: `emit_buf` holds `emit_cap` records (caller contract) and
+            // k < g.emit_cap <= emit_cap.
+            unsafe { ctx.emit_buf.add(k).write(rec) };
         }
     } else if let Some(a) = in_regs(ctx.output as usize) {
         // Vertex shaders never move the output pointer.

@@ -1160,7 +1160,7 @@ impl MacroAssembler for A64Masm {
         a.madd_x(G11, G9, G10, G11);
         for i in 0..8 {
             a.ldp_q(T0, T1, OUTPUT, 2 * VEC_SIZE * i);
-            a.stp_q(T0, T1, G11, 2 * VEC_SIZE * i);
+            a.stp_q(T0, T1, G11, EMIT_RECORD_OUTPUTS + 2 * VEC_SIZE * i);
         }
         a.ldrb_w(G12, CTX, CTX_SETEMIT);
         a.and_wi(G12, G12, 3);

@@ -22,10 +22,19 @@ pub use blocks::{Block, DeoptReason, Exit, Flow, Guard, Node, Target};
 pub use regions::{CallFrame, IfFrame, LoopFrame, StackContext};
 
 use crate::error::CompileResult;
-use picajit_interp::isa::Instruction;
+use picajit_interp::isa::{DstReg, Instruction};
 use picajit_interp::program::Program;
 use std::collections::BTreeSet;
 use std::fmt;
+
+/// Upper bounds on one run of a program, from [`Analysis::run_bounds`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunBounds {
+    /// Instructions executed, END included.
+    pub instructions: u64,
+    /// EMIT instructions executed.
+    pub emits: u32,
+}
 
 /// The analysis of one program, as the lowering consumes it and as the API reports it.
 #[derive(Clone, Debug)]
@@ -92,6 +101,89 @@ impl Analysis {
         }
         out.sort_by_key(|x| x.0);
         out
+    }
+
+    /// `(temporaries, outputs)` that reachable instructions may write, bit n = r`n` / o`n`:
+    /// all that compiled code changes in those banks, so all a deopt has to undo there.
+    pub fn written_registers(&self) -> (u16, u16) {
+        let (mut temps, mut outputs) = (0u16, 0u16);
+        for n in &self.nodes {
+            let dst = match n.instr {
+                Instruction::Binary { dst, .. }
+                | Instruction::Unary { dst, .. }
+                | Instruction::Mad { dst, .. } => dst,
+                _ => continue,
+            };
+            match dst {
+                DstReg::Temp(i) => temps |= 1 << (i & 15),
+                DstReg::Output(i) => outputs |= 1 << (i & 15),
+            }
+        }
+        (temps, outputs)
+    }
+
+    /// For programs whose every run ends at END without a loop back edge: the most
+    /// instructions and the most EMITs any run executes. `None` when some run can deopt for a
+    /// reason other than those two limits, or when the node graph has a cycle (a LOOP, whose
+    /// trip count comes from the uniforms).
+    ///
+    /// With a budget and EMIT room at least this large, compiled code always finishes: the
+    /// budget check at a block's start fails only when fewer instructions are left than the
+    /// block has, and every path still ahead is at least that long.
+    pub fn run_bounds(&self) -> Option<RunBounds> {
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        if !self.deopt_sites().is_empty() {
+            return None;
+        }
+        let n = self.nodes.len();
+        let mut state = vec![NEW; n];
+        // Longest remaining (instructions, EMITs) from each node, itself included.
+        let mut best = vec![(0u64, 0u32); n];
+        // Iterative post-order DFS: programs can have thousands of nodes.
+        let mut stack: Vec<(usize, bool)> = vec![(0, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            let node = &self.nodes[id];
+            let succ = || {
+                blocks::exit_targets(&node.exit)
+                    .into_iter()
+                    .filter_map(|t| match t {
+                        Target::Node(m) => Some(m as usize),
+                        Target::Deopt(..) => None,
+                    })
+            };
+            if expanded {
+                let (mut instr, mut emits) = (0, 0);
+                for m in succ() {
+                    instr = instr.max(best[m].0);
+                    emits = emits.max(best[m].1);
+                }
+                let emit = matches!(node.instr, Instruction::Emit) as u32;
+                best[id] = (instr + 1, emits + emit);
+                state[id] = DONE;
+                continue;
+            }
+            match state[id] {
+                DONE => continue,
+                OPEN => return None,
+                _ => {}
+            }
+            state[id] = OPEN;
+            stack.push((id, true));
+            for m in succ() {
+                match state[m] {
+                    OPEN => return None,
+                    NEW => stack.push((m, false)),
+                    _ => {}
+                }
+            }
+        }
+        let (instructions, emits) = best[0];
+        Some(RunBounds {
+            instructions,
+            emits,
+        })
     }
 
     /// Number of distinct CALL, IF and LOOP instructions reached (the source regions).

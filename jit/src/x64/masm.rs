@@ -1321,15 +1321,13 @@ impl MacroAssembler for X64Masm {
         a.add_rm64(RAX, CTX, CTX_EMIT_BUF);
         for i in 0..16 {
             a.movups(S0, Mem::Base(OUTPUT, VEC_SIZE * i));
-            a.store_vec(Mem::Base(RAX, VEC_SIZE * i), S0, true);
+            a.store_vec(Mem::Base(RAX, EMIT_RECORD_OUTPUTS + VEC_SIZE * i), S0, true);
         }
-        a.movzx_rm8(RCX, CTX, CTX_SETEMIT);
-        a.and_ri32(RCX, 3);
-        a.mov_mr8(RAX, EMIT_RECORD_FLAGS, RCX);
-        a.movzx_rm8(RCX, CTX, CTX_SETEMIT + 1);
-        a.mov_mr8(RAX, EMIT_RECORD_FLAGS + 1, RCX);
-        a.movzx_rm8(RCX, CTX, CTX_SETEMIT + 2);
-        a.mov_mr8(RAX, EMIT_RECORD_FLAGS + 2, RCX);
+        // slot, primitive and winding in one store: SETEMIT keeps them as the first three
+        // bytes of `setemit` (fourth byte 0), the record as three bytes followed by padding.
+        a.mov_rm32(RCX, CTX, CTX_SETEMIT);
+        a.and_ri32(RCX, 0x00FF_FF03);
+        a.mov_mr32(RAX, EMIT_RECORD_FLAGS, RCX);
         a.add_mi32(CTX, CTX_EMIT_LEN, 1);
         // Swap banks by swapping pointers; the Rust side sorts out which buffer is which.
         a.mov_rm64(RCX, CTX, CTX_OTHER_BANK);
