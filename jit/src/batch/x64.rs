@@ -147,6 +147,37 @@ struct Usage {
     inputs_flushed: u16,
     temps: u16,
     outputs: u16,
+    /// Per temporary register, the components a group must start at +0: those some
+    /// instruction may read before the group wrote them.
+    zero_temps: [u8; 16],
+    /// Per output register, the components not written by the entry block (which every
+    /// group runs in full), so that a path leaving them unwritten finds +0.
+    zero_outputs: [u8; 16],
+}
+
+/// The components of source `n` (0-2) of `instr` it reads, per the operand descriptor `d`
+/// (bit c = component c of the register, after the swizzle).
+fn read_components(instr: &Instruction, d: OperandDesc, n: usize) -> u8 {
+    let mask = d.mask().lanes();
+    let lanes: [bool; 4] = match *instr {
+        Instruction::Binary { op, .. } => match op.base() {
+            Opcode::Dp3 => [true, true, true, false],
+            Opcode::Dp4 | Opcode::Dph | Opcode::Dst => [true; 4],
+            _ => mask,
+        },
+        Instruction::Unary { op, .. } => match op {
+            Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => [true, false, false, false],
+            Opcode::Litp => [true, true, false, true],
+            _ => mask,
+        },
+        Instruction::Mova { .. } => [mask[0], mask[1], false, false],
+        Instruction::Cmp { .. } => [true, true, false, false],
+        _ => mask,
+    };
+    let swizzle = d.swizzle(n);
+    (0..4)
+        .filter(|&c| lanes[c])
+        .fold(0, |m, c| m | 1 << swizzle.lane(c))
 }
 
 /// Which sources of an instruction are read through the input flush (rule 1): the
@@ -302,7 +333,84 @@ impl Gen<'_> {
                 None => {}
             }
         }
+        self.zero_masks(&mut u);
         u
+    }
+
+    /// [`Usage::zero_temps`] and [`Usage::zero_outputs`]: a temporary component needs its
+    /// +0 start unless the entry block writes it before anything reads it; an output
+    /// component unless the entry block writes it.
+    fn zero_masks(&self, u: &mut Usage) {
+        let (mut safe, mut read_first, mut written_out) = ([0u8; 16], [0u8; 16], [0u8; 16]);
+        let mut read_anywhere = [0u8; 16];
+        let entry: Vec<u32> = self
+            .analysis
+            .blocks
+            .first()
+            .map_or(Vec::new(), |b| b.nodes.clone());
+        let parts = |instr: &Instruction| -> Option<(OperandDesc, Vec<SrcReg>, Option<DstReg>)> {
+            let (desc, srcs, dst) = match *instr {
+                Instruction::Binary {
+                    desc,
+                    dst,
+                    src1,
+                    src2,
+                    ..
+                } => (desc, vec![src1, src2], Some(dst)),
+                Instruction::Unary { desc, dst, src, .. } => (desc, vec![src], Some(dst)),
+                Instruction::Mova { desc, src, .. } => (desc, vec![src], None),
+                Instruction::Cmp {
+                    desc, src1, src2, ..
+                } => (desc, vec![src1, src2], None),
+                Instruction::Mad {
+                    desc,
+                    dst,
+                    src1,
+                    src2,
+                    src3,
+                    ..
+                } => (desc, vec![src1, src2, src3], Some(dst)),
+                _ => return None,
+            };
+            Some((self.desc(desc), srcs, dst))
+        };
+        for node in &self.analysis.nodes {
+            if let Some((d, srcs, _)) = parts(&node.instr) {
+                for (n, r) in srcs.into_iter().enumerate() {
+                    if let SrcReg::Temp(i) = r {
+                        read_anywhere[(i & 15) as usize] |= read_components(&node.instr, d, n);
+                    }
+                }
+            }
+        }
+        for id in entry {
+            let instr = self.analysis.nodes[id as usize].instr;
+            let Some((d, srcs, dst)) = parts(&instr) else {
+                continue;
+            };
+            for (n, r) in srcs.into_iter().enumerate() {
+                if let SrcReg::Temp(i) = r {
+                    let i = (i & 15) as usize;
+                    read_first[i] |= read_components(&instr, d, n) & !safe[i];
+                }
+            }
+            // Bit c = component c (the descriptor's own mask bits run w, z, y, x).
+            let m = (0..4)
+                .filter(|&c| d.mask().has(c))
+                .fold(0u8, |m, c| m | 1 << c);
+            match dst {
+                Some(DstReg::Temp(i)) => {
+                    let i = (i & 15) as usize;
+                    safe[i] |= m & !read_first[i];
+                }
+                Some(DstReg::Output(i)) => written_out[(i & 15) as usize] |= m,
+                None => {}
+            }
+        }
+        for i in 0..16 {
+            u.zero_temps[i] = read_anywhere[i] & !safe[i];
+            u.zero_outputs[i] = 0xF & !written_out[i];
+        }
     }
 
     // ---------------------------------------------------------------- entry and group loop
@@ -347,10 +455,15 @@ impl Gen<'_> {
         y.vxorps(T0, T0, T0);
         y.vmovups(T1, rel0);
         for i in 0..16u8 {
-            for (bank, used) in [(SOA_TEMP, usage.temps), (SOA_OUTPUT, usage.outputs)] {
+            for (bank, used, zero) in [
+                (SOA_TEMP, usage.temps, usage.zero_temps),
+                (SOA_OUTPUT, usage.outputs, usage.zero_outputs),
+            ] {
                 if used & (1 << i) != 0 {
                     for c in 0..4 {
-                        y.store(Mem::Base(RBX, bank_off(bank, i) + 32 * c), T0, true);
+                        if zero[i as usize] & (1 << c) != 0 {
+                            y.store(Mem::Base(RBX, bank_off(bank, i) + 32 * c), T0, true);
+                        }
                     }
                 }
             }
