@@ -199,3 +199,47 @@ pub trait MacroAssembler {
     where
         Self: Sized;
 }
+
+/// The outlined subroutines a backend has asked for: one label per distinct key (a stub kind
+/// and the registers it works on), created on the first request, and a queue of those whose
+/// bodies are still to be emitted. Rounding fix-ups and the transcendental algorithms are long
+/// and identical at every use, so one copy each keeps code small and compile time short for
+/// the price of a predicted call/return.
+#[derive(Debug)]
+pub struct StubTable<K, L> {
+    known: Vec<(K, L)>,
+    pending: Vec<(K, L)>,
+}
+
+impl<K, L> Default for StubTable<K, L> {
+    fn default() -> Self {
+        StubTable {
+            known: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<K: Copy + PartialEq, L: Copy> StubTable<K, L> {
+    /// The label of `key`'s subroutine; `new_label` makes one (and queues the body) on the
+    /// first request.
+    pub fn label(&mut self, key: K, new_label: impl FnOnce() -> L) -> L {
+        if let Some((_, l)) = self.known.iter().find(|(k, _)| *k == key) {
+            return *l;
+        }
+        let l = new_label();
+        self.known.push((key, l));
+        self.pending.push((key, l));
+        l
+    }
+
+    /// True when some requested body has not been emitted yet.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The next body to emit (emitting one may request more).
+    pub fn next_pending(&mut self) -> Option<(K, L)> {
+        self.pending.pop()
+    }
+}

@@ -37,7 +37,9 @@ use super::regs::*;
 use crate::analysis::Guard;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::*;
-use crate::masm::{BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, Val};
+use crate::masm::{
+    BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
+};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
@@ -109,8 +111,7 @@ pub struct A64Masm {
     exit_budget: DynamicLabel,
     epilogue: DynamicLabel,
     batch_entry: usize,
-    stubs: Vec<(Stub, DynamicLabel)>,
-    pending: Vec<(Stub, DynamicLabel)>,
+    stubs: StubTable<Stub, DynamicLabel>,
 }
 
 fn val(v: Val) -> Vreg {
@@ -142,8 +143,7 @@ impl A64Masm {
             exit_budget,
             epilogue,
             batch_entry: 0,
-            stubs: Vec::new(),
-            pending: Vec::new(),
+            stubs: StubTable::default(),
         }
     }
 
@@ -665,27 +665,20 @@ impl A64Masm {
         a.fmov_sw(v, G9);
     }
 
-    /// Call the shared subroutine for `stub`, creating it on first use.
+    /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
     fn outline(&mut self, stub: Stub) {
-        let l = match self.stubs.iter().find(|(k, _)| *k == stub) {
-            Some((_, l)) => *l,
-            None => {
-                let l = self.a.new_label();
-                self.stubs.push((stub, l));
-                self.pending.push((stub, l));
-                l
-            }
-        };
+        let a = &mut self.a;
+        let l = self.stubs.label(stub, || a.new_label());
         self.a.bl(l);
     }
 
     /// Emit every requested subroutine.
     fn emit_stubs(&mut self) {
-        if !self.pending.is_empty() {
+        if self.stubs.has_pending() {
             self.marks
                 .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
         }
-        while let Some((stub, l)) = self.pending.pop() {
+        while let Some((stub, l)) = self.stubs.next_pending() {
             self.a.bind(l);
             match stub {
                 Stub::FixupRtz(v) => self.body_fixup_rtz(v),

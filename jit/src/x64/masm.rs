@@ -33,7 +33,9 @@ use crate::analysis::Guard;
 use crate::error::{CompileError, CompileResult};
 use crate::features::HostFeatures;
 use crate::layout::*;
-use crate::masm::{BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, Val};
+use crate::masm::{
+    BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
+};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
@@ -114,8 +116,7 @@ pub struct X64Masm {
     exit_budget: DynamicLabel,
     epilogue: DynamicLabel,
     batch_entry: usize,
-    stubs: Vec<(Stub, DynamicLabel)>,
-    pending: Vec<(Stub, DynamicLabel)>,
+    stubs: StubTable<Stub, DynamicLabel>,
 }
 
 fn val(v: Val) -> Xmm {
@@ -155,8 +156,7 @@ impl X64Masm {
             exit_done,
             exit_deopt,
             exit_budget,
-            stubs: Vec::new(),
-            pending: Vec::new(),
+            stubs: StubTable::default(),
         }
     }
 
@@ -717,29 +717,20 @@ impl X64Masm {
         a.movd_xr(v, RAX);
     }
 
-    /// Call the shared subroutine for `stub`, creating it on first use. Rounding fix-ups are
-    /// long (15-40 instructions) and identical at every use, so one copy per register keeps
-    /// code small (and compile time short) for the price of a predicted call/ret pair.
+    /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
     fn outline(&mut self, stub: Stub) {
-        let l = match self.stubs.iter().find(|(k, _)| *k == stub) {
-            Some((_, l)) => *l,
-            None => {
-                let l = self.a.new_label();
-                self.stubs.push((stub, l));
-                self.pending.push((stub, l));
-                l
-            }
-        };
+        let a = &mut self.a;
+        let l = self.stubs.label(stub, || a.new_label());
         self.a.call_label(l);
     }
 
     /// Emit every requested subroutine (bodies may request more).
     fn emit_stubs(&mut self) {
-        if !self.pending.is_empty() {
+        if self.stubs.has_pending() {
             self.marks
                 .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
         }
-        while let Some((stub, l)) = self.pending.pop() {
+        while let Some((stub, l)) = self.stubs.next_pending() {
             self.a.bind(l);
             match stub {
                 Stub::FixupRtz(v) => self.body_fixup_rtz(v, None),
