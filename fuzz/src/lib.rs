@@ -105,42 +105,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// f24 bit patterns worth testing (zeros, subnormal patterns, 1.0 and neighbours, extremes,
-/// infinities, NaNs, rounding-sensitive values).
-pub const F24_SPECIALS: [u32; 32] = [
-    0x000000, 0x800000, 0x000001, 0x00FFFF, 0x80FFFF, 0x010000, 0x810000, 0x3F0000, 0xBF0000,
-    0x3E0000, 0x400000, 0x408000, 0x7EFFFF, 0xFEFFFF, 0x7F0000, 0xFF0000, 0x7FFFFF, 0x7F8000,
-    0xFF0001, 0x3F0001, 0x3FC000, 0x3F5555, 0x2E0000, 0xAD0000, 0x45FFFC, 0xC5FFFC, 0xBB9999,
-    0x460000, 0x7E8000, 0x3EFFFF, 0x020000, 0x5E0000,
-];
-
-/// f32 bit patterns worth testing in F32 mode (and rounded to f24 in F24 modes).
-pub const F32_SPECIALS: [u32; 24] = [
-    0x0000_0000,
-    0x8000_0000,
-    0x0000_0001,
-    0x807F_FFFF,
-    0x0080_0000,
-    0x8080_0000,
-    0x3F80_0000,
-    0xBF80_0000,
-    0x3F00_0000,
-    0x7F7F_FFFF,
-    0xFF7F_FFFF,
-    0x7F80_0000,
-    0xFF80_0000,
-    0x7FC0_0000,
-    0xFFFF_FFFF,
-    0x7F80_0001,
-    0x4F00_0000,
-    0xCF00_0001,
-    0x5F80_0000,
-    0x2080_0000,
-    0x3F80_0001,
-    0x3DCC_CCCD,
-    0x4B00_0001,
-    0x42FF_FE00,
-];
+pub use picajit::testgen::{F24_SPECIALS, F32_SPECIALS};
 
 /// A value as the input describes it, before conversion to a float mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
