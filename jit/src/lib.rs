@@ -289,9 +289,27 @@ impl CompiledShader {
         &self.code
     }
 
-    /// `(code offset, PICA address, instruction text)` for each compiled instruction instance.
-    pub fn marks(&self) -> &[(usize, u32, String)] {
-        &self.marks
+    /// `(code offset, PICA address, instruction text)` for each compiled instruction instance
+    /// (and for the out-of-line parts, with PICA address `u32::MAX`).
+    pub fn marks(&self) -> Vec<(usize, u32, String)> {
+        self.marks
+            .iter()
+            .map(|(off, pc, text)| {
+                let text = if text.is_empty() {
+                    let word = self.program.code().get(*pc as usize).copied().unwrap_or(0);
+                    format!(
+                        "{pc:03x}: {}",
+                        picajit_interp::isa::format_instruction(
+                            &picajit_interp::isa::decode(word),
+                            self.program.opdescs()
+                        )
+                    )
+                } else {
+                    text.clone()
+                };
+                (*off, *pc, text)
+            })
+            .collect()
     }
 
     /// The control-flow analysis this code was generated from.
@@ -516,9 +534,10 @@ impl CompiledShader {
     #[cfg(feature = "disasm")]
     pub fn disassemble(&self) -> String {
         let end = self.code_end();
+        let marks = self.marks();
         let mut out = match self.backend {
-            Backend::X64 => disassemble_x64(&self.code, end, &self.marks),
-            Backend::A64 => disassemble_a64(&self.code, end, &self.marks),
+            Backend::X64 => disassemble_x64(&self.code, end, &marks),
+            Backend::A64 => disassemble_a64(&self.code, end, &marks),
         };
         out.push_str(&format!(
             "; constant pool: {} bytes\n",

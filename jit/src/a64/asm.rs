@@ -18,7 +18,6 @@
 use super::regs::{Gpr, Vreg};
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{AssemblyOffset, DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
-use std::collections::HashMap;
 
 /// `dynasm!` with the architecture pinned to AArch64.
 macro_rules! a64 {
@@ -55,7 +54,6 @@ pub enum Cond {
 pub struct Asm {
     /// The underlying dynasm assembler.
     pub ops: VecAssembler<Aarch64Relocation>,
-    consts: HashMap<[u32; 4], DynamicLabel>,
     pool: Vec<([u32; 4], DynamicLabel)>,
     tables: Vec<(Vec<u8>, DynamicLabel)>,
 }
@@ -207,7 +205,6 @@ impl Asm {
     pub fn new() -> Asm {
         Asm {
             ops: VecAssembler::new(0),
-            consts: HashMap::new(),
             pool: Vec::new(),
             tables: Vec::new(),
         }
@@ -230,11 +227,11 @@ impl Asm {
 
     /// A 16-byte literal-pool entry holding `v` (lane 0 first).
     pub fn constant(&mut self, v: [u32; 4]) -> DynamicLabel {
-        if let Some(&l) = self.consts.get(&v) {
-            return l;
+        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
+            return *l;
         }
         let l = self.ops.new_dynamic_label();
-        self.consts.insert(v, l);
         self.pool.push((v, l));
         l
     }

@@ -17,7 +17,6 @@
 use super::regs::{Gpr, Xmm};
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{AssemblyOffset, DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
-use std::collections::HashMap;
 
 /// `dynasm!` with the architecture pinned to x86-64.
 macro_rules! x64 {
@@ -63,7 +62,6 @@ impl From<Mem> for XOp {
 pub struct Asm {
     /// The underlying dynasm assembler.
     pub ops: VecAssembler<X64Relocation>,
-    consts: HashMap<[u32; 4], DynamicLabel>,
     pool: Vec<([u32; 4], DynamicLabel)>,
     tables: Vec<(Vec<u8>, DynamicLabel)>,
 }
@@ -153,7 +151,6 @@ impl Asm {
     pub fn new() -> Asm {
         Asm {
             ops: VecAssembler::new(0),
-            consts: HashMap::new(),
             pool: Vec::new(),
             tables: Vec::new(),
         }
@@ -166,11 +163,11 @@ impl Asm {
 
     /// A constant-pool entry holding `v` (16 bytes, 16-aligned).
     pub fn constant(&mut self, v: [u32; 4]) -> Mem {
-        if let Some(&l) = self.consts.get(&v) {
-            return Mem::Const(l);
+        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
+            return Mem::Const(*l);
         }
         let l = self.ops.new_dynamic_label();
-        self.consts.insert(v, l);
         self.pool.push((v, l));
         Mem::Const(l)
     }
