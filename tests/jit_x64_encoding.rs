@@ -568,6 +568,14 @@ mod soa {
                 format!("vpsllq ymm{d},ymm{b},32h")
             );
             assert_eq!(
+                yone(|y| y.vpgatherdd(yd, R13, ya, 0x40, Ymm(15 - d))),
+                format!("vpgatherdd ymm{d},[r13+ymm{a}*4+40h],ymm{}", 15 - d)
+            );
+            assert_eq!(
+                yone(|y| y.vpgatherdd(yd, RAX, ya, -8, Ymm(15 - d))),
+                format!("vpgatherdd ymm{d},[rax+ymm{a}*4-8],ymm{}", 15 - d)
+            );
+            assert_eq!(
                 yone(|y| y.vpmovzxdq(yd, yb)),
                 format!("vpmovzxdq ymm{d},xmm{b}")
             );

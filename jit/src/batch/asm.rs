@@ -361,6 +361,25 @@ impl<'a> Yasm<'a> {
         self.shift(0x73, 6, d, s, imm);
     }
 
+    /// `vpgatherdd ymm, [base + idx·4 + disp], mask` (raw VSIB encoding): the dwords at the
+    /// eight lane addresses whose mask lane has its sign bit set; `mask` is cleared. `d`,
+    /// `idx` and `mask` must be distinct.
+    pub fn vpgatherdd(&mut self, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
+        assert!(
+            d != idx && d != mask && idx != mask,
+            "vpgatherdd operands must differ"
+        );
+        let r = (!d.0 >> 3) & 1;
+        let x = (!idx.0 >> 3) & 1;
+        let b = (!base.0 >> 3) & 1;
+        let byte1 = (r << 7) | (x << 6) | (b << 5) | 2; // 0F38
+        let byte2 = ((!mask.0 & 0xF) << 3) | (1 << 2) | 1; // W0, L256, 66
+        self.a.ops.extend([0xC4, byte1, byte2, 0x90]);
+        self.byte(0x80 | ((d.0 & 7) << 3) | 4); // disp32, SIB
+        self.byte((2 << 6) | ((idx.0 & 7) << 3) | (base.0 & 7)); // scale 4
+        self.a.ops.extend(disp.to_le_bytes());
+    }
+
     /// `vpmovzxdq ymm, xmm`: the four low dwords of `s` zero-extended to qwords (raw).
     pub fn vpmovzxdq(&mut self, d: Ymm, s: Ymm) {
         self.vex_rr(2, 1, true, false, 0x35, d.0, 0, s.0);

@@ -1680,6 +1680,7 @@ impl Gen<'_> {
     /// `floor(x · 2^32)` split into whole and fractional parts through exact f64 arithmetic,
     /// the 64-entry table read with eight `vpermd` and the final rounding on the 32-bit
     /// significand (it is always in `[2^31, 2^32)`, so `round_scaled` needs no normalising).
+    /// The table is read with `vpgatherdd`.
     /// Uses every vector register but P[0]'s inputs.
     fn ex2(&mut self) {
         let (prec, min_exp, max_exp, nearest) = match self.mode {
@@ -1732,22 +1733,16 @@ impl Gen<'_> {
             self.mulhi_u32(P[1], r, P[1]);
             self.y().vpaddd(P[1], P[1], b);
         }
-        self.mulhi_u32(P[2], r, P[1]); // p
-                                       // Step 6: T = EX2_TABLE[i] (vpermd uses the low three bits of each index), then
-                                       // mant = min(T + (T · p >> 32), 2^32 - 1).
-        self.y().vpsrld(T3, idx, 3);
-        self.y().vpxor(P[3], P[3], P[3]);
-        for k in 0..8 {
-            let mut chunk = [0u32; 8];
-            chunk.copy_from_slice(&EX2_TABLE[8 * k..8 * k + 8]);
-            let chunk = self.y().constant(chunk);
-            let kk = self.y().splat(k as u32);
-            let mut y = self.y();
-            y.vpermd(B, idx, chunk);
-            y.vpcmpeqd(C, T3, kk);
-            y.vpand(B, B, C);
-            y.vpor(P[3], P[3], B);
-        }
+        // p:
+        self.mulhi_u32(P[2], r, P[1]);
+        // Step 6: T = EX2_TABLE[i], then mant = min(T + (T · p >> 32), 2^32 - 1).
+        let table = self
+            .a
+            .table(EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self.a.lea_label(RAX, table);
+        let mut y = self.y();
+        y.vpcmpeqd(C, C, C);
+        y.vpgatherdd(P[3], RAX, idx, 0, C);
         self.mulhi_u32(B, P[3], P[2]);
         let ones = self.y().splat(u32::MAX);
         let mut y = self.y();
@@ -1836,8 +1831,8 @@ impl Gen<'_> {
         y.vpor(spec_val, spec_val, T0);
         y.vpor(spec_mask, T4, T1);
         y.vpor(spec_mask, spec_mask, T2);
-        // Steps 2-3 on eight lanes: e, M, j and the three table reads (R, and LG2_LOG's low
-        // and high dwords), each as nine 8-entry `vpermd` chunks selected by j >> 3.
+        // Steps 2-3 on eight lanes: e, M, j and the table reads (R, and LG2_LOG's low and high
+        // dwords, at 8·j and 8·j + 4), with `vpgatherdd`.
         let c127 = self.y().splat(127);
         let fmask = self.y().splat(MANT);
         let c2_16 = self.y().splat(1 << 16);
@@ -1849,32 +1844,22 @@ impl Gen<'_> {
         y.vpaddd(T3, B, c2_16);
         y.vpsrld(T3, T3, 17); // j
         y.vpor(m, B, c2_23);
-        y.vpsrld(T4, T3, 3);
-        y.vpxor(r_tab, r_tab, r_tab);
-        y.vpxor(lo_tab, lo_tab, lo_tab);
-        y.vpxor(hi_tab, hi_tab, hi_tab);
-        for k in 0..9 {
-            let entry = |t: &dyn Fn(usize) -> u32| {
-                let mut c = [0u32; 8];
-                for (n, v) in c.iter_mut().enumerate() {
-                    if 8 * k + n < LG2_RECIP.len() {
-                        *v = t(8 * k + n);
-                    }
-                }
-                c
-            };
-            let recip = self.y().constant(entry(&|i| LG2_RECIP[i]));
-            let lo = self.y().constant(entry(&|i| LG2_LOG[i] as u32));
-            let hi = self.y().constant(entry(&|i| (LG2_LOG[i] >> 32) as u32));
-            let kk = self.y().splat(k as u32);
-            let mut y = self.y();
-            y.vpcmpeqd(C, T4, kk);
-            for (acc, table) in [(r_tab, recip), (lo_tab, lo), (hi_tab, hi)] {
-                y.vpermd(B, T3, table);
-                y.vpand(B, B, C);
-                y.vpor(acc, acc, B);
-            }
-        }
+        let recip = self
+            .a
+            .table(LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect());
+        let logs = self
+            .a
+            .table(LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self.a.lea_label(RAX, recip);
+        self.a.lea_label(RCX, logs);
+        let mut y = self.y();
+        y.vpcmpeqd(C, C, C);
+        y.vpgatherdd(r_tab, RAX, T3, 0, C);
+        y.vpslld(T4, T3, 1); // 2j: the dword index of LG2_LOG[j]'s low half
+        y.vpcmpeqd(C, C, C);
+        y.vpgatherdd(lo_tab, RCX, T4, 0, C);
+        y.vpcmpeqd(C, C, C);
+        y.vpgatherdd(hi_tab, RCX, T4, 4, C);
         let two39 = self.y().splat64(1 << 39);
         let poly: [Mem; 5] = LG2_POLY.map(|a| self.y().splat64(a as i32 as u32 as u64));
         let magic = self.y().splat64(0x4330_0000_0000_0000);
