@@ -257,6 +257,15 @@ pub fn eligibility(
     None
 }
 
+/// What SoA code reads of the per-call copies of the uniforms in [`SoaContext`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UniformUse {
+    /// Rows of `uniforms_flushed` it may read (bit n = row n; all for relative reads).
+    pub flushed_rows: u128,
+    /// It reads `uniforms_rel` (a0-relative reads by flushing arithmetic).
+    pub rel: bool,
+}
+
 /// Compiled SoA code of one program, plus how often it was used.
 pub struct SoaCode {
     /// Read+execute mapping of `code` (W^X: written while not executable, as in
@@ -266,8 +275,8 @@ pub struct SoaCode {
     code: Vec<u8>,
     code_len: usize,
     marks: Vec<Mark>,
-    /// The code reads `SoaContext::uniforms_rel`.
-    reads_rel: bool,
+    /// What the code reads of the per-call uniform copies.
+    uniform_use: UniformUse,
     groups: AtomicU64,
     fallbacks: AtomicU64,
 }
@@ -297,7 +306,7 @@ pub(crate) fn compile(
     if !cfg!(target_arch = "x86_64") || eligibility(program, analysis, features).is_some() {
         return Ok(None);
     }
-    let (code, code_len, marks, reads_rel) = x64::generate(program, analysis, mode)?;
+    let (code, code_len, marks, uniform_use) = x64::generate(program, analysis, mode)?;
     #[cfg(target_arch = "x86_64")]
     {
         let map_err = |e: std::io::Error| {
@@ -312,14 +321,14 @@ pub(crate) fn compile(
             code,
             code_len,
             marks,
-            reads_rel,
+            uniform_use,
             groups: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
         }))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (code, code_len, marks, reads_rel);
+        let _ = (code, code_len, marks, uniform_use);
         Ok(None)
     }
 }
@@ -429,10 +438,20 @@ pub(crate) fn run(
     ctx.budget = budget;
     ctx.out_mask = u32::from(out_mask);
     let mode = shader.mode;
-    for (dst, src) in ctx.uniforms_flushed.iter_mut().zip(uniforms.float_table()) {
-        *dst = src.map(|x| picajit_interp::float::flush_input(x, mode));
+    // Only the rows the code can read: a short shader reads a handful of the 128, and for
+    // 64-vertex batches flushing all of them was a tenth of the call.
+    let rows = soa.uniform_use.flushed_rows;
+    for (k, (dst, src)) in ctx
+        .uniforms_flushed
+        .iter_mut()
+        .zip(uniforms.float_table())
+        .enumerate()
+    {
+        if rows >> k & 1 != 0 {
+            *dst = src.map(|x| picajit_interp::float::flush_input(x, mode));
+        }
     }
-    if soa.reads_rel {
+    if soa.uniform_use.rel {
         let flushed = ctx.uniforms_flushed;
         for chunk in ctx.uniforms_rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
             chunk.copy_from_slice(&flushed);

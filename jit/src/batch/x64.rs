@@ -233,17 +233,17 @@ struct Gen<'p> {
     /// the signs). Every fix-up result is tiny-free; flushes of such values are skipped.
     /// Cleared at each block start (other paths may reach it).
     known: [u8; 16],
-    /// Some a0-relative operand is read through `SoaContext::uniforms_rel`.
-    reads_rel: bool,
+    /// What the code reads of the per-call uniform copies.
+    uniform_use: UniformUse,
 }
 
-/// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, whether it
-/// reads SoaContext::uniforms_rel)`.
+/// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, what it
+/// reads of the per-call uniform copies)`.
 pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
-) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, bool)> {
+) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
     let mut a = Asm::new();
     let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
@@ -262,7 +262,7 @@ pub fn generate(
         diverged: Vec::new(),
         marks: Vec::new(),
         known: [0; 16],
-        reads_rel: false,
+        uniform_use: UniformUse::default(),
     };
     let usage = g.usage();
     let body = g.a.new_label();
@@ -273,7 +273,7 @@ pub fn generate(
     g.exits();
     g.emit_cold();
     let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
-    Ok((code, len, g.marks, g.reads_rel))
+    Ok((code, len, g.marks, g.uniform_use))
 }
 
 impl Gen<'_> {
@@ -835,6 +835,7 @@ impl Gen<'_> {
                 let index = (i & 0x7F) as i32;
                 match rel {
                     RelIndex::None => {
+                        self.uniform_use.flushed_rows |= 1 << index;
                         flushed = Some(Addr::Bcast(Mem::Base(
                             RBX,
                             SOA_UNIFORMS_FLUSHED + 16 * index,
@@ -851,6 +852,7 @@ impl Gen<'_> {
                         a.add_ri32(REL_GPR, index);
                         a.and_ri32(REL_GPR, 0x7F);
                         a.shl_ri32(REL_GPR, 4);
+                        self.uniform_use.flushed_rows = u128::MAX;
                         flushed = Some(Addr::Bcast(Mem::Index(RBX, REL_GPR, SOA_UNIFORMS_FLUSHED)));
                         Addr::Bcast(Mem::Index(R15, REL_GPR, UNI_FLOAT))
                     }
@@ -900,7 +902,8 @@ impl Gen<'_> {
     /// Per lane: the flushed row `(index + (a0 in -128..=127 ? a0 : 0)) & 0x7F`, transposed
     /// into `SoaContext::rel`, through `uniforms_rel` and the row offsets MOVA keeps.
     fn gather_rel_rows(&mut self, which: i32, index: i32) {
-        self.reads_rel = true;
+        self.uniform_use.rel = true;
+        self.uniform_use.flushed_rows = u128::MAX;
         const G: [Gpr; 8] = [RAX, RCX, RDX, RSI, RDI, R8, R9, R10];
         for (k, g) in G.iter().enumerate() {
             self.a
