@@ -419,6 +419,55 @@ impl Drop for Context {
     }
 }
 
+/// Fill the context's flushed uniform copies for one call. Only the rows the code can read:
+/// a short shader reads a handful of the 128, and for 64-vertex batches flushing all of them
+/// cost a tenth of the call. The float mode is matched once, outside the loop, so that the
+/// float model's `flush_input` is inlined with a constant mode and the loop vectorises.
+fn flush_uniforms(
+    ctx: &mut SoaContext,
+    table: &[[f32; 4]; FLOAT_UNIFORM_ROWS],
+    usage: UniformUse,
+    mode: FloatMode,
+) {
+    use picajit_interp::float::{flush_input, Rounding};
+    #[inline(always)]
+    fn fill(
+        dst: &mut [[f32; 4]; FLOAT_UNIFORM_ROWS],
+        src: &[[f32; 4]; FLOAT_UNIFORM_ROWS],
+        rows: u128,
+        flush: impl Fn(f32) -> f32,
+    ) {
+        if rows == u128::MAX {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = s.map(&flush);
+            }
+            return;
+        }
+        let mut rows = rows;
+        while rows != 0 {
+            let k = rows.trailing_zeros() as usize;
+            dst[k] = src[k].map(&flush);
+            rows &= rows - 1;
+        }
+    }
+    let (dst, rows) = (&mut ctx.uniforms_flushed, usage.flushed_rows);
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => fill(dst, table, rows, |x| {
+            flush_input(x, FloatMode::F24(Rounding::TowardZero))
+        }),
+        FloatMode::F24(Rounding::NearestEven) => fill(dst, table, rows, |x| {
+            flush_input(x, FloatMode::F24(Rounding::NearestEven))
+        }),
+        FloatMode::F32 => fill(dst, table, rows, |x| flush_input(x, FloatMode::F32)),
+    }
+    if usage.rel {
+        let flushed = ctx.uniforms_flushed;
+        for chunk in ctx.uniforms_rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
+            chunk.copy_from_slice(&flushed);
+        }
+    }
+}
+
 /// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn run(
@@ -437,26 +486,12 @@ pub(crate) fn run(
     ctx.uniforms = uniforms;
     ctx.budget = budget;
     ctx.out_mask = u32::from(out_mask);
-    let mode = shader.mode;
-    // Only the rows the code can read: a short shader reads a handful of the 128, and for
-    // 64-vertex batches flushing all of them was a tenth of the call.
-    let rows = soa.uniform_use.flushed_rows;
-    for (k, (dst, src)) in ctx
-        .uniforms_flushed
-        .iter_mut()
-        .zip(uniforms.float_table())
-        .enumerate()
-    {
-        if rows >> k & 1 != 0 {
-            *dst = src.map(|x| picajit_interp::float::flush_input(x, mode));
-        }
-    }
-    if soa.uniform_use.rel {
-        let flushed = ctx.uniforms_flushed;
-        for chunk in ctx.uniforms_rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
-            chunk.copy_from_slice(&flushed);
-        }
-    }
+    flush_uniforms(
+        &mut ctx,
+        uniforms.float_table(),
+        soa.uniform_use,
+        shader.mode,
+    );
     let mut start = 0;
     let per_vertex = |lo: usize,
                       hi: usize,
