@@ -130,7 +130,7 @@ impl fmt::Display for Backend {
 /// What a masm produces: machine code plus `(code offset, PICA address, text)` marks.
 #[derive(Clone, Debug, Default)]
 pub struct Emitted {
-    /// Machine code (position independent except helper-call addresses), base address 0.
+    /// Machine code (position independent: no absolute addresses), base address 0.
     pub code: Vec<u8>,
     /// Where each PICA instruction instance starts.
     pub marks: Vec<(usize, u32, String)>,
