@@ -28,7 +28,8 @@
 //! (all lanes execute the same instruction count, so the budget is charged once per block, as
 //! in the per-vertex code), or reached a deopt site (undefined opcode, BREAK on an empty loop
 //! stack, running past the end) — is simply run again by the per-vertex batch entry (which
-//! itself falls back to the interpreter). Vertex shader invocations are pure functions of
+//! itself falls back to the interpreter); where groups keep stopping, the following ones run
+//! per vertex without a SoA attempt for a while ([`run`]). Vertex shader invocations are pure functions of
 //! their inputs and the uniforms, and the SoA code writes only its own context until the group
 //! is finished, so the rerun sees exactly what a per-vertex run would: results and errors
 //! are identical by construction. The tail of a batch (`len % 8` rows) also runs per vertex.
@@ -279,6 +280,7 @@ pub struct SoaCode {
     uniform_use: UniformUse,
     groups: AtomicU64,
     fallbacks: AtomicU64,
+    skipped: AtomicU64,
 }
 
 impl std::fmt::Debug for SoaCode {
@@ -294,6 +296,9 @@ pub struct BatchStats {
     pub groups: u64,
     /// Groups that stopped (divergence, budget, deopt) and were re-run per vertex.
     pub fallbacks: u64,
+    /// Groups run per vertex without trying SoA code, after runs of stopped groups (see
+    /// [`run`]).
+    pub skipped: u64,
 }
 
 /// Build the SoA code for `program` if it is eligible and runnable on this host.
@@ -324,6 +329,7 @@ pub(crate) fn compile(
             uniform_use,
             groups: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
         }))
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -366,6 +372,7 @@ impl CompiledShader {
             Some(s) => BatchStats {
                 groups: s.groups.load(Ordering::Relaxed),
                 fallbacks: s.fallbacks.load(Ordering::Relaxed),
+                skipped: s.skipped.load(Ordering::Relaxed),
             },
             None => BatchStats::default(),
         }
@@ -508,7 +515,23 @@ pub(crate) fn run(
         info.deopts += r.deopts;
         Ok(())
     };
+    // Where nearly every group stops (vertices taking different branches), starting each on
+    // SoA code and re-running it costs more than running per vertex from the start. After
+    // two stopped groups in a row, the next `skip` groups run per vertex, then SoA code is
+    // tried again; `skip` doubles while that keeps failing (up to 64 groups, so at most ~3%
+    // of the work goes to probing) and resets when a group finishes on SoA code.
+    let (mut streak, mut skip) = (0u32, 4usize);
     while start < full {
+        if streak >= 2 {
+            let hi = (start + skip * LANES).min(full);
+            soa.skipped
+                .fetch_add(((hi - start) / LANES) as u64, Ordering::Relaxed);
+            per_vertex(start, hi, outputs, &mut info)?;
+            start = hi;
+            streak = 0;
+            skip = (skip * 2).min(64);
+            continue;
+        }
         ctx.batch_input = inputs[start..].as_ptr();
         ctx.batch_output = outputs[start..].as_mut_ptr();
         ctx.batch_count = (full - start) as u64;
@@ -525,10 +548,14 @@ pub(crate) fn run(
         soa.groups
             .fetch_add((done / LANES) as u64, Ordering::Relaxed);
         start += done;
+        if done > 0 {
+            (streak, skip) = (0, 4);
+        }
         if status != 0 {
             soa.fallbacks.fetch_add(1, Ordering::Relaxed);
             per_vertex(start, start + LANES, outputs, &mut info)?;
             start += LANES;
+            streak += 1;
         }
     }
     if full < n {
