@@ -41,7 +41,7 @@ use super::asm::{pred, Yasm, Ymm};
 use super::*;
 use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
 use crate::error::{CompileError, CompileResult};
-use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
@@ -769,22 +769,13 @@ impl Gen<'_> {
     }
 
     fn loop_init(&mut self, int: u8, slot: u8) {
-        let i = UNI_INT + 4 * (int & 3) as i32;
-        let a = &mut self.a;
-        a.movzx_rm8(RAX, R15, i + 1);
-        a.mov_mr32(RBX, SOA_AL, RAX);
-        a.movzx_rm8(RAX, R15, i);
-        a.mov_mr32(RBX, SOA_LOOP_COUNTERS + 4 * slot as i32, RAX);
+        let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
+        self.a.loop_init(R15, int, (RBX, SOA_AL), counter);
     }
 
     fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
-        let i = UNI_INT + 4 * (int & 3) as i32;
-        let a = &mut self.a;
-        a.movzx_rm8(RAX, R15, i + 2);
-        a.add_mr32(RBX, SOA_AL, RAX);
-        // Borrow means the counter was 0: the loop is done.
-        a.sub_mi32(RBX, SOA_LOOP_COUNTERS + 4 * slot as i32, 1);
-        a.jae(again);
+        let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
+        self.a.loop_step(R15, int, (RBX, SOA_AL), counter, again);
     }
 
     fn exits(&mut self) {

@@ -690,3 +690,36 @@ impl Asm {
         x64!(self.ops; jge =>l);
     }
 }
+
+impl Asm {
+    /// LOOP with int uniform `int` (of the `Uniforms` at `uniforms`): aL (a dword at
+    /// `[al.0 + al.1]`) := i.y, the counter (a dword at `[counter.0 + counter.1]`) := i.x.
+    /// Shared by the per-vertex and the multi-vertex generators, which keep aL and the
+    /// counters in different places. Clobbers eax.
+    pub fn loop_init(&mut self, uniforms: Gpr, int: u8, al: (Gpr, i32), counter: (Gpr, i32)) {
+        let i = crate::layout::UNI_INT + 4 * (int & 3) as i32;
+        self.movzx_rm8(super::regs::RAX, uniforms, i + 1);
+        self.mov_mr32(al.0, al.1, super::regs::RAX);
+        self.movzx_rm8(super::regs::RAX, uniforms, i);
+        self.mov_mr32(counter.0, counter.1, super::regs::RAX);
+    }
+
+    /// End of a LOOP body: aL += i.z; jump to `again` unless the counter was 0 (it is
+    /// decremented either way; the slot is re-initialised before any reuse, so the wrapped
+    /// value is never read). Operands as in [`Self::loop_init`]. Clobbers eax.
+    pub fn loop_step(
+        &mut self,
+        uniforms: Gpr,
+        int: u8,
+        al: (Gpr, i32),
+        counter: (Gpr, i32),
+        again: DynamicLabel,
+    ) {
+        let i = crate::layout::UNI_INT + 4 * (int & 3) as i32;
+        self.movzx_rm8(super::regs::RAX, uniforms, i + 2);
+        self.add_mr32(al.0, al.1, super::regs::RAX);
+        // Borrow means the counter was 0: the loop is done.
+        self.sub_mi32(counter.0, counter.1, 1);
+        self.jae(again);
+    }
+}

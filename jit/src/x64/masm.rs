@@ -1051,23 +1051,14 @@ impl MacroAssembler for X64Masm {
     }
 
     fn loop_init(&mut self, int: u8, slot: u8) {
-        let i = UNI_INT + 4 * (int & 3) as i32;
-        let a = &mut self.a;
-        a.movzx_rm8(RAX, UNIFORMS, i + 1);
-        a.mov_mr32(REGS, REG_AL, RAX);
-        a.movzx_rm8(RAX, UNIFORMS, i);
-        a.mov_mr32(CTX, CTX_LOOP_COUNTERS + 4 * slot as i32, RAX);
+        let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
+        self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
     }
 
     fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
-        let i = UNI_INT + 4 * (int & 3) as i32;
-        let a = &mut self.a;
-        a.movzx_rm8(RAX, UNIFORMS, i + 2);
-        a.add_mr32(REGS, REG_AL, RAX);
-        // Borrow means the counter was 0: the loop is done (the slot is re-initialised before
-        // any reuse, so the wrapped value is never read).
-        a.sub_mi32(CTX, CTX_LOOP_COUNTERS + 4 * slot as i32, 1);
-        a.jae(again);
+        let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
+        self.a
+            .loop_step(UNIFORMS, int, (REGS, REG_AL), counter, again);
     }
 
     fn exit_end(&mut self) {
