@@ -355,6 +355,7 @@ fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
     };
     let mut soa_groups = 0;
     let mut fallbacks = 0;
+    let mut splits = 0;
     let mut r = Rng(seed0 ^ 0xBA7C);
     for seed in seed0..seed0 + n {
         let case = generate(seed, &cfg);
@@ -390,9 +391,19 @@ fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
         let s = shader.batch_stats();
         soa_groups += s.groups;
         fallbacks += s.fallbacks;
+        splits += s.splits;
     }
-    eprintln!("{mode:?} flow={flow}: {soa_groups} SoA groups, {fallbacks} fallbacks");
+    eprintln!(
+        "{mode:?} flow={flow}: {soa_groups} SoA groups, {fallbacks} fallbacks, {splits} splits"
+    );
     assert!(soa_groups > n / 4, "too few groups ran on SoA code");
+    if flow {
+        // Lanes of random groups take different branches: many must finish with lane masks.
+        assert!(
+            splits > n / 40,
+            "too few divergent branches ran with lane masks"
+        );
+    }
 }
 
 #[test]
@@ -537,14 +548,286 @@ fn hand_written_shapes() {
                 &what,
             );
             let after = shader.batch_stats();
+            // Every group finishes on SoA code, twice (`run_batch` and `run_batch_masked`,
+            // see check_batch): divergent ones with lane masks.
+            assert_eq!(after.groups - before.groups, 2 * 16, "{mode:?} {after:?}");
+            assert_eq!(after.fallbacks, before.fallbacks, "{mode:?} {after:?}");
             if coherent {
-                // Twice: `run_batch` and `run_batch_masked` (see check_batch).
-                assert_eq!(after.groups - before.groups, 2 * 16, "{mode:?} {after:?}");
+                assert_eq!(after.splits, before.splits, "{mode:?} {after:?}");
             } else {
-                assert!(after.fallbacks > before.fallbacks, "{mode:?} {after:?}");
-                // Sixteen divergent groups in a row: after two, groups run per vertex
+                assert!(after.splits > before.splits, "{mode:?} {after:?}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- divergence
+
+/// Shapes of divergent control flow, each with whether its divergent groups can finish with
+/// lane masks (`true`) or must stop and rerun per vertex (`false`: a lane needs its own aL or
+/// loop counter, which a group keeps once).
+const DIVERGENT: [(&str, bool, &str); 7] = [
+    (
+        "if_else_join",
+        true,
+        r#"
+.constf k(0.0, 1.0, 2.0, 0.5)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    cmp k.xxxx, lt, ge, a.xyzw
+    mov r1, k.wwww
+    ifc cmp.x
+        mul r0, a, a
+        ifc cmp.y
+            add r1, k.yyyy, r0
+        .end
+    .else
+        add r0, -k.zzzz, a
+        rcp r0.y, a.y
+    .end
+    mov opos, r0
+    mov oclr, r1
+    end
+.end
+"#,
+    ),
+    (
+        "break_inside_loop",
+        true,
+        r#"
+.fvec table[8]
+.constf k(0.0, 1.0, 2.0, 0.5)
+.consti loop8(7, 0, 1, 0)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    mov r0, k.xxxx
+    mov r1, k.xxxx
+    for loop8
+        add r0, table[aL], r0
+        cmp table[aL], le, lt, a.xxxx
+        breakc cmp.x
+        add r1, k.yyyy, r1
+    .end
+    mov opos, r0
+    mov oclr, r1
+    end
+.end
+"#,
+    ),
+    (
+        "if_inside_loop_rejoins",
+        true,
+        r#"
+.fvec table[8]
+.constf k(0.0, 1.0, 2.0, 0.5)
+.consti loop4(3, 2, 1, 0)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    mov r0, a
+    mov r1, k.xxxx
+    for loop4
+        cmp table[aL], lt, lt, r0
+        ifc cmp.x
+            mul r0, k.wwww, r0
+        .else
+            add r1, table[aL], r1
+        .end
+        mova a0.x, r1.x
+        add r1, table[a0.x], r1
+    .end
+    mov opos, r0
+    mov oclr, r1
+    end
+.end
+"#,
+    ),
+    (
+        "end_and_jump_per_lane",
+        true,
+        r#"
+.constf k(0.0, 1.0, 2.0, 0.5)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    mov oclr, k.yyyy
+    cmp k.xxxx, lt, lt, a.xyzw
+    jmpc cmp.y, later
+    mov opos, a
+    ifc cmp.x
+        end
+    .end
+    mov oclr, -a
+    end
+later:
+    mov opos, -a
+    litp oclr, a
+    end
+.end
+"#,
+    ),
+    (
+        "call_and_loop_in_divergent_arm",
+        true,
+        r#"
+.fvec table[8]
+.constf k(0.0, 1.0, 2.0, 0.5)
+.consti loop3(2, 1, 2, 0)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    mov r0, k.xxxx
+    cmp k.xxxx, lt, lt, a.xyzw
+    callc cmp.x, sub
+    ifc cmp.y
+        for loop3
+            add r0, table[aL], r0
+        .end
+    .end
+    mov opos, r0
+    mov oclr, a
+    end
+.end
+.proc sub
+    add r0, k.zzzz, a
+    cmp k.zzzz, le, le, r0
+.end
+"#,
+    ),
+    (
+        "al_after_divergent_break",
+        false,
+        r#"
+.fvec table[8]
+.constf k(0.0, 1.0, 2.0, 0.5)
+.consti loop8(7, 0, 1, 0)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    mov r0, k.xxxx
+    for loop8
+        cmp table[aL], le, lt, a.xxxx
+        breakc cmp.x
+        add r0, k.yyyy, r0
+    .end
+    mov opos, table[aL]
+    mov oclr, r0
+    end
+.end
+"#,
+    ),
+    (
+        "outer_loop_after_divergent_inner_break",
+        false,
+        r#"
+.fvec table[8]
+.constf k(0.0, 1.0, 2.0, 0.5)
+.consti outer(2, 0, 2, 0)
+.consti inner(3, 0, 1, 0)
+.in a v0
+.out opos position
+.out oclr color
+.proc main
+    mov r0, k.xxxx
+    for outer
+        for inner
+            cmp table[aL], le, lt, a.xxxx
+            breakc cmp.x
+            add r0, k.yyyy, r0
+        .end
+        add r0, table[aL], r0
+    .end
+    mov opos, r0
+    mov oclr, a
+    end
+.end
+"#,
+    ),
+];
+
+/// Divergent groups run with lane masks where the hardware state allows (results,
+/// instruction counts and errors as per vertex, no fallback), and stop where a lane would
+/// need its own aL or loop counter; small budgets stop them too.
+#[test]
+fn divergent_shapes() {
+    if !has_avx2() {
+        return;
+    }
+    let mut r = Rng(1234);
+    for (name, masked, src) in DIVERGENT {
+        let w = Workload::from_source(&format!("{name}.v.pica"), src).unwrap();
+        for mode in MODES {
+            let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+            assert_eq!(shader.batch_lanes(), 8, "{name}");
+            let mut uniforms = w.uniforms(mode);
+            for i in 0..8 {
+                // Descending thresholds, so that BREAKC leaves at different iterations.
+                let t = 8.0 - 2.0 * i as f32;
+                uniforms.set_float_raw(i, [t, -t, 0.5 * t, 1.0]);
+            }
+            let inputs: Vec<Row> = (0..64 * 8)
+                .map(|_| {
+                    let mut row = [[0.0f32; 4]; 16];
+                    for x in row[0].iter_mut() {
+                        *x = if r.below(4) == 0 {
+                            value(&mut r, mode)
+                        } else {
+                            r.below(41) as f32 * 0.5 - 10.0
+                        };
+                    }
+                    row
+                })
+                .collect();
+            let before = shader.batch_stats();
+            let what = || format!("{name} {mode:?}");
+            check_batch(
+                &shader,
+                &w.program,
+                mode,
+                &inputs,
+                &uniforms,
+                1 << 20,
+                &what,
+            );
+            let after = shader.batch_stats();
+            if masked {
+                assert!(after.splits > before.splits, "{name} {mode:?}: {after:?}");
+                assert_eq!(
+                    after.fallbacks, before.fallbacks,
+                    "{name} {mode:?}: {after:?}"
+                );
+                assert_eq!(after.groups - before.groups, 2 * 64, "{name} {mode:?}");
+            } else {
+                assert!(
+                    after.fallbacks > before.fallbacks,
+                    "{name} {mode:?}: {after:?}"
+                );
+                // Divergent groups stop one after another: later ones run per vertex
                 // without a SoA attempt.
-                assert!(after.skipped > before.skipped, "{mode:?} {after:?}");
+                assert!(after.skipped > before.skipped, "{name} {mode:?}: {after:?}");
+            }
+            // Budgets around the per-vertex counts: a group whose blocks, summed over both
+            // arms of its branches, exceed the budget reruns per vertex, where each vertex
+            // either finishes or fails exactly as on the interpreter.
+            for budget in [6, 11, 17, 25, 40] {
+                let what = || format!("{name} {mode:?} budget {budget}");
+                check_batch(
+                    &shader,
+                    &w.program,
+                    mode,
+                    &inputs[..80],
+                    &uniforms,
+                    budget,
+                    &what,
+                );
             }
         }
     }

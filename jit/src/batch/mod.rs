@@ -75,6 +75,10 @@ pub type Mark = (usize, u32, String);
 /// Vertices per group (one per 32-bit lane of a ymm register).
 pub const LANES: usize = 8;
 
+/// Most blocks a program can have (the analysis makes at most this many nodes).
+pub const MAX_BLOCKS: usize = crate::analysis::blocks::MAX_NODES;
+const _: () = assert!(MAX_BLOCKS % 64 == 0);
+
 /// Rows of `SoaContext::uniforms_rel`: offsets -128..=127 plus indices 0..=127.
 pub const REL_ROWS: usize = 3 * FLOAT_UNIFORM_ROWS;
 
@@ -117,6 +121,13 @@ pub struct SoaContext {
     pub scratch: [f32; LANES],
     /// Per-lane byte offsets of a0-relative rows.
     pub index: [u32; LANES],
+    /// Masked execution: all-ones in the lanes that do *not* run the current block.
+    pub inactive: [u32; LANES],
+    /// Masked execution (see [`x64`], "Divergence"): per block, the lanes waiting to run it
+    /// (bit k = lane k). All zero between groups.
+    pub waiting: [u8; MAX_BLOCKS],
+    /// Masked execution: bit b = some lane waits at block b. All zero between groups.
+    pub pending: [u64; MAX_BLOCKS / 64],
     /// Uniforms.
     pub uniforms: *const Uniforms,
     /// Input rows of the batch.
@@ -129,6 +140,8 @@ pub struct SoaContext {
     pub batch_done: u64,
     /// Instructions executed by the finished rows (accumulated).
     pub batch_instructions: u64,
+    /// Divergent branches the finished groups executed with lane masks (accumulated).
+    pub batch_splits: u64,
     /// The instruction budget of one invocation.
     pub budget: u64,
     /// Remaining-iteration counters of the loop frames (as `JitContext::loop_counters`).
@@ -141,6 +154,17 @@ pub struct SoaContext {
     pub saved_mxcsr: u32,
     /// Output registers the caller wants (bit n = o`n`); the others are not stored.
     pub out_mask: u32,
+    /// Masked execution: lanes that have not reached END (bit k = lane k).
+    pub alive: u32,
+    /// Masked execution: lanes for which `al` holds their own aL.
+    pub al_owner: u32,
+    /// Masked execution: per loop slot, lanes for which `loop_counters` holds their own count.
+    pub loop_owner: [u32; 4],
+    /// Masked execution: the two lane sets of a branch being split, and the current
+    /// group's count of splits.
+    pub split: [u32; 3],
+    /// Masked execution: instructions the current group executed, summed over its lanes.
+    pub group_instructions: u64,
 }
 
 impl Default for SoaContext {
@@ -158,18 +182,27 @@ impl Default for SoaContext {
             rel: [[0.0; LANES]; 4],
             scratch: [0.0; LANES],
             index: [0; LANES],
+            inactive: [0; LANES],
+            waiting: [0; MAX_BLOCKS],
+            pending: [0; MAX_BLOCKS / 64],
             uniforms: std::ptr::null(),
             batch_input: std::ptr::null(),
             batch_output: std::ptr::null_mut(),
             batch_count: 0,
             batch_done: 0,
             batch_instructions: 0,
+            batch_splits: 0,
             budget: 0,
             loop_counters: [0; 4],
             al: 0,
             deopt_pc: 0,
             saved_mxcsr: 0,
             out_mask: 0xFFFF,
+            alive: 0,
+            al_owner: 0,
+            loop_owner: [0; 4],
+            split: [0; 3],
+            group_instructions: 0,
         }
     }
 }
@@ -210,6 +243,24 @@ pub const SOA_BATCH_COUNT: i32 = offset_of!(SoaContext, batch_count) as i32;
 pub const SOA_BATCH_DONE: i32 = offset_of!(SoaContext, batch_done) as i32;
 /// `SoaContext::batch_instructions`.
 pub const SOA_BATCH_INSTRUCTIONS: i32 = offset_of!(SoaContext, batch_instructions) as i32;
+/// `SoaContext::waiting`.
+pub const SOA_WAITING: i32 = offset_of!(SoaContext, waiting) as i32;
+/// `SoaContext::pending`.
+pub const SOA_PENDING: i32 = offset_of!(SoaContext, pending) as i32;
+/// `SoaContext::inactive`.
+pub const SOA_INACTIVE: i32 = offset_of!(SoaContext, inactive) as i32;
+/// `SoaContext::alive`.
+pub const SOA_ALIVE: i32 = offset_of!(SoaContext, alive) as i32;
+/// `SoaContext::al_owner`.
+pub const SOA_AL_OWNER: i32 = offset_of!(SoaContext, al_owner) as i32;
+/// `SoaContext::loop_owner`.
+pub const SOA_LOOP_OWNER: i32 = offset_of!(SoaContext, loop_owner) as i32;
+/// `SoaContext::split`.
+pub const SOA_SPLIT: i32 = offset_of!(SoaContext, split) as i32;
+/// `SoaContext::group_instructions`.
+pub const SOA_GROUP_INSTRUCTIONS: i32 = offset_of!(SoaContext, group_instructions) as i32;
+/// `SoaContext::batch_splits`.
+pub const SOA_BATCH_SPLITS: i32 = offset_of!(SoaContext, batch_splits) as i32;
 /// `SoaContext::budget`.
 pub const SOA_BUDGET: i32 = offset_of!(SoaContext, budget) as i32;
 /// `SoaContext::loop_counters`.
@@ -228,6 +279,7 @@ const _: () = assert!(SOA_INPUT_FLUSHED % 32 == 0 && SOA_UNIFORMS_FLUSHED % 32 =
 const _: () = assert!(SOA_A0_REL % 32 == 0);
 const _: () = assert!(SOA_A0 % 32 == 0 && SOA_CMP % 32 == 0 && SOA_REL % 32 == 0);
 const _: () = assert!(SOA_SCRATCH % 32 == 0 && SOA_INDEX % 32 == 0);
+const _: () = assert!(SOA_INACTIVE % 32 == 0 && SOA_WAITING % 32 == 0);
 
 /// Status the SoA entry returns besides `runtime::code_buffer::Status` (done 0, deopt 1,
 /// budget 2): the cmp flags of a group disagreed at a conditional branch.
@@ -281,6 +333,7 @@ pub struct SoaCode {
     groups: AtomicU64,
     fallbacks: AtomicU64,
     skipped: AtomicU64,
+    splits: AtomicU64,
 }
 
 impl std::fmt::Debug for SoaCode {
@@ -299,6 +352,9 @@ pub struct BatchStats {
     /// Groups run per vertex without trying SoA code, after runs of stopped groups (see
     /// [`run`]).
     pub skipped: u64,
+    /// Divergent branches (the active lanes disagreed) that finished groups ran with lane
+    /// masks.
+    pub splits: u64,
 }
 
 /// Build the SoA code for `program` if it is eligible and runnable on this host.
@@ -330,6 +386,7 @@ pub(crate) fn compile(
             groups: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
+            splits: AtomicU64::new(0),
         }))
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -373,6 +430,7 @@ impl CompiledShader {
                 groups: s.groups.load(Ordering::Relaxed),
                 fallbacks: s.fallbacks.load(Ordering::Relaxed),
                 skipped: s.skipped.load(Ordering::Relaxed),
+                splits: s.splits.load(Ordering::Relaxed),
             },
             None => BatchStats::default(),
         }
@@ -537,6 +595,7 @@ pub(crate) fn run(
         ctx.batch_count = (full - start) as u64;
         ctx.batch_done = 0;
         ctx.batch_instructions = 0;
+        ctx.batch_splits = 0;
         // SAFETY: the SoA entry reads `batch_count` input rows and writes as many output
         // rows (both slices hold at least `full - start` rows from `start`, and are distinct
         // since one is `&` and the other `&mut`), reads `*uniforms` (borrowed for the call)
@@ -545,6 +604,7 @@ pub(crate) fn run(
         let status = unsafe { call(&soa.exec, &mut ctx) };
         let done = ctx.batch_done as usize;
         info.instructions += ctx.batch_instructions;
+        soa.splits.fetch_add(ctx.batch_splits, Ordering::Relaxed);
         soa.groups
             .fetch_add((done / LANES) as u64, Ordering::Relaxed);
         start += done;

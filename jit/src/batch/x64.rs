@@ -108,6 +108,10 @@ const RES: [Ymm; 4] = [Ymm(12), Ymm(13), Ymm(14), Ymm(15)];
 /// Row-offset register of an aL-relative source.
 const REL_GPR: Gpr = R11;
 
+/// Scratch of the masked state stores (free wherever per-lane state is stored).
+const MS0: Ymm = P[2];
+const MS1: Ymm = P[3];
+
 /// Where the components of a source operand are read.
 #[derive(Clone, Copy, Debug)]
 enum Addr {
@@ -235,6 +239,21 @@ struct Gen<'p> {
     known: [u8; 16],
     /// What the code reads of the per-call uniform copies.
     uniform_use: UniformUse,
+    /// The program has cmp-dependent branches, so lanes may diverge: masked execution (see
+    /// "Divergence" in the module docs).
+    simt: bool,
+    /// Index of the block being generated (also its scheduling priority).
+    cur_block: usize,
+    /// PC of the instruction being generated.
+    cur_pc: u32,
+    /// Divergent-branch stubs: (stub, pc, taken, not taken).
+    splits: Vec<(DynamicLabel, u32, Flow, Flow)>,
+    /// Stubs that park the active lanes at a block and schedule: (stub, block).
+    parks: Vec<(DynamicLabel, u32)>,
+    /// Shared routines of masked execution.
+    sched: DynamicLabel,
+    set_inactive: DynamicLabel,
+    end_lanes: DynamicLabel,
 }
 
 /// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, what it
@@ -248,6 +267,16 @@ pub fn generate(
     let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
+    let (sched, set_inactive, end_lanes) = (a.new_label(), a.new_label(), a.new_label());
+    let simt = analysis.nodes.iter().any(|n| {
+        matches!(
+            n.exit,
+            Exit::Branch {
+                guard: Guard::Cond(_),
+                ..
+            }
+        )
+    });
     let mut g = Gen {
         a,
         mode,
@@ -263,6 +292,14 @@ pub fn generate(
         marks: Vec::new(),
         known: [0; 16],
         uniform_use: UniformUse::default(),
+        simt,
+        cur_block: 0,
+        cur_pc: 0,
+        splits: Vec::new(),
+        parks: Vec::new(),
+        sched,
+        set_inactive,
+        end_lanes,
     };
     let usage = g.usage();
     let body = g.a.new_label();
@@ -270,6 +307,7 @@ pub fn generate(
     g.a.align16();
     g.a.bind(body);
     g.body()?;
+    g.masked_routines()?;
     g.exits();
     g.emit_cold();
     let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
@@ -451,6 +489,7 @@ impl Gen<'_> {
         // Every invocation starts from `Registers::reset_working_state` (a0 = 0: row offset
         // 128 of `uniforms_rel`).
         let rel0 = self.y().splat(16 * 128);
+        let simt = self.simt;
         let mut y = self.y();
         y.vxorps(T0, T0, T0);
         y.vmovups(T1, rel0);
@@ -472,6 +511,20 @@ impl Gen<'_> {
             y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
             y.store(Mem::Base(RBX, SOA_A0_REL + 32 * k), T1, true);
             y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
+        }
+        if simt {
+            y.store(Mem::Base(RBX, SOA_INACTIVE), T0, true);
+            let a = &mut self.a;
+            x64!(a.ops
+                ; mov r12d, 0xFF
+                ; mov DWORD [rbx + SOA_ALIVE], 0xFF
+                ; mov DWORD [rbx + SOA_AL_OWNER], 0xFF
+                ; mov QWORD [rbx + SOA_GROUP_INSTRUCTIONS], 0
+                ; mov DWORD [rbx + SOA_SPLIT + 8], 0
+            );
+            for k in 0..4 {
+                a.mov_mi32(RBX, SOA_LOOP_OWNER + 4 * k, 0xFF);
+            }
         }
         let a = &mut self.a;
         a.mov_mi32(RBX, SOA_AL, 0);
@@ -524,10 +577,18 @@ impl Gen<'_> {
             self.a.bind(next);
         }
         let a = &mut self.a;
-        a.mov_rm64(RAX, RBX, SOA_BUDGET);
-        a.sub_rr64(RAX, RBP);
-        a.shl_ri64(RAX, 3); // eight vertices, each the same count
+        if self.simt {
+            a.mov_rm64(RAX, RBX, SOA_GROUP_INSTRUCTIONS);
+        } else {
+            a.mov_rm64(RAX, RBX, SOA_BUDGET);
+            a.sub_rr64(RAX, RBP);
+            a.shl_ri64(RAX, 3); // eight vertices, each the same count
+        }
         a.add_mr64(RBX, SOA_BATCH_INSTRUCTIONS, RAX);
+        if self.simt {
+            a.mov_rm32(RAX, RBX, SOA_SPLIT + 8);
+            a.add_mr64(RBX, SOA_BATCH_SPLITS, RAX);
+        }
         a.add_mi64(RBX, SOA_BATCH_DONE, LANES as i8);
         a.jmp(top);
         a.bind(finished);
@@ -622,10 +683,22 @@ impl Gen<'_> {
             let block = &self.analysis.blocks[bi];
             let l = self.labels[bi];
             self.a.bind(l);
+            self.cur_block = bi;
             self.known = [0; 16];
-            self.a.sub_ri64(RBP, block.nodes.len() as i32);
+            let len = block.nodes.len() as i32;
+            self.a.sub_ri64(RBP, len);
             let budget = self.exit_budget;
             self.a.jb(budget);
+            if self.simt {
+                // The budget above is charged per block run, whichever lanes run it (at
+                // least any one lane's count: a group that exceeds it reruns per vertex);
+                // the instruction count is per lane.
+                x64!(self.a.ops
+                    ; popcnt eax, r12d
+                    ; imul eax, eax, len
+                    ; add QWORD [rbx + SOA_GROUP_INSTRUCTIONS], rax
+                );
+            }
             let next_block = self.analysis.blocks.get(bi + 1).map(|b| b.nodes[0]);
             let nodes = block.nodes.clone();
             let n = nodes.len();
@@ -637,6 +710,7 @@ impl Gen<'_> {
                     format_instruction(&instr, self.program.opdescs())
                 );
                 self.marks.push((self.a.offset().0, pc, text));
+                self.cur_pc = pc;
                 self.instruction(&instr, pc, slot)?;
                 if k + 1 == n {
                     self.exit(&exit, pc, next_block)?;
@@ -646,28 +720,72 @@ impl Gen<'_> {
         Ok(())
     }
 
-    fn label_of(&self, node: u32) -> CompileResult<DynamicLabel> {
+    fn block_of(&self, node: u32) -> CompileResult<usize> {
         match self.analysis.leader_of.get(node as usize) {
-            Some(Some(b)) => Ok(self.labels[*b as usize]),
+            Some(Some(b)) => Ok(*b as usize),
             _ => Err(CompileError::Internal(format!(
                 "jump to node {node}, which does not start a block"
             ))),
         }
     }
 
+    fn label_of(&self, node: u32) -> CompileResult<DynamicLabel> {
+        Ok(self.labels[self.block_of(node)?])
+    }
+
     fn goto(&mut self, t: Target, fallthrough: Option<u32>) -> CompileResult<()> {
         match t {
-            Target::Node(n) if Some(n) == fallthrough => {}
             Target::Node(n) => {
-                let l = self.label_of(n)?;
-                self.a.jmp(l);
+                let b = self.block_of(n)?;
+                // A forward jump while other lanes wait goes through the scheduler, which
+                // runs the lowest waiting block first, so that lanes meet again where paths
+                // join. A backward jump needs no check: every waiting lane waits at or after
+                // the current block (it was the lowest), so the target would be chosen anyway.
+                if self.simt && b > self.cur_block {
+                    let stub = self.park_stub(b as u32);
+                    x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>stub);
+                }
+                if Some(n) != fallthrough {
+                    let l = self.labels[b];
+                    self.a.jmp(l);
+                }
             }
             Target::Deopt(_, pc) => self.exit_deopt(pc),
         }
         Ok(())
     }
 
-    fn flow(&mut self, f: &Flow, fallthrough: Option<u32>) -> CompileResult<()> {
+    /// The stub that parks the active lanes at block `b` and schedules.
+    fn park_stub(&mut self, b: u32) -> DynamicLabel {
+        if let Some(&(l, _)) = self.parks.iter().find(|p| p.1 == b) {
+            return l;
+        }
+        let l = self.a.new_label();
+        self.parks.push((l, b));
+        l
+    }
+
+    /// Masked execution: leave with "diverged" at `pc` unless the lanes in `owner_mask`
+    /// (ANDed from the given context fields) include all active lanes. Clobbers eax.
+    fn check_owner(&mut self, fields: &[i32], pc: u32) {
+        let stub = self.a.new_label();
+        self.diverged.push((stub, pc));
+        let a = &mut self.a;
+        a.mov_rm32(RAX, RBX, fields[0]);
+        for &f in &fields[1..] {
+            x64!(a.ops; and eax, DWORD [rbx + f]);
+        }
+        x64!(a.ops; not eax; test eax, r12d; jnz =>stub);
+    }
+
+    /// Masked execution: aL and loop counter `slot` are the active lanes' from here on.
+    fn own_loop(&mut self, slot: u8) {
+        let a = &mut self.a;
+        a.mov_mr32(RBX, SOA_AL_OWNER, R12);
+        a.mov_mr32(RBX, SOA_LOOP_OWNER + 4 * slot as i32, R12);
+    }
+
+    fn flow(&mut self, f: &Flow, fallthrough: Option<u32>, pc: u32) -> CompileResult<()> {
         match *f {
             Flow::Goto(t) => self.goto(t, fallthrough),
             Flow::LoopEnd {
@@ -676,6 +794,10 @@ impl Gen<'_> {
                 cont,
                 exit,
             } => {
+                if self.simt {
+                    self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
+                    self.own_loop(slot);
+                }
                 let again = match cont {
                     Target::Node(n) => self.label_of(n)?,
                     Target::Deopt(_, pc) => {
@@ -696,21 +818,25 @@ impl Gen<'_> {
     fn exit(&mut self, e: &Exit, pc: u32, fallthrough: Option<u32>) -> CompileResult<()> {
         match e {
             Exit::End => {
+                if self.simt {
+                    let l = self.end_lanes;
+                    x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>l);
+                }
                 let l = self.exit_done;
                 self.a.jmp(l);
             }
             Exit::Deopt(_) => self.exit_deopt(pc),
-            Exit::Flow(f) => self.flow(f, fallthrough)?,
+            Exit::Flow(f) => self.flow(f, fallthrough, pc)?,
             Exit::Branch {
                 guard,
                 taken,
                 not_taken,
             } => {
                 let l = self.a.new_label();
-                self.branch(*guard, l, pc);
-                self.flow(not_taken, None)?;
+                self.branch(*guard, l, pc, (*taken, *not_taken));
+                self.flow(not_taken, None, pc)?;
                 self.a.bind(l);
-                self.flow(taken, fallthrough)?;
+                self.flow(taken, fallthrough, pc)?;
             }
         }
         Ok(())
@@ -722,9 +848,9 @@ impl Gen<'_> {
         self.a.jmp(l);
     }
 
-    /// Jump to `target` if the guard holds in every lane, fall through if it holds in none,
-    /// leave with [`STATUS_DIVERGED`] otherwise.
-    fn branch(&mut self, guard: Guard, target: DynamicLabel, pc: u32) {
+    /// Jump to `target` if the guard holds in every active lane, fall through if it holds in
+    /// none, otherwise split the lanes (`flows`: taken, not taken) and schedule.
+    fn branch(&mut self, guard: Guard, target: DynamicLabel, pc: u32, flows: (Flow, Flow)) {
         match guard {
             Guard::Bool { b, value } => {
                 let a = &mut self.a;
@@ -758,12 +884,14 @@ impl Gen<'_> {
                     }
                 }
                 let stub = self.a.new_label();
-                self.diverged.push((stub, pc));
-                let a = &mut self.a;
-                a.cmp_ri32(RAX, 0xFF);
-                a.je(target);
-                a.test_rr32(RAX, RAX);
-                a.jne(stub);
+                self.splits.push((stub, pc, flows.0, flows.1));
+                x64!(self.a.ops
+                    ; and eax, r12d
+                    ; cmp eax, r12d
+                    ; je =>target
+                    ; test eax, eax
+                    ; jnz =>stub
+                );
             }
         }
     }
@@ -778,6 +906,170 @@ impl Gen<'_> {
         self.a.loop_step(R15, int, (RBX, SOA_AL), counter, again);
     }
 
+    /// Masked execution: the active lanes (r12) continue at `t` when next scheduled.
+    fn target_masked(&mut self, t: Target) -> CompileResult<()> {
+        match t {
+            Target::Node(n) => {
+                let b = self.block_of(n)?;
+                self.park(b as u32);
+            }
+            Target::Deopt(_, pc) => self.exit_deopt(pc),
+        }
+        Ok(())
+    }
+
+    /// Masked execution: `f` for the active lanes, recording where they continue.
+    fn flow_masked(&mut self, f: &Flow, pc: u32) -> CompileResult<()> {
+        match *f {
+            Flow::Goto(t) => self.target_masked(t),
+            Flow::LoopEnd {
+                int,
+                slot,
+                cont,
+                exit,
+            } => {
+                self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
+                self.own_loop(slot);
+                let (again, done) = (self.a.new_label(), self.a.new_label());
+                self.loop_step(int, slot, again);
+                self.target_masked(exit)?;
+                self.a.jmp(done);
+                self.a.bind(again);
+                self.target_masked(cont)?;
+                self.a.bind(done);
+                Ok(())
+            }
+        }
+    }
+
+    /// Masked execution: the active lanes wait at block `b`.
+    fn park(&mut self, b: u32) {
+        let (byte, word, bit) = (
+            SOA_WAITING + b as i32,
+            SOA_PENDING + 8 * (b / 64) as i32,
+            b % 64,
+        );
+        x64!(self.a.ops
+            ; or BYTE [rbx + byte], r12b
+            ; bts QWORD [rbx + word], bit as i8
+        );
+    }
+
+    /// The code of masked execution that blocks share: divergent-branch splits, parking,
+    /// the scheduler and its jump table.
+    fn masked_routines(&mut self) -> CompileResult<()> {
+        if !self.simt {
+            return Ok(());
+        }
+        let (sched, set_inactive) = (self.sched, self.set_inactive);
+        for (stub, b) in std::mem::take(&mut self.parks) {
+            self.a.bind(stub);
+            self.park(b);
+            self.a.jmp(sched);
+        }
+        // eax: the active lanes that take the branch (neither none nor all of them).
+        for (stub, pc, taken, not_taken) in std::mem::take(&mut self.splits) {
+            self.a.bind(stub);
+            x64!(self.a.ops
+                ; mov DWORD [rbx + SOA_SPLIT], eax
+                ; mov DWORD [rbx + SOA_SPLIT + 4], r12d
+                ; add DWORD [rbx + SOA_SPLIT + 8], 1
+                ; mov r12d, eax
+            );
+            self.flow_masked(&taken, pc)?;
+            x64!(self.a.ops
+                ; mov r12d, DWORD [rbx + SOA_SPLIT]
+                ; not r12d
+                ; and r12d, DWORD [rbx + SOA_SPLIT + 4]
+            );
+            self.flow_masked(&not_taken, pc)?;
+            self.a.jmp(sched);
+        }
+        // END for some of the lanes.
+        let end_lanes = self.end_lanes;
+        self.a.bind(end_lanes);
+        x64!(self.a.ops
+            ; mov ecx, r12d
+            ; not ecx
+            ; and DWORD [rbx + SOA_ALIVE], ecx
+        );
+        // The scheduler: run the lowest block any lane waits at, with the lanes that wait
+        // there. Block order is program order, so the lanes of an IF's two arms meet at the
+        // join, and lanes still looping run before those that left the loop. Nothing waiting:
+        // every lane reached END.
+        self.a.bind(sched);
+        let done = self.exit_done;
+        let table = self.a.new_label();
+        let found = self.a.new_label();
+        let words = self.labels.len().div_ceil(64) as i32;
+        if words == 1 {
+            x64!(self.a.ops
+                ; xor ecx, ecx
+                ; mov rax, QWORD [rbx + SOA_PENDING]
+                ; test rax, rax
+                ; jnz =>found
+                ; jmp =>done
+            );
+        } else {
+            let scan = self.a.new_label();
+            x64!(self.a.ops
+                ; xor ecx, ecx
+                ; =>scan
+                ; mov rax, QWORD [rbx + rcx * 8 + SOA_PENDING]
+                ; test rax, rax
+                ; jnz =>found
+                ; inc ecx
+                ; cmp ecx, words
+                ; jb =>scan
+                ; jmp =>done
+            );
+        }
+        x64!(self.a.ops
+            ; =>found
+            ; bsf rdx, rax
+            ; lea rsi, [rax - 1]
+            ; and rax, rsi
+            ; mov QWORD [rbx + rcx * 8 + SOA_PENDING], rax
+            ; shl ecx, 6
+            ; add edx, ecx
+            ; movzx r12d, BYTE [rbx + rdx + SOA_WAITING]
+            ; mov BYTE [rbx + rdx + SOA_WAITING], 0
+            ; call =>set_inactive
+            ; lea rcx, [=>table]
+            ; lea rcx, [rcx + rdx * 8]
+            ; jmp rcx
+        );
+        // set_inactive: `inactive` from the lane bits in r12d. Clobbers ymm0-ymm1.
+        self.a.bind(set_inactive);
+        let bits = self.y().constant([1, 2, 4, 8, 16, 32, 64, 128]);
+        let mut y = self.y();
+        y.vmovd_from(Ymm(0), R12);
+        y.vpbroadcastd(Ymm(0), Ymm(0));
+        y.vpand(Ymm(0), Ymm(0), bits);
+        y.vpxor(Ymm(1), Ymm(1), Ymm(1));
+        y.vpcmpeqd(Ymm(0), Ymm(0), Ymm(1));
+        y.store(Mem::Base(RBX, SOA_INACTIVE), Ymm(0), true);
+        self.a.ret();
+        // One 8-byte `jmp rel32` slot per block.
+        x64!(self.a.ops; .align 8, 0xCC);
+        self.a.bind(table);
+        for b in 0..self.labels.len() {
+            let start = self.a.offset().0;
+            let l = self.labels[b];
+            self.a.jmp(l);
+            let used = self.a.offset().0 - start;
+            if used > 8 {
+                return Err(CompileError::Internal(format!(
+                    "jump table slot of {used} bytes"
+                )));
+            }
+            for _ in used..8 {
+                x64!(self.a.ops; int3);
+            }
+        }
+        Ok(())
+    }
+
     fn exits(&mut self) {
         let diverged = self.exit_diverged;
         for (stub, pc) in std::mem::take(&mut self.diverged) {
@@ -785,6 +1077,8 @@ impl Gen<'_> {
             self.a.mov_mi32(RBX, SOA_DEOPT_PC, pc as i32);
             self.a.jmp(diverged);
         }
+        // A group that stops may leave lanes waiting: the context must be clean for the next.
+        let clear = self.a.new_label();
         let a = &mut self.a;
         for (l, s) in [
             (self.exit_done, Status::Done as i32),
@@ -793,8 +1087,35 @@ impl Gen<'_> {
             (self.exit_diverged, STATUS_DIVERGED as i32),
         ] {
             a.bind(l);
+            if self.simt && s != Status::Done as i32 {
+                a.call_label(clear);
+            }
             a.mov_ri32(RAX, s);
             a.ret();
+        }
+        if self.simt {
+            let blocks = self.labels.len();
+            let (chunks, words) = (blocks.div_ceil(32) as i32, blocks.div_ceil(64) as i32);
+            let (l1, l2) = (a.new_label(), a.new_label());
+            x64!(a.ops
+                ; =>clear
+                ; vxorps ymm0, ymm0, ymm0
+                ; lea rdi, [rbx + SOA_WAITING]
+                ; mov ecx, chunks
+                ; =>l1
+                ; vmovaps [rdi], ymm0
+                ; add rdi, 32
+                ; dec ecx
+                ; jnz =>l1
+                ; lea rdi, [rbx + SOA_PENDING]
+                ; mov ecx, words
+                ; =>l2
+                ; mov QWORD [rdi], 0
+                ; add rdi, 8
+                ; dec ecx
+                ; jnz =>l2
+                ; ret
+            );
         }
     }
 
@@ -834,6 +1155,9 @@ impl Gen<'_> {
                         Addr::Bcast(Mem::Base(R15, UNI_FLOAT + 16 * index))
                     }
                     RelIndex::AL => {
+                        if self.simt {
+                            self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
+                        }
                         let a = &mut self.a;
                         a.mov_rm32(REL_GPR, RBX, SOA_AL);
                         a.lea_r32(RCX, REL_GPR, 128);
@@ -985,12 +1309,25 @@ impl Gen<'_> {
                 bank_off(SOA_TEMP, i)
             }
         };
-        let mut y = self.y();
         for c in 0..4 {
             if mask[c] {
-                y.store(Mem::Base(RBX, off + 32 * c as i32), res[c], true);
+                self.store_state(off + 32 * c as i32, res[c]);
             }
         }
+    }
+
+    /// Store `v` to per-lane state at `[rbx + off]`; in masked execution only the active
+    /// lanes (`v` then holds what was stored). Clobbers [`MS0`], [`MS1`].
+    fn store_state(&mut self, off: i32, v: Ymm) {
+        let simt = self.simt;
+        let mut y = self.y();
+        let m = Mem::Base(RBX, off);
+        if simt {
+            y.vmovaps(MS0, m);
+            y.vmovaps(MS1, Mem::Base(RBX, SOA_INACTIVE));
+            y.vblendvps(v, v, MS0, MS1);
+        }
+        y.store(m, v, true);
     }
 
     // ---------------------------------------------------------------- float model
@@ -1412,8 +1749,9 @@ impl Gen<'_> {
                     }
                     for (c, on) in [(0usize, x), (1, y)] {
                         if on {
-                            let a0 = Mem::Base(RBX, SOA_A0 + 32 * c as i32);
-                            self.y().store(a0, RES[c], true);
+                            // Masked, RES[c] keeps the inactive lanes' a0, so their row
+                            // offsets are recomputed unchanged.
+                            self.store_state(SOA_A0 + 32 * c as i32, RES[c]);
                             self.a0_rel(c as i32, RES[c]);
                         }
                     }
@@ -1435,9 +1773,8 @@ impl Gen<'_> {
                     self.load(B, &s2, c);
                     self.cmp_mask(RES[c], op, A, B);
                 }
-                let mut yy = self.y();
                 for c in 0..2 {
-                    yy.store(Mem::Base(RBX, SOA_CMP + 32 * c as i32), RES[c], true);
+                    self.store_state(SOA_CMP + 32 * c as i32, RES[c]);
                 }
             }
             Instruction::Mad {
@@ -1478,6 +1815,9 @@ impl Gen<'_> {
                     CompileError::Internal(format!("LOOP at 0x{pc:03x} has no counter slot"))
                 })?;
                 self.loop_init(i, slot);
+                if self.simt {
+                    self.own_loop(slot);
+                }
             }
             // Vertex shaders: EMIT/SETEMIT do nothing. The rest is the node's exit.
             Instruction::Emit
@@ -2000,9 +2340,9 @@ impl Gen<'_> {
         let mut y = self.y();
         y.vxorps(T0, T0, T0);
         y.vcmpps(T1, T0, A, pred::LE); // 0 <= x
-        y.store(Mem::Base(RBX, SOA_CMP), T1, true);
-        y.vcmpps(T1, T0, B, pred::LE); // 0 <= w
-        y.store(Mem::Base(RBX, SOA_CMP + 32), T1, true);
+        self.store_state(SOA_CMP, T1);
+        self.y().vcmpps(T1, T0, B, pred::LE); // 0 <= w
+        self.store_state(SOA_CMP + 32, T1);
         if mask[0] {
             self.y().vmaxps(RES[0], A, T0); // x > 0 ? x : 0
         }
