@@ -246,8 +246,8 @@ struct Gen<'p> {
     cur_block: usize,
     /// PC of the instruction being generated.
     cur_pc: u32,
-    /// Divergent-branch stubs: (stub, pc, taken, not taken).
-    splits: Vec<(DynamicLabel, u32, Flow, Flow)>,
+    /// Divergent-branch stubs: (stub, block, pc, taken, not taken).
+    splits: Vec<(DynamicLabel, usize, u32, Flow, Flow)>,
     /// Stubs that park the active lanes at a block and schedule: (stub, block).
     parks: Vec<(DynamicLabel, u32)>,
     /// Shared routines of masked execution.
@@ -693,11 +693,11 @@ impl Gen<'_> {
                 // The budget above is charged per block run, whichever lanes run it (at
                 // least any one lane's count: a group that exceeds it reruns per vertex);
                 // the instruction count is per lane.
-                x64!(self.a.ops
-                    ; popcnt eax, r12d
-                    ; imul eax, eax, len
-                    ; add QWORD [rbx + SOA_GROUP_INSTRUCTIONS], rax
-                );
+                x64!(self.a.ops; popcnt eax, r12d);
+                if len > 1 {
+                    x64!(self.a.ops; imul eax, eax, len);
+                }
+                x64!(self.a.ops; add QWORD [rbx + SOA_GROUP_INSTRUCTIONS], rax);
             }
             let next_block = self.analysis.blocks.get(bi + 1).map(|b| b.nodes[0]);
             let nodes = block.nodes.clone();
@@ -737,13 +737,14 @@ impl Gen<'_> {
         match t {
             Target::Node(n) => {
                 let b = self.block_of(n)?;
-                // A forward jump while other lanes wait goes through the scheduler, which
-                // runs the lowest waiting block first, so that lanes meet again where paths
-                // join. A backward jump needs no check: every waiting lane waits at or after
-                // the current block (it was the lowest), so the target would be chosen anyway.
+                // The scheduler runs the lowest block any lane waits at, so that lanes meet
+                // again where paths join. A jump goes straight on when that would be its
+                // target anyway: no lane waits at the target or before it (always true for a
+                // backward jump: every waiting lane waits after the current block, which was
+                // the lowest).
                 if self.simt && b > self.cur_block {
                     let stub = self.park_stub(b as u32);
-                    x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>stub);
+                    self.unless_lowest(b, stub);
                 }
                 if Some(n) != fallthrough {
                     let l = self.labels[b];
@@ -753,6 +754,24 @@ impl Gen<'_> {
             Target::Deopt(_, pc) => self.exit_deopt(pc),
         }
         Ok(())
+    }
+
+    /// Masked execution: jump to `otherwise` if some lane waits at block `b` or before it
+    /// (conservatively, if any lane waits, for blocks beyond the first 63). Clobbers rax.
+    fn unless_lowest(&mut self, b: usize, otherwise: DynamicLabel) {
+        if b < 31 {
+            let below = ((1u64 << (b + 1)) - 1) as i32;
+            x64!(self.a.ops; test QWORD [rbx + SOA_PENDING], below; jnz =>otherwise);
+        } else if b < 63 {
+            let below = ((1u64 << (b + 1)) - 1) as i64;
+            x64!(self.a.ops
+                ; mov rax, QWORD below
+                ; test QWORD [rbx + SOA_PENDING], rax
+                ; jnz =>otherwise
+            );
+        } else {
+            x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>otherwise);
+        }
     }
 
     /// The stub that parks the active lanes at block `b` and schedules.
@@ -884,7 +903,8 @@ impl Gen<'_> {
                     }
                 }
                 let stub = self.a.new_label();
-                self.splits.push((stub, pc, flows.0, flows.1));
+                self.splits
+                    .push((stub, self.cur_block, pc, flows.0, flows.1));
                 x64!(self.a.ops
                     ; and eax, r12d
                     ; cmp eax, r12d
@@ -906,22 +926,41 @@ impl Gen<'_> {
         self.a.loop_step(R15, int, (RBX, SOA_AL), counter, again);
     }
 
-    /// Masked execution: the active lanes (r12) continue at `t` when next scheduled.
-    fn target_masked(&mut self, t: Target) -> CompileResult<()> {
+    /// Masked execution: the active lanes (r12) continue at `t`. They wait there, unless
+    /// `direct_from` is the block of a split whose other lanes already wait and `t` is the
+    /// lowest block anyone waits at (always when it is not after the split): then `t` runs
+    /// at once.
+    fn target_masked(&mut self, t: Target, direct_from: Option<usize>) -> CompileResult<()> {
         match t {
             Target::Node(n) => {
                 let b = self.block_of(n)?;
-                self.park(b as u32);
+                let (set_inactive, l) = (self.set_inactive, self.labels[b]);
+                match direct_from {
+                    Some(from) if b <= from => {
+                        self.a.call_label(set_inactive);
+                        self.a.jmp(l);
+                    }
+                    Some(_) => {
+                        let wait = self.a.new_label();
+                        self.unless_lowest(b, wait);
+                        self.a.call_label(set_inactive);
+                        self.a.jmp(l);
+                        self.a.bind(wait);
+                        self.park(b as u32);
+                    }
+                    None => self.park(b as u32),
+                }
             }
             Target::Deopt(_, pc) => self.exit_deopt(pc),
         }
         Ok(())
     }
 
-    /// Masked execution: `f` for the active lanes, recording where they continue.
-    fn flow_masked(&mut self, f: &Flow, pc: u32) -> CompileResult<()> {
+    /// Masked execution: `f` for the active lanes, recording where they continue (see
+    /// [`Self::target_masked`] for `direct_from`).
+    fn flow_masked(&mut self, f: &Flow, pc: u32, direct_from: Option<usize>) -> CompileResult<()> {
         match *f {
-            Flow::Goto(t) => self.target_masked(t),
+            Flow::Goto(t) => self.target_masked(t, direct_from),
             Flow::LoopEnd {
                 int,
                 slot,
@@ -932,13 +971,22 @@ impl Gen<'_> {
                 self.own_loop(slot);
                 let (again, done) = (self.a.new_label(), self.a.new_label());
                 self.loop_step(int, slot, again);
-                self.target_masked(exit)?;
+                self.target_masked(exit, direct_from)?;
                 self.a.jmp(done);
                 self.a.bind(again);
-                self.target_masked(cont)?;
+                self.target_masked(cont, direct_from)?;
                 self.a.bind(done);
                 Ok(())
             }
+        }
+    }
+
+    /// `f` may continue at or before block `from` (a loop's next iteration, a jump back).
+    fn may_go_back(&self, f: &Flow, from: usize) -> bool {
+        match *f {
+            Flow::LoopEnd { .. } => true,
+            Flow::Goto(Target::Node(n)) => self.block_of(n).is_ok_and(|b| b <= from),
+            Flow::Goto(Target::Deopt(..)) => false,
         }
     }
 
@@ -967,22 +1015,34 @@ impl Gen<'_> {
             self.park(b);
             self.a.jmp(sched);
         }
-        // eax: the active lanes that take the branch (neither none nor all of them).
-        for (stub, pc, taken, not_taken) in std::mem::take(&mut self.splits) {
+        // eax: the active lanes that take the branch (neither none nor all of them). The arm
+        // that may go back (a BREAKC's next iteration) is handled last, so that it can run
+        // at once instead of through the scheduler.
+        for (stub, from, pc, taken, not_taken) in std::mem::take(&mut self.splits) {
             self.a.bind(stub);
             x64!(self.a.ops
                 ; mov DWORD [rbx + SOA_SPLIT], eax
                 ; mov DWORD [rbx + SOA_SPLIT + 4], r12d
                 ; add DWORD [rbx + SOA_SPLIT + 8], 1
-                ; mov r12d, eax
             );
-            self.flow_masked(&taken, pc)?;
-            x64!(self.a.ops
-                ; mov r12d, DWORD [rbx + SOA_SPLIT]
-                ; not r12d
-                ; and r12d, DWORD [rbx + SOA_SPLIT + 4]
-            );
-            self.flow_masked(&not_taken, pc)?;
+            let taken_last = self.may_go_back(&taken, from) && !self.may_go_back(&not_taken, from);
+            let order = if taken_last {
+                [(false, not_taken), (true, taken)]
+            } else {
+                [(true, taken), (false, not_taken)]
+            };
+            for (k, (is_taken, f)) in order.into_iter().enumerate() {
+                if is_taken {
+                    x64!(self.a.ops; mov r12d, DWORD [rbx + SOA_SPLIT]);
+                } else {
+                    x64!(self.a.ops
+                        ; mov r12d, DWORD [rbx + SOA_SPLIT]
+                        ; not r12d
+                        ; and r12d, DWORD [rbx + SOA_SPLIT + 4]
+                    );
+                }
+                self.flow_masked(&f, pc, (k == 1).then_some(from))?;
+            }
             self.a.jmp(sched);
         }
         // END for some of the lanes.
