@@ -981,6 +981,14 @@ impl Gen<'_> {
         }
     }
 
+    /// The block `f` continues at, if that does not depend on run-time state.
+    fn static_block(&self, f: &Flow) -> Option<usize> {
+        match *f {
+            Flow::Goto(Target::Node(n)) => self.block_of(n).ok(),
+            _ => None,
+        }
+    }
+
     /// `f` may continue at or before block `from` (a loop's next iteration, a jump back).
     fn may_go_back(&self, f: &Flow, from: usize) -> bool {
         match *f {
@@ -1016,8 +1024,9 @@ impl Gen<'_> {
             self.a.jmp(sched);
         }
         // eax: the active lanes that take the branch (neither none nor all of them). The arm
-        // that may go back (a BREAKC's next iteration) is handled last, so that it can run
-        // at once instead of through the scheduler.
+        // likely to continue at the lowest block (the nearer of two jumps, a BREAKC's next
+        // iteration) is handled last, so that it can run at once instead of through the
+        // scheduler.
         for (stub, from, pc, taken, not_taken) in std::mem::take(&mut self.splits) {
             self.a.bind(stub);
             x64!(self.a.ops
@@ -1025,7 +1034,10 @@ impl Gen<'_> {
                 ; mov DWORD [rbx + SOA_SPLIT + 4], r12d
                 ; add DWORD [rbx + SOA_SPLIT + 8], 1
             );
-            let taken_last = self.may_go_back(&taken, from) && !self.may_go_back(&not_taken, from);
+            let taken_last = match (self.static_block(&taken), self.static_block(&not_taken)) {
+                (Some(t), Some(n)) => t < n,
+                _ => self.may_go_back(&taken, from) && !self.may_go_back(&not_taken, from),
+            };
             let order = if taken_last {
                 [(false, not_taken), (true, taken)]
             } else {
