@@ -93,7 +93,25 @@ fn bench_writes_json_and_svg_for_every_example() {
                     assert!(r["speedup_vs_interp"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
                     assert!(r["code_bytes"].as_u64().unwrap_or(0) > 0, "{r}");
                     assert!(r["time_vs_f32"].as_f64().is_some(), "{r}");
+                    // Batches of eight vertex-shader invocations go to the 8-lane path where
+                    // the host has one; `branches` diverges within groups there.
+                    let lanes = picajit_jit::HostFeatures::detect()
+                        .contains(picajit_jit::HostFeatures::AVX2)
+                        && batch == 8
+                        && name.ends_with(".v.pica");
+                    if lanes {
+                        let groups = r["lane_groups"].as_u64().expect("lane counters");
+                        let reruns = r["lane_reruns"].as_u64().expect("lane counters");
+                        assert!(groups + reruns > 0, "{r}");
+                        if *name == "branches.v.pica" {
+                            assert!(r["lane_splits"].as_u64().unwrap_or(0) > 0, "{r}");
+                        }
+                    } else {
+                        // Single vertices, geometry shaders: nothing on the 8-lane path.
+                        assert_eq!(r["lane_groups"].as_u64().unwrap_or(0), 0, "{r}");
+                    }
                 }
+                assert!(interp["lane_groups"].is_null(), "{interp}");
             }
         }
     }

@@ -584,14 +584,92 @@ mod soa {
                 format!("vpmovsxdq ymm{d},xmm{b}")
             );
         }
-        for (g, name) in [(RAX, "eax"), (RCX, "ecx"), (R9, "r9d")] {
+        for (g, name) in [(RAX, "eax"), (RCX, "ecx"), (R9, "r9d"), (R12, "r12d")] {
             for m in [0u8, 7, 12] {
                 assert_eq!(
                     yone(|y| y.vmovmskps(g, Ymm(m))),
                     format!("vmovmskps {name},ymm{m}")
                 );
+                assert_eq!(
+                    yone(|y| y.vmovd_from(Ymm(m), g)),
+                    format!("vmovd xmm{m},{name}")
+                );
             }
         }
+        for (d, s) in [(0u8, 0u8), (1, 9), (10, 2), (15, 14)] {
+            assert_eq!(
+                yone(|y| y.vpbroadcastd(Ymm(d), Ymm(s))),
+                format!("vpbroadcastd ymm{d},xmm{s}")
+            );
+        }
+    }
+
+    /// The lane-mask sequences of masked execution (divergent branches), written inline
+    /// with dynasm in `batch/x64.rs`, decode to the intended forms in generated code.
+    #[test]
+    fn masked_execution_forms() {
+        use picajit::bench::Workload;
+        use picajit::interp::float::{FloatMode, Rounding};
+        use picajit_jit::{compile, Backend, HostFeatures};
+        if !HostFeatures::detect().contains(HostFeatures::AVX2) {
+            return;
+        }
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/branches.v.pica"
+        ))
+        .unwrap();
+        let w = Workload::from_source("branches.v.pica", &src).unwrap();
+        let mode = FloatMode::F24(Rounding::TowardZero);
+        let s = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        let (code, len, _) = s.batch_code();
+        let mut a = Asm::new();
+        a.ops.extend(code[..len].iter().copied());
+        let (lines, _, _) = decode(a);
+        let lines: Vec<String> = lines
+            .iter()
+            .map(|l| l.replace("ymmword ptr ", ""))
+            .collect();
+        let has = |want: &str| {
+            assert!(
+                lines.iter().any(|l| l.starts_with(want)),
+                "no `{want}…` in the masked code"
+            )
+        };
+        // Per-lane instruction counts, the split and converged tests, parking, the
+        // scheduler and the lane mask.
+        for want in [
+            "popcnt eax,r12d",
+            "add [rbx+",
+            "and eax,r12d",
+            "cmp eax,r12d",
+            "cmp r12d,[rbx+",
+            "test [rbx+",
+            "or [rbx+",
+            "bts [rbx+",
+            "not r12d",
+            "and r12d,[rbx+",
+            "mov r12d,[rbx+",
+            "mov [rbx+",
+            "bsf rdx,rax",
+            "lea rsi,[rax-1]",
+            "and rax,rsi",
+            "mov [rbx+rcx*8+",
+            "movzx r12d,byte ptr [rbx+rdx+",
+            "mov byte ptr [rbx+rdx+",
+            "lea rcx,[rcx+rdx*8]",
+            "jmp rcx",
+            "vmovd xmm0,r12d",
+            "vpbroadcastd ymm0,xmm0",
+            "vblendvps ymm12,ymm12,ymm5,ymm6",
+            "vmovaps [rdi],ymm0",
+        ] {
+            has(want);
+        }
+        assert!(
+            lines.iter().any(|l| l.contains(",r12b")),
+            "parking ORs the lane byte"
+        );
     }
 
     /// Whole SoA programs decode to valid instructions up to the constant pool.

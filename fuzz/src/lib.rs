@@ -971,8 +971,10 @@ fn compare_batch(
     ctx: &dyn Fn() -> String,
 ) {
     let base = case.inputs(mode);
-    // Three vertices: the case's inputs, the same rotated by one register, and by five.
-    let inputs: Vec<[[f32; 4]; 16]> = [0, 1, 5]
+    // Nine vertices: the case's inputs and the same rotated by some registers, so that one
+    // full group of eight runs on the multi-vertex code (where there is one), its vertices
+    // taking different branches, and one vertex runs per vertex.
+    let inputs: Vec<[[f32; 4]; 16]> = [0, 1, 5, 2, 11, 3, 7, 14, 9]
         .iter()
         .map(|&k| std::array::from_fn(|i| base[(i + k) % 16]))
         .collect();

@@ -119,8 +119,21 @@ pub struct RunResult {
     pub ns_range: (f64, f64),
     /// Fraction of invocations that compiled code handed to the interpreter.
     pub deopt_fraction: f64,
+    /// The multi-vertex path's counters over this cell's batches, when it has one.
+    pub lanes: Option<LaneStats>,
     /// Why this cell could not be measured (the others still are).
     pub error: Option<String>,
+}
+
+/// What the multi-vertex (8-lane) path did during one cell's batches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaneStats {
+    /// Groups of eight vertices that finished on it.
+    pub groups: u64,
+    /// Groups that stopped and reran per vertex, or ran per vertex without an attempt.
+    pub reruns: u64,
+    /// Divergent branches (lanes disagreeing) the finished groups ran with lane masks.
+    pub splits: u64,
 }
 
 impl RunResult {
@@ -269,6 +282,8 @@ fn median(values: &mut [f64]) -> f64 {
 /// A cell being sampled.
 struct Cell<'p> {
     runner: BatchRunner<'p>,
+    /// The multi-vertex counters when the cell started.
+    lanes_at_start: Option<picajit_jit::batch::BatchStats>,
     iterations: u64,
     samples: Vec<f64>,
     deopts: usize,
@@ -371,7 +386,12 @@ pub fn measure(
             step += 1;
             let mut cells: Vec<Cell<'_>> = prepared
                 .iter()
-                .map(|p| calibrate(BatchRunner::new(p, w, batch), sample_time))
+                .map(|p| {
+                    let start = p.lane_stats();
+                    let mut cell = calibrate(BatchRunner::new(p, w, batch), sample_time);
+                    cell.lanes_at_start = start;
+                    cell
+                })
                 .collect();
             for _ in 0..samples {
                 for cell in cells.iter_mut().filter(|c| c.error.is_none()) {
@@ -404,6 +424,14 @@ pub fn measure(
                     } else {
                         0.0
                     },
+                    lanes: cell
+                        .lanes_at_start
+                        .zip(p.lane_stats())
+                        .map(|(a, b)| LaneStats {
+                            groups: b.groups - a.groups,
+                            reruns: (b.fallbacks - a.fallbacks) + (b.skipped - a.skipped),
+                            splits: b.splits - a.splits,
+                        }),
                     error: cell.error,
                 });
             }
@@ -468,6 +496,7 @@ fn prepare_cell(
 fn calibrate(runner: BatchRunner<'_>, sample_time: f64) -> Cell<'_> {
     let mut cell = Cell {
         runner,
+        lanes_at_start: None,
         iterations: 1,
         samples: Vec::new(),
         deopts: 0,

@@ -224,6 +224,14 @@ impl Prepared {
         !matches!(self.exec, Exec::CodegenOnly)
     }
 
+    /// The multi-vertex path's counters so far, for JIT code that has one.
+    pub fn lane_stats(&self) -> Option<picajit_jit::batch::BatchStats> {
+        match &self.exec {
+            Exec::Jit(code) if code.batch_lanes() > 1 => Some(code.batch_stats()),
+            _ => None,
+        }
+    }
+
     /// Run vertex-shader invocations: vertex `k` starts from a clean working state with
     /// `inputs[k]` (register values) and leaves its outputs in `outputs[k]`.
     pub fn run_vertices(

@@ -302,6 +302,16 @@ fn notes(
                 r.deopt_fraction * 100.0
             ));
         }
+        if let Some(l) = r.lanes {
+            let all = l.groups + l.reruns;
+            if all > 0 && (l.splits > 0 || l.reruns > 0) {
+                notes.push(format!(
+                    "8-lane groups: {:.1} divergent branches per group, {:.0}% rerun per vertex",
+                    l.splits as f64 / l.groups.max(1) as f64,
+                    100.0 * l.reruns as f64 / all as f64
+                ));
+            }
+        }
     }
     notes.join("; ")
 }
@@ -550,6 +560,10 @@ fn to_json(report: &Report) -> Value {
                 "speedup_vs_interp": report.speedup(r),
                 "time_vs_f32": report.vs_f32(r),
                 "deopt_fraction": r.deopt_fraction,
+                // The 8-lane path's counters during this cell (null without that path).
+                "lane_groups": r.lanes.map(|l| l.groups),
+                "lane_reruns": r.lanes.map(|l| l.reruns),
+                "lane_splits": r.lanes.map(|l| l.splits),
                 "compile_us": c.and_then(|c| c.micros),
                 "code_bytes": c.and_then(|c| c.code_bytes),
                 "error": r.error,

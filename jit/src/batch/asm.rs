@@ -385,26 +385,9 @@ impl<'a> Yasm<'a> {
         self.vex_rr(1, 1, false, false, 0x6E, d.0, 0, s.0);
     }
 
-    /// `vmovd r32, xmm` (lane 0 of `s`; raw encoding).
-    pub fn vmovd_to(&mut self, d: Gpr, s: Ymm) {
-        self.vex_rr(1, 1, false, false, 0x7E, s.0, 0, d.0);
-    }
-
     /// `vpbroadcastd ymm, xmm`: lane 0 of `s` into all eight lanes (raw encoding).
     pub fn vpbroadcastd(&mut self, d: Ymm, s: Ymm) {
         self.vex_rr(2, 1, true, false, 0x58, d.0, 0, s.0);
-    }
-
-    /// `vpackusdw xmm, xmm, xmm`: the four dwords of `a`, then of `b`, as unsigned-saturated
-    /// words (raw encoding).
-    pub fn vpackusdw_x(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.vex_rr(2, 1, false, false, 0x2B, d.0, a.0, b.0);
-    }
-
-    /// `vphminposuw xmm, xmm`: the smallest of the eight unsigned words of `s` in word 0 of
-    /// `d`, its index in word 1, the rest zeroed (raw encoding).
-    pub fn vphminposuw(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(2, 1, false, false, 0x41, d.0, 0, s.0);
     }
 
     /// `vpmovzxdq ymm, xmm`: the four low dwords of `s` zero-extended to qwords (raw).

@@ -15,19 +15,21 @@
 //!
 //! A program runs here when it is a vertex shader, the host has AVX2, and [`Analysis`] built it
 //! (every vertex shader the per-vertex backend compiles). Control flow that depends only on
-//! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis; aL is one value
-//! for all lanes) is compiled as usual. Conditions on the per-vertex cmp flags
-//! (IFC/CALLC/JMPC/BREAKC) are *uniform-branch checks*: `vmovmskps` of the eight flags; if all
-//! lanes agree the branch is taken or not, otherwise the group stops with a "diverged" status.
-//! a0-relative uniform reads load one row per lane (the interpreter's offset rule, applied
-//! per lane with vector compares) and transpose them.
+//! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis) is compiled as
+//! usual. Conditions on the per-vertex cmp flags (IFC/CALLC/JMPC/BREAKC) test the eight
+//! flags with `vmovmskps`: if the running lanes agree, the branch is taken or not as a whole;
+//! if they disagree, the group continues with lane masks (see "Divergence" in [`x64`]): each
+//! set of lanes runs its own path, the lowest waiting block first, so that the paths meet
+//! again where they join. a0-relative uniform reads load one row per lane (the
+//! interpreter's offset rule, applied per lane with vector compares) and transpose them.
 //!
 //! # Correctness: whole-group fallback
 //!
-//! A group that cannot finish compiled — it diverged, would exceed the instruction budget
-//! (all lanes execute the same instruction count, so the budget is charged once per block, as
-//! in the per-vertex code), or reached a deopt site (undefined opcode, BREAK on an empty loop
-//! stack, running past the end) — is simply run again by the per-vertex batch entry (which
+//! A group that cannot finish compiled — a lane needs an aL or loop counter of its own (the
+//! group keeps one of each: see [`x64`]), it would exceed the instruction budget (charged
+//! once per block run, whichever lanes run it, so at least any one lane's count), or it
+//! reached a deopt site (undefined opcode, BREAK on an empty loop stack, running past the
+//! end) — is simply run again by the per-vertex batch entry (which
 //! itself falls back to the interpreter); where groups keep stopping, the following ones run
 //! per vertex without a SoA attempt for a while ([`run`]). Vertex shader invocations are pure functions of
 //! their inputs and the uniforms, and the SoA code writes only its own context until the group
@@ -282,7 +284,8 @@ const _: () = assert!(SOA_SCRATCH % 32 == 0 && SOA_INDEX % 32 == 0);
 const _: () = assert!(SOA_INACTIVE % 32 == 0 && SOA_WAITING % 32 == 0);
 
 /// Status the SoA entry returns besides `runtime::code_buffer::Status` (done 0, deopt 1,
-/// budget 2): the cmp flags of a group disagreed at a conditional branch.
+/// budget 2): after lanes took different paths, some of them needed an aL or loop counter of
+/// their own (see "Divergence" in [`x64`]).
 pub const STATUS_DIVERGED: u32 = 3;
 
 /// Why a program does not run on the SoA path (`None` from [`eligibility`] means it does).
@@ -347,7 +350,8 @@ impl std::fmt::Debug for SoaCode {
 pub struct BatchStats {
     /// Groups of [`LANES`] vertices that finished on SoA code.
     pub groups: u64,
-    /// Groups that stopped (divergence, budget, deopt) and were re-run per vertex.
+    /// Groups that stopped (per-lane aL or loop counters, budget, deopt) and were re-run per
+    /// vertex.
     pub fallbacks: u64,
     /// Groups run per vertex without trying SoA code, after runs of stopped groups (see
     /// [`run`]).

@@ -18,6 +18,7 @@
 //! | `rbp` | instructions left for the group (one invocation's budget) |
 //! | `r13`, `r14` | input and output rows of the current group (entry loop only) |
 //! | `r11` | row offset of the aL-relative source of the current instruction |
+//! | `r12` | programs with cmp-dependent branches: the lanes running the current block (bit k = lane k) |
 //! | `rax rcx rdx rsi rdi r8-r10` | scratch |
 //! | `ymm0-ymm2` | source components ([`A`], [`B`], [`C`]) |
 //! | `ymm3-ymm6` | products and partial sums ([`P`]), RSQ/RCP working values |
@@ -27,6 +28,40 @@
 //!
 //! Nothing is live in vector registers across PICA instructions, so EX2 and LG2 may use all
 //! sixteen without spilling anything.
+//!
+//! # Divergence
+//!
+//! Programs with cmp-dependent branches (IFC, CALLC, JMPC, BREAKC) run with lane masks, the
+//! way GPUs run divergent code. `r12` holds the lanes running the current block and
+//! `SoaContext::inactive` the same as a vector mask; every store of per-lane state
+//! (temporaries, outputs, cmp, a0) blends the new value into the running lanes only. Values
+//! computed in the other lanes are never stored, so reading whatever those lanes hold is
+//! harmless (every instruction sequence here is safe on any bit pattern).
+//!
+//! * A branch whose running lanes disagree *splits*: each set of lanes records the block it
+//!   continues at (`waiting[block] |= lanes`, bit `block` of `pending`), then the
+//!   *scheduler* picks the lowest block any lane waits at (`bsf` over `pending`), runs it
+//!   with all lanes waiting there, and jumps through a table of `jmp rel32` slots. Blocks are
+//!   in program order, so the two arms of an IF meet at the join, and lanes still in a loop
+//!   run before those that left it.
+//! * Any jump goes straight on, without the scheduler, when its target is the lowest block
+//!   any lane waits at: always when nothing waits or the jump goes backward (every waiting
+//!   lane waits after the current block, which was the lowest). A split's arm likely to
+//!   continue lowest (the nearer target, a BREAKC's next iteration) is handled last so that
+//!   it too can go straight on.
+//! * END for some lanes takes them out of `alive`; the group is done when nothing waits.
+//! * Any order of running the waiting lanes is correct, since each lane follows its own
+//!   path; the order matters only for how often lanes run together. State kept once per
+//!   group is guarded instead: aL and each loop counter are *owned* by the lanes that last
+//!   set them (LOOP, end of a loop body). A block that reads aL (relative addressing) or
+//!   steps a loop with a lane that does not own the value stops the group, which then reruns
+//!   per vertex. That happens only after lanes left a loop at different iterations and one
+//!   of them uses aL or an enclosing loop afterwards.
+//! * The instruction count is kept per lane (`popcnt` of the running lanes times the block's
+//!   length); the budget is charged per block run, which is at least any lane's count, so
+//!   a group it stops reruns per vertex with exact results and errors.
+//! * A group that stops leaves lanes waiting; its exit clears `waiting` and `pending`, which
+//!   are all zero between groups.
 
 #![allow(
     clippy::useless_conversion,
