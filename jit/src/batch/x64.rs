@@ -281,6 +281,11 @@ struct Gen<'p> {
     cur_block: usize,
     /// PC of the instruction being generated.
     cur_pc: u32,
+    /// Within the current block: the index whose aL-relative row offset [`REL_GPR`] holds
+    /// (aL only changes at block boundaries and LOOP), ownership of aL already checked.
+    al_row: Option<i32>,
+    /// RES[0] and RES[1] hold the cmp flags as stored (the previous instruction was CMP).
+    cmp_in_res: bool,
     /// Divergent-branch stubs: (stub, block, pc, taken, not taken).
     splits: Vec<(DynamicLabel, usize, u32, Flow, Flow)>,
     /// Stubs that park the active lanes at a block and schedule: (stub, block).
@@ -330,6 +335,8 @@ pub fn generate(
         simt,
         cur_block: 0,
         cur_pc: 0,
+        al_row: None,
+        cmp_in_res: false,
         splits: Vec::new(),
         parks: Vec::new(),
         sched,
@@ -720,6 +727,8 @@ impl Gen<'_> {
             self.a.bind(l);
             self.cur_block = bi;
             self.known = [0; 16];
+            self.al_row = None;
+            self.cmp_in_res = false;
             let len = block.nodes.len() as i32;
             self.a.sub_ri64(RBP, len);
             let budget = self.exit_budget;
@@ -746,7 +755,16 @@ impl Gen<'_> {
                 );
                 self.marks.push((self.a.offset().0, pc, text));
                 self.cur_pc = pc;
+                if instr.desc().is_some() || matches!(instr, Instruction::Loop { .. }) {
+                    self.cmp_in_res = false;
+                }
+                if matches!(instr, Instruction::Loop { .. }) {
+                    self.al_row = None;
+                }
                 self.instruction(&instr, pc, slot)?;
+                if matches!(instr, Instruction::Cmp { .. }) {
+                    self.cmp_in_res = true;
+                }
                 if k + 1 == n {
                     self.exit(&exit, pc, next_block)?;
                 }
@@ -916,10 +934,17 @@ impl Gen<'_> {
                 }
             }
             Guard::Cond(c) => {
+                // Straight after CMP, the flags are still in RES: the branch does not wait for
+                // a store to be forwarded to a load.
                 let flag = |g: &mut Self, lane: i32, r: Gpr, want: bool| {
+                    let in_res = g.cmp_in_res;
                     let mut y = g.y();
-                    y.vmovaps(T0, Mem::Base(RBX, SOA_CMP + 32 * lane));
-                    y.vmovmskps(r, T0);
+                    if in_res {
+                        y.vmovmskps(r, RES[lane as usize]);
+                    } else {
+                        y.vmovaps(T0, Mem::Base(RBX, SOA_CMP + 32 * lane));
+                        y.vmovmskps(r, T0);
+                    }
                     if !want {
                         x64!(g.a.ops; xor Rd(r.0), 0xFF);
                     }
@@ -1262,18 +1287,21 @@ impl Gen<'_> {
                         Addr::Bcast(Mem::Base(R15, UNI_FLOAT + 16 * index))
                     }
                     RelIndex::AL => {
-                        if self.simt {
-                            self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
+                        if self.al_row != Some(index) {
+                            if self.simt && self.al_row.is_none() {
+                                self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
+                            }
+                            let a = &mut self.a;
+                            a.mov_rm32(REL_GPR, RBX, SOA_AL);
+                            a.lea_r32(RCX, REL_GPR, 128);
+                            a.xor_rr32(RDX, RDX);
+                            a.cmp_ri32(RCX, 256);
+                            a.cmovae_rr32(REL_GPR, RDX); // offsets outside -128..=127 are ignored
+                            a.add_ri32(REL_GPR, index);
+                            a.and_ri32(REL_GPR, 0x7F);
+                            a.shl_ri32(REL_GPR, 4);
+                            self.al_row = Some(index);
                         }
-                        let a = &mut self.a;
-                        a.mov_rm32(REL_GPR, RBX, SOA_AL);
-                        a.lea_r32(RCX, REL_GPR, 128);
-                        a.xor_rr32(RDX, RDX);
-                        a.cmp_ri32(RCX, 256);
-                        a.cmovae_rr32(REL_GPR, RDX); // offsets outside -128..=127 are ignored
-                        a.add_ri32(REL_GPR, index);
-                        a.and_ri32(REL_GPR, 0x7F);
-                        a.shl_ri32(REL_GPR, 4);
                         self.uniform_use.flushed_rows = u128::MAX;
                         flushed = Some(Addr::Bcast(Mem::Index(RBX, REL_GPR, SOA_UNIFORMS_FLUSHED)));
                         Addr::Bcast(Mem::Index(R15, REL_GPR, UNI_FLOAT))
