@@ -561,6 +561,59 @@ fn hand_written_shapes() {
     }
 }
 
+/// A call reuses the previous call's flushed uniform tables when the uniforms are the same
+/// bits in the same float mode: a changed row, and a mode switch with the same uniforms (F24
+/// flushes 1e-30 to zero, F32 keeps it), must be seen by a0-relative flushing arithmetic.
+#[test]
+fn uniform_changes_between_calls_are_seen() {
+    if !has_avx2() {
+        return;
+    }
+    const SRC: &str = r#"
+.fvec t[16]
+.in a v0
+.out opos position
+.proc main
+    mova a0.x, a.x
+    mul r0, t[a0.x], a.yyyy
+    mov opos, r0
+    end
+.end
+"#;
+    let w = Workload::from_source("rel.v.pica", SRC).unwrap();
+    let inputs: Vec<Row> = (0..64)
+        .map(|k| {
+            let mut row = [[0.0f32; 4]; 16];
+            // a.y = 2^40: an unflushed 1e-30 gives a normal f24 product.
+            row[0] = [(k % 16) as f32, 1099511627776.0, 0.0, 0.0];
+            row
+        })
+        .collect();
+    let shaders: Vec<_> = MODES
+        .iter()
+        .map(|&m| compile(&w.program, m, Backend::X64, HostFeatures::detect()).unwrap())
+        .collect();
+    let mut uniforms = w.uniforms(F24Z);
+    for i in 0..16 {
+        uniforms.set_float_raw(i, [i as f32, -(i as f32), 1.0e-30, -0.0]);
+    }
+    let changes: [(usize, [f32; 4]); 4] = [
+        (3, [1.5, -2.0, 1.0e-30, 4.0]),
+        (3, [2.5, -2.0, 1.0e-30, 4.0]),
+        (5, [1.0, 1.0, -1.0e-30, -0.0]),
+        (5, [1.0, 1.0, -1.0e-30, 0.0]),
+    ];
+    for (row, v) in changes {
+        uniforms.set_float_raw(row, v);
+        // Each change is first seen by the mode of the call before it.
+        for k in [2, 0, 2, 1, 1, 2] {
+            let (shader, mode) = (&shaders[k], MODES[k]);
+            let what = || format!("row {row} = {v:?}, {mode:?}");
+            check_batch(shader, &w.program, mode, &inputs, &uniforms, 1 << 20, &what);
+        }
+    }
+}
+
 // ---------------------------------------------------------------- divergence
 
 /// Shapes of divergent control flow, each with whether its divergent groups can finish with

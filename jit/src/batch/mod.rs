@@ -167,6 +167,10 @@ pub struct SoaContext {
     pub split: [u32; 3],
     /// Masked execution: instructions the current group executed, summed over its lanes.
     pub group_instructions: u64,
+    /// The float uniforms (as bits) and mode that `uniforms_flushed` (every row) and
+    /// `uniforms_rel` were last filled from, when they were filled whole: a call with the
+    /// same uniforms (an emulator's next batch of the same draw) reuses them.
+    pub whole_flush: Option<(FloatMode, [[u32; 4]; FLOAT_UNIFORM_ROWS])>,
 }
 
 impl Default for SoaContext {
@@ -205,6 +209,7 @@ impl Default for SoaContext {
             loop_owner: [0; 4],
             split: [0; 3],
             group_instructions: 0,
+            whole_flush: None,
         }
     }
 }
@@ -519,6 +524,15 @@ fn flush_uniforms(
             rows &= rows - 1;
         }
     }
+    // Programs with a0-relative reads need every row flushed and tripled (8 KiB of writes):
+    // skipped when the uniforms are those of the last such fill.
+    let bits = usage.rel.then(|| table.map(|row| row.map(f32::to_bits)));
+    if let (Some(b), Some((m, cached))) = (&bits, &ctx.whole_flush) {
+        if *m == mode && b == cached {
+            return;
+        }
+    }
+    ctx.whole_flush = None;
     let (dst, rows) = (&mut ctx.uniforms_flushed, usage.flushed_rows);
     match mode {
         FloatMode::F24(Rounding::TowardZero) => fill(dst, table, rows, |x| {
@@ -529,11 +543,12 @@ fn flush_uniforms(
         }),
         FloatMode::F32 => fill(dst, table, rows, |x| flush_input(x, FloatMode::F32)),
     }
-    if usage.rel {
+    if let Some(b) = bits {
         let flushed = ctx.uniforms_flushed;
         for chunk in ctx.uniforms_rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
             chunk.copy_from_slice(&flushed);
         }
+        ctx.whole_flush = Some((mode, b));
     }
 }
 
