@@ -204,6 +204,28 @@ fn info_reports_the_jit_decision() {
     let out = ok(&["info", "examples/mvp.v.pica", "--engine", "interp"]);
     assert!(out.contains("engine: interpreter"), "{out}");
     fails(&["info", "examples/mvp.v.pica", "--engine", "gpu"]);
+    // How batches run: eight vertices per group on AVX2 hosts, with lane masks where
+    // vertices can take different branches; one at a time for geometry shaders and AArch64.
+    let avx2 = picajit_jit::HostFeatures::detect().contains(picajit_jit::HostFeatures::AVX2);
+    let out = ok(&["info", "examples/branches.v.pica", "--engine", "x64"]);
+    if avx2 {
+        assert!(out.contains("batches: 8 vertices per group"), "{out}");
+        assert!(out.contains("lane masks"), "{out}");
+        let out = ok(&["info", "examples/mvp.v.pica", "--engine", "x64"]);
+        assert!(out.contains("batches: 8 vertices per group"), "{out}");
+        assert!(!out.contains("lane masks"), "{out}");
+    } else {
+        assert!(out.contains("batches: one vertex at a time"), "{out}");
+    }
+    let out = ok(&["info", "examples/point_to_quad.g.pica", "--engine", "x64"]);
+    assert!(
+        out.contains("batches: one vertex at a time (not a vertex shader)"),
+        "{out}"
+    );
+    let out = ok(&["info", "examples/mvp.v.pica", "--engine", "a64", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let batches = v["dvles"][0]["jit"]["batches"].as_str().unwrap_or("");
+    assert!(batches.starts_with("one vertex at a time"), "{v}");
 }
 
 #[test]

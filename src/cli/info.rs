@@ -37,6 +37,8 @@ enum JitReport {
         code_bytes: usize,
         compile_us: f64,
         analysis: String,
+        /// How `run_batch` runs the program.
+        batches: String,
     },
     Fallback {
         backend: Backend,
@@ -75,6 +77,19 @@ impl JitQuery {
                 code_bytes: code.code_size(),
                 compile_us: code.compile_time().as_secs_f64() * 1e6,
                 analysis: code.analysis().to_string(),
+                batches: match code.batch_ineligibility() {
+                    Some(why) => format!("one vertex at a time ({why})"),
+                    None => format!(
+                        "{} vertices per group ({} bytes of multi-vertex code{})",
+                        code.batch_lanes(),
+                        code.batch_code().1,
+                        if code.batch_lane_masks() {
+                            "; vertices that disagree at cmp-dependent branches run with lane masks"
+                        } else {
+                            ""
+                        }
+                    ),
+                },
             },
             Err(e) => JitReport::Fallback {
                 backend,
@@ -95,9 +110,10 @@ impl JitReport {
                 code_bytes,
                 compile_us,
                 analysis,
+                batches,
             } => serde_json::json!({
                 "engine": backend.to_string(), "compiled": true, "code_bytes": code_bytes,
-                "compile_us": compile_us, "analysis": analysis,
+                "compile_us": compile_us, "analysis": analysis, "batches": batches,
             }),
             JitReport::Fallback { backend, reason } => serde_json::json!({
                 "engine": backend.to_string(), "compiled": false, "reason": reason,
@@ -115,9 +131,11 @@ impl fmt::Display for JitReport {
                 code_bytes,
                 compile_us,
                 analysis,
+                batches,
             } => write!(
                 f,
-                "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; {analysis}"
+                "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; \
+                 {analysis}\n  batches: {batches}"
             ),
             JitReport::Fallback { backend, reason } => {
                 write!(

@@ -417,6 +417,12 @@ impl CompiledShader {
         }
     }
 
+    /// The multi-vertex code runs with lane masks, so that vertices of a group may take
+    /// different paths at cmp-dependent branches (false without multi-vertex code).
+    pub fn batch_lane_masks(&self) -> bool {
+        self.soa().is_some() && x64::needs_lane_masks(&self.analysis)
+    }
+
     /// Why `run_batch` runs one vertex per call of the compiled code (`None` when it runs
     /// [`LANES`] vertices per group on the multi-vertex backend).
     pub fn batch_ineligibility(&self) -> Option<&'static str> {
@@ -454,9 +460,11 @@ impl CompiledShader {
     }
 }
 
-/// The calling thread's [`SoaContext`] (10 KiB), kept between `run_batch` calls: allocating
-/// and zeroing it per call cost as much as running a 64-vertex batch of a short shader.
-/// Nothing in it is read before the generated code or [`run`] writes it for the current group.
+/// The calling thread's [`SoaContext`] (about 30 KiB), kept between `run_batch` calls:
+/// allocating and zeroing it per call cost as much as running a 64-vertex batch of a short
+/// shader. What is read across groups and calls keeps an invariant: `waiting` and `pending`
+/// are all zero between groups, `whole_flush` describes what the flushed tables hold; nothing
+/// else is read before the generated code or [`run`] writes it for the current group.
 struct Context(Option<Box<SoaContext>>);
 
 thread_local! {

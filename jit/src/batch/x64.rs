@@ -296,6 +296,20 @@ struct Gen<'p> {
     end_lanes: DynamicLabel,
 }
 
+/// The program has cmp-dependent branches, so the lanes of a group may take different paths:
+/// its code runs with lane masks (see "Divergence").
+pub fn needs_lane_masks(analysis: &Analysis) -> bool {
+    analysis.nodes.iter().any(|n| {
+        matches!(
+            n.exit,
+            Exit::Branch {
+                guard: Guard::Cond(_),
+                ..
+            }
+        )
+    })
+}
+
 /// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, what it
 /// reads of the per-call uniform copies)`.
 pub fn generate(
@@ -308,15 +322,7 @@ pub fn generate(
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
     let (sched, set_inactive, end_lanes) = (a.new_label(), a.new_label(), a.new_label());
-    let simt = analysis.nodes.iter().any(|n| {
-        matches!(
-            n.exit,
-            Exit::Branch {
-                guard: Guard::Cond(_),
-                ..
-            }
-        )
-    });
+    let simt = needs_lane_masks(analysis);
     let mut g = Gen {
         a,
         mode,
