@@ -806,6 +806,86 @@ later:
     ),
 ];
 
+/// More blocks than one 64-bit word of the scheduler's pending set: forty divergent
+/// IF/ELSE regions in a row, each with a nested IF, so that waiting lanes sit at blocks
+/// beyond 63 and the scheduler scans several words.
+#[test]
+fn divergence_over_many_blocks() {
+    if !has_avx2() {
+        return;
+    }
+    let mut src = String::from(
+        ".constf k(0.0, 1.0, 2.0, 0.5)\n.in a v0\n.out opos position\n.out oclr color\n\
+         .proc main\n    mov r0, a\n    mov r1, k.xxxx\n",
+    );
+    for i in 0..40 {
+        let c = ["x", "y", "z", "w"][i % 4];
+        for line in [
+            // On the unchanging input, so that every region diverges.
+            format!("    cmp k.xxxx, lt, lt, a.{c}{c}{c}{c}"),
+            "    ifc cmp.x".into(),
+            "        add r1, k.yyyy, r1".into(),
+            "        mul r0, k.wwww, r0.yzwx".into(),
+            "        ifc cmp.y".into(),
+            "            add r1, k.wwww, r1".into(),
+            "        .end".into(),
+            "    .else".into(),
+            "        add r1, -k.zzzz, r1".into(),
+            "        add r0, k.yyyy, r0.wxyz".into(),
+            "    .end".into(),
+        ] {
+            src.push_str(&line);
+            src.push('\n');
+        }
+    }
+    src.push_str("    mov opos, r0\n    mov oclr, r1\n    end\n.end\n");
+    let w = Workload::from_source("many_blocks.v.pica", &src).unwrap();
+    let mut r = Rng(4321);
+    for mode in MODES {
+        let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        assert!(
+            shader.analysis().blocks.len() > 128,
+            "{}",
+            shader.analysis()
+        );
+        assert_eq!(shader.batch_lanes(), 8);
+        let uniforms = w.uniforms(mode);
+        let inputs: Vec<Row> = (0..256)
+            .map(|_| {
+                let mut row = [[0.0f32; 4]; 16];
+                row[0] = [0; 4].map(|_: i32| r.below(9) as f32 - 4.0);
+                row
+            })
+            .collect();
+        let before = shader.batch_stats();
+        let what = || format!("many blocks {mode:?}");
+        check_batch(
+            &shader,
+            &w.program,
+            mode,
+            &inputs,
+            &uniforms,
+            1 << 20,
+            &what,
+        );
+        let after = shader.batch_stats();
+        assert_eq!(after.fallbacks, before.fallbacks, "{after:?}");
+        assert!(after.splits > before.splits + 64, "{after:?}");
+        for budget in [30, 90, 150] {
+            let what = || format!("many blocks {mode:?} budget {budget}");
+            check_batch(
+                &shader,
+                &w.program,
+                mode,
+                &inputs[..40],
+                &uniforms,
+                budget,
+                &what,
+            );
+        }
+    }
+}
+
 /// Divergent groups run with lane masks where the hardware state allows (results,
 /// instruction counts and errors as per vertex, no fallback), and stop where a lane would
 /// need its own aL or loop counter; small budgets stop them too.
