@@ -305,12 +305,15 @@ fn examples_run_on_the_soa_path_and_match() {
                 );
             }
             let s = shader.batch_stats();
+            assert!(s.groups > 0, "{}: no group ran on SoA code ({s:?})", w.name);
+            assert_eq!(s.fallbacks, 0, "{} {mode:?}: {s:?}", w.name);
             if w.name == "branches.v.pica" {
-                // Its IFC/BREAKC/JMPC depend on per-vertex normals and depths: the benchmark's
-                // random vertices disagree within a group, so groups fall back (correctly).
-                // Groups whose vertices agree (here: each group is one vertex repeated, the
-                // coherent case of neighbouring vertices) must run on SoA code.
-                let before = s.groups;
+                // Its IFC/BREAKC/JMPC depend on per-vertex normals and depths: the random
+                // vertices of the benchmark disagree within groups, which finish with lane
+                // masks. Groups whose vertices agree (each group one vertex repeated, the
+                // coherent case of neighbouring vertices) need no split at all.
+                assert!(s.splits > 0, "{} {mode:?}: {s:?}", w.name);
+                let before = s;
                 let coherent: Vec<Row> = w
                     .inputs(mode, 64)
                     .iter()
@@ -328,10 +331,13 @@ fn examples_run_on_the_soa_path_and_match() {
                 );
                 let s2 = shader.batch_stats();
                 // check_batch runs the batch twice: `run_batch` and `run_batch_masked`.
-                assert_eq!(s2.groups - before, 2 * 64, "{} {mode:?}: {s2:?}", w.name);
-            } else {
-                assert!(s.groups > 0, "{}: no group ran on SoA code ({s:?})", w.name);
-                assert_eq!(s.fallbacks, 0, "{} {mode:?}: {s:?}", w.name);
+                assert_eq!(
+                    s2.groups - before.groups,
+                    2 * 64,
+                    "{} {mode:?}: {s2:?}",
+                    w.name
+                );
+                assert_eq!(s2.splits, before.splits, "{} {mode:?}: {s2:?}", w.name);
             }
             eprintln!("{} {mode:?}: {:?}", w.name, shader.batch_stats());
         }

@@ -291,7 +291,6 @@ struct Gen<'p> {
     /// Stubs that park the active lanes at a block and schedule: (stub, block).
     parks: Vec<(DynamicLabel, u32)>,
     /// Shared routines of masked execution.
-    sched: DynamicLabel,
     set_inactive: DynamicLabel,
     end_lanes: DynamicLabel,
 }
@@ -321,7 +320,7 @@ pub fn generate(
     let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
-    let (sched, set_inactive, end_lanes) = (a.new_label(), a.new_label(), a.new_label());
+    let (set_inactive, end_lanes) = (a.new_label(), a.new_label());
     let simt = needs_lane_masks(analysis);
     let mut g = Gen {
         a,
@@ -345,7 +344,6 @@ pub fn generate(
         cmp_in_res: false,
         splits: Vec::new(),
         parks: Vec::new(),
-        sched,
         set_inactive,
         end_lanes,
     };
@@ -1083,11 +1081,11 @@ impl Gen<'_> {
         if !self.simt {
             return Ok(());
         }
-        let (sched, set_inactive) = (self.sched, self.set_inactive);
+        let table = self.a.new_label();
         for (stub, b) in std::mem::take(&mut self.parks) {
             self.a.bind(stub);
             self.park(b);
-            self.a.jmp(sched);
+            self.dispatch(table);
         }
         // eax: the active lanes that take the branch (neither none nor all of them). The arm
         // likely to continue at the lowest block (the nearer of two jumps, a BREAKC's next
@@ -1121,7 +1119,7 @@ impl Gen<'_> {
                 }
                 self.flow_masked(&f, pc, (k == 1).then_some(from))?;
             }
-            self.a.jmp(sched);
+            self.dispatch(table);
         }
         // END for some of the lanes.
         let end_lanes = self.end_lanes;
@@ -1131,13 +1129,46 @@ impl Gen<'_> {
             ; not ecx
             ; and DWORD [rbx + SOA_ALIVE], ecx
         );
-        // The scheduler: run the lowest block any lane waits at, with the lanes that wait
-        // there. Block order is program order, so the lanes of an IF's two arms meet at the
-        // join, and lanes still looping run before those that left the loop. Nothing waiting:
-        // every lane reached END.
-        self.a.bind(sched);
-        let done = self.exit_done;
-        let table = self.a.new_label();
+        self.dispatch(table);
+        // set_inactive: `inactive` from the lane bits in r12d. Clobbers ymm0-ymm1.
+        let set_inactive = self.set_inactive;
+        self.a.bind(set_inactive);
+        let bits = self.y().constant([1, 2, 4, 8, 16, 32, 64, 128]);
+        let mut y = self.y();
+        y.vmovd_from(Ymm(0), R12);
+        y.vpbroadcastd(Ymm(0), Ymm(0));
+        y.vpand(Ymm(0), Ymm(0), bits);
+        y.vpxor(Ymm(1), Ymm(1), Ymm(1));
+        y.vpcmpeqd(Ymm(0), Ymm(0), Ymm(1));
+        y.store(Mem::Base(RBX, SOA_INACTIVE), Ymm(0), true);
+        self.a.ret();
+        // One 8-byte `jmp rel32` slot per block.
+        x64!(self.a.ops; .align 8, 0xCC);
+        self.a.bind(table);
+        for b in 0..self.labels.len() {
+            let start = self.a.offset().0;
+            let l = self.labels[b];
+            self.a.jmp(l);
+            let used = self.a.offset().0 - start;
+            if used > 8 {
+                return Err(CompileError::Internal(format!(
+                    "jump table slot of {used} bytes"
+                )));
+            }
+            for _ in used..8 {
+                x64!(self.a.ops; int3);
+            }
+        }
+        Ok(())
+    }
+
+    /// The scheduler, inline at each place that hands over (so that each has its own
+    /// indirect jump for the branch predictor to learn): run the lowest block any lane waits
+    /// at, with the lanes that wait there, through the jump table. Block order is program
+    /// order, so the lanes of an IF's two arms meet at the join, and lanes still looping run
+    /// before those that left the loop. Nothing waiting: every lane reached END.
+    fn dispatch(&mut self, table: DynamicLabel) {
+        let (done, set_inactive) = (self.exit_done, self.set_inactive);
         let found = self.a.new_label();
         let words = self.labels.len().div_ceil(64) as i32;
         if words == 1 {
@@ -1145,8 +1176,7 @@ impl Gen<'_> {
                 ; xor ecx, ecx
                 ; mov rax, QWORD [rbx + SOA_PENDING]
                 ; test rax, rax
-                ; jnz =>found
-                ; jmp =>done
+                ; jz =>done
             );
         } else {
             let scan = self.a.new_label();
@@ -1177,35 +1207,6 @@ impl Gen<'_> {
             ; lea rcx, [rcx + rdx * 8]
             ; jmp rcx
         );
-        // set_inactive: `inactive` from the lane bits in r12d. Clobbers ymm0-ymm1.
-        self.a.bind(set_inactive);
-        let bits = self.y().constant([1, 2, 4, 8, 16, 32, 64, 128]);
-        let mut y = self.y();
-        y.vmovd_from(Ymm(0), R12);
-        y.vpbroadcastd(Ymm(0), Ymm(0));
-        y.vpand(Ymm(0), Ymm(0), bits);
-        y.vpxor(Ymm(1), Ymm(1), Ymm(1));
-        y.vpcmpeqd(Ymm(0), Ymm(0), Ymm(1));
-        y.store(Mem::Base(RBX, SOA_INACTIVE), Ymm(0), true);
-        self.a.ret();
-        // One 8-byte `jmp rel32` slot per block.
-        x64!(self.a.ops; .align 8, 0xCC);
-        self.a.bind(table);
-        for b in 0..self.labels.len() {
-            let start = self.a.offset().0;
-            let l = self.labels[b];
-            self.a.jmp(l);
-            let used = self.a.offset().0 - start;
-            if used > 8 {
-                return Err(CompileError::Internal(format!(
-                    "jump table slot of {used} bytes"
-                )));
-            }
-            for _ in used..8 {
-                x64!(self.a.ops; int3);
-            }
-        }
-        Ok(())
     }
 
     fn exits(&mut self) {
