@@ -121,6 +121,16 @@ fn bench_writes_json_and_svg_for_every_example() {
         if c["error"].is_null() {
             assert!(c["compile_us"].as_f64().unwrap_or(-1.0) >= 0.0, "{c}");
         }
+        // The 8-lane code is reported beside the per-vertex code where it exists.
+        let lanes = c["engine"] == "x64"
+            && picajit_jit::HostFeatures::detect().contains(picajit_jit::HostFeatures::AVX2)
+            && c["shader"].as_str().is_some_and(|s| s.ends_with(".v.pica"));
+        if lanes {
+            assert!(c["lane_code_bytes"].as_u64().unwrap_or(0) > 0, "{c}");
+            assert!(c["lane_compile_us"].as_f64().unwrap_or(-1.0) > 0.0, "{c}");
+        } else {
+            assert!(c["lane_code_bytes"].is_null(), "{c}");
+        }
     }
 
     let chart = std::fs::read_to_string(&svg).expect("SVG written");

@@ -96,6 +96,11 @@ pub struct CompileResult {
     pub micros: Option<f64>,
     /// Machine code bytes (JIT).
     pub code_bytes: Option<usize>,
+    /// Median time to generate the multi-vertex (8-lane) code, microseconds, where the JIT
+    /// has such code for this shader (generated at the first batch of eight or more).
+    pub lane_micros: Option<f64>,
+    /// Bytes of the multi-vertex code.
+    pub lane_code_bytes: Option<usize>,
     /// Why the engine could not prepare this workload.
     pub error: Option<String>,
     /// The first difference from the interpreter's results, if any.
@@ -456,10 +461,13 @@ fn prepare_cell(
         mode,
         micros: None,
         code_bytes: None,
+        lane_micros: None,
+        lane_code_bytes: None,
         error: None,
         mismatch: None,
     };
     let mut times = Vec::new();
+    let mut lane_times = Vec::new();
     let mut last = None;
     let deadline = Instant::now() + Duration::from_millis(500);
     for n in 0..settings.compile_samples.max(1) {
@@ -467,6 +475,10 @@ fn prepare_cell(
             Ok(p) => {
                 times.push(p.compile_time.as_secs_f64() * 1e6);
                 result.code_bytes = p.code_size;
+                if let Some((t, bytes)) = p.lanes_code {
+                    lane_times.push(t.as_secs_f64() * 1e6);
+                    result.lane_code_bytes = Some(bytes);
+                }
                 last = Some(p);
             }
             Err(e) => {
@@ -480,6 +492,9 @@ fn prepare_cell(
         }
     }
     result.micros = Some(median(&mut times));
+    if !lane_times.is_empty() {
+        result.lane_micros = Some(median(&mut lane_times));
+    }
     let p = last.filter(|p| p.runnable());
     if let (Some(p), Some(r)) = (&p, reference) {
         if engine != EngineKind::Interpreter {

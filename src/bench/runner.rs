@@ -133,6 +133,9 @@ pub struct Prepared {
     pub compile_time: Duration,
     /// Machine code bytes (JIT engines).
     pub code_size: Option<usize>,
+    /// Time to generate the multi-vertex (8-lane) code, which happens at the first batch of
+    /// eight or more vertices, and its bytes (JITs that have such code for this shader).
+    pub lanes_code: Option<(Duration, usize)>,
     budget: u64,
     kind: ShaderKind,
     /// The output registers the program writes: all a caller reads (the rest stay +0), so
@@ -160,7 +163,7 @@ pub fn prepare(
     budget: u64,
 ) -> Result<Prepared, String> {
     let program = &workload.program;
-    let (exec, compile_time, code_size) = match engine {
+    let (exec, compile_time, code_size, lanes_code) = match engine {
         EngineKind::Interpreter => {
             through_engine(program, BackendChoice::Interpreter, mode, budget)?
         }
@@ -174,6 +177,7 @@ pub fn prepare(
         mode,
         compile_time,
         code_size,
+        lanes_code,
         budget,
         kind: workload.kind(),
         out_mask: crate::engine::program_output_mask(program),
@@ -181,7 +185,7 @@ pub fn prepare(
     })
 }
 
-type Preparation = (Exec, Duration, Option<usize>);
+type Preparation = (Exec, Duration, Option<usize>, Option<(Duration, usize)>);
 
 fn through_engine(
     program: &Program,
@@ -197,7 +201,7 @@ fn through_engine(
     let program = program.clone();
     let start = Instant::now();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
-    Ok((Exec::Engine(shader), start.elapsed(), None))
+    Ok((Exec::Engine(shader), start.elapsed(), None, None))
 }
 
 fn through_jit(
@@ -212,9 +216,13 @@ fn through_jit(
     let code = picajit_jit::compile(program, mode, backend, features).map_err(|e| e.to_string())?;
     let (time, size) = (code.compile_time(), Some(code.code_size()));
     if engine.runs_here() {
-        Ok((Exec::Jit(Box::new(code)), time, size))
+        // `batch_lanes` generates the multi-vertex code, as the first large batch would.
+        let start = Instant::now();
+        let lanes = code.batch_lanes();
+        let lanes_code = (lanes > 1).then(|| (start.elapsed(), code.batch_code().0.len()));
+        Ok((Exec::Jit(Box::new(code)), time, size, lanes_code))
     } else {
-        Ok((Exec::CodegenOnly, time, size))
+        Ok((Exec::CodegenOnly, time, size, None))
     }
 }
 

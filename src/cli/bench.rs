@@ -403,8 +403,20 @@ fn table(report: &Report) -> String {
                 opt(w.emitted_per_invocation, 1, "")
             ),
         };
+        let mut lanes = String::new();
+        for c in report.compiles.iter().filter(|c| c.workload == w.name) {
+            if let (Some(bytes), Some(us)) = (c.lane_code_bytes, c.lane_micros) {
+                if c.mode == report.settings.modes[0] {
+                    lanes.push_str(&format!(
+                        "; {} 8-lane code ({}): {bytes} bytes in {us:.0} us",
+                        c.engine.label(),
+                        mode_label(c.mode)
+                    ));
+                }
+            }
+        }
         out.push_str(&format!(
-            "{}: {kind}, {} words, {} instructions per vertex\n",
+            "{}: {kind}, {} words, {} instructions per vertex{lanes}\n",
             w.name,
             w.words,
             opt(w.instructions_per_vertex, 1, "")
@@ -480,6 +492,8 @@ fn markdown(report: &Report) -> String {
         }
         head.push(format!("{e} compile us"));
         head.push(format!("{e} code bytes"));
+        head.push(format!("{e} 8-lane compile us"));
+        head.push(format!("{e} 8-lane code bytes"));
     }
     out.push_str(&format!("| {} |\n", head.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
@@ -522,6 +536,11 @@ fn markdown(report: &Report) -> String {
             row.push(opt(c.and_then(|c| c.micros), 0, ""));
             row.push(
                 c.and_then(|c| c.code_bytes)
+                    .map_or_else(|| "-".into(), |b| b.to_string()),
+            );
+            row.push(opt(c.and_then(|c| c.lane_micros), 0, ""));
+            row.push(
+                c.and_then(|c| c.lane_code_bytes)
                     .map_or_else(|| "-".into(), |b| b.to_string()),
             );
         }
@@ -581,6 +600,10 @@ fn to_json(report: &Report) -> Value {
                 "float": mode_label(c.mode),
                 "compile_us": c.micros,
                 "code_bytes": c.code_bytes,
+                // The multi-vertex (8-lane) code, generated at the first batch of eight or
+                // more (null where there is none).
+                "lane_compile_us": c.lane_micros,
+                "lane_code_bytes": c.lane_code_bytes,
                 "error": c.error,
                 "mismatch": c.mismatch,
             })
