@@ -169,7 +169,7 @@ struct Operand {
 }
 
 /// Out-of-line rare cases of the fix-ups.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cold {
     /// F24 RTZ: overflow, inf and NaN lanes (T0 holds the value with tiny lanes cleared).
     Rtz { v: Ymm, mul: Option<(Ymm, Ymm)> },
@@ -1577,8 +1577,25 @@ impl Gen<'_> {
         let ovf = self.y().splat(F24_OVF_M1);
         let inf = self.y().splat(INF);
         let mant = self.y().splat(MANT);
+        // Each distinct case is one subroutine; a site's cold label is a `call` of it and a
+        // jump back (the cases repeat across sites, and one copy per site was most of the
+        // code of shaders with many results).
+        let mut routines: Vec<(Cold, DynamicLabel)> = Vec::new();
         for (cold, back, kind) in std::mem::take(&mut self.cold) {
+            let routine = match routines.iter().find(|r| r.0 == kind) {
+                Some(r) => r.1,
+                None => {
+                    let l = self.a.new_label();
+                    routines.push((kind, l));
+                    l
+                }
+            };
             self.a.bind(cold);
+            self.a.call_label(routine);
+            self.a.jmp(back);
+        }
+        for (kind, routine) in routines {
+            self.a.bind(routine);
             match kind {
                 Cold::Rtz { v, mul } => {
                     if let Some((a, b)) = mul {
@@ -1611,7 +1628,7 @@ impl Gen<'_> {
                     y.vorps(v, v, T1);
                 }
             }
-            self.a.jmp(back);
+            self.a.ret();
         }
     }
 
