@@ -156,8 +156,7 @@ impl<'a> Yasm<'a> {
 
     /// A 32-byte constant.
     pub fn constant(&mut self, v: [u32; 8]) -> Mem {
-        let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        Mem::Const(self.a.table(bytes))
+        Mem::Const(self.a.constant32(v))
     }
 
     /// `vmovaps m256, ymm` / `vmovups` when `aligned` is false.

@@ -63,6 +63,8 @@ pub struct Asm {
     /// The underlying dynasm assembler.
     pub ops: VecAssembler<X64Relocation>,
     pool: Vec<([u32; 4], DynamicLabel)>,
+    /// 32-byte constants (the AVX2 emitter's splats).
+    pool32: Vec<([u32; 8], DynamicLabel)>,
     tables: Vec<(Vec<u8>, DynamicLabel)>,
 }
 
@@ -152,6 +154,7 @@ impl Asm {
         Asm {
             ops: VecAssembler::new(0),
             pool: Vec::new(),
+            pool32: Vec::new(),
             tables: Vec::new(),
         }
     }
@@ -170,6 +173,18 @@ impl Asm {
         let l = self.ops.new_dynamic_label();
         self.pool.push((v, l));
         Mem::Const(l)
+    }
+
+    /// A 32-byte constant-pool entry holding `v` (16-aligned: VEX loads need no more).
+    pub fn constant32(&mut self, v: [u32; 8]) -> DynamicLabel {
+        // Looked up without building a byte vector: a multi-vertex program asks for its
+        // constants several thousand times.
+        if let Some((_, l)) = self.pool32.iter().find(|(c, _)| *c == v) {
+            return *l;
+        }
+        let l = self.ops.new_dynamic_label();
+        self.pool32.push((v, l));
+        l
     }
 
     /// A read-only table in the constant pool (16-aligned), e.g. the EX2/LG2 tables.
@@ -199,6 +214,9 @@ impl Asm {
         x64!(self.ops; .align 16, 0xCC);
         for (v, l) in std::mem::take(&mut self.pool) {
             x64!(self.ops; =>l ; .u32 v[0], v[1], v[2], v[3]);
+        }
+        for (v, l) in std::mem::take(&mut self.pool32) {
+            x64!(self.ops; =>l ; .u32 v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
         }
         for (bytes, l) in std::mem::take(&mut self.tables) {
             x64!(self.ops; .align 16, 0xCC ; =>l);
