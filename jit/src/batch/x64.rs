@@ -861,6 +861,13 @@ impl Gen<'_> {
         a.mov_mr32(RBX, SOA_LOOP_OWNER + 4 * slot as i32, R12);
     }
 
+    /// Masked execution, before the end of a loop body steps aL and counter `slot`: the
+    /// active lanes must own both (else leave with "diverged" at `pc`), and own them after.
+    fn step_owned(&mut self, slot: u8, pc: u32) {
+        self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
+        self.own_loop(slot);
+    }
+
     fn flow(&mut self, f: &Flow, fallthrough: Option<u32>, pc: u32) -> CompileResult<()> {
         match *f {
             Flow::Goto(t) => self.goto(t, fallthrough),
@@ -871,8 +878,7 @@ impl Gen<'_> {
                 exit,
             } => {
                 if self.simt {
-                    self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
-                    self.own_loop(slot);
+                    self.step_owned(slot, pc);
                 }
                 let again = match cont {
                     Target::Node(n) => self.label_of(n)?,
@@ -1031,8 +1037,7 @@ impl Gen<'_> {
                 cont,
                 exit,
             } => {
-                self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
-                self.own_loop(slot);
+                self.step_owned(slot, pc);
                 let (again, done) = (self.a.new_label(), self.a.new_label());
                 self.loop_step(int, slot, again);
                 self.target_masked(exit, direct_from)?;
