@@ -262,7 +262,8 @@ struct Gen<'p> {
     exit_budget: DynamicLabel,
     exit_diverged: DynamicLabel,
     cold: Vec<(DynamicLabel, DynamicLabel, Cold)>,
-    /// Out-of-line stubs that record the PC of a diverged branch and leave.
+    /// Out-of-line stubs that record the PC where lanes needed an aL or loop counter they do
+    /// not own, and leave with [`STATUS_DIVERGED`].
     diverged: Vec<(DynamicLabel, u32)>,
     marks: Vec<Mark>,
     /// Per temporary register, the components known to be *tiny-free* at this point of the
