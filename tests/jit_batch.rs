@@ -569,13 +569,14 @@ fn hand_written_shapes() {
 
 /// A call reuses the previous call's flushed uniform tables when the uniforms are the same
 /// bits in the same float mode: a changed row, and a mode switch with the same uniforms (F24
-/// flushes 1e-30 to zero, F32 keeps it), must be seen by a0-relative flushing arithmetic.
+/// flushes 1e-30 to zero, F32 keeps it), must be seen by relative reads (a0 and aL) in
+/// flushing arithmetic, in either order of the two programs.
 #[test]
 fn uniform_changes_between_calls_are_seen() {
     if !has_avx2() {
         return;
     }
-    const SRC: &str = r#"
+    const A0: &str = r#"
 .fvec t[16]
 .in a v0
 .out opos position
@@ -586,7 +587,24 @@ fn uniform_changes_between_calls_are_seen() {
     end
 .end
 "#;
-    let w = Workload::from_source("rel.v.pica", SRC).unwrap();
+    // One iteration with aL = 3.
+    const AL: &str = r#"
+.fvec t[16]
+.consti once(0, 3, 1, 0)
+.in a v0
+.out opos position
+.proc main
+    for once
+        mul r0, t[aL], a.yyyy
+    .end
+    mov opos, r0
+    end
+.end
+"#;
+    let programs: Vec<Workload> = [("a0.v.pica", A0), ("al.v.pica", AL)]
+        .iter()
+        .map(|(name, src)| Workload::from_source(name, src).unwrap())
+        .collect();
     let inputs: Vec<Row> = (0..64)
         .map(|k| {
             let mut row = [[0.0f32; 4]; 16];
@@ -595,11 +613,17 @@ fn uniform_changes_between_calls_are_seen() {
             row
         })
         .collect();
-    let shaders: Vec<_> = MODES
+    let shaders: Vec<Vec<_>> = programs
         .iter()
-        .map(|&m| compile(&w.program, m, Backend::X64, HostFeatures::detect()).unwrap())
+        .map(|w| {
+            MODES
+                .iter()
+                .map(|&m| compile(&w.program, m, Backend::X64, HostFeatures::detect()).unwrap())
+                .collect()
+        })
         .collect();
-    let mut uniforms = w.uniforms(F24Z);
+    // The aL program's `.consti` (the a0 one has no constants).
+    let mut uniforms = programs[1].uniforms(F24Z);
     for i in 0..16 {
         uniforms.set_float_raw(i, [i as f32, -(i as f32), 1.0e-30, -0.0]);
     }
@@ -607,15 +631,36 @@ fn uniform_changes_between_calls_are_seen() {
         (3, [1.5, -2.0, 1.0e-30, 4.0]),
         (3, [2.5, -2.0, 1.0e-30, 4.0]),
         (5, [1.0, 1.0, -1.0e-30, -0.0]),
-        (5, [1.0, 1.0, -1.0e-30, 0.0]),
+        (3, [2.5, -2.0, -1.0e-30, 0.0]),
     ];
     for (row, v) in changes {
         uniforms.set_float_raw(row, v);
-        // Each change is first seen by the mode of the call before it.
-        for k in [2, 0, 2, 1, 1, 2] {
-            let (shader, mode) = (&shaders[k], MODES[k]);
-            let what = || format!("row {row} = {v:?}, {mode:?}");
-            check_batch(shader, &w.program, mode, &inputs, &uniforms, 1 << 20, &what);
+        // Each change is first seen by the mode and program of the call before it (an F24
+        // mode: F32 arithmetic reads the uniforms as they are); the a0 program then reuses
+        // the aL program's fill, which it must triple first.
+        for (p, k) in [
+            (1, 0),
+            (0, 0),
+            (1, 2),
+            (0, 1),
+            (1, 1),
+            (0, 2),
+            (1, 2),
+            (1, 0),
+        ] {
+            let (shader, mode) = (&shaders[p][k], MODES[k]);
+            let what = || format!("{} row {row} = {v:?}, {mode:?}", programs[p].name);
+            let before = shader.batch_stats().groups;
+            check_batch(
+                shader,
+                &programs[p].program,
+                mode,
+                &inputs,
+                &uniforms,
+                1 << 20,
+                &what,
+            );
+            assert_eq!(shader.batch_stats().groups - before, 16, "{}", what());
         }
     }
 }

@@ -167,10 +167,20 @@ pub struct SoaContext {
     pub split: [u32; 3],
     /// Masked execution: instructions the current group executed, summed over its lanes.
     pub group_instructions: u64,
-    /// The float uniforms (as bits) and mode that `uniforms_flushed` (every row) and
-    /// `uniforms_rel` were last filled from, when they were filled whole: a call with the
-    /// same uniforms (an emulator's next batch of the same draw) reuses them.
-    pub whole_flush: Option<(FloatMode, [[u32; 4]; FLOAT_UNIFORM_ROWS])>,
+    /// What `uniforms_flushed` holds when it was last filled whole: a call with the same
+    /// uniforms (an emulator's next batch of the same draw) reuses it.
+    pub whole_flush: Option<WholeFlush>,
+}
+
+/// The uniforms and mode a whole fill of `SoaContext::uniforms_flushed` came from.
+#[derive(Clone, Copy, Debug)]
+pub struct WholeFlush {
+    /// Float mode of the flush.
+    pub mode: FloatMode,
+    /// The float uniforms, as bits.
+    pub bits: [[u32; 4]; FLOAT_UNIFORM_ROWS],
+    /// `uniforms_rel` holds the same rows, tripled.
+    pub rel: bool,
 }
 
 impl Default for SoaContext {
@@ -532,11 +542,17 @@ fn flush_uniforms(
             rows &= rows - 1;
         }
     }
-    // Programs with a0-relative reads need every row flushed and tripled (8 KiB of writes):
-    // skipped when the uniforms are those of the last such fill.
-    let bits = usage.rel.then(|| table.map(|row| row.map(f32::to_bits)));
-    if let (Some(b), Some((m, cached))) = (&bits, &ctx.whole_flush) {
-        if *m == mode && b == cached {
+    // Programs with relative reads may read any row, so every row is flushed (and, for
+    // a0-relative reads by flushing arithmetic, tripled: 8 KiB of writes). For 64-vertex
+    // batches that was a third of the call: skipped when the uniforms are those of the last
+    // whole fill.
+    let bits = (usage.flushed_rows == u128::MAX).then(|| table.map(|row| row.map(f32::to_bits)));
+    if let (Some(b), Some(cached)) = (&bits, &mut ctx.whole_flush) {
+        if cached.mode == mode && cached.bits == *b {
+            if usage.rel && !cached.rel {
+                triple(&mut ctx.uniforms_rel, &ctx.uniforms_flushed);
+                cached.rel = true;
+            }
             return;
         }
     }
@@ -551,12 +567,22 @@ fn flush_uniforms(
         }),
         FloatMode::F32 => fill(dst, table, rows, |x| flush_input(x, FloatMode::F32)),
     }
-    if let Some(b) = bits {
-        let flushed = ctx.uniforms_flushed;
-        for chunk in ctx.uniforms_rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
-            chunk.copy_from_slice(&flushed);
+    if let Some(bits) = bits {
+        if usage.rel {
+            triple(&mut ctx.uniforms_rel, &ctx.uniforms_flushed);
         }
-        ctx.whole_flush = Some((mode, b));
+        ctx.whole_flush = Some(WholeFlush {
+            mode,
+            bits,
+            rel: usage.rel,
+        });
+    }
+}
+
+/// `SoaContext::uniforms_rel` from the flushed rows.
+fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROWS]) {
+    for chunk in rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
+        chunk.copy_from_slice(flushed);
     }
 }
 
