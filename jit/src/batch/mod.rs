@@ -546,9 +546,14 @@ fn flush_uniforms(
     // a0-relative reads by flushing arithmetic, tripled: 8 KiB of writes). For 64-vertex
     // batches that was a third of the call: skipped when the uniforms are those of the last
     // whole fill.
-    let bits = (usage.flushed_rows == u128::MAX).then(|| table.map(|row| row.map(f32::to_bits)));
-    if let (Some(b), Some(cached)) = (&bits, &mut ctx.whole_flush) {
-        if cached.mode == mode && cached.bits == *b {
+    let whole = usage.flushed_rows == u128::MAX;
+    if let (true, Some(cached)) = (whole, &mut ctx.whole_flush) {
+        let same = cached.mode == mode
+            && table
+                .iter()
+                .zip(&cached.bits)
+                .all(|(row, bits)| row.map(f32::to_bits) == *bits);
+        if same {
             if usage.rel && !cached.rel {
                 triple(&mut ctx.uniforms_rel, &ctx.uniforms_flushed);
                 cached.rel = true;
@@ -567,13 +572,13 @@ fn flush_uniforms(
         }),
         FloatMode::F32 => fill(dst, table, rows, |x| flush_input(x, FloatMode::F32)),
     }
-    if let Some(bits) = bits {
+    if whole {
         if usage.rel {
             triple(&mut ctx.uniforms_rel, &ctx.uniforms_flushed);
         }
         ctx.whole_flush = Some(WholeFlush {
             mode,
-            bits,
+            bits: table.map(|row| row.map(f32::to_bits)),
             rel: usage.rel,
         });
     }
