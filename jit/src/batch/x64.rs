@@ -1304,15 +1304,7 @@ impl Gen<'_> {
                             if self.simt && self.al_row.is_none() {
                                 self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
                             }
-                            let a = &mut self.a;
-                            a.mov_rm32(REL_GPR, RBX, SOA_AL);
-                            a.lea_r32(RCX, REL_GPR, 128);
-                            a.xor_rr32(RDX, RDX);
-                            a.cmp_ri32(RCX, 256);
-                            a.cmovae_rr32(REL_GPR, RDX); // offsets outside -128..=127 are ignored
-                            a.add_ri32(REL_GPR, index);
-                            a.and_ri32(REL_GPR, 0x7F);
-                            a.shl_ri32(REL_GPR, 4);
+                            self.a.rel_row_offset(REL_GPR, RBX, SOA_AL, index);
                             self.al_row = Some(index);
                         }
                         self.uniform_use.flushed_rows = u128::MAX;

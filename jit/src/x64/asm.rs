@@ -722,6 +722,22 @@ impl Asm {
         self.mov_mr32(counter.0, counter.1, super::regs::RAX);
     }
 
+    /// `dst` := byte offset of the float uniform row a relative operand reads: `(index +
+    /// offset) & 0x7F` rows, where the offset is the i32 at `[base + off]` (a0.x, a0.y or
+    /// aL) when it lies in -128..=127 and 0 otherwise (the hardware ignores such offsets).
+    /// Clobbers ecx, edx.
+    pub fn rel_row_offset(&mut self, dst: Gpr, base: Gpr, off: i32, index: i32) {
+        use super::regs::{RCX, RDX};
+        self.mov_rm32(dst, base, off);
+        self.lea_r32(RCX, dst, 128);
+        self.xor_rr32(RDX, RDX);
+        self.cmp_ri32(RCX, 256);
+        self.cmovae_rr32(dst, RDX);
+        self.add_ri32(dst, index);
+        self.and_ri32(dst, 0x7F);
+        self.shl_ri32(dst, 4);
+    }
+
     /// End of a LOOP body: aL += i.z; jump to `again` unless the counter was 0 (it is
     /// decremented either way; the slot is re-initialised before any reuse, so the wrapped
     /// value is never read). Operands as in [`Self::loop_init`]. Clobbers eax.

@@ -866,15 +866,7 @@ impl X64Masm {
                     RelIndex::A0Y => REG_A0 + 4,
                     _ => REG_AL,
                 };
-                let a = &mut self.a;
-                a.mov_rm32(RAX, REGS, off);
-                a.lea_r32(RCX, RAX, 128);
-                a.xor_rr32(RDX, RDX);
-                a.cmp_ri32(RCX, 256);
-                a.cmovae_rr32(RAX, RDX); // offsets outside -128..=127 are ignored
-                a.add_ri32(RAX, index as i32);
-                a.and_ri32(RAX, 0x7F);
-                a.shl_ri32(RAX, 4);
+                self.a.rel_row_offset(RAX, REGS, off, index as i32);
                 (Mem::Index(UNIFORMS, RAX, UNI_FLOAT), true)
             }
         }
