@@ -672,6 +672,94 @@ mod soa {
         );
     }
 
+    /// The geometry-shader EMIT sequence of the SoA code (lane bases, the EMIT count check,
+    /// row stores through a per-register offset, flags words, the history rows and the slot
+    /// bits), decoded from the code of `point_to_quad.g.pica` with its exact operands.
+    #[test]
+    fn geometry_emit_forms() {
+        use picajit::bench::Workload;
+        use picajit::interp::float::{FloatMode, Rounding};
+        use picajit_jit::batch::*;
+        use picajit_jit::{compile, Backend, HostFeatures};
+        if !HostFeatures::detect().contains(HostFeatures::AVX2) {
+            return;
+        }
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/point_to_quad.g.pica"
+        ))
+        .unwrap();
+        let w = Workload::from_source("point_to_quad.g.pica", &src).unwrap();
+        let mode = FloatMode::F24(Rounding::TowardZero);
+        let s = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        assert_eq!(s.points_ineligibility(), None);
+        let (code, len, _) = s.batch_code();
+        let mut a = Asm::new();
+        a.ops.extend(code[..len].iter().copied());
+        let (lines, _, _) = decode(a);
+        // iced's hex: upper case, `h` suffix, a leading 0 before a letter.
+        let h = |v: i32| {
+            let t = format!("{v:X}h");
+            if t.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                format!("0{t}")
+            } else {
+                t
+            }
+        };
+        let m = |base: &str, off: i32| format!("[{base}+{}]", h(off));
+        let mut want = vec![
+            format!("mov rax,{}", m("rbx", SOA_GS_ROWS_NEXT)),
+            format!("mov rcx,{}", m("rbx", SOA_GS_ROW_STRIDE)),
+            format!("mov rdx,{}", m("rbx", SOA_GS_FLAGS_NEXT)),
+            format!("mov rsi,{}", m("rbx", SOA_GS_FLAG_STRIDE)),
+            "add rax,rcx".to_string(),
+            "add rdx,rsi".to_string(),
+            format!("mov {},rdx", m("rbx", SOA_GS_FLAGS_NEXT)),
+            format!("mov {},rax", m("rbx", SOA_GS_CURSOR)),
+            format!("mov eax,{}", m("rbx", SOA_GS_EMITS)),
+            format!("mov {},eax", m("rbx", SOA_GS_LEFT)),
+            format!("mov eax,{}", m("rbx", SOA_GS_LEFT)),
+            "sub eax,1".to_string(),
+            format!("mov rdx,{}", m("rbx", SOA_GS_CURSOR)),
+            format!("movsxd rax,{}", m("rbx", SOA_GS_ROW_OFF)),
+            format!("movsxd rax,{}", m("rbx", SOA_GS_ROW_OFF + 4)),
+            "test rax,rax".to_string(),
+            "add rax,rdx".to_string(),
+            "vmovups [rsi+rax],xmm7".to_string(),
+            "vextractf128 xmm7,ymm3,1".to_string(),
+            format!("vmovups xmm8,{}", m("rbx", SOA_GS_LAST7)),
+            format!("vmovups {},xmm8", m("rbx", SOA_GS_PREV7)),
+            format!("vmovups {},xmm7", m("rbx", SOA_GS_LAST7)),
+            format!("vmovups {},xmm6", m("rbx", SOA_GS_LAST6)),
+            // setemit 2 then emit: lane 7's o0 row into slot 2's history.
+            format!("vmovups {},xmm7", m("rbx", SOA_GS_SLOT7 + 2 * 256)),
+            format!("add rdx,{}", m("rbx", SOA_GS_VSIZE)),
+            format!("mov rax,{}", m("rbx", SOA_GS_FLAG_CURSOR)),
+            "add rax,4".to_string(),
+            // Flags words: slot | primitive << 8 | winding << 16.
+            "mov [rsi+rax],0".to_string(),
+            "mov [rsi+rax],102h".to_string(),
+            "mov [rsi+rax],10100h".to_string(),
+            format!("or {},4", m("rbx", SOA_GS_SLOTS_HIT)),
+            format!("cmp {},0", m("rbx", SOA_GS_LEFT)),
+        ];
+        for k in 0..8 {
+            want.push(format!("mov rsi,{}", m("rbx", SOA_GS_LANE_ROWS + 8 * k)));
+            want.push(format!("mov rsi,{}", m("rbx", SOA_GS_LANE_FLAGS + 8 * k)));
+            want.push(format!("vmovups [rsi+rax],xmm{k}"));
+        }
+        for w in &want {
+            assert!(
+                lines.iter().any(|l| l == w),
+                "no `{w}` in the geometry SoA code"
+            );
+        }
+        assert!(
+            lines.iter().any(|l| l.starts_with("jb ")) && lines.iter().any(|l| l.starts_with("js ")),
+            "EMIT count and row-offset branches"
+        );
+    }
+
     /// Whole SoA programs decode to valid instructions up to the constant pool.
     #[test]
     fn generated_soa_code_decodes_cleanly() {

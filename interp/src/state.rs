@@ -261,6 +261,23 @@ impl GeometryState {
         (emitted, prims)
     }
 
+    /// Move the pending [`Self::emitted`] records into `out` (in order) and make the current
+    /// slots the replay point of [`Self::take_output`], as a drain does.
+    pub fn drain_into(&mut self, out: &mut EmitBuffer) {
+        for e in self.emitted.drain(..) {
+            out.push(&e);
+        }
+        self.drained_slots = self.slots;
+    }
+
+    /// Make the current slots the replay point of [`Self::take_output`]: for engines that
+    /// delivered EMITs somewhere else than [`Self::emitted`] (an [`EmitBuffer`]) and updated
+    /// `slots` themselves. `emitted` must be empty.
+    pub fn mark_drained(&mut self) {
+        debug_assert!(self.emitted.is_empty());
+        self.drained_slots = self.slots;
+    }
+
     /// Record an EMIT of `outputs` with the current SETEMIT parameters.
     pub fn emit(&mut self, outputs: &[[f32; 4]; 16]) {
         let slot = self.vertex_id & 3;
@@ -271,5 +288,125 @@ impl GeometryState {
             primitive: self.primitive,
             winding: self.winding,
         });
+    }
+}
+
+/// SETEMIT parameters of one emitted vertex, as stored in an [`EmitBuffer`].
+///
+/// Four bytes, `#[repr(C)]`: compiled code writes them with one 32-bit store.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EmitFlags {
+    /// Vertex-buffer slot (0-3).
+    pub slot: u8,
+    /// This EMIT completed a primitive.
+    pub primitive: bool,
+    /// Winding flag of that primitive.
+    pub winding: bool,
+    _pad: u8,
+}
+
+impl EmitFlags {
+    /// Flags of an EMIT to `slot` (masked to 0-3).
+    pub fn new(slot: u8, primitive: bool, winding: bool) -> EmitFlags {
+        EmitFlags {
+            slot: slot & 3,
+            primitive,
+            winding,
+            _pad: 0,
+        }
+    }
+
+    /// The flags as the little-endian word compiled code stores.
+    pub fn to_bits(self) -> u32 {
+        u32::from(self.slot) | u32::from(self.primitive) << 8 | u32::from(self.winding) << 16
+    }
+}
+
+/// Vertices emitted by a run of many geometry-shader invocations, packed: per vertex, only
+/// the output registers in [`Self::mask`] (lowest register first) and its [`EmitFlags`].
+///
+/// An emulator reads a few of the sixteen output registers (its output map), so storing
+/// whole [`EmittedVertex`] records (272 bytes each) would cost more than a short geometry
+/// shader. Vertices are in emission order: every vertex of invocation k before those of
+/// invocation k + 1. Primitives are assembled by the consumer from the flags, as on
+/// hardware: an EMIT with `primitive` set completes the triangle of slots 0, 1 and 2.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EmitBuffer {
+    mask: u16,
+    /// `mask.count_ones()` rows per vertex. Kept consistent with `flags` by the methods;
+    /// public so that engines can fill reserved capacity in place.
+    pub rows: Vec<[f32; 4]>,
+    /// One entry per vertex.
+    pub flags: Vec<EmitFlags>,
+}
+
+impl EmitBuffer {
+    /// An empty buffer that keeps output registers `mask` (bit n = o`n`).
+    pub fn new(mask: u16) -> EmitBuffer {
+        EmitBuffer {
+            mask,
+            rows: Vec::new(),
+            flags: Vec::new(),
+        }
+    }
+
+    /// The output registers kept per vertex.
+    pub fn mask(&self) -> u16 {
+        self.mask
+    }
+
+    /// Rows per vertex.
+    pub fn rows_per_vertex(&self) -> usize {
+        self.mask.count_ones() as usize
+    }
+
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// No vertices.
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// Forget the vertices, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.flags.clear();
+    }
+
+    /// Forget the vertices from `len` on.
+    pub fn truncate(&mut self, len: usize) {
+        self.flags.truncate(len);
+        self.rows.truncate(len * self.rows_per_vertex());
+    }
+
+    /// Vertex `i`: its kept registers (lowest first) and flags.
+    pub fn vertex(&self, i: usize) -> (&[[f32; 4]], EmitFlags) {
+        let n = self.rows_per_vertex();
+        (&self.rows[i * n..(i + 1) * n], self.flags[i])
+    }
+
+    /// Register o`reg` of vertex `i`, if the buffer keeps it.
+    pub fn output(&self, i: usize, reg: usize) -> Option<[f32; 4]> {
+        if reg >= 16 || self.mask & (1 << reg) == 0 {
+            return None;
+        }
+        let k = (self.mask & ((1u16 << reg) - 1)).count_ones() as usize;
+        Some(self.rows[i * self.rows_per_vertex() + k])
+    }
+
+    /// Append one emitted vertex (its registers outside the mask are dropped).
+    pub fn push(&mut self, v: &EmittedVertex) {
+        let mut m = self.mask;
+        while m != 0 {
+            let r = m.trailing_zeros() as usize;
+            self.rows.push(v.outputs[r]);
+            m &= m - 1;
+        }
+        self.flags
+            .push(EmitFlags::new(v.slot, v.primitive, v.winding));
     }
 }

@@ -90,7 +90,7 @@ use layout::{EmitRecord, JitContext};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit_interp::float::FloatMode;
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use runtime::code_buffer::{ExecCode, Status};
 use std::fmt;
 use std::sync::OnceLock;
@@ -422,6 +422,69 @@ impl CompiledShader {
         }
     }
 
+    /// Run a point-mode geometry shader over many input vertices, exactly as
+    /// [`Interpreter::run_points`] does (one invocation per row of `inputs`, registers and
+    /// geometry state carried over, b15 set after each invocation, emitted vertices into
+    /// `out`), and with the same results bit for bit. Stops at the first invocation that fails
+    /// on the interpreter (its index in the error; its earlier EMITs are in `out`).
+    ///
+    /// Where the program allows it (see [`Self::points_ineligibility`]), runs of eight
+    /// invocations execute together on the multi-vertex backend, one per SIMD lane, writing
+    /// their vertices straight into `out`.
+    pub fn run_points(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+        budget: u64,
+        out: &mut EmitBuffer,
+    ) -> Result<BatchInfo, BatchError> {
+        geometry.drain_into(out);
+        if self.program.kind() == ShaderKind::Geometry && inputs.len() >= batch::LANES {
+            if let Some(soa) = self.soa() {
+                return batch::geometry::run(
+                    self, soa, regs, uniforms, geometry, inputs, budget, out,
+                );
+            }
+        }
+        self.run_points_each(regs, uniforms, geometry, inputs, budget, out)
+    }
+
+    /// [`Self::run_points`] one invocation at a time (compiled code per invocation, the
+    /// interpreter for those that deopt).
+    pub(crate) fn run_points_each(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+        budget: u64,
+        out: &mut EmitBuffer,
+    ) -> Result<BatchInfo, BatchError> {
+        let mut info = BatchInfo::default();
+        for (index, input) in inputs.iter().enumerate() {
+            regs.input = *input;
+            let r = match self.try_run(regs, uniforms, Some(geometry), budget) {
+                Ok(r) => Ok(r),
+                Err(JitExit::NotExecutable) => {
+                    self.interp.run(regs, uniforms, Some(geometry), budget)
+                }
+                Err(_) => {
+                    info.deopts += 1;
+                    self.interp.run(regs, uniforms, Some(geometry), budget)
+                }
+            };
+            uniforms.set_bool(15, true);
+            geometry.drain_into(out);
+            match r {
+                Ok(r) => info.instructions += r.instructions,
+                Err(error) => return Err(BatchError { index, error }),
+            }
+        }
+        Ok(info)
+    }
+
     /// Run a vertex shader over many vertices: vertex `k` starts from
     /// [`Registers::reset_working_state`] with inputs `inputs[k]` and leaves its o0-o15 in
     /// `outputs[k]`. Invocations that deopt run on the interpreter. Stops at the first
@@ -459,8 +522,10 @@ impl CompiledShader {
             return self.run_batch_rows(inputs, outputs, uniforms, budget);
         }
         match self.soa() {
-            Some(soa) => batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask),
-            None => self.run_batch_rows(inputs, outputs, uniforms, budget),
+            Some(soa) if self.program.kind() == ShaderKind::Vertex => {
+                batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask)
+            }
+            _ => self.run_batch_rows(inputs, outputs, uniforms, budget),
         }
     }
 

@@ -25,7 +25,7 @@ mod predecode;
 use crate::float::{self, FloatMode, Rounding};
 use crate::isa::RelIndex;
 use crate::program::{Program, ShaderKind};
-use crate::state::{GeometryState, Registers, Uniforms};
+use crate::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use flow::{CallFrame, IfFrame, LoopFrame, Stacks};
 use predecode::{predecode_word, Alu, Dst, Loc, Op, Src};
 use std::fmt;
@@ -111,6 +111,35 @@ impl Interpreter {
     /// The float mode this interpreter computes in.
     pub fn mode(&self) -> FloatMode {
         self.mode
+    }
+
+    /// Run one point-mode geometry-shader invocation per row of `inputs`, as a GPU does for a
+    /// draw: v0-v15 := the row, everything else (registers, output banks, vertex buffer,
+    /// SETEMIT state) carried over from the previous invocation, and b15 of `uniforms` set
+    /// after each invocation (also after one that fails). Emitted vertices go to `out`,
+    /// after the records `geometry` had pending (see [`GeometryState::drain_into`]).
+    ///
+    /// Returns the instructions executed, or the index of the invocation that failed and
+    /// its error (vertices it emitted before failing are in `out`).
+    pub fn run_points(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+        budget: u64,
+        out: &mut EmitBuffer,
+    ) -> Result<u64, (usize, ExecError)> {
+        let mut instructions = 0;
+        geometry.drain_into(out);
+        for (k, input) in inputs.iter().enumerate() {
+            regs.input = *input;
+            let r = self.run(regs, uniforms, Some(geometry), budget);
+            uniforms.set_bool(15, true);
+            geometry.drain_into(out);
+            instructions += r.map_err(|e| (k, e))?.instructions;
+        }
+        Ok(instructions)
     }
 
     /// Run one invocation from the entry point. Registers are used as they are (callers

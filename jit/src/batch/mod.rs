@@ -59,6 +59,7 @@
 //! with an instruction lowering that is component-aware.
 
 pub mod asm;
+pub mod geometry;
 pub mod x64;
 
 use crate::analysis::{Analysis, Exit, Guard};
@@ -170,6 +171,41 @@ pub struct SoaContext {
     /// What `uniforms_flushed` holds when it was last filled whole: a call with the same
     /// uniforms (an emulator's next batch of the same draw) reuses it.
     pub whole_flush: Option<WholeFlush>,
+    /// Geometry shaders ([`geometry`]): per lane, the address of its first row / flags
+    /// word in the caller's [`picajit_interp::state::EmitBuffer`] for the current group.
+    pub gs_lane_rows: [u64; LANES],
+    /// See `gs_lane_rows`.
+    pub gs_lane_flags: [u64; LANES],
+    /// Where the next group's rows / flags start.
+    pub gs_rows_next: u64,
+    /// See `gs_rows_next`.
+    pub gs_flags_next: u64,
+    /// Bytes of one lane's vertices in a group: E times `gs_vsize` / E times 4.
+    pub gs_row_stride: u64,
+    /// See `gs_row_stride`.
+    pub gs_flag_stride: u64,
+    /// Bytes of rows per vertex.
+    pub gs_vsize: u64,
+    /// Byte offset of the current vertex in each lane's rows / flags.
+    pub gs_cursor: u64,
+    /// See `gs_cursor`.
+    pub gs_flag_cursor: u64,
+    /// E: the vertices every invocation of the call emits (checked).
+    pub gs_emits: u32,
+    /// EMITs the current group's invocations have left.
+    pub gs_left: u32,
+    /// Slots the last invocation emitted to (bit s).
+    pub gs_slots_hit: u32,
+    /// Per output register, its byte offset in a vertex's rows; -1 when not stored.
+    pub gs_row_off: [i32; 16],
+    /// Lane 7's rows of the written output registers at its last EMIT.
+    pub gs_last7: [[f32; 4]; 16],
+    /// Lane 7's rows at the EMIT before its last.
+    pub gs_prev7: [[f32; 4]; 16],
+    /// Lane 6's rows at its last EMIT.
+    pub gs_last6: [[f32; 4]; 16],
+    /// Lane 7's rows at its last EMIT to each slot.
+    pub gs_slot7: [[[f32; 4]; 16]; 4],
 }
 
 /// The uniforms and mode a whole fill of `SoaContext::uniforms_flushed` came from.
@@ -220,6 +256,23 @@ impl Default for SoaContext {
             split: [0; 3],
             group_instructions: 0,
             whole_flush: None,
+            gs_lane_rows: [0; LANES],
+            gs_lane_flags: [0; LANES],
+            gs_rows_next: 0,
+            gs_flags_next: 0,
+            gs_row_stride: 0,
+            gs_flag_stride: 0,
+            gs_vsize: 0,
+            gs_cursor: 0,
+            gs_flag_cursor: 0,
+            gs_emits: 0,
+            gs_left: 0,
+            gs_slots_hit: 0,
+            gs_row_off: [-1; 16],
+            gs_last7: [[0.0; 4]; 16],
+            gs_prev7: [[0.0; 4]; 16],
+            gs_last6: [[0.0; 4]; 16],
+            gs_slot7: [[[0.0; 4]; 16]; 4],
         }
     }
 }
@@ -291,6 +344,41 @@ pub const SOA_SAVED_MXCSR: i32 = offset_of!(SoaContext, saved_mxcsr) as i32;
 /// `SoaContext::out_mask`.
 pub const SOA_OUT_MASK: i32 = offset_of!(SoaContext, out_mask) as i32;
 
+/// `SoaContext::gs_lane_rows`.
+pub const SOA_GS_LANE_ROWS: i32 = offset_of!(SoaContext, gs_lane_rows) as i32;
+/// `SoaContext::gs_lane_flags`.
+pub const SOA_GS_LANE_FLAGS: i32 = offset_of!(SoaContext, gs_lane_flags) as i32;
+/// `SoaContext::gs_rows_next`.
+pub const SOA_GS_ROWS_NEXT: i32 = offset_of!(SoaContext, gs_rows_next) as i32;
+/// `SoaContext::gs_flags_next`.
+pub const SOA_GS_FLAGS_NEXT: i32 = offset_of!(SoaContext, gs_flags_next) as i32;
+/// `SoaContext::gs_row_stride`.
+pub const SOA_GS_ROW_STRIDE: i32 = offset_of!(SoaContext, gs_row_stride) as i32;
+/// `SoaContext::gs_flag_stride`.
+pub const SOA_GS_FLAG_STRIDE: i32 = offset_of!(SoaContext, gs_flag_stride) as i32;
+/// `SoaContext::gs_vsize`.
+pub const SOA_GS_VSIZE: i32 = offset_of!(SoaContext, gs_vsize) as i32;
+/// `SoaContext::gs_cursor`.
+pub const SOA_GS_CURSOR: i32 = offset_of!(SoaContext, gs_cursor) as i32;
+/// `SoaContext::gs_flag_cursor`.
+pub const SOA_GS_FLAG_CURSOR: i32 = offset_of!(SoaContext, gs_flag_cursor) as i32;
+/// `SoaContext::gs_emits`.
+pub const SOA_GS_EMITS: i32 = offset_of!(SoaContext, gs_emits) as i32;
+/// `SoaContext::gs_left`.
+pub const SOA_GS_LEFT: i32 = offset_of!(SoaContext, gs_left) as i32;
+/// `SoaContext::gs_slots_hit`.
+pub const SOA_GS_SLOTS_HIT: i32 = offset_of!(SoaContext, gs_slots_hit) as i32;
+/// `SoaContext::gs_row_off`.
+pub const SOA_GS_ROW_OFF: i32 = offset_of!(SoaContext, gs_row_off) as i32;
+/// `SoaContext::gs_last7`.
+pub const SOA_GS_LAST7: i32 = offset_of!(SoaContext, gs_last7) as i32;
+/// `SoaContext::gs_prev7`.
+pub const SOA_GS_PREV7: i32 = offset_of!(SoaContext, gs_prev7) as i32;
+/// `SoaContext::gs_last6`.
+pub const SOA_GS_LAST6: i32 = offset_of!(SoaContext, gs_last6) as i32;
+/// `SoaContext::gs_slot7`.
+pub const SOA_GS_SLOT7: i32 = offset_of!(SoaContext, gs_slot7) as i32;
+
 const _: () = assert!(SOA_INPUT % 32 == 0 && SOA_TEMP % 32 == 0 && SOA_OUTPUT % 32 == 0);
 const _: () = assert!(SOA_INPUT_FLUSHED % 32 == 0 && SOA_UNIFORMS_FLUSHED % 32 == 0);
 const _: () = assert!(SOA_A0_REL % 32 == 0);
@@ -303,17 +391,21 @@ const _: () = assert!(SOA_INACTIVE % 32 == 0 && SOA_WAITING % 32 == 0);
 /// their own (see "Divergence" in [`x64`]).
 pub const STATUS_DIVERGED: u32 = 3;
 
+/// Status of geometry-shader SoA code: an invocation emitted more or fewer vertices than
+/// `SoaContext::gs_emits` (see [`geometry`]).
+pub const STATUS_EMITS: u32 = 4;
+
 /// Why a program does not run on the SoA path (`None` from [`eligibility`] means it does).
 pub fn eligibility(
     program: &Program,
     analysis: &Analysis,
     features: HostFeatures,
 ) -> Option<&'static str> {
-    if program.kind() != ShaderKind::Vertex {
-        return Some("not a vertex shader");
-    }
     if !features.contains(HostFeatures::AVX2.union(HostFeatures::AVX)) {
         return Some("the host has no AVX2");
+    }
+    if program.kind() == ShaderKind::Geometry {
+        return geometry::plan(program, analysis).err();
     }
     // Everything else compiles: uniform control flow as is, cmp-dependent branches as uniform
     // checks, deopt sites as whole-group fallbacks. Listed so that a new guard kind is a
@@ -352,6 +444,11 @@ pub struct SoaCode {
     fallbacks: AtomicU64,
     skipped: AtomicU64,
     splits: AtomicU64,
+    /// Geometry shaders: what [`geometry::plan`] proved.
+    gs: Option<geometry::GsPlan>,
+    /// Geometry shaders: the vertices an invocation emitted when last counted (the E the
+    /// code is told to expect).
+    gs_emits: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for SoaCode {
@@ -386,7 +483,12 @@ pub(crate) fn compile(
     if !cfg!(target_arch = "x86_64") || eligibility(program, analysis, features).is_some() {
         return Ok(None);
     }
-    let (code, code_len, marks, uniform_use) = x64::generate(program, analysis, mode)?;
+    let gs = match program.kind() {
+        ShaderKind::Geometry => geometry::plan(program, analysis).ok(),
+        ShaderKind::Vertex => None,
+    };
+    let (code, code_len, marks, uniform_use) = x64::generate(program, analysis, mode, gs.as_ref())?;
+    let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
     #[cfg(target_arch = "x86_64")]
     {
         let map_err = |e: std::io::Error| {
@@ -406,11 +508,13 @@ pub(crate) fn compile(
             fallbacks: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
             splits: AtomicU64::new(0),
+            gs,
+            gs_emits: std::sync::atomic::AtomicU32::new(gs_emits),
         }))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (code, code_len, marks, uniform_use);
+        let _ = (code, code_len, marks, uniform_use, gs, gs_emits);
         Ok(None)
     }
 }
@@ -446,6 +550,15 @@ impl CompiledShader {
             return Some("this host cannot run the code");
         }
         None
+    }
+
+    /// Why [`Self::run_points`] runs one invocation at a time (`None` when it runs [`LANES`]
+    /// invocations per group on the multi-vertex backend, see [`geometry`]).
+    pub fn points_ineligibility(&self) -> Option<&'static str> {
+        if self.program.kind() != ShaderKind::Geometry {
+            return Some("not a geometry shader");
+        }
+        self.batch_ineligibility()
     }
 
     /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).

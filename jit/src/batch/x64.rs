@@ -73,6 +73,7 @@
 )]
 
 use super::asm::{pred, Yasm, Ymm};
+use super::geometry::GsPlan;
 use super::*;
 use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
 use crate::error::{CompileError, CompileResult};
@@ -196,7 +197,7 @@ struct Usage {
 
 /// The components of source `n` (0-2) of `instr` it reads, per the operand descriptor `d`
 /// (bit c = component c of the register, after the swizzle).
-fn read_components(instr: &Instruction, d: OperandDesc, n: usize) -> u8 {
+pub(super) fn read_components(instr: &Instruction, d: OperandDesc, n: usize) -> u8 {
     let mask = d.mask().lanes();
     let lanes: [bool; 4] = match *instr {
         Instruction::Binary { op, .. } => match op.base() {
@@ -294,6 +295,12 @@ struct Gen<'p> {
     /// Shared routines of masked execution.
     set_inactive: DynamicLabel,
     end_lanes: DynamicLabel,
+    /// Geometry shaders: what [`super::geometry::plan`] proved (EMITs write vertices).
+    gs: Option<GsPlan>,
+    /// Geometry shaders: leave with [`STATUS_EMITS`].
+    exit_emits: DynamicLabel,
+    /// Node of the instruction being generated.
+    cur_node: usize,
 }
 
 /// The program has cmp-dependent branches, so the lanes of a group may take different paths:
@@ -316,12 +323,14 @@ pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    gs: Option<&GsPlan>,
 ) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
     let mut a = Asm::new();
     let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
     let (set_inactive, end_lanes) = (a.new_label(), a.new_label());
+    let exit_emits = a.new_label();
     let simt = needs_lane_masks(analysis);
     let mut g = Gen {
         a,
@@ -347,7 +356,15 @@ pub fn generate(
         parks: Vec::new(),
         set_inactive,
         end_lanes,
+        gs: gs.cloned(),
+        exit_emits,
+        cur_node: 0,
     };
+    if g.gs.is_some() && simt {
+        return Err(CompileError::Internal(
+            "geometry SoA code with lane masks".into(),
+        ));
+    }
     let usage = g.usage();
     let body = g.a.new_label();
     g.entry(usage, body);
@@ -533,6 +550,79 @@ impl Gen<'_> {
                 );
             }
         }
+        if self.gs.is_some() {
+            // Geometry shaders carry their registers over, which the caller put in the
+            // context once per call (see `geometry`); the group's vertices go to the next
+            // `8·E` places of the emit buffer, lane k's from place `k·E` on.
+            self.gs_group_start();
+        } else {
+            self.vs_group_start(&usage);
+        }
+        let a = &mut self.a;
+        a.mov_rm64(RBP, RBX, SOA_BUDGET);
+        a.call_label(body);
+        a.test_rr32(RAX, RAX);
+        a.jne(epilogue);
+        if self.gs.is_none() {
+            self.vs_group_end(&usage);
+        }
+        let a = &mut self.a;
+        if self.simt {
+            a.mov_rm64(RAX, RBX, SOA_GROUP_INSTRUCTIONS);
+        } else {
+            a.mov_rm64(RAX, RBX, SOA_BUDGET);
+            a.sub_rr64(RAX, RBP);
+            a.shl_ri64(RAX, 3); // eight vertices, each the same count
+        }
+        a.add_mr64(RBX, SOA_BATCH_INSTRUCTIONS, RAX);
+        if self.simt {
+            a.mov_rm32(RAX, RBX, SOA_SPLIT + 8);
+            a.add_mr64(RBX, SOA_BATCH_SPLITS, RAX);
+        }
+        a.add_mi64(RBX, SOA_BATCH_DONE, LANES as i8);
+        a.jmp(top);
+        a.bind(finished);
+        a.xor_rr32(RAX, RAX);
+        a.bind(epilogue);
+        self.y().vzeroupper();
+        let a = &mut self.a;
+        a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
+        for r in SAVED.iter().rev() {
+            a.pop(*r);
+        }
+        a.ret();
+    }
+
+    /// Geometry shaders, per group: each lane's first row and flags word, E EMITs to go.
+    fn gs_group_start(&mut self) {
+        let a = &mut self.a;
+        x64!(a.ops
+            ; mov rax, QWORD [rbx + SOA_GS_ROWS_NEXT]
+            ; mov rcx, QWORD [rbx + SOA_GS_ROW_STRIDE]
+            ; mov rdx, QWORD [rbx + SOA_GS_FLAGS_NEXT]
+            ; mov rsi, QWORD [rbx + SOA_GS_FLAG_STRIDE]
+        );
+        for k in 0..LANES as i32 {
+            x64!(a.ops
+                ; mov QWORD [rbx + SOA_GS_LANE_ROWS + 8 * k], rax
+                ; add rax, rcx
+                ; mov QWORD [rbx + SOA_GS_LANE_FLAGS + 8 * k], rdx
+                ; add rdx, rsi
+            );
+        }
+        x64!(a.ops
+            ; mov QWORD [rbx + SOA_GS_ROWS_NEXT], rax
+            ; mov QWORD [rbx + SOA_GS_FLAGS_NEXT], rdx
+            ; xor eax, eax
+            ; mov QWORD [rbx + SOA_GS_CURSOR], rax
+            ; mov QWORD [rbx + SOA_GS_FLAG_CURSOR], rax
+            ; mov eax, DWORD [rbx + SOA_GS_EMITS]
+            ; mov DWORD [rbx + SOA_GS_LEFT], eax
+        );
+    }
+
+    /// Vertex shaders, per group: the working registers every invocation starts from.
+    fn vs_group_start(&mut self, usage: &Usage) {
         // Every invocation starts from `Registers::reset_working_state` (a0 = 0: row offset
         // 128 of `uniforms_rel`).
         let rel0 = self.y().splat(16 * 128);
@@ -573,12 +663,11 @@ impl Gen<'_> {
                 a.mov_mi32(RBX, SOA_LOOP_OWNER + 4 * k, 0xFF);
             }
         }
-        let a = &mut self.a;
-        a.mov_mi32(RBX, SOA_AL, 0);
-        a.mov_rm64(RBP, RBX, SOA_BUDGET);
-        a.call_label(body);
-        a.test_rr32(RAX, RAX);
-        a.jne(epilogue);
+        self.a.mov_mi32(RBX, SOA_AL, 0);
+    }
+
+    /// Vertex shaders, after a group finished: its outputs into the rows.
+    fn vs_group_end(&mut self, usage: &Usage) {
         // Only the outputs the caller asked for (`SoaContext::out_mask`) are stored: an
         // emulator reads a few of the sixteen, and the stores of the rest would cost more
         // than a short shader.
@@ -623,31 +712,6 @@ impl Gen<'_> {
             }
             self.a.bind(next);
         }
-        let a = &mut self.a;
-        if self.simt {
-            a.mov_rm64(RAX, RBX, SOA_GROUP_INSTRUCTIONS);
-        } else {
-            a.mov_rm64(RAX, RBX, SOA_BUDGET);
-            a.sub_rr64(RAX, RBP);
-            a.shl_ri64(RAX, 3); // eight vertices, each the same count
-        }
-        a.add_mr64(RBX, SOA_BATCH_INSTRUCTIONS, RAX);
-        if self.simt {
-            a.mov_rm32(RAX, RBX, SOA_SPLIT + 8);
-            a.add_mr64(RBX, SOA_BATCH_SPLITS, RAX);
-        }
-        a.add_mi64(RBX, SOA_BATCH_DONE, LANES as i8);
-        a.jmp(top);
-        a.bind(finished);
-        a.xor_rr32(RAX, RAX);
-        a.bind(epilogue);
-        self.y().vzeroupper();
-        let a = &mut self.a;
-        a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
     }
 
     /// o`o` := +0 in the eight output rows if the caller wants it. T0 must be zero.
@@ -698,8 +762,96 @@ impl Gen<'_> {
         }
     }
 
+    /// EMIT in a geometry shader: each lane's vertex (the output registers the caller keeps,
+    /// `SoaContext::gs_row_off`) and flags into its next place in the emit buffer, and the
+    /// rows [`super::geometry`] rebuilds the final state from. An EMIT beyond the E the group
+    /// expects leaves with [`STATUS_EMITS`] before writing anything.
+    fn gs_emit(&mut self, pc: u32) -> CompileResult<()> {
+        let gs = self.gs.as_ref().expect("geometry shader");
+        let flags = gs.emit_flags[self.cur_node].ok_or_else(|| {
+            CompileError::Internal(format!("EMIT at 0x{pc:03x} has no SETEMIT parameters"))
+        })?;
+        let written = gs.written_outputs;
+        let s = i32::from(flags.slot & 3);
+        let over = self.exit_emits;
+        x64!(self.a.ops
+            ; mov eax, DWORD [rbx + SOA_GS_LEFT]
+            ; sub eax, 1
+            ; jb =>over
+            ; mov DWORD [rbx + SOA_GS_LEFT], eax
+            ; mov rdx, QWORD [rbx + SOA_GS_CURSOR]
+        );
+        for o in 0..16u8 {
+            if written & (1 << o) == 0 {
+                continue;
+            }
+            self.transpose_rows(o);
+            let skip = self.a.new_label();
+            let r = i32::from(o);
+            x64!(self.a.ops
+                ; movsxd rax, DWORD [rbx + SOA_GS_ROW_OFF + 4 * r]
+                ; test rax, rax
+                ; js =>skip
+                ; add rax, rdx
+            );
+            for k in 0..LANES as i32 {
+                x64!(self.a.ops; mov rsi, QWORD [rbx + SOA_GS_LANE_ROWS + 8 * k]);
+                self.y().store_x(Mem::Index(RSI, RAX, 0), Ymm(k as u8));
+            }
+            self.a.bind(skip);
+            let mut y = self.y();
+            y.load_x(Ymm(8), Mem::Base(RBX, SOA_GS_LAST7 + 16 * r));
+            y.store_x(Mem::Base(RBX, SOA_GS_PREV7 + 16 * r), Ymm(8));
+            y.store_x(Mem::Base(RBX, SOA_GS_LAST7 + 16 * r), Ymm(7));
+            y.store_x(Mem::Base(RBX, SOA_GS_LAST6 + 16 * r), Ymm(6));
+            y.store_x(Mem::Base(RBX, SOA_GS_SLOT7 + 256 * s + 16 * r), Ymm(7));
+        }
+        let bits = flags.to_bits() as i32;
+        x64!(self.a.ops
+            ; add rdx, QWORD [rbx + SOA_GS_VSIZE]
+            ; mov QWORD [rbx + SOA_GS_CURSOR], rdx
+            ; mov rax, QWORD [rbx + SOA_GS_FLAG_CURSOR]
+        );
+        for k in 0..LANES as i32 {
+            x64!(self.a.ops
+                ; mov rsi, QWORD [rbx + SOA_GS_LANE_FLAGS + 8 * k]
+                ; mov DWORD [rsi + rax], bits
+            );
+        }
+        x64!(self.a.ops
+            ; add rax, 4
+            ; mov QWORD [rbx + SOA_GS_FLAG_CURSOR], rax
+            ; or DWORD [rbx + SOA_GS_SLOTS_HIT], 1 << s
+        );
+        // The vector registers now hold rows, not the cmp flags.
+        self.cmp_in_res = false;
+        Ok(())
+    }
+
+    /// The eight lanes' rows of o`o`: lane k's in the low half of ymm`k`. Clobbers ymm0-ymm7.
+    fn transpose_rows(&mut self, o: u8) {
+        self.transpose_out_regs(o);
+        let mut y = self.y();
+        for j in 0..4u8 {
+            y.vextractf128_hi(Ymm(4 + j), Ymm(j));
+        }
+    }
+
     /// o`o` of the group back into the eight output rows. Clobbers ymm0-ymm7.
     fn transpose_out(&mut self, o: u8) {
+        self.transpose_out_regs(o);
+        let mut y = self.y();
+        for j in 0..4u8 {
+            let lo = Mem::Base(R14, 256 * j as i32 + 16 * o as i32);
+            let hi = Mem::Base(R14, 256 * (j as i32 + 4) + 16 * o as i32);
+            y.store_x(lo, Ymm(j));
+            y.vextractf128_hi(Ymm(4 + j), Ymm(j));
+            y.store_x(hi, Ymm(4 + j));
+        }
+    }
+
+    /// o`o` transposed into ymm0-ymm3: rows j and j + 4 in ymm`j`. Clobbers ymm4-ymm7.
+    fn transpose_out_regs(&mut self, o: u8) {
         let src = bank_off(SOA_OUTPUT, o);
         let mut y = self.y();
         for c in 0..4 {
@@ -713,13 +865,6 @@ impl Gen<'_> {
         y.vunpckhpd(Ymm(1), Ymm(4), Ymm(6)); // row 1 | row 5
         y.vunpcklpd(Ymm(2), Ymm(5), Ymm(7)); // row 2 | row 6
         y.vunpckhpd(Ymm(3), Ymm(5), Ymm(7)); // row 3 | row 7
-        for j in 0..4u8 {
-            let lo = Mem::Base(R14, 256 * j as i32 + 16 * o as i32);
-            let hi = Mem::Base(R14, 256 * (j as i32 + 4) + 16 * o as i32);
-            y.store_x(lo, Ymm(j));
-            y.vextractf128_hi(Ymm(4 + j), Ymm(j));
-            y.store_x(hi, Ymm(4 + j));
-        }
     }
 
     // ---------------------------------------------------------------- blocks and exits
@@ -760,6 +905,7 @@ impl Gen<'_> {
                 );
                 self.marks.push((self.a.offset().0, pc, text));
                 self.cur_pc = pc;
+                self.cur_node = id as usize;
                 if instr.desc().is_some() || matches!(instr, Instruction::Loop { .. }) {
                     self.cmp_in_res = false;
                 }
@@ -904,6 +1050,11 @@ impl Gen<'_> {
                 if self.simt {
                     let l = self.end_lanes;
                     x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>l);
+                }
+                if self.gs.is_some() {
+                    // Fewer EMITs than the group was told to expect.
+                    let l = self.exit_emits;
+                    x64!(self.a.ops; cmp DWORD [rbx + SOA_GS_LEFT], 0; jne =>l);
                 }
                 let l = self.exit_done;
                 self.a.jmp(l);
@@ -1230,6 +1381,7 @@ impl Gen<'_> {
             (self.exit_deopt, Status::Deopt as i32),
             (self.exit_budget, Status::Budget as i32),
             (self.exit_diverged, STATUS_DIVERGED as i32),
+            (self.exit_emits, STATUS_EMITS as i32),
         ] {
             a.bind(l);
             if self.simt && s != Status::Done as i32 {
@@ -1976,9 +2128,14 @@ impl Gen<'_> {
                     self.own_loop(slot);
                 }
             }
-            // Vertex shaders: EMIT/SETEMIT do nothing. The rest is the node's exit.
-            Instruction::Emit
-            | Instruction::SetEmit { .. }
+            Instruction::Emit => {
+                if self.gs.is_some() {
+                    self.gs_emit(pc)?;
+                }
+            }
+            // SETEMIT's parameters are constants of each EMIT site (`GsPlan::emit_flags`).
+            // The rest is the node's exit.
+            Instruction::SetEmit { .. }
             | Instruction::Nop
             | Instruction::End
             | Instruction::Break
