@@ -755,7 +755,8 @@ mod soa {
             );
         }
         assert!(
-            lines.iter().any(|l| l.starts_with("jb ")) && lines.iter().any(|l| l.starts_with("js ")),
+            lines.iter().any(|l| l.starts_with("jb "))
+                && lines.iter().any(|l| l.starts_with("js ")),
             "EMIT count and row-offset branches"
         );
     }
