@@ -323,7 +323,7 @@ fn generated_programs_decode_cleanly() {
 
 mod soa {
     use super::decode;
-    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm};
+    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE};
     use picajit_jit::iced_x86::{Decoder, DecoderOptions};
     use picajit_jit::x64::asm::{Asm, Mem};
     use picajit_jit::x64::regs::*;
@@ -371,6 +371,41 @@ mod soa {
                 yone(|y| f(y, Ymm(14), Ymm(4), YOp::Mem(Mem::Index(R15, R11, 0x800)))),
                 format!("{name} ymm14,ymm4,[r15+r11+800h]")
             );
+            // Hot constants through HOT_BASE (rbp): each of the eight slots with a literal
+            // 8-bit displacement, so the whole instruction is 5 bytes (two-byte VEX) for
+            // low registers.
+            for k in 0..8 {
+                let o = 32 * k - 128;
+                let want = if o < 0 {
+                    format!("{name} ymm3,ymm2,[rbp-{:X}h]", -o)
+                } else if o == 0 {
+                    format!("{name} ymm3,ymm2,[rbp]")
+                } else {
+                    format!("{name} ymm3,ymm2,[rbp+{o:X}h]")
+                };
+                let mut a = Asm::new();
+                f(
+                    &mut Yasm::new(&mut a),
+                    Ymm(3),
+                    Ymm(2),
+                    YOp::Mem(Mem::Base(HOT_BASE, o)),
+                );
+                let (v, code, len) = decode(a);
+                assert_eq!(v[0].replace("ymmword ptr ", ""), want);
+                let short = matches!(
+                    name,
+                    "vpcmpgtq"
+                        | "vpmuldq"
+                        | "vpermd"
+                        | "vpsrlvd"
+                        | "vpsrlvq"
+                        | "vpsllvq"
+                        | "vpcmpeqq"
+                        | "vpmaxud"
+                );
+                // 0F38-map forms need the three-byte VEX prefix.
+                assert_eq!(len, if short { 6 } else { 5 }, "{name} {code:02x?}");
+            }
             // Constant-pool form: RIP-relative, pointing at the 32-byte constant.
             let mut a = Asm::new();
             let mut y = Yasm::new(&mut a);
@@ -383,6 +418,45 @@ mod soa {
             let target = i.ip_rel_memory_address() as usize;
             let want: Vec<u8> = (1u32..=8).flat_map(|x| x.to_le_bytes()).collect();
             assert_eq!(&code[target..target + 32], &want[..], "{name}");
+        }
+    }
+
+    /// `Yasm::constant` of a value in `Asm::hot32` is a `HOT_BASE` slot, and the finished
+    /// pool holds that value at `hot_label` + the slot's displacement.
+    #[test]
+    fn hot_constants_resolve_to_their_bytes() {
+        let mut a = Asm::new();
+        a.hot32 = (0..8u32).map(|k| [k * 0x1111_1111 + 1; 8]).collect();
+        let hot = a.new_label();
+        a.hot_label = Some(hot);
+        let mut y = Yasm::new(&mut a);
+        // An ordinary constant stays RIP-relative.
+        assert!(matches!(y.constant([9; 8]), Mem::Const(_)));
+        let mut disps = Vec::new();
+        for k in 0..8u32 {
+            match y.constant([k * 0x1111_1111 + 1; 8]) {
+                Mem::Base(b, o) if b == HOT_BASE => disps.push(o),
+                other => panic!("slot {k}: {other:?}"),
+            }
+        }
+        assert_eq!(disps, [-128, -96, -64, -32, 0, 32, 64, 96]);
+        // `lea rbp, [hot]` is how the SoA entry gets the base: check the layout through it.
+        let mut a = Asm::new();
+        a.hot32 = (0..8u32).map(|k| [k * 0x1111_1111 + 1; 8]).collect();
+        let hot = a.new_label();
+        a.hot_label = Some(hot);
+        a.lea_label(RBP, hot);
+        let (code, len) = a.finish().unwrap();
+        let mut d = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
+        let i = d.decode();
+        let at = i.ip_rel_memory_address() as usize;
+        for (k, o) in disps.iter().enumerate() {
+            let slot = (at as i64 + *o as i64) as usize;
+            let want: Vec<u8> = [k as u32 * 0x1111_1111 + 1; 8]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            assert_eq!(&code[slot..slot + 32], &want[..], "slot {k}");
         }
     }
 
@@ -414,6 +488,14 @@ mod soa {
                 format!("{name} ymm0,[r15+rax+810h]")
             );
         }
+        assert_eq!(
+            yone(|y| y.vmovaps(Ymm(7), Mem::Base(HOT_BASE, -96))),
+            "vmovaps ymm7,[rbp-60h]"
+        );
+        assert_eq!(
+            yone(|y| y.vmovups(Ymm(12), Mem::Base(HOT_BASE, 96))),
+            "vmovups ymm12,[rbp+60h]"
+        );
         assert_eq!(
             yone(|y| y.store(Mem::Base(RBX, 0x1A0), Ymm(13), true)),
             "vmovaps [rbx+1A0h],ymm13"

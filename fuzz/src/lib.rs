@@ -43,7 +43,7 @@ use picajit::interp::isa::{
     SrcReg,
 };
 use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{GeometryState, Registers, Uniforms};
+use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
 
 /// Instruction budget of the differential target (small, so that each execution is fast).
@@ -866,6 +866,8 @@ pub fn differential(case: &Case) {
             compare_invocations(case, &interp, &shader, &uniforms, mode, budget, &ctx);
             if program.kind() == ShaderKind::Vertex {
                 compare_batch(case, &interp, &shader, &uniforms, mode, budget, &ctx);
+            } else {
+                compare_points(case, &interp, &shader, &uniforms, mode, budget, &ctx);
             }
         }
     }
@@ -959,6 +961,61 @@ fn compare_invocations(
         // As the engine's GeometryRunner does between invocations.
         uniforms.set_bool(15, true);
     }
+}
+
+/// Nine point-mode invocations in one `run_points` call (one group of eight on the
+/// multi-vertex code where the program allows it), against the interpreter's, from the
+/// case's registers: every emitted vertex, the registers, the geometry state, b15 and the
+/// error.
+fn compare_points(
+    case: &Case,
+    interp: &Interpreter,
+    shader: &CompiledShader,
+    uniforms: &Uniforms,
+    mode: FloatMode,
+    budget: u64,
+    ctx: &dyn Fn() -> String,
+) {
+    let base = case.inputs(mode);
+    let inputs: Vec<[[f32; 4]; 16]> = [0, 1, 5, 2, 11, 3, 7, 14, 9]
+        .iter()
+        .map(|&k| std::array::from_fn(|i| base[(i + k) % 16]))
+        .collect();
+    // The registers the program writes: what an emulator's output map would name.
+    let mask = shader.analysis().written_registers().1;
+    let run = |jit: bool| {
+        let mut regs = case.initial_registers(mode);
+        let mut u = uniforms.clone();
+        let mut gs = GeometryState::default();
+        let mut out = EmitBuffer::new(mask);
+        let r = if jit {
+            shader
+                .run_points(&mut regs, &mut u, &mut gs, &inputs, budget, &mut out)
+                .map(|i| i.instructions)
+                .map_err(|e| (e.index, e.error))
+        } else {
+            interp.run_points(&mut regs, &mut u, &mut gs, &inputs, budget, &mut out)
+        };
+        let rows: Vec<u32> = out.rows.iter().flatten().map(|x| x.to_bits()).collect();
+        (r, reg_bits(&regs), gs_bits(&gs), u.bools(), rows, out.flags)
+    };
+    let (want, got) = (run(false), run(true));
+    assert!(want.0 == got.0, "run_points: {:?}, the interpreter {:?}\n{}", got.0, want.0, ctx());
+    assert!(
+        want.1 == got.1,
+        "run_points: registers differ: {}\n{}",
+        first_diff(&want.1, &got.1),
+        ctx()
+    );
+    assert!(want.2 == got.2, "run_points: geometry state differs\n{}", ctx());
+    assert!(want.3 == got.3, "run_points: bool uniforms differ\n{}", ctx());
+    assert!(
+        want.4 == got.4 && want.5 == got.5,
+        "run_points: emitted vertices differ ({} vs {} vertices)\n{}",
+        got.5.len(),
+        want.5.len(),
+        ctx()
+    );
 }
 
 fn compare_batch(

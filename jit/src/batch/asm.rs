@@ -85,6 +85,18 @@ macro_rules! vex_rrr {
                     let ops = &mut self.a.ops;
                     match b.into() {
                         YOp::Reg(r) => x64!(ops; $m Ry(d.0), Ry(a.0), Ry(r.0)),
+                        // Literal displacements: dynasm encodes a run-time one in 32 bits.
+                        YOp::Mem(Mem::Base(base, o)) if base == HOT_BASE => match o {
+                            -128 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp - 128]),
+                            -96 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp - 96]),
+                            -64 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp - 64]),
+                            -32 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp - 32]),
+                            0 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp]),
+                            32 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp + 32]),
+                            64 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp + 64]),
+                            96 => x64!(ops; $m Ry(d.0), Ry(a.0), [rbp + 96]),
+                            _ => x64!(ops; $m Ry(d.0), Ry(a.0), [Rq(base.0) + o]),
+                        },
                         YOp::Mem(Mem::Base(base, o)) => {
                             x64!(ops; $m Ry(d.0), Ry(a.0), [Rq(base.0) + o])
                         }
@@ -109,6 +121,17 @@ macro_rules! vex_rr {
                     let ops = &mut self.a.ops;
                     match s.into() {
                         YOp::Reg(r) => x64!(ops; $m Ry(d.0), Ry(r.0)),
+                        YOp::Mem(Mem::Base(base, o)) if base == HOT_BASE => match o {
+                            -128 => x64!(ops; $m Ry(d.0), [rbp - 128]),
+                            -96 => x64!(ops; $m Ry(d.0), [rbp - 96]),
+                            -64 => x64!(ops; $m Ry(d.0), [rbp - 64]),
+                            -32 => x64!(ops; $m Ry(d.0), [rbp - 32]),
+                            0 => x64!(ops; $m Ry(d.0), [rbp]),
+                            32 => x64!(ops; $m Ry(d.0), [rbp + 32]),
+                            64 => x64!(ops; $m Ry(d.0), [rbp + 64]),
+                            96 => x64!(ops; $m Ry(d.0), [rbp + 96]),
+                            _ => x64!(ops; $m Ry(d.0), [Rq(base.0) + o]),
+                        },
                         YOp::Mem(Mem::Base(base, o)) => x64!(ops; $m Ry(d.0), [Rq(base.0) + o]),
                         YOp::Mem(Mem::Index(base, i, o)) => {
                             x64!(ops; $m Ry(d.0), [Rq(base.0) + Rq(i.0) + o])
@@ -120,6 +143,12 @@ macro_rules! vex_rr {
         }
     };
 }
+
+/// The register the SoA code keeps `Asm::hot_label` in (set once at its entry), so that the
+/// fix-ups' most used constants take an 8-bit displacement instead of a RIP-relative 32-bit
+/// one (and a low register keeps the two-byte VEX prefix): two bytes less in each of
+/// several hundred instructions of a typical shader.
+pub const HOT_BASE: Gpr = crate::x64::regs::RBP;
 
 /// The SoA emitter's view of an [`Asm`]: 256-bit forms plus 32-byte constants.
 pub struct Yasm<'a> {
@@ -154,9 +183,12 @@ impl<'a> Yasm<'a> {
         self.constant([lo, hi, lo, hi, lo, hi, lo, hi])
     }
 
-    /// A 32-byte constant.
+    /// A 32-byte constant: one of [`Asm::hot32`] through [`HOT_BASE`], any other in the pool.
     pub fn constant(&mut self, v: [u32; 8]) -> Mem {
-        Mem::Const(self.a.constant32(v))
+        match self.a.hot32.iter().position(|h| *h == v) {
+            Some(i) => Mem::Base(HOT_BASE, 32 * i as i32 - 128),
+            None => Mem::Const(self.a.constant32(v)),
+        }
     }
 
     /// `vmovaps m256, ymm` / `vmovups` when `aligned` is false.

@@ -13,8 +13,11 @@
 //!
 //! # Eligibility ([`eligibility`])
 //!
-//! A program runs here when it is a vertex shader, the host has AVX2, and [`Analysis`] built it
-//! (every vertex shader the per-vertex backend compiles). Control flow that depends only on
+//! A program runs here when the host has AVX2, [`Analysis`] built it (every program the
+//! per-vertex backend compiles), and it is a vertex shader, or a geometry shader for which
+//! [`geometry::plan`] proves that eight consecutive point-mode invocations can run together
+//! ([`CompiledShader::run_points`]; see [`geometry`] for the proof and how EMIT writes
+//! vertices). Control flow that depends only on
 //! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis) is compiled as
 //! usual. Conditions on the per-vertex cmp flags (IFC/CALLC/JMPC/BREAKC) test the eight
 //! flags with `vmovmskps`: if the running lanes agree, the branch is taken or not as a whole;

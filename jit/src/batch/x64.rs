@@ -15,8 +15,10 @@
 //! |---|---|
 //! | `rbx` | the `SoaContext` (all SoA registers live there, addressed `[rbx + disp32]`) |
 //! | `r15` | `Uniforms` |
-//! | `rbp` | instructions left for the group (one invocation's budget) |
-//! | `r13`, `r14` | input and output rows of the current group (entry loop only) |
+//! | `r13` | instructions left for the group (one invocation's budget) |
+//! | `rbp` | [`HOT_BASE`]: the most used fix-up constants, reached with 8-bit displacements |
+//! | `r14` | output rows of the current group (entry loop only) |
+//! | `r9` | input rows of the current group (entry loop, before the body) |
 //! | `r11` | row offset of the aL-relative source of the current instruction |
 //! | `r12` | programs with cmp-dependent branches: the lanes running the current block (bit k = lane k) |
 //! | `rax rcx rdx rsi rdi r8-r10` | scratch |
@@ -72,7 +74,7 @@
     reason = "component indices address masks, swizzles and register arrays in parallel"
 )]
 
-use super::asm::{pred, Yasm, Ymm};
+use super::asm::{pred, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
 use super::*;
 use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
@@ -140,6 +142,13 @@ const T3: Ymm = Ymm(10);
 const T4: Ymm = Ymm(11);
 /// Result components.
 const RES: [Ymm; 4] = [Ymm(12), Ymm(13), Ymm(14), Ymm(15)];
+
+/// Instructions left for the group.
+const BUDGET: Gpr = R13;
+
+/// Input rows of the current group, in the entry loop (a scratch register: only the
+/// transposes before the body read it).
+const ROWS_IN: Gpr = R9;
 
 /// Row-offset register of an aL-relative source.
 const REL_GPR: Gpr = R11;
@@ -317,6 +326,49 @@ pub fn needs_lane_masks(analysis: &Analysis) -> bool {
     })
 }
 
+/// The eight constants the fix-ups of `mode` use most (counted over the examples), reached
+/// through [`HOT_BASE`]: the input flush and the range/NaN tests of every result in F24 RTZ
+/// and F32, the f64 rounding of F24 RNE.
+fn hot_constants(mode: FloatMode) -> Vec<[u32; 8]> {
+    let s = |v: u32| [v; 8];
+    let d = |v: u64| {
+        let (lo, hi) = (v as u32, (v >> 32) as u32);
+        [lo, hi, lo, hi, lo, hi, lo, hi]
+    };
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => vec![
+            s(ABS),
+            s(F24_MIN_M1),
+            s(F24_OVF_M1),
+            s(TRUNC17),
+            s(INF),
+            s(ABS & TRUNC17),
+            s(MANT),
+            s(ONE),
+        ],
+        FloatMode::F24(Rounding::NearestEven) => vec![
+            s(ABS),
+            d(1),
+            d(GRID17),
+            d(ABS64),
+            d(INF64),
+            d(QNAN64),
+            d(ULP17 / 2 - 1),
+            s(INF),
+        ],
+        FloatMode::F32 => vec![
+            s(ABS),
+            s(INF),
+            s(F32_MIN_M1),
+            s(ABS & TRUNC17),
+            d(1),
+            s(ONE),
+            s(SIGN),
+            d(0x4330_0000_0000_0000),
+        ],
+    }
+}
+
 /// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, what it
 /// reads of the per-call uniform copies)`.
 pub fn generate(
@@ -326,6 +378,8 @@ pub fn generate(
     gs: Option<&GsPlan>,
 ) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
     let mut a = Asm::new();
+    a.hot32 = hot_constants(mode);
+    a.hot_label = Some(a.new_label());
     let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
@@ -527,6 +581,9 @@ impl Gen<'_> {
             a.push(r);
         }
         a.mov_rr64(RBX, RDI);
+        if let Some(hot) = a.hot_label {
+            a.lea_label(HOT_BASE, hot);
+        }
         a.mov_rm64(R15, RBX, SOA_UNIFORMS);
         a.stmxcsr(RBX, SOA_SAVED_MXCSR);
         a.ldmxcsr(mxcsr);
@@ -536,15 +593,15 @@ impl Gen<'_> {
         a.cmp_rm64(RCX, RBX, SOA_BATCH_COUNT);
         x64!(a.ops; ja =>finished);
         a.shl_ri64(RAX, 8);
-        a.mov_rm64(R13, RBX, SOA_BATCH_INPUT);
-        a.add_rr64(R13, RAX);
+        a.mov_rm64(ROWS_IN, RBX, SOA_BATCH_INPUT);
+        a.add_rr64(ROWS_IN, RAX);
         a.mov_rm64(R14, RBX, SOA_BATCH_OUTPUT);
         a.add_rr64(R14, RAX);
         for i in 0..16u8 {
             let bit = 1 << i;
             if (usage.inputs_raw | usage.inputs_flushed) & bit != 0 {
                 self.transpose_rows_in(
-                    |k| Mem::Base(R13, 256 * k as i32 + 16 * i as i32),
+                    |k| Mem::Base(ROWS_IN, 256 * k as i32 + 16 * i as i32),
                     (usage.inputs_raw & bit != 0).then_some(bank_off(SOA_INPUT, i)),
                     (usage.inputs_flushed & bit != 0).then_some(bank_off(SOA_INPUT_FLUSHED, i)),
                 );
@@ -559,7 +616,7 @@ impl Gen<'_> {
             self.vs_group_start(&usage);
         }
         let a = &mut self.a;
-        a.mov_rm64(RBP, RBX, SOA_BUDGET);
+        a.mov_rm64(BUDGET, RBX, SOA_BUDGET);
         a.call_label(body);
         a.test_rr32(RAX, RAX);
         a.jne(epilogue);
@@ -571,7 +628,7 @@ impl Gen<'_> {
             a.mov_rm64(RAX, RBX, SOA_GROUP_INSTRUCTIONS);
         } else {
             a.mov_rm64(RAX, RBX, SOA_BUDGET);
-            a.sub_rr64(RAX, RBP);
+            a.sub_rr64(RAX, BUDGET);
             a.shl_ri64(RAX, 3); // eight vertices, each the same count
         }
         a.add_mr64(RBX, SOA_BATCH_INSTRUCTIONS, RAX);
@@ -880,7 +937,7 @@ impl Gen<'_> {
             self.al_row = None;
             self.cmp_in_res = false;
             let len = block.nodes.len() as i32;
-            self.a.sub_ri64(RBP, len);
+            self.a.sub_ri64(BUDGET, len);
             let budget = self.exit_budget;
             self.a.jb(budget);
             if self.simt {

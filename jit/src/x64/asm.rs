@@ -66,6 +66,13 @@ pub struct Asm {
     /// 32-byte constants (the AVX2 emitter's splats).
     pool32: Vec<([u32; 8], DynamicLabel)>,
     tables: Vec<(Vec<u8>, DynamicLabel)>,
+    /// Up to eight 32-byte constants placed first in the 32-byte pool, with `hot_label`
+    /// bound 128 bytes into them, so that code holding that address in a register reaches
+    /// each with an 8-bit displacement (-128, -96, …, 96): the SoA emitter's fix-up constants
+    /// (see `batch::asm::HOT_BASE`).
+    pub hot32: Vec<[u32; 8]>,
+    /// See `hot32`.
+    pub hot_label: Option<DynamicLabel>,
 }
 
 impl Default for Asm {
@@ -156,6 +163,8 @@ impl Asm {
             pool: Vec::new(),
             pool32: Vec::new(),
             tables: Vec::new(),
+            hot32: Vec::new(),
+            hot_label: None,
         }
     }
 
@@ -214,6 +223,14 @@ impl Asm {
         x64!(self.ops; .align 16, 0xCC);
         for (v, l) in std::mem::take(&mut self.pool) {
             x64!(self.ops; =>l ; .u32 v[0], v[1], v[2], v[3]);
+        }
+        for (i, v) in std::mem::take(&mut self.hot32).into_iter().enumerate() {
+            if i == 4 {
+                if let Some(l) = self.hot_label {
+                    x64!(self.ops; =>l);
+                }
+            }
+            x64!(self.ops; .u32 v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
         }
         for (v, l) in std::mem::take(&mut self.pool32) {
             x64!(self.ops; =>l ; .u32 v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
