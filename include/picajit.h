@@ -41,7 +41,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 0
+#define PICAJIT_API_VERSION_MINOR 1
 
 /**
  * The C API version this header describes: major in bits 16-31, minor in bits 0-15.
@@ -268,7 +268,7 @@ enum PicajitGsMode
  {
   /**
    * One invocation per input vertex; its attributes arrive in v0-v15
-   * (`picajit_geometry_run_point`).
+   * (`picajit_geometry_run_point`, `picajit_geometry_run_points`).
    */
   PICAJIT_GS_POINT = 0,
   /**
@@ -610,7 +610,8 @@ PicajitStatus picajit_geometry_set_mode(struct PicajitGeometry *geometry,
                                         uint32_t vertices);
 
 /**
- * Deliver emitted vertices to `func` at the end of every invocation, in emission order,
+ * Deliver emitted vertices to `func` at the end of every invocation (with
+ * `picajit_geometry_run_points`: after every few hundred invocations), in emission order,
  * with their outputs in `layout` (its stride is not used). Without a callback (`func` NULL,
  * the default; `layout` may then be NULL) emitted vertices accumulate until
  * `picajit_geometry_take`. Vertices already pending when a callback is set stay pending.
@@ -675,6 +676,47 @@ PicajitStatus picajit_geometry_run_point(struct PicajitGeometry *geometry,
                                          const struct PicajitVertexLayout *layout,
                                          const void *vertex,
                                          struct PicajitRunStats *stats);
+
+/**
+ * Run `count` point-mode invocations, one per input vertex, as a GPU runs a draw and as
+ * `count` calls of `picajit_geometry_run_point` would: vertex k (at `vertices + k *
+ * layout->stride`, read as `layout` describes) goes to v0-v15 of invocation k, everything
+ * else (registers, output banks, vertex buffer, SETEMIT state) carries over from the
+ * previous invocation, and b15 of `uniforms` is set after each invocation. Emitted vertices
+ * go to the callback or become pending, exactly as `picajit_geometry_run_point` delivers
+ * them, in emission order; with a callback they are delivered after every few hundred
+ * invocations rather than after each. `count` may be 0. `stats` may be NULL
+ * (`instructions` in total, `vertices` = `count` on success).
+ *
+ * This is the fast way to run a point-mode draw: on the x86-64 JIT, groups of eight
+ * invocations run together on the multi-vertex backend where the program allows it
+ * (`picajit info --engine x64` says whether). Results are the interpreter's, bit for bit.
+ *
+ * Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
+ * point mode, the shader is a vertex shader, the uniform set is of another float mode or
+ * the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+ * point, `stats->vertices` is the number of invocations completed before it,
+ * `stats->instructions` 0, and the vertices emitted before the failure (its own included)
+ * are delivered.
+ *
+ * The callback may call picajit functions, but must not destroy or reset `geometry`,
+ * destroy `shader` or `uniforms`, or write `vertices`; if it sets another callback or
+ * writes the uniforms, which of the remaining invocations see the change is unspecified (if
+ * it leaves point mode, the call stops with `PICAJIT_ERR_INVALID_ARGUMENT`).
+ *
+ * # Safety
+ * `geometry`, `shader`, `uniforms` must be NULL or live (`geometry` and `uniforms` used by
+ * no other thread during the call); `layout` NULL or readable; `vertices` NULL or readable
+ * for `count` vertices of the layout, and not written during the call; `stats` NULL or
+ * writable.
+ */
+PicajitStatus picajit_geometry_run_points(struct PicajitGeometry *geometry,
+                                          const struct PicajitShader *shader,
+                                          struct PicajitUniforms *uniforms,
+                                          const struct PicajitVertexLayout *layout,
+                                          const void *vertices,
+                                          size_t count,
+                                          struct PicajitRunStats *stats);
 
 /**
  * Run one invocation in variable or fixed mode: `row_count` rows of 4 values in `format`

@@ -11,7 +11,7 @@ use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
 use picajit_interp::float::{FloatMode, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
-use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
 use std::fmt;
 use std::sync::Arc;
@@ -133,6 +133,15 @@ impl fmt::Display for BatchError {
 
 impl std::error::Error for BatchError {}
 
+/// What [`Shader::run_points`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PointsInfo {
+    /// Instructions executed over all invocations.
+    pub instructions: u64,
+    /// Vertices appended to the [`EmitBuffer`] (the records that were pending included).
+    pub emitted: usize,
+}
+
 /// A program prepared for execution.
 #[derive(Debug)]
 pub struct Shader {
@@ -242,6 +251,13 @@ impl Shader {
         self.fallback.as_deref()
     }
 
+    /// The reference interpreter prepared for this program and float mode: what [`Self::run`]
+    /// uses, and what runs everything when no JIT does. Its entry points take register
+    /// values (no input conversion).
+    pub fn interpreter(&self) -> &Interpreter {
+        &self.interp
+    }
+
     /// The compiled code, when a JIT runs this program (code size, compile time, analysis,
     /// disassembly).
     pub fn compiled(&self) -> Option<&CompiledShader> {
@@ -262,15 +278,21 @@ impl Shader {
     }
 
     /// Run one invocation on caller-owned registers (used as they are: geometry shaders
-    /// keep state between invocations). `geometry` receives EMITs.
+    /// keep state between invocations). `geometry` receives EMITs. Compiled code runs it
+    /// when a JIT took the program (the interpreter where that code deopts), the
+    /// interpreter otherwise: the results are the same bit for bit.
     pub fn run(
         &self,
         regs: &mut Registers,
         uniforms: &Uniforms,
         geometry: Option<&mut GeometryState>,
     ) -> Result<RunInfo, ExecError> {
-        self.interp
-            .run(regs, uniforms, geometry, self.config.budget)
+        match &self.jit {
+            Some(code) => code.run(regs, uniforms, geometry, self.config.budget),
+            None => self
+                .interp
+                .run(regs, uniforms, geometry, self.config.budget),
+        }
     }
 
     /// Convert vertex attributes to register values the way the hardware's input stage does:
@@ -374,6 +396,97 @@ impl Shader {
             base += len;
         }
         Ok(total)
+    }
+
+    /// Run a point-mode geometry shader over many input points, as a GPU does for a draw:
+    /// invocation `k` gets `inputs[k]` (f32 attributes, converted by
+    /// [`Self::convert_inputs`]) in v0-v15 and everything else (registers, both output banks,
+    /// the vertex buffer, SETEMIT state) from invocation `k - 1`; b15 of `uniforms` is set
+    /// after each invocation, also after one that fails. The records `geometry` has pending
+    /// in [`GeometryState::emitted`] are moved into `out` first, then every EMIT is appended
+    /// to `out` (the registers in `out.mask()` only). Afterwards `regs`, `geometry` and
+    /// `uniforms` are exactly what one [`Self::run`] per point (inputs converted, b15 set
+    /// after each) leaves, with the EMITs drained by [`GeometryState::drain_into`].
+    ///
+    /// On the JIT, runs of eight invocations execute together on the multi-vertex backend
+    /// where the program allows it (`CompiledShader::points_ineligibility`) and `out.mask()`
+    /// names only registers the program writes ([`Self::output_mask`] or a subset): an
+    /// emulator passes the registers its output map reads. Results are the interpreter's bit
+    /// for bit either way.
+    ///
+    /// Meant for geometry shaders (a vertex shader's invocations would run on carried-over
+    /// registers and emit nothing). Fails at the first invocation that fails, with its index in [`BatchError::vertex`]; the vertices it and
+    /// the earlier invocations emitted are in `out`.
+    pub fn run_points(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<PointsInfo, BatchError> {
+        let emitted_before = out.len();
+        let budget = self.config.budget;
+        let run = |regs: &mut Registers,
+                   uniforms: &mut Uniforms,
+                   geometry: &mut GeometryState,
+                   ins: &[[[f32; 4]; 16]],
+                   out: &mut EmitBuffer,
+                   base: usize| {
+            let r = match &self.jit {
+                Some(code) => code
+                    .run_points(regs, uniforms, geometry, ins, budget, out)
+                    .map(|i| i.instructions)
+                    .map_err(|e| (e.index, e.error)),
+                None => self
+                    .interp
+                    .run_points(regs, uniforms, geometry, ins, budget, out),
+            };
+            r.map_err(|(index, error)| BatchError {
+                vertex: base + index,
+                error,
+            })
+        };
+        let instructions = if !matches!(self.config.float_mode, FloatMode::F24(_)) {
+            run(regs, uniforms, geometry, inputs, out, 0)?
+        } else {
+            // Converted copies in chunks, as in `run_batch_masked`: bounded memory, rows in
+            // cache between conversion and execution. Only the registers the program reads
+            // are converted (the others cannot influence anything but the final v0-v15,
+            // which are set below to what a per-point conversion leaves).
+            const CHUNK: usize = 256;
+            let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(inputs.len())];
+            let mut total = 0;
+            let mut base = 0;
+            let mut result = Ok(());
+            while base < inputs.len() {
+                let len = CHUNK.min(inputs.len() - base);
+                for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+                    *dst = self.convert_masked(src);
+                }
+                match run(regs, uniforms, geometry, &scratch[..len], out, base) {
+                    Ok(n) => total += n,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                base += len;
+            }
+            let last = match &result {
+                Ok(()) => inputs.len().checked_sub(1),
+                Err(e) => Some(e.vertex),
+            };
+            if let Some(k) = last {
+                regs.input = self.convert_inputs(&inputs[k]);
+            }
+            result?;
+            total
+        };
+        Ok(PointsInfo {
+            instructions,
+            emitted: out.len() - emitted_before,
+        })
     }
 
     /// Convert only the registers the program reads; the rest are zero.
@@ -487,6 +600,22 @@ impl GeometryRunner {
         let info = shader.run(&mut self.registers, uniforms, Some(&mut self.state));
         uniforms.set_bool(15, true);
         info
+    }
+
+    /// Run one point-mode invocation per row of `inputs`, as [`Self::invoke`] with
+    /// [`GsInput::Point`] would one after the other, on [`Shader::run_points`]: emitted
+    /// vertices (those still pending in [`Self::state`] first) go to `out`, packed to the
+    /// registers in `out.mask()`. On the JIT, groups of eight points run together where the
+    /// program allows it. An error names the failing point in [`BatchError::vertex`]; what
+    /// it and the points before it emitted is in `out`.
+    pub fn invoke_points(
+        &mut self,
+        shader: &Shader,
+        uniforms: &mut Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<PointsInfo, BatchError> {
+        shader.run_points(&mut self.registers, uniforms, &mut self.state, inputs, out)
     }
 }
 

@@ -1,11 +1,12 @@
 //! `picajit bench` end to end on a tiny time budget, and the benchmark example shaders run on
 //! the interpreter with values worked out by hand.
 
-use picajit::bench::{prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
+use picajit::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
 use picajit::engine::{
     program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::program::ShaderKind;
 use picajit::interp::state::Uniforms;
 use picajit::shbin::{Dvle, RegisterFile};
 use serde_json::Value;
@@ -38,6 +39,27 @@ const TINY: &[&str] = &[
     "--batch",
     "1,8",
 ];
+
+/// Whether the x86-64 JIT runs the example `name` eight invocations per group on this host,
+/// as the JIT decides: vertex-shader batches, point-mode geometry draws (`run_points`).
+fn has_lanes(name: &str) -> bool {
+    let w = Workload::examples()
+        .expect("examples assemble")
+        .into_iter()
+        .find(|w| w.name == name)
+        .expect("an example");
+    let backend = picajit_jit::Backend::X64;
+    if !EngineKind::X64.runs_here() {
+        return false;
+    }
+    let features = picajit_jit::HostFeatures::for_backend(backend);
+    let code = picajit_jit::compile(&w.program, FloatMode::default(), backend, features)
+        .expect("the examples compile");
+    match w.kind() {
+        ShaderKind::Vertex => code.batch_ineligibility().is_none(),
+        ShaderKind::Geometry => code.points_ineligibility().is_none(),
+    }
+}
 
 #[test]
 fn bench_writes_json_and_svg_for_every_example() {
@@ -93,12 +115,10 @@ fn bench_writes_json_and_svg_for_every_example() {
                     assert!(r["speedup_vs_interp"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
                     assert!(r["code_bytes"].as_u64().unwrap_or(0) > 0, "{r}");
                     assert!(r["time_vs_f32"].as_f64().is_some(), "{r}");
-                    // Batches of eight vertex-shader invocations go to the 8-lane path where
-                    // the host has one; `branches` diverges within groups there.
-                    let lanes = picajit_jit::HostFeatures::detect()
-                        .contains(picajit_jit::HostFeatures::AVX2)
-                        && batch == 8
-                        && name.ends_with(".v.pica");
+                    // Batches of eight invocations go to the 8-lane path where the JIT has
+                    // one for the shader (vertex batches, point-mode geometry draws);
+                    // `branches` diverges within groups there.
+                    let lanes = batch == 8 && has_lanes(name);
                     if lanes {
                         let groups = r["lane_groups"].as_u64().expect("lane counters");
                         let reruns = r["lane_reruns"].as_u64().expect("lane counters");
@@ -107,7 +127,7 @@ fn bench_writes_json_and_svg_for_every_example() {
                             assert!(r["lane_splits"].as_u64().unwrap_or(0) > 0, "{r}");
                         }
                     } else {
-                        // Single vertices, geometry shaders: nothing on the 8-lane path.
+                        // Single vertices, shaders without 8-lane code: nothing on it.
                         assert_eq!(r["lane_groups"].as_u64().unwrap_or(0), 0, "{r}");
                     }
                 }
@@ -122,9 +142,7 @@ fn bench_writes_json_and_svg_for_every_example() {
             assert!(c["compile_us"].as_f64().unwrap_or(-1.0) >= 0.0, "{c}");
         }
         // The 8-lane code is reported beside the per-vertex code where it exists.
-        let lanes = c["engine"] == "x64"
-            && picajit_jit::HostFeatures::detect().contains(picajit_jit::HostFeatures::AVX2)
-            && c["shader"].as_str().is_some_and(|s| s.ends_with(".v.pica"));
+        let lanes = c["engine"] == "x64" && c["shader"].as_str().is_some_and(has_lanes);
         if lanes {
             assert!(c["lane_code_bytes"].as_u64().unwrap_or(0) > 0, "{c}");
             assert!(c["lane_compile_us"].as_f64().unwrap_or(-1.0) > 0.0, "{c}");
@@ -459,4 +477,53 @@ fn every_example_runs_with_its_benchmark_inputs() {
             assert!(stats.instructions >= 64 * 10, "{}: {stats:?}", w.name);
         }
     }
+}
+
+/// Geometry shaders in the benchmark: one `run_points` call per batch on every engine that
+/// runs here, state carried from batch to batch, emitted vertices counted from the buffer;
+/// and the pre-check compares the JIT's emitted vertices and final state with the
+/// interpreter's, and notices a difference.
+#[test]
+fn bench_runs_geometry_batches_through_run_points() {
+    let geometry: Vec<Workload> = Workload::examples()
+        .expect("examples assemble")
+        .into_iter()
+        .filter(|w| w.kind() == ShaderKind::Geometry)
+        .collect();
+    assert_eq!(geometry.len(), 2);
+    for w in &geometry {
+        let per_point = if w.name.contains("disc") { 34 } else { 4 };
+        for mode in picajit::bench::MODES {
+            let mut engines = vec![prepare(EngineKind::Interpreter, w, mode, 1 << 20).unwrap()];
+            if EngineKind::X64.runs_here() {
+                engines.push(prepare(EngineKind::X64, w, mode, 1 << 20).unwrap());
+            }
+            for p in &engines {
+                for batch in [1, 8, 13, 64] {
+                    let mut runner = BatchRunner::new(p, w, batch);
+                    for _ in 0..3 {
+                        let stats = runner.run().unwrap_or_else(|e| panic!("{}: {e}", w.name));
+                        assert_eq!(stats.emitted, batch * per_point, "{} {:?}", w.name, p);
+                        assert!(stats.instructions >= 21 * batch as u64, "{stats:?}");
+                    }
+                }
+            }
+            if let [interp, jit] = &engines[..] {
+                assert_eq!(compare(interp, jit, w, 256), Ok(()), "{} {mode:?}", w.name);
+            }
+        }
+    }
+    // A difference is noticed: the other geometry shader, or another rounding.
+    let (quad, disc) = (&geometry[0], &geometry[1]);
+    assert!(quad.name.contains("quad") && disc.name.contains("disc"));
+    let rtz = FloatMode::F24(Rounding::TowardZero);
+    let a = prepare(EngineKind::Interpreter, quad, rtz, 1 << 20).unwrap();
+    let b = prepare(EngineKind::Interpreter, disc, rtz, 1 << 20).unwrap();
+    let err = compare(&a, &b, quad, 256).unwrap_err();
+    assert!(err.contains("output record"), "{err}");
+    let rne = FloatMode::F24(Rounding::NearestEven);
+    let c = prepare(EngineKind::Interpreter, disc, rne, 1 << 20).unwrap();
+    let d = prepare(EngineKind::Interpreter, disc, rtz, 1 << 20).unwrap();
+    let err = compare(&c, &d, disc, 256).unwrap_err();
+    assert!(err.contains("differs"), "{err}");
 }

@@ -217,15 +217,71 @@ fn info_reports_the_jit_decision() {
     } else {
         assert!(out.contains("batches: one vertex at a time"), "{out}");
     }
-    let out = ok(&["info", "examples/point_to_quad.g.pica", "--engine", "x64"]);
-    assert!(
-        out.contains("batches: one vertex at a time (not a vertex shader)"),
-        "{out}"
-    );
     let out = ok(&["info", "examples/mvp.v.pica", "--engine", "a64", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     let batches = v["dvles"][0]["jit"]["batches"].as_str().unwrap_or("");
     assert!(batches.starts_with("one vertex at a time"), "{v}");
+    assert!(
+        v["dvles"][0]["jit"].get("points").is_none(),
+        "no point-mode report for vertex shaders: {v}"
+    );
+}
+
+/// The example compiled for `backend` as `info` compiles it.
+fn compiled_example(path: &str, backend: picajit_jit::Backend) -> picajit_jit::CompiledShader {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+        name: path,
+        text: &text,
+    }])
+    .unwrap();
+    let (program, _) = picajit::engine::program_from_shbin(&shbin, 0).unwrap();
+    let features = picajit_jit::HostFeatures::for_backend(backend);
+    picajit_jit::compile(&program, Default::default(), backend, features).unwrap()
+}
+
+/// For geometry shaders `info --engine` says how point-mode draws (`run_points`) run: eight
+/// invocations per group on the multi-vertex backend, or one at a time and why, as the JIT
+/// decides; in text and in JSON.
+#[test]
+fn info_reports_how_geometry_points_run() {
+    use picajit_jit::Backend;
+    for path in [
+        "examples/point_to_quad.g.pica",
+        "examples/point_to_disc.g.pica",
+    ] {
+        let code = compiled_example(path, Backend::X64);
+        let want = match code.points_ineligibility() {
+            Some(why) => format!("one invocation at a time ({why})"),
+            None => "8 invocations per group (".to_string(),
+        };
+        let out = ok(&["info", path, "--engine", "x64"]);
+        assert!(
+            out.contains(&format!("\n  points: {want}")),
+            "{path}: {out}"
+        );
+        let out = ok(&["info", path, "--engine", "x64", "--json"]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let points = v["dvles"][0]["jit"]["points"].as_str().unwrap_or("");
+        assert!(points.starts_with(&want), "{path}: {v}");
+        // `batches` is about vertex-shader batches, as before.
+        let batches = v["dvles"][0]["jit"]["batches"].as_str().unwrap_or("");
+        assert_eq!(batches, "one vertex at a time (not a vertex shader)", "{v}");
+    }
+    // The multi-vertex backend exists on x86-64 only.
+    let out = ok(&["info", "examples/point_to_quad.g.pica", "--engine", "a64"]);
+    assert!(
+        out.contains("points: one invocation at a time (the multi-vertex backend is x86-64 only)"),
+        "{out}"
+    );
+    // The interpreter has nothing to say about groups.
+    let out = ok(&[
+        "info",
+        "examples/point_to_quad.g.pica",
+        "--engine",
+        "interp",
+    ]);
+    assert!(!out.contains("points:"), "{out}");
 }
 
 #[test]
@@ -248,6 +304,8 @@ fn disasm_jit_batch_shows_the_multi_vertex_code_or_why_there_is_none() {
     } else {
         assert!(out.contains("no multi-vertex code"), "{out}");
     }
+    // Geometry shaders: the code `run_points` runs eight invocations per group with, where
+    // the JIT has it.
     let out = ok(&[
         "disasm",
         "--jit",
@@ -255,10 +313,20 @@ fn disasm_jit_batch_shows_the_multi_vertex_code_or_why_there_is_none() {
         "--batch",
         "examples/point_to_quad.g.pica",
     ]);
-    assert!(
-        out.contains("no multi-vertex code (not a vertex shader)"),
-        "{out}"
-    );
+    let quad = compiled_example("examples/point_to_quad.g.pica", picajit_jit::Backend::X64);
+    match quad.points_ineligibility() {
+        None => {
+            assert!(
+                out.contains("multi-vertex (8 invocations per group)"),
+                "{out}"
+            );
+            assert!(out.contains("emit"), "PICA instructions are shown: {out}");
+        }
+        Some(why) => assert!(
+            out.contains(&format!("no multi-vertex code ({why})")),
+            "{out}"
+        ),
+    }
     fails(&["disasm", "--jit", "a64", "--batch", "examples/mvp.v.pica"]);
     fails(&["disasm", "--batch", "examples/mvp.v.pica"]);
 }

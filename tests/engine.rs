@@ -1,15 +1,16 @@
 //! Engine API: batches, vertex input conversion, geometry-shader state across invocations
 //! (registers, b15, input modes) and SHBIN constant application.
 
+use picajit::bench::Workload;
 use picajit::engine::{
     apply_constants, program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, EngineError,
-    GeometryRunner, GsInput, Shader,
+    GeometryRunner, GsInput, PointsInfo, Shader,
 };
 use picajit::interp::exec::ExecError;
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::*;
 use picajit::interp::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::state::Uniforms;
+use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit::jit::CodeCache;
 use picajit::shbin::{Constant, Dvle, Shbin};
 
@@ -514,4 +515,326 @@ fn geometry_runner_on_the_jit_matches_the_interpreter() {
         format!("{:?} {:?}", runner.registers, runner.state)
     };
     assert_eq!(run(BackendChoice::Auto), run(BackendChoice::Interpreter));
+}
+
+/// The geometry-shader examples with their benchmark uniforms (`point_to_quad`,
+/// `point_to_disc`).
+fn geometry_examples() -> Vec<Workload> {
+    let all: Vec<Workload> = Workload::examples()
+        .unwrap()
+        .into_iter()
+        .filter(|w| w.kind() == ShaderKind::Geometry)
+        .collect();
+    assert_eq!(all.len(), 2, "both geometry examples");
+    all
+}
+
+/// `n` f32 input points: the workload's realistic ones, with every fifth point's position or
+/// colour replaced by awkward values (specials, subnormals, values f24 conversion rounds).
+fn gs_inputs(w: &Workload, n: usize) -> Vec<[[f32; 4]; 16]> {
+    let awkward = awkward_inputs(n);
+    let mut inputs = w.inputs(FloatMode::F32, n);
+    for (k, v) in inputs.iter_mut().enumerate() {
+        if k % 5 == 3 {
+            v[k % 2] = awkward[k][k % 2];
+        }
+    }
+    inputs
+}
+
+fn row_bits(rows: &[[f32; 4]]) -> Vec<u32> {
+    rows.iter().flatten().map(|x| x.to_bits()).collect()
+}
+
+/// Everything of the registers, as bits.
+fn registers_bits(r: &Registers) -> (Vec<u32>, [i32; 3], [u8; 2]) {
+    let mut bits = row_bits(&r.input);
+    bits.extend(row_bits(&r.temp));
+    bits.extend(row_bits(&r.output));
+    (bits, [r.a0[0], r.a0[1], r.al], r.cmp)
+}
+
+/// The geometry state as bits (plus its Debug form for the private replay slots).
+fn geometry_bits(g: &GeometryState) -> (Vec<u32>, [u8; 3], usize, String) {
+    let mut bits = row_bits(&g.other_bank);
+    for slot in &g.slots {
+        bits.extend(row_bits(slot));
+    }
+    (
+        bits,
+        [g.vertex_id, u8::from(g.primitive), u8::from(g.winding)],
+        g.emitted.len(),
+        format!("{g:?}"),
+    )
+}
+
+/// Every vertex of an emit buffer: its kept rows as bits, and its flags.
+fn emits(out: &EmitBuffer) -> Vec<(Vec<u32>, u8, bool, bool)> {
+    (0..out.len())
+        .map(|i| {
+            let (rows, f) = out.vertex(i);
+            (row_bits(rows), f.slot, f.primitive, f.winding)
+        })
+        .collect()
+}
+
+fn shader_for(w: &Workload, backend: BackendChoice, mode: FloatMode, budget: u64) -> Shader {
+    Shader::new(
+        w.program.clone(),
+        &EngineConfig {
+            backend,
+            float_mode: mode,
+            budget,
+        },
+    )
+    .unwrap()
+}
+
+/// The JIT's `run_points` gives the interpreter backend's bits on both geometry examples:
+/// every emitted vertex and its flags, the registers, the geometry state, b15 and the
+/// instruction count, for batch sizes around the group size and the conversion chunk, in
+/// every float mode, with several output masks (the registers the program writes, subsets
+/// of them, none, and all sixteen), over consecutive calls on the same state.
+#[test]
+fn run_points_matches_the_interpreter_on_the_geometry_examples() {
+    let modes = [
+        FloatMode::F24(Rounding::TowardZero),
+        FloatMode::F24(Rounding::NearestEven),
+        FloatMode::F32,
+    ];
+    let sizes = [0usize, 1, 7, 8, 9, 17, 64, 300];
+    let total: usize = sizes.iter().sum();
+    for w in geometry_examples() {
+        let inputs = gs_inputs(&w, total);
+        for mode in modes {
+            let reference = shader_for(&w, BackendChoice::Interpreter, mode, 1 << 20);
+            let jit = shader_for(&w, BackendChoice::Auto, mode, 1 << 20);
+            let written = jit.output_mask();
+            assert_eq!(written, 0b11, "{}: o0 and o1", w.name);
+            for mask in [written, 0b01, 0b10, 0, 0xFFFF] {
+                let what = format!("{} {mode:?} mask {mask:#x}", w.name);
+                let run = |shader: &Shader| {
+                    let mut u = w.uniforms(mode);
+                    let mut regs = Registers::default();
+                    let mut g = GeometryState::default();
+                    let mut out = EmitBuffer::new(mask);
+                    let mut infos: Vec<PointsInfo> = Vec::new();
+                    let mut at = 0;
+                    for &n in &sizes {
+                        let info = shader
+                            .run_points(&mut regs, &mut u, &mut g, &inputs[at..at + n], &mut out)
+                            .unwrap();
+                        infos.push(info);
+                        at += n;
+                    }
+                    (
+                        emits(&out),
+                        infos,
+                        registers_bits(&regs),
+                        geometry_bits(&g),
+                        u.bools(),
+                    )
+                };
+                let want = run(&reference);
+                let groups = |s: &Shader| s.compiled().map_or(0, |c| c.batch_stats().groups);
+                let groups_before = groups(&jit);
+                let got = run(&jit);
+                // With the registers the program writes, eight points per group where the JIT
+                // can (so that the comparison covers the multi-vertex path).
+                let lanes = jit
+                    .compiled()
+                    .is_some_and(|c| c.points_ineligibility().is_none());
+                if lanes && mask == written {
+                    assert!(
+                        groups(&jit) > groups_before,
+                        "{what}: no group of eight ran"
+                    );
+                }
+                assert_eq!(want.0.len(), got.0.len(), "{what}: emitted vertices");
+                for (k, (a, b)) in want.0.iter().zip(&got.0).enumerate() {
+                    assert_eq!(a, b, "{what}: emitted vertex {k}");
+                }
+                assert_eq!(want.1, got.1, "{what}: instructions and emits per call");
+                assert_eq!(want.2, got.2, "{what}: registers");
+                assert_eq!(want.3, got.3, "{what}: geometry state");
+                assert_eq!(want.4, got.4, "{what}: bool uniforms");
+                let per_point = if w.name.contains("disc") { 34 } else { 4 };
+                assert_eq!(want.0.len(), total * per_point, "{what}");
+                assert!(want
+                    .0
+                    .iter()
+                    .all(|v| v.0.len() == 4 * mask.count_ones() as usize));
+            }
+        }
+    }
+}
+
+/// `GeometryRunner::invoke_points` leaves exactly the state that `invoke` per point leaves
+/// (registers, both output banks, the vertex buffer, SETEMIT state, b15), and its buffer
+/// holds the same vertices, records pending before the call first.
+#[test]
+fn invoke_points_carries_state_like_invoke_per_point() {
+    for w in geometry_examples() {
+        for backend in [BackendChoice::Interpreter, BackendChoice::Auto] {
+            for mode in [FloatMode::F24(Rounding::TowardZero), FloatMode::F32] {
+                let what = format!("{} {backend:?} {mode:?}", w.name);
+                let shader = shader_for(&w, backend, mode, 1 << 20);
+                let inputs = gs_inputs(&w, 45);
+                let mask = shader.output_mask();
+
+                // Reference: one `invoke` per point, draining after each.
+                let mut u_ref = w.uniforms(mode);
+                let mut ref_runner = GeometryRunner::default();
+                let mut want = EmitBuffer::new(mask);
+                for (k, v) in inputs.iter().enumerate() {
+                    ref_runner
+                        .invoke(&shader, GsInputMode::Point, &mut u_ref, GsInput::Point(v))
+                        .unwrap();
+                    // The first two points' vertices stay pending into the batch call.
+                    if k >= 2 {
+                        ref_runner.state.drain_into(&mut want);
+                    }
+                }
+
+                let mut u = w.uniforms(mode);
+                let mut runner = GeometryRunner::default();
+                for v in &inputs[..2] {
+                    runner
+                        .invoke(&shader, GsInputMode::Point, &mut u, GsInput::Point(v))
+                        .unwrap();
+                }
+                let pending = runner.state.emitted.len();
+                assert!(pending > 0, "{what}");
+                let mut got = EmitBuffer::new(mask);
+                let a = runner
+                    .invoke_points(&shader, &mut u, &inputs[2..20], &mut got)
+                    .unwrap();
+                let b = runner
+                    .invoke_points(&shader, &mut u, &inputs[20..], &mut got)
+                    .unwrap();
+                assert!(runner.state.emitted.is_empty(), "{what}");
+                assert_eq!(a.emitted, pending + 18 * (want.len() / 45), "{what}");
+                assert_eq!(a.emitted + b.emitted, got.len(), "{what}");
+                assert!(a.instructions > 0 && b.instructions > 0, "{what}");
+                assert_eq!(emits(&got), emits(&want), "{what}: emitted vertices");
+                assert_eq!(
+                    registers_bits(&runner.registers),
+                    registers_bits(&ref_runner.registers),
+                    "{what}: registers"
+                );
+                assert_eq!(
+                    geometry_bits(&runner.state),
+                    geometry_bits(&ref_runner.state),
+                    "{what}: geometry state"
+                );
+                assert_eq!(u, u_ref, "{what}: uniforms (b15)");
+                // And primitives replay from the same slots afterwards.
+                assert_eq!(
+                    format!("{:?}", runner.state.take_output()),
+                    format!("{:?}", ref_runner.state.take_output()),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+/// A point that fails (budget exhausted) stops the batch at its index on every backend: the
+/// vertices of the points before it and its own EMITs before the failure are in the buffer,
+/// b15 is set, and the state is what `invoke` per point leaves.
+#[test]
+fn run_points_stops_at_the_failing_point() {
+    // Emits v0, then spins forever when v0.x == 1.
+    let source = ".gsh point c0\n\
+                  .constf one(1.0, 1.0, 1.0, 1.0)\n\
+                  .out o position\n\
+                  .proc main\n\
+                  \x20   setemit 0\n\
+                  \x20   mov o, v0\n\
+                  \x20   emit\n\
+                  \x20   cmp one, eq, eq, v0\n\
+                  spin:\n\
+                  \x20   jmpc cmp.x, spin\n\
+                  \x20   end\n\
+                  .end\n";
+    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+        name: "spin.g.pica",
+        text: source,
+    }])
+    .unwrap();
+    let (program, constants) = program_from_shbin(&shbin, 0).unwrap();
+    // Failing point 13 of 20: inside the second group of eight.
+    let inputs: Vec<[[f32; 4]; 16]> = (0..20)
+        .map(|k| {
+            let mut v = [[0.0f32; 4]; 16];
+            v[0] = [if k == 13 { 1.0 } else { k as f32 + 2.0 }, 0.5, 0.25, 1.0];
+            v
+        })
+        .collect();
+    let run = |backend| {
+        let shader = Shader::new(
+            program.clone(),
+            &EngineConfig {
+                backend,
+                budget: 1000,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let mut u = constants.clone();
+        let mut runner = GeometryRunner::default();
+        let mut out = EmitBuffer::new(0b1);
+        let err = runner
+            .invoke_points(&shader, &mut u, &inputs, &mut out)
+            .unwrap_err();
+        (
+            err,
+            emits(&out),
+            registers_bits(&runner.registers),
+            geometry_bits(&runner.state),
+            u,
+        )
+    };
+    let want = run(BackendChoice::Interpreter);
+    assert_eq!(want.0.vertex, 13);
+    assert!(
+        matches!(
+            want.0.error,
+            ExecError::BudgetExhausted { budget: 1000, .. }
+        ),
+        "{:?}",
+        want.0
+    );
+    assert_eq!(want.1.len(), 14, "13 points before it and its own EMIT");
+    assert_eq!(want.1[13].0[0], 1.0f32.to_bits());
+    assert!(
+        want.4.bool(15),
+        "b15 is set after the failing invocation too"
+    );
+    let got = run(BackendChoice::Auto);
+    assert_eq!(got.0, want.0);
+    assert_eq!(got.1, want.1);
+    assert_eq!(got.2, want.2);
+    assert_eq!(got.3, want.3);
+    assert_eq!(got.4, want.4);
+
+    // The same with `invoke` per point: the failing point's state.
+    let shader = Shader::new(
+        program.clone(),
+        &EngineConfig {
+            budget: 1000,
+            ..interp_config(FloatMode::default())
+        },
+    )
+    .unwrap();
+    let mut u = constants.clone();
+    let mut runner = GeometryRunner::default();
+    let mut out = EmitBuffer::new(0b1);
+    for v in &inputs[..14] {
+        let _ = runner.invoke(&shader, GsInputMode::Point, &mut u, GsInput::Point(v));
+        runner.state.drain_into(&mut out);
+    }
+    assert_eq!(emits(&out), want.1);
+    assert_eq!(registers_bits(&runner.registers), want.2);
+    assert_eq!(geometry_bits(&runner.state), want.3);
 }

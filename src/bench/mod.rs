@@ -13,7 +13,8 @@
 //! vertices, so a fast wrong engine shows up as a mismatch rather than a win.
 //!
 //! For geometry shaders a "vertex" is an input point (one invocation); what they emit is
-//! reported beside it.
+//! reported beside it. A batch of points is one `run_points` call per engine, emitting into a
+//! packed buffer of the output registers the shader writes.
 
 mod runner;
 mod workload;

@@ -4,7 +4,7 @@ use super::workload::{Workload, DEFAULT_POOL};
 use crate::engine::{BackendChoice, EngineConfig, Shader};
 use picajit_interp::float::{FloatMode, Rounding};
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit_jit::{Backend, CompiledShader, HostFeatures};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -285,45 +285,60 @@ impl Prepared {
         }
     }
 
-    /// Run geometry-shader invocations, one per input point, keeping registers and emit state
-    /// across invocations as the hardware does (and setting b15 after each, like
-    /// [`crate::engine::GeometryRunner`]). Emitted vertices are counted and dropped.
+    /// An empty buffer for the vertices geometry-shader batches emit: it keeps the output
+    /// registers the program writes, the same for every engine.
+    pub fn emit_buffer(&self) -> EmitBuffer {
+        EmitBuffer::new(self.out_mask)
+    }
+
+    /// Run geometry-shader invocations, one per input point (register values), in one
+    /// `run_points` call of the engine: registers and emit state carry over from invocation
+    /// to invocation and from call to call as on hardware, b15 is set after each (like
+    /// [`crate::engine::GeometryRunner`]), and the emitted vertices are appended to `out`.
+    /// On failure, the error names the point.
     pub fn run_points(
         &self,
         uniforms: &mut Uniforms,
         regs: &mut Registers,
         geometry: &mut GeometryState,
         inputs: &[[[f32; 4]; 16]],
+        out: &mut EmitBuffer,
     ) -> Result<BatchStats, String> {
-        let mut stats = BatchStats::default();
-        for (k, input) in inputs.iter().enumerate() {
-            stats.instructions += self
-                .invoke_point(uniforms, regs, geometry, input)
-                .map_err(|e| format!("point {k}: {e}"))?;
-            stats.emitted += geometry.emitted.len();
-            geometry.emitted.clear();
-        }
-        Ok(stats)
+        self.run_points_at(uniforms, regs, geometry, inputs, out)
+            .map_err(|(k, e)| format!("point {k}: {e}"))
     }
 
-    fn invoke_point(
+    /// [`Self::run_points`] with the failing point's index apart from the message.
+    fn run_points_at(
         &self,
         uniforms: &mut Uniforms,
         regs: &mut Registers,
         geometry: &mut GeometryState,
-        input: &[[f32; 4]; 16],
-    ) -> Result<u64, String> {
-        regs.input = *input;
-        let info = match &self.exec {
-            Exec::Engine(shader) => shader.run(regs, uniforms, Some(geometry)),
-            Exec::Jit(code) => code.run(regs, uniforms, Some(geometry), self.budget),
+        inputs: &[[[f32; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<BatchStats, (usize, String)> {
+        let before = out.len();
+        let (instructions, deopts) = match &self.exec {
+            // The interpreter itself: the engine's `run_points` would convert the inputs,
+            // which are register values already (conversion stays out of every timing).
+            Exec::Engine(shader) => shader
+                .interpreter()
+                .run_points(regs, uniforms, geometry, inputs, self.budget, out)
+                .map(|n| (n, 0))
+                .map_err(|(k, e)| (k, e.to_string()))?,
+            Exec::Jit(code) => code
+                .run_points(regs, uniforms, geometry, inputs, self.budget, out)
+                .map(|i| (i.instructions, i.deopts))
+                .map_err(|e| (e.index, e.error.to_string()))?,
             Exec::CodegenOnly => {
-                return Err(format!("{} code cannot run on this host", self.engine))
+                return Err((0, format!("{} code cannot run on this host", self.engine)))
             }
-        }
-        .map_err(|e| e.to_string())?;
-        uniforms.set_bool(15, true);
-        Ok(info.instructions)
+        };
+        Ok(BatchStats {
+            instructions,
+            deopts,
+            emitted: out.len() - before,
+        })
     }
 }
 
@@ -336,6 +351,8 @@ pub struct BatchRunner<'p> {
     outputs: Vec<[[f32; 4]; 16]>,
     regs: Registers,
     geometry: GeometryState,
+    /// What geometry-shader batches emit, cleared after each batch.
+    emitted: EmitBuffer,
     batch: usize,
     cursor: usize,
 }
@@ -345,13 +362,15 @@ impl<'p> BatchRunner<'p> {
     pub fn new(prepared: &'p Prepared, workload: &Workload, batch: usize) -> BatchRunner<'p> {
         let batch = batch.max(1);
         let pool = batch.max(DEFAULT_POOL);
+        let vertex = prepared.kind == ShaderKind::Vertex;
         BatchRunner {
             prepared,
             uniforms: workload.uniforms(prepared.mode),
             inputs: workload.inputs(prepared.mode, pool),
-            outputs: vec![[[0.0; 4]; 16]; batch],
+            outputs: vec![[[0.0; 4]; 16]; if vertex { batch } else { 0 }],
             regs: Registers::default(),
             geometry: GeometryState::default(),
+            emitted: prepared.emit_buffer(),
             batch,
             cursor: 0,
         }
@@ -374,20 +393,28 @@ impl<'p> BatchRunner<'p> {
                 self.prepared
                     .run_vertices(&self.uniforms, inputs, &mut self.outputs)
             }
-            ShaderKind::Geometry => self.prepared.run_points(
-                &mut self.uniforms,
-                &mut self.regs,
-                &mut self.geometry,
-                inputs,
-            ),
+            ShaderKind::Geometry => {
+                let stats = self.prepared.run_points(
+                    &mut self.uniforms,
+                    &mut self.regs,
+                    &mut self.geometry,
+                    inputs,
+                    &mut self.emitted,
+                );
+                self.emitted.clear();
+                stats
+            }
         }
     }
 }
 
 /// Run the first `count` vertices of `workload` on `a` and `b` (same float mode) and compare
-/// every output bit; for geometry shaders every emitted vertex and its flags. `Err` describes
-/// the first difference, including one engine failing where the other does not: the timings
-/// of an engine that disagrees with the interpreter mean nothing.
+/// every output bit; for geometry shaders (run through `run_points` in a few calls, so that
+/// groups of eight, tails and carrying state from call to call are all covered) every
+/// emitted vertex with its flags, and the registers, geometry state and bool uniforms left
+/// afterwards. `Err` describes the first difference, including one engine failing where the
+/// other does not: the timings of an engine that disagrees with the interpreter mean
+/// nothing.
 pub fn compare(
     a: &Prepared,
     b: &Prepared,
@@ -395,32 +422,64 @@ pub fn compare(
     count: usize,
 ) -> Result<(), String> {
     let inputs = workload.inputs(a.mode, count);
-    // (emit flags, output bits) per vertex or emit.
-    type Record = (u8, [[u32; 4]; 16]);
-    let trace = |p: &Prepared| -> Result<Vec<Record>, String> {
+    let bits =
+        |rows: &[[f32; 4]]| -> Vec<u32> { rows.iter().flatten().map(|x| x.to_bits()).collect() };
+    // Output records (per vertex, or per emitted vertex: flags first, then output bits), and
+    // the state left afterwards (geometry shaders).
+    type Trace = (Vec<Vec<u32>>, Vec<u32>);
+    let trace = |p: &Prepared| -> Result<Trace, String> {
         let mut uniforms = workload.uniforms(p.mode);
-        let bits = |o: &[[f32; 4]; 16]| o.map(|r| r.map(f32::to_bits));
         match p.kind {
             ShaderKind::Vertex => {
                 let mut outputs = vec![[[0.0f32; 4]; 16]; count];
                 p.run_vertices(&uniforms, &inputs, &mut outputs)?;
-                Ok(outputs.iter().map(|o| (0, bits(o))).collect())
+                Ok((outputs.iter().map(|o| bits(o)).collect(), Vec::new()))
             }
             ShaderKind::Geometry => {
                 let mut regs = Registers::default();
                 let mut geometry = GeometryState::default();
-                let mut out = Vec::new();
-                for (k, input) in inputs.iter().enumerate() {
-                    p.invoke_point(&mut uniforms, &mut regs, &mut geometry, input)
-                        .map_err(|e| format!("point {k}: {e}"))?;
-                    for e in geometry.emitted.drain(..) {
-                        let flags = e.slot | u8::from(e.primitive) << 4 | u8::from(e.winding) << 5;
-                        out.push((flags, bits(&e.outputs)));
-                    }
-                    // Separates the points' emits, so a shifted emit cannot compare equal.
-                    out.push((0xFF, [[0; 4]; 16]));
+                let mut out = p.emit_buffer();
+                let mut start = 0;
+                let mut instructions = 0;
+                for len in [1, 8, 15, count] {
+                    let end = (start + len).min(count);
+                    let stats = p
+                        .run_points_at(
+                            &mut uniforms,
+                            &mut regs,
+                            &mut geometry,
+                            &inputs[start..end],
+                            &mut out,
+                        )
+                        .map_err(|(k, e)| format!("point {}: {e}", start + k))?;
+                    instructions += stats.instructions;
+                    start = end;
                 }
-                Ok(out)
+                let records = (0..out.len())
+                    .map(|i| {
+                        let (rows, f) = out.vertex(i);
+                        let mut r = vec![f.to_bits()];
+                        r.extend(bits(rows));
+                        r
+                    })
+                    .collect();
+                let mut state = bits(&regs.input);
+                state.extend(bits(&regs.temp));
+                state.extend(bits(&regs.output));
+                state.extend([regs.a0[0], regs.a0[1], regs.al].map(|x| x as u32));
+                state.extend(regs.cmp.map(u32::from));
+                state.extend(bits(&geometry.other_bank));
+                for slot in &geometry.slots {
+                    state.extend(bits(slot));
+                }
+                state.extend([
+                    u32::from(geometry.vertex_id),
+                    u32::from(geometry.primitive),
+                    u32::from(geometry.winding),
+                    u32::from(uniforms.bools()),
+                ]);
+                state.extend([instructions as u32, (instructions >> 32) as u32]);
+                Ok((records, state))
             }
         }
     };
@@ -432,19 +491,26 @@ pub fn compare(
         (Err(x), Ok(_)) => return Err(format!("{} failed ({x}), {} did not", a.engine, b.engine)),
         (Ok(_), Err(y)) => return Err(format!("{} failed ({y}), {} did not", b.engine, a.engine)),
     };
-    if let Some(k) = ta.iter().zip(&tb).position(|(x, y)| x != y) {
+    if let Some(k) = ta.0.iter().zip(&tb.0).position(|(x, y)| x != y) {
         return Err(format!(
             "output record {k} differs between {} and {}",
             a.engine, b.engine
         ));
     }
-    if ta.len() != tb.len() {
+    if ta.0.len() != tb.0.len() {
         return Err(format!(
             "{} produced {} output records, {} produced {}",
             a.engine,
-            ta.len(),
+            ta.0.len(),
             b.engine,
-            tb.len()
+            tb.0.len()
+        ));
+    }
+    if ta.1 != tb.1 {
+        return Err(format!(
+            "the state left after the last point (registers, geometry state, b15 or \
+             instruction count) differs between {} and {}",
+            a.engine, b.engine
         ));
     }
     Ok(())

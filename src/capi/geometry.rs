@@ -7,12 +7,17 @@ use super::layout::{read_row, Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::run::{exec_error, PicajitRunStats};
 use super::uniforms::PicajitUniforms;
-use crate::engine::{GeometryRunner, GsInput};
+use crate::engine::{GeometryRunner, GsInput, Shader};
 use picajit_interp::exec::RunInfo;
 use picajit_interp::program::{GsInputMode, ShaderKind};
-use picajit_interp::state::EmittedVertex;
+use picajit_interp::state::{EmitBuffer, EmittedVertex};
 use std::collections::VecDeque;
 use std::ffi::c_void;
+
+/// Points run per engine call by `picajit_geometry_run_points`, and the most whose emitted
+/// vertices are held at once: a multiple of the multi-vertex group size (eight), small enough
+/// that memory stays bounded for any `count`.
+const POINTS_CHUNK: usize = 256;
 
 /// How a geometry shader receives its input vertices (`picajit_geometry_set_mode`).
 #[repr(u32)]
@@ -20,7 +25,7 @@ use std::ffi::c_void;
 #[allow(non_camel_case_types)]
 pub enum PicajitGsMode {
     /// One invocation per input vertex; its attributes arrive in v0-v15
-    /// (`picajit_geometry_run_point`).
+    /// (`picajit_geometry_run_point`, `picajit_geometry_run_points`).
     PICAJIT_GS_POINT = 0,
     /// Variable-size primitives: c[first_uniform] holds the vertex count in every component
     /// and the attributes follow in the next float uniforms (`picajit_geometry_run_uniforms`).
@@ -187,7 +192,8 @@ pub unsafe extern "C" fn picajit_geometry_set_mode(
     })
 }
 
-/// Deliver emitted vertices to `func` at the end of every invocation, in emission order,
+/// Deliver emitted vertices to `func` at the end of every invocation (with
+/// `picajit_geometry_run_points`: after every few hundred invocations), in emission order,
 /// with their outputs in `layout` (its stride is not used). Without a callback (`func` NULL,
 /// the default; `layout` may then be NULL) emitted vertices accumulate until
 /// `picajit_geometry_take`. Vertices already pending when a callback is set stay pending.
@@ -402,10 +408,7 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
         }
         let input = layout.read(bytes, 0);
         let s = &inv.shader.shader;
-        let exact = input
-            .iter()
-            .all(|row| s.convert_row(*row).map(f32::to_bits) == row.map(f32::to_bits));
-        let result = if layout.format == PicajitFormat::PICAJIT_FORMAT_F32 || exact {
+        let result = if !needs_exact_path(s, &layout, &input) {
             g.runner.invoke(
                 s,
                 g.mode,
@@ -427,6 +430,244 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
         };
         let delivery = collect(g);
         finish(result, delivery, stats)
+    })
+}
+
+/// Whether a point read through `layout` must skip attribute conversion: f24 patterns that
+/// conversion would change (flushed subnormal patterns, NaN payloads) reach v0-v15 exactly,
+/// one invocation at a time on the interpreter. f32 values are always converted.
+fn needs_exact_path(s: &Shader, layout: &Layout, input: &[[f32; 4]; 16]) -> bool {
+    layout.format == PicajitFormat::PICAJIT_FORMAT_F24
+        && input
+            .iter()
+            .any(|row| s.convert_row(*row).map(f32::to_bits) != row.map(f32::to_bits))
+}
+
+/// Emitted vertices of a chunk of `picajit_geometry_run_points` as whole records, rebuilt
+/// from the packed buffer the engine fills.
+///
+/// The engine keeps only the registers the emit layout names that the program writes (so
+/// that the JIT can run eight invocations per group). No other output register is written
+/// while a chunk of points runs, so at each EMIT it holds what it held in the output bank
+/// current then; EMIT records the current bank and swaps the two, so EMIT `j` of a chunk
+/// (counted from 0) records bank `j % 2` of the banks as they were when the chunk started.
+struct Rebuild {
+    /// `Registers::output` and `GeometryState::other_bank` at the start of the chunk.
+    banks: [[[f32; 4]; 16]; 2],
+    /// EMITs since the start of the chunk.
+    emits: usize,
+}
+
+impl Rebuild {
+    /// Append the vertices of `buf` to `records`.
+    fn unpack(&mut self, buf: &EmitBuffer, records: &mut Vec<EmittedVertex>) {
+        records.reserve(buf.len());
+        for i in 0..buf.len() {
+            let (rows, flags) = buf.vertex(i);
+            let mut outputs = self.banks[self.emits % 2];
+            let mut mask = buf.mask();
+            for row in rows {
+                let r = mask.trailing_zeros() as usize;
+                outputs[r] = *row;
+                mask &= mask - 1;
+            }
+            records.push(EmittedVertex {
+                outputs,
+                slot: flags.slot,
+                primitive: flags.primitive,
+                winding: flags.winding,
+            });
+            self.emits += 1;
+        }
+    }
+}
+
+/// Runs `picajit_geometry_run_points` chunk by chunk; see there.
+struct PointsRun<'a> {
+    geometry: *mut PicajitGeometry,
+    shader: *const PicajitShader,
+    uniforms: *mut PicajitUniforms,
+    layout: Layout,
+    vertices: &'a [u8],
+    count: usize,
+}
+
+impl PointsRun<'_> {
+    /// Run every point; `stats` counts what completed even when a point fails.
+    ///
+    /// # Safety
+    /// The object pointers must be NULL or live, and `geometry` and `uniforms` used by
+    /// nothing else during the call except the emit callback, which must not destroy or
+    /// reset them (the contract of `picajit_geometry_run_points`).
+    unsafe fn run(&self, stats: &mut PicajitRunStats) -> Result<()> {
+        let mut staged = vec![[[0.0f32; 4]; 16]; POINTS_CHUNK.min(self.count)];
+        let mut buf = EmitBuffer::new(0);
+        let mut start = 0;
+        loop {
+            // The objects are borrowed again for every chunk: the emit callback, called
+            // between chunks, may call into the library with them.
+            // SAFETY: this function's precondition; the borrows end before `deliver`.
+            let (g, inv) = unsafe { invocation(self.geometry, self.shader, self.uniforms) }?;
+            if g.mode != GsInputMode::Point {
+                return Err(Error::invalid(
+                    "the geometry state is not in point mode; use picajit_geometry_run_uniforms",
+                ));
+            }
+            if start == self.count {
+                return Ok(());
+            }
+            let s = &inv.shader.shader;
+            let uniforms = &mut inv.uniforms.uniforms;
+            let mut rebuild = Rebuild {
+                banks: [g.runner.registers.output, g.runner.state.other_bank],
+                emits: 0,
+            };
+            // Vertices emitted before this call and not yet collected (none, normally).
+            let mut records = g.runner.state.take_output().0;
+            let n = POINTS_CHUNK.min(self.count - start);
+            for (k, v) in staged[..n].iter_mut().enumerate() {
+                *v = self.layout.read(self.vertices, start + k);
+            }
+            // What the consumer reads: the callback's layout, or everything for
+            // `picajit_geometry_take`; of it, the engine keeps what the program writes.
+            let wanted = g.callback.map_or(0xFFFF, |cb| cb.layout.mask());
+            let mask = wanted & s.output_mask();
+            if buf.mask() != mask {
+                buf = EmitBuffer::new(mask);
+            }
+            let exact: Vec<bool> = staged[..n]
+                .iter()
+                .map(|v| needs_exact_path(s, &self.layout, v))
+                .collect();
+            let mut failed = None;
+            let mut k = 0;
+            while k < n && failed.is_none() {
+                if exact[k] {
+                    // As `picajit_geometry_run_point` runs such a point.
+                    g.runner.registers.input = staged[k];
+                    let r = s.run(&mut g.runner.registers, uniforms, Some(&mut g.runner.state));
+                    uniforms.set_bool(15, true);
+                    let (emitted, _) = g.runner.state.take_output();
+                    rebuild.emits += emitted.len();
+                    records.extend(emitted);
+                    match r {
+                        Ok(info) => stats.instructions += info.instructions,
+                        Err(e) => failed = Some((k, e)),
+                    }
+                    k += 1;
+                } else {
+                    let end = (k + 1..n).find(|&j| exact[j]).unwrap_or(n);
+                    buf.clear();
+                    let r = g
+                        .runner
+                        .invoke_points(s, uniforms, &staged[k..end], &mut buf);
+                    rebuild.unpack(&buf, &mut records);
+                    match r {
+                        Ok(info) => stats.instructions += info.instructions,
+                        Err(e) => failed = Some((k + e.vertex, e.error)),
+                    }
+                    k = end;
+                }
+            }
+            stats.vertices = start + failed.as_ref().map_or(n, |(k, _)| *k);
+            let delivery = match g.callback {
+                Some(cb) => Some((cb, records)),
+                None => {
+                    g.pending.extend(records);
+                    None
+                }
+            };
+            deliver(delivery);
+            if let Some((k, e)) = failed {
+                stats.instructions = 0;
+                return Err(Error::new(
+                    PicajitStatus::PICAJIT_ERR_EXEC,
+                    format!("point {}: {e}", start + k),
+                ));
+            }
+            start += n;
+        }
+    }
+}
+
+/// Run `count` point-mode invocations, one per input vertex, as a GPU runs a draw and as
+/// `count` calls of `picajit_geometry_run_point` would: vertex k (at `vertices + k *
+/// layout->stride`, read as `layout` describes) goes to v0-v15 of invocation k, everything
+/// else (registers, output banks, vertex buffer, SETEMIT state) carries over from the
+/// previous invocation, and b15 of `uniforms` is set after each invocation. Emitted vertices
+/// go to the callback or become pending, exactly as `picajit_geometry_run_point` delivers
+/// them, in emission order; with a callback they are delivered after every few hundred
+/// invocations rather than after each. `count` may be 0. `stats` may be NULL
+/// (`instructions` in total, `vertices` = `count` on success).
+///
+/// This is the fast way to run a point-mode draw: on the x86-64 JIT, groups of eight
+/// invocations run together on the multi-vertex backend where the program allows it
+/// (`picajit info --engine x64` says whether). Results are the interpreter's, bit for bit.
+///
+/// Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
+/// point mode, the shader is a vertex shader, the uniform set is of another float mode or
+/// the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+/// point, `stats->vertices` is the number of invocations completed before it,
+/// `stats->instructions` 0, and the vertices emitted before the failure (its own included)
+/// are delivered.
+///
+/// The callback may call picajit functions, but must not destroy or reset `geometry`,
+/// destroy `shader` or `uniforms`, or write `vertices`; if it sets another callback or
+/// writes the uniforms, which of the remaining invocations see the change is unspecified (if
+/// it leaves point mode, the call stops with `PICAJIT_ERR_INVALID_ARGUMENT`).
+///
+/// # Safety
+/// `geometry`, `shader`, `uniforms` must be NULL or live (`geometry` and `uniforms` used by
+/// no other thread during the call); `layout` NULL or readable; `vertices` NULL or readable
+/// for `count` vertices of the layout, and not written during the call; `stats` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_run_points(
+    geometry: *mut PicajitGeometry,
+    shader: *const PicajitShader,
+    uniforms: *mut PicajitUniforms,
+    layout: *const PicajitVertexLayout,
+    vertices: *const c_void,
+    count: usize,
+    stats: *mut PicajitRunStats,
+) -> PicajitStatus {
+    call("picajit_geometry_run_points", || {
+        {
+            // Argument checks in `picajit_geometry_run_point`'s order; the run borrows the
+            // objects again.
+            // SAFETY: this function's contract.
+            let (g, _) = unsafe { invocation(geometry, shader, uniforms) }?;
+            if g.mode != GsInputMode::Point {
+                return Err(Error::invalid(
+                    "the geometry state is not in point mode; use picajit_geometry_run_uniforms",
+                ));
+            }
+        }
+        // SAFETY: readable by this function's contract.
+        let layout = Layout::new(unsafe { error::borrow(layout, "layout") }?, "layout")?;
+        let len = layout.span(count, "vertices")?;
+        // SAFETY: readable for `count` vertices of the layout, and not written during the
+        // call, by this function's contract.
+        let bytes = unsafe { error::slice(vertices.cast::<u8>(), len, "vertices") }?;
+        if !stats.is_null() {
+            error::check_ptr(stats, "stats")?;
+        }
+        let run = PointsRun {
+            geometry,
+            shader,
+            uniforms,
+            layout,
+            vertices: bytes,
+            count,
+        };
+        let mut totals = PicajitRunStats::default();
+        // SAFETY: this function's contract, which includes the run's.
+        let result = unsafe { run.run(&mut totals) };
+        if !stats.is_null() {
+            // SAFETY: writable by this function's contract (alignment checked above).
+            unsafe { error::write_out(stats, totals, "stats") }?;
+        }
+        result
     })
 }
 
@@ -499,4 +740,126 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
         let delivery = collect(g);
         finish(result, delivery, stats)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::{
+        picajit_engine_config_init, picajit_engine_create, picajit_engine_destroy,
+        picajit_shader_apply_constants, picajit_shader_destroy, picajit_shader_load_source,
+        picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_set_float,
+        PicajitEngine, PicajitEngineConfig,
+    };
+    use std::ffi::CString;
+
+    unsafe extern "C" fn count(user: *mut c_void, _: *const c_void, _: *const PicajitEmitInfo) {
+        // SAFETY: `user` is the `usize` counter the test registered with the callback.
+        unsafe { *user.cast::<usize>() += 1 };
+    }
+
+    /// `picajit_geometry_run_points` keeps the registers the emit layout names that the
+    /// program writes, so that the JIT runs groups of eight invocations: with a layout of
+    /// exactly those registers, with one naming a register the program never writes, and
+    /// without a callback (every register kept for `picajit_geometry_take`).
+    #[test]
+    fn run_points_takes_the_multi_vertex_path_whatever_the_delivery() {
+        let source =
+            CString::new(include_str!("../../examples/point_to_quad.g.pica")).expect("no NUL");
+        let mut cfg = std::mem::MaybeUninit::<PicajitEngineConfig>::uninit();
+        let (mut engine, mut shader, mut uniforms, mut geometry): (
+            *mut PicajitEngine,
+            *mut PicajitShader,
+            *mut PicajitUniforms,
+            *mut PicajitGeometry,
+        ) = (
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        let ok = PicajitStatus::PICAJIT_OK;
+        // SAFETY: every pointer passed is valid for the call: locals, the handles the create
+        // functions returned, and a NUL-terminated source.
+        unsafe {
+            assert_eq!(picajit_engine_config_init(cfg.as_mut_ptr()), ok);
+            assert_eq!(picajit_engine_create(cfg.as_ptr(), &mut engine), ok);
+            assert_eq!(
+                picajit_shader_load_source(engine, source.as_ptr(), 0, &mut shader),
+                ok
+            );
+            assert_eq!(picajit_uniforms_create(engine, &mut uniforms), ok);
+            assert_eq!(picajit_shader_apply_constants(shader, uniforms), ok);
+            let halfsize = [0.25f32, 0.5, 0.0, 0.0];
+            assert_eq!(
+                picajit_uniforms_set_float(uniforms, 0, 1, halfsize.as_ptr()),
+                ok
+            );
+            assert_eq!(picajit_geometry_create(&mut geometry), ok);
+        }
+        // SAFETY: a live shader handle, not destroyed before the end of the test.
+        let code = unsafe { &*shader }.shader.compiled();
+        let lanes = code.is_some_and(|c| c.points_ineligibility().is_none());
+        let groups = || code.map_or(0, |c| c.batch_stats().groups);
+        let points: Vec<[[f32; 4]; 2]> = (0..64)
+            .map(|k| [[k as f32, 1.0, 2.0, 1.0], [0.5, 0.25, 1.0, 1.0]])
+            .collect();
+        let input = PicajitVertexLayout {
+            format: 0,
+            flags: crate::capi::PICAJIT_LAYOUT_PACKED,
+            mask: 0x3,
+            stride: 0,
+        };
+        let mut calls = 0usize;
+        for (mask, callback) in [(0x3u32, true), (0x7, true), (0xFFFF, false)] {
+            let layout = PicajitVertexLayout {
+                format: 0,
+                flags: 0,
+                mask,
+                stride: 0,
+            };
+            let before = groups();
+            let mut stats = PicajitRunStats::default();
+            // SAFETY: live handles; `layout` and `input` are locals; `points` holds 64 points
+            // of the input layout; `calls` outlives the callback's registration.
+            unsafe {
+                let (func, user): (PicajitEmitFn, *mut c_void) = if callback {
+                    (Some(count), (&raw mut calls).cast())
+                } else {
+                    (None, std::ptr::null_mut())
+                };
+                assert_eq!(
+                    picajit_geometry_set_emit_callback(geometry, &layout, func, user),
+                    ok
+                );
+                assert_eq!(
+                    picajit_geometry_run_points(
+                        geometry,
+                        shader,
+                        uniforms,
+                        &input,
+                        points.as_ptr().cast(),
+                        points.len(),
+                        &mut stats,
+                    ),
+                    ok
+                );
+            }
+            assert_eq!(stats.vertices, 64);
+            if lanes {
+                assert!(groups() > before, "mask {mask:#x}: no group of eight ran");
+            }
+        }
+        assert_eq!(calls, 2 * 64 * 4);
+        let mut pending = 0;
+        // SAFETY: live handles, a local output.
+        unsafe {
+            assert_eq!(picajit_geometry_pending(geometry, &mut pending), ok);
+            assert_eq!(picajit_geometry_destroy(geometry), ok);
+            assert_eq!(picajit_uniforms_destroy(uniforms), ok);
+            assert_eq!(picajit_shader_destroy(shader), ok);
+            assert_eq!(picajit_engine_destroy(engine), ok);
+        }
+        assert_eq!(pending, 64 * 4);
+    }
 }

@@ -48,9 +48,9 @@ pub use engine::{
 pub use error::PicajitStatus;
 pub use geometry::{
     picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_pending,
-    picajit_geometry_reset, picajit_geometry_run_point, picajit_geometry_run_uniforms,
-    picajit_geometry_set_emit_callback, picajit_geometry_set_mode, picajit_geometry_take,
-    PicajitEmitFn, PicajitEmitInfo, PicajitGeometry, PicajitGsMode,
+    picajit_geometry_reset, picajit_geometry_run_point, picajit_geometry_run_points,
+    picajit_geometry_run_uniforms, picajit_geometry_set_emit_callback, picajit_geometry_set_mode,
+    picajit_geometry_take, PicajitEmitFn, PicajitEmitInfo, PicajitGeometry, PicajitGsMode,
 };
 pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
 pub use program::{
@@ -75,7 +75,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 0;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 1;
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.

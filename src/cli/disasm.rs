@@ -30,7 +30,8 @@ pub struct DisasmArgs {
     #[arg(long)]
     dvle: Option<usize>,
     /// With --jit x64: print the multi-vertex (AVX2, eight vertices per register) code that
-    /// batch runs use instead of the per-vertex code.
+    /// batch runs (vertex shaders) or point-mode draws (geometry shaders) use instead of the
+    /// per-vertex code.
     #[arg(long, requires = "jit")]
     batch: bool,
     #[command(flatten)]
@@ -114,17 +115,32 @@ fn host_code(
         return Err("--batch: only the x64 JIT has a multi-vertex backend".into());
     }
     match compile(program, float.mode()?, backend, features) {
-        Ok(code) if batch => Ok(match code.disassemble_batch() {
-            Some(text) => format!(
-                "; {backend} multi-vertex ({} vertices per group), {} bytes\n{text}",
-                code.batch_lanes(),
-                code.batch_code().0.len()
-            ),
-            None => format!(
-                "; {backend}: no multi-vertex code ({}); batches run one vertex per call\n",
-                code.batch_ineligibility().unwrap_or("none generated")
-            ),
-        }),
+        Ok(code) if batch => {
+            // Vertex shaders: what `run_batch` runs; geometry shaders: what `run_points` runs.
+            let (what, why_not, fallback) = match program.kind() {
+                ShaderKind::Vertex => (
+                    "vertices",
+                    code.batch_ineligibility(),
+                    "batches run one vertex per call",
+                ),
+                ShaderKind::Geometry => (
+                    "invocations",
+                    code.points_ineligibility(),
+                    "point-mode draws run one invocation per call",
+                ),
+            };
+            Ok(match code.disassemble_batch() {
+                Some(text) if why_not.is_none() => format!(
+                    "; {backend} multi-vertex ({} {what} per group), {} bytes\n{text}",
+                    code.batch_lanes(),
+                    code.batch_code().0.len()
+                ),
+                _ => format!(
+                    "; {backend}: no multi-vertex code ({}); {fallback}\n",
+                    why_not.unwrap_or("none generated")
+                ),
+            })
+        }
         Ok(code) => Ok(format!(
             "; {backend}, {} bytes, features {}; {}\n{}",
             code.code_size(),

@@ -3,6 +3,7 @@
 use super::{load_shbin, FloatArgs};
 use picajit::engine::program_from_shbin;
 use picajit::interp::float::FloatMode;
+use picajit::interp::program::ShaderKind;
 use picajit::jit::{compile, Backend, HostFeatures};
 use std::fmt;
 use std::path::PathBuf;
@@ -15,8 +16,9 @@ pub struct InfoArgs {
     #[arg(long)]
     json: bool,
     /// Also report, per DVLE, whether this engine (auto, interp, x64, a64) compiles the
-    /// program or runs it on the interpreter, and why. Code for another architecture than
-    /// the host's is generated (not run) for this.
+    /// program or runs it on the interpreter, and why; how vertex batches run, and for
+    /// geometry shaders how point-mode draws (`run_points`) run. Code for another
+    /// architecture than the host's is generated (not run) for this.
     #[arg(long)]
     engine: Option<String>,
     #[command(flatten)]
@@ -39,6 +41,8 @@ enum JitReport {
         analysis: String,
         /// How `run_batch` runs the program.
         batches: String,
+        /// How `run_points` runs a geometry shader (`None` for vertex shaders).
+        points: Option<String>,
     },
     Fallback {
         backend: Backend,
@@ -77,7 +81,12 @@ impl JitQuery {
                 code_bytes: code.code_size(),
                 compile_us: code.compile_time().as_secs_f64() * 1e6,
                 analysis: code.analysis().to_string(),
+                // `run_batch` runs vertex shaders only; geometry shaders run per invocation or
+                // through `run_points` (below).
                 batches: match code.batch_ineligibility() {
+                    _ if program.kind() == ShaderKind::Geometry => {
+                        "one vertex at a time (not a vertex shader)".to_string()
+                    }
                     Some(why) => format!("one vertex at a time ({why})"),
                     None => format!(
                         "{} vertices per group ({} bytes of multi-vertex code{})",
@@ -90,6 +99,22 @@ impl JitQuery {
                         }
                     ),
                 },
+                points: (program.kind() == ShaderKind::Geometry).then(|| {
+                    match code.points_ineligibility() {
+                        Some(why) => format!("one invocation at a time ({why})"),
+                        None => format!(
+                            "{} invocations per group ({} bytes of multi-vertex code{})",
+                            code.batch_lanes(),
+                            code.batch_code().1,
+                            if code.batch_lane_masks() {
+                                "; invocations that disagree at cmp-dependent branches run \
+                                 with lane masks"
+                            } else {
+                                ""
+                            }
+                        ),
+                    }
+                }),
             },
             Err(e) => JitReport::Fallback {
                 backend,
@@ -111,10 +136,17 @@ impl JitReport {
                 compile_us,
                 analysis,
                 batches,
-            } => serde_json::json!({
-                "engine": backend.to_string(), "compiled": true, "code_bytes": code_bytes,
-                "compile_us": compile_us, "analysis": analysis, "batches": batches,
-            }),
+                points,
+            } => {
+                let mut v = serde_json::json!({
+                    "engine": backend.to_string(), "compiled": true, "code_bytes": code_bytes,
+                    "compile_us": compile_us, "analysis": analysis, "batches": batches,
+                });
+                if let Some(points) = points {
+                    v["points"] = serde_json::Value::from(points.as_str());
+                }
+                v
+            }
             JitReport::Fallback { backend, reason } => serde_json::json!({
                 "engine": backend.to_string(), "compiled": false, "reason": reason,
             }),
@@ -132,11 +164,18 @@ impl fmt::Display for JitReport {
                 compile_us,
                 analysis,
                 batches,
-            } => write!(
-                f,
-                "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; \
-                 {analysis}\n  batches: {batches}"
-            ),
+                points,
+            } => {
+                write!(
+                    f,
+                    "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; \
+                     {analysis}\n  batches: {batches}"
+                )?;
+                match points {
+                    Some(points) => write!(f, "\n  points: {points}"),
+                    None => Ok(()),
+                }
+            }
             JitReport::Fallback { backend, reason } => {
                 write!(
                     f,
@@ -209,7 +248,7 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
             d.endmain,
             d.constants.len()
         );
-        if d.kind == picajit::interp::program::ShaderKind::Geometry {
+        if d.kind == ShaderKind::Geometry {
             println!("  geometry input mode: {:?}", d.gs_mode);
         }
         if let Some(q) = &jit {

@@ -1,7 +1,8 @@
 /*
  * Tests of the picajit C API, written against include/picajit.h only. Run by tests/capi.rs:
- *   test_capi MVP_SHBIN POINT_TO_QUAD_SHBIN
- * (the SHBIN images of examples/mvp.v.pica and examples/point_to_quad.g.pica), natively and
+ *   test_capi MVP_SHBIN POINT_TO_QUAD_SHBIN POINT_TO_DISC_SHBIN
+ * (the SHBIN images of examples/mvp.v.pica, examples/point_to_quad.g.pica and
+ * examples/point_to_disc.g.pica), natively and
  * under valgrind memcheck. Every API function is called, with its error paths. Prints
  * "N passed, M failed" and exits non-zero on any failure.
  */
@@ -53,7 +54,12 @@ static void check_status(PicajitStatus got, PicajitStatus expected, const char *
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers */
 
-static const char *mvp_path, *quad_path;
+static const char *mvp_path, *quad_path, *disc_path;
+
+/* Set (by tests/capi.rs) for the runs under valgrind, which ignores the SSE rounding mode and
+   flush bits that JIT code sets: there, values JIT code computes are not compared with the
+   interpreter's (the native runs compare them bit for bit). */
+static int under_valgrind;
 
 typedef struct {
     unsigned char *data;
@@ -1006,6 +1012,365 @@ static void test_geometry_uniform_modes(uint32_t backend) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* picajit_geometry_run_points: the same as one picajit_geometry_run_point per point */
+
+/* Every vertex an emit callback received, whatever their number. */
+typedef struct {
+    size_t calls, capacity, vertex_size;
+    unsigned char *data; /* vertex_size bytes per call */
+    PicajitEmitInfo *info;
+} Recorder;
+
+static void record(void *user, const void *vertex, const PicajitEmitInfo *info) {
+    Recorder *r = user;
+    if (r->calls == r->capacity) {
+        size_t capacity = r->capacity ? 2 * r->capacity : 256;
+        unsigned char *data = realloc(r->data, capacity * r->vertex_size);
+        PicajitEmitInfo *infos = realloc(r->info, capacity * sizeof *infos);
+        if (!data || !infos) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+        r->data = data;
+        r->info = infos;
+        r->capacity = capacity;
+    }
+    memcpy(r->data + r->calls * r->vertex_size, vertex, r->vertex_size);
+    r->info[r->calls] = *info;
+    r->calls++;
+}
+
+static Recorder recorder(size_t vertex_size) {
+    Recorder r = {0, 0, vertex_size, NULL, NULL};
+    return r;
+}
+
+static void recorder_free(Recorder *r) {
+    free(r->data);
+    free(r->info);
+}
+
+/* Same vertices (bytes) and flags in the same order (fields compared: the struct has
+   padding). */
+static int same_info(const PicajitEmitInfo *a, const PicajitEmitInfo *b, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        if (a[k].slot != b[k].slot || a[k].primitive != b[k].primitive ||
+            a[k].winding != b[k].winding) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int same_records(const Recorder *a, const Recorder *b) {
+    return a->calls == b->calls && a->vertex_size == b->vertex_size &&
+           (a->calls == 0 || memcmp(a->data, b->data, a->calls * a->vertex_size) == 0) &&
+           same_info(a->info, b->info, a->calls);
+}
+
+/* Whether values computed on `backend` can be compared with the interpreter's bit for bit
+   in this run (see under_valgrind). */
+static int exact_fp(uint32_t backend) {
+    return !under_valgrind || backend == PICAJIT_BACKEND_INTERPRETER;
+}
+
+/* same_records, or where exact_fp does not hold, the same number of vertices and flags. */
+static int same_emits(uint32_t backend, const Recorder *a, const Recorder *b) {
+    if (exact_fp(backend)) {
+        return same_records(a, b);
+    }
+    return a->calls == b->calls && same_info(a->info, b->info, a->calls);
+}
+
+/* A point of the strided input: v0, v1 packed, then 8 bytes the library must not read. */
+typedef struct {
+    float pos[4], clr[4];
+    uint32_t pad[2];
+} GsPoint;
+
+/* Uniforms of both geometry examples: halfsize / radius c0, rotation by 2 pi / 32 in c1 and
+   c2, rim colour c3 (point_to_quad reads c0 only). */
+static void set_gs_uniforms(const PicajitShader *gs, PicajitUniforms *u) {
+    const float a = 6.2831853f / 32.0f;
+    const float rows[16] = {0.25f, 0.5f, 0, 0, cosf(a), -sinf(a), 0, 0,
+                            sinf(a), cosf(a), 0, 0, 1, 0.5f, 0.25f, 0.5f};
+    OK(picajit_shader_apply_constants(gs, u));
+    OK(picajit_uniforms_set_float(u, 0, 4, rows));
+}
+
+/* Leaves different values of o2 (which the examples never write) in the two output banks,
+   so that vertices the examples emit carry them alternately. */
+static void fill_banks(PicajitEngine *engine, PicajitGeometry *geo, PicajitUniforms *u) {
+    PicajitShader *pre = load_source(engine,
+                                     ".gsh point c0\n"
+                                     ".constf a(1.0, 2.0, 3.0, 4.0)\n"
+                                     ".constf b(5.0, 6.0, 7.0, 8.0)\n"
+                                     ".proc main\n"
+                                     "    setemit 3\n"
+                                     "    mov o2, a\n"
+                                     "    emit\n"
+                                     "    mov o2, b\n"
+                                     "    emit\n"
+                                     "    end\n"
+                                     ".end\n");
+    PicajitVertexLayout none = {PICAJIT_FORMAT_F32, 0, 0, 0};
+    float dummy = 0;
+    float v[2][4];
+    PicajitEmitInfo infos[2];
+    size_t taken = 0;
+    OK(picajit_shader_apply_constants(pre, u));
+    OK(picajit_geometry_set_emit_callback(geo, NULL, NULL, NULL));
+    OK(picajit_geometry_run_point(geo, pre, u, &none, &dummy, NULL));
+    PicajitVertexLayout o2 = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x4, 0};
+    OK(picajit_geometry_take(geo, &o2, v, infos, 2, &taken));
+    CHECK(taken == 2 && v[0][0] == 1.0f && v[1][0] == 5.0f);
+    OK(picajit_shader_destroy(pre));
+}
+
+static void test_geometry_run_points(uint32_t backend, const char *path, size_t per_point) {
+    enum { N = 300, SPLIT = 37, M = 20 };
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
+    Blob shbin = read_file(path);
+    PicajitShader *gs = NULL;
+    PicajitUniforms *ua = NULL, *ub = NULL;
+    PicajitGeometry *ga = NULL, *gb = NULL;
+    PicajitRunStats stats, stats2;
+    uint16_t bools_a = 0, bools_b = 0;
+    OK(picajit_shader_load_shbin(engine, shbin.data, shbin.size, 0, &gs));
+    OK(picajit_uniforms_create(engine, &ua));
+    OK(picajit_uniforms_create(engine, &ub));
+    OK(picajit_geometry_create(&ga));
+    OK(picajit_geometry_create(&gb));
+    fill_banks(engine, ga, ua);
+    fill_banks(engine, gb, ub);
+    set_gs_uniforms(gs, ua); /* after fill_banks: its constants may share registers */
+    set_gs_uniforms(gs, ub);
+
+    /* f32 points with a stride: values conversion rounds or flushes among them. */
+    static GsPoint pts[N];
+    for (int k = 0; k < N; k++) {
+        pts[k].pos[0] = (float)k * 0.37f - 20.0f;
+        pts[k].pos[1] = 3.0f - (float)k * 0.11f;
+        pts[k].pos[2] = 0.5f + (float)k / 1000.0f;
+        pts[k].pos[3] = 1.0f;
+        pts[k].clr[0] = (float)(k % 7) / 7.0f;
+        pts[k].clr[1] = k % 11 == 0 ? 1e-39f : 0.1f;
+        pts[k].clr[2] = k % 13 == 0 ? -0.0f : 0.25f;
+        pts[k].clr[3] = 1.0f;
+        pts[k].pad[0] = pts[k].pad[1] = 0xDEADBEEFu;
+    }
+    PicajitVertexLayout in = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x3, sizeof(GsPoint)};
+
+    /* Callback delivery, o0-o2 (o2 from the banks): N run_point calls against two
+       run_points calls, the second one longer than a chunk. */
+    PicajitVertexLayout emit = {PICAJIT_FORMAT_F32, 0, 0x7, 0};
+    Recorder ra = recorder(48), rb = recorder(48);
+    OK(picajit_geometry_set_emit_callback(ga, &emit, record, &ra));
+    OK(picajit_geometry_set_emit_callback(gb, &emit, record, &rb));
+    uint64_t instructions = 0;
+    int each_ok = 1;
+    for (int k = 0; k < N; k++) {
+        each_ok &= picajit_geometry_run_point(ga, gs, ua, &in, &pts[k], &stats) == PICAJIT_OK;
+        instructions += stats.instructions;
+    }
+    CHECK(each_ok);
+    memset(&stats, 0xFF, sizeof stats);
+    OK(picajit_geometry_run_points(gb, gs, ub, &in, pts, SPLIT, &stats));
+    CHECK(stats.vertices == SPLIT);
+    CHECK(rb.calls == SPLIT * per_point);
+    OK(picajit_geometry_run_points(gb, gs, ub, &in, &pts[SPLIT], N - SPLIT, &stats2));
+    CHECK(stats2.vertices == N - SPLIT);
+    CHECK(stats.instructions + stats2.instructions == instructions);
+    CHECK(ra.calls == N * per_point);
+    CHECK(same_emits(backend, &ra, &rb));
+    /* o2 alternates between the banks fill_banks left: 1.0 (bank of the first EMIT), 5.0. */
+    float o2_first, o2_second;
+    memcpy(&o2_first, ra.data + 32, 4);
+    memcpy(&o2_second, ra.data + 48 + 32, 4);
+    CHECK(o2_first == 1.0f && o2_second == 5.0f);
+    OK(picajit_uniforms_get_bools(ua, &bools_a));
+    OK(picajit_uniforms_get_bools(ub, &bools_b));
+    CHECK(bools_a == bools_b && (bools_b & 0x8000) != 0);
+
+    /* Pending delivery of raw f24 points, some with patterns conversion would change
+       (0x000001 is flushed by arithmetic, 0x7F1234 is a NaN with a payload): they reach
+       v0-v15 exactly, in the middle of a batch, and the colour MOV keeps them. */
+    static uint32_t pts24[M][2][4];
+    for (int k = 0; k < M; k++) {
+        pts24[k][0][0] = 0x3F0000u + (uint32_t)k * 0x1000u;
+        pts24[k][0][1] = 0x400000u;
+        pts24[k][0][3] = 0x3F0000u;
+        pts24[k][1][0] = k == 5 ? 0x000001u : 0x3E0000u;
+        pts24[k][1][1] = k == 13 ? 0x7F1234u : 0x3F0000u;
+    }
+    PicajitVertexLayout in24 = {PICAJIT_FORMAT_F24, PICAJIT_LAYOUT_PACKED, 0x3, 0};
+    OK(picajit_geometry_set_emit_callback(ga, NULL, NULL, NULL));
+    OK(picajit_geometry_set_emit_callback(gb, NULL, NULL, NULL));
+    for (int k = 0; k < M; k++) {
+        OK(picajit_geometry_run_point(ga, gs, ua, &in24, pts24[k], NULL));
+    }
+    OK(picajit_geometry_run_points(gb, gs, ub, &in24, pts24, M, &stats));
+    CHECK(stats.vertices == M);
+    size_t pending_a = 0, pending_b = 0;
+    OK(picajit_geometry_pending(ga, &pending_a));
+    OK(picajit_geometry_pending(gb, &pending_b));
+    CHECK(pending_a == M * per_point && pending_b == pending_a);
+    /* Taken in another layout than any seen so far: f24, o0-o2, unpacked. */
+    PicajitVertexLayout take24 = {PICAJIT_FORMAT_F24, 0, 0x7, 0};
+    enum { TAKE = M * 34 };
+    static uint32_t va[TAKE][3][4], vb[TAKE][3][4];
+    static PicajitEmitInfo ia[TAKE], ib[TAKE];
+    size_t taken_a = 0, taken_b = 0;
+    OK(picajit_geometry_take(ga, &take24, va, ia, TAKE, &taken_a));
+    OK(picajit_geometry_take(gb, &take24, vb, ib, TAKE, &taken_b));
+    CHECK(taken_a == M * per_point && taken_b == taken_a);
+    CHECK(same_info(ia, ib, taken_a));
+    CHECK(!exact_fp(backend) || memcmp(va, vb, taken_a * sizeof va[0]) == 0);
+    /* The centre (disc) or first corner (quad) vertex has the colour as given. */
+    CHECK(vb[5 * per_point][1][0] == 0x000001u && vb[13 * per_point][1][1] == 0x7F1234u);
+
+    /* count 0: nothing runs, nothing is delivered. */
+    OK(picajit_geometry_run_points(gb, gs, ub, &in, pts, 0, &stats));
+    CHECK(stats.vertices == 0 && stats.instructions == 0);
+    OK(picajit_geometry_pending(gb, &pending_b));
+    CHECK(pending_b == 0);
+
+    /* Errors, in picajit_geometry_run_point's order. */
+    FAILS(picajit_geometry_run_points(NULL, gs, ub, &in, pts, 1, NULL), PICAJIT_ERR_NULL,
+          "picajit_geometry_run_points: geometry is NULL");
+    FAILS(picajit_geometry_run_points(gb, NULL, ub, &in, pts, 1, NULL), PICAJIT_ERR_NULL,
+          "shader is NULL");
+    FAILS(picajit_geometry_run_points(gb, gs, NULL, &in, pts, 1, NULL), PICAJIT_ERR_NULL,
+          "uniforms is NULL");
+    FAILS(picajit_geometry_run_points(gb, gs, ub, NULL, pts, 1, NULL), PICAJIT_ERR_NULL,
+          "layout is NULL");
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &in, NULL, 1, NULL), PICAJIT_ERR_NULL,
+          "vertices is NULL");
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &in, NULL, 0, NULL), PICAJIT_ERR_NULL,
+          "vertices is NULL");
+    PicajitVertexLayout bad = in;
+    bad.format = 9;
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &bad, pts, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "unknown value format 9");
+    bad = in;
+    bad.stride = 31; /* two packed registers are 32 bytes */
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &bad, pts, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "stride 31 is smaller than one vertex");
+    bad = in;
+    bad.stride = SIZE_MAX / 2;
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &bad, pts, 3, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "overflow");
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &in, pts, 1,
+                                      (PicajitRunStats *)((char *)&stats + 1)),
+          PICAJIT_ERR_INVALID_ARGUMENT, "stats");
+    PicajitShader *vs = NULL;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, 0, &vs));
+    FAILS(picajit_geometry_run_points(gb, vs, ub, &in, pts, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "vertex shader");
+    PicajitEngine *f32 = make_engine(backend, PICAJIT_FLOAT_F32, 0);
+    PicajitUniforms *u32 = NULL;
+    OK(picajit_uniforms_create(f32, &u32));
+    FAILS(picajit_geometry_run_points(gb, gs, u32, &in, pts, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "float mode");
+    OK(picajit_geometry_set_mode(gb, PICAJIT_GS_VARIABLE, 10, 3));
+    FAILS(picajit_geometry_run_points(gb, gs, ub, &in, pts, 1, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "not in point mode");
+    OK(picajit_geometry_set_mode(gb, PICAJIT_GS_POINT, 0, 0));
+    /* None of the failed calls ran anything. */
+    OK(picajit_geometry_pending(gb, &pending_b));
+    CHECK(pending_b == 0);
+
+    recorder_free(&ra);
+    recorder_free(&rb);
+    OK(picajit_shader_destroy(vs));
+    OK(picajit_uniforms_destroy(u32));
+    OK(picajit_engine_destroy(f32));
+    free(shbin.data);
+    OK(picajit_geometry_destroy(ga));
+    OK(picajit_geometry_destroy(gb));
+    OK(picajit_shader_destroy(gs));
+    OK(picajit_uniforms_destroy(ua));
+    OK(picajit_uniforms_destroy(ub));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* A point that fails mid-batch: the batch stops there, having delivered what that point and
+   the ones before it emitted, exactly as one run_point call per point does. */
+static void test_geometry_run_points_failure(uint32_t backend) {
+    enum { N = 20, BAD = 13 };
+    PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 1000);
+    PicajitUniforms *ua = NULL, *ub = NULL;
+    PicajitGeometry *ga = NULL, *gb = NULL;
+    PicajitRunStats stats;
+    /* Emits v0, then spins until the budget runs out when v0.x == 1. */
+    PicajitShader *spin = load_source(engine,
+                                      ".gsh point c0\n"
+                                      ".constf one(1.0, 1.0, 1.0, 1.0)\n"
+                                      ".out o position\n"
+                                      ".proc main\n"
+                                      "    setemit 0\n"
+                                      "    mov o, v0\n"
+                                      "    emit\n"
+                                      "    cmp one, eq, eq, v0\n"
+                                      "spin:\n"
+                                      "    jmpc cmp.x, spin\n"
+                                      "    end\n"
+                                      ".end\n");
+    OK(picajit_uniforms_create(engine, &ua));
+    OK(picajit_uniforms_create(engine, &ub));
+    OK(picajit_shader_apply_constants(spin, ua));
+    OK(picajit_shader_apply_constants(spin, ub));
+    OK(picajit_geometry_create(&ga));
+    OK(picajit_geometry_create(&gb));
+    float pts[N][4];
+    for (int k = 0; k < N; k++) {
+        pts[k][0] = k == BAD ? 1.0f : (float)k + 2.0f;
+        pts[k][1] = 0.5f;
+        pts[k][2] = 0.25f;
+        pts[k][3] = 1.0f;
+    }
+    PicajitVertexLayout v0 = {PICAJIT_FORMAT_F32, 0, 0x1, 0};
+    Recorder ra = recorder(16), rb = recorder(16);
+    OK(picajit_geometry_set_emit_callback(ga, &v0, record, &ra));
+    OK(picajit_geometry_set_emit_callback(gb, &v0, record, &rb));
+    for (int k = 0; k < BAD; k++) {
+        OK(picajit_geometry_run_point(ga, spin, ua, &v0, pts[k], NULL));
+    }
+    FAILS(picajit_geometry_run_point(ga, spin, ua, &v0, pts[BAD], NULL), PICAJIT_ERR_EXEC,
+          "instruction budget of 1000 exhausted");
+    memset(&stats, 0xFF, sizeof stats);
+    FAILS(picajit_geometry_run_points(gb, spin, ub, &v0, pts, N, &stats), PICAJIT_ERR_EXEC,
+          "point 13: instruction budget of 1000 exhausted");
+    CHECK(stats.vertices == BAD);
+    CHECK(stats.instructions == 0);
+    CHECK(ra.calls == BAD + 1);
+    CHECK(same_records(&ra, &rb));
+    float last;
+    memcpy(&last, rb.data + BAD * 16, 4);
+    CHECK(last == 1.0f);
+    uint16_t bools = 0;
+    OK(picajit_uniforms_get_bools(ub, &bools));
+    CHECK((bools & 0x8000) != 0); /* set after the failing invocation too */
+
+    /* The points after it run by a further call, as they would by further run_point calls. */
+    for (int k = BAD + 1; k < N; k++) {
+        OK(picajit_geometry_run_point(ga, spin, ua, &v0, pts[k], NULL));
+    }
+    OK(picajit_geometry_run_points(gb, spin, ub, &v0, pts[BAD + 1], N - BAD - 1, &stats));
+    CHECK(stats.vertices == N - BAD - 1);
+    CHECK(ra.calls == N && same_records(&ra, &rb));
+
+    recorder_free(&ra);
+    recorder_free(&rb);
+    OK(picajit_shader_destroy(spin));
+    OK(picajit_geometry_destroy(ga));
+    OK(picajit_geometry_destroy(gb));
+    OK(picajit_uniforms_destroy(ua));
+    OK(picajit_uniforms_destroy(ub));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Threads */
 
 typedef struct {
@@ -1065,12 +1430,14 @@ static void test_threads(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s MVP_SHBIN POINT_TO_QUAD_SHBIN\n", argv[0]);
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s MVP_SHBIN POINT_TO_QUAD_SHBIN POINT_TO_DISC_SHBIN\n", argv[0]);
         return 2;
     }
     mvp_path = argv[1];
     quad_path = argv[2];
+    disc_path = argv[3];
+    under_valgrind = getenv("PICAJIT_UNDER_VALGRIND") != NULL;
     test_versions_and_errors();
     test_engine();
     test_shader_create();
@@ -1085,6 +1452,9 @@ int main(int argc, char **argv) {
         test_geometry_point_to_quad(backends[i]);
         test_geometry_state(backends[i]);
         test_geometry_uniform_modes(backends[i]);
+        test_geometry_run_points(backends[i], quad_path, 4);
+        test_geometry_run_points(backends[i], disc_path, 34);
+        test_geometry_run_points_failure(backends[i]);
     }
     test_threads();
     printf("%d passed, %d failed\n", passed, failed);

@@ -523,8 +523,8 @@ pub(crate) fn compile(
 }
 
 impl CompiledShader {
-    /// Vertices `run_batch` processes per SoA group: [`LANES`] when the program runs on the
-    /// multi-vertex backend, 1 otherwise. Generates the multi-vertex code if `run_batch` has
+    /// Vertices `run_batch` (geometry shaders: invocations `run_points`) processes per SoA
+    /// group: [`LANES`] when the program runs on the multi-vertex backend, 1 otherwise. Generates the multi-vertex code if `run_batch` has
     /// not yet, so a loader can call it to take that cost up front.
     pub fn batch_lanes(&self) -> usize {
         if self.soa().is_some() {
@@ -543,6 +543,14 @@ impl CompiledShader {
     /// Why `run_batch` runs one vertex per call of the compiled code (`None` when it runs
     /// [`LANES`] vertices per group on the multi-vertex backend).
     pub fn batch_ineligibility(&self) -> Option<&'static str> {
+        if self.program.kind() != ShaderKind::Vertex {
+            return Some("not a vertex shader");
+        }
+        self.soa_ineligibility()
+    }
+
+    /// Why the program has no multi-vertex code on this host (`None` when it has).
+    fn soa_ineligibility(&self) -> Option<&'static str> {
         if self.backend() != crate::Backend::X64 {
             return Some("the multi-vertex backend is x86-64 only");
         }
@@ -561,7 +569,7 @@ impl CompiledShader {
         if self.program.kind() != ShaderKind::Geometry {
             return Some("not a geometry shader");
         }
-        self.batch_ineligibility()
+        self.soa_ineligibility()
     }
 
     /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).
