@@ -1,6 +1,6 @@
 //! The public engine API with a small instruction budget: programs from the structured case
 //! format (`fuzz/src/lib.rs`) or from SHBIN bytes go through `Shader::new`, `run_vertex`,
-//! `run_batch` and `GeometryRunner::invoke` on the chosen backend and float mode. Every call
+//! `run_batch`, `GeometryRunner::invoke` and `invoke_points` on the chosen backend and float mode. Every call
 //! must return outputs or an error, within the budget, and agree with the same calls on the
 //! interpreter backend.
 #![no_main]
@@ -12,7 +12,7 @@ use picajit::engine::{
 use picajit::interp::exec::{ExecError, RunInfo};
 use picajit::interp::float::FloatMode;
 use picajit::interp::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::state::Uniforms;
+use picajit::interp::state::{EmitBuffer, Uniforms};
 use picajit::shbin::Shbin;
 use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Reader, MODES};
 
@@ -215,6 +215,45 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
             let (ea, pa) = ga.state.take_output();
             let (eb, pb) = gb.state.take_output();
             assert_eq!((ea.len(), pa.len()), (eb.len(), pb.len()), "{}", ctx());
+            if run.gs_mode == GsInputMode::Point {
+                // A nine-point draw from the state the invocations left (one group of
+                // eight on the multi-vertex code where the program allows it).
+                let points: Vec<[[f32; 4]; 16]> = [0, 1, 5, 2, 11, 3, 7, 14, 9]
+                    .iter()
+                    .map(|&k| std::array::from_fn(|i| run.inputs[(i + k) % 16]))
+                    .collect();
+                let mask = shader.output_mask();
+                let (mut oa, mut ob) = (EmitBuffer::new(mask), EmitBuffer::new(mask));
+                let a = ga.invoke_points(&shader, &mut ua, &points, &mut oa);
+                let b = gb.invoke_points(&reference, &mut ub, &points, &mut ob);
+                assert_eq!(a, b, "invoke_points\n{}", ctx());
+                if let Ok(info) = &a {
+                    assert!(info.instructions <= budget * points.len() as u64);
+                }
+                let rows = |o: &EmitBuffer| {
+                    o.rows
+                        .iter()
+                        .flatten()
+                        .map(|x| x.to_bits())
+                        .collect::<Vec<_>>()
+                };
+                assert!(
+                    rows(&oa) == rows(&ob) && oa.flags == ob.flags,
+                    "invoke_points: emitted vertices\n{}",
+                    ctx()
+                );
+                assert!(
+                    reg_bits(&ga.registers) == reg_bits(&gb.registers),
+                    "invoke_points: registers\n{}",
+                    ctx()
+                );
+                assert!(
+                    gs_bits(&ga.state) == gs_bits(&gb.state),
+                    "invoke_points: geometry state\n{}",
+                    ctx()
+                );
+                assert_eq!(ua.bools(), ub.bools(), "invoke_points: b15\n{}", ctx());
+            }
         }
     }
 }
