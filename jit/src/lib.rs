@@ -693,7 +693,7 @@ struct Call<'a> {
 }
 
 /// Indices of the set bits of `mask`, lowest first.
-fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
+pub(crate) fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         (mask != 0).then(|| {
             let i = mask.trailing_zeros() as usize;

@@ -56,6 +56,8 @@ pub struct GsPlan {
     pub written_outputs: u16,
     /// Output components the program writes (bit 4n + c = component c of o`n`).
     pub written_components: u64,
+    /// Temporaries the program reads or writes (bit n = r`n`): all the code touches.
+    pub temps: u16,
     /// Per node: the SETEMIT parameters of an EMIT node.
     pub emit_flags: Vec<Option<EmitFlags>>,
     /// Output components written since the last EMIT at END (the same at every END).
@@ -197,13 +199,22 @@ pub fn plan(program: &Program, analysis: &Analysis) -> Result<GsPlan, &'static s
     // What the program writes anywhere.
     let (mut temps_written, mut outs_written, mut a0_written, mut al_written) =
         (0u64, 0u64, 0u8, false);
+    let mut temps = 0u16;
     for n in nodes {
         if let Instruction::Loop { .. } = n.instr {
             al_written = true;
         }
-        let Some((d, _, _, dst)) = alu_parts(&n.instr) else {
+        let Some((d, srcs, _, dst)) = alu_parts(&n.instr) else {
             continue;
         };
+        for s in &srcs {
+            if let SrcReg::Temp(i) = *s {
+                temps |= 1 << (i & 15);
+            }
+        }
+        if let Some(DstReg::Temp(i)) = dst {
+            temps |= 1 << (i & 15);
+        }
         let m = write_mask(desc(d));
         match (n.instr, dst) {
             (Instruction::Mova { .. }, _) => a0_written |= m & 3,
@@ -303,6 +314,7 @@ pub fn plan(program: &Program, analysis: &Analysis) -> Result<GsPlan, &'static s
     Ok(GsPlan {
         written_outputs,
         written_components: outs_written,
+        temps,
         emit_flags,
         end_outputs,
         end_setemit,
@@ -434,7 +446,7 @@ pub(crate) fn run(
         out.rows.reserve(vertices * rows_per_vertex);
         out.flags.reserve(vertices);
         let (rows_before, flags_before) = (out.rows.len(), out.flags.len());
-        load_state(&mut ctx, regs);
+        load_state(plan, &mut ctx, regs);
         ctx.uniforms = uniforms;
         ctx.batch_input = inputs[k..].as_ptr();
         ctx.batch_output = std::ptr::null_mut();
@@ -523,10 +535,15 @@ fn banks_agree(plan: &GsPlan, regs: &Registers, geometry: &GeometryState) -> boo
 
 /// Every lane starts a chunk with the registers the call has reached: components the program
 /// writes are written before they are read (see [`plan`]), the others keep these values.
-fn load_state(ctx: &mut SoaContext, regs: &Registers) {
-    for r in 0..16 {
+/// Only the registers the code touches (temporaries it reads or writes, outputs it writes).
+fn load_state(plan: &GsPlan, ctx: &mut SoaContext, regs: &Registers) {
+    for r in crate::bits(plan.temps) {
         for c in 0..4 {
             ctx.temp[r][c] = [regs.temp[r][c]; LANES];
+        }
+    }
+    for r in crate::bits(plan.written_outputs) {
+        for c in 0..4 {
             ctx.output[r][c] = [regs.output[r][c]; LANES];
         }
     }
@@ -553,7 +570,7 @@ fn materialise(
 ) {
     const LAST: usize = LANES - 1;
     regs.input = *last_input;
-    for r in 0..16 {
+    for r in crate::bits(plan.temps) {
         for c in 0..4 {
             regs.temp[r][c] = ctx.temp[r][c][LAST];
         }
@@ -564,7 +581,7 @@ fn materialise(
     }
     regs.al = ctx.al;
     let lane7 = |r: usize, c: usize| ctx.output[r][c][LAST];
-    for r in (0..16).filter(|&r| plan.written_outputs & (1 << r) != 0) {
+    for r in crate::bits(plan.written_outputs) {
         if emits == 0 {
             for c in 0..4 {
                 regs.output[r][c] = lane7(r, c);
