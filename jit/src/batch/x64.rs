@@ -283,6 +283,14 @@ struct Gen<'p> {
     /// the signs). Every fix-up result is tiny-free; flushes of such values are skipped.
     /// Cleared at each block start (other paths may reach it).
     known: [u8; 16],
+    /// Per temporary component, within the current block: where a copy of its value with
+    /// the input flush applied is (a flushed input bank or flushed uniform row, and the
+    /// component there), when it was last written by a MOV of such a source. Flushing reads
+    /// of it then load that copy instead of flushing (skinning MOVs positions into
+    /// temporaries that several DP4s read).
+    alias: [[Option<(Addr, u8)>; 4]; 16],
+    /// Inputs whose flushed bank each group fills ([`Usage::inputs_flushed`]).
+    inputs_flushed: u16,
     /// What the code reads of the per-call uniform copies.
     uniform_use: UniformUse,
     /// The program has cmp-dependent branches, so lanes may diverge: masked execution (see
@@ -400,6 +408,8 @@ pub fn generate(
         diverged: Vec::new(),
         marks: Vec::new(),
         known: [0; 16],
+        alias: [[None; 4]; 16],
+        inputs_flushed: 0,
         uniform_use: UniformUse::default(),
         simt,
         cur_block: 0,
@@ -420,6 +430,7 @@ pub fn generate(
         ));
     }
     let usage = g.usage();
+    g.inputs_flushed = usage.inputs_flushed;
     let body = g.a.new_label();
     g.entry(usage, body);
     g.a.align16();
@@ -447,6 +458,23 @@ impl Gen<'_> {
 
     fn usage(&self) -> Usage {
         let mut u = Usage::default();
+        let mut temps_read_flushing = 0u16;
+        for node in &self.analysis.nodes {
+            let fl = flushed_sources(&node.instr);
+            let srcs: [Option<SrcReg>; 3] = match node.instr {
+                Instruction::Binary { src1, src2, .. } => [Some(src1), Some(src2), None],
+                Instruction::Unary { src, .. } => [Some(src), None, None],
+                Instruction::Mad {
+                    src1, src2, src3, ..
+                } => [Some(src1), Some(src2), Some(src3)],
+                _ => [None; 3],
+            };
+            for (k, r) in srcs.into_iter().enumerate() {
+                if let (Some(SrcReg::Temp(t)), true) = (r, fl[k]) {
+                    temps_read_flushing |= 1 << (t & 15);
+                }
+            }
+        }
         for node in &self.analysis.nodes {
             let instr = &node.instr;
             let (srcs, dst): ([Option<SrcReg>; 3], Option<DstReg>) = match *instr {
@@ -466,6 +494,19 @@ impl Gen<'_> {
                 _ => ([None; 3], None),
             };
             let flushed = flushed_sources(instr);
+            // A MOV of an input into a temporary that flushing arithmetic reads gets the
+            // input's flushed bank too, which those reads then load (`Gen::alias`).
+            if let Instruction::Unary {
+                op: Opcode::Mov,
+                src: SrcReg::Input(i),
+                dst: DstReg::Temp(t),
+                ..
+            } = *instr
+            {
+                if temps_read_flushing & (1 << (t & 15)) != 0 {
+                    u.inputs_flushed |= 1 << (i & 15);
+                }
+            }
             // DST also reads components z and w of its sources as they are.
             let dst_op =
                 matches!(instr, Instruction::Binary { op, .. } if op.base() == Opcode::Dst);
@@ -934,6 +975,7 @@ impl Gen<'_> {
             self.a.bind(l);
             self.cur_block = bi;
             self.known = [0; 16];
+            self.alias = [[None; 4]; 16];
             self.al_row = None;
             self.cmp_in_res = false;
             let len = block.nodes.len() as i32;
@@ -1613,6 +1655,22 @@ impl Gen<'_> {
             self.load_from(d, f, op, c);
             return;
         }
+        // Only without negation: flush(-x) and -flush(x) differ in the sign of a zero,
+        // which RCP and RSQ see.
+        let alias = op
+            .temp
+            .and_then(|t| self.alias[t as usize][op.swizzle.lane(c) as usize]);
+        if let (Some((addr, k)), false) = (alias, op.negate) {
+            let mut y = self.y();
+            match addr {
+                Addr::Frame(off) => y.vmovaps(d, Mem::Base(RBX, off + 32 * i32::from(k))),
+                Addr::Bcast(Mem::Base(b, o)) => {
+                    y.vbroadcastss(d, Mem::Base(b, o + 4 * i32::from(k)))
+                }
+                Addr::Bcast(_) => unreachable!("only stable copies are aliased"),
+            }
+            return;
+        }
         self.load_from(d, op.addr, op, c);
         if !self.tiny_free(op, c) {
             self.flush(d);
@@ -1649,6 +1707,11 @@ impl Gen<'_> {
         let off = match dst {
             DstReg::Output(i) => bank_off(SOA_OUTPUT, i),
             DstReg::Temp(i) => {
+                for c in 0..4 {
+                    if mask[c] {
+                        self.alias[(i & 15) as usize][c] = None;
+                    }
+                }
                 let k = &mut self.known[(i & 15) as usize];
                 for c in 0..4 {
                     if mask[c] {
@@ -2047,6 +2110,26 @@ impl Gen<'_> {
                         }
                         let tiny_free = [0, 1, 2, 3].map(|c| self.tiny_free(&s, c));
                         self.store_results(dst, mask, RES, tiny_free);
+                        // The flushed copy stays valid for the rest of the block: the
+                        // input banks change per group, the flushed uniforms per call, and
+                        // aL-relative rows and a0 gathers (whose addresses move) are not
+                        // kept.
+                        let stable = match (s.flushed, src) {
+                            (Some(Addr::Frame(_)), SrcReg::Input(i)) => {
+                                self.inputs_flushed & (1 << (i & 15)) != 0
+                            }
+                            (Some(Addr::Bcast(Mem::Base(b, _))), _) => b == RBX,
+                            _ => false,
+                        };
+                        if let (DstReg::Temp(t), Some(f), true, false) =
+                            (dst, s.flushed, stable, s.negate)
+                        {
+                            for c in 0..4 {
+                                if mask[c] {
+                                    self.alias[(t & 15) as usize][c] = Some((f, s.swizzle.lane(c)));
+                                }
+                            }
+                        }
                     }
                     Opcode::Flr => {
                         for c in 0..4 {
