@@ -135,7 +135,9 @@ impl Facts {
 
 /// The parts of an ALU instruction the analysis needs: descriptor, sources (with their index
 /// in the descriptor), relative index, destination.
-fn alu_parts(instr: &Instruction) -> Option<(u8, Vec<SrcReg>, RelIndex, Option<DstReg>)> {
+pub(super) fn alu_parts(
+    instr: &Instruction,
+) -> Option<(u8, Vec<SrcReg>, RelIndex, Option<DstReg>)> {
     Some(match *instr {
         Instruction::Binary {
             desc,
@@ -392,15 +394,8 @@ pub(crate) fn run(
                 out: &mut EmitBuffer,
                 info: &mut BatchInfo|
      -> Result<(), BatchError> {
-        let r = shader
-            .run_points_each(regs, uniforms, geometry, &inputs[lo..hi], budget, out)
-            .map_err(|e| BatchError {
-                index: e.index + lo,
-                error: e.error,
-            })?;
-        info.instructions += r.instructions;
-        info.deopts += r.deopts;
-        Ok(())
+        let r = shader.run_points_each(regs, uniforms, geometry, &inputs[lo..hi], budget, out);
+        add_part(info, r, lo)
     };
     let n = inputs.len();
     // Registers the caller does not keep are no reason to slow down, but registers the

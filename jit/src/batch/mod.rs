@@ -715,6 +715,22 @@ fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROW
     }
 }
 
+/// Add the result of running part of a batch, from row `lo` on, to `info` (or give its error
+/// with the row index in the whole batch).
+fn add_part(
+    info: &mut BatchInfo,
+    part: Result<BatchInfo, BatchError>,
+    lo: usize,
+) -> Result<(), BatchError> {
+    let r = part.map_err(|e| BatchError {
+        index: e.index + lo,
+        error: e.error,
+    })?;
+    info.instructions += r.instructions;
+    info.deopts += r.deopts;
+    Ok(())
+}
+
 /// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn run(
@@ -745,15 +761,8 @@ pub(crate) fn run(
                       outputs: &mut [[[f32; 4]; 16]],
                       info: &mut BatchInfo|
      -> Result<(), BatchError> {
-        let r = shader
-            .run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget)
-            .map_err(|e| BatchError {
-                index: e.index + lo,
-                error: e.error,
-            })?;
-        info.instructions += r.instructions;
-        info.deopts += r.deopts;
-        Ok(())
+        let r = shader.run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget);
+        add_part(info, r, lo)
     };
     // Where nearly every group stops (vertices taking different branches), starting each on
     // SoA code and re-running it costs more than running per vertex from the start. After

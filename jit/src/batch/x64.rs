@@ -546,29 +546,7 @@ impl Gen<'_> {
             .first()
             .map_or(Vec::new(), |b| b.nodes.clone());
         let parts = |instr: &Instruction| -> Option<(OperandDesc, Vec<SrcReg>, Option<DstReg>)> {
-            let (desc, srcs, dst) = match *instr {
-                Instruction::Binary {
-                    desc,
-                    dst,
-                    src1,
-                    src2,
-                    ..
-                } => (desc, vec![src1, src2], Some(dst)),
-                Instruction::Unary { desc, dst, src, .. } => (desc, vec![src], Some(dst)),
-                Instruction::Mova { desc, src, .. } => (desc, vec![src], None),
-                Instruction::Cmp {
-                    desc, src1, src2, ..
-                } => (desc, vec![src1, src2], None),
-                Instruction::Mad {
-                    desc,
-                    dst,
-                    src1,
-                    src2,
-                    src3,
-                    ..
-                } => (desc, vec![src1, src2, src3], Some(dst)),
-                _ => return None,
-            };
+            let (desc, srcs, _, dst) = super::geometry::alu_parts(instr)?;
             Some((self.desc(desc), srcs, dst))
         };
         for node in &self.analysis.nodes {
