@@ -461,17 +461,11 @@ impl Gen<'_> {
         let mut temps_read_flushing = 0u16;
         for node in &self.analysis.nodes {
             let fl = flushed_sources(&node.instr);
-            let srcs: [Option<SrcReg>; 3] = match node.instr {
-                Instruction::Binary { src1, src2, .. } => [Some(src1), Some(src2), None],
-                Instruction::Unary { src, .. } => [Some(src), None, None],
-                Instruction::Mad {
-                    src1, src2, src3, ..
-                } => [Some(src1), Some(src2), Some(src3)],
-                _ => [None; 3],
-            };
-            for (k, r) in srcs.into_iter().enumerate() {
-                if let (Some(SrcReg::Temp(t)), true) = (r, fl[k]) {
-                    temps_read_flushing |= 1 << (t & 15);
+            if let Some((_, srcs, _, _)) = super::geometry::alu_parts(&node.instr) {
+                for (k, r) in srcs.into_iter().enumerate() {
+                    if let (SrcReg::Temp(t), true) = (r, fl[k]) {
+                        temps_read_flushing |= 1 << (t & 15);
+                    }
                 }
             }
         }
