@@ -424,3 +424,28 @@ fn run_reports_budget_exhaustion() {
         assert!(err.contains("budget"), "{engine}: {err}");
     }
 }
+
+/// A reader that stops early (`picajit … | head`) ends the tool quietly with the status of
+/// SIGPIPE's default action, not with a panic message.
+#[test]
+fn closed_output_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lights8.v.pica");
+    // Far more than a pipe buffer of output, so the tool is still writing when the pipe closes.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_picajit"))
+        .args(["disasm", "--jit", "x64", "--batch", example])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("; ===="), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}

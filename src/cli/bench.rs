@@ -204,14 +204,14 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
     line.finish();
 
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()
         );
     } else if args.markdown {
-        print!("{}", markdown(&report));
+        out!("{}", markdown(&report));
     } else {
-        print!("{}", table(&report));
+        out!("{}", table(&report));
     }
     if let Some(path) = &args.plot {
         let svg = plot(&report)?;

@@ -230,10 +230,10 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
             "size_bytes": shbin.to_bytes().len(),
             "dvles": dvles,
         });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: {} code words, {} operand descriptors, {} DVLE(s)",
         input.display(),
         shbin.code.len(),
@@ -241,7 +241,7 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
         shbin.dvles.len()
     );
     for (n, d) in shbin.dvles.iter().enumerate() {
-        println!(
+        outln!(
             "DVLE #{n}: {} shader, entry 0x{:03x}..0x{:03x}, {} constants",
             d.kind,
             d.main,
@@ -249,10 +249,10 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
             d.constants.len()
         );
         if d.kind == ShaderKind::Geometry {
-            println!("  geometry input mode: {:?}", d.gs_mode);
+            outln!("  geometry input mode: {:?}", d.gs_mode);
         }
         if let Some(q) = &jit {
-            println!("  {}", q.report(&shbin, n));
+            outln!("  {}", q.report(&shbin, n));
         }
         for o in &d.outputs {
             let sem = o
@@ -260,10 +260,10 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
                 .picasso_name()
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("{:?}", o.semantic));
-            println!("  output o{:<2} {sem} (mask {:#x})", o.reg, o.mask);
+            outln!("  output o{:<2} {sem} (mask {:#x})", o.reg, o.mask);
         }
         for u in &d.uniforms {
-            println!(
+            outln!(
                 "  uniform {:<20} {}",
                 u.name,
                 u.register_range()

@@ -1,5 +1,36 @@
 //! Subcommands of the `picajit` tool.
 
+/// `println!` for the tool's results: when standard output is closed early
+/// (`picajit info … | head`), the process ends quietly instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($t)*) {
+            $crate::cli::output_failed(e);
+        }
+    }};
+}
+
+/// `print!` with the handling of [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout(), $($t)*) {
+            $crate::cli::output_failed(e);
+        }
+    }};
+}
+
+/// Standard output failed: a reader that went away (a closed pipe) ends the tool as the
+/// default SIGPIPE action would, without a message; any other error is reported.
+pub fn output_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    eprintln!("picajit: error: cannot write the output: {e}");
+    std::process::exit(1);
+}
+
 mod bench;
 mod disasm;
 mod info;
@@ -123,7 +154,7 @@ pub(crate) fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {
     match path {
         Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display())),
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     }

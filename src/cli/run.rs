@@ -171,11 +171,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
                 .map(|e| emit_json(e, written))
                 .collect::<Vec<_>>());
         }
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(());
     }
 
-    println!(
+    outln!(
         "engine: {}{}{}",
         shader.backend(),
         if shader.compiled().is_some_and(|c| c.is_emulated()) {
@@ -188,14 +188,18 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             .map(|r| format!(" (fallback: {r})"))
             .unwrap_or_default()
     );
-    println!(
+    outln!(
         "{:<4} {:>14} {:>14} {:>14} {:>14}",
-        "reg", "x", "y", "z", "w"
+        "reg",
+        "x",
+        "y",
+        "z",
+        "w"
     );
     let print_regs = |outputs: &[[f32; 4]; 16], indent: &str| {
         for (n, o) in outputs.iter().enumerate() {
             if written >> n & 1 != 0 {
-                println!(
+                outln!(
                     "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
                     format!("o{n}"),
                     format!("{}", o[0]),
@@ -203,7 +207,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
                     format!("{}", o[2]),
                     format!("{}", o[3])
                 );
-                println!(
+                outln!(
                     "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
                     "",
                     f24_hex(o[0]),
@@ -215,7 +219,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         }
     };
     print_regs(&regs.output, "");
-    println!(
+    outln!(
         "cmp = ({}, {})  a0 = ({}, {})  aL = {}  instructions = {}",
         regs.cmp[0] != 0,
         regs.cmp[1] != 0,
@@ -225,7 +229,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         info.instructions
     );
     for (n, e) in emits.iter().enumerate() {
-        println!(
+        outln!(
             "emit #{n}: slot {}{}{}",
             e.slot,
             if e.primitive { ", primitive" } else { "" },
