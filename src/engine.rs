@@ -415,8 +415,9 @@ impl Shader {
     /// for bit either way.
     ///
     /// Meant for geometry shaders (a vertex shader's invocations would run on carried-over
-    /// registers and emit nothing). Fails at the first invocation that fails, with its index in [`BatchError::vertex`]; the vertices it and
-    /// the earlier invocations emitted are in `out`.
+    /// registers and emit nothing). Fails at the first invocation that fails, with its index
+    /// in [`BatchError::vertex`]; the vertices it and the earlier invocations emitted are in
+    /// `out`.
     pub fn run_points(
         &self,
         regs: &mut Registers,
