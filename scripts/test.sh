@@ -9,8 +9,10 @@ need_apt=()
 # unicorn-engine (AArch64 JIT tests under emulation) builds its C core with cmake and
 # generates bindings with libclang; the C ABI tests run under valgrind.
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
-[ -e /usr/lib/llvm-14/lib/libclang.so ] || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 \
-  || ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
+# bindgen loads libclang.so, libclang-N.so or libclang.so.N; libclang-cpp.so.N (present on
+# fresh images) is a different library, so match only the names bindgen tries.
+ls /usr/lib/llvm-*/lib/libclang.so /usr/lib/*-linux-gnu/libclang-[0-9]*.so \
+  >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 if [ ${#need_apt[@]} -gt 0 ]; then
