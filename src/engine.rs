@@ -11,10 +11,11 @@ use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
 use picajit_interp::float::{FloatMode, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Which engine to run programs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -153,6 +154,9 @@ pub struct Shader {
     fallback: Option<String>,
     input_mask: u16,
     output_mask: u16,
+    /// The same program prepared for other entry points ([`Shader::with_entry`]), each
+    /// compiled once, on its first run.
+    entries: Mutex<HashMap<u16, Arc<Shader>>>,
 }
 
 impl Shader {
@@ -193,6 +197,7 @@ impl Shader {
             config: *config,
             active: ActiveBackend::Interpreter,
             fallback: None,
+            entries: Mutex::new(HashMap::new()),
         };
         let Some(backend) = target else {
             if config.backend == BackendChoice::Auto {
@@ -488,6 +493,194 @@ impl Shader {
             instructions,
             emitted: out.len() - emitted_before,
         })
+    }
+
+    /// Call `f` with this program prepared for entry point `entry`: `self` when it is the
+    /// program's own entry, otherwise the shader for that entry, prepared (compiled, on a JIT)
+    /// on the first call and kept in `self` for every later one. Emulators pass the entry
+    /// point with each draw while the program words stay the same; this costs a map lookup
+    /// per call, not a compilation.
+    ///
+    /// Fails for an entry point outside the program's code words.
+    pub fn with_entry<R>(
+        &self,
+        entry: u32,
+        f: impl FnOnce(&Shader) -> R,
+    ) -> Result<R, EngineError> {
+        if entry == u32::from(self.program.entry()) {
+            return Ok(f(self));
+        }
+        let words = self.program.code().len();
+        if entry as usize >= words {
+            return Err(EngineError::Program(ProgramError::EntryOutOfRange {
+                entry,
+                words,
+            }));
+        }
+        let key = entry as u16;
+        // A poisoned lock only means another thread panicked while inserting; the map is
+        // still a valid cache.
+        let found = self
+            .entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        let shader = match found {
+            Some(s) => s,
+            None => {
+                let program = self.program.with_entry(entry)?;
+                let fresh = Arc::new(Shader::new(program, &self.config)?);
+                self.entries
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(key)
+                    .or_insert(fresh)
+                    .clone()
+            }
+        };
+        Ok(f(&shader))
+    }
+
+    /// Entry points other than the program's own that [`Self::with_entry`] has prepared.
+    pub fn prepared_entries(&self) -> usize {
+        self.entries.lock().map_or(0, |m| m.len())
+    }
+
+    /// `state` in this shader's register representation: in F24 modes, a value that is
+    /// exactly an f24 value (every value a run hands back) is kept bit for bit, any other
+    /// f32 is rounded to f24 with the mode's rounding, as float uniforms are on upload; in
+    /// F32 mode values are kept. a0, aL and cmp are taken as they are.
+    pub fn convert_state(&self, state: &UnitState) -> UnitState {
+        let mut s = *state;
+        if let FloatMode::F24(r) = self.config.float_mode {
+            for row in &mut s.temp {
+                *row = row.map(|x| match F24::from_f32_exact(x) {
+                    Some(_) => x,
+                    None => F24::from_f32(x, r).to_f32(),
+                });
+            }
+        }
+        s
+    }
+
+    /// [`Self::run_batch_masked`] with unit state in and out.
+    ///
+    /// * `state_in`: every vertex of the batch starts from this state (r0-r15, a0, aL, cmp;
+    ///   converted by [`Self::convert_state`]) instead of the clean one. Vertices stay
+    ///   independent of each other, as on hardware, where the four vertex units take
+    ///   vertices in no order a program could rely on: a batch gives the same results
+    ///   however it is split or grouped, and the eight-vertex path runs it too.
+    /// * `state_out`: receives the state the *last* vertex ended with, exactly what one
+    ///   [`Self::run`] of that vertex from `state_in` leaves (for an empty batch,
+    ///   `state_in` converted, or the clean state). Not written when the batch fails.
+    ///
+    /// So a batch of one vertex is one invocation with state in and out, and an emulator
+    /// that keeps a persistent unit passes its state in and stores what comes out. With
+    /// neither (or a clean `state_in` and no `state_out`) this is `run_batch_masked`, at its
+    /// cost.
+    pub fn run_batch_state(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        state_in: Option<&UnitState>,
+        state_out: Option<&mut UnitState>,
+    ) -> Result<u64, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        let start = state_in
+            .map(|s| self.convert_state(s))
+            .filter(|s| !s.is_clean());
+        let total = match &start {
+            None => self.run_batch_masked(uniforms, &inputs[..n], &mut outputs[..n], out_mask)?,
+            Some(s) => {
+                self.run_batch_from(uniforms, &inputs[..n], &mut outputs[..n], out_mask, s)?
+            }
+        };
+        if let Some(out) = state_out {
+            let start = start.unwrap_or_default();
+            *out = match n.checked_sub(1) {
+                None => start,
+                Some(last) => {
+                    // The last vertex once more, on the per-invocation path: batches keep no
+                    // per-vertex state, and this costs one vertex only when asked for.
+                    let mut regs = Registers::default();
+                    regs.input = self.batch_input(&inputs[last]);
+                    regs.set_unit_state(&start);
+                    self.run(&mut regs, uniforms, None)
+                        .map_err(|error| BatchError {
+                            vertex: last,
+                            error,
+                        })?;
+                    regs.unit_state()
+                }
+            };
+        }
+        Ok(total)
+    }
+
+    /// The registers a batch gives a vertex's inputs (converted in F24 modes).
+    fn batch_input(&self, input: &[[f32; 4]; 16]) -> [[f32; 4]; 16] {
+        match self.config.float_mode {
+            FloatMode::F24(_) => self.convert_masked(input),
+            FloatMode::F32 => *input,
+        }
+    }
+
+    /// The batch of [`Self::run_batch_state`] from a non-clean, converted state.
+    fn run_batch_from(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        start: &UnitState,
+    ) -> Result<u64, BatchError> {
+        let Some(code) = &self.jit else {
+            let mut regs = Registers::default();
+            let mut total = 0;
+            for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                regs.input = self.batch_input(input);
+                regs.output = [[0.0; 4]; 16];
+                regs.set_unit_state(start);
+                let info = self
+                    .interp
+                    .run(&mut regs, uniforms, None, self.config.budget)
+                    .map_err(|error| BatchError { vertex: k, error })?;
+                total += info.instructions;
+                *output = regs.output;
+            }
+            return Ok(total);
+        };
+        // Converted copies in chunks, as in `run_batch_masked`.
+        const CHUNK: usize = 256;
+        let n = inputs.len();
+        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
+        let mut total = 0;
+        let mut base = 0;
+        while base < n {
+            let len = CHUNK.min(n - base);
+            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+                *dst = self.batch_input(src);
+            }
+            total += code
+                .run_batch_from(
+                    &scratch[..len],
+                    &mut outputs[base..base + len],
+                    uniforms,
+                    self.config.budget,
+                    out_mask,
+                    start,
+                )
+                .map_err(|e| BatchError {
+                    vertex: base + e.index,
+                    error: e.error,
+                })?
+                .instructions;
+            base += len;
+        }
+        Ok(total)
     }
 
     /// Convert only the registers the program reads; the rest are zero.
