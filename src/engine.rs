@@ -495,28 +495,28 @@ impl Shader {
         })
     }
 
-    /// Call `f` with this program prepared for entry point `entry`: `self` when it is the
-    /// program's own entry, otherwise the shader for that entry, prepared (compiled, on a JIT)
-    /// on the first call and kept in `self` for every later one. Emulators pass the entry
-    /// point with each draw while the program words stay the same; this costs a map lookup
-    /// per call, not a compilation.
-    ///
-    /// Fails for an entry point outside the program's code words.
+    /// Call `f` with this program prepared for entry point `entry` (see [`Self::at_entry`]).
     pub fn with_entry<R>(
         &self,
         entry: u32,
         f: impl FnOnce(&Shader) -> R,
     ) -> Result<R, EngineError> {
+        let shader = self.at_entry(entry)?;
+        Ok(f(&shader))
+    }
+
+    /// This program prepared for entry point `entry`: `self` when it is the program's own
+    /// entry, otherwise the shader for that entry, prepared (compiled, on a JIT) on the first
+    /// call and kept in `self` for every later one. Emulators pass the entry point with each
+    /// draw while the program words stay the same; this costs a map lookup per call, not a
+    /// compilation. At most one shader per code word is ever prepared.
+    ///
+    /// Fails for an entry point outside the program's code words.
+    pub fn at_entry(&self, entry: u32) -> Result<ShaderAt<'_>, EngineError> {
         if entry == u32::from(self.program.entry()) {
-            return Ok(f(self));
+            return Ok(ShaderAt::Own(self));
         }
-        let words = self.program.code().len();
-        if entry as usize >= words {
-            return Err(EngineError::Program(ProgramError::EntryOutOfRange {
-                entry,
-                words,
-            }));
-        }
+        let program = self.program.with_entry(entry)?;
         let key = entry as u16;
         // A poisoned lock only means another thread panicked while inserting; the map is
         // still a valid cache.
@@ -529,7 +529,6 @@ impl Shader {
         let shader = match found {
             Some(s) => s,
             None => {
-                let program = self.program.with_entry(entry)?;
                 let fresh = Arc::new(Shader::new(program, &self.config)?);
                 self.entries
                     .lock()
@@ -539,7 +538,7 @@ impl Shader {
                     .clone()
             }
         };
-        Ok(f(&shader))
+        Ok(ShaderAt::Other(shader))
     }
 
     /// Entry points other than the program's own that [`Self::with_entry`] has prepared.
@@ -693,6 +692,26 @@ impl Shader {
             mask &= mask - 1;
         }
         out
+    }
+}
+
+/// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
+/// or the one prepared for that entry.
+#[derive(Debug)]
+pub enum ShaderAt<'a> {
+    /// The program's own entry point.
+    Own(&'a Shader),
+    /// Another entry point, prepared once and kept by the shader.
+    Other(Arc<Shader>),
+}
+
+impl std::ops::Deref for ShaderAt<'_> {
+    type Target = Shader;
+    fn deref(&self) -> &Shader {
+        match self {
+            ShaderAt::Own(s) => s,
+            ShaderAt::Other(s) => s,
+        }
     }
 }
 

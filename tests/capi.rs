@@ -246,6 +246,26 @@ fn c_tests_pass_and_are_memcheck_clean() {
     }
 }
 
+/// Emulator embedding (`tests/c/test_embedding.c`): unit state in and out, per-run entry
+/// points, whole descriptor tables, emit state, batch path; natively and under memcheck.
+#[test]
+fn c_embedding_tests_pass_and_are_memcheck_clean() {
+    let dir = work_dir("test_embedding");
+    let sources = [manifest_dir().join("tests/c/test_embedding.c")];
+    let exe = dir.join("test_embedding");
+    build_c(&sources, &exe, Link::Shared);
+    let out = run(&mut Command::new(&exe));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}");
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "C tests did not report success:\n{stdout}"
+    );
+    if valgrind_available() {
+        memcheck(&exe, &[]);
+    }
+}
+
 #[test]
 fn c_example_builds_and_prints_the_transformed_vertices() {
     let dir = work_dir("example");
