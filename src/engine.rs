@@ -322,8 +322,21 @@ impl Shader {
         uniforms: &Uniforms,
         inputs: &[[f32; 4]; 16],
     ) -> Result<(Registers, RunInfo), ExecError> {
+        self.run_vertex_from(uniforms, inputs, &UnitState::default())
+    }
+
+    /// [`Self::run_vertex`] from the unit state `state` (converted by
+    /// [`Self::convert_state`]) instead of the clean one: one invocation of an emulator's
+    /// persistent shader unit. The final state is `regs.unit_state()` of the result.
+    pub fn run_vertex_from(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[f32; 4]; 16],
+        state: &UnitState,
+    ) -> Result<(Registers, RunInfo), ExecError> {
         let mut regs = Registers::default();
         regs.input = self.convert_inputs(inputs);
+        regs.set_unit_state(&self.convert_state(state));
         let info = self.run(&mut regs, uniforms, None)?;
         Ok((regs, info))
     }
