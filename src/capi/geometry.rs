@@ -3,6 +3,7 @@
 //! vertices to the caller.
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use super::layout::{read_row, Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::run::{exec_error, PicajitRunStats};
@@ -104,6 +105,11 @@ pub struct PicajitGeometry {
     callback: Option<Callback>,
 }
 
+impl handle::Handle for PicajitGeometry {
+    const KIND: usize = 4;
+    const NAME: &'static str = "geometry";
+}
+
 /// Create geometry-shader state: zeroed registers and vertex buffer, point mode, no emitted
 /// vertices, no callback. Release it with `picajit_geometry_destroy`.
 ///
@@ -113,27 +119,27 @@ pub struct PicajitGeometry {
 pub unsafe extern "C" fn picajit_geometry_create(out: *mut *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_create", || {
         error::check_ptr(out, "out")?;
-        let geometry = error::into_handle(PicajitGeometry {
+        let geometry = handle::create(PicajitGeometry {
             runner: GeometryRunner::default(),
             mode: GsInputMode::Point,
             pending: VecDeque::new(),
             callback: None,
-        });
+        })?;
         // SAFETY: writable by this function's contract (checked non-NULL above).
         unsafe { error::write_out(out, geometry, "out") }
     })
 }
 
-/// Destroy geometry-shader state. NULL is ignored.
+/// Destroy geometry-shader state. NULL is ignored; a handle that is not live geometry state
+/// (destroyed already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
 ///
 /// # Safety
-/// `geometry` must be NULL or live, and no other thread may be using it.
+/// No other thread may be using it.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_geometry_destroy(geometry: *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_destroy", || {
-        // SAFETY: a live geometry handle or NULL, by this function's contract.
-        unsafe { error::destroy_handle(geometry) };
-        Ok(())
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(geometry, "geometry") }
     })
 }
 
@@ -147,7 +153,7 @@ pub unsafe extern "C" fn picajit_geometry_destroy(geometry: *mut PicajitGeometry
 pub unsafe extern "C" fn picajit_geometry_reset(geometry: *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_reset", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         g.runner = GeometryRunner::default();
         g.pending.clear();
         Ok(())
@@ -169,7 +175,7 @@ pub unsafe extern "C" fn picajit_geometry_set_mode(
 ) -> PicajitStatus {
     call("picajit_geometry_set_mode", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         let first = u8::try_from(first_uniform)
             .ok()
             .filter(|&f| f < 96)
@@ -214,7 +220,7 @@ pub unsafe extern "C" fn picajit_geometry_set_emit_callback(
 ) -> PicajitStatus {
     call("picajit_geometry_set_emit_callback", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         g.callback = match func {
             None => None,
             Some(func) => {
@@ -243,7 +249,7 @@ pub unsafe extern "C" fn picajit_geometry_pending(
 ) -> PicajitStatus {
     call("picajit_geometry_pending", || {
         // SAFETY: live by this function's contract.
-        let g = unsafe { error::borrow(geometry, "geometry") }?;
+        let g = unsafe { handle::get(geometry, "geometry") }?;
         // SAFETY: writable by this function's contract.
         unsafe { error::write_out(count, g.pending.len(), "count") }
     })
@@ -268,7 +274,7 @@ pub unsafe extern "C" fn picajit_geometry_take(
 ) -> PicajitStatus {
     call("picajit_geometry_take", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         // SAFETY: readable by this function's contract.
         let layout = Layout::new(unsafe { error::borrow(layout, "layout") }?, "layout")?;
         let len = layout.span(capacity, "vertices")?;
@@ -310,9 +316,9 @@ unsafe fn invocation<'a>(
     // SAFETY: this function's precondition.
     let (g, shader, uniforms) = unsafe {
         (
-            error::borrow_mut(geometry, "geometry")?,
-            error::borrow(shader, "shader")?,
-            error::borrow_mut(uniforms, "uniforms")?,
+            handle::get_mut(geometry, "geometry")?,
+            handle::get(shader, "shader")?,
+            handle::get_mut(uniforms, "uniforms")?,
         )
     };
     if shader.kind() != ShaderKind::Geometry {
@@ -798,7 +804,10 @@ mod tests {
             assert_eq!(picajit_geometry_create(&mut geometry), ok);
         }
         // SAFETY: a live shader handle, not destroyed before the end of the test.
-        let code = unsafe { &*shader }.shader.compiled();
+        let code = unsafe { handle::get(shader, "shader") }
+            .expect("live shader")
+            .shader
+            .compiled();
         let lanes = code.is_some_and(|c| c.points_ineligibility().is_none());
         let groups = || code.map_or(0, |c| c.batch_stats().groups);
         let points: Vec<[[f32; 4]; 2]> = (0..64)

@@ -1,6 +1,7 @@
 //! Vertex-shader batches over caller-owned input and output buffers.
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::uniforms::PicajitUniforms;
@@ -145,8 +146,8 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
         // SAFETY: live objects and readable layouts, by this function's contract.
         let (shader, uniforms, input_layout, output_layout) = unsafe {
             (
-                error::borrow(shader, "shader")?,
-                error::borrow(uniforms, "uniforms")?,
+                handle::get(shader, "shader")?,
+                handle::get(uniforms, "uniforms")?,
                 error::borrow(input_layout, "input_layout")?,
                 error::borrow(output_layout, "output_layout")?,
             )
