@@ -706,8 +706,9 @@ PicajitStatus picajit_geometry_run_point(struct PicajitGeometry *geometry,
  * `stats->instructions` 0, and the vertices emitted before the failure (its own included)
  * are delivered.
  *
- * The callback may call picajit functions, but must not destroy or reset `geometry`,
- * destroy `shader` or `uniforms`, or write `vertices`; if it sets another callback or
+ * The callback may call picajit functions, but must not reset `geometry` or write
+ * `vertices` (destroying `geometry`, `shader` or `uniforms` ends the call with
+ * `PICAJIT_ERR_INVALID_HANDLE` before the next chunk); if it sets another callback or
  * writes the uniforms, which of the remaining invocations see the change is unspecified (if
  * it leaves point mode, the call stops with `PICAJIT_ERR_INVALID_ARGUMENT`).
  *

@@ -595,6 +595,32 @@ static void test_run_batch(uint32_t backend) {
     CHECK(bout[0].r[0][0] == 0x428000u); /* 10 + 2 = 12 */
     CHECK(bout[1].r[1][0] == 0x3F8000u);
     CHECK(stats.vertices == 2 && stats.instructions == 6);
+    /* A raw batch long enough for the eight-lane code: every special pattern reaches v1 and
+       comes back from the MOV unchanged, in every vertex. */
+    {
+        static const uint32_t special[] = {0x000001u, 0x00FFFFu, 0x800001u, 0x80FFFFu,
+                                           0x800000u, 0x7F8000u, 0x7F0001u, 0xFF1234u,
+                                           0x7F0000u, 0xFF0000u, 0x7FFFFFu, 0x3F0000u};
+        enum { NB = 40 };
+        static VertexBits rin[NB], rout[NB];
+        memset(rin, 0, sizeof rin);
+        for (int k = 0; k < NB; k++) {
+            for (int c = 0; c < 4; c++) {
+                rin[k].r[1][c] = special[(k + 5 * c) % 12];
+            }
+            rin[k].r[0][0] = 0x3F0000u; /* 1.0 */
+        }
+        OK(picajit_shader_run_batch(shader, u, &FULL_F24, rin, &FULL_F24, rout, NB, &stats));
+        int exact = 1;
+        for (int k = 0; k < NB; k++) {
+            for (int c = 0; c < 4; c++) {
+                exact &= rout[k].r[1][c] == rin[k].r[1][c];
+            }
+            exact &= rout[k].r[0][0] == 0x426000u; /* 10 + 1 = 11 */
+        }
+        CHECK(exact);
+        CHECK(stats.vertices == NB);
+    }
     Vertex tiny;
     memset(&tiny, 0, sizeof tiny);
     tiny.r[1][0] = 0x1p-78f; /* the value of f24 0x000001 */
