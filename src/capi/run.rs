@@ -1,6 +1,7 @@
 //! Vertex-shader batches over caller-owned input and output buffers.
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::state::{self, PicajitRunOptions, RunOptions};
@@ -8,7 +9,7 @@ use super::uniforms::PicajitUniforms;
 use crate::engine::Shader;
 use picajit_interp::exec::ExecError;
 use picajit_interp::program::ShaderKind;
-use picajit_interp::state::{Registers, UnitState};
+use picajit_interp::state::UnitState;
 use std::ffi::c_void;
 
 /// What a run did. Written on success and on `PICAJIT_ERR_EXEC`.
@@ -65,76 +66,53 @@ impl Batch<'_> {
         let shader = self.shader;
         let mut staged_in = vec![[[0.0f32; 4]; 16]; CHUNK.min(count)];
         let mut staged_out = staged_in.clone();
-        let mut regs = Registers::default();
-        let start = self
-            .state_in
-            .map(|s| shader.convert_state(&s))
-            .unwrap_or_default();
-        let mut last_state = self.state_out.then_some(start);
-        for first in (0..count).step_by(CHUNK) {
-            let n = CHUNK.min(count - first);
-            let last_chunk = first + n == count;
+        // For `count` = 0: the state in, converted (the clean state without one).
+        let mut last_state = self.state_out.then(|| {
+            self.state_in
+                .map(|s| shader.convert_state(&s))
+                .unwrap_or_default()
+        });
+        for start in (0..count).step_by(CHUNK) {
+            let n = CHUNK.min(count - start);
             for (k, row) in staged_in[..n].iter_mut().enumerate() {
-                *row = self.input.read(inputs, first + k);
+                *row = self.input.read(inputs, start + k);
             }
-            // `run_batch` converts inputs like attributes. Values that conversion leaves
-            // unchanged (every f32 input, and f24 inputs other than the patterns arithmetic
-            // flushes or NaN payloads) go through it and its fast path; the rest must reach
-            // the registers exactly, one invocation at a time.
-            let through_batch = self.input.format == PicajitFormat::PICAJIT_FORMAT_F32
-                || staged_in[..n].iter().all(|v| {
-                    v.iter().all(|row| {
-                        shader.convert_row(*row).map(f32::to_bits) == row.map(f32::to_bits)
-                    })
-                });
-            let want_state = last_chunk && self.state_out;
-            let result = if through_batch {
-                let mut out_state = UnitState::default();
-                shader
-                    .run_batch_state(
-                        &self.uniforms.uniforms,
-                        &staged_in[..n],
-                        &mut staged_out[..n],
-                        self.output.mask(),
-                        self.state_in.as_ref(),
-                        want_state.then_some(&mut out_state),
-                    )
-                    .map(|instructions| {
-                        stats.instructions += instructions;
-                        if want_state {
-                            last_state = Some(out_state);
-                        }
-                    })
-                    .map_err(|e| (e.vertex, e.error))
-            } else {
-                (0..n).try_for_each(|k| {
-                    regs.input = staged_in[k];
-                    regs.output = [[0.0; 4]; 16];
-                    regs.set_unit_state(&start);
-                    let info = shader
-                        .run(&mut regs, &self.uniforms.uniforms, None)
-                        .map_err(|e| (k, e))?;
-                    stats.instructions += info.instructions;
-                    staged_out[k] = regs.output;
-                    if want_state && k == n - 1 {
-                        last_state = Some(regs.unit_state());
-                    }
-                    Ok(())
-                })
-            };
+            // f32 attributes are converted by the input rule (`Shader::convert_inputs`);
+            // raw f24 words (read exactly by `Layout::read`) reach v0-v15 unchanged, subnormal
+            // patterns, -0 and NaN payloads included, on the same batch path.
+            let (ins, outs) = (&staged_in[..n], &mut staged_out[..n]);
+            let uniforms = &self.uniforms.uniforms;
+            let (mask, state_in) = (self.output.mask(), self.state_in.as_ref());
+            // Only the last chunk's last vertex hands its state back.
+            let mut chunk_state = UnitState::default();
+            let want = (self.state_out && start + n == count).then_some(&mut chunk_state);
+            let wanted = want.is_some();
+            let result = match self.input.format {
+                PicajitFormat::PICAJIT_FORMAT_F32 => {
+                    shader.run_batch_state(uniforms, ins, outs, mask, state_in, want)
+                }
+                PicajitFormat::PICAJIT_FORMAT_F24 => {
+                    shader.run_batch_registers_state(uniforms, ins, outs, mask, state_in, want)
+                }
+            }
+            .map(|instructions| stats.instructions += instructions)
+            .map_err(|e| (e.vertex, e.error));
+            if wanted && result.is_ok() {
+                last_state = Some(chunk_state);
+            }
             let done = match &result {
                 Ok(()) => n,
                 Err((k, _)) => *k,
             };
             for (k, row) in staged_out[..done].iter().enumerate() {
-                self.output.write(outputs, first + k, row);
+                self.output.write(outputs, start + k, row);
             }
-            stats.vertices = first + done;
+            stats.vertices = start + done;
             if let Err((k, e)) = result {
                 stats.instructions = 0;
                 return Err(Error::new(
                     PicajitStatus::PICAJIT_ERR_EXEC,
-                    format!("vertex {}: {e}", first + k),
+                    format!("vertex {}: {e}", start + k),
                 ));
             }
         }
@@ -270,8 +248,8 @@ unsafe fn run_batch(
     // SAFETY: live objects and readable layouts, by this function's contract.
     let (shader, uniforms, input_layout, output_layout) = unsafe {
         (
-            error::borrow(shader, "shader")?,
-            error::borrow(uniforms, "uniforms")?,
+            handle::get(shader, "shader")?,
+            handle::get(uniforms, "uniforms")?,
             error::borrow(input_layout, "input_layout")?,
             error::borrow(output_layout, "output_layout")?,
         )

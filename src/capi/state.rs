@@ -3,6 +3,7 @@
 //! options (entry point, unit state in and out).
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use super::program::PicajitShader;
 use crate::engine::{Shader, ShaderAt};
 use picajit_interp::state::UnitState;
@@ -187,7 +188,7 @@ pub unsafe extern "C" fn picajit_shader_prepared_entries(
 ) -> PicajitStatus {
     call("picajit_shader_prepared_entries", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         error::check_ptr(prepared, "prepared")?;
         let n = shader.shader.prepared_entries() as u32;
         // SAFETY: writable by this function's contract (checked non-NULL and aligned).

@@ -3,7 +3,7 @@
 use super::values;
 use super::FloatArgs;
 use picajit::engine::{
-    program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+    expand_f24, program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::exec::{RunInfo, DEFAULT_BUDGET};
 use picajit::interp::float::{FloatMode, Rounding, F24};
@@ -193,8 +193,15 @@ pub fn run(args: RunArgs) -> Result<(), String> {
 
     let (regs, info, emits): (Registers, RunInfo, Vec<EmittedVertex>) = match kind {
         ShaderKind::Vertex => {
-            let (regs, info) = shader
-                .run_vertex_from(&uniforms, &inputs, &start)
+            // Raw f24 words reach v0-v15 exactly; decimals are converted by the input rule.
+            let mut regs = Registers::default();
+            regs.input = match values::f24_inputs(&inputs, mode) {
+                Some(raw) => expand_f24(&raw),
+                None => shader.convert_inputs(&inputs),
+            };
+            regs.set_unit_state(&shader.convert_state(&start));
+            let info = shader
+                .run(&mut regs, &uniforms, None)
                 .map_err(|e| format!("execution failed: {e}"))?;
             (regs, info, Vec::new())
         }
@@ -203,8 +210,13 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             runner
                 .registers
                 .set_unit_state(&shader.convert_state(&start));
+            let raw = values::f24_inputs(&inputs, mode);
+            let input = match &raw {
+                Some(raw) => GsInput::PointF24(raw),
+                None => GsInput::Point(&inputs),
+            };
             let info = runner
-                .invoke(&shader, gs_mode, &mut uniforms, GsInput::Point(&inputs))
+                .invoke(&shader, gs_mode, &mut uniforms, input)
                 .map_err(|e| format!("execution failed: {e}"))?;
             let (emitted, _) = runner.state.take_output();
             (runner.registers, info, emitted)

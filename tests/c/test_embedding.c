@@ -220,7 +220,7 @@ static void test_unit_state_batches(uint32_t backend, const char *name) {
         CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_EIGHT_LANE ? 8u : 1u));
     }
     printf("%s: batch path %u, %u lanes\n", name, info.batch_path, info.batch_lanes);
-    /* A caller built against API 1.1 (struct ending at code_bytes) still gets its fields. */
+    /* A caller built against API 1.2 (struct ending at code_bytes) still gets its fields. */
     PicajitShaderInfo old;
     memset(&old, 0xEE, sizeof old);
     old.struct_size = (uint32_t)offsetof(PicajitShaderInfo, batch_path);
@@ -435,9 +435,23 @@ static void test_geometry_state(uint32_t backend) {
     OK(picajit_shader_get_info(gs, &info));
     CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_EIGHT_LANE ? 8u : 1u));
 
+    /* Handles are checked: another kind, or a destroyed one. */
+    FAILS(picajit_geometry_get_unit_state((const PicajitGeometry *)gs, &st),
+          PICAJIT_ERR_INVALID_HANDLE, "geometry");
+    FAILS(picajit_geometry_set_unit_state(g, (const PicajitShader *)u, &st),
+          PICAJIT_ERR_INVALID_HANDLE, "shader");
     OK(picajit_geometry_destroy(g));
+    FAILS(picajit_geometry_get_emit_state(g, &es), PICAJIT_ERR_INVALID_HANDLE, "geometry");
+    FAILS(picajit_geometry_set_emit_state(g, &es), PICAJIT_ERR_INVALID_HANDLE, "geometry");
+    FAILS(picajit_geometry_set_entry(g, 0), PICAJIT_ERR_INVALID_HANDLE, "geometry");
     OK(picajit_uniforms_destroy(u));
     OK(picajit_shader_destroy(gs));
+    uint32_t prepared;
+    FAILS(picajit_shader_prepared_entries(gs, &prepared), PICAJIT_ERR_INVALID_HANDLE, "shader");
+    PicajitRunOptions opt;
+    OK(picajit_run_options_init(&opt));
+    FAILS(picajit_shader_run_batch_ex(gs, u, &FULL, &point, &FULL, &point, 0, &opt, NULL),
+          PICAJIT_ERR_INVALID_HANDLE, "shader");
     OK(picajit_engine_destroy(engine));
 }
 
