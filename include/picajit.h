@@ -16,7 +16,29 @@
  * picajit_shader_apply_constants, picajit_geometry_run_*) need it exclusively.
  * A PicajitGeometry is used from one thread at a time. The last-error message is per thread.
  *
- * Typical use (see README "Embedding in an emulator" and examples/c/):
+ * Semantics a caller observes:
+ *  - NaN: every NaN an arithmetic instruction produces is the canonical NaN (f24 0x7FFFFF,
+ *    f32 0x7FFFFF80) whatever NaN it read; MOV, MAX, MIN, swizzles and negation move a
+ *    register's pattern unchanged (a raw f24 NaN input keeps its payload through them).
+ *  - f32 uniforms and PICAJIT_FORMAT_F32 inputs in f24 mode are rounded to 17 significant
+ *    bits with the engine's rounding (toward zero by default); below 2^-62 -> +0, 2^64 or
+ *    more -> +-inf, +-0 kept, NaN -> 0x7FFFFF. Raw f24 words (picajit_uniforms_set_float_f24,
+ *    PICAJIT_FORMAT_F24) are used exactly. In f32 mode values are used as given.
+ *  - Batches: PicajitShaderInfo.batch_path says whether they run eight vertices per group
+ *    (PICAJIT_BATCH_EIGHT_LANE), one per call of compiled code, or on the interpreter; results
+ *    are identical on every path.
+ *  - Unit state (PicajitUnitState: r0-r15, a0, aL, cmp): with picajit_shader_run_batch_ex every
+ *    vertex starts from state_in and state_out receives the last vertex's final state; a
+ *    batch of one vertex is one invocation of a persistent unit. Geometry units keep theirs
+ *    (picajit_geometry_get/set_unit_state) and their SETEMIT state
+ *    (picajit_geometry_get/set_emit_state). SETEMIT and EMIT in a vertex shader do nothing.
+ *  - Entry points: PicajitRunOptions.entry / picajit_geometry_set_entry run the same words
+ *    from another entry point; code is prepared once per entry and kept in the shader.
+ *  - Operand-descriptor tables of up to 4096 entries are accepted; instructions address the
+ *    first 128, the rest are never read.
+ *  - MAX(0, -inf) = 0 (a > b ? a : b); docs/float-max.md gives the evidence for both readings.
+ *
+ * Typical use (see README "Embedding in an emulator", examples/c/ and examples/cpp/):
  *   picajit_engine_config_init, picajit_engine_create, picajit_uniforms_create,
  *   picajit_shader_create (or _load_shbin), picajit_uniforms_set_*,
  *   picajit_shader_run_batch, ..., picajit_*_destroy.

@@ -301,3 +301,27 @@ fn c_example_builds_and_prints_the_transformed_vertices() {
         memcheck(&exe, &[&mvp]);
     }
 }
+
+/// The semantics an emulator author needs are stated in the header a C user reads (issue
+/// 21): NaN outputs, f32 uniform rounding, the batch path, unit state, entry points, emit
+/// state, long descriptor tables, SETEMIT/EMIT in vertex shaders and MAX(0, -inf).
+#[test]
+fn header_states_the_embedding_semantics() {
+    let header = std::fs::read_to_string(manifest_dir().join("include/picajit.h")).unwrap();
+    for needle in [
+        "canonical NaN",
+        "rounded to 17 significant",
+        "PICAJIT_BATCH_EIGHT_LANE",
+        "batch_lanes",
+        "PicajitUnitState",
+        "state_out receives the last vertex's final state",
+        "picajit_geometry_get_emit_state",
+        "picajit_geometry_set_entry",
+        "SETEMIT and EMIT in a vertex shader do nothing",
+        "up to 4096 entries",
+        "MAX(0, -inf) = 0",
+    ] {
+        assert!(header.contains(needle), "picajit.h does not say {needle:?}");
+    }
+    assert!(manifest_dir().join("docs/float-max.md").exists());
+}

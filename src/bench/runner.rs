@@ -4,7 +4,7 @@ use super::workload::{Workload, DEFAULT_POOL};
 use crate::engine::{BackendChoice, EngineConfig, Shader};
 use picajit_interp::float::{FloatMode, Rounding};
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, UnitState, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{Backend, CompiledShader, HostFeatures};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -298,8 +298,9 @@ impl Prepared {
             }
             Exec::Jit(code) => {
                 let info = match &self.unit_state {
-                    None => code
-                        .run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask),
+                    None => {
+                        code.run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask)
+                    }
                     Some(s) => code
                         .run_batch_from(inputs, outputs, uniforms, self.budget, self.out_mask, s)
                         .and_then(|info| {
@@ -308,11 +309,9 @@ impl Prepared {
                                 let mut regs = Registers::default();
                                 regs.input = inputs[last];
                                 regs.set_unit_state(s);
-                                code.run(&mut regs, uniforms, None, self.budget)
-                                    .map_err(|error| picajit_jit::BatchError {
-                                        index: last,
-                                        error,
-                                    })?;
+                                code.run(&mut regs, uniforms, None, self.budget).map_err(
+                                    |error| picajit_jit::BatchError { index: last, error },
+                                )?;
                                 std::hint::black_box(regs.unit_state());
                             }
                             Ok(info)
