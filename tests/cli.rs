@@ -3,10 +3,13 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+use target_exe::target_command;
+
+mod target_exe;
 
 fn picajit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_picajit"))
+    target_command(env!("CARGO_BIN_EXE_picajit"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -433,7 +436,7 @@ fn closed_output_pipe_ends_quietly() {
     use std::process::Stdio;
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lights8.v.pica");
     // Far more than a pipe buffer of output, so the tool is still writing when the pipe closes.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_picajit"))
+    let mut child = target_command(env!("CARGO_BIN_EXE_picajit"))
         .args(["disasm", "--jit", "x64", "--batch", example])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
