@@ -107,6 +107,14 @@ enum Command {
 /// Load a SHBIN, or assemble a source file into one.
 pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() < 4 {
+        return Err(format!(
+            "{}: {} byte(s): too short for a SHBIN (which starts with the 4-byte magic DVLB) \
+             or a shader source",
+            path.display(),
+            bytes.len()
+        ));
+    }
     if bytes.starts_with(b"DVLB") {
         return Shbin::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()));
     }

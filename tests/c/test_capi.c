@@ -374,6 +374,16 @@ static void test_shbin_and_source(void) {
           PICAJIT_ERR_ASSEMBLY, "source:2");
     FAILS(picajit_shader_load_source(engine, ".proc main\n end\n.end\n", 1, &shader),
           PICAJIT_ERR_SHBIN, "DVLE #1");
+    /* No shader in the source: an empty text, or only a .nodvle library (picasso refuses
+       both); and an empty SHBIN image. */
+    FAILS(picajit_shader_load_source(engine, "", 0, &shader), PICAJIT_ERR_ASSEMBLY,
+          "nothing to assemble");
+    FAILS(picajit_shader_load_source(engine, ".nodvle\n.proc f\n end\n.end\n", 0, &shader),
+          PICAJIT_ERR_ASSEMBLY, "no DVLE");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, 0, 0, &shader), PICAJIT_ERR_SHBIN,
+          "DVLB");
+    FAILS(picajit_shbin_dvle_count(mvp.data, 0, &count), PICAJIT_ERR_SHBIN, "DVLB");
+    CHECK(shader == NULL);
     FAILS(picajit_shader_load_source(engine, "\xff\xfe", 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "UTF-8");
     FAILS(picajit_shader_load_source(engine, NULL, 0, &shader), PICAJIT_ERR_NULL,
