@@ -436,29 +436,36 @@ fn info(input: Option<&Path>, profile: Profile) -> Result<(), String> {
     Ok(())
 }
 
-/// The built-in bench programs: (name, source, entry name, register setup).
-fn bench_programs() -> Vec<(String, String, String, Vec<(u16, [u32; 3])>)> {
+/// A built-in bench program: its source, entry name and register setup.
+struct BenchProgram {
+    name: &'static str,
+    source: &'static str,
+    entry: &'static str,
+    init: Vec<(u16, [u32; 3])>,
+}
+
+fn bench_programs() -> Vec<BenchProgram> {
     let q = |v: f64| (v * 131072.0).round() as i64 as i32 as u32;
     let r = |n: &str| regs::by_name(n).expect("register name");
     vec![
-        (
-            "ray_triangle".into(),
-            include_str!("../../examples/theia/ray_triangle.theia").into(),
-            "ENTRYPOINT_ADRR_MAIN".into(),
-            vec![
+        BenchProgram {
+            name: "ray_triangle",
+            source: include_str!("../../examples/theia/ray_triangle.theia"),
+            entry: "ENTRYPOINT_ADRR_MAIN",
+            init: vec![
                 (r("CREG_CAMERA_POSITION"), [0; 3]),
                 (r("CREG_RAY_DIRECTION"), [q(0.1), q(0.05), q(1.0)]),
                 (r("CREG_V0"), [q(-1.0), q(-1.0), q(5.0)]),
                 (r("CREG_V1"), [q(2.0), q(-1.0), q(5.0)]),
                 (r("CREG_V2"), [q(-1.0), q(2.0), q(5.0)]),
             ],
-        ),
-        (
-            "grayscale".into(),
-            include_str!("../../examples/theia/grayscale.theia").into(),
-            "ENTRYPOINT_ADRR_PIXELSHADER".into(),
-            vec![(r("CREG_TEXTURE_COLOR"), [q(0.5), q(0.25), q(0.75)])],
-        ),
+        },
+        BenchProgram {
+            name: "grayscale",
+            source: include_str!("../../examples/theia/grayscale.theia"),
+            entry: "ENTRYPOINT_ADRR_PIXELSHADER",
+            init: vec![(r("CREG_TEXTURE_COLOR"), [q(0.5), q(0.25), q(0.75)])],
+        },
     ]
 }
 
@@ -466,14 +473,14 @@ fn bench(a: BenchArgs) -> Result<(), String> {
     let profile = profile_of(&a.profile);
     let mut progs = Vec::new();
     if a.programs.is_empty() {
-        for (name, src, entry, init) in bench_programs() {
-            let p = asm::assemble(&src).map_err(|e| format!("{name}: {e}"))?;
+        for b in bench_programs() {
+            let p = asm::assemble(b.source).map_err(|e| format!("{}: {e}", b.name))?;
             let l = Loaded {
                 imem: p.imem(),
                 source: Some(p),
             };
-            let e = entry_address(&l, &entry)?;
-            progs.push((name, l.imem, e, init));
+            let e = entry_address(&l, b.entry)?;
+            progs.push((b.name.to_string(), l.imem, e, b.init));
         }
     } else {
         for path in &a.programs {
