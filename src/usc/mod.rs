@@ -1,0 +1,34 @@
+//! PowerVR Series 6 USC programs as ISR text (seed 004): the parser ([`parse`]), the
+//! canonical printer ([`print`]) and [`compile`], which parses and prepares a program for the
+//! reference interpreter ([`picajit_interp::usc`]).
+
+pub mod parse;
+pub mod print;
+
+pub use parse::{parse, ParseError};
+use picajit_interp::usc::{ExecError, Prepared, UscOptions};
+use std::fmt;
+
+/// A program that cannot be parsed or prepared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UscError {
+    Parse(ParseError),
+    Prepare(ExecError),
+}
+
+impl fmt::Display for UscError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UscError::Parse(e) => e.fmt(f),
+            UscError::Prepare(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for UscError {}
+
+/// Parses `text` and prepares it for running.
+pub fn compile(text: &str, options: UscOptions) -> Result<Prepared, UscError> {
+    let program = parse(text).map_err(UscError::Parse)?;
+    Prepared::new(&program, options).map_err(UscError::Prepare)
+}
