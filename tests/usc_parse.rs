@@ -301,7 +301,7 @@ fn malformed_groups_report_line_and_column() {
         ("0 : mov r0, r1[idx0]", 1, 15, "indexed register"),
         ("0 : fadd ft0, sh0, sh1 @", 1, 24, "unexpected character"),
         ("0 : pck ft2, sh0", 1, 5, "needs a format"),
-        ("0 : asr ft5, ft4, sh0", 1, 5, "wrong phase order"),
+        ("0 : asr ft5, ft4, sh0", 1, 5, "needs a sign position"),
         ("0 : ba 7", 1, 5, ""),
         ("0 :", 1, 1, "no instruction"),
     ];
