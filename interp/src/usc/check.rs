@@ -56,7 +56,7 @@ fn reads(ins: &Instr) -> u8 {
                 continue;
             }
         }
-        if info.op == Op::Byp && info.unit == Unit::BitMask && k == 1 {
+        if info.unit == Unit::BitMask && k == 1 {
             continue;
         }
         match o {
@@ -337,7 +337,7 @@ pub fn check_group(g: &Group) -> Result<(), CheckError> {
                 _ => {}
             }
         }
-        let limit_p0 = if unit == Unit::Phase01 { 4 } else { 3 };
+        let limit_p0 = if units.contains(&Unit::Phase01) { 4 } else { 3 };
         if p0.len() > limit_p0 {
             return Err((
                 ins.span,

@@ -29,11 +29,19 @@ pub const MAX_INSTANCES: usize = 16;
 pub struct UscOptions {
     /// FMAD rounds once (fused multiply-add, the default) or rounds the product first.
     pub fused_fmad: bool,
+    /// CNDLT as its pseudo-code is written (`elseif (cond && S0 == 0)` stops instances whose
+    /// condition holds) instead of as its comments describe it (the default: "if current
+    /// instance is running and the test fails, increment mask count", i.e. instances whose
+    /// condition does not hold stop). See `docs/usc.md`.
+    pub cndlt_literal: bool,
 }
 
 impl Default for UscOptions {
     fn default() -> Self {
-        UscOptions { fused_fmad: true }
+        UscOptions {
+            fused_fmad: true,
+            cndlt_literal: false,
+        }
     }
 }
 
@@ -502,7 +510,7 @@ impl Prepared {
                         } else {
                             (0, true, false)
                         }
-                    } else if cond(st, l) && s0 == 0 {
+                    } else if cond(st, l) == self.options.cndlt_literal && s0 == 0 {
                         (adj, false, true)
                     } else {
                         (s0, s0 == 0, true)
