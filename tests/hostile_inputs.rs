@@ -19,7 +19,10 @@ use picajit::interp::program::{
 use picajit::interp::state::Uniforms;
 use picajit::shbin::Shbin;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+use target_exe::target_command;
+
+mod target_exe;
 use std::time::{Duration, Instant};
 
 const MODES: [FloatMode; 3] = [
@@ -554,7 +557,7 @@ fn geometry_uniform_input_modes_with_hostile_indices() {
 // ---------------------------------------------------------------- command line
 
 fn picajit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_picajit"))
+    target_command(env!("CARGO_BIN_EXE_picajit"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

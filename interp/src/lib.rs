@@ -10,4 +10,5 @@ pub mod float;
 pub mod isa;
 pub mod program;
 pub mod state;
+pub mod theia;
 pub mod usc;
