@@ -35,6 +35,7 @@ mod bench;
 mod disasm;
 mod info;
 mod run;
+mod usc;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -47,7 +48,8 @@ use std::process::ExitCode;
 #[command(
     name = "picajit",
     version,
-    about = "PICA200 shader JIT, interpreter and tools"
+    about = "PICA200 shader JIT, interpreter and tools",
+    after_help = "Every command takes --isa pica (the default) or --isa usc (PowerVR USC ISR text, seed 004: `picajit run --isa usc --help`)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -199,9 +201,45 @@ fn dispatch(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Takes `--isa NAME` (or `--isa=NAME`) out of the arguments: every subcommand accepts it,
+/// `pica` (the default) is the PICA200 tool above, other instruction sets have their own
+/// modules.
+fn take_isa(args: Vec<std::ffi::OsString>) -> Result<(String, Vec<std::ffi::OsString>), String> {
+    let mut isa = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = if a == "--isa" {
+            Some(
+                it.next()
+                    .ok_or("--isa needs a value (pica, usc)")?
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        } else {
+            a.to_str()
+                .and_then(|s| s.strip_prefix("--isa="))
+                .map(str::to_string)
+        };
+        match value {
+            Some(v) if isa.is_some() => return Err(format!("--isa given twice ({v})")),
+            Some(v) => isa = Some(v),
+            None => rest.push(a),
+        }
+    }
+    Ok((isa.unwrap_or_else(|| "pica".into()), rest))
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match dispatch(cli) {
+    let result = match take_isa(std::env::args_os().collect()) {
+        Ok((isa, args)) => match isa.as_str() {
+            "pica" => dispatch(Cli::parse_from(args)),
+            "usc" => usc::main(args),
+            other => Err(format!("--isa {other}: expected pica or usc")),
+        },
+        Err(e) => Err(e),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("picajit: error: {e}");
