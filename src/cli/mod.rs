@@ -36,6 +36,7 @@ mod disasm;
 mod info;
 mod run;
 mod theia;
+mod usc;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -48,7 +49,8 @@ use std::process::ExitCode;
 #[command(
     name = "picajit",
     version,
-    about = "PICA200 shader JIT, interpreter and tools (--isa theia: the THEIA tools)"
+    about = "Shader JIT, interpreter and tools for the PICA200 (the default), THEIA and PowerVR USC",
+    after_help = "Every command takes --isa pica (the default), --isa theia (THEIA, seed 003) or --isa usc (PowerVR USC ISR text, seed 004): `picajit run --isa usc --help`."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -208,46 +210,46 @@ fn dispatch(cli: Cli) -> Result<(), String> {
     }
 }
 
-/// Removes `--isa NAME` (or `--isa=NAME`) from the command line and returns NAME.
-fn take_isa(args: &mut Vec<std::ffi::OsString>) -> Result<Option<String>, String> {
+/// Takes `--isa NAME` (or `--isa=NAME`) out of the arguments: every subcommand accepts it,
+/// `pica` (the default) is the PICA200 tool above, other instruction sets have their own
+/// modules.
+fn take_isa(args: Vec<std::ffi::OsString>) -> Result<(String, Vec<std::ffi::OsString>), String> {
     let mut isa = None;
-    let mut i = 1;
-    while i < args.len() {
-        let a = args[i].to_string_lossy().into_owned();
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
         let value = if a == "--isa" {
-            let v = args
-                .get(i + 1)
-                .ok_or("--isa needs a value: pica or theia")?;
-            let v = v.to_string_lossy().into_owned();
-            args.drain(i..i + 2);
-            v
-        } else if let Some(v) = a.strip_prefix("--isa=") {
-            let v = v.to_string();
-            args.remove(i);
-            v
+            Some(
+                it.next()
+                    .ok_or("--isa needs a value: pica, theia or usc")?
+                    .to_string_lossy()
+                    .into_owned(),
+            )
         } else {
-            i += 1;
-            continue;
+            a.to_str()
+                .and_then(|s| s.strip_prefix("--isa="))
+                .map(str::to_string)
         };
-        if isa.replace(value).is_some() {
-            return Err("--isa given twice".into());
+        match value {
+            Some(v) if isa.is_some() => return Err(format!("--isa given twice ({v})")),
+            Some(v) => isa = Some(v),
+            None => rest.push(a),
         }
     }
-    Ok(isa)
+    Ok((isa.unwrap_or_else(|| "pica".into()), rest))
 }
 
 pub fn main() -> ExitCode {
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let result = match take_isa(&mut args) {
-        Err(e) => Err(e),
-        Ok(None) => dispatch(Cli::parse_from(args)),
-        Ok(Some(isa)) => match isa.as_str() {
+    let result = match take_isa(std::env::args_os().collect()) {
+        Ok((isa, args)) => match isa.as_str() {
             "pica" => dispatch(Cli::parse_from(args)),
             "theia" => theia::main(args),
+            "usc" => usc::main(args),
             other => Err(format!(
-                "unknown --isa '{other}': pica (the default) or theia"
+                "unknown --isa '{other}': expected pica (the default), theia or usc"
             )),
         },
+        Err(e) => Err(e),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
