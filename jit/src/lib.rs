@@ -90,7 +90,7 @@ use layout::{EmitRecord, JitContext};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit_interp::float::FloatMode;
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use runtime::code_buffer::{ExecCode, Status};
 use std::fmt;
 use std::sync::OnceLock;
@@ -187,6 +187,9 @@ pub struct CompiledShader {
     /// on first use: it costs more to compile than the per-vertex code, and single
     /// invocations (geometry shaders, `run`) never need it.
     soa: OnceLock<Option<batch::SoaCode>>,
+    /// Multi-vertex code whose groups start from a given unit state (`run_batch_from`):
+    /// generated on the first such batch, so runs that never ask for one never pay for it.
+    soa_from: OnceLock<Option<batch::SoaCode>>,
 }
 
 impl fmt::Debug for CompiledShader {
@@ -228,6 +231,7 @@ pub fn compile(
         };
     Ok(CompiledShader {
         soa: OnceLock::new(),
+        soa_from: OnceLock::new(),
         written,
         undo_rows: temps.count_ones()
             + outputs.count_ones() * (1 + (program.kind() == ShaderKind::Geometry) as u32),
@@ -523,27 +527,105 @@ impl CompiledShader {
         }
         match self.soa() {
             Some(soa) if self.program.kind() == ShaderKind::Vertex => {
-                batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask)
+                batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask, None)
             }
             _ => self.run_batch_rows(inputs, outputs, uniforms, budget),
         }
+    }
+
+    /// [`Self::run_batch_masked`] with every vertex starting from `start` (r0-r15, a0, aL,
+    /// cmp; outputs +0) instead of [`Registers::reset_working_state`]. Vertices stay
+    /// independent of each other, so the multi-vertex path takes these batches as well: its
+    /// groups start from `start` in every lane. Returns the last vertex's final registers
+    /// with the batch info (`None` for an empty batch).
+    pub fn run_batch_from(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        out_mask: u16,
+        start: &UnitState,
+    ) -> Result<BatchInfo, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        if n >= batch::LANES && self.program.kind() == ShaderKind::Vertex {
+            if let Some(soa) = self.soa_from() {
+                return batch::run(
+                    self,
+                    soa,
+                    &inputs[..n],
+                    &mut outputs[..n],
+                    uniforms,
+                    budget,
+                    out_mask,
+                    Some(start),
+                );
+            }
+        }
+        self.run_rows_from(&inputs[..n], &mut outputs[..n], uniforms, budget, start)
+    }
+
+    /// [`Self::run_batch_from`] one invocation at a time: compiled code, the interpreter for
+    /// invocations that deopt.
+    pub(crate) fn run_rows_from(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        start: &UnitState,
+    ) -> Result<BatchInfo, BatchError> {
+        let mut info = BatchInfo::default();
+        let mut regs = Registers::default();
+        for (index, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            regs.input = *input;
+            regs.output = [[0.0; 4]; 16];
+            regs.set_unit_state(start);
+            let r = match self.try_run(&mut regs, uniforms, None, budget) {
+                Ok(r) => Ok(r),
+                Err(JitExit::NotExecutable) => self.interp.run(&mut regs, uniforms, None, budget),
+                Err(_) => {
+                    info.deopts += 1;
+                    self.interp.run(&mut regs, uniforms, None, budget)
+                }
+            };
+            match r {
+                Ok(r) => info.instructions += r.instructions,
+                Err(error) => return Err(BatchError { index, error }),
+            }
+            *output = regs.output;
+        }
+        Ok(info)
     }
 
     /// The multi-vertex code, generated on the first call. A program the multi-vertex
     /// generator cannot take (or an error in it) keeps the per-vertex batch path, which gives
     /// the same results.
     pub(crate) fn soa(&self) -> Option<&batch::SoaCode> {
-        self.soa
-            .get_or_init(|| {
-                if self.backend == Backend::X64 && self.exec.is_some() {
-                    batch::compile(&self.program, &self.analysis, self.mode, self.features)
-                        .ok()
-                        .flatten()
-                } else {
-                    None
-                }
-            })
+        self.soa.get_or_init(|| self.compile_soa(false)).as_ref()
+    }
+
+    /// The multi-vertex code for [`Self::run_batch_from`], generated on its first call.
+    pub(crate) fn soa_from(&self) -> Option<&batch::SoaCode> {
+        self.soa_from
+            .get_or_init(|| self.compile_soa(true))
             .as_ref()
+    }
+
+    fn compile_soa(&self, from_state: bool) -> Option<batch::SoaCode> {
+        if self.backend == Backend::X64 && self.exec.is_some() {
+            batch::compile(
+                &self.program,
+                &self.analysis,
+                self.mode,
+                self.features,
+                from_state,
+            )
+            .ok()
+            .flatten()
+        } else {
+            None
+        }
     }
 
     /// [`Self::run_batch`] one vertex per call of the compiled code (the per-vertex batch

@@ -42,6 +42,7 @@ mod handle;
 mod layout;
 mod program;
 mod run;
+mod state;
 mod uniforms;
 
 pub use engine::{
@@ -51,19 +52,25 @@ pub use engine::{
 };
 pub use error::PicajitStatus;
 pub use geometry::{
-    picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_pending,
-    picajit_geometry_reset, picajit_geometry_run_point, picajit_geometry_run_points,
-    picajit_geometry_run_uniforms, picajit_geometry_set_emit_callback, picajit_geometry_set_mode,
+    picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_get_emit_state,
+    picajit_geometry_get_unit_state, picajit_geometry_pending, picajit_geometry_reset,
+    picajit_geometry_run_point, picajit_geometry_run_points, picajit_geometry_run_uniforms,
+    picajit_geometry_set_emit_callback, picajit_geometry_set_emit_state,
+    picajit_geometry_set_entry, picajit_geometry_set_mode, picajit_geometry_set_unit_state,
     picajit_geometry_take, PicajitEmitFn, PicajitEmitInfo, PicajitGeometry, PicajitGsMode,
 };
 pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
 pub use program::{
     picajit_shader_apply_constants, picajit_shader_create, picajit_shader_destroy,
     picajit_shader_fallback_reason, picajit_shader_get_info, picajit_shader_load_shbin,
-    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitShader, PicajitShaderInfo,
-    PicajitShaderKind,
+    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitBatchPath, PicajitShader,
+    PicajitShaderInfo, PicajitShaderKind,
 };
-pub use run::{picajit_shader_run_batch, PicajitRunStats};
+pub use run::{picajit_shader_run_batch, picajit_shader_run_batch_ex, PicajitRunStats};
+pub use state::{
+    picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitState, PicajitRunOptions,
+    PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
+};
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
@@ -79,7 +86,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 2;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 3;
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.

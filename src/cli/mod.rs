@@ -146,19 +146,50 @@ pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
         .collect())
 }
 
-pub(crate) fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
+/// Operand descriptors from a file of little-endian words: 32-bit words as the C ABI and
+/// emulators hold them, or 64-bit entries as a SHBIN stores them (the descriptor in the low
+/// half). `size` 4 or 8 says which; `None` decides from the file: 64-bit when the length is a
+/// multiple of 8 and every high half is at most 0xF (SHBIN entries use only bits 32-35 there),
+/// else 32-bit. A 32-bit table whose every odd word is at most 0xF (descriptors that select
+/// `.xxxx` everywhere) would read as 64-bit: pass the size for such a table.
+pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() % 8 != 0 {
+    let words: Vec<u32> = if bytes.len() % 4 == 0 {
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    } else {
         return Err(format!(
-            "{}: length {} is not a multiple of 8",
+            "{}: length {} is not a multiple of 4 (32-bit descriptors) or 8 (64-bit)",
             path.display(),
             bytes.len()
         ));
+    };
+    let looks_64 =
+        bytes.len() % 8 == 0 && !words.is_empty() && words.chunks_exact(2).all(|p| p[1] <= 0xF);
+    let size = match size {
+        Some(4) => 4,
+        Some(8) => 8,
+        Some(n) => return Err(format!("--opdesc-size {n}: use 4 or 8")),
+        None if looks_64 => 8,
+        None => 4,
+    };
+    if size == 8 {
+        if bytes.len() % 8 != 0 {
+            return Err(format!(
+                "{}: length {} is not a multiple of 8",
+                path.display(),
+                bytes.len()
+            ));
+        }
+        Ok(words
+            .chunks_exact(2)
+            .map(|p| u64::from(p[0]) | u64::from(p[1]) << 32)
+            .collect())
+    } else {
+        Ok(words.into_iter().map(u64::from).collect())
     }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
 }
 
 pub(crate) fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {

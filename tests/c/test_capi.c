@@ -280,7 +280,7 @@ static void test_shader_create(void) {
 
     /* Invalid programs and arguments; `out` is left alone. */
     static uint32_t big[4097];
-    static uint32_t many[129];
+    static uint32_t many[4097]; /* a whole 4096-entry table is accepted, one more is not */
     uint32_t aligned[4] = {0, 0x88000000u, 0, 0};
     shader = NULL;
     FAILS(picajit_shader_create(NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
@@ -299,8 +299,8 @@ static void test_shader_create(void) {
           "entry point");
     FAILS(picajit_shader_create(engine, big, 4097, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
           "4097 code words");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 129, 0, 0, &shader),
-          PICAJIT_ERR_PROGRAM, "129 operand descriptors");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 4097, 0, 0, &shader),
+          PICAJIT_ERR_PROGRAM, "4097 operand descriptors");
     FAILS(picajit_shader_create(engine, (const uint32_t *)((const char *)aligned + 1), 2, NULL,
                                 0, 0, 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "not aligned");

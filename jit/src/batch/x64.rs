@@ -314,6 +314,9 @@ struct Gen<'p> {
     end_lanes: DynamicLabel,
     /// Geometry shaders: what [`super::geometry::plan`] proved (EMITs write vertices).
     gs: Option<GsPlan>,
+    /// Vertex shaders: every group starts from the unit state in `SoaContext::start_*`
+    /// (`CompiledShader::run_batch_from`) instead of the clean state.
+    from_state: bool,
     /// Geometry shaders: leave with [`STATUS_EMITS`].
     exit_emits: DynamicLabel,
     /// Node of the instruction being generated.
@@ -384,6 +387,7 @@ pub fn generate(
     analysis: &Analysis,
     mode: FloatMode,
     gs: Option<&GsPlan>,
+    from_state: bool,
 ) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
     let mut a = Asm::new();
     a.hot32 = hot_constants(mode);
@@ -423,6 +427,7 @@ pub fn generate(
         gs: gs.cloned(),
         exit_emits,
         cur_node: 0,
+        from_state,
     };
     if g.gs.is_some() && simt {
         return Err(CompileError::Internal(
@@ -697,6 +702,7 @@ impl Gen<'_> {
         // 128 of `uniforms_rel`).
         let rel0 = self.y().splat(16 * 128);
         let simt = self.simt;
+        let from_state = self.from_state;
         let mut y = self.y();
         y.vxorps(T0, T0, T0);
         y.vmovups(T1, rel0);
@@ -705,7 +711,7 @@ impl Gen<'_> {
                 (SOA_TEMP, usage.temps, usage.zero_temps),
                 (SOA_OUTPUT, usage.outputs, usage.zero_outputs),
             ] {
-                if used & (1 << i) != 0 {
+                if used & (1 << i) != 0 && !(from_state && bank == SOA_TEMP) {
                     for c in 0..4 {
                         if zero[i as usize] & (1 << c) != 0 {
                             y.store(Mem::Base(RBX, bank_off(bank, i) + 32 * c), T0, true);
@@ -714,10 +720,34 @@ impl Gen<'_> {
                 }
             }
         }
-        for k in 0..2 {
-            y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
-            y.store(Mem::Base(RBX, SOA_A0_REL + 32 * k), T1, true);
-            y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
+        if from_state {
+            // The given state instead of zeros: every temporary component some instruction
+            // may read before the group writes it (written or not by the program: the
+            // context's copy may hold another call's start), and a0, its row offsets, cmp.
+            for i in 0..16u8 {
+                for c in 0..4 {
+                    if usage.zero_temps[i as usize] & (1 << c) != 0 {
+                        y.vmovups(T2, Mem::Base(RBX, bank_off(SOA_START_TEMP, i) + 32 * c));
+                        y.store(Mem::Base(RBX, bank_off(SOA_TEMP, i) + 32 * c), T2, true);
+                    }
+                }
+            }
+            for k in 0..2 {
+                for (from, to) in [
+                    (SOA_START_A0, SOA_A0),
+                    (SOA_START_A0_REL, SOA_A0_REL),
+                    (SOA_START_CMP, SOA_CMP),
+                ] {
+                    y.vmovups(T2, Mem::Base(RBX, from + 32 * k));
+                    y.store(Mem::Base(RBX, to + 32 * k), T2, true);
+                }
+            }
+        } else {
+            for k in 0..2 {
+                y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
+                y.store(Mem::Base(RBX, SOA_A0_REL + 32 * k), T1, true);
+                y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
+            }
         }
         if simt {
             y.store(Mem::Base(RBX, SOA_INACTIVE), T0, true);
@@ -733,7 +763,15 @@ impl Gen<'_> {
                 a.mov_mi32(RBX, SOA_LOOP_OWNER + 4 * k, 0xFF);
             }
         }
-        self.a.mov_mi32(RBX, SOA_AL, 0);
+        if self.from_state {
+            let a = &mut self.a;
+            x64!(a.ops
+                ; mov eax, DWORD [rbx + SOA_START_AL]
+                ; mov DWORD [rbx + SOA_AL], eax
+            );
+        } else {
+            self.a.mov_mi32(RBX, SOA_AL, 0);
+        }
     }
 
     /// Vertex shaders, after a group finished: its outputs into the rows.
