@@ -41,7 +41,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 1
+#define PICAJIT_API_VERSION_MINOR 2
 
 /**
  * The C API version this header describes: major in bits 16-31, minor in bits 0-15.
@@ -107,6 +107,12 @@ enum PicajitStatus
    * call are still safe to destroy but their contents are unspecified.
    */
   PICAJIT_ERR_PANIC = 8,
+  /**
+   * A handle argument is not a live object of the expected kind: destroyed already
+   * (also a second destroy), never returned by this library, or a handle of another
+   * kind (a shader passed as an engine). Nothing was read through it or freed.
+   */
+  PICAJIT_ERR_INVALID_HANDLE = 9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -529,12 +535,12 @@ PicajitStatus picajit_engine_create(const struct PicajitEngineConfig *config,
                                     struct PicajitEngine **out);
 
 /**
- * Destroy an engine. NULL is ignored. Shaders and uniform sets created from it stay valid
- * (they keep their own copy of the settings).
+ * Destroy an engine. NULL is ignored; a handle that is not a live engine (destroyed
+ * already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing. Shaders and
+ * uniform sets created from it stay valid (they keep their own copy of the settings).
  *
  * # Safety
- * `engine` must be NULL or an engine from `picajit_engine_create` not yet destroyed, and
- * no other thread may be using it.
+ * No other thread may be using the engine.
  */
 PicajitStatus picajit_engine_destroy(struct PicajitEngine *engine);
 
@@ -579,10 +585,11 @@ PicajitStatus picajit_engine_cache_size(const struct PicajitEngine *engine, size
 PicajitStatus picajit_geometry_create(struct PicajitGeometry **out);
 
 /**
- * Destroy geometry-shader state. NULL is ignored.
+ * Destroy geometry-shader state. NULL is ignored; a handle that is not live geometry state
+ * (destroyed already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
  *
  * # Safety
- * `geometry` must be NULL or live, and no other thread may be using it.
+ * No other thread may be using it.
  */
 PicajitStatus picajit_geometry_destroy(struct PicajitGeometry *geometry);
 
@@ -699,8 +706,9 @@ PicajitStatus picajit_geometry_run_point(struct PicajitGeometry *geometry,
  * `stats->instructions` 0, and the vertices emitted before the failure (its own included)
  * are delivered.
  *
- * The callback may call picajit functions, but must not destroy or reset `geometry`,
- * destroy `shader` or `uniforms`, or write `vertices`; if it sets another callback or
+ * The callback may call picajit functions, but must not reset `geometry` or write
+ * `vertices` (destroying `geometry`, `shader` or `uniforms` ends the call with
+ * `PICAJIT_ERR_INVALID_HANDLE` before the next chunk); if it sets another callback or
  * writes the uniforms, which of the remaining invocations see the change is unspecified (if
  * it leaves point mode, the call stops with `PICAJIT_ERR_INVALID_ARGUMENT`).
  *
@@ -812,10 +820,11 @@ PicajitStatus picajit_shader_load_source(const struct PicajitEngine *engine,
                                          struct PicajitShader **out);
 
 /**
- * Destroy a shader. NULL is ignored.
+ * Destroy a shader. NULL is ignored; a handle that is not a live shader (destroyed already,
+ * of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
  *
  * # Safety
- * `shader` must be NULL or a shader not yet destroyed, and no other thread may be using it.
+ * No other thread may be using the shader.
  */
 PicajitStatus picajit_shader_destroy(struct PicajitShader *shader);
 
@@ -889,10 +898,11 @@ PicajitStatus picajit_uniforms_create(const struct PicajitEngine *engine,
                                       struct PicajitUniforms **out);
 
 /**
- * Destroy a uniform set. NULL is ignored.
+ * Destroy a uniform set. NULL is ignored; a handle that is not a live uniform set
+ * (destroyed already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
  *
  * # Safety
- * `uniforms` must be NULL or a live uniform set, and no other thread may be using it.
+ * No other thread may be using the uniform set.
  */
 PicajitStatus picajit_uniforms_destroy(struct PicajitUniforms *uniforms);
 

@@ -295,9 +295,12 @@ impl Shader {
         }
     }
 
-    /// Convert vertex attributes to register values the way the hardware's input stage does:
-    /// in F24 mode every attribute becomes an f24 value (rounded with the mode's rounding),
-    /// which is also what lets every engine rely on F24 registers holding f24 values only.
+    /// Convert f32 vertex attributes to register values, the one rule for f32 input (Rust
+    /// API, CLI decimals, C ABI `PICAJIT_FORMAT_F32`): in F24 mode every value becomes
+    /// `F24::from_f32(x, rounding)` (17 significant bits with the mode's rounding; a
+    /// magnitude below 2^-62 becomes +0, one of 2^64 or more ±inf, an exact ±0 keeps its
+    /// sign, NaN becomes 0x7FFFFF), so that F24 registers hold f24 values only; in F32 mode
+    /// values are used as they are. Raw f24 words skip this (the `*_f24` entry points).
     pub fn convert_inputs(&self, inputs: &[[f32; 4]; 16]) -> [[f32; 4]; 16] {
         inputs.map(|row| self.convert_row(row))
     }
@@ -319,6 +322,21 @@ impl Shader {
     ) -> Result<(Registers, RunInfo), ExecError> {
         let mut regs = Registers::default();
         regs.input = self.convert_inputs(inputs);
+        let info = self.run(&mut regs, uniforms, None)?;
+        Ok((regs, info))
+    }
+
+    /// [`Self::run_vertex`] with raw f24 words in v0-v15, as the hardware's input stage
+    /// delivers attributes to the shader unit: every pattern reaches the registers exactly
+    /// (subnormal patterns, -0, NaN payloads, infinities), so a MOV outputs what it read.
+    /// In F32 mode the words are widened to the f32 of the same value (exact).
+    pub fn run_vertex_f24(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[F24; 4]; 16],
+    ) -> Result<(Registers, RunInfo), ExecError> {
+        let mut regs = Registers::default();
+        regs.input = expand_f24(inputs);
         let info = self.run(&mut regs, uniforms, None)?;
         Ok((regs, info))
     }
@@ -349,17 +367,79 @@ impl Shader {
         outputs: &mut [[[f32; 4]; 16]],
         out_mask: u16,
     ) -> Result<u64, BatchError> {
+        match self.config.float_mode {
+            FloatMode::F32 => self.run_batch_registers(uniforms, inputs, outputs, out_mask),
+            FloatMode::F24(_) => self.run_batch_staged(uniforms, inputs, outputs, out_mask, |v| {
+                self.convert_masked(v)
+            }),
+        }
+    }
+
+    /// [`Self::run_batch_masked`] with raw f24 words as inputs (see [`Self::run_vertex_f24`]):
+    /// every pattern reaches v0-v15 exactly, on every backend and on the multi-vertex path.
+    pub fn run_batch_f24(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[F24; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+    ) -> Result<u64, BatchError> {
+        self.run_batch_staged(uniforms, inputs, outputs, out_mask, |v| {
+            self.expand_masked(v)
+        })
+    }
+
+    /// Stage the inputs as register values in chunks (bounded memory, the rows stay in
+    /// cache between conversion and execution) and run them.
+    fn run_batch_staged<T>(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[T],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        load: impl Fn(&T) -> [[f32; 4]; 16],
+    ) -> Result<u64, BatchError> {
+        const CHUNK: usize = 256;
         let n = inputs.len().min(outputs.len());
-        let needs_conversion = matches!(self.config.float_mode, FloatMode::F24(_));
+        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
+        let mut total = 0;
+        let mut base = 0;
+        while base < n {
+            let len = CHUNK.min(n - base);
+            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+                *dst = load(src);
+            }
+            total += self
+                .run_batch_registers(
+                    uniforms,
+                    &scratch[..len],
+                    &mut outputs[base..base + len],
+                    out_mask,
+                )
+                .map_err(|e| BatchError {
+                    vertex: base + e.vertex,
+                    error: e.error,
+                })?;
+            base += len;
+        }
+        Ok(total)
+    }
+
+    /// Run a batch whose inputs are register values already (converted f32 attributes, or
+    /// raw f24 words widened by `F24::to_f32`; in F24 mode nothing else).
+    pub(crate) fn run_batch_registers(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+    ) -> Result<u64, BatchError> {
+        let n = inputs.len().min(outputs.len());
         let Some(code) = &self.jit else {
             let mut regs = Registers::default();
             let mut total = 0;
             for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                regs.input = if needs_conversion {
-                    self.convert_masked(input)
-                } else {
-                    *input
-                };
+                regs.input = *input;
                 regs.reset_working_state();
                 let info = self
                     .interp
@@ -370,32 +450,18 @@ impl Shader {
             }
             return Ok(total);
         };
-        let run = |ins: &[[[f32; 4]; 16]], outs: &mut [[[f32; 4]; 16]], base: usize| {
-            code.run_batch_masked(ins, outs, uniforms, self.config.budget, out_mask)
-                .map(|i| i.instructions)
-                .map_err(|e| BatchError {
-                    vertex: base + e.index,
-                    error: e.error,
-                })
-        };
-        if !needs_conversion {
-            return run(&inputs[..n], &mut outputs[..n], 0);
-        }
-        // Converted copies in chunks: bounded memory, and the rows stay in cache between
-        // conversion and execution.
-        const CHUNK: usize = 256;
-        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
-        let mut total = 0;
-        let mut base = 0;
-        while base < n {
-            let len = CHUNK.min(n - base);
-            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
-                *dst = self.convert_masked(src);
-            }
-            total += run(&scratch[..len], &mut outputs[base..base + len], base)?;
-            base += len;
-        }
-        Ok(total)
+        code.run_batch_masked(
+            &inputs[..n],
+            &mut outputs[..n],
+            uniforms,
+            self.config.budget,
+            out_mask,
+        )
+        .map(|i| i.instructions)
+        .map_err(|e| BatchError {
+            vertex: e.index,
+            error: e.error,
+        })
     }
 
     /// Run a point-mode geometry shader over many input points, as a GPU does for a draw:
@@ -426,64 +492,113 @@ impl Shader {
         inputs: &[[[f32; 4]; 16]],
         out: &mut EmitBuffer,
     ) -> Result<PointsInfo, BatchError> {
+        match self.config.float_mode {
+            FloatMode::F32 => self.run_points_registers(regs, uniforms, geometry, inputs, out),
+            FloatMode::F24(_) => self.run_points_staged(
+                regs,
+                uniforms,
+                geometry,
+                inputs,
+                out,
+                |v| self.convert_masked(v),
+                |v| self.convert_inputs(v),
+            ),
+        }
+    }
+
+    /// [`Self::run_points`] with raw f24 words as inputs (see [`Self::run_vertex_f24`]).
+    pub fn run_points_f24(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[[[F24; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<PointsInfo, BatchError> {
+        self.run_points_staged(
+            regs,
+            uniforms,
+            geometry,
+            inputs,
+            out,
+            |v| self.expand_masked(v),
+            expand_f24,
+        )
+    }
+
+    /// Stage the points as register values in chunks, as in [`Self::run_batch_staged`].
+    /// Only the registers the program reads are staged (`load`): the others cannot influence
+    /// anything but the final v0-v15, which are set to `load_all` of the last point run.
+    #[allow(clippy::too_many_arguments)]
+    fn run_points_staged<T>(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[T],
+        out: &mut EmitBuffer,
+        load: impl Fn(&T) -> [[f32; 4]; 16],
+        load_all: impl Fn(&T) -> [[f32; 4]; 16],
+    ) -> Result<PointsInfo, BatchError> {
+        const CHUNK: usize = 256;
+        let emitted_before = out.len();
+        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(inputs.len())];
+        let mut total = 0;
+        let mut base = 0;
+        let mut result = Ok(());
+        while base < inputs.len() {
+            let len = CHUNK.min(inputs.len() - base);
+            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+                *dst = load(src);
+            }
+            match self.run_points_registers(regs, uniforms, geometry, &scratch[..len], out) {
+                Ok(info) => total += info.instructions,
+                Err(e) => {
+                    result = Err(BatchError {
+                        vertex: base + e.vertex,
+                        error: e.error,
+                    });
+                    break;
+                }
+            }
+            base += len;
+        }
+        let last = match &result {
+            Ok(()) => inputs.len().checked_sub(1),
+            Err(e) => Some(e.vertex),
+        };
+        if let Some(k) = last {
+            regs.input = load_all(&inputs[k]);
+        }
+        result?;
+        Ok(PointsInfo {
+            instructions: total,
+            emitted: out.len() - emitted_before,
+        })
+    }
+
+    /// [`Self::run_points`] on inputs that are register values already (see
+    /// [`Self::run_batch_registers`]).
+    pub(crate) fn run_points_registers(
+        &self,
+        regs: &mut Registers,
+        uniforms: &mut Uniforms,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<PointsInfo, BatchError> {
         let emitted_before = out.len();
         let budget = self.config.budget;
-        let run = |regs: &mut Registers,
-                   uniforms: &mut Uniforms,
-                   geometry: &mut GeometryState,
-                   ins: &[[[f32; 4]; 16]],
-                   out: &mut EmitBuffer,
-                   base: usize| {
-            let r = match &self.jit {
-                Some(code) => code
-                    .run_points(regs, uniforms, geometry, ins, budget, out)
-                    .map(|i| i.instructions)
-                    .map_err(|e| (e.index, e.error)),
-                None => self
-                    .interp
-                    .run_points(regs, uniforms, geometry, ins, budget, out),
-            };
-            r.map_err(|(index, error)| BatchError {
-                vertex: base + index,
-                error,
-            })
+        let r = match &self.jit {
+            Some(code) => code
+                .run_points(regs, uniforms, geometry, inputs, budget, out)
+                .map(|i| i.instructions)
+                .map_err(|e| (e.index, e.error)),
+            None => self
+                .interp
+                .run_points(regs, uniforms, geometry, inputs, budget, out),
         };
-        let instructions = if !matches!(self.config.float_mode, FloatMode::F24(_)) {
-            run(regs, uniforms, geometry, inputs, out, 0)?
-        } else {
-            // Converted copies in chunks, as in `run_batch_masked`: bounded memory, rows in
-            // cache between conversion and execution. Only the registers the program reads
-            // are converted (the others cannot influence anything but the final v0-v15,
-            // which are set below to what a per-point conversion leaves).
-            const CHUNK: usize = 256;
-            let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(inputs.len())];
-            let mut total = 0;
-            let mut base = 0;
-            let mut result = Ok(());
-            while base < inputs.len() {
-                let len = CHUNK.min(inputs.len() - base);
-                for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
-                    *dst = self.convert_masked(src);
-                }
-                match run(regs, uniforms, geometry, &scratch[..len], out, base) {
-                    Ok(n) => total += n,
-                    Err(e) => {
-                        result = Err(e);
-                        break;
-                    }
-                }
-                base += len;
-            }
-            let last = match &result {
-                Ok(()) => inputs.len().checked_sub(1),
-                Err(e) => Some(e.vertex),
-            };
-            if let Some(k) = last {
-                regs.input = self.convert_inputs(&inputs[k]);
-            }
-            result?;
-            total
-        };
+        let instructions = r.map_err(|(vertex, error)| BatchError { vertex, error })?;
         Ok(PointsInfo {
             instructions,
             emitted: out.len() - emitted_before,
@@ -501,6 +616,23 @@ impl Shader {
         }
         out
     }
+
+    /// Widen only the raw registers the program reads; the rest are zero.
+    fn expand_masked(&self, input: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
+        let mut out = [[0.0f32; 4]; 16];
+        let mut mask = self.input_mask;
+        while mask != 0 {
+            let r = mask.trailing_zeros() as usize;
+            out[r] = input[r].map(F24::to_f32);
+            mask &= mask - 1;
+        }
+        out
+    }
+}
+
+/// Raw f24 words as register values (lossless: `F24::to_f32` is injective).
+pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
+    inputs.map(|row| row.map(F24::to_f32))
 }
 
 /// Input registers any instruction of `program` reads (reachable or not: a superset is
@@ -564,8 +696,12 @@ pub struct GeometryRunner {
 /// Input of one geometry-shader invocation.
 #[derive(Clone, Copy, Debug)]
 pub enum GsInput<'a> {
-    /// Point mode: one vertex's attributes in v0-v15.
+    /// Point mode: one vertex's f32 attributes in v0-v15 (converted by
+    /// [`Shader::convert_inputs`]).
     Point(&'a [[f32; 4]; 16]),
+    /// Point mode: one vertex's raw f24 words in v0-v15, exactly (see
+    /// [`Shader::run_vertex_f24`]).
+    PointF24(&'a [[F24; 4]; 16]),
     /// Variable and fixed modes: attribute rows written to the float uniforms from the
     /// mode's first register (in variable mode after the vertex-count row, which is
     /// `count` in every lane).
@@ -583,6 +719,7 @@ impl GeometryRunner {
     ) -> Result<RunInfo, ExecError> {
         match input {
             GsInput::Point(v) => self.registers.input = shader.convert_inputs(v),
+            GsInput::PointF24(v) => self.registers.input = expand_f24(v),
             GsInput::Uniforms { rows, count } => {
                 let first = match mode {
                     GsInputMode::Variable { first_uniform, .. } => {
@@ -617,6 +754,17 @@ impl GeometryRunner {
         out: &mut EmitBuffer,
     ) -> Result<PointsInfo, BatchError> {
         shader.run_points(&mut self.registers, uniforms, &mut self.state, inputs, out)
+    }
+
+    /// [`Self::invoke_points`] with raw f24 words as inputs ([`Shader::run_points_f24`]).
+    pub fn invoke_points_f24(
+        &mut self,
+        shader: &Shader,
+        uniforms: &mut Uniforms,
+        inputs: &[[[F24; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<PointsInfo, BatchError> {
+        shader.run_points_f24(&mut self.registers, uniforms, &mut self.state, inputs, out)
     }
 }
 

@@ -459,3 +459,61 @@ fn closed_output_pipe_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(141), "{stderr}");
 }
+
+/// Raw f24 words given to an input register reach it exactly (the issue's example printed
+/// 0x000000, 0x7fffff, 0x000000, 0x800000): hex values are register contents, decimals go
+/// through the input rule.
+#[test]
+fn run_passes_raw_input_words_through_a_mov() {
+    let src = scratch("raw_mov.v.pica");
+    std::fs::write(
+        &src,
+        ".out outpos position\n.out outmax color\n.constf zero(0.0, 0.0, 0.0, 0.0)\n\
+         .proc main\n    mov outpos, v0\n    max outmax, zero, v0\n    end\n.end\n",
+    )
+    .unwrap();
+    for engine in ["interp", "x64", "auto"] {
+        for float in ["f24", "f32"] {
+            let out = ok(&[
+                "run",
+                s(&src),
+                "--engine",
+                engine,
+                "--float",
+                float,
+                "--set",
+                "v0=0x80ffff,0x7f8000,0x000001,0x800000",
+                "--json",
+            ]);
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(
+                v["outputs"]["o0"],
+                serde_json::json!(["0x80ffff", "0x7f8000", "0x000001", "0x800000"]),
+                "{engine} {float}: {out}"
+            );
+            // max(0, x) = 0 > x ? 0 : x on the raw values: 0 > -s gives 0; 0 > NaN, 0 > s and
+            // 0 > -0 are false and give x, payload and sign kept.
+            assert_eq!(
+                v["outputs"]["o1"],
+                serde_json::json!(["0x000000", "0x7f8000", "0x000001", "0x800000"]),
+                "{engine} {float}: {out}"
+            );
+        }
+        // A decimal takes the input rule: 1e-30 is below 2^-62 and becomes +0.
+        let out = ok(&[
+            "run",
+            s(&src),
+            "--engine",
+            engine,
+            "--set",
+            "v0=1e-30,-0,1.5,inf",
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["outputs"]["o0"],
+            serde_json::json!(["0x000000", "0x800000", "0x3f8000", "0x7f0000"]),
+            "{engine}: {out}"
+        );
+    }
+}

@@ -10,3 +10,4 @@ pub mod float;
 pub mod isa;
 pub mod program;
 pub mod state;
+pub mod theia;

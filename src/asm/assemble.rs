@@ -540,6 +540,7 @@ pub(crate) fn assemble_files(
                                 loc: stmt.loc,
                                 labels: stmt.labels.clone(),
                                 body: None,
+                                notes: Vec::new(),
                             });
                         }
                         let next = UnitSrc {
@@ -717,6 +718,9 @@ impl<'n> Assembler<'n> {
     }
 
     fn statement(&mut self, s: &Stmt) {
+        for (loc, note) in &s.notes {
+            self.warn(*loc, note.clone());
+        }
         for l in &s.labels {
             if self.unit.labels.contains_key(&l.text) {
                 let e = self.err(l.loc, format!("label `{}` is already defined", l.text));
@@ -1719,7 +1723,15 @@ impl<'n> Assembler<'n> {
                 )?;
             }
             Directive::In { name, reg } => {
-                self.check_name(name)?;
+                // picasso accepts an input register's own name as the declared name
+                // (`.in v0`): it names that register, in the uniform table as well.
+                let own = match split_register(&name.text) {
+                    Some(('v', i)) if i < 16 => Some(i as u8),
+                    _ => None,
+                };
+                if own.is_none() {
+                    self.check_name(name)?;
+                }
                 let idx = match reg {
                     Some(r) => {
                         let res = self.resolve(r, false)?;
@@ -1734,11 +1746,29 @@ impl<'n> Assembler<'n> {
                         }
                         res.index
                     }
-                    None => match (0..16).find(|i| self.unit.input_mask & (1 << i) == 0) {
+                    None => match own {
                         Some(i) => i,
-                        None => return Err(self.err(name.loc, "too many inputs")),
+                        None => match (0..16).find(|i| self.unit.input_mask & (1 << i) == 0) {
+                            Some(i) => i,
+                            None => return Err(self.err(name.loc, "too many inputs")),
+                        },
                     },
                 };
+                if let Some(o) = own {
+                    if o != idx {
+                        return Err(self.err(
+                            name.loc,
+                            format!(
+                                "`.in {}` bound to v{idx}: a register name can only name \
+                                 that register",
+                                name.text
+                            ),
+                        ));
+                    }
+                    if self.unit.input_mask & (1 << idx) != 0 {
+                        return Err(self.err(name.loc, format!("input v{idx} is already declared")));
+                    }
+                }
                 if self.unit.uniforms.len() >= MAX_UNIFORMS {
                     return Err(self.err(name.loc, "too many uniforms in this DVLE"));
                 }
@@ -1748,7 +1778,9 @@ impl<'n> Assembler<'n> {
                     first: unified(RegFile::V, u32::from(idx)),
                     last: unified(RegFile::V, u32::from(idx)),
                 });
-                self.alias_to(name, RegFile::V, u32::from(idx));
+                if own.is_none() {
+                    self.alias_to(name, RegFile::V, u32::from(idx));
+                }
             }
             Directive::Out {
                 name,
@@ -2187,6 +2219,22 @@ impl<'n> Assembler<'n> {
                 Ok(d) => dvles.push(d),
                 Err(e) => self.errors.push(e),
             }
+        }
+        if dvles.is_empty() && self.errors.is_empty() {
+            // picasso refuses a source without a DVLE too: a SHBIN with no shader in it is
+            // never what the caller wants (and an empty file would otherwise "succeed").
+            let first = Loc {
+                file: 0,
+                line: 1,
+                col: 1,
+            };
+            let msg = if self.code.is_empty() {
+                "nothing to assemble: the source holds no procedure (an empty file?)"
+            } else {
+                "no DVLE: every file says .nodvle, so the SHBIN would hold no shader (picasso refuses this too)"
+            };
+            let e = self.err(first, msg);
+            self.errors.push(e);
         }
         if !self.errors.is_empty() {
             return Err(self.errors);

@@ -12,10 +12,11 @@
 //!
 //! * **Divergences:** `v15` is valid; negative static offsets (`c8[-2]`) work and are range
 //!   checked; upper-case register names (`R5`) mean what they say; `o` registers are not
-//!   accepted as sources nor `v` registers as destinations; `i4`–`i7` are errors; float constants
-//!   must be plain literals (`1.0/128.0` is an error) and are converted to float24 by
-//!   truncation with NaN kept as NaN; a `-` on a destination is an error; numbers with a leading
-//!   `0` are decimal.
+//!   accepted as sources nor `v` registers as destinations; `i4`–`i7` are errors; constants
+//!   may be constant expressions (`1.0/128.0` is 0.0078125, with a warning that picasso's
+//!   `atof` reads 1.0) and float ones are converted to float24 by truncation with NaN kept as
+//!   NaN; a `-` on a destination is an error; numbers with a leading `0` are decimal; a source
+//!   without a DVLE (empty, or `.nodvle` files only) is an error, as in picasso.
 //! * **Extensions:** `.word`, `.opdesc` with `desc=N` pins, raw flow targets (`call @0x012, 3`,
 //!   `ifc cmp.x, @0x020, 2`, `for i0, @0x030`), raw conditions (`jmpc 6, l`), `f24(0x3F0000)`
 //!   constants, `.unit`, `.nonop`, `.uniform`, `.output`, `.constraw`, `.dvleheader`,

@@ -2,6 +2,7 @@
 //! created from.
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use crate::engine::{ActiveBackend, BackendChoice, EngineConfig, EngineError, Shader};
 use picajit_interp::exec::DEFAULT_BUDGET;
 use picajit_interp::float::{FloatMode, Rounding};
@@ -131,6 +132,11 @@ pub struct PicajitEngine {
     pub(crate) cache: CodeCache,
 }
 
+impl handle::Handle for PicajitEngine {
+    const KIND: usize = 1;
+    const NAME: &'static str = "engine";
+}
+
 pub(crate) fn engine_error(e: EngineError) -> Error {
     let status = match e {
         EngineError::Program(_) => PicajitStatus::PICAJIT_ERR_PROGRAM,
@@ -189,28 +195,27 @@ pub unsafe extern "C" fn picajit_engine_create(
         let probe = Program::new(vec![end], Vec::new(), 0, ShaderKind::Vertex)
             .expect("a one-word program is valid");
         let backend = Shader::new(probe, &config).map_err(engine_error)?.backend();
-        let engine = error::into_handle(PicajitEngine {
+        let engine = handle::create(PicajitEngine {
             config,
             backend,
             cache: CodeCache::new(),
-        });
+        })?;
         // SAFETY: `out` is writable by this function's contract.
         unsafe { error::write_out(out, engine, "out") }
     })
 }
 
-/// Destroy an engine. NULL is ignored. Shaders and uniform sets created from it stay valid
-/// (they keep their own copy of the settings).
+/// Destroy an engine. NULL is ignored; a handle that is not a live engine (destroyed
+/// already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing. Shaders and
+/// uniform sets created from it stay valid (they keep their own copy of the settings).
 ///
 /// # Safety
-/// `engine` must be NULL or an engine from `picajit_engine_create` not yet destroyed, and
-/// no other thread may be using it.
+/// No other thread may be using the engine.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_engine_destroy(engine: *mut PicajitEngine) -> PicajitStatus {
     call("picajit_engine_destroy", || {
-        // SAFETY: a live engine handle or NULL, by this function's contract.
-        unsafe { error::destroy_handle(engine) };
-        Ok(())
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(engine, "engine") }
     })
 }
 
@@ -227,7 +232,7 @@ pub unsafe extern "C" fn picajit_engine_backend(
 ) -> PicajitStatus {
     call("picajit_engine_backend", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: writable by this function's contract.
         unsafe {
             error::write_out(
@@ -251,7 +256,7 @@ pub unsafe extern "C" fn picajit_engine_backend(
 pub unsafe extern "C" fn picajit_engine_clear_cache(engine: *const PicajitEngine) -> PicajitStatus {
     call("picajit_engine_clear_cache", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         engine.cache.clear();
         Ok(())
     })
@@ -269,7 +274,7 @@ pub unsafe extern "C" fn picajit_engine_cache_size(
 ) -> PicajitStatus {
     call("picajit_engine_cache_size", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: writable by this function's contract.
         unsafe { error::write_out(count, engine.cache.len(), "count") }
     })

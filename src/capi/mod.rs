@@ -12,6 +12,9 @@
 //!   by the programs it runs), `PicajitGeometry` (geometry-shader state kept across
 //!   invocations). Each `*_create`/`*_load_*` has a `*_destroy` that accepts NULL. Objects do
 //!   not reference each other after creation, so they can be destroyed in any order.
+//! * Handles are checked (`handle.rs`): a destroyed handle (also a second destroy), a
+//!   pointer the library never returned, or a handle of another kind (a shader passed as an
+//!   engine) is `PICAJIT_ERR_INVALID_HANDLE`, and nothing is read through it or freed.
 //! * NULL for a required pointer is `PICAJIT_ERR_NULL`; sizes, indices and enum values are
 //!   checked (`PICAJIT_ERR_INVALID_ARGUMENT`). On failure no output is written and nothing
 //!   is created, except where a function says otherwise.
@@ -29,12 +32,13 @@
 //!   `picajit_geometry_run_*`, which set b15 and write input rows) needs it exclusively.
 //! * `PicajitGeometry`: one thread at a time.
 //! * The last-error message is per thread.
-//! * Destroying an object while another thread uses it is undefined behaviour, as is using a
-//!   destroyed object.
+//! * Destroying an object while another thread is inside a call that uses it is undefined
+//!   behaviour (using it after the destroy has returned is `PICAJIT_ERR_INVALID_HANDLE`).
 
 mod engine;
 mod error;
 mod geometry;
+mod handle;
 mod layout;
 mod program;
 mod run;
@@ -75,7 +79,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 1;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 2;
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.

@@ -4,6 +4,7 @@
 use super::engine::{engine_error, PicajitBackend, PicajitEngine};
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::geometry::gs_mode_fields;
+use super::handle;
 use super::uniforms::PicajitUniforms;
 use crate::asm::{assemble, SourceFile};
 use crate::engine::{apply_constants, program_from_shbin, Shader};
@@ -29,6 +30,11 @@ pub struct PicajitShader {
     /// The DVLE it was loaded from, for its constants, register masks and GS mode.
     dvle: Option<Dvle>,
     fallback: Option<CString>,
+}
+
+impl handle::Handle for PicajitShader {
+    const KIND: usize = 2;
+    const NAME: &'static str = "shader";
 }
 
 impl PicajitShader {
@@ -92,7 +98,7 @@ fn shader_from_program(
 ) -> Result<*mut PicajitShader> {
     let shader =
         Shader::with_cache(program, &engine.config, &engine.cache).map_err(engine_error)?;
-    Ok(error::into_handle(PicajitShader::new(shader, dvle)))
+    handle::create(PicajitShader::new(shader, dvle))
 }
 
 fn shader_from_shbin(
@@ -129,7 +135,7 @@ pub unsafe extern "C" fn picajit_shader_create(
 ) -> PicajitStatus {
     call("picajit_shader_create", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: `code_words` readable words by this function's contract.
         let code = unsafe { error::slice(code, code_words, "code") }?;
         let opdescs = if opdesc_count == 0 {
@@ -186,7 +192,7 @@ pub unsafe extern "C" fn picajit_shader_load_shbin(
 ) -> PicajitStatus {
     call("picajit_shader_load_shbin", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: `size` readable bytes by this function's contract.
         let data = unsafe { error::slice(data.cast::<u8>(), size, "data") }?;
         error::check_ptr(out, "out")?;
@@ -235,7 +241,7 @@ pub unsafe extern "C" fn picajit_shader_load_source(
 ) -> PicajitStatus {
     call("picajit_shader_load_source", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         error::check_ptr(source, "source")?;
         // SAFETY: non-NULL (checked above) and NUL-terminated by this function's contract.
         let text = unsafe { CStr::from_ptr(source) }
@@ -253,16 +259,16 @@ pub unsafe extern "C" fn picajit_shader_load_source(
     })
 }
 
-/// Destroy a shader. NULL is ignored.
+/// Destroy a shader. NULL is ignored; a handle that is not a live shader (destroyed already,
+/// of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
 ///
 /// # Safety
-/// `shader` must be NULL or a shader not yet destroyed, and no other thread may be using it.
+/// No other thread may be using the shader.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_shader_destroy(shader: *mut PicajitShader) -> PicajitStatus {
     call("picajit_shader_destroy", || {
-        // SAFETY: a live shader handle or NULL, by this function's contract.
-        unsafe { error::destroy_handle(shader) };
-        Ok(())
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(shader, "shader") }
     })
 }
 
@@ -279,7 +285,7 @@ pub unsafe extern "C" fn picajit_shader_get_info(
 ) -> PicajitStatus {
     call("picajit_shader_get_info", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         error::check_ptr(info, "info")?;
         // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of
         // every version of the struct, so reading it alone is in bounds whatever the
@@ -336,7 +342,7 @@ pub unsafe extern "C" fn picajit_shader_fallback_reason(
 ) -> PicajitStatus {
     call("picajit_shader_fallback_reason", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         let text = shader
             .fallback
             .as_ref()
@@ -360,9 +366,9 @@ pub unsafe extern "C" fn picajit_shader_apply_constants(
 ) -> PicajitStatus {
     call("picajit_shader_apply_constants", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let uniforms = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let uniforms = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         uniforms.check_mode(&shader.shader)?;
         if let Some(dvle) = &shader.dvle {
             apply_constants(dvle, &mut uniforms.uniforms);

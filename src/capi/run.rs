@@ -1,12 +1,12 @@
 //! Vertex-shader batches over caller-owned input and output buffers.
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::uniforms::PicajitUniforms;
 use picajit_interp::exec::ExecError;
 use picajit_interp::program::ShaderKind;
-use picajit_interp::state::Registers;
 use std::ffi::c_void;
 
 /// What a run did. Written on success and on `PICAJIT_ERR_EXEC`.
@@ -58,44 +58,26 @@ impl Batch<'_> {
         let shader = &self.shader.shader;
         let mut staged_in = vec![[[0.0f32; 4]; 16]; CHUNK.min(count)];
         let mut staged_out = staged_in.clone();
-        let mut regs = Registers::default();
         for start in (0..count).step_by(CHUNK) {
             let n = CHUNK.min(count - start);
             for (k, row) in staged_in[..n].iter_mut().enumerate() {
                 *row = self.input.read(inputs, start + k);
             }
-            // `run_batch` converts inputs like attributes. Values that conversion leaves
-            // unchanged (every f32 input, and f24 inputs other than the patterns arithmetic
-            // flushes or NaN payloads) go through it and its fast path; the rest must reach
-            // the registers exactly, one invocation at a time.
-            let through_batch = self.input.format == PicajitFormat::PICAJIT_FORMAT_F32
-                || staged_in[..n].iter().all(|v| {
-                    v.iter().all(|row| {
-                        shader.convert_row(*row).map(f32::to_bits) == row.map(f32::to_bits)
-                    })
-                });
-            let result = if through_batch {
-                shader
-                    .run_batch_masked(
-                        &self.uniforms.uniforms,
-                        &staged_in[..n],
-                        &mut staged_out[..n],
-                        self.output.mask(),
-                    )
-                    .map(|instructions| stats.instructions += instructions)
-                    .map_err(|e| (e.vertex, e.error))
-            } else {
-                (0..n).try_for_each(|k| {
-                    regs.input = staged_in[k];
-                    regs.reset_working_state();
-                    let info = shader
-                        .run(&mut regs, &self.uniforms.uniforms, None)
-                        .map_err(|e| (k, e))?;
-                    stats.instructions += info.instructions;
-                    staged_out[k] = regs.output;
-                    Ok(())
-                })
-            };
+            // f32 attributes are converted by the input rule (`Shader::convert_inputs`);
+            // raw f24 words (read exactly by `Layout::read`) reach v0-v15 unchanged, subnormal
+            // patterns, -0 and NaN payloads included, on the same batch path.
+            let (ins, outs) = (&staged_in[..n], &mut staged_out[..n]);
+            let uniforms = &self.uniforms.uniforms;
+            let result = match self.input.format {
+                PicajitFormat::PICAJIT_FORMAT_F32 => {
+                    shader.run_batch_masked(uniforms, ins, outs, self.output.mask())
+                }
+                PicajitFormat::PICAJIT_FORMAT_F24 => {
+                    shader.run_batch_registers(uniforms, ins, outs, self.output.mask())
+                }
+            }
+            .map(|instructions| stats.instructions += instructions)
+            .map_err(|e| (e.vertex, e.error));
             let done = match &result {
                 Ok(()) => n,
                 Err((k, _)) => *k,
@@ -145,8 +127,8 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
         // SAFETY: live objects and readable layouts, by this function's contract.
         let (shader, uniforms, input_layout, output_layout) = unsafe {
             (
-                error::borrow(shader, "shader")?,
-                error::borrow(uniforms, "uniforms")?,
+                handle::get(shader, "shader")?,
+                handle::get(uniforms, "uniforms")?,
                 error::borrow(input_layout, "input_layout")?,
                 error::borrow(output_layout, "output_layout")?,
             )

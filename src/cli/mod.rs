@@ -35,6 +35,7 @@ mod bench;
 mod disasm;
 mod info;
 mod run;
+mod theia;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -47,7 +48,7 @@ use std::process::ExitCode;
 #[command(
     name = "picajit",
     version,
-    about = "PICA200 shader JIT, interpreter and tools"
+    about = "PICA200 shader JIT, interpreter and tools (--isa theia: the THEIA tools)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -107,6 +108,14 @@ enum Command {
 /// Load a SHBIN, or assemble a source file into one.
 pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() < 4 {
+        return Err(format!(
+            "{}: {} byte(s): too short for a SHBIN (which starts with the 4-byte magic DVLB) \
+             or a shader source",
+            path.display(),
+            bytes.len()
+        ));
+    }
     if bytes.starts_with(b"DVLB") {
         return Shbin::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()));
     }
@@ -199,9 +208,48 @@ fn dispatch(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Removes `--isa NAME` (or `--isa=NAME`) from the command line and returns NAME.
+fn take_isa(args: &mut Vec<std::ffi::OsString>) -> Result<Option<String>, String> {
+    let mut isa = None;
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i].to_string_lossy().into_owned();
+        let value = if a == "--isa" {
+            let v = args
+                .get(i + 1)
+                .ok_or("--isa needs a value: pica or theia")?;
+            let v = v.to_string_lossy().into_owned();
+            args.drain(i..i + 2);
+            v
+        } else if let Some(v) = a.strip_prefix("--isa=") {
+            let v = v.to_string();
+            args.remove(i);
+            v
+        } else {
+            i += 1;
+            continue;
+        };
+        if isa.replace(value).is_some() {
+            return Err("--isa given twice".into());
+        }
+    }
+    Ok(isa)
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match dispatch(cli) {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let result = match take_isa(&mut args) {
+        Err(e) => Err(e),
+        Ok(None) => dispatch(Cli::parse_from(args)),
+        Ok(Some(isa)) => match isa.as_str() {
+            "pica" => dispatch(Cli::parse_from(args)),
+            "theia" => theia::main(args),
+            other => Err(format!(
+                "unknown --isa '{other}': pica (the default) or theia"
+            )),
+        },
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("picajit: error: {e}");

@@ -130,20 +130,22 @@ pub fn run(args: RunArgs) -> Result<(), String> {
 
     let (regs, info, emits): (Registers, RunInfo, Vec<EmittedVertex>) = match kind {
         ShaderKind::Vertex => {
-            let (regs, info) = shader
-                .run_vertex(&uniforms, &inputs)
-                .map_err(|e| format!("execution failed: {e}"))?;
+            let (regs, info) = match values::f24_inputs(&inputs, mode) {
+                Some(raw) => shader.run_vertex_f24(&uniforms, &raw),
+                None => shader.run_vertex(&uniforms, &inputs),
+            }
+            .map_err(|e| format!("execution failed: {e}"))?;
             (regs, info, Vec::new())
         }
         ShaderKind::Geometry => {
             let mut runner = GeometryRunner::default();
+            let raw = values::f24_inputs(&inputs, mode);
+            let input = match &raw {
+                Some(raw) => GsInput::PointF24(raw),
+                None => GsInput::Point(&inputs),
+            };
             let info = runner
-                .invoke(
-                    &shader,
-                    dvle.gs_mode,
-                    &mut uniforms,
-                    GsInput::Point(&inputs),
-                )
+                .invoke(&shader, dvle.gs_mode, &mut uniforms, input)
                 .map_err(|e| format!("execution failed: {e}"))?;
             let (emitted, _) = runner.state.take_output();
             (runner.registers, info, emitted)

@@ -154,6 +154,22 @@ pub fn parse(arg: &str, mode: FloatMode, dvle: Option<&Dvle>) -> Result<Assignme
     })
 }
 
+/// The inputs as raw f24 words for the engine's exact entry points, in F24 mode; `None` in
+/// F32 mode, where register values are any f32 and the engine's conversion is the identity.
+/// `--set` values are register values already: decimals went through the input rule
+/// (`Shader::convert_inputs`) when parsed, hex words are f24 patterns, so every value has an
+/// exact f24 and a hex word such as the subnormal pattern 0x000001 reaches v0-v15 unchanged.
+pub fn f24_inputs(inputs: &[[f32; 4]; 16], mode: FloatMode) -> Option<[[F24; 4]; 16]> {
+    match mode {
+        FloatMode::F24(r) => {
+            Some(inputs.map(|row| {
+                row.map(|v| F24::from_f32_exact(v).unwrap_or_else(|| F24::from_f32(v, r)))
+            }))
+        }
+        FloatMode::F32 => None,
+    }
+}
+
 /// Apply an assignment.
 pub fn apply(a: &Assignment, inputs: &mut [[f32; 4]; 16], uniforms: &mut Uniforms) {
     match *a {

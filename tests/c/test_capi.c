@@ -134,6 +134,8 @@ static void test_versions_and_errors(void) {
                  "PICAJIT_ERR_BACKEND_UNAVAILABLE") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_EXEC), "PICAJIT_ERR_EXEC") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_PANIC), "PICAJIT_ERR_PANIC") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_INVALID_HANDLE),
+                 "PICAJIT_ERR_INVALID_HANDLE") == 0);
     CHECK(strcmp(picajit_status_name(-1), "unknown status") == 0);
     CHECK(strcmp(picajit_status_name(1000), "unknown status") == 0);
 
@@ -372,6 +374,16 @@ static void test_shbin_and_source(void) {
           PICAJIT_ERR_ASSEMBLY, "source:2");
     FAILS(picajit_shader_load_source(engine, ".proc main\n end\n.end\n", 1, &shader),
           PICAJIT_ERR_SHBIN, "DVLE #1");
+    /* No shader in the source: an empty text, or only a .nodvle library (picasso refuses
+       both); and an empty SHBIN image. */
+    FAILS(picajit_shader_load_source(engine, "", 0, &shader), PICAJIT_ERR_ASSEMBLY,
+          "nothing to assemble");
+    FAILS(picajit_shader_load_source(engine, ".nodvle\n.proc f\n end\n.end\n", 0, &shader),
+          PICAJIT_ERR_ASSEMBLY, "no DVLE");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, 0, 0, &shader), PICAJIT_ERR_SHBIN,
+          "DVLB");
+    FAILS(picajit_shbin_dvle_count(mvp.data, 0, &count), PICAJIT_ERR_SHBIN, "DVLB");
+    CHECK(shader == NULL);
     FAILS(picajit_shader_load_source(engine, "\xff\xfe", 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "UTF-8");
     FAILS(picajit_shader_load_source(engine, NULL, 0, &shader), PICAJIT_ERR_NULL,
@@ -593,6 +605,32 @@ static void test_run_batch(uint32_t backend) {
     CHECK(bout[0].r[0][0] == 0x428000u); /* 10 + 2 = 12 */
     CHECK(bout[1].r[1][0] == 0x3F8000u);
     CHECK(stats.vertices == 2 && stats.instructions == 6);
+    /* A raw batch long enough for the eight-lane code: every special pattern reaches v1 and
+       comes back from the MOV unchanged, in every vertex. */
+    {
+        static const uint32_t special[] = {0x000001u, 0x00FFFFu, 0x800001u, 0x80FFFFu,
+                                           0x800000u, 0x7F8000u, 0x7F0001u, 0xFF1234u,
+                                           0x7F0000u, 0xFF0000u, 0x7FFFFFu, 0x3F0000u};
+        enum { NB = 40 };
+        static VertexBits rin[NB], rout[NB];
+        memset(rin, 0, sizeof rin);
+        for (int k = 0; k < NB; k++) {
+            for (int c = 0; c < 4; c++) {
+                rin[k].r[1][c] = special[(k + 5 * c) % 12];
+            }
+            rin[k].r[0][0] = 0x3F0000u; /* 1.0 */
+        }
+        OK(picajit_shader_run_batch(shader, u, &FULL_F24, rin, &FULL_F24, rout, NB, &stats));
+        int exact = 1;
+        for (int k = 0; k < NB; k++) {
+            for (int c = 0; c < 4; c++) {
+                exact &= rout[k].r[1][c] == rin[k].r[1][c];
+            }
+            exact &= rout[k].r[0][0] == 0x426000u; /* 10 + 1 = 11 */
+        }
+        CHECK(exact);
+        CHECK(stats.vertices == NB);
+    }
     Vertex tiny;
     memset(&tiny, 0, sizeof tiny);
     tiny.r[1][0] = 0x1p-78f; /* the value of f24 0x000001 */
@@ -1429,6 +1467,133 @@ static void test_threads(void) {
     OK(picajit_engine_destroy(engine));
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Handles: double destroy, use after destroy and handles of the wrong kind are
+   PICAJIT_ERR_INVALID_HANDLE and touch no memory (this file also runs under memcheck, which
+   would report a read of freed memory or a double free). */
+
+typedef struct {
+    PicajitGeometry *victim;
+    int calls;
+    PicajitStatus destroyed;
+} DestroyingCallback;
+
+/* An emit callback that destroys the geometry state it is delivering for. */
+static void destroy_on_emit(void *user, const void *vertex, const PicajitEmitInfo *info) {
+    DestroyingCallback *d = user;
+    (void)vertex;
+    (void)info;
+    if (d->calls++ == 0) {
+        d->destroyed = picajit_geometry_destroy(d->victim);
+    }
+}
+
+#define BAD_HANDLE(call, what) FAILS(call, PICAJIT_ERR_INVALID_HANDLE, what)
+
+static void test_handles(void) {
+    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitShader *shader = NULL, *gs = NULL;
+    PicajitUniforms *u = NULL;
+    PicajitGeometry *geo = NULL;
+    PicajitShaderInfo info;
+    uint32_t backend = 0;
+    size_t count = 0;
+    uint16_t bits = 0;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, PICAJIT_SHADER_VERTEX,
+                             &shader));
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_geometry_create(&geo));
+
+    /* Wrong kind: every handle passed where another kind is expected. */
+    BAD_HANDLE(picajit_engine_backend((const PicajitEngine *)shader, &backend),
+               "picajit_engine_backend: engine (0x");
+    BAD_HANDLE(picajit_engine_cache_size((const PicajitEngine *)u, &count), "not a live engine");
+    BAD_HANDLE(picajit_engine_destroy((PicajitEngine *)geo), "not a live engine handle");
+    BAD_HANDLE(picajit_shader_destroy((PicajitShader *)engine), "not a live shader handle");
+    BAD_HANDLE(picajit_uniforms_destroy((PicajitUniforms *)shader), "not a live uniform set");
+    BAD_HANDLE(picajit_geometry_destroy((PicajitGeometry *)u), "not a live geometry");
+    BAD_HANDLE(picajit_uniforms_set_bools((PicajitUniforms *)engine, 1), "another kind");
+    BAD_HANDLE(picajit_shader_create((const PicajitEngine *)u, ADD_CODE, 3, ADD_OPDESCS, 1, 0,
+                                     PICAJIT_SHADER_VERTEX, &gs),
+               "not a live engine");
+    CHECK(gs == NULL);
+    BAD_HANDLE(picajit_shader_run_batch(shader, (const PicajitUniforms *)geo, &FULL_F32,
+                                        (const float[64]){0}, &FULL_F32, (float[64]){0}, 1, NULL),
+               "uniforms");
+    /* A pointer the library never returned (a stack object) is not read through. */
+    PicajitEngineConfig cfg;
+    OK(picajit_engine_config_init(&cfg));
+    BAD_HANDLE(picajit_engine_backend((const PicajitEngine *)&cfg, &backend), "not a live");
+    BAD_HANDLE(picajit_engine_destroy((PicajitEngine *)&cfg), "not a live");
+    /* Every object still works after the rejected calls. */
+    OK(picajit_engine_backend(engine, &backend));
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.code_words == 3);
+    OK(picajit_uniforms_set_bools(u, 0x5));
+    OK(picajit_uniforms_get_bools(u, &bits));
+    CHECK(bits == 0x5);
+    OK(picajit_geometry_pending(geo, &count));
+
+    /* Use after destroy, then a second destroy, for every kind. */
+    OK(picajit_shader_destroy(shader));
+    BAD_HANDLE(picajit_shader_get_info(shader, &info), "picajit_shader_get_info: shader");
+    BAD_HANDLE(picajit_shader_run_batch(shader, u, &FULL_F32, (const float[64]){0}, &FULL_F32,
+                                        (float[64]){0}, 1, NULL),
+               "not a live shader");
+    BAD_HANDLE(picajit_shader_destroy(shader), "picajit_shader_destroy: shader");
+    OK(picajit_uniforms_destroy(u));
+    BAD_HANDLE(picajit_uniforms_set_float(u, 0, 1, (const float[4]){1, 2, 3, 4}),
+               "not a live uniform set");
+    BAD_HANDLE(picajit_uniforms_get_bools(u, &bits), "not a live uniform set");
+    BAD_HANDLE(picajit_uniforms_destroy(u), "not a live uniform set");
+    OK(picajit_geometry_destroy(geo));
+    BAD_HANDLE(picajit_geometry_reset(geo), "not a live geometry");
+    BAD_HANDLE(picajit_geometry_pending(geo, &count), "not a live geometry");
+    BAD_HANDLE(picajit_geometry_destroy(geo), "not a live geometry");
+
+    /* A destroyed handle stays dead when new objects of its kind are created (which may
+       reuse its memory). */
+    PicajitShader *old_shader = shader;
+    for (int i = 0; i < 4; i++) {
+        OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, PICAJIT_SHADER_VERTEX,
+                                 &shader));
+        CHECK(shader != old_shader);
+        BAD_HANDLE(picajit_shader_get_info(old_shader, &info), "not a live shader");
+        OK(picajit_shader_destroy(shader));
+    }
+
+    /* An emit callback that destroys the geometry state of the run in progress: the run
+       stops with PICAJIT_ERR_INVALID_HANDLE at its next chunk instead of using freed memory. */
+    {
+        Blob quad = read_file(quad_path);
+        enum { N = 600 };
+        static float pts[N][2][4];
+        PicajitVertexLayout two = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x3, 0};
+        DestroyingCallback d = {NULL, 0, PICAJIT_OK};
+        OK(picajit_shader_load_shbin(engine, quad.data, quad.size, 0, &gs));
+        OK(picajit_uniforms_create(engine, &u));
+        OK(picajit_shader_apply_constants(gs, u));
+        OK(picajit_geometry_create(&geo));
+        d.victim = geo;
+        OK(picajit_geometry_set_emit_callback(geo, &two, destroy_on_emit, &d));
+        BAD_HANDLE(picajit_geometry_run_points(geo, gs, u, &two, pts, N, NULL),
+                   "picajit_geometry_run_points: geometry");
+        CHECK(d.calls > 0 && d.destroyed == PICAJIT_OK);
+        BAD_HANDLE(picajit_geometry_destroy(geo), "not a live geometry");
+        OK(picajit_uniforms_destroy(u));
+        OK(picajit_shader_destroy(gs));
+        free(quad.data);
+    }
+
+    OK(picajit_engine_destroy(engine));
+    BAD_HANDLE(picajit_engine_backend(engine, &backend), "not a live engine");
+    BAD_HANDLE(picajit_engine_clear_cache(engine), "not a live engine");
+    BAD_HANDLE(picajit_uniforms_create(engine, &u), "not a live engine");
+    BAD_HANDLE(picajit_engine_destroy(engine), "not a live engine");
+    OK(picajit_engine_destroy(NULL));
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s MVP_SHBIN POINT_TO_QUAD_SHBIN POINT_TO_DISC_SHBIN\n", argv[0]);
@@ -1457,6 +1622,7 @@ int main(int argc, char **argv) {
         test_geometry_run_points_failure(backends[i]);
     }
     test_threads();
+    test_handles();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
