@@ -43,6 +43,7 @@ mod layout;
 mod program;
 mod run;
 mod uniforms;
+mod usc;
 
 pub use engine::{
     picajit_engine_backend, picajit_engine_cache_size, picajit_engine_clear_cache,
@@ -70,6 +71,12 @@ pub use uniforms::{
     picajit_uniforms_set_float, picajit_uniforms_set_float_f24, picajit_uniforms_set_int,
     PicajitUniforms,
 };
+pub use usc::{
+    picajit_usc_options_init, picajit_usc_program_create, picajit_usc_program_destroy,
+    picajit_usc_run, picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
+    picajit_usc_state_get_p0, picajit_usc_state_set, picajit_usc_state_set_p0, PicajitUscBank,
+    PicajitUscOptions, PicajitUscProgram, PicajitUscRunInfo, PicajitUscState,
+};
 
 use std::ffi::c_char;
 
@@ -79,7 +86,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 2;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 3;
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.
