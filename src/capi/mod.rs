@@ -44,6 +44,7 @@ mod program;
 mod run;
 mod state;
 mod uniforms;
+mod usc;
 
 pub use engine::{
     picajit_engine_backend, picajit_engine_cache_size, picajit_engine_clear_cache,
@@ -76,6 +77,12 @@ pub use uniforms::{
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
     picajit_uniforms_set_float, picajit_uniforms_set_float_f24, picajit_uniforms_set_int,
     PicajitUniforms,
+};
+pub use usc::{
+    picajit_usc_options_init, picajit_usc_program_create, picajit_usc_program_destroy,
+    picajit_usc_run, picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
+    picajit_usc_state_get_p0, picajit_usc_state_set, picajit_usc_state_set_p0, PicajitUscBank,
+    PicajitUscOptions, PicajitUscProgram, PicajitUscRunInfo, PicajitUscState,
 };
 
 use std::ffi::c_char;
