@@ -66,6 +66,18 @@
 #define PICAJIT_API_VERSION_MINOR 3
 
 /**
+ * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
+ * in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).
+ */
+#define PICAJIT_MAX_SHBIN_BYTES (16 << 20)
+
+/**
+ * The longest source text `picajit_shader_load_source` accepts, in bytes (64 MiB; a real
+ * program's source is a few hundred kilobytes at most).
+ */
+#define PICAJIT_MAX_SOURCE_BYTES (64 << 20)
+
+/**
  * The C API version this header describes: major in bits 16-31, minor in bits 0-15.
  * Compare with `picajit_api_version()` at run time when linking dynamically.
  */

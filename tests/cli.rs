@@ -661,3 +661,41 @@ fn run_seeds_the_unit_state_and_prints_it_on_every_engine() {
     fails(&["run", s(&src), "--set", "a0=1"]);
     fails(&["run", s(&src), "--set", "cmp=maybe,1"]);
 }
+
+/// Failures print one "error:" per line (the assembler's located messages are not wrapped in
+/// another "picajit: error:"), and an input larger than any accepted one is refused before it
+/// is read.
+#[test]
+fn errors_are_not_doubled_and_huge_inputs_are_refused() {
+    let bad = scratch("bad_name.v.pica");
+    std::fs::write(&bad, ".out o0 position\n.proc main\n    end\n.end\n").unwrap();
+    for args in [
+        vec!["asm", s(&bad), "-o", s(&scratch("bad.shbin"))],
+        vec!["run", s(&bad)],
+        vec!["info", s(&bad)],
+        vec!["disasm", s(&bad)],
+        vec!["run", "no/such/file.pica"],
+    ] {
+        let err = fails(&args);
+        for line in err.lines() {
+            assert!(
+                line.matches("error:").count() <= 1,
+                "picajit {args:?}: doubled error in {line:?}"
+            );
+        }
+    }
+    let huge = scratch("huge.pica");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(picajit::asm::MAX_SOURCE_BYTES as u64 + 1)
+        .unwrap();
+    drop(f);
+    for args in [
+        vec!["asm", s(&huge), "-o", s(&scratch("huge.shbin"))],
+        vec!["run", s(&huge)],
+        vec!["info", s(&huge)],
+    ] {
+        let err = fails(&args);
+        assert!(err.contains("larger than any input"), "{args:?}: {err}");
+    }
+    std::fs::remove_file(&huge).unwrap();
+}
