@@ -36,7 +36,9 @@
  *    from another entry point; code is prepared once per entry and kept in the shader.
  *  - Operand-descriptor tables of up to 4096 entries are accepted; instructions address the
  *    first 128, the rest are never read.
- *  - MAX(0, -inf) = 0 (a > b ? a : b); docs/float-max.md gives the evidence for both readings.
+ *  - MAX(0, -inf) = 0 (a > b ? a : b) by default; PicajitEngineConfig.max_rule =
+ *    PICAJIT_MAX_NEG_INF_SECOND selects the other reading (-inf) on every engine.
+ *    docs/float-max.md gives the evidence for both.
  *
  * Typical use (see README "Embedding in an emulator", examples/c/ and examples/cpp/):
  *   picajit_engine_config_init, picajit_engine_create, picajit_uniforms_create,
@@ -410,6 +412,31 @@ typedef uint32_t PicajitUscBank;
 #endif // __cplusplus
 
 /**
+ * The reading of MAX with a -inf second operand (`PicajitEngineConfig::max_rule`).
+ */
+enum PicajitMaxRule
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * `a > b ? a : b`: MAX(0, -inf) = 0, as the hardware test suite expects.
+   */
+  PICAJIT_MAX_COMPARE = 0,
+  /**
+   * The hardware table's row: a -inf second operand is the result, MAX(0, -inf) = -inf.
+   */
+  PICAJIT_MAX_NEG_INF_SECOND = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitMaxRule PicajitMaxRule;
+#else
+typedef uint32_t PicajitMaxRule;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * An engine: the settings every shader and uniform set created from it shares, and a cache
  * of compiled code (internally synchronised) so that loading a program again is cheap.
  */
@@ -471,6 +498,12 @@ typedef struct PicajitEngineConfig {
    * (2^20, far above any real shader).
    */
   uint64_t budget;
+  /**
+   * A `PicajitMaxRule` value: which reading of MAX(0, -inf) every engine implements
+   * (default `PICAJIT_MAX_COMPARE`; docs/float-max.md). Added in API 1.3: a struct from an
+   * older header (ending at `budget`) gets the default.
+   */
+  uint32_t max_rule;
 } PicajitEngineConfig;
 
 /**

@@ -8,7 +8,7 @@
 
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
-use picajit_interp::float::{FloatMode, F24};
+use picajit_interp::float::{FloatMode, MaxRule, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
@@ -74,6 +74,8 @@ pub struct EngineConfig {
     pub float_mode: FloatMode,
     /// Maximum instructions per invocation before [`ExecError::BudgetExhausted`].
     pub budget: u64,
+    /// Which reading of `max(0, -inf)` every engine implements (`docs/float-max.md`).
+    pub max_rule: MaxRule,
 }
 
 impl Default for EngineConfig {
@@ -82,6 +84,7 @@ impl Default for EngineConfig {
             backend: BackendChoice::Auto,
             float_mode: FloatMode::default(),
             budget: DEFAULT_BUDGET,
+            max_rule: MaxRule::default(),
         }
     }
 }
@@ -181,7 +184,7 @@ impl Shader {
         config: &EngineConfig,
         cache: Option<&CodeCache>,
     ) -> Result<Shader, EngineError> {
-        let interp = Interpreter::new(&program, config.float_mode);
+        let interp = Interpreter::with_max_rule(&program, config.float_mode, config.max_rule);
         let target = match config.backend {
             BackendChoice::Interpreter => None,
             BackendChoice::Auto => Backend::host(),
@@ -207,9 +210,21 @@ impl Shader {
         };
         let features = HostFeatures::detect();
         let compiled = match cache {
-            Some(c) => c.get_or_compile(&shader.program, config.float_mode, backend, features),
-            None => picajit_jit::compile(&shader.program, config.float_mode, backend, features)
-                .map(Arc::new),
+            Some(c) => c.get_or_compile_with(
+                &shader.program,
+                config.float_mode,
+                config.max_rule,
+                backend,
+                features,
+            ),
+            None => picajit_jit::compile_with(
+                &shader.program,
+                config.float_mode,
+                config.max_rule,
+                backend,
+                features,
+            )
+            .map(Arc::new),
         };
         match compiled {
             Ok(code) if code.is_executable() => {

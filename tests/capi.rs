@@ -320,6 +320,7 @@ fn header_states_the_embedding_semantics() {
         "SETEMIT and EMIT in a vertex shader do nothing",
         "up to 4096 entries",
         "MAX(0, -inf) = 0",
+        "PICAJIT_MAX_NEG_INF_SECOND",
     ] {
         assert!(header.contains(needle), "picajit.h does not say {needle:?}");
     }

@@ -201,6 +201,7 @@ fn through_engine(
         backend,
         float_mode: mode,
         budget,
+        ..EngineConfig::default()
     };
     let program = program.clone();
     let start = Instant::now();

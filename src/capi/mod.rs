@@ -53,7 +53,7 @@ mod usc;
 pub use engine::{
     picajit_engine_backend, picajit_engine_cache_size, picajit_engine_clear_cache,
     picajit_engine_config_init, picajit_engine_create, picajit_engine_destroy, PicajitBackend,
-    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitRounding,
+    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitMaxRule, PicajitRounding,
 };
 pub use error::PicajitStatus;
 pub use geometry::{
