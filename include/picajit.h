@@ -68,6 +68,18 @@
 #define PICAJIT_API_VERSION_MINOR 3
 
 /**
+ * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
+ * in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).
+ */
+#define PICAJIT_MAX_SHBIN_BYTES (16 << 20)
+
+/**
+ * The longest source text `picajit_shader_load_source` accepts, in bytes (64 MiB; a real
+ * program's source is a few hundred kilobytes at most).
+ */
+#define PICAJIT_MAX_SOURCE_BYTES (64 << 20)
+
+/**
  * The C API version this header describes: major in bits 16-31, minor in bits 0-15.
  * Compare with `picajit_api_version()` at run time when linking dynamically.
  */
@@ -359,6 +371,47 @@ typedef uint32_t PicajitBatchPath;
 #endif // __cplusplus
 
 /**
+ * USC register banks a caller can set and read.
+ */
+enum PicajitUscBank
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Temporaries r0-r247 (per instance).
+   */
+  PICAJIT_USC_R = 0,
+  /**
+   * Vertex inputs vi0-vi247 (per instance).
+   */
+  PICAJIT_USC_VI = 1,
+  /**
+   * Internal registers i0-i7 (per instance).
+   */
+  PICAJIT_USC_I = 2,
+  /**
+   * Shared registers sh0-sh4095 (one for all instances; the instance argument is ignored).
+   */
+  PICAJIT_USC_SH = 3,
+  /**
+   * Coefficient registers cf0-cf255 (one for all instances; the instance is ignored).
+   */
+  PICAJIT_USC_CF = 4,
+  /**
+   * Index registers idx0-idx1 (per instance).
+   */
+  PICAJIT_USC_IDX = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitUscBank PicajitUscBank;
+#else
+typedef uint32_t PicajitUscBank;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * The reading of MAX with a -inf second operand (`PicajitEngineConfig::max_rule`).
  */
 enum PicajitMaxRule
@@ -405,6 +458,18 @@ typedef struct PicajitShader PicajitShader;
  * f32 are converted with it).
  */
 typedef struct PicajitUniforms PicajitUniforms;
+
+/**
+ * A USC program parsed and checked for the scope (immutable; usable from any number of
+ * threads at once).
+ */
+typedef struct PicajitUscProgram PicajitUscProgram;
+
+/**
+ * The registers of 1-16 USC instances: per-instance r, vi, i, idx, p0 and execution mask;
+ * shared sh and cf. One thread at a time.
+ */
+typedef struct PicajitUscState PicajitUscState;
 
 /**
  * Engine settings. Fill it with `picajit_engine_config_init`, then change fields.
@@ -663,6 +728,35 @@ typedef struct PicajitRunOptions {
    */
   struct PicajitUnitState *state_out;
 } PicajitRunOptions;
+
+/**
+ * Options of `picajit_usc_program_create`: the readings of seed 004 that are selectable
+ * (docs/usc.md, "Ambiguities").
+ */
+typedef struct PicajitUscOptions {
+  /**
+   * Nonzero: FMAD rounds once (fused, the default). Zero: the product is rounded first.
+   */
+  uint32_t fused_fmad;
+  /**
+   * Nonzero: CNDLT as its pseudo-code is written; zero (default): as its comments say.
+   */
+  uint32_t cndlt_literal;
+} PicajitUscOptions;
+
+/**
+ * How `picajit_usc_run` ended.
+ */
+typedef struct PicajitUscRunInfo {
+  /**
+   * 1 when the program ran past its last group, 0 when the budget ran out first.
+   */
+  uint32_t done;
+  /**
+   * Groups executed.
+   */
+  uint64_t steps;
+} PicajitUscRunInfo;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1292,6 +1386,115 @@ PicajitStatus picajit_uniforms_set_bools(struct PicajitUniforms *uniforms, uint1
  * must be NULL or writable.
  */
 PicajitStatus picajit_uniforms_get_bools(const struct PicajitUniforms *uniforms, uint16_t *bits);
+
+/**
+ * Parse and check a USC program (ISR text, NUL-terminated UTF-8). `options` may be NULL
+ * for the defaults.
+ *
+ * Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
+ * message), `PICAJIT_ERR_PROGRAM` for a program outside the scope ("not supported: NAME")
+ * or with a branch to a missing group.
+ *
+ * # Safety
+ * `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
+ * or writable.
+ */
+PicajitStatus picajit_usc_program_create(const char *source,
+                                         const struct PicajitUscOptions *options,
+                                         struct PicajitUscProgram **out);
+
+/**
+ * Fill `options` with the defaults (fused FMAD, CNDLT as commented).
+ *
+ * # Safety
+ * `options` must be NULL or writable.
+ */
+PicajitStatus picajit_usc_options_init(struct PicajitUscOptions *options);
+
+/**
+ * Destroy a USC program (NULL is ignored).
+ *
+ * # Safety
+ * No other thread may be using the program.
+ */
+PicajitStatus picajit_usc_program_destroy(struct PicajitUscProgram *program);
+
+/**
+ * Create the registers of `instances` (1-16) instances: all zero, p0 clear, every
+ * instance running.
+ *
+ * # Safety
+ * `out` must be NULL or writable.
+ */
+PicajitStatus picajit_usc_state_create(uint32_t instances, struct PicajitUscState **out);
+
+/**
+ * Destroy a USC state (NULL is ignored).
+ *
+ * # Safety
+ * No other thread may be using the state.
+ */
+PicajitStatus picajit_usc_state_destroy(struct PicajitUscState *state);
+
+/**
+ * Set register `index` of `bank` (a `PicajitUscBank`) for one instance (shared banks: for
+ * all).
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread uses.
+ */
+PicajitStatus picajit_usc_state_set(struct PicajitUscState *state,
+                                    uint32_t bank,
+                                    uint32_t index,
+                                    uint32_t instance,
+                                    uint32_t value);
+
+/**
+ * Read register `index` of `bank` for one instance into `*value`.
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread writes; `value` NULL or writable.
+ */
+PicajitStatus picajit_usc_state_get(const struct PicajitUscState *state,
+                                    uint32_t bank,
+                                    uint32_t index,
+                                    uint32_t instance,
+                                    uint32_t *value);
+
+/**
+ * Set p0 of one instance (nonzero: set).
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread uses.
+ */
+PicajitStatus picajit_usc_state_set_p0(struct PicajitUscState *state,
+                                       uint32_t instance,
+                                       uint32_t value);
+
+/**
+ * Read p0 of one instance (0 or 1) into `*value`.
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread writes; `value` NULL or writable.
+ */
+PicajitStatus picajit_usc_state_get_p0(const struct PicajitUscState *state,
+                                       uint32_t instance,
+                                       uint32_t *value);
+
+/**
+ * Run `program` from its first group on `state` until it runs past its last group or
+ * `budget` groups have executed (`info->done` says which). `info` may be NULL.
+ *
+ * Errors: `PICAJIT_ERR_EXEC` when a link address names no group (CNDSETL, LAPC).
+ *
+ * # Safety
+ * `program` must be NULL or a live program; `state` NULL or a live state no other thread
+ * uses; `info` NULL or writable.
+ */
+PicajitStatus picajit_usc_run(const struct PicajitUscProgram *program,
+                              struct PicajitUscState *state,
+                              uint64_t budget,
+                              struct PicajitUscRunInfo *info);
 
 #ifdef __cplusplus
 }  // extern "C"

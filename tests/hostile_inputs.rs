@@ -616,12 +616,38 @@ fn cli_rejects_bad_files() {
         rejects(&["info", p]);
         rejects(&["asm", p, "-o", out]);
     }
-    // Valid but with nothing to run.
-    for f in [
-        scratch("empty.pica", b""),
-        scratch("no_dvle.pica", b".nodvle\n.proc f\n  end\n.end\n"),
+    // Nothing to run: an empty file, one under 4 bytes (too short for the DVLB magic), a
+    // blank source and a source whose only file says .nodvle are errors everywhere (picasso
+    // refuses a source without a DVLE too), each with a message saying why.
+    for (f, why) in [
+        (scratch("empty.pica", b""), &["too short", "empty file"][..]),
+        (
+            scratch("three.shbin", b"DVL"),
+            &["too short", "unknown instruction"],
+        ),
+        (
+            scratch("blank.pica", b"\n  \n; comment\n"),
+            &["nothing to assemble"],
+        ),
+        (
+            scratch("no_dvle.pica", b".nodvle\n.proc f\n  end\n.end\n"),
+            &["no DVLE"],
+        ),
     ] {
-        rejects(&["run", f.to_str().expect("UTF-8 path")]);
+        let p = f.to_str().expect("UTF-8 path");
+        for args in [
+            &["run", p][..],
+            &["info", p],
+            &["disasm", p],
+            &["asm", p, "-o", out],
+        ] {
+            rejects(args);
+            let err = String::from_utf8_lossy(&picajit(args).stderr).into_owned();
+            assert!(
+                why.iter().any(|w| err.contains(w)),
+                "picajit {args:?}: {err}"
+            );
+        }
     }
     rejects(&["run", "does/not/exist.shbin"]);
     rejects(&["run", std::env::temp_dir().to_str().expect("path")]);

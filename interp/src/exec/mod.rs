@@ -212,6 +212,7 @@ impl Interpreter {
             }
             executed += 1;
             let mut jump = None;
+            let mut broke = false;
             match op {
                 Op::Alu2 { alu, dst, a, b } => {
                     let a = read(regs, uniforms, a);
@@ -248,10 +249,14 @@ impl Interpreter {
                         instructions: executed,
                     })
                 }
-                Op::Break => jump = Some(break_loop(&mut stacks, pc)?),
+                Op::Break => {
+                    jump = Some(break_loop(&mut stacks, pc)?);
+                    broke = true;
+                }
                 &Op::BreakC(cond) => {
                     if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
                         jump = Some(break_loop(&mut stacks, pc)?);
+                        broke = true;
                     }
                 }
                 Op::Emit => {
@@ -314,7 +319,7 @@ impl Interpreter {
             pc = if stacks.is_empty() {
                 jump.unwrap_or(pc + 1)
             } else {
-                stacks.next_pc(pc, jump, &mut regs.al)
+                stacks.next_pc(pc, jump, broke, &mut regs.al)
             };
         }
     }

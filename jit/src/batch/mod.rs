@@ -459,6 +459,7 @@ pub struct UniformUse {
 }
 
 /// Compiled SoA code of one program, plus how often it was used.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct SoaCode {
     /// Read+execute mapping of `code` (W^X: written while not executable, as in
     /// `runtime::code_buffer`).
@@ -641,6 +642,7 @@ impl CompiledShader {
 /// shader. What is read across groups and calls keeps an invariant: `waiting` and `pending`
 /// are all zero between groups, `whole_flush` describes what the flushed tables hold; nothing
 /// else is read before the generated code or [`run`] writes it for the current group.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Context(Option<Box<SoaContext>>);
 
 thread_local! {
@@ -648,6 +650,7 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Context {
     fn take() -> Context {
         let spare = SPARE_CONTEXT.try_with(|c| c.take()).ok().flatten();
@@ -681,6 +684,7 @@ impl Drop for Context {
 /// a short shader reads a handful of the 128, and for 64-vertex batches flushing all of them
 /// cost a tenth of the call. The float mode is matched once, outside the loop, so that the
 /// float model's `flush_input` is inlined with a constant mode and the loop vectorises.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn flush_uniforms(
     ctx: &mut SoaContext,
     table: &[[f32; 4]; FLOAT_UNIFORM_ROWS],
@@ -751,6 +755,7 @@ fn flush_uniforms(
 }
 
 /// `SoaContext::uniforms_rel` from the flushed rows.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROWS]) {
     for chunk in rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
         chunk.copy_from_slice(flushed);
@@ -759,6 +764,7 @@ fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROW
 
 /// Add the result of running part of a batch, from row `lo` on, to `info` (or give its error
 /// with the row index in the whole batch).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn add_part(
     info: &mut BatchInfo,
     part: Result<BatchInfo, BatchError>,
