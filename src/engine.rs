@@ -737,6 +737,12 @@ impl Shader {
             FloatMode::F32 => *v,
         };
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
+            }
+        }
         let total = match &start {
             None => self.run_batch_masked(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.run_staged_from(uniforms, inputs, outputs, out_mask, s, load)?,
@@ -765,6 +771,12 @@ impl Shader {
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let load = |v: &[[F24; 4]; 16]| self.expand_masked(v);
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
+            }
+        }
         let total = match &start {
             None => self.run_batch_f24(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.run_staged_from(uniforms, inputs, outputs, out_mask, s, load)?,
@@ -793,6 +805,12 @@ impl Shader {
         let n = inputs.len().min(outputs.len());
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, |v| *v);
+            }
+        }
         let total = match &start {
             None => self.run_batch_registers(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.run_registers_from(uniforms, inputs, outputs, out_mask, s)?,
@@ -804,6 +822,38 @@ impl Shader {
             start,
             state_out,
         )?;
+        Ok(total)
+    }
+
+    /// A batch shorter than one eight-lane group with the state out asked for: one
+    /// [`Self::run`] per vertex (what such a batch runs anyway), the last vertex's registers
+    /// giving the state, so a persistent unit's one-vertex batches cost one invocation, not
+    /// two.
+    fn run_small_state<T>(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[T],
+        outputs: &mut [[[f32; 4]; 16]],
+        start: Option<UnitState>,
+        state_out: &mut UnitState,
+        load: impl Fn(&T) -> [[f32; 4]; 16],
+    ) -> Result<u64, BatchError> {
+        let start = start.unwrap_or_default();
+        let mut regs = Registers::default();
+        let mut total = 0;
+        let mut last = start;
+        for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            regs.input = load(input);
+            regs.output = [[0.0; 4]; 16];
+            regs.set_unit_state(&start);
+            let info = self
+                .run(&mut regs, uniforms, None)
+                .map_err(|error| BatchError { vertex: k, error })?;
+            total += info.instructions;
+            *output = regs.output;
+            last = regs.unit_state();
+        }
+        *state_out = last;
         Ok(total)
     }
 
@@ -956,6 +1006,10 @@ impl Shader {
 pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
     inputs.map(|row| row.map(F24::to_f32))
 }
+
+/// Batches shorter than this (one eight-lane group) with a state out run per vertex in
+/// [`Shader::run_small_state`].
+const SMALL_BATCH: usize = picajit_jit::batch::LANES;
 
 /// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
 /// or the one prepared for that entry.
