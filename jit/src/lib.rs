@@ -67,6 +67,7 @@ pub mod layout;
 pub mod lower;
 pub mod masm;
 pub mod runtime;
+pub mod usc;
 pub mod x64;
 
 /// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
