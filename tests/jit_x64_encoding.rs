@@ -355,10 +355,46 @@ mod soa {
     #[test]
     fn three_operand_forms() {
         let forms = rrr!(
-            vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn,
-            vpor, vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd,
-            vdivpd, vunpcklps, vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd,
-            vpermd, vpmuldq, vpsrlvq, vpsllvq, vpcmpeqq, vpsubq,
+            vaddps,
+            vmulps,
+            vdivps,
+            vmaxps,
+            vminps,
+            vandps,
+            vandnps,
+            vorps,
+            vxorps,
+            vpand,
+            vpandn,
+            vpor,
+            vpxor,
+            vpaddd,
+            vpsubd,
+            vpcmpgtd,
+            vpcmpeqd,
+            vpaddq,
+            vpcmpgtq,
+            vaddpd,
+            vmulpd,
+            vdivpd,
+            vunpcklps,
+            vunpckhps,
+            vunpcklpd,
+            vunpckhpd,
+            vsubpd,
+            vpmuludq,
+            vpmaxud,
+            vpsrlvd,
+            vpermd,
+            vpmuldq,
+            vpsrlvq,
+            vpsllvq,
+            vpcmpeqq,
+            vpsubq,
+            vpsllvd,
+            vpsravd,
+            vfmadd231ps,
+            vsubps,
         );
         let _: Option<Rrr> = None;
         for (name, f) in forms {
@@ -405,6 +441,9 @@ mod soa {
                         | "vpmuldq"
                         | "vpermd"
                         | "vpsrlvd"
+                        | "vpsllvd"
+                        | "vpsravd"
+                        | "vfmadd231ps"
                         | "vpsrlvq"
                         | "vpsllvq"
                         | "vpcmpeqq"
@@ -477,6 +516,7 @@ mod soa {
             ("vmovups", |y, d, s| y.vmovups(d, s)),
             ("vcvttps2dq", |y, d, s| y.vcvttps2dq(d, s)),
             ("vsqrtpd", |y, d, s| y.vsqrtpd(d, s)),
+            ("vsqrtps", |y, d, s| y.vsqrtps(d, s)),
         ] {
             assert_eq!(
                 yone(|y| f(y, Ymm(9), YOp::Reg(Ymm(2)))),
@@ -647,6 +687,10 @@ mod soa {
             assert_eq!(
                 yone(|y| y.vpslld(yd, yb, 4)),
                 format!("vpslld ymm{d},ymm{b},4")
+            );
+            assert_eq!(
+                yone(|y| y.vpsrad(yd, yb, 24)),
+                format!("vpsrad ymm{d},ymm{b},18h")
             );
             assert_eq!(
                 yone(|y| y.vpsrlq(yd, yb, 36)),

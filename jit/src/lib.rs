@@ -68,6 +68,7 @@ pub mod lower;
 pub mod masm;
 pub mod runtime;
 pub mod theia;
+pub mod usc;
 pub mod x64;
 
 /// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
