@@ -9,8 +9,8 @@
 #
 # On an x86-64 Debian bookworm host it installs what is missing with apt (after
 # `dpkg --add-architecture arm64`): rustc-web and cargo-web (Debian's Rust with the AArch64
-# standard library, libstd-rust-web-dev:arm64), gcc-aarch64-linux-gnu (linker, C example) and
-# qemu-user (runs the AArch64 programs). On an AArch64 host it builds and runs natively with the
+# standard library, libstd-rust-web-dev:arm64), gcc-aarch64-linux-gnu and libc6-dev-arm64-cross
+# (linker, C example) and qemu-user (runs the AArch64 programs). On an AArch64 host it builds and runs natively with the
 # cargo on PATH. Environment (optional):
 #   PICAJIT_A64_CARGO, PICAJIT_A64_RUSTC, PICAJIT_A64_RUSTDOC
 #                            another cross toolchain (default /usr/bin/cargo, rustc, rustdoc:
@@ -47,7 +47,10 @@ else
   else
     need_arch=0
   fi
-  for p in rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu qemu-user; do
+  # libc6-dev-arm64-cross is only a recommendation of the cross gcc (installs here skip
+  # those); libc6:arm64 holds the loader and libc the programs run with under qemu.
+  for p in rustc-web cargo-web libstd-rust-web-dev:arm64 libc6:arm64 gcc-aarch64-linux-gnu \
+    libc6-dev-arm64-cross qemu-user; do
     installed "$p" || need_apt+=("$p")
   done
   if [ "$need_arch" = 1 ] || [ ${#need_apt[@]} -gt 0 ]; then
