@@ -103,6 +103,15 @@ pub fn main(args: Vec<OsString>) -> Result<(), String> {
     }
 }
 
+/// `--engine`: None for the interpreter.
+fn backend_of(engine: &str) -> Option<picajit::jit::Backend> {
+    match engine {
+        "x64" => Some(picajit::jit::Backend::X64),
+        "a64" => Some(picajit::jit::Backend::A64),
+        _ => None,
+    }
+}
+
 fn profile_of(name: &str) -> Profile {
     Profile::from_name(name).unwrap_or_default()
 }
@@ -256,12 +265,6 @@ fn real(v: u32) -> f64 {
 
 fn run(a: RunArgs) -> Result<(), String> {
     let profile = profile_of(&a.profile);
-    if a.engine != "interp" {
-        return Err(format!(
-            "--engine {}: the THEIA JIT is not part of this build yet; use --engine interp",
-            a.engine
-        ));
-    }
     let l = load_program(&a.input)?;
     let entry = entry_address(&l, &a.entry)?;
     let mut state = State::new(profile);
@@ -269,14 +272,15 @@ fn run(a: RunArgs) -> Result<(), String> {
         apply_set(profile, &mut state, s)?;
     }
     let mut io = RecordIo::default();
-    let out = exec::run(
-        profile,
-        &Code::imem(l.imem.clone()),
-        &mut state,
-        &mut io,
-        entry,
-        a.budget,
-    )
+    let code = Code::imem(l.imem.clone());
+    let out = match backend_of(&a.engine) {
+        None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget),
+        Some(b) => {
+            let c = picajit::jit::theia::compile(&code, profile, b, &[entry])
+                .map_err(|e| format!("--engine {}: {e}", a.engine))?;
+            c.run(&mut state, &mut io, entry, a.budget)
+        }
+    }
     .map_err(|e| format!("{}: {e}", a.input.display()))?;
     let (status, ret) = match out.status {
         Status::Returned(r) => ("returned", Some(r)),
