@@ -38,6 +38,7 @@ mod geometry;
 mod layout;
 mod program;
 mod run;
+mod theia;
 mod uniforms;
 
 pub use engine::{
@@ -60,6 +61,11 @@ pub use program::{
     PicajitShaderKind,
 };
 pub use run::{picajit_shader_run_batch, PicajitRunStats};
+pub use theia::{
+    picajit_theia_program_create, picajit_theia_program_destroy, picajit_theia_program_length,
+    picajit_theia_run, PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram,
+    PicajitTheiaResult, PicajitTheiaState, PicajitTheiaStatus, PICAJIT_THEIA_ROWS,
+};
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
@@ -75,7 +81,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 1;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 2;
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.
