@@ -20,3 +20,4 @@ pub mod engine;
 pub mod shbin;
 pub mod testgen;
 pub mod theia;
+pub mod usc;

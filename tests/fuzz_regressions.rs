@@ -5,7 +5,9 @@
 use picajit::asm::{assemble, SourceFile};
 use picajit::shbin::Shbin;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use target_exe::target_command;
+
+mod target_exe;
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-fuzz-regressions-{}", std::process::id()));
@@ -17,7 +19,7 @@ fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
 
 /// Runs `picajit ARGS`: it must fail with an error message and without a panic.
 fn rejects(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_picajit"))
+    let out = target_command(env!("CARGO_BIN_EXE_picajit"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

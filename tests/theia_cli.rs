@@ -3,10 +3,13 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
+use target_exe::target_command;
+
+mod target_exe;
 
 fn picajit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_picajit"))
+    target_command(env!("CARGO_BIN_EXE_picajit"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

@@ -37,13 +37,17 @@ pub enum PicajitStatus {
     /// The library panicked. The panic was caught at the boundary; the objects passed to the
     /// call are still safe to destroy but their contents are unspecified.
     PICAJIT_ERR_PANIC = 8,
+    /// A handle argument is not a live object of the expected kind: destroyed already
+    /// (also a second destroy), never returned by this library, or a handle of another
+    /// kind (a shader passed as an engine). Nothing was read through it or freed.
+    PICAJIT_ERR_INVALID_HANDLE = 9,
 }
 
 impl PicajitStatus {
     /// The name of a status value, as spelled in the header.
     pub fn name(code: i32) -> &'static CStr {
         use PicajitStatus::*;
-        const NAMES: [(PicajitStatus, &CStr); 9] = [
+        const NAMES: [(PicajitStatus, &CStr); 10] = [
             (PICAJIT_OK, c"PICAJIT_OK"),
             (PICAJIT_ERR_NULL, c"PICAJIT_ERR_NULL"),
             (
@@ -59,6 +63,7 @@ impl PicajitStatus {
             ),
             (PICAJIT_ERR_EXEC, c"PICAJIT_ERR_EXEC"),
             (PICAJIT_ERR_PANIC, c"PICAJIT_ERR_PANIC"),
+            (PICAJIT_ERR_INVALID_HANDLE, c"PICAJIT_ERR_INVALID_HANDLE"),
         ];
         NAMES
             .iter()
@@ -174,17 +179,6 @@ pub(crate) unsafe fn borrow<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
     Ok(unsafe { &*p })
 }
 
-/// An exclusive reference from a caller pointer, after the NULL and alignment checks.
-///
-/// # Safety
-/// If `p` is non-NULL it must point to a live, initialised `T` that nothing else accesses
-/// for `'a`.
-pub(crate) unsafe fn borrow_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
-    check_ptr(p, what)?;
-    // SAFETY: non-NULL and aligned (checked above); exclusivity is the precondition.
-    Ok(unsafe { &mut *p })
-}
-
 /// A caller array of `len` elements, after the NULL and alignment checks.
 ///
 /// # Safety
@@ -232,23 +226,6 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, value: T, what: &str) -> Result<()>
     Ok(())
 }
 
-/// Move a Rust object to the heap and hand C the pointer (released by `destroy`).
-pub(crate) fn into_handle<T>(value: T) -> *mut T {
-    Box::into_raw(Box::new(value))
-}
-
-/// Release a handle made by [`into_handle`]; NULL is accepted and ignored, like `free`.
-///
-/// # Safety
-/// `p` must be NULL or a pointer returned by [`into_handle`] for the same `T` that has not
-/// been destroyed yet and that no other thread is using.
-pub(crate) unsafe fn destroy_handle<T>(p: *mut T) {
-    if !p.is_null() {
-        // SAFETY: by precondition `p` came from Box::into_raw and is released only once.
-        drop(unsafe { Box::from_raw(p) });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,7 +258,8 @@ mod tests {
         assert_eq!(PicajitStatus::name(0), c"PICAJIT_OK");
         assert_eq!(PicajitStatus::name(8), c"PICAJIT_ERR_PANIC");
         assert_eq!(PicajitStatus::name(-1), c"unknown status");
-        assert_eq!(PicajitStatus::name(9), c"unknown status");
+        assert_eq!(PicajitStatus::name(9), c"PICAJIT_ERR_INVALID_HANDLE");
+        assert_eq!(PicajitStatus::name(10), c"unknown status");
     }
 
     #[test]

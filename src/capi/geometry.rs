@@ -3,11 +3,13 @@
 //! vertices to the caller.
 
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use super::layout::{read_row, Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::run::{exec_error, PicajitRunStats};
+use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
-use crate::engine::{GeometryRunner, GsInput, Shader};
+use crate::engine::{GeometryRunner, GsInput};
 use picajit_interp::exec::RunInfo;
 use picajit_interp::program::{GsInputMode, ShaderKind};
 use picajit_interp::state::{EmitBuffer, EmittedVertex};
@@ -102,6 +104,13 @@ pub struct PicajitGeometry {
     mode: GsInputMode,
     pending: VecDeque<EmittedVertex>,
     callback: Option<Callback>,
+    /// Entry point the runs use (`picajit_geometry_set_entry`).
+    entry: u32,
+}
+
+impl handle::Handle for PicajitGeometry {
+    const KIND: usize = 4;
+    const NAME: &'static str = "geometry";
 }
 
 /// Create geometry-shader state: zeroed registers and vertex buffer, point mode, no emitted
@@ -113,27 +122,28 @@ pub struct PicajitGeometry {
 pub unsafe extern "C" fn picajit_geometry_create(out: *mut *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_create", || {
         error::check_ptr(out, "out")?;
-        let geometry = error::into_handle(PicajitGeometry {
+        let geometry = handle::create(PicajitGeometry {
             runner: GeometryRunner::default(),
             mode: GsInputMode::Point,
             pending: VecDeque::new(),
             callback: None,
-        });
+            entry: PICAJIT_ENTRY_DEFAULT,
+        })?;
         // SAFETY: writable by this function's contract (checked non-NULL above).
         unsafe { error::write_out(out, geometry, "out") }
     })
 }
 
-/// Destroy geometry-shader state. NULL is ignored.
+/// Destroy geometry-shader state. NULL is ignored; a handle that is not live geometry state
+/// (destroyed already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
 ///
 /// # Safety
-/// `geometry` must be NULL or live, and no other thread may be using it.
+/// No other thread may be using it.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_geometry_destroy(geometry: *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_destroy", || {
-        // SAFETY: a live geometry handle or NULL, by this function's contract.
-        unsafe { error::destroy_handle(geometry) };
-        Ok(())
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(geometry, "geometry") }
     })
 }
 
@@ -147,9 +157,139 @@ pub unsafe extern "C" fn picajit_geometry_destroy(geometry: *mut PicajitGeometry
 pub unsafe extern "C" fn picajit_geometry_reset(geometry: *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_reset", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         g.runner = GeometryRunner::default();
         g.pending.clear();
+        Ok(())
+    })
+}
+
+/// The unit state the next invocation starts from (what the last one left): r0-r15, a0,
+/// aL, cmp. Geometry invocations carry it over, as on hardware.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_get_unit_state(
+    geometry: *const PicajitGeometry,
+    state: *mut PicajitUnitState,
+) -> PicajitStatus {
+    call("picajit_geometry_get_unit_state", || {
+        // SAFETY: live by this function's contract.
+        let g = unsafe { handle::get(geometry, "geometry") }?;
+        error::check_ptr(state, "state")?;
+        let value = PicajitUnitState::of(&g.runner.registers.unit_state());
+        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
+        unsafe { error::write_out(state, value, "state") }
+    })
+}
+
+/// Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
+/// banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for `shader`'s float
+/// mode as `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other
+/// f32 values rounded like float uniforms (in F32 mode, as given).
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `shader`
+/// NULL or live; `state` NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_unit_state(
+    geometry: *mut PicajitGeometry,
+    shader: *const PicajitShader,
+    state: *const PicajitUnitState,
+) -> PicajitStatus {
+    call("picajit_geometry_set_unit_state", || {
+        // SAFETY: live, exclusive and readable by this function's contract.
+        let (g, shader, state) = unsafe {
+            (
+                handle::get_mut(geometry, "geometry")?,
+                handle::get(shader, "shader")?,
+                error::borrow(state, "state")?,
+            )
+        };
+        let s = shader.shader.convert_state(&state.to_state());
+        g.runner.registers.set_unit_state(&s);
+        Ok(())
+    })
+}
+
+/// The SETEMIT state the next EMIT uses (vertex id, primitive and winding flags), as the
+/// last SETEMIT left it (all 0 after `picajit_geometry_create` and `_reset`).
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_get_emit_state(
+    geometry: *const PicajitGeometry,
+    state: *mut PicajitEmitState,
+) -> PicajitStatus {
+    call("picajit_geometry_get_emit_state", || {
+        // SAFETY: live by this function's contract.
+        let g = unsafe { handle::get(geometry, "geometry") }?;
+        error::check_ptr(state, "state")?;
+        let st = &g.runner.state;
+        let value = PicajitEmitState {
+            vertex_id: u32::from(st.vertex_id),
+            primitive: u32::from(st.primitive),
+            winding: u32::from(st.winding),
+        };
+        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
+        unsafe { error::write_out(state, value, "state") }
+    })
+}
+
+/// Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
+///
+/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a vertex id over 3 (SETEMIT's field is two bits)
+/// or a flag other than 0 or 1.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_emit_state(
+    geometry: *mut PicajitGeometry,
+    state: *const PicajitEmitState,
+) -> PicajitStatus {
+    call("picajit_geometry_set_emit_state", || {
+        // SAFETY: live, exclusive and readable by this function's contract.
+        let (g, state) = unsafe {
+            (
+                handle::get_mut(geometry, "geometry")?,
+                error::borrow(state, "state")?,
+            )
+        };
+        if state.vertex_id > 3 || state.primitive > 1 || state.winding > 1 {
+            return Err(Error::invalid(format!(
+                "emit state {state:?}: the vertex id is 0-3 and the flags 0 or 1"
+            )));
+        }
+        let st = &mut g.runner.state;
+        st.vertex_id = state.vertex_id as u8;
+        st.primitive = state.primitive == 1;
+        st.winding = state.winding == 1;
+        Ok(())
+    })
+}
+
+/// The entry point (in words) the following runs on `geometry` start the geometry shader
+/// at, or `PICAJIT_ENTRY_DEFAULT` (the initial setting) for the shader's own. The code for
+/// each entry point is prepared once per shader, on its first run. An entry outside the
+/// shader's code fails the run with `PICAJIT_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_entry(
+    geometry: *mut PicajitGeometry,
+    entry: u32,
+) -> PicajitStatus {
+    call("picajit_geometry_set_entry", || {
+        // SAFETY: live and exclusive by this function's contract.
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
+        g.entry = entry;
         Ok(())
     })
 }
@@ -169,7 +309,7 @@ pub unsafe extern "C" fn picajit_geometry_set_mode(
 ) -> PicajitStatus {
     call("picajit_geometry_set_mode", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         let first = u8::try_from(first_uniform)
             .ok()
             .filter(|&f| f < 96)
@@ -214,7 +354,7 @@ pub unsafe extern "C" fn picajit_geometry_set_emit_callback(
 ) -> PicajitStatus {
     call("picajit_geometry_set_emit_callback", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         g.callback = match func {
             None => None,
             Some(func) => {
@@ -243,7 +383,7 @@ pub unsafe extern "C" fn picajit_geometry_pending(
 ) -> PicajitStatus {
     call("picajit_geometry_pending", || {
         // SAFETY: live by this function's contract.
-        let g = unsafe { error::borrow(geometry, "geometry") }?;
+        let g = unsafe { handle::get(geometry, "geometry") }?;
         // SAFETY: writable by this function's contract.
         unsafe { error::write_out(count, g.pending.len(), "count") }
     })
@@ -268,7 +408,7 @@ pub unsafe extern "C" fn picajit_geometry_take(
 ) -> PicajitStatus {
     call("picajit_geometry_take", || {
         // SAFETY: live and exclusive by this function's contract.
-        let g = unsafe { error::borrow_mut(geometry, "geometry") }?;
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         // SAFETY: readable by this function's contract.
         let layout = Layout::new(unsafe { error::borrow(layout, "layout") }?, "layout")?;
         let len = layout.span(capacity, "vertices")?;
@@ -310,9 +450,9 @@ unsafe fn invocation<'a>(
     // SAFETY: this function's precondition.
     let (g, shader, uniforms) = unsafe {
         (
-            error::borrow_mut(geometry, "geometry")?,
-            error::borrow(shader, "shader")?,
-            error::borrow_mut(uniforms, "uniforms")?,
+            handle::get_mut(geometry, "geometry")?,
+            handle::get(shader, "shader")?,
+            handle::get_mut(uniforms, "uniforms")?,
         )
     };
     if shader.kind() != ShaderKind::Geometry {
@@ -407,40 +547,30 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
             error::check_ptr(stats, "stats")?;
         }
         let input = layout.read(bytes, 0);
-        let s = &inv.shader.shader;
-        let result = if !needs_exact_path(s, &layout, &input) {
-            g.runner.invoke(
+        let s = &*entry_shader(&inv.shader.shader, g.entry)?;
+        let result = match layout.format {
+            PicajitFormat::PICAJIT_FORMAT_F32 => g.runner.invoke(
                 s,
                 g.mode,
                 &mut inv.uniforms.uniforms,
                 GsInput::Point(&input),
-            )
-        } else {
-            // f24 patterns that attribute conversion would change (flushed subnormal
-            // patterns, NaN payloads) must reach v0-v15 exactly: what `invoke` does, without
-            // its conversion.
-            g.runner.registers.input = input;
-            let r = s.run(
-                &mut g.runner.registers,
-                &inv.uniforms.uniforms,
-                Some(&mut g.runner.state),
-            );
-            inv.uniforms.uniforms.set_bool(15, true);
-            r
+            ),
+            PicajitFormat::PICAJIT_FORMAT_F24 => {
+                // Raw f24 words reach v0-v15 exactly: what `invoke` does with
+                // `GsInput::PointF24`, on the words `Layout::read` widened already.
+                g.runner.registers.input = input;
+                let r = s.run(
+                    &mut g.runner.registers,
+                    &inv.uniforms.uniforms,
+                    Some(&mut g.runner.state),
+                );
+                inv.uniforms.uniforms.set_bool(15, true);
+                r
+            }
         };
         let delivery = collect(g);
         finish(result, delivery, stats)
     })
-}
-
-/// Whether a point read through `layout` must skip attribute conversion: f24 patterns that
-/// conversion would change (flushed subnormal patterns, NaN payloads) reach v0-v15 exactly,
-/// one invocation at a time on the interpreter. f32 values are always converted.
-fn needs_exact_path(s: &Shader, layout: &Layout, input: &[[f32; 4]; 16]) -> bool {
-    layout.format == PicajitFormat::PICAJIT_FORMAT_F24
-        && input
-            .iter()
-            .any(|row| s.convert_row(*row).map(f32::to_bits) != row.map(f32::to_bits))
 }
 
 /// Emitted vertices of a chunk of `picajit_geometry_run_points` as whole records, rebuilt
@@ -516,7 +646,8 @@ impl PointsRun<'_> {
             if start == self.count {
                 return Ok(());
             }
-            let s = &inv.shader.shader;
+            let at = entry_shader(&inv.shader.shader, g.entry)?;
+            let s = &*at;
             let uniforms = &mut inv.uniforms.uniforms;
             let mut rebuild = Rebuild {
                 banks: [g.runner.registers.output, g.runner.state.other_bank],
@@ -535,40 +666,29 @@ impl PointsRun<'_> {
             if buf.mask() != mask {
                 buf = EmitBuffer::new(mask);
             }
-            let exact: Vec<bool> = staged[..n]
-                .iter()
-                .map(|v| needs_exact_path(s, &self.layout, v))
-                .collect();
-            let mut failed = None;
-            let mut k = 0;
-            while k < n && failed.is_none() {
-                if exact[k] {
-                    // As `picajit_geometry_run_point` runs such a point.
-                    g.runner.registers.input = staged[k];
-                    let r = s.run(&mut g.runner.registers, uniforms, Some(&mut g.runner.state));
-                    uniforms.set_bool(15, true);
-                    let (emitted, _) = g.runner.state.take_output();
-                    rebuild.emits += emitted.len();
-                    records.extend(emitted);
-                    match r {
-                        Ok(info) => stats.instructions += info.instructions,
-                        Err(e) => failed = Some((k, e)),
-                    }
-                    k += 1;
-                } else {
-                    let end = (k + 1..n).find(|&j| exact[j]).unwrap_or(n);
-                    buf.clear();
-                    let r = g
-                        .runner
-                        .invoke_points(s, uniforms, &staged[k..end], &mut buf);
-                    rebuild.unpack(&buf, &mut records);
-                    match r {
-                        Ok(info) => stats.instructions += info.instructions,
-                        Err(e) => failed = Some((k + e.vertex, e.error)),
-                    }
-                    k = end;
+            // f32 attributes are converted by the input rule; raw f24 words reach v0-v15
+            // exactly (on the same multi-vertex path).
+            buf.clear();
+            let r = match self.layout.format {
+                PicajitFormat::PICAJIT_FORMAT_F32 => {
+                    g.runner.invoke_points(s, uniforms, &staged[..n], &mut buf)
                 }
-            }
+                PicajitFormat::PICAJIT_FORMAT_F24 => s.run_points_registers(
+                    &mut g.runner.registers,
+                    uniforms,
+                    &mut g.runner.state,
+                    &staged[..n],
+                    &mut buf,
+                ),
+            };
+            rebuild.unpack(&buf, &mut records);
+            let failed = match r {
+                Ok(info) => {
+                    stats.instructions += info.instructions;
+                    None
+                }
+                Err(e) => Some((e.vertex, e.error)),
+            };
             stats.vertices = start + failed.as_ref().map_or(n, |(k, _)| *k);
             let delivery = match g.callback {
                 Some(cb) => Some((cb, records)),
@@ -611,8 +731,9 @@ impl PointsRun<'_> {
 /// `stats->instructions` 0, and the vertices emitted before the failure (its own included)
 /// are delivered.
 ///
-/// The callback may call picajit functions, but must not destroy or reset `geometry`,
-/// destroy `shader` or `uniforms`, or write `vertices`; if it sets another callback or
+/// The callback may call picajit functions, but must not reset `geometry` or write
+/// `vertices` (destroying `geometry`, `shader` or `uniforms` ends the call with
+/// `PICAJIT_ERR_INVALID_HANDLE` before the next chunk); if it sets another callback or
 /// writes the uniforms, which of the remaining invocations see the change is unspecified (if
 /// it leaves point mode, the call stops with `PICAJIT_ERR_INVALID_ARGUMENT`).
 ///
@@ -722,7 +843,7 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
         if !stats.is_null() {
             error::check_ptr(stats, "stats")?;
         }
-        let s = &inv.shader.shader;
+        let s = &*entry_shader(&inv.shader.shader, g.entry)?;
         // The rows are written here rather than by `invoke`, which would convert f24
         // patterns like attributes; f32 rows get exactly its conversion.
         for k in 0..row_count as usize {
@@ -798,7 +919,10 @@ mod tests {
             assert_eq!(picajit_geometry_create(&mut geometry), ok);
         }
         // SAFETY: a live shader handle, not destroyed before the end of the test.
-        let code = unsafe { &*shader }.shader.compiled();
+        let code = unsafe { handle::get(shader, "shader") }
+            .expect("live shader")
+            .shader
+            .compiled();
         let lanes = code.is_some_and(|c| c.points_ineligibility().is_none());
         let groups = || code.map_or(0, |c| c.batch_stats().groups);
         let points: Vec<[[f32; 4]; 2]> = (0..64)

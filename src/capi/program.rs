@@ -4,6 +4,7 @@
 use super::engine::{engine_error, PicajitBackend, PicajitEngine};
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::geometry::gs_mode_fields;
+use super::handle;
 use super::uniforms::PicajitUniforms;
 use crate::asm::{assemble, SourceFile};
 use crate::engine::{apply_constants, program_from_shbin, Shader};
@@ -29,6 +30,11 @@ pub struct PicajitShader {
     /// The DVLE it was loaded from, for its constants, register masks and GS mode.
     dvle: Option<Dvle>,
     fallback: Option<CString>,
+}
+
+impl handle::Handle for PicajitShader {
+    const KIND: usize = 2;
+    const NAME: &'static str = "shader";
 }
 
 impl PicajitShader {
@@ -67,7 +73,8 @@ pub struct PicajitShaderInfo {
     pub entry: u32,
     /// Number of code words.
     pub code_words: u32,
-    /// Number of operand descriptors given.
+    /// Number of operand descriptors kept: as given, at most 128 (the entries instructions
+    /// can address).
     pub opdesc_count: u32,
     /// Input registers the program reads, bit n = v`n`: from the DVLE when loaded from a
     /// SHBIN or source, 0xFFFF (unknown: all) for raw programs.
@@ -83,6 +90,30 @@ pub struct PicajitShaderInfo {
     pub gs_vertices: u32,
     /// Bytes of machine code when a JIT runs the shader, else 0.
     pub code_bytes: usize,
+    /// How many vertices run (a `PicajitBatchPath`): for a vertex shader,
+    /// `picajit_shader_run_batch`; for a geometry shader, `picajit_geometry_run_points`.
+    /// Asking generates the eight-lane code if a JIT could run it and it does not exist yet.
+    /// (Added in API 1.3; a caller built against 1.2 or earlier gets the fields up to
+    /// `code_bytes`.)
+    pub batch_path: u32,
+    /// Vertices (geometry shaders: points) per group on that path: 8 or 1.
+    pub batch_lanes: u32,
+}
+
+/// How batches of vertices (and point-mode draws of a geometry shader) run
+/// (`PicajitShaderInfo::batch_path`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum PicajitBatchPath {
+    /// On the reference interpreter, one vertex at a time.
+    PICAJIT_BATCH_INTERPRETER = 0,
+    /// On the JIT's per-vertex code, one vertex per call.
+    PICAJIT_BATCH_PER_VERTEX = 1,
+    /// On the JIT's eight-lane code (x86-64 with AVX2): eight vertices per group, the batch
+    /// tail and groups that must stop (per-lane loop state, budget, undefined opcodes) on the
+    /// per-vertex code. Results are the same on every path, bit for bit.
+    PICAJIT_BATCH_EIGHT_LANE = 2,
 }
 
 fn shader_from_program(
@@ -92,7 +123,7 @@ fn shader_from_program(
 ) -> Result<*mut PicajitShader> {
     let shader =
         Shader::with_cache(program, &engine.config, &engine.cache).map_err(engine_error)?;
-    Ok(error::into_handle(PicajitShader::new(shader, dvle)))
+    handle::create(PicajitShader::new(shader, dvle))
 }
 
 fn shader_from_shbin(
@@ -105,11 +136,17 @@ fn shader_from_shbin(
 }
 
 /// Create a shader from raw program memory, as an emulator finds it in GPU registers:
-/// `code_words` code words, `opdesc_count` operand descriptors (entries past the count read
-/// as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied. Release the
-/// shader with `picajit_shader_destroy`.
+/// `code_words` code words, `opdesc_count` operand descriptors (32-bit words, entries past the
+/// count read as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied.
+/// Release the shader with `picajit_shader_destroy`.
 ///
-/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 128 descriptors or an
+/// The descriptor table may be passed whole, as emulators keep it (up to 4096 entries):
+/// instructions address only the first 128 (a 7-bit field; MAD's 5-bit field the first 32),
+/// so entries past 128 are never read and not kept (`PicajitShaderInfo::opdesc_count` is at
+/// most 128). Runs may use other entry points of the same words (`picajit_shader_run_batch_ex`,
+/// `picajit_geometry_set_entry`) without creating another shader.
+///
+/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors or an
 /// entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
 ///
 /// # Safety
@@ -129,7 +166,7 @@ pub unsafe extern "C" fn picajit_shader_create(
 ) -> PicajitStatus {
     call("picajit_shader_create", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: `code_words` readable words by this function's contract.
         let code = unsafe { error::slice(code, code_words, "code") }?;
         let opdescs = if opdesc_count == 0 {
@@ -186,7 +223,7 @@ pub unsafe extern "C" fn picajit_shader_load_shbin(
 ) -> PicajitStatus {
     call("picajit_shader_load_shbin", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: `size` readable bytes by this function's contract.
         let data = unsafe { error::slice(data.cast::<u8>(), size, "data") }?;
         error::check_ptr(out, "out")?;
@@ -235,7 +272,7 @@ pub unsafe extern "C" fn picajit_shader_load_source(
 ) -> PicajitStatus {
     call("picajit_shader_load_source", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         error::check_ptr(source, "source")?;
         // SAFETY: non-NULL (checked above) and NUL-terminated by this function's contract.
         let text = unsafe { CStr::from_ptr(source) }
@@ -253,16 +290,16 @@ pub unsafe extern "C" fn picajit_shader_load_source(
     })
 }
 
-/// Destroy a shader. NULL is ignored.
+/// Destroy a shader. NULL is ignored; a handle that is not a live shader (destroyed already,
+/// of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
 ///
 /// # Safety
-/// `shader` must be NULL or a shader not yet destroyed, and no other thread may be using it.
+/// No other thread may be using the shader.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_shader_destroy(shader: *mut PicajitShader) -> PicajitStatus {
     call("picajit_shader_destroy", || {
-        // SAFETY: a live shader handle or NULL, by this function's contract.
-        unsafe { error::destroy_handle(shader) };
-        Ok(())
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(shader, "shader") }
     })
 }
 
@@ -279,21 +316,21 @@ pub unsafe extern "C" fn picajit_shader_get_info(
 ) -> PicajitStatus {
     call("picajit_shader_get_info", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         error::check_ptr(info, "info")?;
         // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of
         // every version of the struct, so reading it alone is in bounds whatever the
         // caller's version.
         let struct_size = unsafe { info.cast::<u32>().read() };
         let size = std::mem::size_of::<PicajitShaderInfo>();
-        if (struct_size as usize) < size {
+        // Up to API 1.2 the struct ended after `code_bytes`; such callers get that much.
+        let v1_1 = std::mem::offset_of!(PicajitShaderInfo, batch_path);
+        if (struct_size as usize) < v1_1 {
             return Err(Error::invalid(format!(
                 "info->struct_size is {struct_size} but this library writes {size} bytes"
             )));
         }
-        // SAFETY: at least `size` writable bytes (struct_size checked above, writability by
-        // this function's contract).
-        let info = unsafe { error::borrow_mut(info, "info") }?;
+        let written = (struct_size as usize).min(size);
         let program = shader.shader.program();
         let dvle = shader.dvle.as_ref();
         let gs = match (shader.kind(), dvle) {
@@ -301,7 +338,8 @@ pub unsafe extern "C" fn picajit_shader_get_info(
             _ => GsInputMode::Point,
         };
         let (gs_mode, gs_first_uniform, gs_vertices) = gs_mode_fields(gs);
-        *info = PicajitShaderInfo {
+        let (batch_path, batch_lanes) = batch_path(&shader.shader);
+        let value = PicajitShaderInfo {
             struct_size,
             kind: match shader.kind() {
                 ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX as u32,
@@ -318,9 +356,35 @@ pub unsafe extern "C" fn picajit_shader_get_info(
             gs_first_uniform,
             gs_vertices,
             code_bytes: shader.shader.compiled().map_or(0, |c| c.code_size()),
+            batch_path: batch_path as u32,
+            batch_lanes,
+        };
+        // SAFETY: `written` bytes are writable (at least `struct_size` by this function's
+        // contract, and no more than the struct holds); the source is a local value.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&value as *const PicajitShaderInfo).cast::<u8>(),
+                info.cast::<u8>(),
+                written,
+            )
         };
         Ok(())
     })
+}
+
+fn batch_path(shader: &Shader) -> (PicajitBatchPath, u32) {
+    let Some(code) = shader.compiled() else {
+        return (PicajitBatchPath::PICAJIT_BATCH_INTERPRETER, 1);
+    };
+    let eight = match shader.program().kind() {
+        ShaderKind::Vertex => code.batch_ineligibility().is_none(),
+        ShaderKind::Geometry => code.points_ineligibility().is_none(),
+    };
+    if eight {
+        (PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE, 8)
+    } else {
+        (PicajitBatchPath::PICAJIT_BATCH_PER_VERTEX, 1)
+    }
 }
 
 /// Why a JIT was requested but this shader runs on the interpreter: `*reason` is set to a
@@ -336,7 +400,7 @@ pub unsafe extern "C" fn picajit_shader_fallback_reason(
 ) -> PicajitStatus {
     call("picajit_shader_fallback_reason", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         let text = shader
             .fallback
             .as_ref()
@@ -360,9 +424,9 @@ pub unsafe extern "C" fn picajit_shader_apply_constants(
 ) -> PicajitStatus {
     call("picajit_shader_apply_constants", || {
         // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { error::borrow(shader, "shader") }?;
+        let shader = unsafe { handle::get(shader, "shader") }?;
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let uniforms = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let uniforms = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         uniforms.check_mode(&shader.shader)?;
         if let Some(dvle) = &shader.dvle {
             apply_constants(dvle, &mut uniforms.uniforms);

@@ -5,6 +5,7 @@
 
 use super::engine::PicajitBackend;
 use super::error::{self, call, check_ptr, Error, PicajitStatus, Result};
+use super::handle;
 use crate::theia::{asm, MemImage};
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
@@ -86,6 +87,11 @@ pub struct PicajitTheiaProgram {
     code: Code,
     profile: Profile,
     compiled: Option<TheiaCompiled>,
+}
+
+impl handle::Handle for PicajitTheiaProgram {
+    const KIND: usize = 12;
+    const NAME: &'static str = "THEIA program";
 }
 
 impl std::fmt::Debug for PicajitTheiaProgram {
@@ -203,19 +209,25 @@ pub unsafe extern "C" fn picajit_theia_program_create(
             profile,
             compiled,
         };
+        let h = handle::create(p)?;
         // SAFETY: `out` checked (non-NULL, aligned), writable by precondition.
-        unsafe { error::write_out(out, error::into_handle(p), "out") }
+        unsafe { error::write_out(out, h, "out") }
     })
 }
 
-/// Releases a program; NULL is accepted.
+/// Releases a program; NULL is accepted (PICAJIT_OK). A destroyed or foreign handle is
+/// PICAJIT_ERR_INVALID_HANDLE.
 ///
 /// # Safety
-/// `p` must be NULL or a live program no other thread is using.
+/// No other thread may be using `p`.
 #[no_mangle]
-pub unsafe extern "C" fn picajit_theia_program_destroy(p: *mut PicajitTheiaProgram) {
-    // SAFETY: forwarded precondition.
-    unsafe { error::destroy_handle(p) }
+pub unsafe extern "C" fn picajit_theia_program_destroy(
+    p: *mut PicajitTheiaProgram,
+) -> PicajitStatus {
+    call("picajit_theia_program_destroy", || {
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(p, "program") }
+    })
 }
 
 /// The number of instructions of a program (after the `.mem` entry table) in `*out`.
@@ -228,9 +240,8 @@ pub unsafe extern "C" fn picajit_theia_program_length(
     out: *mut u32,
 ) -> PicajitStatus {
     call("picajit_theia_program_length", || {
-        check_ptr(p, "program")?;
-        // SAFETY: non-NULL and live by precondition.
-        let p = unsafe { &*p };
+        // SAFETY: checked by the registry.
+        let p = unsafe { handle::get(p, "program") }?;
         let n = p.code.imem.len().saturating_sub(asm::TABLE_LEN) as u32;
         // SAFETY: forwarded precondition.
         unsafe { error::write_out(out, n, "out") }
@@ -256,14 +267,13 @@ pub unsafe extern "C" fn picajit_theia_run(
     result: *mut PicajitTheiaResult,
 ) -> PicajitStatus {
     call("picajit_theia_run", || {
-        check_ptr(p, "program")?;
+        // SAFETY: checked by the registry.
+        let p = unsafe { handle::get(p, "program") }?;
         check_ptr(state, "state")?;
         check_ptr(result, "result")?;
         if !io.is_null() {
             check_ptr(io, "io")?;
         }
-        // SAFETY: non-NULL and live by precondition.
-        let p = unsafe { &*p };
         let len = p.code.imem.len().saturating_sub(asm::TABLE_LEN);
         if entry_index as usize >= len {
             return Err(Error::invalid(format!(

@@ -3,6 +3,7 @@
 
 use super::engine::PicajitEngine;
 use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
 use crate::engine::Shader;
 use picajit_interp::float::FloatMode;
 use picajit_interp::state::Uniforms;
@@ -16,6 +17,11 @@ const FLOAT_ROWS: u32 = 96;
 pub struct PicajitUniforms {
     pub(crate) uniforms: Uniforms,
     mode: FloatMode,
+}
+
+impl handle::Handle for PicajitUniforms {
+    const KIND: usize = 3;
+    const NAME: &'static str = "uniform set";
 }
 
 impl PicajitUniforms {
@@ -55,27 +61,27 @@ pub unsafe extern "C" fn picajit_uniforms_create(
 ) -> PicajitStatus {
     call("picajit_uniforms_create", || {
         // SAFETY: a live engine by this function's contract.
-        let engine = unsafe { error::borrow(engine, "engine") }?;
+        let engine = unsafe { handle::get(engine, "engine") }?;
         error::check_ptr(out, "out")?;
-        let set = error::into_handle(PicajitUniforms {
+        let set = handle::create(PicajitUniforms {
             uniforms: Uniforms::default(),
             mode: engine.config.float_mode,
-        });
+        })?;
         // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
         unsafe { error::write_out(out, set, "out") }
     })
 }
 
-/// Destroy a uniform set. NULL is ignored.
+/// Destroy a uniform set. NULL is ignored; a handle that is not a live uniform set
+/// (destroyed already, of another kind) is `PICAJIT_ERR_INVALID_HANDLE` and frees nothing.
 ///
 /// # Safety
-/// `uniforms` must be NULL or a live uniform set, and no other thread may be using it.
+/// No other thread may be using the uniform set.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_uniforms_destroy(uniforms: *mut PicajitUniforms) -> PicajitStatus {
     call("picajit_uniforms_destroy", || {
-        // SAFETY: a live uniform-set handle or NULL, by this function's contract.
-        unsafe { error::destroy_handle(uniforms) };
-        Ok(())
+        // SAFETY: checked by the registry; no concurrent user by this function's contract.
+        unsafe { handle::destroy(uniforms, "uniforms") }
     })
 }
 
@@ -95,7 +101,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_float(
 ) -> PicajitStatus {
     call("picajit_uniforms_set_float", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         let rows = float_rows(first, count)?;
         // SAFETY: `4 * count` readable floats by this function's contract.
         let values = unsafe { error::slice(values, 4 * count as usize, "values") }?;
@@ -122,7 +128,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24(
 ) -> PicajitStatus {
     call("picajit_uniforms_set_float_f24", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         let rows = float_rows(first, count)?;
         // SAFETY: `4 * count` readable words by this function's contract.
         let bits = unsafe { error::slice(bits, 4 * count as usize, "bits") }?;
@@ -158,7 +164,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_float(
 ) -> PicajitStatus {
     call("picajit_uniforms_get_float", || {
         // SAFETY: a live uniform set by this function's contract.
-        let set = unsafe { error::borrow(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get(uniforms, "uniforms") }?;
         if index >= 128 {
             return Err(Error::invalid(format!(
                 "float uniform index {index} is past c127"
@@ -185,7 +191,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_int(
 ) -> PicajitStatus {
     call("picajit_uniforms_set_int", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         if index >= 4 {
             return Err(Error::invalid(format!(
                 "int uniform index {index} is past i3"
@@ -211,7 +217,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_bool(
 ) -> PicajitStatus {
     call("picajit_uniforms_set_bool", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         if !set.uniforms.set_bool(index as usize, value) {
             return Err(Error::invalid(format!(
                 "bool uniform index {index} is past b15"
@@ -233,7 +239,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_bools(
 ) -> PicajitStatus {
     call("picajit_uniforms_set_bools", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { error::borrow_mut(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
         for n in 0..16 {
             set.uniforms.set_bool(n, bits >> n & 1 != 0);
         }
@@ -254,7 +260,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_bools(
 ) -> PicajitStatus {
     call("picajit_uniforms_get_bools", || {
         // SAFETY: a live uniform set by this function's contract.
-        let set = unsafe { error::borrow(uniforms, "uniforms") }?;
+        let set = unsafe { handle::get(uniforms, "uniforms") }?;
         // SAFETY: writable by this function's contract.
         unsafe { error::write_out(bits, set.uniforms.bools(), "bits") }
     })

@@ -134,6 +134,8 @@ static void test_versions_and_errors(void) {
                  "PICAJIT_ERR_BACKEND_UNAVAILABLE") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_EXEC), "PICAJIT_ERR_EXEC") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_PANIC), "PICAJIT_ERR_PANIC") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_INVALID_HANDLE),
+                 "PICAJIT_ERR_INVALID_HANDLE") == 0);
     CHECK(strcmp(picajit_status_name(-1), "unknown status") == 0);
     CHECK(strcmp(picajit_status_name(1000), "unknown status") == 0);
 
@@ -278,7 +280,7 @@ static void test_shader_create(void) {
 
     /* Invalid programs and arguments; `out` is left alone. */
     static uint32_t big[4097];
-    static uint32_t many[129];
+    static uint32_t many[4097]; /* a whole 4096-entry table is accepted, one more is not */
     uint32_t aligned[4] = {0, 0x88000000u, 0, 0};
     shader = NULL;
     FAILS(picajit_shader_create(NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
@@ -297,8 +299,8 @@ static void test_shader_create(void) {
           "entry point");
     FAILS(picajit_shader_create(engine, big, 4097, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
           "4097 code words");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 129, 0, 0, &shader),
-          PICAJIT_ERR_PROGRAM, "129 operand descriptors");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 4097, 0, 0, &shader),
+          PICAJIT_ERR_PROGRAM, "4097 operand descriptors");
     FAILS(picajit_shader_create(engine, (const uint32_t *)((const char *)aligned + 1), 2, NULL,
                                 0, 0, 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "not aligned");
@@ -372,6 +374,35 @@ static void test_shbin_and_source(void) {
           PICAJIT_ERR_ASSEMBLY, "source:2");
     FAILS(picajit_shader_load_source(engine, ".proc main\n end\n.end\n", 1, &shader),
           PICAJIT_ERR_SHBIN, "DVLE #1");
+    /* No shader in the source: an empty text, or only a .nodvle library (picasso refuses
+       both); and an empty SHBIN image. */
+    FAILS(picajit_shader_load_source(engine, "", 0, &shader), PICAJIT_ERR_ASSEMBLY,
+          "nothing to assemble");
+    FAILS(picajit_shader_load_source(engine, ".nodvle\n.proc f\n end\n.end\n", 0, &shader),
+          PICAJIT_ERR_ASSEMBLY, "no DVLE");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, 0, 0, &shader), PICAJIT_ERR_SHBIN,
+          "DVLB");
+    FAILS(picajit_shbin_dvle_count(mvp.data, 0, &count), PICAJIT_ERR_SHBIN, "DVLB");
+    CHECK(shader == NULL);
+    /* Size limits: one byte over each is an error that names the limit. */
+    {
+        unsigned char *big = calloc(PICAJIT_MAX_SHBIN_BYTES + 1, 1);
+        CHECK(big != NULL);
+        memcpy(big, mvp.data, mvp.size);
+        FAILS(picajit_shader_load_shbin(engine, big, PICAJIT_MAX_SHBIN_BYTES + 1, 0, &shader),
+              PICAJIT_ERR_SHBIN, "at most 16777216");
+        FAILS(picajit_shbin_dvle_count(big, PICAJIT_MAX_SHBIN_BYTES + 1, &count),
+              PICAJIT_ERR_SHBIN, "at most 16777216");
+        free(big);
+        char *src = malloc(PICAJIT_MAX_SOURCE_BYTES + 2);
+        CHECK(src != NULL);
+        memset(src, ' ', PICAJIT_MAX_SOURCE_BYTES + 1);
+        src[PICAJIT_MAX_SOURCE_BYTES + 1] = '\0';
+        FAILS(picajit_shader_load_source(engine, src, 0, &shader), PICAJIT_ERR_ASSEMBLY,
+              "at most 67108864");
+        free(src);
+        CHECK(shader == NULL);
+    }
     FAILS(picajit_shader_load_source(engine, "\xff\xfe", 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "UTF-8");
     FAILS(picajit_shader_load_source(engine, NULL, 0, &shader), PICAJIT_ERR_NULL,
@@ -593,6 +624,32 @@ static void test_run_batch(uint32_t backend) {
     CHECK(bout[0].r[0][0] == 0x428000u); /* 10 + 2 = 12 */
     CHECK(bout[1].r[1][0] == 0x3F8000u);
     CHECK(stats.vertices == 2 && stats.instructions == 6);
+    /* A raw batch long enough for the eight-lane code: every special pattern reaches v1 and
+       comes back from the MOV unchanged, in every vertex. */
+    {
+        static const uint32_t special[] = {0x000001u, 0x00FFFFu, 0x800001u, 0x80FFFFu,
+                                           0x800000u, 0x7F8000u, 0x7F0001u, 0xFF1234u,
+                                           0x7F0000u, 0xFF0000u, 0x7FFFFFu, 0x3F0000u};
+        enum { NB = 40 };
+        static VertexBits rin[NB], rout[NB];
+        memset(rin, 0, sizeof rin);
+        for (int k = 0; k < NB; k++) {
+            for (int c = 0; c < 4; c++) {
+                rin[k].r[1][c] = special[(k + 5 * c) % 12];
+            }
+            rin[k].r[0][0] = 0x3F0000u; /* 1.0 */
+        }
+        OK(picajit_shader_run_batch(shader, u, &FULL_F24, rin, &FULL_F24, rout, NB, &stats));
+        int exact = 1;
+        for (int k = 0; k < NB; k++) {
+            for (int c = 0; c < 4; c++) {
+                exact &= rout[k].r[1][c] == rin[k].r[1][c];
+            }
+            exact &= rout[k].r[0][0] == 0x426000u; /* 10 + 1 = 11 */
+        }
+        CHECK(exact);
+        CHECK(stats.vertices == NB);
+    }
     Vertex tiny;
     memset(&tiny, 0, sizeof tiny);
     tiny.r[1][0] = 0x1p-78f; /* the value of f24 0x000001 */
@@ -1429,6 +1486,206 @@ static void test_threads(void) {
     OK(picajit_engine_destroy(engine));
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Handles: double destroy, use after destroy and handles of the wrong kind are
+   PICAJIT_ERR_INVALID_HANDLE and touch no memory (this file also runs under memcheck, which
+   would report a read of freed memory or a double free). */
+
+typedef struct {
+    PicajitGeometry *victim;
+    int calls;
+    PicajitStatus destroyed;
+} DestroyingCallback;
+
+/* An emit callback that destroys the geometry state it is delivering for. */
+static void destroy_on_emit(void *user, const void *vertex, const PicajitEmitInfo *info) {
+    DestroyingCallback *d = user;
+    (void)vertex;
+    (void)info;
+    if (d->calls++ == 0) {
+        d->destroyed = picajit_geometry_destroy(d->victim);
+    }
+}
+
+#define BAD_HANDLE(call, what) FAILS(call, PICAJIT_ERR_INVALID_HANDLE, what)
+
+static void test_handles(void) {
+    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitShader *shader = NULL, *gs = NULL;
+    PicajitUniforms *u = NULL;
+    PicajitGeometry *geo = NULL;
+    PicajitShaderInfo info;
+    uint32_t backend = 0;
+    size_t count = 0;
+    uint16_t bits = 0;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, PICAJIT_SHADER_VERTEX,
+                             &shader));
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_geometry_create(&geo));
+
+    /* Wrong kind: every handle passed where another kind is expected. */
+    BAD_HANDLE(picajit_engine_backend((const PicajitEngine *)shader, &backend),
+               "picajit_engine_backend: engine (0x");
+    BAD_HANDLE(picajit_engine_cache_size((const PicajitEngine *)u, &count), "not a live engine");
+    BAD_HANDLE(picajit_engine_destroy((PicajitEngine *)geo), "not a live engine handle");
+    BAD_HANDLE(picajit_shader_destroy((PicajitShader *)engine), "not a live shader handle");
+    BAD_HANDLE(picajit_uniforms_destroy((PicajitUniforms *)shader), "not a live uniform set");
+    BAD_HANDLE(picajit_geometry_destroy((PicajitGeometry *)u), "not a live geometry");
+    BAD_HANDLE(picajit_uniforms_set_bools((PicajitUniforms *)engine, 1), "another kind");
+    BAD_HANDLE(picajit_shader_create((const PicajitEngine *)u, ADD_CODE, 3, ADD_OPDESCS, 1, 0,
+                                     PICAJIT_SHADER_VERTEX, &gs),
+               "not a live engine");
+    CHECK(gs == NULL);
+    BAD_HANDLE(picajit_shader_run_batch(shader, (const PicajitUniforms *)geo, &FULL_F32,
+                                        (const float[64]){0}, &FULL_F32, (float[64]){0}, 1, NULL),
+               "uniforms");
+    /* A pointer the library never returned (a stack object) is not read through. */
+    PicajitEngineConfig cfg;
+    OK(picajit_engine_config_init(&cfg));
+    BAD_HANDLE(picajit_engine_backend((const PicajitEngine *)&cfg, &backend), "not a live");
+    BAD_HANDLE(picajit_engine_destroy((PicajitEngine *)&cfg), "not a live");
+    /* Every object still works after the rejected calls. */
+    OK(picajit_engine_backend(engine, &backend));
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.code_words == 3);
+    OK(picajit_uniforms_set_bools(u, 0x5));
+    OK(picajit_uniforms_get_bools(u, &bits));
+    CHECK(bits == 0x5);
+    OK(picajit_geometry_pending(geo, &count));
+
+    /* Use after destroy, then a second destroy, for every kind. */
+    OK(picajit_shader_destroy(shader));
+    BAD_HANDLE(picajit_shader_get_info(shader, &info), "picajit_shader_get_info: shader");
+    BAD_HANDLE(picajit_shader_run_batch(shader, u, &FULL_F32, (const float[64]){0}, &FULL_F32,
+                                        (float[64]){0}, 1, NULL),
+               "not a live shader");
+    BAD_HANDLE(picajit_shader_destroy(shader), "picajit_shader_destroy: shader");
+    OK(picajit_uniforms_destroy(u));
+    BAD_HANDLE(picajit_uniforms_set_float(u, 0, 1, (const float[4]){1, 2, 3, 4}),
+               "not a live uniform set");
+    BAD_HANDLE(picajit_uniforms_get_bools(u, &bits), "not a live uniform set");
+    BAD_HANDLE(picajit_uniforms_destroy(u), "not a live uniform set");
+    OK(picajit_geometry_destroy(geo));
+    BAD_HANDLE(picajit_geometry_reset(geo), "not a live geometry");
+    BAD_HANDLE(picajit_geometry_pending(geo, &count), "not a live geometry");
+    BAD_HANDLE(picajit_geometry_destroy(geo), "not a live geometry");
+
+    /* A destroyed handle stays dead when new objects of its kind are created (which may
+       reuse its memory). */
+    PicajitShader *old_shader = shader;
+    for (int i = 0; i < 4; i++) {
+        OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, PICAJIT_SHADER_VERTEX,
+                                 &shader));
+        CHECK(shader != old_shader);
+        BAD_HANDLE(picajit_shader_get_info(old_shader, &info), "not a live shader");
+        OK(picajit_shader_destroy(shader));
+    }
+
+    /* An emit callback that destroys the geometry state of the run in progress: the run
+       stops with PICAJIT_ERR_INVALID_HANDLE at its next chunk instead of using freed memory. */
+    {
+        Blob quad = read_file(quad_path);
+        enum { N = 600 };
+        static float pts[N][2][4];
+        PicajitVertexLayout two = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x3, 0};
+        DestroyingCallback d = {NULL, 0, PICAJIT_OK};
+        OK(picajit_shader_load_shbin(engine, quad.data, quad.size, 0, &gs));
+        OK(picajit_uniforms_create(engine, &u));
+        OK(picajit_shader_apply_constants(gs, u));
+        OK(picajit_geometry_create(&geo));
+        d.victim = geo;
+        OK(picajit_geometry_set_emit_callback(geo, &two, destroy_on_emit, &d));
+        BAD_HANDLE(picajit_geometry_run_points(geo, gs, u, &two, pts, N, NULL),
+                   "picajit_geometry_run_points: geometry");
+        CHECK(d.calls > 0 && d.destroyed == PICAJIT_OK);
+        BAD_HANDLE(picajit_geometry_destroy(geo), "not a live geometry");
+        OK(picajit_uniforms_destroy(u));
+        OK(picajit_shader_destroy(gs));
+        free(quad.data);
+    }
+
+    OK(picajit_engine_destroy(engine));
+    BAD_HANDLE(picajit_engine_backend(engine, &backend), "not a live engine");
+    BAD_HANDLE(picajit_engine_clear_cache(engine), "not a live engine");
+    BAD_HANDLE(picajit_uniforms_create(engine, &u), "not a live engine");
+    BAD_HANDLE(picajit_engine_destroy(engine), "not a live engine");
+    OK(picajit_engine_destroy(NULL));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* PowerVR USC programs (seed 004) */
+
+static void test_usc(void) {
+    /* The Collatz example of examples/usc/divergent_loop.usc, shortened: a divergent loop. */
+    const char *src =
+        "0 : mov r0, vi0\n    mov r1, c0\n"
+        "1 : tstne.u32 ftt, p0, r0, c1\n"
+        "2 : cndlt 0, r10, p0, r10, 1\n"
+        "3 : if (!p0) ba 12\n"
+        "4 : byp ft2, r0\n    and ft4, _, ft2, _, c1\n    lsl ft5, ft4, c0\n    tz p0, ft5\n"
+        "5 : cndst 0, r11, r10, 1\n"
+        "6 : byp ft2, r0\n    or ft4, _, ft2, _, c0\n    shr ft5, ft4, c1\n    mov r0, ft5\n"
+        "7 : cndef 1, r11, r11, 1\n"
+        "8 : umadd32 ft0, r0, c3, c1, _\n    mov r0, ft0\n"
+        "9 : cndend r11, r11, 1\n"
+        "10 : umadd32 ft0, r1, c1, c1, _\n    mov r1, ft0\n"
+        "11 : br -10\n"
+        "12 : mov r2, r1\n";
+    PicajitUscOptions opts;
+    OK(picajit_usc_options_init(&opts));
+    CHECK(opts.fused_fmad == 1 && opts.cndlt_literal == 0);
+    PicajitUscProgram *prog = NULL;
+    OK(picajit_usc_program_create(src, &opts, &prog));
+    PicajitUscState *st = NULL;
+    OK(picajit_usc_state_create(4, &st));
+    const uint32_t start[4] = {27, 1, 6, 7}, steps[4] = {111, 0, 8, 16};
+    for (uint32_t l = 0; l < 4; l++) {
+        OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, start[l]));
+    }
+    PicajitUscRunInfo info;
+    OK(picajit_usc_run(prog, st, 1000000, &info));
+    CHECK(info.done == 1 && info.steps == 1226);
+    for (uint32_t l = 0; l < 4; l++) {
+        uint32_t v = 0;
+        OK(picajit_usc_state_get(st, PICAJIT_USC_R, 1, l, &v));
+        CHECK(v == steps[l]);
+    }
+    /* The budget stops the run. */
+    OK(picajit_usc_run(prog, st, 5, &info));
+    CHECK(info.done == 0 && info.steps == 5);
+    OK(picajit_usc_run(prog, st, 5, NULL));
+    /* p0 and shared registers. */
+    uint32_t p = 7;
+    OK(picajit_usc_state_set_p0(st, 3, 1));
+    OK(picajit_usc_state_get_p0(st, 3, &p));
+    CHECK(p == 1);
+    OK(picajit_usc_state_set(st, PICAJIT_USC_SH, 4095, 99, 5));
+    OK(picajit_usc_state_get(st, PICAJIT_USC_SH, 4095, 0, &p));
+    CHECK(p == 5);
+    /* Errors. */
+    PicajitUscProgram *bad = NULL;
+    FAILS(picajit_usc_program_create("0 : fadd ft1, sh0, sh1", NULL, &bad),
+          PICAJIT_ERR_ASSEMBLY, "1:5: `fadd` is a phase 1 instruction");
+    FAILS(picajit_usc_program_create("0 : fdsx ft0, r2", NULL, &bad), PICAJIT_ERR_PROGRAM,
+          "not supported: fdsx");
+    CHECK(bad == NULL);
+    FAILS(picajit_usc_program_create(NULL, NULL, &bad), PICAJIT_ERR_NULL, "source");
+    FAILS(picajit_usc_state_create(17, &st), PICAJIT_ERR_INVALID_ARGUMENT, "1 to 16");
+    FAILS(picajit_usc_state_set(st, 9, 0, 0, 1), PICAJIT_ERR_INVALID_ARGUMENT, "bank");
+    FAILS(picajit_usc_state_set(st, PICAJIT_USC_R, 248, 0, 1), PICAJIT_ERR_INVALID_ARGUMENT,
+          "r248");
+    FAILS(picajit_usc_state_set(st, PICAJIT_USC_R, 0, 4, 1), PICAJIT_ERR_INVALID_ARGUMENT,
+          "instance 4");
+    FAILS(picajit_usc_state_get(st, PICAJIT_USC_R, 0, 0, NULL), PICAJIT_ERR_NULL, "value");
+    FAILS(picajit_usc_run((PicajitUscProgram *)st, st, 1, NULL), PICAJIT_ERR_INVALID_HANDLE,
+          "USC program");
+    OK(picajit_usc_state_destroy(st));
+    FAILS(picajit_usc_state_destroy(st), PICAJIT_ERR_INVALID_HANDLE, "USC state");
+    OK(picajit_usc_program_destroy(prog));
+    OK(picajit_usc_program_destroy(NULL));
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s MVP_SHBIN POINT_TO_QUAD_SHBIN POINT_TO_DISC_SHBIN\n", argv[0]);
@@ -1457,6 +1714,8 @@ int main(int argc, char **argv) {
         test_geometry_run_points_failure(backends[i]);
     }
     test_threads();
+    test_handles();
+    test_usc();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -261,9 +261,16 @@ pub fn check_case_with(case: &TestCase, budget: u64, features: HostFeatures) -> 
 }
 
 /// The emulator's last failure on this thread, for failure messages.
+#[cfg(not(target_arch = "aarch64"))]
 pub fn emulator_note() -> String {
     match picajit_jit::a64::emulator::last_error() {
         Some(e) => format!("\nlast emulator error: {e}"),
         None => String::new(),
     }
+}
+
+/// AArch64 hosts run AArch64 code natively: there is no emulator to report on.
+#[cfg(target_arch = "aarch64")]
+pub fn emulator_note() -> String {
+    String::new()
 }

@@ -141,6 +141,30 @@ impl ExecCode {
             Inner::Emulated(e) => e.call_plain(entry, data, cap),
         }
     }
+
+    /// Run natively mapped x86-64 code as `extern "sysv64" fn(*mut T) -> u32` (the entry
+    /// signature of the USC backend, `crate::usc`). `None` for emulated code.
+    ///
+    /// # Safety
+    ///
+    /// The code must have been generated for that signature, and `arg` must be valid for
+    /// everything that code reads and writes through it.
+    #[cfg(target_arch = "x86_64")]
+    pub unsafe fn call_sysv<T>(&self, arg: *mut T) -> Option<u32> {
+        match &self.inner {
+            Inner::Native(buf) => {
+                type Entry<T> = unsafe extern "sysv64" fn(*mut T) -> u32;
+                // SAFETY: the buffer starts with a complete function of this signature
+                // (caller's contract); the mapping is executable and outlives the call.
+                let f: Entry<T> = unsafe { std::mem::transmute(buf.as_ptr()) };
+                // SAFETY: `arg` is valid for the code's accesses by the caller's contract; the
+                // code restores every callee-saved register before returning.
+                Some(unsafe { f(arg) })
+            }
+            #[cfg(feature = "emulate-a64")]
+            Inner::Emulated(_) => None,
+        }
+    }
 }
 
 /// # Safety

@@ -1,0 +1,198 @@
+//! Handle validation: every object the C ABI hands out is registered here, and every call
+//! that receives one checks it before touching anything.
+//!
+//! A handle is not the object's address but a token (`serial << 4 | kind`) that the
+//! registry maps to the boxed object. Serials are never reused, so a handle that was
+//! destroyed stays unknown for good even when the allocator hands the same memory to a new
+//! object; a destroyed, foreign or garbage handle, or one of another kind, is therefore
+//! reported as `PICAJIT_ERR_INVALID_HANDLE` and never dereferenced (a double destroy used
+//! to free the same block twice).
+//!
+//! A new entry point takes a handle with one call: [`get`] (shared), [`get_mut`]
+//! (exclusive) or [`destroy`]; a constructor registers its object with [`create`].
+
+use super::error::{Error, PicajitStatus, Result};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+/// An object type handed to C as an opaque handle.
+pub(crate) trait Handle: Sized + 'static {
+    /// Tag in the token's low four bits (1-15, distinct per type).
+    const KIND: usize;
+    /// Name in error messages ("engine").
+    const NAME: &'static str;
+}
+
+struct Entry {
+    kind: usize,
+    /// `Box::into_raw` of the object, as an address (the registry is shared between
+    /// threads; the objects' own thread rules are the callers' contract).
+    object: usize,
+}
+
+struct Registry {
+    live: HashMap<usize, Entry>,
+    next_serial: usize,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn registry() -> MutexGuard<'static, Option<Registry>> {
+    // No code panics while holding the lock except allocation failure inside HashMap;
+    // the map is still consistent then, so a poisoned lock is taken over.
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const KIND_BITS: u32 = 4;
+
+fn invalid<T: Handle>(token: usize, what: &str) -> Error {
+    let kind = token & ((1 << KIND_BITS) - 1);
+    let hint = if kind != T::KIND && (1..16).contains(&kind) {
+        " (a handle of another kind?)"
+    } else {
+        ""
+    };
+    Error::new(
+        PicajitStatus::PICAJIT_ERR_INVALID_HANDLE,
+        format!(
+            "{what} ({token:#x}) is not a live {} handle: destroyed, never created, or of \
+             another kind{hint}",
+            T::NAME
+        ),
+    )
+}
+
+/// Register `value` and return its handle (never NULL).
+pub(crate) fn create<T: Handle>(value: T) -> Result<*mut T> {
+    debug_assert!((1..16).contains(&T::KIND));
+    let mut guard = registry();
+    let reg = guard.get_or_insert_with(|| Registry {
+        live: HashMap::new(),
+        next_serial: 1,
+    });
+    let serial = reg.next_serial;
+    let token = serial
+        .checked_shl(KIND_BITS)
+        .filter(|t| t >> KIND_BITS == serial)
+        .ok_or_else(|| Error::invalid("handle serial numbers exhausted"))?
+        | T::KIND;
+    reg.next_serial += 1;
+    let object = Box::into_raw(Box::new(value)) as usize;
+    reg.live.insert(
+        token,
+        Entry {
+            kind: T::KIND,
+            object,
+        },
+    );
+    // The token is an integer in a pointer's clothing: C only stores and passes it.
+    Ok(token as *mut T)
+}
+
+fn lookup<T: Handle>(handle: *const T, what: &str) -> Result<*mut T> {
+    if handle.is_null() {
+        return Err(Error::new(
+            PicajitStatus::PICAJIT_ERR_NULL,
+            format!("{what} is NULL"),
+        ));
+    }
+    let token = handle as usize;
+    let guard = registry();
+    match guard.as_ref().and_then(|r| r.live.get(&token)) {
+        Some(e) if e.kind == T::KIND => Ok(e.object as *mut T),
+        _ => Err(invalid::<T>(token, what)),
+    }
+}
+
+/// The object behind a live handle of type `T`.
+///
+/// # Safety
+/// Nothing may mutate the object or destroy the handle during `'a` (the callers' documented
+/// thread rules: one writer at a time, no destroy while another thread uses the object).
+pub(crate) unsafe fn get<'a, T: Handle>(handle: *const T, what: &str) -> Result<&'a T> {
+    let p = lookup(handle, what)?;
+    // SAFETY: `p` is the live Box of a registered `T` (kind checked); its lifetime and the
+    // absence of writers during 'a are this function's precondition.
+    Ok(unsafe { &*p })
+}
+
+/// Exclusive access to the object behind a live handle of type `T`.
+///
+/// # Safety
+/// Nothing else may access the object or destroy the handle during `'a`.
+pub(crate) unsafe fn get_mut<'a, T: Handle>(handle: *mut T, what: &str) -> Result<&'a mut T> {
+    let p = lookup(handle, what)?;
+    // SAFETY: `p` is the live Box of a registered `T`; exclusivity is the precondition.
+    Ok(unsafe { &mut *p })
+}
+
+/// Release a handle. NULL is accepted and ignored, like `free`; a handle that is not live
+/// (already destroyed, of another kind, never created) is an error and frees nothing.
+///
+/// # Safety
+/// No other thread may be using the object.
+pub(crate) unsafe fn destroy<T: Handle>(handle: *mut T, what: &str) -> Result<()> {
+    if handle.is_null() {
+        return Ok(());
+    }
+    let token = handle as usize;
+    let removed = match registry().as_mut() {
+        Some(r) if r.live.get(&token).is_some_and(|e| e.kind == T::KIND) => r.live.remove(&token),
+        _ => None,
+    };
+    let entry = removed.ok_or_else(|| invalid::<T>(token, what))?;
+    // SAFETY: the entry was registered by `create::<T>` (kind checked) and is now out of the
+    // registry, so this is the only release; no other user by precondition. Dropped outside
+    // the lock: a drop may take time (an engine's code cache).
+    drop(unsafe { Box::from_raw(entry.object as *mut T) });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct A(#[allow(dead_code)] u32);
+    struct B;
+    impl Handle for A {
+        const KIND: usize = 14;
+        const NAME: &'static str = "a";
+    }
+    impl Handle for B {
+        const KIND: usize = 15;
+        const NAME: &'static str = "b";
+    }
+
+    #[test]
+    fn double_destroy_use_after_destroy_and_wrong_kind_are_errors() {
+        let a = create(A(7)).unwrap();
+        let b = create(B).unwrap();
+        assert!(!a.is_null() && a as usize != b.addr());
+        // SAFETY: single-threaded test; each object is live while borrowed.
+        unsafe {
+            assert_eq!(get(a, "a").unwrap().0, 7);
+            let wrong = get(a.cast::<B>(), "b").err().unwrap();
+            assert_eq!(wrong.status, PicajitStatus::PICAJIT_ERR_INVALID_HANDLE);
+            assert!(wrong.message.contains("another kind"), "{}", wrong.message);
+            let wrong = destroy(b.cast::<A>(), "a").err().unwrap();
+            assert_eq!(wrong.status, PicajitStatus::PICAJIT_ERR_INVALID_HANDLE);
+            assert!(get(b, "b").is_ok(), "a failed destroy must keep the object");
+            destroy(a, "a").unwrap();
+            let again = destroy(a, "a").err().unwrap();
+            assert_eq!(again.status, PicajitStatus::PICAJIT_ERR_INVALID_HANDLE);
+            // A new object never revives an old handle.
+            let a2 = create(A(8)).unwrap();
+            assert_ne!(a2 as usize, a as usize);
+            assert!(get(a, "a").is_err());
+            assert!(get_mut(a, "a").is_err());
+            destroy(a2, "a").unwrap();
+            destroy(b, "b").unwrap();
+            destroy(std::ptr::null_mut::<A>(), "a").unwrap();
+            let null = get(std::ptr::null::<A>(), "a").err().unwrap();
+            assert_eq!(null.status, PicajitStatus::PICAJIT_ERR_NULL);
+            // A pointer to something real is not a handle either.
+            let x = A(1);
+            assert!(get(&x as *const A, "a").is_err());
+        }
+    }
+}
