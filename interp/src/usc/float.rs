@@ -174,6 +174,10 @@ const K_Q116: u128 = 0x2e2a8eca5705fc2eefa1ffb41a474f;
 
 /// `(a * b) >> f` with a 256-bit intermediate product.
 fn mulshr(a: u128, b: u128, f: u32) -> u128 {
+    if a >> 64 == 0 && b >> 64 == 0 {
+        // The 60-bit evaluation: one 64x64 -> 128 multiply.
+        return (a * b) >> f;
+    }
     let (a1, a0) = (a >> 64, a & u128::from(u64::MAX));
     let (b1, b0) = (b >> 64, b & u128::from(u64::MAX));
     let p00 = a0 * b0;
