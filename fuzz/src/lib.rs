@@ -1000,15 +1000,29 @@ fn compare_points(
         (r, reg_bits(&regs), gs_bits(&gs), u.bools(), rows, out.flags)
     };
     let (want, got) = (run(false), run(true));
-    assert!(want.0 == got.0, "run_points: {:?}, the interpreter {:?}\n{}", got.0, want.0, ctx());
+    assert!(
+        want.0 == got.0,
+        "run_points: {:?}, the interpreter {:?}\n{}",
+        got.0,
+        want.0,
+        ctx()
+    );
     assert!(
         want.1 == got.1,
         "run_points: registers differ: {}\n{}",
         first_diff(&want.1, &got.1),
         ctx()
     );
-    assert!(want.2 == got.2, "run_points: geometry state differs\n{}", ctx());
-    assert!(want.3 == got.3, "run_points: bool uniforms differ\n{}", ctx());
+    assert!(
+        want.2 == got.2,
+        "run_points: geometry state differs\n{}",
+        ctx()
+    );
+    assert!(
+        want.3 == got.3,
+        "run_points: bool uniforms differ\n{}",
+        ctx()
+    );
     assert!(
         want.4 == got.4 && want.5 == got.5,
         "run_points: emitted vertices differ ({} vs {} vertices)\n{}",

@@ -6,20 +6,45 @@ use super::parse;
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, State, UscOptions};
 
-/// A small deterministic generator (xorshift64*), also fed from fuzzer bytes.
+/// A small deterministic generator (xorshift64*); fed from fuzzer bytes, it takes its
+/// numbers from them until they run out.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng {
+    state: u64,
+    bytes: Vec<u8>,
+    pos: usize,
+}
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        Rng {
+            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            bytes: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    /// Numbers from `data` (two bytes each) first, then from a generator seeded by them.
+    pub fn from_bytes(data: &[u8]) -> Rng {
+        let seed = data.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01B3)
+        });
+        Rng {
+            bytes: data.to_vec(),
+            ..Rng::new(seed)
+        }
     }
 
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        if self.pos + 2 <= self.bytes.len() {
+            let v = u16::from_le_bytes([self.bytes[self.pos], self.bytes[self.pos + 1]]);
+            self.pos += 2;
+            return u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16 | u64::from(v);
+        }
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
     pub fn below(&mut self, n: u64) -> u64 {
