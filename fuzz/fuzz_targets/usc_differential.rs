@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let p = Prepared::new(&program, options).expect("generated programs prepare");
     let n = 1 + rng.below(16) as usize;
-    let st = random_state(n, rng.next());
+    let st = random_state(n, rng.word());
     let budget = 1 + rng.below(400);
     let mut a = st.clone();
     let ra = p.run(&mut a, budget);

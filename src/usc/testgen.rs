@@ -35,7 +35,7 @@ impl Rng {
         }
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn word(&mut self) -> u64 {
         if self.pos + 2 <= self.bytes.len() {
             let v = u16::from_le_bytes([self.bytes[self.pos], self.bytes[self.pos + 1]]);
             self.pos += 2;
@@ -48,7 +48,7 @@ impl Rng {
     }
 
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.word() % n.max(1)
     }
 
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
@@ -91,8 +91,8 @@ pub fn value(rng: &mut Rng) -> u32 {
     match rng.below(4) {
         0 => *rng.pick(&SPECIAL),
         1 => (rng.below(64) as u32).wrapping_sub(16),
-        2 => ((rng.next() as f32 / u64::MAX as f32 - 0.5) * 16.0).to_bits(),
-        _ => rng.next() as u32,
+        2 => ((rng.word() as f32 / u64::MAX as f32 - 0.5) * 16.0).to_bits(),
+        _ => rng.word() as u32,
     }
 }
 
@@ -463,7 +463,7 @@ fn int_group(rng: &mut Rng) -> Vec<String> {
         if rng.chance(30) {
             v.push(format!("tstc ftt, {}", rng.pick(&["p0", "_"])));
         }
-        v.push(format!("mov r1, ft1"));
+        v.push("mov r1, ft1".to_string());
     }
     v.push(format!("mov {}, ft0", rng.pick(&DST)));
     v

@@ -835,8 +835,8 @@ impl<'p> Gen<'p> {
         }
         let all = ins.mods.branch == Some(BranchMode::AllInst);
         self.a.xor_rr32(RSI, RSI);
-        for h in 0..2 {
-            let hs = h as i32 * 32;
+        for h in 0..2i32 {
+            let hs = h * 32;
             self.y().vmovups(T[0], Mem::Base(RBX, off::LANES + hs));
             if !g.ignore_pe {
                 self.y().vpand(T[0], T[0], Mem::Base(RBX, off::PE + hs));
