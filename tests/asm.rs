@@ -914,9 +914,15 @@ fn entry_and_nodvle() {
     assert_eq!((s.dvles[0].main, s.dvles[0].endmain), (1, 2));
     let e = err(".proc helper\nnop\n.end");
     assert!(e.message.contains("`main`"), "{e}");
-    let s = asm_files(&[("lib", ".nodvle\n.proc main\nend\n.end")]).unwrap();
-    assert!(s.dvles.is_empty());
-    assert_eq!(s.code, vec![END]);
+    // A source whose only file says .nodvle would be a SHBIN without a shader: an error, as
+    // in picasso. So is an empty source.
+    let e = asm_files(&[("lib", ".nodvle\n.proc main\nend\n.end")]).unwrap_err();
+    assert!(e.message.contains("no DVLE"), "{e}");
+    assert_eq!((e.file.as_str(), e.line, e.column), ("lib", 1, 1));
+    for empty in ["", "\n\n", "; only a comment\n"] {
+        let e = asm_files(&[("empty", empty)]).unwrap_err();
+        assert!(e.message.contains("nothing to assemble"), "{e}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -955,10 +961,8 @@ fn divergences_from_picasso() {
     assert!(e.message.contains("output"), "{e}");
     let e = err(".proc main\nmov v2, r0\n.end");
     assert!(e.message.contains("input"), "{e}");
-    // Float constants are real literals.
-    let e = err(".constf k(1.0/128.0, 0, 0, 0)");
-    assert!(e.message.contains("expressions"), "{e}");
-    assert_eq!((e.line, e.column), (1, 14));
+    // Float constants are literals or constant expressions (see
+    // `constant_expressions_are_evaluated_and_picasso_readings_warned`); hex is not a float.
     assert!(err(".constf k(0x10, 0, 0, 0)")
         .message
         .contains("float literal"));
@@ -1328,4 +1332,102 @@ fn never_panics_on_garbage() {
             text: &s,
         }]);
     }
+}
+
+#[test]
+fn constant_expressions_are_evaluated_and_picasso_readings_warned() {
+    let src = ".constf k(1.0/128.0, (2.0 + 1.0) * 0.5, -0.25, 1.0f)\n\
+               .consti n(2*8, 010, 0x10, -(3))\n\
+               .setf c3(1.0/4.0 - 1.0, 0.5, 0, 0)\n\
+               .proc main\nend\n.end";
+    let (s, warns) = assemble_with_warnings(&[SourceFile {
+        name: "k.vsh",
+        text: src,
+    }])
+    .unwrap();
+    let f = |bits: u32| picajit::interp::float::F24::from_bits(bits).to_f32();
+    let consts = &s.dvles[0].constants;
+    let fvec = consts
+        .iter()
+        .find_map(|c| match c {
+            Constant::FVec { reg: 0x5F, value } => Some(value.map(f)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(fvec, [1.0 / 128.0, 1.5, -0.25, 1.0]);
+    let ivec = consts
+        .iter()
+        .find_map(|c| match c {
+            Constant::IVec { reg: 3, value } => Some(*value),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(ivec, [16, 10, 16, (-3i8) as u8]);
+    let c3 = consts
+        .iter()
+        .find_map(|c| match c {
+            Constant::FVec { reg: 3, value } => Some(value.map(f)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(c3, [-0.75, 0.5, 0.0, 0.0]);
+    // A warning wherever picasso's atof/strtoll reads the text differently, and only there.
+    let w: Vec<String> = warns.iter().map(|w| w.to_string()).collect();
+    let has = |col: u32, text: &str| {
+        warns
+            .iter()
+            .any(|w| w.column == col && w.message.contains(text))
+    };
+    assert!(
+        has(
+            11,
+            "`1.0/128.0` is 0.0078125 here, but picasso reads it with atof as 1"
+        ),
+        "{w:?}"
+    );
+    assert!(has(22, "picasso reads it with atof as 0"), "{w:?}");
+    assert!(
+        has(
+            11,
+            "`2*8` is 16 here, but picasso reads it with strtoll as 2"
+        ),
+        "{w:?}"
+    );
+    assert!(
+        has(
+            16,
+            "`010` is 10 here, but picasso reads it with strtoll as 8"
+        ),
+        "{w:?}"
+    );
+    assert_eq!(
+        warns.iter().filter(|w| w.line == 1).count(),
+        2,
+        "-0.25 and 1.0f read the same in picasso: {w:?}"
+    );
+    assert_eq!(warns.iter().filter(|w| w.line == 2).count(), 3, "{w:?}");
+    assert_eq!(warns.iter().filter(|w| w.line == 3).count(), 1, "{w:?}");
+}
+
+#[test]
+fn register_names_as_input_names() {
+    // picasso accepts `.in v0`: the name is the register's own, also in the uniform table.
+    let s = asm(".in v0\n.in nrm\n.in v3 v3\n.proc main\nmov r0, v0\nmov r1, nrm\nend\n.end");
+    let d = &s.dvles[0];
+    assert_eq!(d.input_mask, 0b1011);
+    let names: Vec<(&str, u16)> = d
+        .uniforms
+        .iter()
+        .map(|u| (u.name.as_str(), u.first))
+        .collect();
+    assert_eq!(names, [("v0", 0), ("nrm", 1), ("v3", 3)]);
+    assert_eq!(s.code[1] >> 12 & 0x7F, 1, "nrm is v1");
+    // A register name cannot name another register, nor be declared twice.
+    let e = err(".in v0 v2\n.proc main\nend\n.end");
+    assert!(e.message.contains("can only name that register"), "{e}");
+    let e = err(".in a v0\n.in v0\n.proc main\nend\n.end");
+    assert!(e.message.contains("already declared"), "{e}");
+    // Other register names stay reserved.
+    let e = err(".in r0\n.proc main\nend\n.end");
+    assert!(e.message.contains("register name"), "{e}");
 }

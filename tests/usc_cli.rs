@@ -230,7 +230,10 @@ fn isa_pica_is_the_default_and_accepted() {
     let b = ok(&["info", "--isa", "pica", "examples/mvp.v.pica"]);
     assert_eq!(a, b);
     let err = fails(&["info", "--isa", "z80", "examples/mvp.v.pica"]);
-    assert!(err.contains("expected pica or usc"), "{err}");
+    assert!(
+        err.contains("expected pica (the default), theia or usc"),
+        "{err}"
+    );
     let err = fails(&["info", "--isa", "usc", "--isa", "pica", "x"]);
     assert!(err.contains("twice"), "{err}");
 }

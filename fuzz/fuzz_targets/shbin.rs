@@ -20,6 +20,19 @@ fuzz_target!(|data: &[u8]| {
         "SHBIN changed through to_bytes/parse\n{shbin:#?}\n{again:#?}"
     );
     let text = disassemble(&shbin);
+    if shbin.dvles.is_empty() {
+        // A file without a shader: its disassembly is library code only, which the
+        // assembler (like picasso) refuses to turn into a SHBIN.
+        assert!(
+            assemble(&[SourceFile {
+                name: "disassembled.pica",
+                text: &text,
+            }])
+            .is_err(),
+            "a source without a DVLE assembled\n{text}"
+        );
+        return;
+    }
     let re = assemble(&[SourceFile {
         name: "disassembled.pica",
         text: &text,

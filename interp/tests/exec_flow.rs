@@ -419,6 +419,75 @@ fn break_exits_the_innermost_loop() {
     assert_eq!(count(&regs, 1), 3.0);
 }
 
+/// A BREAK is the LOOP stack's one action for its instruction (seed 000: "the IF/LOOP stacks
+/// can each only pop one entry per instruction"): when it is also the last word of the loop
+/// below the one it leaves, that loop's end is not checked.
+///
+/// Trace (i0 = two iterations, step 1; i1 = three iterations from aL = 10):
+/// ```text
+/// 0 LOOP i0 -> A {start 1, end 4}        loops [A]        aL = 0
+/// 1 LOOP i1 -> B {start 2, end 6}        loops [A, B]     aL = 10
+/// 2 r0 += 1
+/// 3 BREAK  (A's last word, B on top)     pops B; the LOOP copy of the PC becomes B's end, 6;
+///                                        A is not compared with PC+1 = 4 in this instruction
+/// 6 r3 += 1                              loops [A] (A's end is never reached again)
+/// 7 END                                  6 instructions, aL = 10, r0 = 1, r1 = r2 = 0
+/// ```
+/// The other reading (BREAK as a jump after which the new top is still checked) steps A at 4,
+/// runs the body again, and pops B by BREAK and A by its end in one instruction: 11
+/// instructions, aL = 11, r0 = 2, r1 = r2 = 1. The programs in
+/// `tests/control_flow_regressions.rs` part the same way.
+#[test]
+fn break_on_the_last_word_of_the_enclosing_loop_is_the_only_loop_action() {
+    let mut u = uniforms();
+    u.set_int(0, [1, 0, 1, 0]);
+    u.set_int(1, [2, 10, 1, 0]);
+    let p = vs(&[
+        (0, loop_i(0, 3)),
+        (1, loop_i(1, 5)),
+        (2, inc(0)),
+        (3, Instruction::Break),
+        (4, inc(1)),
+        (5, inc(2)),
+        (6, inc(3)),
+        (7, END),
+    ]);
+    let (regs, info) = run_with(&p, &u, 100).unwrap();
+    assert_eq!(info.instructions, 6);
+    assert_eq!(regs.al, 10);
+    assert_eq!([0, 1, 2, 3].map(|k| count(&regs, k)), [1.0, 0.0, 0.0, 1.0]);
+}
+
+/// The BREAK's target is the LOOP stack's copy of the PC, so it outranks an IF pop at the
+/// same instruction (LOOP > IF, seed 000).
+///
+/// ```text
+/// 0 LOOP i0 -> A {start 1, end 6}
+/// 1 IFU b0 (true) -> IF {end 3, target 4}
+/// 2 BREAK  (last word of the true arm)   IF pops with target 4, LOOP pops A with target 6:
+///                                        LOOP wins
+/// 6 r4 += 1
+/// 7 END                                  r1 = r2 = r3 = 0, r4 = 1
+/// ```
+#[test]
+fn break_target_outranks_an_if_pop_at_the_same_instruction() {
+    let mut u = uniforms();
+    u.set_int(0, [3, 0, 1, 0]);
+    let p = vs(&[
+        (0, loop_i(0, 5)),
+        (1, ifu(3, 1)),
+        (2, Instruction::Break),
+        (3, inc(1)),
+        (4, inc(2)),
+        (5, inc(3)),
+        (6, inc(4)),
+        (7, END),
+    ]);
+    let (regs, info) = run_with(&p, &u, 100).unwrap();
+    assert_eq!([1, 2, 3, 4].map(|k| count(&regs, k)), [0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(info.instructions, 5);
+}
+
 #[test]
 fn break_on_an_empty_loop_stack_is_an_error() {
     let p = vs(&[(0, inc(0)), (1, Instruction::Break), (2, END)]);

@@ -12,10 +12,11 @@
 //!
 //! * **Divergences:** `v15` is valid; negative static offsets (`c8[-2]`) work and are range
 //!   checked; upper-case register names (`R5`) mean what they say; `o` registers are not
-//!   accepted as sources nor `v` registers as destinations; `i4`–`i7` are errors; float constants
-//!   must be plain literals (`1.0/128.0` is an error) and are converted to float24 by
-//!   truncation with NaN kept as NaN; a `-` on a destination is an error; numbers with a leading
-//!   `0` are decimal.
+//!   accepted as sources nor `v` registers as destinations; `i4`–`i7` are errors; constants
+//!   may be constant expressions (`1.0/128.0` is 0.0078125, with a warning that picasso's
+//!   `atof` reads 1.0) and float ones are converted to float24 by truncation with NaN kept as
+//!   NaN; a `-` on a destination is an error; numbers with a leading `0` are decimal; a source
+//!   without a DVLE (empty, or `.nodvle` files only) is an error, as in picasso.
 //! * **Extensions:** `.word`, `.opdesc` with `desc=N` pins, raw flow targets (`call @0x012, 3`,
 //!   `ifc cmp.x, @0x020, 2`, `for i0, @0x030`), raw conditions (`jmpc 6, l`), `f24(0x3F0000)`
 //!   constants, `.unit`, `.nonop`, `.uniform`, `.output`, `.constraw`, `.dvleheader`,
@@ -50,6 +51,11 @@ mod parser;
 
 use crate::shbin::{ShaderKind, Shbin};
 use std::fmt;
+
+/// The most source text [`assemble`] accepts, all files together (64 MiB): a real program is
+/// a few hundred kilobytes at most (4096 code words), and the assembler's memory grows with
+/// what the source declares, so the limit bounds it. Larger input is an error that says so.
+pub const MAX_SOURCE_BYTES: usize = 64 << 20;
 
 /// One source file: a name for messages and its text.
 #[derive(Clone, Copy, Debug)]

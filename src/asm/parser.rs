@@ -277,12 +277,15 @@ pub(crate) struct Stmt {
     pub loc: Loc,
     pub labels: Vec<Name>,
     pub body: Option<Body>,
+    /// Warnings found while parsing (a constant picasso would read differently).
+    pub notes: Vec<(Loc, String)>,
 }
 
 struct Cursor<'a> {
     toks: &'a [Token],
     i: usize,
     end: Loc,
+    notes: Vec<(Loc, String)>,
 }
 
 impl<'a> Cursor<'a> {
@@ -477,6 +480,7 @@ pub(crate) fn parse_line(line: &Line) -> PResult<Stmt> {
         toks: &line.tokens,
         i: 0,
         end: line.end,
+        notes: Vec::new(),
     };
     let mut labels = Vec::new();
     while matches!(c.peek(), Some(Tok::Ident(_))) && matches!(c.peek2(), Some(Tok::Punct(":"))) {
@@ -488,6 +492,7 @@ pub(crate) fn parse_line(line: &Line) -> PResult<Stmt> {
             loc: line.loc,
             labels,
             body: None,
+            notes: Vec::new(),
         });
     }
     let start = c.loc();
@@ -505,6 +510,7 @@ pub(crate) fn parse_line(line: &Line) -> PResult<Stmt> {
         loc: start,
         labels,
         body: Some(body),
+        notes: c.notes,
     })
 }
 
@@ -944,22 +950,175 @@ fn parse_raw_if(c: &mut Cursor) -> PResult<Option<(u32, u32)>> {
     Ok(Some((dest, num)))
 }
 
-/// A float literal (or `f24(0x…)`) converted to float24 bits.
+/// A float constant argument converted to float24 bits (truncated, as picasso converts): a
+/// literal, `inf`/`nan`, `f24(0x…)` raw bits, or a constant expression of literals with
+/// `+ - * /` and parentheses (`1.0/128.0`), evaluated in f64 and rounded to f32 once. picasso
+/// reads each argument with C `atof`, which stops at the first character that does not
+/// continue a number (`1.0/128.0` is 1.0 there); where that gives a different value, a
+/// warning says so.
 fn parse_float(c: &mut Cursor) -> PResult<u32> {
+    let start = c.i;
     let loc = c.loc();
-    let neg = if c.eat_punct("-") {
-        true
-    } else {
-        c.eat_punct("+");
-        false
-    };
-    let bits = match c.peek() {
-        Some(Tok::Ident(s)) if s.eq_ignore_ascii_case("f24") && !neg => {
+    if let (Some(Tok::Ident(s)), Some(Tok::Punct("("))) = (c.peek(), c.peek2()) {
+        if s.eq_ignore_ascii_case("f24") {
             c.next();
-            c.expect_punct("(")?;
+            c.next();
             let (v, _) = c.uint::<u32>("float24 bit pattern", 0xFF_FFFF)?;
             c.expect_punct(")")?;
-            v
+            return Ok(v);
+        }
+    }
+    let (value, literal) = float_expr(c)?;
+    // A single literal is parsed as f32 directly (no double rounding through f64).
+    let x = match literal {
+        Some(x) => x,
+        None => value as f32,
+    };
+    let bits = F24::from_f32(x, Rounding::TowardZero).bits();
+    let text = arg_text(&c.toks[start..c.i]);
+    let picasso = F24::from_f32(c_atof(&text) as f32, Rounding::TowardZero).bits();
+    if picasso != bits && !(x.is_nan() && c_atof(&text).is_nan()) {
+        c.notes.push((
+            loc,
+            format!(
+                "`{text}` is {} here, but picasso reads it with atof as {} (f24 {picasso:#08x} \
+                 instead of {bits:#08x})",
+                F24::from_bits(bits).to_f32(),
+                F24::from_bits(picasso).to_f32()
+            ),
+        ));
+    }
+    Ok(bits)
+}
+
+/// The source text of an argument's tokens, as picasso's argument splitter hands it to atof.
+fn arg_text(toks: &[Token]) -> String {
+    toks.iter()
+        .map(|t| match &t.tok {
+            Tok::Ident(s) | Tok::Num(s) => s.clone(),
+            Tok::Punct(p) => (*p).to_string(),
+            Tok::Str(s) => format!("\"{s}\""),
+        })
+        .collect()
+}
+
+/// C `atof`: the longest prefix that reads as a decimal number (or inf/nan), else 0.
+fn c_atof(text: &str) -> f64 {
+    let t = text.trim_start();
+    let b = t.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let lower = t[i..].to_ascii_lowercase();
+    let neg = t.starts_with('-');
+    let sign = |v: f64| if neg { -v } else { v };
+    if lower.starts_with("inf") {
+        return sign(f64::INFINITY);
+    }
+    if lower.starts_with("nan") {
+        return f64::NAN;
+    }
+    let digits_from = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    let int_end = digits_from(i);
+    let mut end = int_end;
+    let mut any = int_end > i;
+    if end < b.len() && b[end] == b'.' {
+        let frac_end = digits_from(end + 1);
+        any |= frac_end > end + 1;
+        end = frac_end;
+    }
+    if !any {
+        return 0.0;
+    }
+    if end < b.len() && (b[end] == b'e' || b[end] == b'E') {
+        let mut j = end + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let exp_end = digits_from(j);
+        if exp_end > j {
+            end = exp_end;
+        }
+    }
+    t[..end].parse().unwrap_or(0.0)
+}
+
+/// C `strtoll(text, NULL, 0)`: the longest prefix that reads as an integer in the base its
+/// prefix gives (0x hex, leading 0 octal, else decimal), else 0.
+fn c_strtoll(text: &str) -> i128 {
+    let t = text.trim_start();
+    let (neg, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = rest.to_ascii_lowercase();
+    let (digits, radix) = if let Some(h) = lower
+        .strip_prefix("0x")
+        .filter(|h| h.starts_with(|c: char| c.is_ascii_hexdigit()))
+    {
+        (h, 16)
+    } else if lower.starts_with('0') {
+        (&lower[..], 8)
+    } else {
+        (&lower[..], 10)
+    };
+    let n: String = digits.chars().take_while(|c| c.is_digit(radix)).collect();
+    let v = i128::from_str_radix(&n, radix).unwrap_or(0);
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+/// `expr := term (('+' | '-') term)*`; returns the f64 value and, when the whole expression is
+/// one (possibly signed) literal, its f32 value.
+fn float_expr(c: &mut Cursor) -> PResult<(f64, Option<f32>)> {
+    let (mut v, mut lit) = float_term(c)?;
+    while let Some(Tok::Punct(p @ ("+" | "-"))) = c.peek() {
+        let plus = *p == "+";
+        c.next();
+        let (r, _) = float_term(c)?;
+        v = if plus { v + r } else { v - r };
+        lit = None;
+    }
+    Ok((v, lit))
+}
+
+fn float_term(c: &mut Cursor) -> PResult<(f64, Option<f32>)> {
+    let (mut v, mut lit) = float_unary(c)?;
+    while let Some(Tok::Punct(p @ ("*" | "/"))) = c.peek() {
+        let mul = *p == "*";
+        c.next();
+        let (r, _) = float_unary(c)?;
+        v = if mul { v * r } else { v / r };
+        lit = None;
+    }
+    Ok((v, lit))
+}
+
+fn float_unary(c: &mut Cursor) -> PResult<(f64, Option<f32>)> {
+    if c.eat_punct("-") {
+        let (v, lit) = float_unary(c)?;
+        return Ok((-v, lit.map(|x| -x)));
+    }
+    if c.eat_punct("+") {
+        return float_unary(c);
+    }
+    let loc = c.loc();
+    match c.peek() {
+        Some(Tok::Punct("(")) => {
+            c.next();
+            let (v, _) = float_expr(c)?;
+            c.expect_punct(")")?;
+            Ok((v, None))
         }
         Some(Tok::Ident(s))
             if ["inf", "infinity", "nan"].contains(&s.to_ascii_lowercase().as_str()) =>
@@ -970,8 +1129,7 @@ fn parse_float(c: &mut Cursor) -> PResult<u32> {
                 f32::INFINITY
             };
             c.next();
-            let x = if neg { -x } else { x };
-            F24::from_f32(x, Rounding::TowardZero).bits()
+            Ok((f64::from(x), Some(x)))
         }
         Some(Tok::Num(t)) => {
             // A C-style `f` suffix (`1.0f`) is allowed and means nothing.
@@ -980,33 +1138,110 @@ fn parse_float(c: &mut Cursor) -> PResult<u32> {
                 .filter(|b| is_float_text(b))
                 .unwrap_or(t)
                 .to_string();
-            let nloc = c.loc();
             c.next();
             if !is_float_text(&t) {
-                return Err((nloc, format!("invalid float literal `{t}`")));
+                return Err((loc, format!("invalid float literal `{t}`")));
             }
             let x: f32 = t
                 .parse()
-                .map_err(|_| (nloc, format!("invalid float literal `{t}`")))?;
-            let x = if neg { -x } else { x };
-            F24::from_f32(x, Rounding::TowardZero).bits()
+                .map_err(|_| (loc, format!("invalid float literal `{t}`")))?;
+            let v: f64 = t
+                .parse()
+                .map_err(|_| (loc, format!("invalid float literal `{t}`")))?;
+            Ok((v, Some(x)))
         }
-        _ => {
-            return Err((
-                loc,
-                format!("expected a float literal, found {}", c.found()),
-            ))
-        }
-    };
-    if let Some(Tok::Punct(p)) = c.peek() {
-        if ["/", "*", "+", "-"].contains(p) {
-            return Err((
-                c.loc(),
-                format!("`{p}`: expressions are not supported in constants; write the value"),
-            ));
-        }
+        _ => Err((
+            loc,
+            format!("expected a float literal, found {}", c.found()),
+        )),
     }
-    Ok(bits)
+}
+
+/// An integer constant component (-128..=255): a literal or a constant expression with
+/// `+ - * /` (division truncates) and parentheses. picasso reads each argument with
+/// `strtoll(…, 0)`, which stops at the first character that does not continue the number and
+/// reads a leading 0 as octal; where that gives a different value, a warning says so.
+fn ivec_item(c: &mut Cursor) -> PResult<u8> {
+    let start = c.i;
+    let loc = c.loc();
+    let v = int_expr(c)?;
+    if !(-128..=255).contains(&v) {
+        return Err((
+            loc,
+            format!("integer component {v} is out of range (-128..=255)"),
+        ));
+    }
+    let text = arg_text(&c.toks[start..c.i]);
+    let picasso = c_strtoll(&text);
+    if picasso as u8 != v as u8 {
+        c.notes.push((
+            loc,
+            format!(
+                "`{text}` is {v} here, but picasso reads it with strtoll as {picasso} (stored \
+                 as {})",
+                picasso as u8
+            ),
+        ));
+    }
+    Ok(v as u8)
+}
+
+fn int_expr(c: &mut Cursor) -> PResult<i128> {
+    let mut v = int_term(c)?;
+    while let Some(Tok::Punct(p @ ("+" | "-"))) = c.peek() {
+        let plus = *p == "+";
+        c.next();
+        let r = int_term(c)?;
+        v = if plus {
+            v.saturating_add(r)
+        } else {
+            v.saturating_sub(r)
+        };
+    }
+    Ok(v)
+}
+
+fn int_term(c: &mut Cursor) -> PResult<i128> {
+    let mut v = int_unary(c)?;
+    while let Some(Tok::Punct(p @ ("*" | "/"))) = c.peek() {
+        let mul = *p == "*";
+        let loc = c.loc();
+        c.next();
+        let r = int_unary(c)?;
+        v = if mul {
+            v.saturating_mul(r)
+        } else {
+            v.checked_div(r)
+                .ok_or_else(|| (loc, "division by zero in a constant".to_string()))?
+        };
+    }
+    Ok(v)
+}
+
+fn int_unary(c: &mut Cursor) -> PResult<i128> {
+    if c.eat_punct("-") {
+        return Ok(int_unary(c)?.saturating_neg());
+    }
+    if c.eat_punct("+") {
+        return int_unary(c);
+    }
+    let loc = c.loc();
+    match c.peek() {
+        Some(Tok::Punct("(")) => {
+            c.next();
+            let v = int_expr(c)?;
+            c.expect_punct(")")?;
+            Ok(v)
+        }
+        Some(Tok::Num(text)) => {
+            c.next();
+            parse_int(text).ok_or_else(|| (loc, format!("invalid integer `{text}`")))
+        }
+        _ => Err((
+            loc,
+            format!("expected an integer component, found {}", c.found()),
+        )),
+    }
 }
 
 fn four<T>(c: &mut Cursor, mut item: impl FnMut(&mut Cursor) -> PResult<T>) -> PResult<[T; 4]> {
@@ -1020,11 +1255,6 @@ fn four<T>(c: &mut Cursor, mut item: impl FnMut(&mut Cursor) -> PResult<T>) -> P
     let e = item(c)?;
     c.expect_punct(")")?;
     Ok([a, b, d, e])
-}
-
-fn ivec_item(c: &mut Cursor) -> PResult<u8> {
-    let (v, _) = c.int("integer component", -128, 255)?;
-    Ok(v as u8)
 }
 
 /// Register name in the unified uniform numbering (`v3`, `c10`, `i1`, `b2`) or a raw number.
@@ -1504,6 +1734,18 @@ mod tests {
         assert!(!is_float_text("1e"));
         assert_eq!("2.".parse::<f32>().ok(), Some(2.0));
         assert_eq!(".5".parse::<f32>().ok(), Some(0.5));
-        assert!(parse(".constf a(1.0/128.0, 0, 0, 0)").is_err());
+        assert!(parse(".constf a(1.0/128.0, 0, 0, 0)").is_ok());
+        assert!(parse(".constf a(1.0/, 0, 0, 0)").is_err());
+        assert!(parse(".constf a((1.0, 0, 0, 0)").is_err());
+        assert!(parse(".consti a(1/0, 0, 0, 0)").is_err());
+        assert_eq!(c_atof("1.0/128.0"), 1.0);
+        assert_eq!(c_atof("(1.0/128.0)"), 0.0);
+        assert_eq!(c_atof("-2.5e1x"), -25.0);
+        assert_eq!(c_atof(".5"), 0.5);
+        assert_eq!(c_atof("1e"), 1.0);
+        assert_eq!(c_strtoll("010"), 8);
+        assert_eq!(c_strtoll("0x1F+1"), 31);
+        assert_eq!(c_strtoll("-7*2"), -7);
+        assert_eq!(c_strtoll("(3)"), 0);
     }
 }

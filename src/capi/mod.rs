@@ -18,6 +18,10 @@
 //! * NULL for a required pointer is `PICAJIT_ERR_NULL`; sizes, indices and enum values are
 //!   checked (`PICAJIT_ERR_INVALID_ARGUMENT`). On failure no output is written and nothing
 //!   is created, except where a function says otherwise.
+//! * Inputs have size limits, each an error that says so: SHBIN images up to
+//!   `PICAJIT_MAX_SHBIN_BYTES` (`PICAJIT_ERR_SHBIN`), source text up to
+//!   `PICAJIT_MAX_SOURCE_BYTES` (`PICAJIT_ERR_ASSEMBLY`), raw programs up to 4096 code words
+//!   and 128 descriptors (`PICAJIT_ERR_PROGRAM`).
 //! * No Rust panic crosses the boundary: each entry point catches it and returns
 //!   `PICAJIT_ERR_PANIC` (the library is built with `panic = "unwind"`, the default).
 //!
@@ -42,29 +46,36 @@ mod handle;
 mod layout;
 mod program;
 mod run;
+mod state;
 mod uniforms;
 mod usc;
 
 pub use engine::{
     picajit_engine_backend, picajit_engine_cache_size, picajit_engine_clear_cache,
     picajit_engine_config_init, picajit_engine_create, picajit_engine_destroy, PicajitBackend,
-    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitRounding,
+    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitMaxRule, PicajitRounding,
 };
 pub use error::PicajitStatus;
 pub use geometry::{
-    picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_pending,
-    picajit_geometry_reset, picajit_geometry_run_point, picajit_geometry_run_points,
-    picajit_geometry_run_uniforms, picajit_geometry_set_emit_callback, picajit_geometry_set_mode,
+    picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_get_emit_state,
+    picajit_geometry_get_unit_state, picajit_geometry_pending, picajit_geometry_reset,
+    picajit_geometry_run_point, picajit_geometry_run_points, picajit_geometry_run_uniforms,
+    picajit_geometry_set_emit_callback, picajit_geometry_set_emit_state,
+    picajit_geometry_set_entry, picajit_geometry_set_mode, picajit_geometry_set_unit_state,
     picajit_geometry_take, PicajitEmitFn, PicajitEmitInfo, PicajitGeometry, PicajitGsMode,
 };
 pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
 pub use program::{
     picajit_shader_apply_constants, picajit_shader_create, picajit_shader_destroy,
     picajit_shader_fallback_reason, picajit_shader_get_info, picajit_shader_load_shbin,
-    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitShader, PicajitShaderInfo,
-    PicajitShaderKind,
+    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitBatchPath, PicajitShader,
+    PicajitShaderInfo, PicajitShaderKind,
 };
-pub use run::{picajit_shader_run_batch, PicajitRunStats};
+pub use run::{picajit_shader_run_batch, picajit_shader_run_batch_ex, PicajitRunStats};
+pub use state::{
+    picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitState, PicajitRunOptions,
+    PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
+};
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
@@ -87,6 +98,19 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
 pub const PICAJIT_API_VERSION_MINOR: u32 = 3;
+
+/// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
+/// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).
+pub const PICAJIT_MAX_SHBIN_BYTES: usize = 16 << 20;
+
+/// The longest source text `picajit_shader_load_source` accepts, in bytes (64 MiB; a real
+/// program's source is a few hundred kilobytes at most).
+pub const PICAJIT_MAX_SOURCE_BYTES: usize = 64 << 20;
+
+const _: () = assert!(
+    PICAJIT_MAX_SHBIN_BYTES == crate::shbin::MAX_SHBIN_BYTES
+        && PICAJIT_MAX_SOURCE_BYTES == crate::asm::MAX_SOURCE_BYTES
+);
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.

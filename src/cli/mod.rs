@@ -35,6 +35,7 @@ mod bench;
 mod disasm;
 mod info;
 mod run;
+mod theia;
 mod usc;
 mod values;
 
@@ -48,8 +49,8 @@ use std::process::ExitCode;
 #[command(
     name = "picajit",
     version,
-    about = "PICA200 shader JIT, interpreter and tools",
-    after_help = "Every command takes --isa pica (the default) or --isa usc (PowerVR USC ISR text, seed 004: `picajit run --isa usc --help`)."
+    about = "Shader JIT, interpreter and tools for the PICA200 (the default), THEIA and PowerVR USC",
+    after_help = "Every command takes --isa pica (the default), --isa theia (THEIA, seed 003) or --isa usc (PowerVR USC ISR text, seed 004): `picajit run --isa usc --help`."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -107,8 +108,34 @@ enum Command {
 }
 
 /// Load a SHBIN, or assemble a source file into one.
+/// Read an input file, refusing one larger than any input the tool accepts (checked before
+/// reading, so a huge file costs nothing): the assembler's limit
+/// ([`picajit::asm::MAX_SOURCE_BYTES`]), which is above the SHBIN reader's
+/// ([`picajit::shbin::MAX_SHBIN_BYTES`], checked by the reader).
+pub(crate) fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
+    let limit = picajit::asm::MAX_SOURCE_BYTES.max(picajit::shbin::MAX_SHBIN_BYTES);
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if len > limit as u64 {
+        return Err(format!(
+            "{}: {len} bytes is larger than any input picajit accepts (at most {limit})",
+            path.display()
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_limited(path)?;
+    if bytes.len() < 4 {
+        return Err(format!(
+            "{}: {} byte(s): too short for a SHBIN (which starts with the 4-byte magic DVLB) \
+             or a shader source",
+            path.display(),
+            bytes.len()
+        ));
+    }
     if bytes.starts_with(b"DVLB") {
         return Shbin::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()));
     }
@@ -123,7 +150,7 @@ pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
 }
 
 pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_limited(path)?;
     if bytes.len() % 4 != 0 {
         return Err(format!(
             "{}: length {} is not a multiple of 4",
@@ -137,19 +164,50 @@ pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
         .collect())
 }
 
-pub(crate) fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() % 8 != 0 {
+/// Operand descriptors from a file of little-endian words: 32-bit words as the C ABI and
+/// emulators hold them, or 64-bit entries as a SHBIN stores them (the descriptor in the low
+/// half). `size` 4 or 8 says which; `None` decides from the file: 64-bit when the length is a
+/// multiple of 8 and every high half is at most 0xF (SHBIN entries use only bits 32-35 there),
+/// else 32-bit. A 32-bit table whose every odd word is at most 0xF (descriptors that select
+/// `.xxxx` everywhere) would read as 64-bit: pass the size for such a table.
+pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, String> {
+    let bytes = read_limited(path)?;
+    let words: Vec<u32> = if bytes.len() % 4 == 0 {
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    } else {
         return Err(format!(
-            "{}: length {} is not a multiple of 8",
+            "{}: length {} is not a multiple of 4 (32-bit descriptors) or 8 (64-bit)",
             path.display(),
             bytes.len()
         ));
+    };
+    let looks_64 =
+        bytes.len() % 8 == 0 && !words.is_empty() && words.chunks_exact(2).all(|p| p[1] <= 0xF);
+    let size = match size {
+        Some(4) => 4,
+        Some(8) => 8,
+        Some(n) => return Err(format!("--opdesc-size {n}: use 4 or 8")),
+        None if looks_64 => 8,
+        None => 4,
+    };
+    if size == 8 {
+        if bytes.len() % 8 != 0 {
+            return Err(format!(
+                "{}: length {} is not a multiple of 8",
+                path.display(),
+                bytes.len()
+            ));
+        }
+        Ok(words
+            .chunks_exact(2)
+            .map(|p| u64::from(p[0]) | u64::from(p[1]) << 32)
+            .collect())
+    } else {
+        Ok(words.into_iter().map(u64::from).collect())
     }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
 }
 
 pub(crate) fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {
@@ -168,9 +226,10 @@ fn dispatch(cli: Cli) -> Result<(), String> {
             let texts = sources
                 .iter()
                 .map(|p| {
-                    std::fs::read_to_string(p)
+                    let bytes = read_limited(p)?;
+                    String::from_utf8(bytes)
                         .map(|t| (p.display().to_string(), t))
-                        .map_err(|e| format!("{}: {e}", p.display()))
+                        .map_err(|_| format!("{}: not UTF-8 text", p.display()))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let files: Vec<_> = texts
@@ -212,7 +271,7 @@ fn take_isa(args: Vec<std::ffi::OsString>) -> Result<(String, Vec<std::ffi::OsSt
         let value = if a == "--isa" {
             Some(
                 it.next()
-                    .ok_or("--isa needs a value (pica, usc)")?
+                    .ok_or("--isa needs a value: pica, theia or usc")?
                     .to_string_lossy()
                     .into_owned(),
             )
@@ -230,19 +289,34 @@ fn take_isa(args: Vec<std::ffi::OsString>) -> Result<(String, Vec<std::ffi::OsSt
     Ok((isa.unwrap_or_else(|| "pica".into()), rest))
 }
 
+/// How a failure is printed: `picajit: error: MESSAGE`, except that messages which are already
+/// located diagnostics (`file:line:col: error: …`, from the assembler) are printed as they are,
+/// so that no line reads "error: … error:".
+fn error_text(e: &str) -> String {
+    let first = e.lines().next().unwrap_or("");
+    if first.contains(": error: ") {
+        e.to_string()
+    } else {
+        format!("picajit: error: {e}")
+    }
+}
+
 pub fn main() -> ExitCode {
     let result = match take_isa(std::env::args_os().collect()) {
         Ok((isa, args)) => match isa.as_str() {
             "pica" => dispatch(Cli::parse_from(args)),
+            "theia" => theia::main(args),
             "usc" => usc::main(args),
-            other => Err(format!("--isa {other}: expected pica or usc")),
+            other => Err(format!(
+                "unknown --isa '{other}': expected pica (the default), theia or usc"
+            )),
         },
         Err(e) => Err(e),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("picajit: error: {e}");
+            eprintln!("{}", error_text(&e));
             ExitCode::FAILURE
         }
     }

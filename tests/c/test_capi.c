@@ -280,7 +280,7 @@ static void test_shader_create(void) {
 
     /* Invalid programs and arguments; `out` is left alone. */
     static uint32_t big[4097];
-    static uint32_t many[129];
+    static uint32_t many[4097]; /* a whole 4096-entry table is accepted, one more is not */
     uint32_t aligned[4] = {0, 0x88000000u, 0, 0};
     shader = NULL;
     FAILS(picajit_shader_create(NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
@@ -299,8 +299,8 @@ static void test_shader_create(void) {
           "entry point");
     FAILS(picajit_shader_create(engine, big, 4097, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
           "4097 code words");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 129, 0, 0, &shader),
-          PICAJIT_ERR_PROGRAM, "129 operand descriptors");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 4097, 0, 0, &shader),
+          PICAJIT_ERR_PROGRAM, "4097 operand descriptors");
     FAILS(picajit_shader_create(engine, (const uint32_t *)((const char *)aligned + 1), 2, NULL,
                                 0, 0, 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "not aligned");
@@ -374,6 +374,35 @@ static void test_shbin_and_source(void) {
           PICAJIT_ERR_ASSEMBLY, "source:2");
     FAILS(picajit_shader_load_source(engine, ".proc main\n end\n.end\n", 1, &shader),
           PICAJIT_ERR_SHBIN, "DVLE #1");
+    /* No shader in the source: an empty text, or only a .nodvle library (picasso refuses
+       both); and an empty SHBIN image. */
+    FAILS(picajit_shader_load_source(engine, "", 0, &shader), PICAJIT_ERR_ASSEMBLY,
+          "nothing to assemble");
+    FAILS(picajit_shader_load_source(engine, ".nodvle\n.proc f\n end\n.end\n", 0, &shader),
+          PICAJIT_ERR_ASSEMBLY, "no DVLE");
+    FAILS(picajit_shader_load_shbin(engine, mvp.data, 0, 0, &shader), PICAJIT_ERR_SHBIN,
+          "DVLB");
+    FAILS(picajit_shbin_dvle_count(mvp.data, 0, &count), PICAJIT_ERR_SHBIN, "DVLB");
+    CHECK(shader == NULL);
+    /* Size limits: one byte over each is an error that names the limit. */
+    {
+        unsigned char *big = calloc(PICAJIT_MAX_SHBIN_BYTES + 1, 1);
+        CHECK(big != NULL);
+        memcpy(big, mvp.data, mvp.size);
+        FAILS(picajit_shader_load_shbin(engine, big, PICAJIT_MAX_SHBIN_BYTES + 1, 0, &shader),
+              PICAJIT_ERR_SHBIN, "at most 16777216");
+        FAILS(picajit_shbin_dvle_count(big, PICAJIT_MAX_SHBIN_BYTES + 1, &count),
+              PICAJIT_ERR_SHBIN, "at most 16777216");
+        free(big);
+        char *src = malloc(PICAJIT_MAX_SOURCE_BYTES + 2);
+        CHECK(src != NULL);
+        memset(src, ' ', PICAJIT_MAX_SOURCE_BYTES + 1);
+        src[PICAJIT_MAX_SOURCE_BYTES + 1] = '\0';
+        FAILS(picajit_shader_load_source(engine, src, 0, &shader), PICAJIT_ERR_ASSEMBLY,
+              "at most 67108864");
+        free(src);
+        CHECK(shader == NULL);
+    }
     FAILS(picajit_shader_load_source(engine, "\xff\xfe", 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "UTF-8");
     FAILS(picajit_shader_load_source(engine, NULL, 0, &shader), PICAJIT_ERR_NULL,

@@ -696,6 +696,37 @@ pub fn flow_loops() {
         alu_mark(4),
         Instruction::End,
     ]);
+    // BREAK on the last word of the loop below the one it leaves: the BREAK is the LOOP
+    // stack's only action there (interp/tests/exec_flow.rs has the trace).
+    check_flow(&[
+        Instruction::Loop { i: 0, dest: 3 },
+        Instruction::Loop { i: 1, dest: 5 },
+        alu_mark(1),
+        Instruction::BreakC {
+            cond: cond(CondOp::Or, true, true),
+        },
+        alu_mark(2),
+        alu_mark(3),
+        alu_mark(4),
+        Instruction::End,
+    ]);
+    // BREAK ending an IF arm: its target (LOOP) outranks the IF pop.
+    check_flow(&[
+        Instruction::Loop { i: 0, dest: 5 },
+        Instruction::IfU {
+            b: 0,
+            dest: 3,
+            num: 1,
+        },
+        Instruction::BreakC {
+            cond: cond(CondOp::X, true, false),
+        },
+        alu_mark(1),
+        alu_mark(2),
+        alu_mark(3),
+        alu_mark(4),
+        Instruction::End,
+    ]);
     // Five nested loops overflow the four-deep ring.
     let mut code: Vec<Instruction> = (0..5)
         .map(|k| Instruction::Loop {

@@ -4,7 +4,15 @@
 //! push overflows it: CALL (4 deep), IF (8 deep) and LOOP (4 deep). After every instruction
 //! the PC is incremented and each stack compares its own copy of that PC with its top entry:
 //!
-//! * LOOP and IF act at most once per instruction;
+//! * LOOP and IF act at most once per instruction. A BREAK (or taken BREAKC) is the LOOP
+//!   stack's action for its instruction: it pops the top frame and sets the LOOP stack's copy
+//!   of the PC to that frame's end, so no loop end is checked after it (the frame below is
+//!   not stepped or popped even when the BREAK is its last word), and the break target has
+//!   LOOP priority. Seed 000 allows one LOOP pop per instruction; the other reading, a BREAK
+//!   as a jump after which the new top's end is still checked, pops two frames when a BREAKC
+//!   ends the loop around the one it leaves (the two programs of
+//!   `tests/control_flow_regressions.rs` with their hand traces; minimal forms in
+//!   `interp/tests/exec_flow.rs`);
 //! * CALL keeps popping while its (updated) copy matches the new top, except that the
 //!   fourth consecutive pop fails to update the copy (a hardware bug: the third return
 //!   address wins);
@@ -12,7 +20,7 @@
 //!   by the instruction itself only applies if no stack acted.
 //!
 //! Jumps here are every PC change an instruction requests: JMPC/JMPU, the branch of a CALL,
-//! CALLC, CALLU, the false branch of IFC/IFU, and BREAK's exit. Treating CALL's branch like
+//! CALLC, CALLU and the false branch of IFC/IFU (BREAK's exit is the LOOP stack's, above). Treating CALL's branch like
 //! JMP is a choice: it is consistent with picasso padding a NOP after a CALL that ends a
 //! block, which is the case where a stack pop would override it.
 
@@ -106,14 +114,20 @@ impl Stacks {
     }
 
     /// The PC after the instruction at `pc`, given the jump it requested. `al` is updated
-    /// when a loop iterates.
+    /// when a loop iterates. `broke` says that the instruction was a BREAK that popped the
+    /// LOOP stack and `jump` is the popped frame's end.
     #[inline]
-    pub fn next_pc(&mut self, pc: u32, jump: Option<u32>, al: &mut i32) -> u32 {
+    pub fn next_pc(&mut self, pc: u32, jump: Option<u32>, broke: bool, al: &mut i32) -> u32 {
         let next = pc.wrapping_add(1);
         let mut loop_pc = None;
         let mut loop_popped = false;
 
-        if let Some(top) = self.loops.top_mut() {
+        if broke {
+            // The BREAK's pop was the LOOP stack's one action this instruction; its copy of
+            // the PC is the end of the loop left.
+            loop_pc = jump;
+            loop_popped = true;
+        } else if let Some(top) = self.loops.top_mut() {
             if top.end == next {
                 // aL steps after every iteration, the last one included, so it is still
                 // valid (one step past the last value the body saw) after the loop.

@@ -222,7 +222,17 @@ impl Builder<'_> {
     }
 
     fn flow(&mut self, c: &StackContext, pc: u32, jump: Option<u32>) -> CompileResult<Flow> {
-        Ok(match next_pc(c, pc, jump) {
+        self.flow_with(c, pc, jump, false)
+    }
+
+    fn flow_with(
+        &mut self,
+        c: &StackContext,
+        pc: u32,
+        jump: Option<u32>,
+        broke: bool,
+    ) -> CompileResult<Flow> {
+        Ok(match next_pc(c, pc, jump, broke) {
             NextPc::Static(pc, c) => Flow::Goto(self.target(pc, c)?),
             NextPc::LoopEnd {
                 int,
@@ -250,7 +260,7 @@ impl Builder<'_> {
     fn break_flow(&mut self, c: &StackContext, pc: u32) -> CompileResult<Flow> {
         let mut c = c.clone();
         match c.loops.pop() {
-            Some(f) => self.flow(&c, pc, Some(f.end)),
+            Some(f) => self.flow_with(&c, pc, Some(f.end), true),
             None => Ok(Flow::Goto(Target::Deopt(DeoptReason::BreakWithoutLoop, pc))),
         }
     }

@@ -9,8 +9,9 @@
 //!
 //! [`next_pc`] is a line-by-line port of that function onto static contexts, so every rule
 //! (ring-buffer overflow dropping the oldest entry, LOOP > IF > CALL > jump priority, a
-//! finished loop suppressing the instruction's own jump, the fourth consecutive CALL pop not
-//! updating the PC, aL stepping after every iteration) holds by construction. A region of the
+//! finished loop suppressing the instruction's own jump, a BREAK being the LOOP stack's one
+//! action of its instruction, the fourth consecutive CALL pop not updating the PC, aL
+//! stepping after every iteration) holds by construction. A region of the
 //! source program (a CALL body, an IF arm, a LOOP body) becomes one or more *instances*: the
 //! same instructions compiled once per distinct stack context they run under. Structured code
 //! is the common case of this (one context per region), and odd programs (JMP out of a region,
@@ -130,9 +131,15 @@ pub enum NextPc {
 }
 
 /// Static port of `Stacks::next_pc`: the PC after the instruction at `pc` that requested `jump`,
-/// with the stacks as they are after the instruction's own pushes and pops.
-pub fn next_pc(ctx: &StackContext, pc: u32, jump: Option<u32>) -> NextPc {
+/// with the stacks as they are after the instruction's own pushes and pops. `broke`: the
+/// instruction was a BREAK whose pop was the LOOP stack's action, and `jump` that frame's end
+/// (LOOP priority, no loop end checked).
+pub fn next_pc(ctx: &StackContext, pc: u32, jump: Option<u32>, broke: bool) -> NextPc {
     let next = pc.wrapping_add(1);
+    if broke {
+        let (pc, c) = rest(ctx.clone(), next, jump, true, None);
+        return NextPc::Static(pc, c);
+    }
     match ctx.loops.last() {
         Some(top) if top.end == next => {
             let (int, slot, start) = (top.int, top.slot, top.start);
@@ -215,7 +222,7 @@ mod tests {
             c.push_call(CallFrame { end: 10, ret: r });
         }
         // ret 4 ≠ 10 stops the chain after the first pop.
-        assert_eq!(next_pc(&c, 9, None), {
+        assert_eq!(next_pc(&c, 9, None, false), {
             let mut e = c.clone();
             e.calls.pop();
             NextPc::Static(4, e)
@@ -228,7 +235,7 @@ mod tests {
         c.push_call(CallFrame { end: 10, ret: 20 });
         // Pops 10→20, 20→30, 30→40, and the fourth pop (40→50) does not update the PC.
         assert_eq!(
-            next_pc(&c, 9, None),
+            next_pc(&c, 9, None, false),
             NextPc::Static(40, StackContext::default())
         );
     }
@@ -237,7 +244,7 @@ mod tests {
     fn loop_pop_suppresses_jump_but_loses_to_if() {
         let mut c = StackContext::default();
         c.push_loop(5, 2, 0);
-        match next_pc(&c, 4, Some(100)) {
+        match next_pc(&c, 4, Some(100), false) {
             NextPc::LoopEnd { cont, exit, .. } => {
                 assert_eq!(cont.0, 2);
                 assert_eq!(exit, (5, StackContext::default()));
@@ -245,7 +252,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         c.push_if(IfFrame { end: 5, target: 9 });
-        match next_pc(&c, 4, None) {
+        match next_pc(&c, 4, None, false) {
             NextPc::LoopEnd { cont, exit, .. } => {
                 assert_eq!(cont.0, 2);
                 assert!(cont.1.ifs.is_empty());
