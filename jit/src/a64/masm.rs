@@ -1202,6 +1202,7 @@ impl MacroAssembler for A64Masm {
             marks: self.marks,
             code_len,
             batch_entry: self.batch_entry,
+            batch_outputs_zeroed: 0xFFFF,
         })
     }
 }

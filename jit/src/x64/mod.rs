@@ -28,5 +28,7 @@ pub fn generate(
             "the x86-64 backend needs SSE4.1".into(),
         ));
     }
-    Lowerer::new(masm::X64Masm::new(mode, features), program, analysis).lower()
+    let masm = masm::X64Masm::new(mode, features)
+        .with_batch_zero(analysis.read_temps(), analysis.written_registers().1);
+    Lowerer::new(masm, program, analysis).lower()
 }
