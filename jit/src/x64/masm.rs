@@ -304,11 +304,10 @@ impl X64Masm {
         self.a.movmskps(RAX, S0);
         self.a.test_rr32(RAX, RAX);
         self.a.jne(slow);
-        if trunc == !0 {
-            self.v3(V3::And, v, S1, src);
-        } else {
+        // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
+        self.v3(V3::And, v, src, S1);
+        if trunc != !0 {
             let t = self.c(trunc);
-            self.v3(V3::And, v, S1, src);
             self.v3(V3::And, v, v, t);
         }
     }
