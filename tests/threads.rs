@@ -2,7 +2,7 @@
 //! gives: every output bit, the state handed back, the instruction count, and on failure
 //! the lowest failing vertex.
 
-use picajit::bench::workload::Workload;
+use picajit::bench::Workload;
 use picajit::engine::{
     batch_threads, BackendChoice, EngineConfig, Shader, PARALLEL_MIN_BATCH,
     PARALLEL_MIN_PER_THREAD,
@@ -132,7 +132,7 @@ fn split_batch_reports_the_lowest_failing_vertex() {
 .out o position
 .constf zero(0.0, 0.0, 0.0, 0.0)
 .proc main
-    cmp v0, lt, lt, zero
+    cmp zero, gt, gt, v0
 spin:
     jmpc cmp.x, spin
     mov o, v0
