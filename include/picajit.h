@@ -921,7 +921,7 @@ PicajitStatus picajit_uniforms_destroy(struct PicajitUniforms *uniforms);
 /**
  * Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 floats
  * (x, y, z, w). In f24 mode each value is rounded to f24 with the engine's rounding, as the
- * GPU's f32 upload path does.
+ * GPU's f32 upload path does. `count` 0 does nothing (`values` may then be NULL).
  *
  * # Safety
  * `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
@@ -934,7 +934,8 @@ PicajitStatus picajit_uniforms_set_float(struct PicajitUniforms *uniforms,
 
 /**
  * Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 raw f24
- * patterns (bits 0-23 of each word; the rest is ignored), taken exactly.
+ * patterns (bits 0-23 of each word; the rest is ignored), taken exactly. `count` 0 does
+ * nothing (`bits` may then be NULL).
  *
  * # Safety
  * `uniforms` must be NULL or a live uniform set that no other thread uses during the call;

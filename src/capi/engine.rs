@@ -111,11 +111,7 @@ impl PicajitEngineConfig {
             1 => FloatMode::F32,
             v => return Err(Error::invalid(format!("unknown float mode {v}"))),
         };
-        let budget = if self.budget == 0 {
-            DEFAULT_BUDGET
-        } else {
-            self.budget
-        };
+        let budget = crate::engine::budget_or_default(self.budget);
         Ok(EngineConfig {
             backend,
             float_mode,
