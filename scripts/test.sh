@@ -23,5 +23,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 cargo fmt --all -- --check
+# The fuzz crate is its own workspace (built by cargo-fuzz); keep it formatted too.
+(cd fuzz && cargo fmt -- --check)
 cargo clippy --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace "$@"
