@@ -396,7 +396,8 @@ fn table(report: &Report) -> String {
         let kind = match w.kind {
             ShaderKind::Vertex => "vertex shader".to_string(),
             ShaderKind::Geometry => format!(
-                "geometry shader, 'vertex' = input point, {} vertices emitted per point",
+                "geometry shader, 'vertex' = one invocation (input point or primitive), {} \
+                 vertices emitted per invocation",
                 opt(w.emitted_per_invocation, 1, "")
             ),
         };
