@@ -146,9 +146,15 @@ impl Scene {
         Ok((w, h))
     }
 
-    /// Cores: the (initial, final) position pairs after the six broadcast registers.
+    /// Cores: the (initial, final) position pairs after the six broadcast registers, up to the
+    /// pair whose final row is the image's last (the shader example's Params.mem appends
+    /// light registers after the pairs, which no core receives).
     pub fn cores(&self) -> usize {
-        self.params.len().saturating_sub(19) / 6
+        let pairs = self.params.len().saturating_sub(19) / 6;
+        let height = self.param_reg(4)[1];
+        (0..pairs)
+            .find(|&k| self.param_reg(7 + 2 * k)[1] >= height)
+            .map_or(pairs, |k| k + 1)
     }
 
     /// Primitive frames MAIN runs on per pixel.
