@@ -145,7 +145,10 @@ fn rtl_checkout(a: &RenderArgs) -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("PICAJIT_THEIA_DIR") {
         return Ok(PathBuf::from(p));
     }
-    let scene = a.scene.canonicalize().map_err(|e| format!("{}: {e}", a.scene.display()))?;
+    let scene = a
+        .scene
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", a.scene.display()))?;
     scene
         .ancestors()
         .find(|d| d.join("rtl/Module_ROM.v").is_file())
@@ -185,8 +188,7 @@ fn render(a: RenderArgs) -> Result<(), String> {
     let (img, stats) =
         render::render(&scene, &rom.words, engine, threads).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
-    std::fs::write(&a.output, img.to_ppm())
-        .map_err(|e| format!("{}: {e}", a.output.display()))?;
+    std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
     println!(
         "rendered {}x{} on {} ({} scene cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
         img.width,
@@ -200,7 +202,8 @@ fn render(a: RenderArgs) -> Result<(), String> {
         stats.steps
     );
     if let Some(r) = &a.compare {
-        let reference = Image::from_ppm(&read_text(r)?).map_err(|e| format!("{}: {e}", r.display()))?;
+        let reference =
+            Image::from_ppm(&read_text(r)?).map_err(|e| format!("{}: {e}", r.display()))?;
         match img.compare(&reference) {
             Some((px, max)) => println!(
                 "compared with {}: {px} differing pixels, largest channel difference {max}",

@@ -157,6 +157,30 @@ impl Scene {
             .map_or(pairs, |k| k + 1)
     }
 
+    /// The same scene with each core rendering one row only, `row_offset` rows into its part,
+    /// from column `x` to `x + cols - 1`: a small render for comparing engines. (NPG starts
+    /// later rows at column 0, so a window is one row.)
+    pub fn with_window(&self, x: u32, cols: u32, row_offset: u32) -> Scene {
+        let mut s = self.clone();
+        for k in 0..self.cores() {
+            let y = self.param_reg(6 + 2 * k)[1].saturating_add(row_offset << 17);
+            let set = |s: &mut Scene, reg: usize, v: [u32; 3]| {
+                for (c, v) in v.into_iter().enumerate() {
+                    if let Some(w) = s.params.get_mut(1 + 3 * reg + c) {
+                        *w = v;
+                    }
+                }
+            };
+            set(&mut s, 6 + 2 * k, [x << 17, y, 0]);
+            set(
+                &mut s,
+                7 + 2 * k,
+                [(x + cols) << 17, y.saturating_add(1 << 17), 0],
+            );
+        }
+        s
+    }
+
     /// Primitive frames MAIN runs on per pixel.
     pub fn primitives(&self) -> Result<u32, RenderError> {
         let n = self.vertex.get(6).copied().unwrap_or(0);
@@ -310,8 +334,22 @@ pub fn render_core(
         omem: vec![0; OMEM_WORDS],
         textures: &scene.textures,
     };
-    call(runner, &mut state, &mut io, scene.entry(ENTRY_INITIAL)?, "INITIAL", stats)?;
-    call(runner, &mut state, &mut io, scene.entry(ENTRY_CPPU)?, "CPPU", stats)?;
+    call(
+        runner,
+        &mut state,
+        &mut io,
+        scene.entry(ENTRY_INITIAL)?,
+        "INITIAL",
+        stats,
+    )?;
+    call(
+        runner,
+        &mut state,
+        &mut io,
+        scene.entry(ENTRY_CPPU)?,
+        "CPPU",
+        stats,
+    )?;
     call(
         runner,
         &mut state,
@@ -416,7 +454,12 @@ impl Image {
         let mut px = 0;
         let mut max = 0u8;
         for (a, b) in self.rgb.chunks(3).zip(other.rgb.chunks(3)) {
-            let d = a.iter().zip(b).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0);
+            let d = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| x.abs_diff(*y))
+                .max()
+                .unwrap_or(0);
             if d > 0 {
                 px += 1;
                 max = max.max(d);
@@ -493,9 +536,8 @@ pub fn render(
                     let runner: &dyn Runner = match engine {
                         Engine::Interp => &interp,
                         Engine::Jit(b) => {
-                            compiled =
-                                picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
-                                    .map_err(RenderError)?;
+                            compiled = picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
+                                .map_err(RenderError)?;
                             &compiled
                         }
                     };
