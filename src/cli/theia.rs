@@ -137,32 +137,31 @@ pub fn main(args: Vec<OsString>) -> Result<(), String> {
 }
 
 /// The original project's checkout that holds the ROM: `--rtl`, PICAJIT_THEIA_DIR, or an
-/// ancestor of the scene directory with `rtl/Module_ROM.v`.
-fn rtl_checkout(a: &RenderArgs) -> Result<PathBuf, String> {
+/// ancestor of the scene directory with `rtl/Module_ROM.v`; None when there is none (then only
+/// programs whose entry points all lie in the instruction memory render).
+fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
     if let Some(p) = &a.rtl {
-        return Ok(p.clone());
+        return Some(p.clone());
     }
     if let Some(p) = std::env::var_os("PICAJIT_THEIA_DIR") {
-        return Ok(PathBuf::from(p));
+        return Some(PathBuf::from(p));
     }
-    let scene = a
-        .scene
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", a.scene.display()))?;
+    let scene = a.scene.canonicalize().ok()?;
     scene
         .ancestors()
         .find(|d| d.join("rtl/Module_ROM.v").is_file())
         .map(Path::to_path_buf)
-        .ok_or_else(|| {
-            "the ROM's default code is needed: give --rtl DIR or PICAJIT_THEIA_DIR (a checkout of the original project)"
-                .to_string()
-        })
 }
 
 fn render(a: RenderArgs) -> Result<(), String> {
     use picajit::theia::render::{self, Engine, Image, Scene};
-    let checkout = rtl_checkout(&a)?;
-    let rom = picajit::theia::rom::load(&checkout)?;
+    let rom = match rtl_checkout(&a) {
+        Some(dir) => picajit::theia::rom::load(&dir)?.words,
+        None => {
+            eprintln!("note: no checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR): the ROM's default code is absent, so every entry point must lie in the instruction memory");
+            Vec::new()
+        }
+    };
     let imem = if a.shader.is_empty() {
         None
     } else {
@@ -186,7 +185,7 @@ fn render(a: RenderArgs) -> Result<(), String> {
     };
     let t = Instant::now();
     let (img, stats) =
-        render::render(&scene, &rom.words, engine, threads).map_err(|e| e.to_string())?;
+        render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
     println!(
