@@ -381,5 +381,5 @@ fn render_own_scene() {
     assert_eq!(ppm, std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap());
     // A scene directory without its files is a clear error.
     let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
-    assert!(err.contains("Params.mem"), "{err}");
+    assert!(err.contains("Instructions.mem: "), "{err}");
 }
