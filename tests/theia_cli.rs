@@ -375,10 +375,16 @@ fn render_own_scene() {
     ]);
     assert!(text.contains("rendered 4x2 on x64"), "{text}");
     assert!(text.contains("s per frame"), "{text}");
-    assert!(text.contains("0 differing pixels, largest channel difference 0"), "{text}");
+    assert!(
+        text.contains("0 differing pixels, largest channel difference 0"),
+        "{text}"
+    );
     let ppm = std::fs::read_to_string(&out).unwrap();
     std::fs::remove_file(&out).ok();
-    assert_eq!(ppm, std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap());
+    assert_eq!(
+        ppm,
+        std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap()
+    );
     // A scene directory without its files is a clear error.
     let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
     assert!(err.contains("Instructions.mem: "), "{err}");

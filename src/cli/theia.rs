@@ -184,8 +184,7 @@ fn render(a: RenderArgs) -> Result<(), String> {
         a.cores
     };
     let t = Instant::now();
-    let (img, stats) =
-        render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
+    let (img, stats) = render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
     println!(

@@ -35,6 +35,8 @@
 use super::mem::MemImage;
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::{Profile, TheiaError};
+use picajit_jit::theia::ctx::TheiaCtx;
+use picajit_jit::theia::TheiaCompiled;
 use std::fmt;
 use std::path::Path;
 
@@ -217,41 +219,56 @@ impl Scene {
     }
 }
 
-/// Something that runs THEIA code from an entry address: the interpreter or a JIT.
-pub trait Runner {
+/// One core's execution unit with its register file, on some engine.
+pub trait Machine {
+    /// The register rows (the host writes some; the swap flip exchanges 32-63).
+    fn regs(&mut self) -> &mut [[u32; 3]];
+    /// Runs from `entry` (state carried from the previous run).
     fn run(
-        &self,
-        state: &mut State,
+        &mut self,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
     ) -> Result<exec::RunOutcome, TheiaError>;
 }
 
-/// The reference interpreter.
-pub struct Interp<'a>(pub &'a Code);
+/// The reference interpreter on a [`State`].
+pub struct InterpMachine<'a> {
+    pub code: &'a Code,
+    pub state: State,
+}
 
-impl Runner for Interp<'_> {
+impl Machine for InterpMachine<'_> {
+    fn regs(&mut self) -> &mut [[u32; 3]] {
+        &mut self.state.regs
+    }
     fn run(
-        &self,
-        state: &mut State,
+        &mut self,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
     ) -> Result<exec::RunOutcome, TheiaError> {
-        exec::run(Profile::Rtl, self.0, state, io, entry, budget)
+        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget)
     }
 }
 
-impl Runner for picajit_jit::theia::TheiaCompiled {
+/// Compiled code on a context block kept across runs (no state conversion per run).
+pub struct JitMachine<'a> {
+    pub code: &'a TheiaCompiled,
+    pub ctx: Box<TheiaCtx>,
+}
+
+impl Machine for JitMachine<'_> {
+    fn regs(&mut self) -> &mut [[u32; 3]] {
+        &mut self.ctx.regs[..Profile::Rtl.register_count()]
+    }
     fn run(
-        &self,
-        state: &mut State,
+        &mut self,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
     ) -> Result<exec::RunOutcome, TheiaError> {
-        picajit_jit::theia::TheiaCompiled::run(self, state, io, entry, budget)
+        self.code.run_ctx(&mut self.ctx, io, entry, budget)
     }
 }
 
@@ -288,15 +305,14 @@ pub struct Stats {
 pub const RUN_BUDGET: u64 = 1_000_000;
 
 fn call(
-    r: &dyn Runner,
-    state: &mut State,
+    m: &mut dyn Machine,
     io: &mut CoreIo,
     entry: u16,
     what: &str,
     stats: &mut Stats,
 ) -> Result<bool, RenderError> {
-    let out = r
-        .run(state, io, entry, RUN_BUDGET)
+    let out = m
+        .run(io, entry, RUN_BUDGET)
         .map_err(|e| RenderError(format!("{what} (entry {entry:#06x}): {e}")))?;
     stats.runs += 1;
     stats.steps += out.steps;
@@ -314,19 +330,20 @@ fn call(
 /// Renders core `core`'s part of the scene; returns its output memory.
 pub fn render_core(
     scene: &Scene,
-    runner: &dyn Runner,
+    m: &mut dyn Machine,
     core: usize,
     stats: &mut Stats,
 ) -> Result<Vec<u32>, RenderError> {
     let (w, h) = scene.size()?;
     let max_pixels = u64::from(w) * u64::from(h);
     let prims = scene.primitives()? as usize;
-    let mut state = State::new(Profile::Rtl);
-    for reg in 0..6 {
-        state.regs[reg] = scene.param_reg(reg);
+    let regs = m.regs();
+    regs.fill([0; 3]);
+    for (reg, row) in regs.iter_mut().enumerate().take(6) {
+        *row = scene.param_reg(reg);
     }
     for i in 0..2 {
-        state.regs[REG_PIXEL_2D_INITIAL + i] = scene.param_reg(6 + 2 * core + i);
+        regs[REG_PIXEL_2D_INITIAL + i] = scene.param_reg(6 + 2 * core + i);
     }
     // The host's side of the swap memory.
     let mut io_bank = [[0u32; 3]; SWAP_ROWS];
@@ -334,25 +351,10 @@ pub fn render_core(
         omem: vec![0; OMEM_WORDS],
         textures: &scene.textures,
     };
+    call(m, &mut io, scene.entry(ENTRY_INITIAL)?, "INITIAL", stats)?;
+    call(m, &mut io, scene.entry(ENTRY_CPPU)?, "CPPU", stats)?;
     call(
-        runner,
-        &mut state,
-        &mut io,
-        scene.entry(ENTRY_INITIAL)?,
-        "INITIAL",
-        stats,
-    )?;
-    call(
-        runner,
-        &mut state,
-        &mut io,
-        scene.entry(ENTRY_CPPU)?,
-        "CPPU",
-        stats,
-    )?;
-    call(
-        runner,
-        &mut state,
+        m,
         &mut io,
         scene.entry(ENTRY_USERCONSTANTS)?,
         "USERCONSTANTS",
@@ -372,7 +374,7 @@ pub fn render_core(
                 "core {core}: NPG did not finish within {max_pixels} pixels"
             ));
         }
-        call(runner, &mut state, &mut io, rgu, "RGU", stats)?;
+        call(m, &mut io, rgu, "RGU", stats)?;
         let mut hit = false;
         for frame in 0..prims {
             for (r, row) in io_bank[REG_V0 - SWAP_FIRST..REG_V0 - SWAP_FIRST + 7]
@@ -383,17 +385,18 @@ pub fn render_core(
                 *row = [0, 1, 2].map(|c| scene.vertex.get(base + c).copied().unwrap_or(0));
             }
             // CU_TRIGGER_MAIN flips the swap memory.
+            let regs = m.regs();
             for (i, row) in io_bank.iter_mut().enumerate() {
-                std::mem::swap(row, &mut state.regs[SWAP_FIRST + i]);
+                std::mem::swap(row, &mut regs[SWAP_FIRST + i]);
             }
-            hit |= call(runner, &mut state, &mut io, main, "MAIN", stats)?;
+            hit |= call(m, &mut io, main, "MAIN", stats)?;
         }
         if hit {
             stats.hits += 1;
-            call(runner, &mut state, &mut io, psu2, "PSU2", stats)?;
+            call(m, &mut io, psu2, "PSU2", stats)?;
         }
-        call(runner, &mut state, &mut io, shader, "PIXELSHADER", stats)?;
-        if !call(runner, &mut state, &mut io, npg, "NPG", stats)? {
+        call(m, &mut io, shader, "PIXELSHADER", stats)?;
+        if !call(m, &mut io, npg, "NPG", stats)? {
             break;
         }
     }
@@ -531,20 +534,36 @@ pub fn render(
                 let code = &code;
                 let entries = &entries;
                 s.spawn(move || {
-                    let compiled;
-                    let interp = Interp(code);
-                    let runner: &dyn Runner = match engine {
-                        Engine::Interp => &interp,
-                        Engine::Jit(b) => {
-                            compiled = picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
-                                .map_err(RenderError)?;
-                            &compiled
-                        }
+                    let compiled = match engine {
+                        Engine::Interp => None,
+                        Engine::Jit(b) => Some(
+                            picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
+                                .map_err(RenderError)?,
+                        ),
                     };
                     let mut stats = Stats::default();
                     let mut out = Vec::new();
                     for core in t * per..((t + 1) * per).min(cores) {
-                        out.push(render_core(scene, runner, core, &mut stats)?);
+                        // Each core starts from reset: zero registers and result flops.
+                        let mut interp;
+                        let mut jit;
+                        let m: &mut dyn Machine = match &compiled {
+                            None => {
+                                interp = InterpMachine {
+                                    code,
+                                    state: State::new(Profile::Rtl),
+                                };
+                                &mut interp
+                            }
+                            Some(c) => {
+                                jit = JitMachine {
+                                    code: c,
+                                    ctx: Box::default(),
+                                };
+                                &mut jit
+                            }
+                        };
+                        out.push(render_core(scene, m, core, &mut stats)?);
                     }
                     Ok((out, stats))
                 })
