@@ -16,7 +16,31 @@
  * picajit_shader_apply_constants, picajit_geometry_run_*) need it exclusively.
  * A PicajitGeometry is used from one thread at a time. The last-error message is per thread.
  *
- * Typical use (see README "Embedding in an emulator" and examples/c/):
+ * Semantics a caller observes:
+ *  - NaN: every NaN an arithmetic instruction produces is the canonical NaN (f24 0x7FFFFF,
+ *    f32 0x7FFFFF80) whatever NaN it read; MOV, MAX, MIN, swizzles and negation move a
+ *    register's pattern unchanged (a raw f24 NaN input keeps its payload through them).
+ *  - f32 uniforms and PICAJIT_FORMAT_F32 inputs in f24 mode are rounded to 17 significant
+ *    bits with the engine's rounding (toward zero by default); below 2^-62 -> +0, 2^64 or
+ *    more -> +-inf, +-0 kept, NaN -> 0x7FFFFF. Raw f24 words (picajit_uniforms_set_float_f24,
+ *    PICAJIT_FORMAT_F24) are used exactly. In f32 mode values are used as given.
+ *  - Batches: PicajitShaderInfo.batch_path says whether they run eight vertices per group
+ *    (PICAJIT_BATCH_EIGHT_LANE), one per call of compiled code, or on the interpreter; results
+ *    are identical on every path.
+ *  - Unit state (PicajitUnitState: r0-r15, a0, aL, cmp): with picajit_shader_run_batch_ex every
+ *    vertex starts from state_in and state_out receives the last vertex's final state; a
+ *    batch of one vertex is one invocation of a persistent unit. Geometry units keep theirs
+ *    (picajit_geometry_get/set_unit_state) and their SETEMIT state
+ *    (picajit_geometry_get/set_emit_state). SETEMIT and EMIT in a vertex shader do nothing.
+ *  - Entry points: PicajitRunOptions.entry / picajit_geometry_set_entry run the same words
+ *    from another entry point; code is prepared once per entry and kept in the shader.
+ *  - Operand-descriptor tables of up to 4096 entries are accepted; instructions address the
+ *    first 128, the rest are never read.
+ *  - MAX(0, -inf) = 0 (a > b ? a : b) by default; PicajitEngineConfig.max_rule =
+ *    PICAJIT_MAX_NEG_INF_SECOND selects the other reading (-inf) on every engine.
+ *    docs/float-max.md gives the evidence for both.
+ *
+ * Typical use (see README "Embedding in an emulator", examples/c/ and examples/cpp/):
  *   picajit_engine_config_init, picajit_engine_create, picajit_uniforms_create,
  *   picajit_shader_create (or _load_shbin), picajit_uniforms_set_*,
  *   picajit_shader_run_batch, ..., picajit_*_destroy.
@@ -41,7 +65,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 2
+#define PICAJIT_API_VERSION_MINOR 3
 
 /**
  * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
@@ -67,6 +91,12 @@
  * offset 16 * n.
  */
 #define PICAJIT_LAYOUT_PACKED 1
+
+/**
+ * `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry
+ * point".
+ */
+#define PICAJIT_ENTRY_DEFAULT 4294967295
 
 /**
  * Result of every `picajit_` call that can fail. `PICAJIT_OK` is 0; every error is
@@ -309,6 +339,104 @@ typedef uint32_t PicajitGsMode;
 #endif // __cplusplus
 
 /**
+ * How batches of vertices (and point-mode draws of a geometry shader) run
+ * (`PicajitShaderInfo::batch_path`).
+ */
+enum PicajitBatchPath
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * On the reference interpreter, one vertex at a time.
+   */
+  PICAJIT_BATCH_INTERPRETER = 0,
+  /**
+   * On the JIT's per-vertex code, one vertex per call.
+   */
+  PICAJIT_BATCH_PER_VERTEX = 1,
+  /**
+   * On the JIT's eight-lane code (x86-64 with AVX2): eight vertices per group, the batch
+   * tail and groups that must stop (per-lane loop state, budget, undefined opcodes) on the
+   * per-vertex code. Results are the same on every path, bit for bit.
+   */
+  PICAJIT_BATCH_EIGHT_LANE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitBatchPath PicajitBatchPath;
+#else
+typedef uint32_t PicajitBatchPath;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * USC register banks a caller can set and read.
+ */
+enum PicajitUscBank
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Temporaries r0-r247 (per instance).
+   */
+  PICAJIT_USC_R = 0,
+  /**
+   * Vertex inputs vi0-vi247 (per instance).
+   */
+  PICAJIT_USC_VI = 1,
+  /**
+   * Internal registers i0-i7 (per instance).
+   */
+  PICAJIT_USC_I = 2,
+  /**
+   * Shared registers sh0-sh4095 (one for all instances; the instance argument is ignored).
+   */
+  PICAJIT_USC_SH = 3,
+  /**
+   * Coefficient registers cf0-cf255 (one for all instances; the instance is ignored).
+   */
+  PICAJIT_USC_CF = 4,
+  /**
+   * Index registers idx0-idx1 (per instance).
+   */
+  PICAJIT_USC_IDX = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitUscBank PicajitUscBank;
+#else
+typedef uint32_t PicajitUscBank;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The reading of MAX with a -inf second operand (`PicajitEngineConfig::max_rule`).
+ */
+enum PicajitMaxRule
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * `a > b ? a : b`: MAX(0, -inf) = 0, as the hardware test suite expects.
+   */
+  PICAJIT_MAX_COMPARE = 0,
+  /**
+   * The hardware table's row: a -inf second operand is the result, MAX(0, -inf) = -inf.
+   */
+  PICAJIT_MAX_NEG_INF_SECOND = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitMaxRule PicajitMaxRule;
+#else
+typedef uint32_t PicajitMaxRule;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * An engine: the settings every shader and uniform set created from it shares, and a cache
  * of compiled code (internally synchronised) so that loading a program again is cheap.
  */
@@ -330,6 +458,18 @@ typedef struct PicajitShader PicajitShader;
  * f32 are converted with it).
  */
 typedef struct PicajitUniforms PicajitUniforms;
+
+/**
+ * A USC program parsed and checked for the scope (immutable; usable from any number of
+ * threads at once).
+ */
+typedef struct PicajitUscProgram PicajitUscProgram;
+
+/**
+ * The registers of 1-16 USC instances: per-instance r, vi, i, idx, p0 and execution mask;
+ * shared sh and cf. One thread at a time.
+ */
+typedef struct PicajitUscState PicajitUscState;
 
 /**
  * Engine settings. Fill it with `picajit_engine_config_init`, then change fields.
@@ -358,7 +498,63 @@ typedef struct PicajitEngineConfig {
    * (2^20, far above any real shader).
    */
   uint64_t budget;
+  /**
+   * A `PicajitMaxRule` value: which reading of MAX(0, -inf) every engine implements
+   * (default `PICAJIT_MAX_COMPARE`; docs/float-max.md). Added in API 1.3: a struct from an
+   * older header (ending at `budget`) gets the default.
+   */
+  uint32_t max_rule;
 } PicajitEngineConfig;
+
+/**
+ * The registers of a shader unit that persist between invocations on hardware: an
+ * emulator sets them before a run and reads them after END.
+ *
+ * r0-r15 hold register values as f32 (in F24 modes, f24 values: see
+ * `picajit_shader_run_batch_ex` for how other values are taken). a0 and aL may hold any
+ * value: MOVA saturates to the int32 range, a LOOP's aL steps without bound, and relative
+ * addressing ignores an offset outside -128..127 (seed 000's rule).
+ */
+typedef struct PicajitUnitState {
+  /**
+   * r0-r15, components x, y, z, w.
+   */
+  float r[16][4];
+  /**
+   * a0.x, a0.y.
+   */
+  int32_t a0[2];
+  /**
+   * aL.
+   */
+  int32_t al;
+  /**
+   * cmp.x, cmp.y: 0 or 1 (written as 0 or 1; any value but 0 reads as 1).
+   */
+  uint8_t cmp[2];
+  /**
+   * Zero; ignored.
+   */
+  uint8_t reserved[2];
+} PicajitUnitState;
+
+/**
+ * SETEMIT state of a geometry unit: where and how the next EMIT writes its vertex.
+ */
+typedef struct PicajitEmitState {
+  /**
+   * Vertex-buffer slot of the next EMIT (SETEMIT's vertex id, 0-3).
+   */
+  uint32_t vertex_id;
+  /**
+   * The next EMIT completes a primitive (SETEMIT's `prim` flag): 0 or 1.
+   */
+  uint32_t primitive;
+  /**
+   * Winding of that primitive (SETEMIT's `inv` flag): 0 or 1.
+   */
+  uint32_t winding;
+} PicajitEmitState;
 
 /**
  * Where the registers of each vertex sit in a caller buffer. Register n (v`n` for inputs,
@@ -465,7 +661,8 @@ typedef struct PicajitShaderInfo {
    */
   uint32_t code_words;
   /**
-   * Number of operand descriptors given.
+   * Number of operand descriptors kept: as given, at most 128 (the entries instructions
+   * can address).
    */
   uint32_t opdesc_count;
   /**
@@ -494,7 +691,72 @@ typedef struct PicajitShaderInfo {
    * Bytes of machine code when a JIT runs the shader, else 0.
    */
   size_t code_bytes;
+  /**
+   * How many vertices run (a `PicajitBatchPath`): for a vertex shader,
+   * `picajit_shader_run_batch`; for a geometry shader, `picajit_geometry_run_points`.
+   * Asking generates the eight-lane code if a JIT could run it and it does not exist yet.
+   * (Added in API 1.3; a caller built against 1.2 or earlier gets the fields up to
+   * `code_bytes`.)
+   */
+  uint32_t batch_path;
+  /**
+   * Vertices (geometry shaders: points) per group on that path: 8 or 1.
+   */
+  uint32_t batch_lanes;
 } PicajitShaderInfo;
+
+/**
+ * Per-run options of `picajit_shader_run_batch_ex`. Initialise with
+ * `picajit_run_options_init` (which sets `struct_size`), then set what the run needs.
+ */
+typedef struct PicajitRunOptions {
+  /**
+   * `sizeof(PicajitRunOptions)` as the caller compiled it; lets later versions append
+   * fields.
+   */
+  uint32_t struct_size;
+  /**
+   * Entry point in words, or `PICAJIT_ENTRY_DEFAULT` for the shader's own.
+   */
+  uint32_t entry;
+  /**
+   * Unit state every vertex starts from, or NULL for the clean state.
+   */
+  const struct PicajitUnitState *state_in;
+  /**
+   * Receives the last vertex's final unit state, or NULL.
+   */
+  struct PicajitUnitState *state_out;
+} PicajitRunOptions;
+
+/**
+ * Options of `picajit_usc_program_create`: the readings of seed 004 that are selectable
+ * (docs/usc.md, "Ambiguities").
+ */
+typedef struct PicajitUscOptions {
+  /**
+   * Nonzero: FMAD rounds once (fused, the default). Zero: the product is rounded first.
+   */
+  uint32_t fused_fmad;
+  /**
+   * Nonzero: CNDLT as its pseudo-code is written; zero (default): as its comments say.
+   */
+  uint32_t cndlt_literal;
+} PicajitUscOptions;
+
+/**
+ * How `picajit_usc_run` ended.
+ */
+typedef struct PicajitUscRunInfo {
+  /**
+   * 1 when the program ran past its last group, 0 when the budget ran out first.
+   */
+  uint32_t done;
+  /**
+   * Groups executed.
+   */
+  uint64_t steps;
+} PicajitUscRunInfo;
 
 #ifdef __cplusplus
 extern "C" {
@@ -614,6 +876,66 @@ PicajitStatus picajit_geometry_destroy(struct PicajitGeometry *geometry);
  * `geometry` must be NULL or live and used by no other thread during the call.
  */
 PicajitStatus picajit_geometry_reset(struct PicajitGeometry *geometry);
+
+/**
+ * The unit state the next invocation starts from (what the last one left): r0-r15, a0,
+ * aL, cmp. Geometry invocations carry it over, as on hardware.
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call; `state`
+ * NULL or writable.
+ */
+PicajitStatus picajit_geometry_get_unit_state(const struct PicajitGeometry *geometry,
+                                              struct PicajitUnitState *state);
+
+/**
+ * Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
+ * banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for `shader`'s float
+ * mode as `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other
+ * f32 values rounded like float uniforms (in F32 mode, as given).
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call; `shader`
+ * NULL or live; `state` NULL or readable.
+ */
+PicajitStatus picajit_geometry_set_unit_state(struct PicajitGeometry *geometry,
+                                              const struct PicajitShader *shader,
+                                              const struct PicajitUnitState *state);
+
+/**
+ * The SETEMIT state the next EMIT uses (vertex id, primitive and winding flags), as the
+ * last SETEMIT left it (all 0 after `picajit_geometry_create` and `_reset`).
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call; `state`
+ * NULL or writable.
+ */
+PicajitStatus picajit_geometry_get_emit_state(const struct PicajitGeometry *geometry,
+                                              struct PicajitEmitState *state);
+
+/**
+ * Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
+ *
+ * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a vertex id over 3 (SETEMIT's field is two bits)
+ * or a flag other than 0 or 1.
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call; `state`
+ * NULL or readable.
+ */
+PicajitStatus picajit_geometry_set_emit_state(struct PicajitGeometry *geometry,
+                                              const struct PicajitEmitState *state);
+
+/**
+ * The entry point (in words) the following runs on `geometry` start the geometry shader
+ * at, or `PICAJIT_ENTRY_DEFAULT` (the initial setting) for the shader's own. The code for
+ * each entry point is prepared once per shader, on its first run. An entry outside the
+ * shader's code fails the run with `PICAJIT_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call.
+ */
+PicajitStatus picajit_geometry_set_entry(struct PicajitGeometry *geometry, uint32_t entry);
 
 /**
  * Set the input mode (a `PicajitGsMode`). `first_uniform` (0-95) is the first float
@@ -766,11 +1088,17 @@ PicajitStatus picajit_geometry_run_uniforms(struct PicajitGeometry *geometry,
 
 /**
  * Create a shader from raw program memory, as an emulator finds it in GPU registers:
- * `code_words` code words, `opdesc_count` operand descriptors (entries past the count read
- * as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied. Release the
- * shader with `picajit_shader_destroy`.
+ * `code_words` code words, `opdesc_count` operand descriptors (32-bit words, entries past the
+ * count read as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied.
+ * Release the shader with `picajit_shader_destroy`.
  *
- * Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 128 descriptors or an
+ * The descriptor table may be passed whole, as emulators keep it (up to 4096 entries):
+ * instructions address only the first 128 (a 7-bit field; MAD's 5-bit field the first 32),
+ * so entries past 128 are never read and not kept (`PicajitShaderInfo::opdesc_count` is at
+ * most 128). Runs may use other entry points of the same words (`picajit_shader_run_batch_ex`,
+ * `picajit_geometry_set_entry`) without creating another shader.
+ *
+ * Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors or an
  * entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
  *
  * # Safety
@@ -900,6 +1228,67 @@ PicajitStatus picajit_shader_run_batch(const struct PicajitShader *shader,
                                        struct PicajitRunStats *stats);
 
 /**
+ * `picajit_shader_run_batch` with per-run options (`options` may be NULL: no options):
+ *
+ * * `options->entry`: run the program from this entry point (in words) instead of the
+ *   shader's own; `PICAJIT_ENTRY_DEFAULT` for the shader's own. The code for each entry
+ *   point is prepared (compiled, on a JIT) on its first use and kept in the shader, so an
+ *   emulator passes the entry point of each draw without recompiling.
+ * * `options->state_in`: when not NULL, *every* vertex of the batch starts from this unit
+ *   state (r0-r15, a0, aL, cmp) instead of the clean one (all zero, flags clear). Vertices
+ *   stay independent of each other, as on hardware, where the vertex units take vertices in
+ *   no order a program could rely on; the batch gives the same results however it is
+ *   split, and keeps its fast paths (eight vertices per group on the x86-64 JIT).
+ * * `options->state_out`: when not NULL, receives the state the *last* vertex ended with:
+ *   exactly what a batch of that one vertex leaves. A batch of one vertex is therefore one
+ *   invocation with the unit state in and out: an emulator that keeps a persistent shader
+ *   unit passes its state in and stores what comes out (for `count` = 0, `state_in` as
+ *   converted, or the clean state). Not written when the call fails. May be the same
+ *   object as `state_in`.
+ *
+ * In F24 modes each r0-r15 value of `state_in` that is exactly an f24 value (every value a
+ * `state_out` holds) is used bit for bit; another f32 value is rounded to f24 like a float
+ * uniform (`picajit_uniforms_set_float`). a0 and aL may hold any value (relative addressing
+ * ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
+ * `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
+ *
+ * Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
+ * point outside the code or an `options->struct_size` smaller than this header's.
+ *
+ * # Safety
+ * As `picajit_shader_run_batch`; `options` NULL or readable, its `state_in` NULL or
+ * readable and `state_out` NULL or writable.
+ */
+PicajitStatus picajit_shader_run_batch_ex(const struct PicajitShader *shader,
+                                          const struct PicajitUniforms *uniforms,
+                                          const struct PicajitVertexLayout *input_layout,
+                                          const void *inputs,
+                                          const struct PicajitVertexLayout *output_layout,
+                                          void *outputs,
+                                          size_t count,
+                                          const struct PicajitRunOptions *options,
+                                          struct PicajitRunStats *stats);
+
+/**
+ * Fill `*options` with the defaults: `struct_size` set, the shader's own entry point, no
+ * state in or out.
+ *
+ * # Safety
+ * `options` must be NULL or writable.
+ */
+PicajitStatus picajit_run_options_init(struct PicajitRunOptions *options);
+
+/**
+ * How many entry points other than its own the runs of `shader` have prepared code for
+ * (each is prepared once, on its first run; for tests and diagnostics).
+ *
+ * # Safety
+ * `shader` must be NULL or a live shader; `prepared` NULL or writable.
+ */
+PicajitStatus picajit_shader_prepared_entries(const struct PicajitShader *shader,
+                                              uint32_t *prepared);
+
+/**
  * Create a uniform set with every float uniform 0.0, every int uniform (0,0,0,0) and every
  * bool false. Release it with `picajit_uniforms_destroy`.
  *
@@ -998,6 +1387,115 @@ PicajitStatus picajit_uniforms_set_bools(struct PicajitUniforms *uniforms, uint1
  * must be NULL or writable.
  */
 PicajitStatus picajit_uniforms_get_bools(const struct PicajitUniforms *uniforms, uint16_t *bits);
+
+/**
+ * Parse and check a USC program (ISR text, NUL-terminated UTF-8). `options` may be NULL
+ * for the defaults.
+ *
+ * Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
+ * message), `PICAJIT_ERR_PROGRAM` for a program outside the scope ("not supported: NAME")
+ * or with a branch to a missing group.
+ *
+ * # Safety
+ * `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
+ * or writable.
+ */
+PicajitStatus picajit_usc_program_create(const char *source,
+                                         const struct PicajitUscOptions *options,
+                                         struct PicajitUscProgram **out);
+
+/**
+ * Fill `options` with the defaults (fused FMAD, CNDLT as commented).
+ *
+ * # Safety
+ * `options` must be NULL or writable.
+ */
+PicajitStatus picajit_usc_options_init(struct PicajitUscOptions *options);
+
+/**
+ * Destroy a USC program (NULL is ignored).
+ *
+ * # Safety
+ * No other thread may be using the program.
+ */
+PicajitStatus picajit_usc_program_destroy(struct PicajitUscProgram *program);
+
+/**
+ * Create the registers of `instances` (1-16) instances: all zero, p0 clear, every
+ * instance running.
+ *
+ * # Safety
+ * `out` must be NULL or writable.
+ */
+PicajitStatus picajit_usc_state_create(uint32_t instances, struct PicajitUscState **out);
+
+/**
+ * Destroy a USC state (NULL is ignored).
+ *
+ * # Safety
+ * No other thread may be using the state.
+ */
+PicajitStatus picajit_usc_state_destroy(struct PicajitUscState *state);
+
+/**
+ * Set register `index` of `bank` (a `PicajitUscBank`) for one instance (shared banks: for
+ * all).
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread uses.
+ */
+PicajitStatus picajit_usc_state_set(struct PicajitUscState *state,
+                                    uint32_t bank,
+                                    uint32_t index,
+                                    uint32_t instance,
+                                    uint32_t value);
+
+/**
+ * Read register `index` of `bank` for one instance into `*value`.
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread writes; `value` NULL or writable.
+ */
+PicajitStatus picajit_usc_state_get(const struct PicajitUscState *state,
+                                    uint32_t bank,
+                                    uint32_t index,
+                                    uint32_t instance,
+                                    uint32_t *value);
+
+/**
+ * Set p0 of one instance (nonzero: set).
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread uses.
+ */
+PicajitStatus picajit_usc_state_set_p0(struct PicajitUscState *state,
+                                       uint32_t instance,
+                                       uint32_t value);
+
+/**
+ * Read p0 of one instance (0 or 1) into `*value`.
+ *
+ * # Safety
+ * `state` must be NULL or a live state no other thread writes; `value` NULL or writable.
+ */
+PicajitStatus picajit_usc_state_get_p0(const struct PicajitUscState *state,
+                                       uint32_t instance,
+                                       uint32_t *value);
+
+/**
+ * Run `program` from its first group on `state` until it runs past its last group or
+ * `budget` groups have executed (`info->done` says which). `info` may be NULL.
+ *
+ * Errors: `PICAJIT_ERR_EXEC` when a link address names no group (CNDSETL, LAPC).
+ *
+ * # Safety
+ * `program` must be NULL or a live program; `state` NULL or a live state no other thread
+ * uses; `info` NULL or writable.
+ */
+PicajitStatus picajit_usc_run(const struct PicajitUscProgram *program,
+                              struct PicajitUscState *state,
+                              uint64_t budget,
+                              struct PicajitUscRunInfo *info);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -8,13 +8,14 @@
 
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
-use picajit_interp::float::{FloatMode, F24};
+use picajit_interp::float::{FloatMode, MaxRule, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Which engine to run programs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -73,6 +74,8 @@ pub struct EngineConfig {
     pub float_mode: FloatMode,
     /// Maximum instructions per invocation before [`ExecError::BudgetExhausted`].
     pub budget: u64,
+    /// Which reading of `max(0, -inf)` every engine implements (`docs/float-max.md`).
+    pub max_rule: MaxRule,
 }
 
 /// The budget the CLI's `--budget` and the C ABI's `PicajitEngineConfig::budget` mean: 0
@@ -92,6 +95,7 @@ impl Default for EngineConfig {
             backend: BackendChoice::Auto,
             float_mode: FloatMode::default(),
             budget: DEFAULT_BUDGET,
+            max_rule: MaxRule::default(),
         }
     }
 }
@@ -164,6 +168,9 @@ pub struct Shader {
     fallback: Option<String>,
     input_mask: u16,
     output_mask: u16,
+    /// The same program prepared for other entry points ([`Shader::with_entry`]), each
+    /// compiled once, on its first run.
+    entries: Mutex<HashMap<u16, Arc<Shader>>>,
 }
 
 impl Shader {
@@ -188,7 +195,7 @@ impl Shader {
         config: &EngineConfig,
         cache: Option<&CodeCache>,
     ) -> Result<Shader, EngineError> {
-        let interp = Interpreter::new(&program, config.float_mode);
+        let interp = Interpreter::with_max_rule(&program, config.float_mode, config.max_rule);
         let target = match config.backend {
             BackendChoice::Interpreter => None,
             BackendChoice::Auto => Backend::host(),
@@ -204,6 +211,7 @@ impl Shader {
             config: *config,
             active: ActiveBackend::Interpreter,
             fallback: None,
+            entries: Mutex::new(HashMap::new()),
         };
         let Some(backend) = target else {
             if config.backend == BackendChoice::Auto {
@@ -213,9 +221,21 @@ impl Shader {
         };
         let features = HostFeatures::detect();
         let compiled = match cache {
-            Some(c) => c.get_or_compile(&shader.program, config.float_mode, backend, features),
-            None => picajit_jit::compile(&shader.program, config.float_mode, backend, features)
-                .map(Arc::new),
+            Some(c) => c.get_or_compile_with(
+                &shader.program,
+                config.float_mode,
+                config.max_rule,
+                backend,
+                features,
+            ),
+            None => picajit_jit::compile_with(
+                &shader.program,
+                config.float_mode,
+                config.max_rule,
+                backend,
+                features,
+            )
+            .map(Arc::new),
         };
         match compiled {
             Ok(code) if code.is_executable() => {
@@ -331,8 +351,21 @@ impl Shader {
         uniforms: &Uniforms,
         inputs: &[[f32; 4]; 16],
     ) -> Result<(Registers, RunInfo), ExecError> {
+        self.run_vertex_from(uniforms, inputs, &UnitState::default())
+    }
+
+    /// [`Self::run_vertex`] from the unit state `state` (converted by
+    /// [`Self::convert_state`]) instead of the clean one: one invocation of an emulator's
+    /// persistent shader unit. The final state is `regs.unit_state()` of the result.
+    pub fn run_vertex_from(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[f32; 4]; 16],
+        state: &UnitState,
+    ) -> Result<(Registers, RunInfo), ExecError> {
         let mut regs = Registers::default();
         regs.input = self.convert_inputs(inputs);
+        regs.set_unit_state(&self.convert_state(state));
         let info = self.run(&mut regs, uniforms, None)?;
         Ok((regs, info))
     }
@@ -616,6 +649,295 @@ impl Shader {
         })
     }
 
+    /// Call `f` with this program prepared for entry point `entry` (see [`Self::at_entry`]).
+    pub fn with_entry<R>(
+        &self,
+        entry: u32,
+        f: impl FnOnce(&Shader) -> R,
+    ) -> Result<R, EngineError> {
+        let shader = self.at_entry(entry)?;
+        Ok(f(&shader))
+    }
+
+    /// This program prepared for entry point `entry`: `self` when it is the program's own
+    /// entry, otherwise the shader for that entry, prepared (compiled, on a JIT) on the first
+    /// call and kept in `self` for every later one. Emulators pass the entry point with each
+    /// draw while the program words stay the same; this costs a map lookup per call, not a
+    /// compilation. At most one shader per code word is ever prepared.
+    ///
+    /// Fails for an entry point outside the program's code words.
+    pub fn at_entry(&self, entry: u32) -> Result<ShaderAt<'_>, EngineError> {
+        if entry == u32::from(self.program.entry()) {
+            return Ok(ShaderAt::Own(self));
+        }
+        let program = self.program.with_entry(entry)?;
+        let key = entry as u16;
+        // A poisoned lock only means another thread panicked while inserting; the map is
+        // still a valid cache.
+        let found = self
+            .entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        let shader = match found {
+            Some(s) => s,
+            None => {
+                let fresh = Arc::new(Shader::new(program, &self.config)?);
+                self.entries
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(key)
+                    .or_insert(fresh)
+                    .clone()
+            }
+        };
+        Ok(ShaderAt::Other(shader))
+    }
+
+    /// Entry points other than the program's own that [`Self::with_entry`] has prepared.
+    pub fn prepared_entries(&self) -> usize {
+        self.entries.lock().map_or(0, |m| m.len())
+    }
+
+    /// `state` in this shader's register representation: in F24 modes, a value that is
+    /// exactly an f24 value (every value a run hands back) is kept bit for bit, any other
+    /// f32 is rounded to f24 with the mode's rounding, as float uniforms are on upload; in
+    /// F32 mode values are kept. a0, aL and cmp are taken as they are.
+    pub fn convert_state(&self, state: &UnitState) -> UnitState {
+        let mut s = *state;
+        if let FloatMode::F24(r) = self.config.float_mode {
+            for row in &mut s.temp {
+                *row = row.map(|x| match F24::from_f32_exact(x) {
+                    Some(_) => x,
+                    None => F24::from_f32(x, r).to_f32(),
+                });
+            }
+        }
+        s
+    }
+
+    /// [`Self::run_batch_masked`] with unit state in and out.
+    ///
+    /// * `state_in`: every vertex of the batch starts from this state (r0-r15, a0, aL, cmp;
+    ///   converted by [`Self::convert_state`]) instead of the clean one. Vertices stay
+    ///   independent of each other, as on hardware, where the four vertex units take
+    ///   vertices in no order a program could rely on: a batch gives the same results
+    ///   however it is split or grouped, and the eight-vertex path runs it too.
+    /// * `state_out`: receives the state the *last* vertex ended with, exactly what one
+    ///   [`Self::run`] of that vertex from `state_in` leaves (for an empty batch,
+    ///   `state_in` converted, or the clean state). Not written when the batch fails.
+    ///
+    /// So a batch of one vertex is one invocation with state in and out, and an emulator
+    /// that keeps a persistent unit passes its state in and stores what comes out. With
+    /// neither (or a clean `state_in` and no `state_out`) this is `run_batch_masked`, at its
+    /// cost.
+    pub fn run_batch_state(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        state_in: Option<&UnitState>,
+        state_out: Option<&mut UnitState>,
+    ) -> Result<u64, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
+        let load = |v: &[[f32; 4]; 16]| match self.config.float_mode {
+            FloatMode::F24(_) => self.convert_masked(v),
+            FloatMode::F32 => *v,
+        };
+        let start = self.start_state(state_in);
+        let total = match &start {
+            None => self.run_batch_masked(uniforms, inputs, outputs, out_mask)?,
+            Some(s) => self.run_staged_from(uniforms, inputs, outputs, out_mask, s, load)?,
+        };
+        self.final_state(
+            uniforms,
+            inputs.len(),
+            inputs.last().map(load),
+            start,
+            state_out,
+        )?;
+        Ok(total)
+    }
+
+    /// [`Self::run_batch_state`] with raw f24 words as inputs ([`Self::run_batch_f24`]).
+    pub fn run_batch_f24_state(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[F24; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        state_in: Option<&UnitState>,
+        state_out: Option<&mut UnitState>,
+    ) -> Result<u64, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
+        let load = |v: &[[F24; 4]; 16]| self.expand_masked(v);
+        let start = self.start_state(state_in);
+        let total = match &start {
+            None => self.run_batch_f24(uniforms, inputs, outputs, out_mask)?,
+            Some(s) => self.run_staged_from(uniforms, inputs, outputs, out_mask, s, load)?,
+        };
+        self.final_state(
+            uniforms,
+            inputs.len(),
+            inputs.last().map(load),
+            start,
+            state_out,
+        )?;
+        Ok(total)
+    }
+
+    /// [`Self::run_batch_state`] on inputs that are register values already (see
+    /// [`Self::run_batch_registers`]).
+    pub(crate) fn run_batch_registers_state(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        state_in: Option<&UnitState>,
+        state_out: Option<&mut UnitState>,
+    ) -> Result<u64, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
+        let start = self.start_state(state_in);
+        let total = match &start {
+            None => self.run_batch_registers(uniforms, inputs, outputs, out_mask)?,
+            Some(s) => self.run_registers_from(uniforms, inputs, outputs, out_mask, s)?,
+        };
+        self.final_state(
+            uniforms,
+            inputs.len(),
+            inputs.last().copied(),
+            start,
+            state_out,
+        )?;
+        Ok(total)
+    }
+
+    /// The converted start state of a batch; `None` for the clean state (the plain batch).
+    fn start_state(&self, state_in: Option<&UnitState>) -> Option<UnitState> {
+        state_in
+            .map(|s| self.convert_state(s))
+            .filter(|s| !s.is_clean())
+    }
+
+    /// `state_out` of a batch of `n` vertices whose last had `last` in v0-v15 (register
+    /// values).
+    fn final_state(
+        &self,
+        uniforms: &Uniforms,
+        n: usize,
+        last: Option<[[f32; 4]; 16]>,
+        start: Option<UnitState>,
+        state_out: Option<&mut UnitState>,
+    ) -> Result<(), BatchError> {
+        let Some(out) = state_out else {
+            return Ok(());
+        };
+        let start = start.unwrap_or_default();
+        *out = match last {
+            None => start,
+            Some(input) => {
+                // The last vertex once more, on the per-invocation path: batches keep no
+                // per-vertex state, and this costs one vertex only when asked for.
+                let mut regs = Registers::default();
+                regs.input = input;
+                regs.set_unit_state(&start);
+                // It succeeded in the batch, so it succeeds here (the same engine, inputs
+                // and state); the error arm only keeps this total.
+                self.run(&mut regs, uniforms, None)
+                    .map_err(|error| BatchError {
+                        vertex: n - 1,
+                        error,
+                    })?;
+                regs.unit_state()
+            }
+        };
+        Ok(())
+    }
+
+    /// A batch from a non-clean, converted state: inputs staged as register values in
+    /// chunks by `load`, as [`Self::run_batch_masked`] stages them.
+    fn run_staged_from<T>(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[T],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        start: &UnitState,
+        load: impl Fn(&T) -> [[f32; 4]; 16],
+    ) -> Result<u64, BatchError> {
+        const CHUNK: usize = 256;
+        let n = inputs.len().min(outputs.len());
+        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
+        let mut total = 0;
+        let mut base = 0;
+        while base < n {
+            let len = CHUNK.min(n - base);
+            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+                *dst = load(src);
+            }
+            total += self
+                .run_registers_from(
+                    uniforms,
+                    &scratch[..len],
+                    &mut outputs[base..base + len],
+                    out_mask,
+                    start,
+                )
+                .map_err(|e| BatchError {
+                    vertex: base + e.vertex,
+                    error: e.error,
+                })?;
+            base += len;
+        }
+        Ok(total)
+    }
+
+    /// A batch of register values from a non-clean, converted state.
+    fn run_registers_from(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        start: &UnitState,
+    ) -> Result<u64, BatchError> {
+        let Some(code) = &self.jit else {
+            let mut regs = Registers::default();
+            let mut total = 0;
+            for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                regs.input = *input;
+                regs.output = [[0.0; 4]; 16];
+                regs.set_unit_state(start);
+                let info = self
+                    .interp
+                    .run(&mut regs, uniforms, None, self.config.budget)
+                    .map_err(|error| BatchError { vertex: k, error })?;
+                total += info.instructions;
+                *output = regs.output;
+            }
+            return Ok(total);
+        };
+        code.run_batch_from(
+            inputs,
+            outputs,
+            uniforms,
+            self.config.budget,
+            out_mask,
+            start,
+        )
+        .map(|i| i.instructions)
+        .map_err(|e| BatchError {
+            vertex: e.index,
+            error: e.error,
+        })
+    }
+
     /// Convert only the registers the program reads; the rest are zero.
     fn convert_masked(&self, input: &[[f32; 4]; 16]) -> [[f32; 4]; 16] {
         let mut out = [[0.0f32; 4]; 16];
@@ -644,6 +966,26 @@ impl Shader {
 /// Raw f24 words as register values (lossless: `F24::to_f32` is injective).
 pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
     inputs.map(|row| row.map(F24::to_f32))
+}
+
+/// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
+/// or the one prepared for that entry.
+#[derive(Debug)]
+pub enum ShaderAt<'a> {
+    /// The program's own entry point.
+    Own(&'a Shader),
+    /// Another entry point, prepared once and kept by the shader.
+    Other(Arc<Shader>),
+}
+
+impl std::ops::Deref for ShaderAt<'_> {
+    type Target = Shader;
+    fn deref(&self) -> &Shader {
+        match self {
+            ShaderAt::Own(s) => s,
+            ShaderAt::Other(s) => s,
+        }
+    }
 }
 
 /// Input registers any instruction of `program` reads (reachable or not: a superset is

@@ -19,3 +19,5 @@ pub mod capi;
 pub mod engine;
 pub mod shbin;
 pub mod testgen;
+pub mod theia;
+pub mod usc;

@@ -259,6 +259,26 @@ fn c_tests_pass_and_are_memcheck_clean() {
     }
 }
 
+/// Emulator embedding (`tests/c/test_embedding.c`): unit state in and out, per-run entry
+/// points, whole descriptor tables, emit state, batch path; natively and under memcheck.
+#[test]
+fn c_embedding_tests_pass_and_are_memcheck_clean() {
+    let dir = work_dir("test_embedding");
+    let sources = [manifest_dir().join("tests/c/test_embedding.c")];
+    let exe = dir.join("test_embedding");
+    build_c(&sources, &exe, Link::Shared);
+    let out = run(&mut Command::new(&exe));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}");
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "C tests did not report success:\n{stdout}"
+    );
+    if valgrind_available() {
+        memcheck(&exe, &[]);
+    }
+}
+
 #[test]
 fn c_example_builds_and_prints_the_transformed_vertices() {
     let dir = work_dir("example");
@@ -280,4 +300,29 @@ fn c_example_builds_and_prints_the_transformed_vertices() {
     if valgrind_available() {
         memcheck(&exe, &[&mvp]);
     }
+}
+
+/// The semantics an emulator author needs are stated in the header a C user reads (issue
+/// 21): NaN outputs, f32 uniform rounding, the batch path, unit state, entry points, emit
+/// state, long descriptor tables, SETEMIT/EMIT in vertex shaders and MAX(0, -inf).
+#[test]
+fn header_states_the_embedding_semantics() {
+    let header = std::fs::read_to_string(manifest_dir().join("include/picajit.h")).unwrap();
+    for needle in [
+        "canonical NaN",
+        "rounded to 17 significant",
+        "PICAJIT_BATCH_EIGHT_LANE",
+        "batch_lanes",
+        "PicajitUnitState",
+        "state_out receives the last vertex's final state",
+        "picajit_geometry_get_emit_state",
+        "picajit_geometry_set_entry",
+        "SETEMIT and EMIT in a vertex shader do nothing",
+        "up to 4096 entries",
+        "MAX(0, -inf) = 0",
+        "PICAJIT_MAX_NEG_INF_SECOND",
+    ] {
+        assert!(header.contains(needle), "picajit.h does not say {needle:?}");
+    }
+    assert!(manifest_dir().join("docs/float-max.md").exists());
 }

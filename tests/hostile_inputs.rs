@@ -14,7 +14,7 @@ use picajit::interp::exec::ExecError;
 use picajit::interp::float::{FloatMode, Rounding};
 use picajit::interp::isa::{encode, CondOp, Condition, Instruction};
 use picajit::interp::program::{
-    GsInputMode, Program, ProgramError, ShaderKind, CODE_WORDS, MAX_OPDESCS,
+    GsInputMode, Program, ProgramError, ShaderKind, CODE_WORDS, MAX_OPDESCS, MAX_OPDESC_TABLE,
 };
 use picajit::interp::state::Uniforms;
 use picajit::shbin::Shbin;
@@ -96,9 +96,18 @@ fn program_new_rejects_bad_shapes() {
         Err(ProgramError::TooManyWords(1 << 20))
     );
     assert_eq!(
-        Program::new(vec![end], vec![0; MAX_OPDESCS + 1], 0, ShaderKind::Vertex),
-        Err(ProgramError::TooManyDescriptors(MAX_OPDESCS + 1))
+        Program::new(
+            vec![end],
+            vec![0; MAX_OPDESC_TABLE + 1],
+            0,
+            ShaderKind::Vertex
+        ),
+        Err(ProgramError::TooManyDescriptors(MAX_OPDESC_TABLE + 1))
     );
+    // An emulator's whole table is accepted; only the entries instructions address are kept.
+    let p = Program::new(vec![end], vec![7; MAX_OPDESC_TABLE], 0, ShaderKind::Vertex)
+        .expect("a 4096-entry table");
+    assert_eq!(p.opdescs().len(), MAX_OPDESCS);
     // The limits themselves are fine, and so is an entry at the last word.
     let p = Program::new(
         vec![end; CODE_WORDS],
@@ -297,6 +306,7 @@ fn shaders(program: &Program, budget: u64) -> Vec<Shader> {
                 backend,
                 float_mode,
                 budget,
+                ..EngineConfig::default()
             };
             match Shader::new(program.clone(), &config) {
                 Ok(s) => v.push(s),

@@ -11,3 +11,4 @@ pub mod isa;
 pub mod program;
 pub mod state;
 pub mod theia;
+pub mod usc;

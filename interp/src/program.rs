@@ -5,8 +5,14 @@ use std::fmt;
 
 /// Size of the shader unit's program memory in 32-bit words.
 pub const CODE_WORDS: usize = 4096;
-/// Size of the operand-descriptor table.
+/// Operand descriptors the instruction encoding can address: the 7-bit descriptor field of
+/// most formats (MAD's 5-bit field reaches the first 32).
 pub const MAX_OPDESCS: usize = 128;
+
+/// Longest operand-descriptor table [`Program::new`] accepts. Emulators keep the table as
+/// the GPU's upload register fills it, commonly 4096 entries (as many as code words); the
+/// entries past [`MAX_OPDESCS`] are never read by any instruction, so they are dropped.
+pub const MAX_OPDESC_TABLE: usize = 4096;
 
 /// Which shader unit a program runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -56,7 +62,7 @@ pub enum GsInputMode {
 pub enum ProgramError {
     /// More than [`CODE_WORDS`] code words.
     TooManyWords(usize),
-    /// More than [`MAX_OPDESCS`] operand descriptors.
+    /// More than [`MAX_OPDESC_TABLE`] operand descriptors.
     TooManyDescriptors(usize),
     /// The entry point is not inside the code.
     EntryOutOfRange { entry: u32, words: usize },
@@ -73,7 +79,8 @@ impl fmt::Display for ProgramError {
             }
             ProgramError::TooManyDescriptors(n) => write!(
                 f,
-                "program has {n} operand descriptors; the table holds {MAX_OPDESCS}"
+                "program has {n} operand descriptors; at most {MAX_OPDESC_TABLE} are accepted \
+                 (instructions address the first {MAX_OPDESCS})"
             ),
             ProgramError::EntryOutOfRange { entry, words } => write!(
                 f,
@@ -97,18 +104,22 @@ pub struct Program {
 impl Program {
     /// Build a program. Descriptor-table entries beyond `opdescs.len()` read as 0 (write
     /// nothing, select `.xxxx`), the deterministic stand-in for uninitialised swizzle memory.
+    /// A table longer than [`MAX_OPDESCS`] (up to [`MAX_OPDESC_TABLE`] entries, as emulators
+    /// hold it) is cut to its first [`MAX_OPDESCS`] entries: no instruction can address the
+    /// others.
     pub fn new(
         code: Vec<u32>,
-        opdescs: Vec<u64>,
+        mut opdescs: Vec<u64>,
         entry: u32,
         kind: ShaderKind,
     ) -> Result<Program, ProgramError> {
         if code.len() > CODE_WORDS {
             return Err(ProgramError::TooManyWords(code.len()));
         }
-        if opdescs.len() > MAX_OPDESCS {
+        if opdescs.len() > MAX_OPDESC_TABLE {
             return Err(ProgramError::TooManyDescriptors(opdescs.len()));
         }
+        opdescs.truncate(MAX_OPDESCS);
         if entry as usize >= code.len() {
             return Err(ProgramError::EntryOutOfRange {
                 entry,

@@ -54,6 +54,66 @@ impl Registers {
     }
 }
 
+/// The shader unit's working state that persists between invocations on hardware and that an
+/// emulator keeps with its shader unit: r0-r15, a0.x/a0.y, aL and the two comparison flags.
+///
+/// Values are in register representation (as [`Registers::temp`] holds them). a0 and aL may
+/// hold any `i32`: MOVA saturates to the `i32` range and a LOOP's aL steps without bounds;
+/// relative addressing applies seed 000's offset rule to whatever they hold.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct UnitState {
+    /// r0-r15.
+    pub temp: [[f32; 4]; 16],
+    /// a0.x, a0.y.
+    pub a0: [i32; 2],
+    /// aL.
+    pub al: i32,
+    /// cmp.x, cmp.y.
+    pub cmp: [bool; 2],
+}
+
+impl UnitState {
+    /// Bitwise equality (`PartialEq` compares the float registers as floats, where NaN is
+    /// unequal to itself and -0 equals +0).
+    pub fn bits_eq(&self, other: &UnitState) -> bool {
+        self.a0 == other.a0
+            && self.al == other.al
+            && self.cmp == other.cmp
+            && self
+                .temp
+                .iter()
+                .zip(&other.temp)
+                .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits))
+    }
+
+    /// The state every invocation starts from when none is given (all zero, flags clear):
+    /// what [`Registers::reset_working_state`] leaves.
+    pub fn is_clean(&self) -> bool {
+        self.bits_eq(&UnitState::default())
+    }
+}
+
+impl Registers {
+    /// The unit state these registers hold.
+    pub fn unit_state(&self) -> UnitState {
+        UnitState {
+            temp: self.temp,
+            a0: self.a0,
+            al: self.al,
+            cmp: self.cmp.map(|c| c != 0),
+        }
+    }
+
+    /// Put `state` into r0-r15, a0, aL and cmp (inputs and outputs untouched). The values are
+    /// taken as they are: callers convert them to the float mode's register values first.
+    pub fn set_unit_state(&mut self, state: &UnitState) {
+        self.temp = state.temp;
+        self.a0 = state.a0;
+        self.al = state.al;
+        self.cmp = state.cmp.map(u8::from);
+    }
+}
+
 /// Byte offset of `Registers::input`.
 pub const OFFSET_INPUT: usize = offset_of!(Registers, input);
 /// Byte offset of `Registers::temp`.

@@ -67,6 +67,8 @@ pub mod layout;
 pub mod lower;
 pub mod masm;
 pub mod runtime;
+pub mod theia;
+pub mod usc;
 pub mod x64;
 
 /// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
@@ -88,9 +90,9 @@ pub use runtime::cache::{CacheKey, CodeCache};
 
 use layout::{EmitRecord, JitContext};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use runtime::code_buffer::{ExecCode, Status};
 use std::fmt;
 use std::sync::OnceLock;
@@ -172,6 +174,7 @@ pub struct CompiledShader {
     interp: Interpreter,
     program: Program,
     mode: FloatMode,
+    max_rule: MaxRule,
     backend: Backend,
     features: HostFeatures,
     compile_time: Duration,
@@ -187,6 +190,9 @@ pub struct CompiledShader {
     /// on first use: it costs more to compile than the per-vertex code, and single
     /// invocations (geometry shaders, `run`) never need it.
     soa: OnceLock<Option<batch::SoaCode>>,
+    /// Multi-vertex code whose groups start from a given unit state (`run_batch_from`):
+    /// generated on the first such batch, so runs that never ask for one never pay for it.
+    soa_from: OnceLock<Option<batch::SoaCode>>,
 }
 
 impl fmt::Debug for CompiledShader {
@@ -211,11 +217,24 @@ pub fn compile(
     backend: Backend,
     features: HostFeatures,
 ) -> Result<CompiledShader, CompileError> {
+    compile_with(program, mode, MaxRule::default(), backend, features)
+}
+
+/// [`compile`] for the MAX reading `max_rule` (`picajit_interp::float::MaxRule`): the
+/// per-vertex code, the multi-vertex code and the interpreter the code falls back to all
+/// implement it.
+pub fn compile_with(
+    program: &Program,
+    mode: FloatMode,
+    max_rule: MaxRule,
+    backend: Backend,
+    features: HostFeatures,
+) -> Result<CompiledShader, CompileError> {
     let start = Instant::now();
     let analysis = Analysis::new(program)?;
     let emitted = match backend {
-        Backend::X64 => x64::generate(program, &analysis, mode, features)?,
-        Backend::A64 => a64::generate(program, &analysis, mode, features)?,
+        Backend::X64 => x64::generate(program, &analysis, mode, max_rule, features)?,
+        Backend::A64 => a64::generate(program, &analysis, mode, max_rule, features)?,
     };
     let written @ (temps, outputs) = analysis.written_registers();
     let exec =
@@ -228,6 +247,7 @@ pub fn compile(
         };
     Ok(CompiledShader {
         soa: OnceLock::new(),
+        soa_from: OnceLock::new(),
         written,
         undo_rows: temps.count_ones()
             + outputs.count_ones() * (1 + (program.kind() == ShaderKind::Geometry) as u32),
@@ -238,9 +258,10 @@ pub fn compile(
         exec,
         marks: emitted.marks,
         analysis,
-        interp: Interpreter::new(program, mode),
+        interp: Interpreter::with_max_rule(program, mode, max_rule),
         program: program.clone(),
         mode,
+        max_rule,
         backend,
         features,
         compile_time: start.elapsed(),
@@ -523,27 +544,106 @@ impl CompiledShader {
         }
         match self.soa() {
             Some(soa) if self.program.kind() == ShaderKind::Vertex => {
-                batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask)
+                batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask, None)
             }
             _ => self.run_batch_rows(inputs, outputs, uniforms, budget),
         }
+    }
+
+    /// [`Self::run_batch_masked`] with every vertex starting from `start` (r0-r15, a0, aL,
+    /// cmp; outputs +0) instead of [`Registers::reset_working_state`]. Vertices stay
+    /// independent of each other, so the multi-vertex path takes these batches as well: its
+    /// groups start from `start` in every lane. Returns the last vertex's final registers
+    /// with the batch info (`None` for an empty batch).
+    pub fn run_batch_from(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        out_mask: u16,
+        start: &UnitState,
+    ) -> Result<BatchInfo, BatchError> {
+        let n = inputs.len().min(outputs.len());
+        if n >= batch::LANES && self.program.kind() == ShaderKind::Vertex {
+            if let Some(soa) = self.soa_from() {
+                return batch::run(
+                    self,
+                    soa,
+                    &inputs[..n],
+                    &mut outputs[..n],
+                    uniforms,
+                    budget,
+                    out_mask,
+                    Some(start),
+                );
+            }
+        }
+        self.run_rows_from(&inputs[..n], &mut outputs[..n], uniforms, budget, start)
+    }
+
+    /// [`Self::run_batch_from`] one invocation at a time: compiled code, the interpreter for
+    /// invocations that deopt.
+    pub(crate) fn run_rows_from(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        start: &UnitState,
+    ) -> Result<BatchInfo, BatchError> {
+        let mut info = BatchInfo::default();
+        let mut regs = Registers::default();
+        for (index, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            regs.input = *input;
+            regs.output = [[0.0; 4]; 16];
+            regs.set_unit_state(start);
+            let r = match self.try_run(&mut regs, uniforms, None, budget) {
+                Ok(r) => Ok(r),
+                Err(JitExit::NotExecutable) => self.interp.run(&mut regs, uniforms, None, budget),
+                Err(_) => {
+                    info.deopts += 1;
+                    self.interp.run(&mut regs, uniforms, None, budget)
+                }
+            };
+            match r {
+                Ok(r) => info.instructions += r.instructions,
+                Err(error) => return Err(BatchError { index, error }),
+            }
+            *output = regs.output;
+        }
+        Ok(info)
     }
 
     /// The multi-vertex code, generated on the first call. A program the multi-vertex
     /// generator cannot take (or an error in it) keeps the per-vertex batch path, which gives
     /// the same results.
     pub(crate) fn soa(&self) -> Option<&batch::SoaCode> {
-        self.soa
-            .get_or_init(|| {
-                if self.backend == Backend::X64 && self.exec.is_some() {
-                    batch::compile(&self.program, &self.analysis, self.mode, self.features)
-                        .ok()
-                        .flatten()
-                } else {
-                    None
-                }
-            })
+        self.soa.get_or_init(|| self.compile_soa(false)).as_ref()
+    }
+
+    /// The multi-vertex code for [`Self::run_batch_from`], generated on its first call.
+    pub(crate) fn soa_from(&self) -> Option<&batch::SoaCode> {
+        self.soa_from
+            .get_or_init(|| self.compile_soa(true))
             .as_ref()
+    }
+
+    fn compile_soa(&self, from_state: bool) -> Option<batch::SoaCode> {
+        if self.backend == Backend::X64 && self.exec.is_some() {
+            batch::compile(
+                &self.program,
+                &self.analysis,
+                self.mode,
+                self.max_rule,
+                self.features,
+                from_state,
+            )
+            .ok()
+            .flatten()
+        } else {
+            None
+        }
     }
 
     /// [`Self::run_batch`] one vertex per call of the compiled code (the per-vertex batch

@@ -54,6 +54,9 @@ pub struct Settings {
     pub compile_samples: usize,
     /// Instruction budget per invocation.
     pub budget: u64,
+    /// Vertex-shader batches start every vertex from a given unit state and hand the last
+    /// vertex's state back (`Shader::run_batch_state`), to measure what that costs.
+    pub unit_state: bool,
 }
 
 impl Default for Settings {
@@ -66,6 +69,7 @@ impl Default for Settings {
             samples: 20,
             compile_samples: 21,
             budget: DEFAULT_BUDGET,
+            unit_state: false,
         }
     }
 }
@@ -346,7 +350,9 @@ pub fn measure(
         });
         let mut prepared: Vec<Prepared> = Vec::new();
         for &mode in &settings.modes {
-            let reference = prepare(EngineKind::Interpreter, w, mode, settings.budget).ok();
+            let reference = prepare(EngineKind::Interpreter, w, mode, settings.budget)
+                .ok()
+                .map(|p| p.with_unit_state(settings.unit_state));
             for &engine in &settings.engines {
                 let (result, p) = prepare_cell(w, engine, mode, settings, reference.as_ref());
                 report.compiles.push(result);
@@ -498,7 +504,9 @@ fn prepare_cell(
     if !lane_times.is_empty() {
         result.lane_micros = Some(median(&mut lane_times));
     }
-    let p = last.filter(|p| p.runnable());
+    let p = last
+        .filter(|p| p.runnable())
+        .map(|p| p.with_unit_state(settings.unit_state));
     if let (Some(p), Some(r)) = (&p, reference) {
         if engine != EngineKind::Interpreter {
             if let Err(e) = compare(r, p, w, CHECK_VERTICES) {

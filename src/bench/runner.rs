@@ -4,7 +4,7 @@ use super::workload::{Workload, DEFAULT_POOL};
 use crate::engine::{BackendChoice, EngineConfig, Shader};
 use picajit_interp::float::{FloatMode, Rounding};
 use picajit_interp::program::{GsInputMode, Program, ShaderKind};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{Backend, CompiledShader, HostFeatures};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -144,6 +144,9 @@ pub struct Prepared {
     /// only these are copied out, as an emulator copies the registers its output map names.
     out_mask: u16,
     exec: Exec,
+    /// Vertex batches start from this unit state and hand the last vertex's back
+    /// ([`Prepared::with_unit_state`]).
+    unit_state: Option<UnitState>,
 }
 
 impl fmt::Debug for Prepared {
@@ -191,6 +194,7 @@ pub fn prepare(
         gs_mode: workload.gs_mode,
         out_mask: crate::engine::program_output_mask(program),
         exec,
+        unit_state: None,
     })
 }
 
@@ -206,6 +210,7 @@ fn through_engine(
         backend,
         float_mode: mode,
         budget,
+        ..EngineConfig::default()
     };
     let program = program.clone();
     let start = Instant::now();
@@ -239,6 +244,21 @@ fn through_jit(
 }
 
 impl Prepared {
+    /// With `on`, vertex batches run as an emulator's persistent unit asks for them: every
+    /// vertex starts from a fixed, non-clean unit state (r0-r15 hold distinct small values)
+    /// and the last vertex's final state is handed back, as `Shader::run_batch_state` does
+    /// (the JIT: `run_batch_from`, then the last vertex once more on the per-vertex code).
+    pub fn with_unit_state(mut self, on: bool) -> Prepared {
+        self.unit_state = on.then(|| {
+            let mut s = UnitState::default();
+            for (k, row) in s.temp.iter_mut().enumerate() {
+                *row = [0.25 * k as f32, 0.5, -1.0, 2.0];
+            }
+            s
+        });
+        self
+    }
+
     /// True when batches can run (the interpreter, or a JIT for this host).
     pub fn runnable(&self) -> bool {
         !matches!(self.exec, Exec::CodegenOnly)
@@ -268,7 +288,13 @@ impl Prepared {
                 let mut regs = Registers::default();
                 let mut stats = BatchStats::default();
                 for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                    regs.reset_working_state();
+                    match &self.unit_state {
+                        None => regs.reset_working_state(),
+                        Some(s) => {
+                            regs.output = [[0.0; 4]; 16];
+                            regs.set_unit_state(s);
+                        }
+                    }
                     regs.input = *input;
                     let info = shader
                         .run(&mut regs, uniforms, None)
@@ -284,9 +310,27 @@ impl Prepared {
                 Ok(stats)
             }
             Exec::Jit(code) => {
-                let info = code
-                    .run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask)
-                    .map_err(|e| e.to_string())?;
+                let info = match &self.unit_state {
+                    None => {
+                        code.run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask)
+                    }
+                    Some(s) => code
+                        .run_batch_from(inputs, outputs, uniforms, self.budget, self.out_mask, s)
+                        .and_then(|info| {
+                            // The state out: the last vertex once more, per vertex.
+                            if let Some(last) = inputs.len().checked_sub(1) {
+                                let mut regs = Registers::default();
+                                regs.input = inputs[last];
+                                regs.set_unit_state(s);
+                                code.run(&mut regs, uniforms, None, self.budget).map_err(
+                                    |error| picajit_jit::BatchError { index: last, error },
+                                )?;
+                                std::hint::black_box(regs.unit_state());
+                            }
+                            Ok(info)
+                        }),
+                }
+                .map_err(|e| e.to_string())?;
                 Ok(BatchStats {
                     instructions: info.instructions,
                     deopts: info.deopts,

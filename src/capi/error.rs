@@ -179,17 +179,6 @@ pub(crate) unsafe fn borrow<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
     Ok(unsafe { &*p })
 }
 
-/// An exclusive reference from a caller pointer, after the NULL and alignment checks.
-///
-/// # Safety
-/// If `p` is non-NULL it must point to a live, initialised `T` that nothing else accesses
-/// for `'a`.
-pub(crate) unsafe fn borrow_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
-    check_ptr(p, what)?;
-    // SAFETY: non-NULL and aligned (checked above); exclusivity is the precondition.
-    Ok(unsafe { &mut *p })
-}
-
 /// A caller array of `len` elements, after the NULL and alignment checks.
 ///
 /// # Safety

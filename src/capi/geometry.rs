@@ -7,6 +7,7 @@ use super::handle;
 use super::layout::{read_row, Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::run::{exec_error, PicajitRunStats};
+use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
 use crate::engine::{GeometryRunner, GsInput};
 use picajit_interp::exec::RunInfo;
@@ -103,6 +104,8 @@ pub struct PicajitGeometry {
     mode: GsInputMode,
     pending: VecDeque<EmittedVertex>,
     callback: Option<Callback>,
+    /// Entry point the runs use (`picajit_geometry_set_entry`).
+    entry: u32,
 }
 
 impl handle::Handle for PicajitGeometry {
@@ -124,6 +127,7 @@ pub unsafe extern "C" fn picajit_geometry_create(out: *mut *mut PicajitGeometry)
             mode: GsInputMode::Point,
             pending: VecDeque::new(),
             callback: None,
+            entry: PICAJIT_ENTRY_DEFAULT,
         })?;
         // SAFETY: writable by this function's contract (checked non-NULL above).
         unsafe { error::write_out(out, geometry, "out") }
@@ -156,6 +160,136 @@ pub unsafe extern "C" fn picajit_geometry_reset(geometry: *mut PicajitGeometry) 
         let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         g.runner = GeometryRunner::default();
         g.pending.clear();
+        Ok(())
+    })
+}
+
+/// The unit state the next invocation starts from (what the last one left): r0-r15, a0,
+/// aL, cmp. Geometry invocations carry it over, as on hardware.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_get_unit_state(
+    geometry: *const PicajitGeometry,
+    state: *mut PicajitUnitState,
+) -> PicajitStatus {
+    call("picajit_geometry_get_unit_state", || {
+        // SAFETY: live by this function's contract.
+        let g = unsafe { handle::get(geometry, "geometry") }?;
+        error::check_ptr(state, "state")?;
+        let value = PicajitUnitState::of(&g.runner.registers.unit_state());
+        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
+        unsafe { error::write_out(state, value, "state") }
+    })
+}
+
+/// Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
+/// banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for `shader`'s float
+/// mode as `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other
+/// f32 values rounded like float uniforms (in F32 mode, as given).
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `shader`
+/// NULL or live; `state` NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_unit_state(
+    geometry: *mut PicajitGeometry,
+    shader: *const PicajitShader,
+    state: *const PicajitUnitState,
+) -> PicajitStatus {
+    call("picajit_geometry_set_unit_state", || {
+        // SAFETY: live, exclusive and readable by this function's contract.
+        let (g, shader, state) = unsafe {
+            (
+                handle::get_mut(geometry, "geometry")?,
+                handle::get(shader, "shader")?,
+                error::borrow(state, "state")?,
+            )
+        };
+        let s = shader.shader.convert_state(&state.to_state());
+        g.runner.registers.set_unit_state(&s);
+        Ok(())
+    })
+}
+
+/// The SETEMIT state the next EMIT uses (vertex id, primitive and winding flags), as the
+/// last SETEMIT left it (all 0 after `picajit_geometry_create` and `_reset`).
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_get_emit_state(
+    geometry: *const PicajitGeometry,
+    state: *mut PicajitEmitState,
+) -> PicajitStatus {
+    call("picajit_geometry_get_emit_state", || {
+        // SAFETY: live by this function's contract.
+        let g = unsafe { handle::get(geometry, "geometry") }?;
+        error::check_ptr(state, "state")?;
+        let st = &g.runner.state;
+        let value = PicajitEmitState {
+            vertex_id: u32::from(st.vertex_id),
+            primitive: u32::from(st.primitive),
+            winding: u32::from(st.winding),
+        };
+        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
+        unsafe { error::write_out(state, value, "state") }
+    })
+}
+
+/// Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
+///
+/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a vertex id over 3 (SETEMIT's field is two bits)
+/// or a flag other than 0 or 1.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_emit_state(
+    geometry: *mut PicajitGeometry,
+    state: *const PicajitEmitState,
+) -> PicajitStatus {
+    call("picajit_geometry_set_emit_state", || {
+        // SAFETY: live, exclusive and readable by this function's contract.
+        let (g, state) = unsafe {
+            (
+                handle::get_mut(geometry, "geometry")?,
+                error::borrow(state, "state")?,
+            )
+        };
+        if state.vertex_id > 3 || state.primitive > 1 || state.winding > 1 {
+            return Err(Error::invalid(format!(
+                "emit state {state:?}: the vertex id is 0-3 and the flags 0 or 1"
+            )));
+        }
+        let st = &mut g.runner.state;
+        st.vertex_id = state.vertex_id as u8;
+        st.primitive = state.primitive == 1;
+        st.winding = state.winding == 1;
+        Ok(())
+    })
+}
+
+/// The entry point (in words) the following runs on `geometry` start the geometry shader
+/// at, or `PICAJIT_ENTRY_DEFAULT` (the initial setting) for the shader's own. The code for
+/// each entry point is prepared once per shader, on its first run. An entry outside the
+/// shader's code fails the run with `PICAJIT_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_entry(
+    geometry: *mut PicajitGeometry,
+    entry: u32,
+) -> PicajitStatus {
+    call("picajit_geometry_set_entry", || {
+        // SAFETY: live and exclusive by this function's contract.
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
+        g.entry = entry;
         Ok(())
     })
 }
@@ -413,7 +547,7 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
             error::check_ptr(stats, "stats")?;
         }
         let input = layout.read(bytes, 0);
-        let s = &inv.shader.shader;
+        let s = &*entry_shader(&inv.shader.shader, g.entry)?;
         let result = match layout.format {
             PicajitFormat::PICAJIT_FORMAT_F32 => g.runner.invoke(
                 s,
@@ -512,7 +646,8 @@ impl PointsRun<'_> {
             if start == self.count {
                 return Ok(());
             }
-            let s = &inv.shader.shader;
+            let at = entry_shader(&inv.shader.shader, g.entry)?;
+            let s = &*at;
             let uniforms = &mut inv.uniforms.uniforms;
             let mut rebuild = Rebuild {
                 banks: [g.runner.registers.output, g.runner.state.other_bank],
@@ -708,7 +843,7 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
         if !stats.is_null() {
             error::check_ptr(stats, "stats")?;
         }
-        let s = &inv.shader.shader;
+        let s = &*entry_shader(&inv.shader.shader, g.entry)?;
         // The rows are written here rather than by `invoke`, which would convert f24
         // patterns like attributes; f32 rows get exactly its conversion.
         for k in 0..row_count as usize {

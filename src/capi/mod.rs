@@ -46,33 +46,47 @@ mod handle;
 mod layout;
 mod program;
 mod run;
+mod state;
 mod uniforms;
+mod usc;
 
 pub use engine::{
     picajit_engine_backend, picajit_engine_cache_size, picajit_engine_clear_cache,
     picajit_engine_config_init, picajit_engine_create, picajit_engine_destroy, PicajitBackend,
-    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitRounding,
+    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitMaxRule, PicajitRounding,
 };
 pub use error::PicajitStatus;
 pub use geometry::{
-    picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_pending,
-    picajit_geometry_reset, picajit_geometry_run_point, picajit_geometry_run_points,
-    picajit_geometry_run_uniforms, picajit_geometry_set_emit_callback, picajit_geometry_set_mode,
+    picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_get_emit_state,
+    picajit_geometry_get_unit_state, picajit_geometry_pending, picajit_geometry_reset,
+    picajit_geometry_run_point, picajit_geometry_run_points, picajit_geometry_run_uniforms,
+    picajit_geometry_set_emit_callback, picajit_geometry_set_emit_state,
+    picajit_geometry_set_entry, picajit_geometry_set_mode, picajit_geometry_set_unit_state,
     picajit_geometry_take, PicajitEmitFn, PicajitEmitInfo, PicajitGeometry, PicajitGsMode,
 };
 pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
 pub use program::{
     picajit_shader_apply_constants, picajit_shader_create, picajit_shader_destroy,
     picajit_shader_fallback_reason, picajit_shader_get_info, picajit_shader_load_shbin,
-    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitShader, PicajitShaderInfo,
-    PicajitShaderKind,
+    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitBatchPath, PicajitShader,
+    PicajitShaderInfo, PicajitShaderKind,
 };
-pub use run::{picajit_shader_run_batch, PicajitRunStats};
+pub use run::{picajit_shader_run_batch, picajit_shader_run_batch_ex, PicajitRunStats};
+pub use state::{
+    picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitState, PicajitRunOptions,
+    PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
+};
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
     picajit_uniforms_set_float, picajit_uniforms_set_float_f24, picajit_uniforms_set_int,
     PicajitUniforms,
+};
+pub use usc::{
+    picajit_usc_options_init, picajit_usc_program_create, picajit_usc_program_destroy,
+    picajit_usc_run, picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
+    picajit_usc_state_get_p0, picajit_usc_state_set, picajit_usc_state_set_p0, PicajitUscBank,
+    PicajitUscOptions, PicajitUscProgram, PicajitUscRunInfo, PicajitUscState,
 };
 
 use std::ffi::c_char;
@@ -83,7 +97,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 2;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 3;
 
 /// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
 /// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).

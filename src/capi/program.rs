@@ -73,7 +73,8 @@ pub struct PicajitShaderInfo {
     pub entry: u32,
     /// Number of code words.
     pub code_words: u32,
-    /// Number of operand descriptors given.
+    /// Number of operand descriptors kept: as given, at most 128 (the entries instructions
+    /// can address).
     pub opdesc_count: u32,
     /// Input registers the program reads, bit n = v`n`: from the DVLE when loaded from a
     /// SHBIN or source, 0xFFFF (unknown: all) for raw programs.
@@ -89,6 +90,30 @@ pub struct PicajitShaderInfo {
     pub gs_vertices: u32,
     /// Bytes of machine code when a JIT runs the shader, else 0.
     pub code_bytes: usize,
+    /// How many vertices run (a `PicajitBatchPath`): for a vertex shader,
+    /// `picajit_shader_run_batch`; for a geometry shader, `picajit_geometry_run_points`.
+    /// Asking generates the eight-lane code if a JIT could run it and it does not exist yet.
+    /// (Added in API 1.3; a caller built against 1.2 or earlier gets the fields up to
+    /// `code_bytes`.)
+    pub batch_path: u32,
+    /// Vertices (geometry shaders: points) per group on that path: 8 or 1.
+    pub batch_lanes: u32,
+}
+
+/// How batches of vertices (and point-mode draws of a geometry shader) run
+/// (`PicajitShaderInfo::batch_path`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum PicajitBatchPath {
+    /// On the reference interpreter, one vertex at a time.
+    PICAJIT_BATCH_INTERPRETER = 0,
+    /// On the JIT's per-vertex code, one vertex per call.
+    PICAJIT_BATCH_PER_VERTEX = 1,
+    /// On the JIT's eight-lane code (x86-64 with AVX2): eight vertices per group, the batch
+    /// tail and groups that must stop (per-lane loop state, budget, undefined opcodes) on the
+    /// per-vertex code. Results are the same on every path, bit for bit.
+    PICAJIT_BATCH_EIGHT_LANE = 2,
 }
 
 fn shader_from_program(
@@ -111,11 +136,17 @@ fn shader_from_shbin(
 }
 
 /// Create a shader from raw program memory, as an emulator finds it in GPU registers:
-/// `code_words` code words, `opdesc_count` operand descriptors (entries past the count read
-/// as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied. Release the
-/// shader with `picajit_shader_destroy`.
+/// `code_words` code words, `opdesc_count` operand descriptors (32-bit words, entries past the
+/// count read as 0), the entry point in words, and a `PicajitShaderKind`. The data is copied.
+/// Release the shader with `picajit_shader_destroy`.
 ///
-/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 128 descriptors or an
+/// The descriptor table may be passed whole, as emulators keep it (up to 4096 entries):
+/// instructions address only the first 128 (a 7-bit field; MAD's 5-bit field the first 32),
+/// so entries past 128 are never read and not kept (`PicajitShaderInfo::opdesc_count` is at
+/// most 128). Runs may use other entry points of the same words (`picajit_shader_run_batch_ex`,
+/// `picajit_geometry_set_entry`) without creating another shader.
+///
+/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors or an
 /// entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
 ///
 /// # Safety
@@ -292,14 +323,14 @@ pub unsafe extern "C" fn picajit_shader_get_info(
         // caller's version.
         let struct_size = unsafe { info.cast::<u32>().read() };
         let size = std::mem::size_of::<PicajitShaderInfo>();
-        if (struct_size as usize) < size {
+        // Up to API 1.2 the struct ended after `code_bytes`; such callers get that much.
+        let v1_1 = std::mem::offset_of!(PicajitShaderInfo, batch_path);
+        if (struct_size as usize) < v1_1 {
             return Err(Error::invalid(format!(
                 "info->struct_size is {struct_size} but this library writes {size} bytes"
             )));
         }
-        // SAFETY: at least `size` writable bytes (struct_size checked above, writability by
-        // this function's contract).
-        let info = unsafe { error::borrow_mut(info, "info") }?;
+        let written = (struct_size as usize).min(size);
         let program = shader.shader.program();
         let dvle = shader.dvle.as_ref();
         let gs = match (shader.kind(), dvle) {
@@ -307,7 +338,8 @@ pub unsafe extern "C" fn picajit_shader_get_info(
             _ => GsInputMode::Point,
         };
         let (gs_mode, gs_first_uniform, gs_vertices) = gs_mode_fields(gs);
-        *info = PicajitShaderInfo {
+        let (batch_path, batch_lanes) = batch_path(&shader.shader);
+        let value = PicajitShaderInfo {
             struct_size,
             kind: match shader.kind() {
                 ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX as u32,
@@ -324,9 +356,35 @@ pub unsafe extern "C" fn picajit_shader_get_info(
             gs_first_uniform,
             gs_vertices,
             code_bytes: shader.shader.compiled().map_or(0, |c| c.code_size()),
+            batch_path: batch_path as u32,
+            batch_lanes,
+        };
+        // SAFETY: `written` bytes are writable (at least `struct_size` by this function's
+        // contract, and no more than the struct holds); the source is a local value.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&value as *const PicajitShaderInfo).cast::<u8>(),
+                info.cast::<u8>(),
+                written,
+            )
         };
         Ok(())
     })
+}
+
+fn batch_path(shader: &Shader) -> (PicajitBatchPath, u32) {
+    let Some(code) = shader.compiled() else {
+        return (PicajitBatchPath::PICAJIT_BATCH_INTERPRETER, 1);
+    };
+    let eight = match shader.program().kind() {
+        ShaderKind::Vertex => code.batch_ineligibility().is_none(),
+        ShaderKind::Geometry => code.points_ineligibility().is_none(),
+    };
+    if eight {
+        (PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE, 8)
+    } else {
+        (PicajitBatchPath::PICAJIT_BATCH_PER_VERTEX, 1)
+    }
 }
 
 /// Why a JIT was requested but this shader runs on the interpreter: `*reason` is set to a

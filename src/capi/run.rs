@@ -4,9 +4,12 @@ use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
+use super::state::{self, PicajitRunOptions, RunOptions};
 use super::uniforms::PicajitUniforms;
+use crate::engine::Shader;
 use picajit_interp::exec::ExecError;
 use picajit_interp::program::ShaderKind;
+use picajit_interp::state::UnitState;
 use std::ffi::c_void;
 
 /// What a run did. Written on success and on `PICAJIT_ERR_EXEC`.
@@ -40,24 +43,35 @@ fn check_disjoint(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> Res
 }
 
 struct Batch<'a> {
-    shader: &'a PicajitShader,
+    shader: &'a Shader,
     uniforms: &'a PicajitUniforms,
     input: Layout,
     output: Layout,
+    /// Every vertex starts from this state (`None`: the clean state).
+    state_in: Option<UnitState>,
+    /// Hand back the last vertex's state.
+    state_out: bool,
 }
 
 impl Batch<'_> {
-    /// Run every vertex; `stats` counts what completed even when a vertex fails.
+    /// Run every vertex; `stats` counts what completed even when a vertex fails. Returns the
+    /// last vertex's final state when `state_out` asks for it.
     fn run(
         &self,
         inputs: &[u8],
         outputs: &mut [u8],
         count: usize,
         stats: &mut PicajitRunStats,
-    ) -> Result<()> {
-        let shader = &self.shader.shader;
+    ) -> Result<Option<UnitState>> {
+        let shader = self.shader;
         let mut staged_in = vec![[[0.0f32; 4]; 16]; CHUNK.min(count)];
         let mut staged_out = staged_in.clone();
+        // For `count` = 0: the state in, converted (the clean state without one).
+        let mut last_state = self.state_out.then(|| {
+            self.state_in
+                .map(|s| shader.convert_state(&s))
+                .unwrap_or_default()
+        });
         for start in (0..count).step_by(CHUNK) {
             let n = CHUNK.min(count - start);
             for (k, row) in staged_in[..n].iter_mut().enumerate() {
@@ -68,16 +82,24 @@ impl Batch<'_> {
             // patterns, -0 and NaN payloads included, on the same batch path.
             let (ins, outs) = (&staged_in[..n], &mut staged_out[..n]);
             let uniforms = &self.uniforms.uniforms;
+            let (mask, state_in) = (self.output.mask(), self.state_in.as_ref());
+            // Only the last chunk's last vertex hands its state back.
+            let mut chunk_state = UnitState::default();
+            let want = (self.state_out && start + n == count).then_some(&mut chunk_state);
+            let wanted = want.is_some();
             let result = match self.input.format {
                 PicajitFormat::PICAJIT_FORMAT_F32 => {
-                    shader.run_batch_masked(uniforms, ins, outs, self.output.mask())
+                    shader.run_batch_state(uniforms, ins, outs, mask, state_in, want)
                 }
                 PicajitFormat::PICAJIT_FORMAT_F24 => {
-                    shader.run_batch_registers(uniforms, ins, outs, self.output.mask())
+                    shader.run_batch_registers_state(uniforms, ins, outs, mask, state_in, want)
                 }
             }
             .map(|instructions| stats.instructions += instructions)
             .map_err(|e| (e.vertex, e.error));
+            if wanted && result.is_ok() {
+                last_state = Some(chunk_state);
+            }
             let done = match &result {
                 Ok(()) => n,
                 Err((k, _)) => *k,
@@ -94,7 +116,7 @@ impl Batch<'_> {
                 ));
             }
         }
-        Ok(())
+        Ok(last_state)
     }
 }
 
@@ -124,47 +146,153 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
     stats: *mut PicajitRunStats,
 ) -> PicajitStatus {
     call("picajit_shader_run_batch", || {
-        // SAFETY: live objects and readable layouts, by this function's contract.
-        let (shader, uniforms, input_layout, output_layout) = unsafe {
-            (
-                handle::get(shader, "shader")?,
-                handle::get(uniforms, "uniforms")?,
-                error::borrow(input_layout, "input_layout")?,
-                error::borrow(output_layout, "output_layout")?,
+        // SAFETY: this function's contract is `run_batch`'s with no options.
+        unsafe {
+            run_batch(
+                shader,
+                uniforms,
+                input_layout,
+                inputs,
+                output_layout,
+                outputs,
+                count,
+                None,
+                stats,
             )
-        };
-        if shader.kind() != ShaderKind::Vertex {
-            return Err(Error::invalid(
-                "a geometry shader runs through picajit_geometry_run_*, not in batches",
-            ));
         }
-        uniforms.check_mode(&shader.shader)?;
-        let input = Layout::new(input_layout, "input_layout")?;
-        let output = Layout::new(output_layout, "output_layout")?;
-        let in_len = input.span(count, "inputs")?;
-        let out_len = output.span(count, "outputs")?;
-        check_disjoint(inputs.cast(), in_len, outputs.cast(), out_len)?;
-        // SAFETY: `in_len` readable bytes by this function's contract; disjoint from the
-        // output range (checked above).
-        let in_bytes = unsafe { error::slice(inputs.cast::<u8>(), in_len, "inputs") }?;
-        // SAFETY: `out_len` writable bytes by this function's contract, disjoint from the
-        // input range, so this is the only reference to them.
-        let out_bytes = unsafe { error::bytes_mut(outputs.cast(), out_len, "outputs") }?;
-        if !stats.is_null() {
-            error::check_ptr(stats, "stats")?;
-        }
-        let mut totals = PicajitRunStats::default();
-        let batch = Batch {
-            shader,
-            uniforms,
-            input,
-            output,
-        };
-        let result = batch.run(in_bytes, out_bytes, count, &mut totals);
-        if !stats.is_null() {
-            // SAFETY: writable by this function's contract (alignment checked above).
-            unsafe { error::write_out(stats, totals, "stats") }?;
-        }
-        result
     })
+}
+
+/// `picajit_shader_run_batch` with per-run options (`options` may be NULL: no options):
+///
+/// * `options->entry`: run the program from this entry point (in words) instead of the
+///   shader's own; `PICAJIT_ENTRY_DEFAULT` for the shader's own. The code for each entry
+///   point is prepared (compiled, on a JIT) on its first use and kept in the shader, so an
+///   emulator passes the entry point of each draw without recompiling.
+/// * `options->state_in`: when not NULL, *every* vertex of the batch starts from this unit
+///   state (r0-r15, a0, aL, cmp) instead of the clean one (all zero, flags clear). Vertices
+///   stay independent of each other, as on hardware, where the vertex units take vertices in
+///   no order a program could rely on; the batch gives the same results however it is
+///   split, and keeps its fast paths (eight vertices per group on the x86-64 JIT).
+/// * `options->state_out`: when not NULL, receives the state the *last* vertex ended with:
+///   exactly what a batch of that one vertex leaves. A batch of one vertex is therefore one
+///   invocation with the unit state in and out: an emulator that keeps a persistent shader
+///   unit passes its state in and stores what comes out (for `count` = 0, `state_in` as
+///   converted, or the clean state). Not written when the call fails. May be the same
+///   object as `state_in`.
+///
+/// In F24 modes each r0-r15 value of `state_in` that is exactly an f24 value (every value a
+/// `state_out` holds) is used bit for bit; another f32 value is rounded to f24 like a float
+/// uniform (`picajit_uniforms_set_float`). a0 and aL may hold any value (relative addressing
+/// ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
+/// `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
+///
+/// Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
+/// point outside the code or an `options->struct_size` smaller than this header's.
+///
+/// # Safety
+/// As `picajit_shader_run_batch`; `options` NULL or readable, its `state_in` NULL or
+/// readable and `state_out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_run_batch_ex(
+    shader: *const PicajitShader,
+    uniforms: *const PicajitUniforms,
+    input_layout: *const PicajitVertexLayout,
+    inputs: *const c_void,
+    output_layout: *const PicajitVertexLayout,
+    outputs: *mut c_void,
+    count: usize,
+    options: *const PicajitRunOptions,
+    stats: *mut PicajitRunStats,
+) -> PicajitStatus {
+    call("picajit_shader_run_batch_ex", || {
+        let options = if options.is_null() {
+            None
+        } else {
+            // SAFETY: readable by this function's contract.
+            Some(unsafe { state::read_options(options) }?)
+        };
+        // SAFETY: this function's contract.
+        unsafe {
+            run_batch(
+                shader,
+                uniforms,
+                input_layout,
+                inputs,
+                output_layout,
+                outputs,
+                count,
+                options,
+                stats,
+            )
+        }
+    })
+}
+
+/// The body of both batch functions.
+///
+/// # Safety
+/// `picajit_shader_run_batch_ex`'s contract (the options already read).
+#[allow(clippy::too_many_arguments, reason = "the C function's parameters")]
+unsafe fn run_batch(
+    shader: *const PicajitShader,
+    uniforms: *const PicajitUniforms,
+    input_layout: *const PicajitVertexLayout,
+    inputs: *const c_void,
+    output_layout: *const PicajitVertexLayout,
+    outputs: *mut c_void,
+    count: usize,
+    options: Option<RunOptions>,
+    stats: *mut PicajitRunStats,
+) -> Result<()> {
+    // SAFETY: live objects and readable layouts, by this function's contract.
+    let (shader, uniforms, input_layout, output_layout) = unsafe {
+        (
+            handle::get(shader, "shader")?,
+            handle::get(uniforms, "uniforms")?,
+            error::borrow(input_layout, "input_layout")?,
+            error::borrow(output_layout, "output_layout")?,
+        )
+    };
+    if shader.kind() != ShaderKind::Vertex {
+        return Err(Error::invalid(
+            "a geometry shader runs through picajit_geometry_run_*, not in batches",
+        ));
+    }
+    uniforms.check_mode(&shader.shader)?;
+    let input = Layout::new(input_layout, "input_layout")?;
+    let output = Layout::new(output_layout, "output_layout")?;
+    let in_len = input.span(count, "inputs")?;
+    let out_len = output.span(count, "outputs")?;
+    check_disjoint(inputs.cast(), in_len, outputs.cast(), out_len)?;
+    let options = options.unwrap_or_default();
+    let at = state::entry_shader(&shader.shader, options.entry)?;
+    // SAFETY: `in_len` readable bytes by this function's contract; disjoint from the
+    // output range (checked above).
+    let in_bytes = unsafe { error::slice(inputs.cast::<u8>(), in_len, "inputs") }?;
+    // SAFETY: `out_len` writable bytes by this function's contract, disjoint from the
+    // input range, so this is the only reference to them.
+    let out_bytes = unsafe { error::bytes_mut(outputs.cast(), out_len, "outputs") }?;
+    if !stats.is_null() {
+        error::check_ptr(stats, "stats")?;
+    }
+    let mut totals = PicajitRunStats::default();
+    let batch = Batch {
+        shader: &at,
+        uniforms,
+        input,
+        output,
+        state_in: options.state_in,
+        state_out: !options.state_out.is_null(),
+    };
+    let result = batch.run(in_bytes, out_bytes, count, &mut totals);
+    if !stats.is_null() {
+        // SAFETY: writable by this function's contract (alignment checked above).
+        unsafe { error::write_out(stats, totals, "stats") }?;
+    }
+    if let Some(state) = result? {
+        // SAFETY: writable by this function's contract (checked when the options were read).
+        unsafe { state::write_state(options.state_out, &state) }?;
+    }
+    Ok(())
 }

@@ -63,6 +63,10 @@ pub struct BenchArgs {
     /// No progress on standard error.
     #[arg(long, short)]
     quiet: bool,
+    /// Vertex batches with unit state in and out, as an emulator's persistent unit runs them:
+    /// every vertex starts from a given (non-clean) state, the last one's is handed back.
+    #[arg(long)]
+    unit_state: bool,
 }
 
 fn settings(args: &BenchArgs) -> Result<Settings, String> {
@@ -105,6 +109,7 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
         samples: args.samples,
         compile_samples: args.compile_samples,
         budget: picajit::engine::budget_or_default(args.budget),
+        unit_state: args.unit_state,
     })
 }
 

@@ -13,7 +13,8 @@ pub struct DisasmArgs {
     /// Treat the input as raw little-endian code words.
     #[arg(long)]
     raw: bool,
-    /// With --raw: a file of raw 64-bit little-endian operand descriptors.
+    /// With --raw: a file of little-endian operand descriptors, 32-bit words (as the C ABI
+    /// takes them) or 64-bit SHBIN entries (told apart as `run --opdescs` does).
     #[arg(long)]
     opdescs: Option<PathBuf>,
     /// With --raw: entry point word address.
@@ -51,7 +52,7 @@ pub fn disasm(args: DisasmArgs) -> Result<(), String> {
         (None, true) => {
             let code = read_words(&args.input)?;
             let descs = match &args.opdescs {
-                Some(p) => read_descs(p)?,
+                Some(p) => read_descs(p, None)?,
                 None => Vec::new(),
             };
             picajit::asm::disassemble_program(&code, &descs, args.entry, kind)
@@ -80,7 +81,7 @@ fn programs(args: &DisasmArgs, kind: ShaderKind) -> Result<Vec<(String, Program)
     if args.raw {
         let code = read_words(&args.input)?;
         let descs = match &args.opdescs {
-            Some(p) => read_descs(p)?,
+            Some(p) => read_descs(p, None)?,
             None => Vec::new(),
         };
         let p = Program::new(code, descs, args.entry, kind).map_err(|e| e.to_string())?;

@@ -35,6 +35,8 @@ mod bench;
 mod disasm;
 mod info;
 mod run;
+mod theia;
+mod usc;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -47,7 +49,8 @@ use std::process::ExitCode;
 #[command(
     name = "picajit",
     version,
-    about = "PICA200 shader JIT, interpreter and tools"
+    about = "Shader JIT, interpreter and tools for the PICA200 (the default), THEIA and PowerVR USC",
+    after_help = "Every command takes --isa pica (the default), --isa theia (THEIA, seed 003) or --isa usc (PowerVR USC ISR text, seed 004): `picajit run --isa usc --help`."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -161,19 +164,50 @@ pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
         .collect())
 }
 
-pub(crate) fn read_descs(path: &Path) -> Result<Vec<u64>, String> {
+/// Operand descriptors from a file of little-endian words: 32-bit words as the C ABI and
+/// emulators hold them, or 64-bit entries as a SHBIN stores them (the descriptor in the low
+/// half). `size` 4 or 8 says which; `None` decides from the file: 64-bit when the length is a
+/// multiple of 8 and every high half is at most 0xF (SHBIN entries use only bits 32-35 there),
+/// else 32-bit. A 32-bit table whose every odd word is at most 0xF (descriptors that select
+/// `.xxxx` everywhere) would read as 64-bit: pass the size for such a table.
+pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, String> {
     let bytes = read_limited(path)?;
-    if bytes.len() % 8 != 0 {
+    let words: Vec<u32> = if bytes.len() % 4 == 0 {
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    } else {
         return Err(format!(
-            "{}: length {} is not a multiple of 8",
+            "{}: length {} is not a multiple of 4 (32-bit descriptors) or 8 (64-bit)",
             path.display(),
             bytes.len()
         ));
+    };
+    let looks_64 =
+        bytes.len() % 8 == 0 && !words.is_empty() && words.chunks_exact(2).all(|p| p[1] <= 0xF);
+    let size = match size {
+        Some(4) => 4,
+        Some(8) => 8,
+        Some(n) => return Err(format!("--opdesc-size {n}: use 4 or 8")),
+        None if looks_64 => 8,
+        None => 4,
+    };
+    if size == 8 {
+        if bytes.len() % 8 != 0 {
+            return Err(format!(
+                "{}: length {} is not a multiple of 8",
+                path.display(),
+                bytes.len()
+            ));
+        }
+        Ok(words
+            .chunks_exact(2)
+            .map(|p| u64::from(p[0]) | u64::from(p[1]) << 32)
+            .collect())
+    } else {
+        Ok(words.into_iter().map(u64::from).collect())
     }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
 }
 
 pub(crate) fn write_out(path: Option<&Path>, text: &str) -> Result<(), String> {
@@ -226,6 +260,35 @@ fn dispatch(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Takes `--isa NAME` (or `--isa=NAME`) out of the arguments: every subcommand accepts it,
+/// `pica` (the default) is the PICA200 tool above, other instruction sets have their own
+/// modules.
+fn take_isa(args: Vec<std::ffi::OsString>) -> Result<(String, Vec<std::ffi::OsString>), String> {
+    let mut isa = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = if a == "--isa" {
+            Some(
+                it.next()
+                    .ok_or("--isa needs a value: pica, theia or usc")?
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        } else {
+            a.to_str()
+                .and_then(|s| s.strip_prefix("--isa="))
+                .map(str::to_string)
+        };
+        match value {
+            Some(v) if isa.is_some() => return Err(format!("--isa given twice ({v})")),
+            Some(v) => isa = Some(v),
+            None => rest.push(a),
+        }
+    }
+    Ok((isa.unwrap_or_else(|| "pica".into()), rest))
+}
+
 /// How a failure is printed: `picajit: error: MESSAGE`, except that messages which are already
 /// located diagnostics (`file:line:col: error: …`, from the assembler) are printed as they are,
 /// so that no line reads "error: … error:".
@@ -239,8 +302,18 @@ fn error_text(e: &str) -> String {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match dispatch(cli) {
+    let result = match take_isa(std::env::args_os().collect()) {
+        Ok((isa, args)) => match isa.as_str() {
+            "pica" => dispatch(Cli::parse_from(args)),
+            "theia" => theia::main(args),
+            "usc" => usc::main(args),
+            other => Err(format!(
+                "unknown --isa '{other}': expected pica (the default), theia or usc"
+            )),
+        },
+        Err(e) => Err(e),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", error_text(&e));

@@ -3,23 +3,47 @@
 use super::values;
 use super::FloatArgs;
 use picajit::engine::{
-    program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+    expand_f24, program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::exec::{RunInfo, DEFAULT_BUDGET};
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::program::ShaderKind;
-use picajit::interp::state::{EmittedVertex, Registers};
+use picajit::interp::float::{FloatMode, MaxRule, Rounding, F24};
+use picajit::interp::program::{GsInputMode, Program, ShaderKind};
+use picajit::interp::state::{EmittedVertex, Registers, Uniforms, UnitState};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// A .pica source or a SHBIN file.
+    /// A .pica source or a SHBIN file (with --raw: raw little-endian code words).
     input: PathBuf,
     /// Set an input or uniform: v0=1,2,3,4  c5=0x3f0000  i0=3,0,1,0  b2=true  NAME=...
-    /// (one value is broadcast to all four components).
+    /// (one value is broadcast to all four components); or the unit state the invocation
+    /// starts from: r0-r15 like inputs, a0=X,Y  aL=N  cmp=X,Y (true/false).
     #[arg(long = "set", value_name = "REG=VALUES")]
     set: Vec<String>,
+    /// Treat the input as raw little-endian code words, as `disasm --raw` does (and as an
+    /// emulator passes them to picajit_shader_create): --opdescs, --entry (an address) and
+    /// --kind describe the rest; uniforms are set by register.
+    #[arg(long)]
+    raw: bool,
+    /// With --raw: a file of operand descriptors, 32-bit little-endian words (as the C ABI
+    /// takes them) or 64-bit SHBIN entries; up to 4096 (entries past 128 are never read).
+    #[arg(long, requires = "raw")]
+    opdescs: Option<PathBuf>,
+    /// With --opdescs: bytes per descriptor, 4 or 8 (default: 8 when the file's length is a
+    /// multiple of 8 and every high half is at most 0xF, else 4).
+    #[arg(long, requires = "opdescs")]
+    opdesc_size: Option<usize>,
+    /// With --raw: the shader kind.
+    #[arg(long, default_value = "vertex", value_parser = ["vertex", "geometry"])]
+    kind: String,
+    /// Also print r0-r15 after the run (with --json: `regs` and `regs_f32`).
+    #[arg(long)]
+    regs: bool,
+    /// The reading of MAX(0, -inf): compare (a > b ? a : b, gives 0; the default) or
+    /// neg-inf-second (a -inf second operand is the result). See docs/float-max.md.
+    #[arg(long, default_value = "compare")]
+    max_rule: String,
     /// Engine: auto, interp, x64 or a64.
     #[arg(long, default_value = "auto")]
     engine: String,
@@ -61,6 +85,20 @@ fn regs_json(outputs: &[[f32; 4]; 16], written: u16) -> (Value, Value) {
     (Value::Object(f24), Value::Object(f32m))
 }
 
+/// r0-r15 as raw f24 bit strings and as f32 bits, like the outputs.
+fn temps_json(temps: &[[f32; 4]; 16]) -> (Value, Value) {
+    let mut f24 = Map::new();
+    let mut f32m = Map::new();
+    for (n, r) in temps.iter().enumerate() {
+        f24.insert(format!("r{n}"), json!(r.map(f24_hex)));
+        f32m.insert(
+            format!("r{n}"),
+            json!(r.map(|v| format!("0x{:08x}", v.to_bits()))),
+        );
+    }
+    (Value::Object(f24), Value::Object(f32m))
+}
+
 fn emit_json(e: &EmittedVertex, written: u16) -> Value {
     let (outputs, outputs_f32) = regs_json(&e.outputs, written);
     json!({
@@ -95,34 +133,70 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let mode = args.float.mode()?;
     let backend = BackendChoice::parse(&args.engine)
         .ok_or_else(|| format!("unknown engine '{}' (auto, interp, x64, a64)", args.engine))?;
-    let shbin = super::load_shbin(&args.input)?;
-    let (mut program, mut uniforms) =
-        program_from_shbin(&shbin, args.dvle).map_err(|e| e.to_string())?;
-    let dvle = &shbin.dvles[args.dvle];
-    if let Some(entry) = &args.entry {
-        let addr = if let Some(l) = dvle.labels.iter().find(|l| &l.name == entry) {
-            l.offset
-        } else if let Some(hex) = entry.strip_prefix("0x") {
-            u32::from_str_radix(hex, 16).map_err(|_| format!("bad entry '{entry}'"))?
-        } else {
-            entry.parse().map_err(|_| {
-                format!(
-                    "entry '{entry}' is neither a label of DVLE #{} nor an address",
-                    args.dvle
-                )
-            })?
+    let address = |entry: &str| -> Option<u32> {
+        match entry.strip_prefix("0x") {
+            Some(hex) => u32::from_str_radix(hex, 16).ok(),
+            None => entry.parse().ok(),
+        }
+    };
+    let shbin;
+    let (program, mut uniforms, dvle, gs_mode) = if args.raw {
+        let code = super::read_words(&args.input)?;
+        let descs = match &args.opdescs {
+            Some(p) => super::read_descs(p, args.opdesc_size)?,
+            None => Vec::new(),
         };
-        program = program.with_entry(addr).map_err(|e| e.to_string())?;
-    }
+        let entry = match &args.entry {
+            Some(e) => address(e).ok_or_else(|| format!("bad entry '{e}' (a word address)"))?,
+            None => 0,
+        };
+        let kind = if args.kind == "geometry" {
+            ShaderKind::Geometry
+        } else {
+            ShaderKind::Vertex
+        };
+        let program = Program::new(code, descs, entry, kind).map_err(|e| e.to_string())?;
+        (program, Uniforms::default(), None, GsInputMode::Point)
+    } else {
+        shbin = super::load_shbin(&args.input)?;
+        let (mut program, uniforms) =
+            program_from_shbin(&shbin, args.dvle).map_err(|e| e.to_string())?;
+        let dvle = &shbin.dvles[args.dvle];
+        if let Some(entry) = &args.entry {
+            let addr = match dvle.labels.iter().find(|l| &l.name == entry) {
+                Some(l) => l.offset,
+                None => address(entry).ok_or_else(|| {
+                    format!(
+                        "entry '{entry}' is neither a label of DVLE #{} nor an address",
+                        args.dvle
+                    )
+                })?,
+            };
+            program = program.with_entry(addr).map_err(|e| e.to_string())?;
+        }
+        (program, uniforms, Some(dvle), dvle.gs_mode)
+    };
     let mut inputs = [[0.0f32; 4]; 16];
+    let mut start = UnitState::default();
     for s in &args.set {
-        let a = values::parse(s, mode, Some(dvle))?;
+        if let Some(r) = values::parse_unit_state(s, mode, &mut start) {
+            r?;
+            continue;
+        }
+        let a = values::parse(s, mode, dvle)?;
         values::apply(&a, &mut inputs, &mut uniforms);
     }
+    let max_rule = MaxRule::parse(&args.max_rule).ok_or_else(|| {
+        format!(
+            "unknown --max-rule '{}' (compare, neg-inf-second)",
+            args.max_rule
+        )
+    })?;
     let config = EngineConfig {
         backend,
         float_mode: mode,
         budget: picajit::engine::budget_or_default(args.budget),
+        max_rule,
     };
     let kind = program.kind();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
@@ -130,22 +204,30 @@ pub fn run(args: RunArgs) -> Result<(), String> {
 
     let (regs, info, emits): (Registers, RunInfo, Vec<EmittedVertex>) = match kind {
         ShaderKind::Vertex => {
-            let (regs, info) = match values::f24_inputs(&inputs, mode) {
-                Some(raw) => shader.run_vertex_f24(&uniforms, &raw),
-                None => shader.run_vertex(&uniforms, &inputs),
-            }
-            .map_err(|e| format!("execution failed: {e}"))?;
+            // Raw f24 words reach v0-v15 exactly; decimals are converted by the input rule.
+            let mut regs = Registers::default();
+            regs.input = match values::f24_inputs(&inputs, mode) {
+                Some(raw) => expand_f24(&raw),
+                None => shader.convert_inputs(&inputs),
+            };
+            regs.set_unit_state(&shader.convert_state(&start));
+            let info = shader
+                .run(&mut regs, &uniforms, None)
+                .map_err(|e| format!("execution failed: {e}"))?;
             (regs, info, Vec::new())
         }
         ShaderKind::Geometry => {
             let mut runner = GeometryRunner::default();
+            runner
+                .registers
+                .set_unit_state(&shader.convert_state(&start));
             let raw = values::f24_inputs(&inputs, mode);
             let input = match &raw {
                 Some(raw) => GsInput::PointF24(raw),
                 None => GsInput::Point(&inputs),
             };
             let info = runner
-                .invoke(&shader, dvle.gs_mode, &mut uniforms, input)
+                .invoke(&shader, gs_mode, &mut uniforms, input)
                 .map_err(|e| format!("execution failed: {e}"))?;
             let (emitted, _) = runner.state.take_output();
             (runner.registers, info, emitted)
@@ -166,6 +248,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         });
         if let Some(reason) = shader.fallback_reason() {
             v["fallback_reason"] = json!(reason);
+        }
+        if args.regs {
+            let (f24, f32m) = temps_json(&regs.temp);
+            v["regs"] = f24;
+            v["regs_f32"] = f32m;
         }
         if kind == ShaderKind::Geometry {
             v["emits"] = json!(emits
@@ -221,6 +308,26 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         }
     };
     print_regs(&regs.output, "");
+    if args.regs {
+        for (n, r) in regs.temp.iter().enumerate() {
+            outln!(
+                "{:<4} {:>14} {:>14} {:>14} {:>14}",
+                format!("r{n}"),
+                format!("{}", r[0]),
+                format!("{}", r[1]),
+                format!("{}", r[2]),
+                format!("{}", r[3])
+            );
+            outln!(
+                "{:<4} {:>14} {:>14} {:>14} {:>14}",
+                "",
+                f24_hex(r[0]),
+                f24_hex(r[1]),
+                f24_hex(r[2]),
+                f24_hex(r[3])
+            );
+        }
+    }
     outln!(
         "cmp = ({}, {})  a0 = ({}, {})  aL = {}  instructions = {}",
         regs.cmp[0] != 0,

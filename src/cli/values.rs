@@ -185,3 +185,74 @@ pub fn apply(a: &Assignment, inputs: &mut [[f32; 4]; 16], uniforms: &mut Uniform
         }
     }
 }
+
+/// `--set` of the unit state (r0-r15, `a0=X,Y`, `aL=N`, `cmp=X,Y`) into `state`: `None` when
+/// `arg` names no unit-state register (it is then an input or uniform for [`parse`]).
+/// Temporaries take values like inputs (decimal or raw f24 bits); a0 and aL any 32-bit
+/// integer; the cmp flags true/false or 1/0.
+pub fn parse_unit_state(
+    arg: &str,
+    mode: FloatMode,
+    state: &mut picajit::interp::state::UnitState,
+) -> Option<Result<(), String>> {
+    let (name, values) = arg.split_once('=')?;
+    let name = name.trim();
+    let parts: Vec<&str> = values.split(',').map(str::trim).collect();
+    let ints = |what: &str| -> Result<Vec<i32>, String> {
+        parts
+            .iter()
+            .map(|t| {
+                t.parse::<i32>()
+                    .map_err(|_| format!("bad {what} value '{t}' (a 32-bit integer)"))
+            })
+            .collect()
+    };
+    let result = if let Some(idx) = name
+        .strip_prefix('r')
+        .filter(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    {
+        match idx.parse::<usize>() {
+            Ok(i) if i < 16 => parts
+                .iter()
+                .map(|p| parse_float(p, mode))
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(|v| four(v, name))
+                .map(|v| state.temp[i] = v),
+            _ => Err(format!("register '{name}' out of range (r0-r15)")),
+        }
+    } else {
+        match name {
+            "a0" => ints("a0").and_then(|v| match v[..] {
+                [x, y] => {
+                    state.a0 = [x, y];
+                    Ok(())
+                }
+                _ => Err(format!("a0 takes 2 values (x,y), got {}", v.len())),
+            }),
+            "aL" | "al" => ints("aL").and_then(|v| match v[..] {
+                [l] => {
+                    state.al = l;
+                    Ok(())
+                }
+                _ => Err(format!("aL takes 1 value, got {}", v.len())),
+            }),
+            "cmp" => parts
+                .iter()
+                .map(|t| match *t {
+                    "true" | "1" => Ok(true),
+                    "false" | "0" => Ok(false),
+                    t => Err(format!("bad cmp value '{t}' (true/false)")),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(|v| match v[..] {
+                    [x, y] => {
+                        state.cmp = [x, y];
+                        Ok(())
+                    }
+                    _ => Err(format!("cmp takes 2 values (x,y), got {}", v.len())),
+                }),
+            _ => return None,
+        }
+    };
+    Some(result)
+}

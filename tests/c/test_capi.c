@@ -280,7 +280,7 @@ static void test_shader_create(void) {
 
     /* Invalid programs and arguments; `out` is left alone. */
     static uint32_t big[4097];
-    static uint32_t many[129];
+    static uint32_t many[4097]; /* a whole 4096-entry table is accepted, one more is not */
     uint32_t aligned[4] = {0, 0x88000000u, 0, 0};
     shader = NULL;
     FAILS(picajit_shader_create(NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
@@ -299,8 +299,8 @@ static void test_shader_create(void) {
           "entry point");
     FAILS(picajit_shader_create(engine, big, 4097, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
           "4097 code words");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 129, 0, 0, &shader),
-          PICAJIT_ERR_PROGRAM, "129 operand descriptors");
+    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 4097, 0, 0, &shader),
+          PICAJIT_ERR_PROGRAM, "4097 operand descriptors");
     FAILS(picajit_shader_create(engine, (const uint32_t *)((const char *)aligned + 1), 2, NULL,
                                 0, 0, 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "not aligned");
@@ -1621,6 +1621,79 @@ static void test_handles(void) {
     OK(picajit_engine_destroy(NULL));
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* PowerVR USC programs (seed 004) */
+
+static void test_usc(void) {
+    /* The Collatz example of examples/usc/divergent_loop.usc, shortened: a divergent loop. */
+    const char *src =
+        "0 : mov r0, vi0\n    mov r1, c0\n"
+        "1 : tstne.u32 ftt, p0, r0, c1\n"
+        "2 : cndlt 0, r10, p0, r10, 1\n"
+        "3 : if (!p0) ba 12\n"
+        "4 : byp ft2, r0\n    and ft4, _, ft2, _, c1\n    lsl ft5, ft4, c0\n    tz p0, ft5\n"
+        "5 : cndst 0, r11, r10, 1\n"
+        "6 : byp ft2, r0\n    or ft4, _, ft2, _, c0\n    shr ft5, ft4, c1\n    mov r0, ft5\n"
+        "7 : cndef 1, r11, r11, 1\n"
+        "8 : umadd32 ft0, r0, c3, c1, _\n    mov r0, ft0\n"
+        "9 : cndend r11, r11, 1\n"
+        "10 : umadd32 ft0, r1, c1, c1, _\n    mov r1, ft0\n"
+        "11 : br -10\n"
+        "12 : mov r2, r1\n";
+    PicajitUscOptions opts;
+    OK(picajit_usc_options_init(&opts));
+    CHECK(opts.fused_fmad == 1 && opts.cndlt_literal == 0);
+    PicajitUscProgram *prog = NULL;
+    OK(picajit_usc_program_create(src, &opts, &prog));
+    PicajitUscState *st = NULL;
+    OK(picajit_usc_state_create(4, &st));
+    const uint32_t start[4] = {27, 1, 6, 7}, steps[4] = {111, 0, 8, 16};
+    for (uint32_t l = 0; l < 4; l++) {
+        OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, start[l]));
+    }
+    PicajitUscRunInfo info;
+    OK(picajit_usc_run(prog, st, 1000000, &info));
+    CHECK(info.done == 1 && info.steps == 1226);
+    for (uint32_t l = 0; l < 4; l++) {
+        uint32_t v = 0;
+        OK(picajit_usc_state_get(st, PICAJIT_USC_R, 1, l, &v));
+        CHECK(v == steps[l]);
+    }
+    /* The budget stops the run. */
+    OK(picajit_usc_run(prog, st, 5, &info));
+    CHECK(info.done == 0 && info.steps == 5);
+    OK(picajit_usc_run(prog, st, 5, NULL));
+    /* p0 and shared registers. */
+    uint32_t p = 7;
+    OK(picajit_usc_state_set_p0(st, 3, 1));
+    OK(picajit_usc_state_get_p0(st, 3, &p));
+    CHECK(p == 1);
+    OK(picajit_usc_state_set(st, PICAJIT_USC_SH, 4095, 99, 5));
+    OK(picajit_usc_state_get(st, PICAJIT_USC_SH, 4095, 0, &p));
+    CHECK(p == 5);
+    /* Errors. */
+    PicajitUscProgram *bad = NULL;
+    FAILS(picajit_usc_program_create("0 : fadd ft1, sh0, sh1", NULL, &bad),
+          PICAJIT_ERR_ASSEMBLY, "1:5: `fadd` is a phase 1 instruction");
+    FAILS(picajit_usc_program_create("0 : fdsx ft0, r2", NULL, &bad), PICAJIT_ERR_PROGRAM,
+          "not supported: fdsx");
+    CHECK(bad == NULL);
+    FAILS(picajit_usc_program_create(NULL, NULL, &bad), PICAJIT_ERR_NULL, "source");
+    FAILS(picajit_usc_state_create(17, &st), PICAJIT_ERR_INVALID_ARGUMENT, "1 to 16");
+    FAILS(picajit_usc_state_set(st, 9, 0, 0, 1), PICAJIT_ERR_INVALID_ARGUMENT, "bank");
+    FAILS(picajit_usc_state_set(st, PICAJIT_USC_R, 248, 0, 1), PICAJIT_ERR_INVALID_ARGUMENT,
+          "r248");
+    FAILS(picajit_usc_state_set(st, PICAJIT_USC_R, 0, 4, 1), PICAJIT_ERR_INVALID_ARGUMENT,
+          "instance 4");
+    FAILS(picajit_usc_state_get(st, PICAJIT_USC_R, 0, 0, NULL), PICAJIT_ERR_NULL, "value");
+    FAILS(picajit_usc_run((PicajitUscProgram *)st, st, 1, NULL), PICAJIT_ERR_INVALID_HANDLE,
+          "USC program");
+    OK(picajit_usc_state_destroy(st));
+    FAILS(picajit_usc_state_destroy(st), PICAJIT_ERR_INVALID_HANDLE, "USC state");
+    OK(picajit_usc_program_destroy(prog));
+    OK(picajit_usc_program_destroy(NULL));
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s MVP_SHBIN POINT_TO_QUAD_SHBIN POINT_TO_DISC_SHBIN\n", argv[0]);
@@ -1650,6 +1723,7 @@ int main(int argc, char **argv) {
     }
     test_threads();
     test_handles();
+    test_usc();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

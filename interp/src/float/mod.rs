@@ -54,7 +54,8 @@
 //!   [`dph`] is [`dp4`] with `a.w = 1.0` (HW, pf §3.8).
 //! * [`max`] = `a > b ? a : b`, [`min`] = `a < b ? a : b` on the raw values: no flush, no
 //!   canonicalisation, the NaN asymmetry included (HW, pf §4). `max(0, -inf) = 0` follows the
-//!   fp-tests suite over the conflicting 3dbrew row (pf §4 "MAX conflict").
+//!   fp-tests suite over the conflicting row of the hardware table; the evidence for both
+//!   readings is in `docs/float-max.md` of this repository.
 //! * [`sge`]/[`slt`]: `1.0`/`0.0` from an IEEE compare of the raw values; NaN gives `0.0`
 //!   (HW, fp-tests #28-35); no flush (CHOSEN, like CMP).
 //! * [`flr`]: rules 1-5 around `floor` (toward -inf). `flr(-0.1) = -1` is HW (A18);
@@ -112,7 +113,7 @@ pub mod transcendental;
 pub use f24::F24;
 pub use ops::{
     add, dp3, dp4, dph, dst, f24_fixup_rne_from_f64, f24_fixup_rtz, f32_fixup, flr, flush_input,
-    litp, mad, max, min, mova, mul, round_scaled, round_to_mode, sge, slt,
+    litp, mad, max, max_rule, min, mova, mul, round_scaled, round_to_mode, sge, slt, MaxRule,
 };
 pub use transcendental::{ex2, lg2, rcp, rsq};
 

@@ -269,6 +269,41 @@ pub fn max(a: f32, b: f32) -> f32 {
     }
 }
 
+/// Which reading of MAX with a -inf second operand (`max(0, -inf)`) an engine implements;
+/// `docs/float-max.md` gives the evidence for both. The default follows the hardware test
+/// suite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MaxRule {
+    /// `a > b ? a : b` for every operand: `max(0, -inf) = 0`.
+    #[default]
+    Compare,
+    /// The hardware table's row: a -inf second operand is the result
+    /// (`b == -inf ? b : (a > b ? a : b)`), so `max(0, -inf) = -inf`. Only MAX changes (not
+    /// MIN, and not LITP, whose internal max has a finite second operand).
+    NegInfSecond,
+}
+
+impl MaxRule {
+    /// The CLI / C ABI spelling: `compare`, `neg-inf-second`.
+    pub fn parse(s: &str) -> Option<MaxRule> {
+        match s {
+            "compare" => Some(MaxRule::Compare),
+            "neg-inf-second" | "table" => Some(MaxRule::NegInfSecond),
+            _ => None,
+        }
+    }
+}
+
+/// MAX under `rule` (see [`MaxRule`]).
+#[inline]
+pub fn max_rule(a: f32, b: f32, rule: MaxRule) -> f32 {
+    if rule == MaxRule::NegInfSecond && b == f32::NEG_INFINITY {
+        b
+    } else {
+        max(a, b)
+    }
+}
+
 /// MIN: `a < b ? a : b` on the raw values (no flush, NaN in either operand gives `b`).
 #[inline]
 pub fn min(a: f32, b: f32) -> f32 {

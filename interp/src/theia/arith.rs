@@ -70,6 +70,28 @@ pub const fn mul_rtl(a: u32, b: u32, unscaled: bool) -> u64 {
     }
 }
 
+/// [`mul_rtl`] in closed form, the recipe the JITs implement: the exact product of the
+/// magnitudes minus what the wrapping 2|A| and 3|A| wires lose, 2^32·(k2·M2 + k3·M3), where
+/// k2 = bit 31 of |A| and k3 = (3|A|) >> 32 are the lost carries and M2, M3 collect 4^i for the
+/// radix-4 digits of |B| equal to 2 and 3.
+pub const fn mul_rtl_closed(a: u32, b: u32, unscaled: bool) -> u64 {
+    let wa = magnitude(a) as u64;
+    let wb = magnitude(b) as u64;
+    let lo = wb & 0x5555_5555;
+    let hi = (wb >> 1) & 0x5555_5555;
+    let m3 = lo & hi;
+    let m2 = hi ^ m3;
+    let k2 = wa >> 31;
+    let k3 = (wa * 3) >> 32;
+    let sum = (wa * wb).wrapping_sub((k2 * m2 + k3 * m3) << 32);
+    let pre = if unscaled { sum } else { sum >> SCALE };
+    if (a >> 31) ^ (b >> 31) != 0 {
+        pre.wrapping_neg()
+    } else {
+        pre
+    }
+}
+
 /// `SignedIntegerDivision` (`Module_FixedPointDivision.v`): the magnitudes' quotient
 /// floor(|a|·2^17 / |b|) from the 64-bit restoring divider, 0x0FFFFFFF when |b| = 0 (line 228),
 /// cut to 32 bits (line 302) and then to 31 (line 116), negated when the operands' bit 31
@@ -230,6 +252,32 @@ mod tests {
         let got = mul_rtl(a, 3, false);
         assert_ne!(got, exact);
         assert_eq!(got, (a.wrapping_mul(3) as u64) >> SCALE);
+    }
+
+    #[test]
+    fn closed_form_multiplier_matches_the_partial_products() {
+        let mut x = 0x1234_5678_9ABC_DEF1u64;
+        for i in 0..200_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (a, b) = match i % 4 {
+                0 => (x as u32, (x >> 32) as u32),
+                1 => (x as u32 | 0x4000_0000, (x >> 32) as u32 | 0xAAAA_AAAA),
+                2 => ((x as u32) >> (i % 31), (x >> 32) as u32),
+                _ => (
+                    [0, 1, 0x8000_0000, 0xFFFF_FFFF, 0x5555_5556][i as usize % 5],
+                    x as u32,
+                ),
+            };
+            for unscaled in [false, true] {
+                assert_eq!(
+                    mul_rtl_closed(a, b, unscaled),
+                    mul_rtl(a, b, unscaled),
+                    "{a:#x} {b:#x}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -156,11 +156,34 @@ fn comp(v: [u32; 3], c: Component) -> u32 {
     v[c as usize]
 }
 
-/// Runs from `entry` until RETURN, the budget or a stall.
-///
-/// In the `rtl` profile the destination field of the previous instruction starts at 0 (the
-/// trigger resets it: `Unit_EXE.v` line 193, `Module_ExecutionFSM.v` lines 250-257) and
-/// `state.last_result` carries over from the previous run.
+/// Where a run stands between two instructions: what the next one needs besides the state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    /// The next instruction's code address.
+    pub pc: u16,
+    /// The previous instruction's destination field (forwarding compares it).
+    pub last_dst: u16,
+    /// Instructions executed so far.
+    pub steps: u64,
+    /// Set after a jump, so that a fetch outside the code names the jump.
+    pub jumped_from: Option<u16>,
+}
+
+impl Cursor {
+    /// A run starting at `entry`: in the `rtl` profile the previous destination field is 0
+    /// (the trigger resets it: `Unit_EXE.v` line 193, `Module_ExecutionFSM.v` lines 250-257).
+    pub fn start(entry: u16) -> Self {
+        Cursor {
+            pc: entry,
+            last_dst: 0,
+            steps: 0,
+            jumped_from: None,
+        }
+    }
+}
+
+/// Runs from `entry` until RETURN, the budget or a stall. `state.last_result` carries over
+/// from the previous run.
 pub fn run(
     profile: Profile,
     code: &Code,
@@ -169,64 +192,77 @@ pub fn run(
     entry: u16,
     budget: u64,
 ) -> Result<RunOutcome, TheiaError> {
+    let mut cur = Cursor::start(entry);
+    loop {
+        if let Some(out) = step(profile, code, state, io, &mut cur, budget)? {
+            return Ok(out);
+        }
+    }
+}
+
+/// Executes the instruction at `cur.pc`, or ends the run: `Some` when the run is over
+/// (RETURN executed, the budget exhausted before this instruction, or a stall).
+pub fn step(
+    profile: Profile,
+    code: &Code,
+    state: &mut State,
+    io: &mut dyn Io,
+    cur: &mut Cursor,
+    budget: u64,
+) -> Result<Option<RunOutcome>, TheiaError> {
     assert_eq!(
         state.regs.len(),
         profile.register_count(),
         "state made for another profile"
     );
-    let mut pc = entry;
-    let mut last_dst: u16 = 0;
-    let mut steps = 0u64;
-    let mut jumped_from: Option<u16> = None;
-    loop {
-        let raw = match code.fetch(pc) {
-            Some(raw) => raw,
-            None => {
-                return Err(match jumped_from {
-                    Some(from) => TheiaError::JumpOutOfRange {
-                        pc: from,
-                        target: pc,
-                    },
-                    None => TheiaError::PcOutOfRange { pc },
-                })
-            }
-        };
-        let w = Word::decode(raw);
-        let info = table::by_code(w.op).ok_or(TheiaError::UndefinedOperation { pc, op: w.op })?;
-        if completes(profile, info.sem, info.rtl) {
-            if steps >= budget {
-                return Ok(RunOutcome {
-                    status: Status::Budget { pc },
-                    steps,
-                });
-            }
-        } else {
-            return Ok(RunOutcome {
-                status: Status::Stalled { pc, op: w.op },
-                steps,
-            });
+    let pc = cur.pc;
+    let raw = match code.fetch(pc) {
+        Some(raw) => raw,
+        None => {
+            return Err(match cur.jumped_from {
+                Some(from) => TheiaError::JumpOutOfRange {
+                    pc: from,
+                    target: pc,
+                },
+                None => TheiaError::PcOutOfRange { pc },
+            })
         }
-        let step = execute(profile, state, io, w, info.sem, pc, last_dst)?;
-        steps += 1;
-        last_dst = w.dst;
-        state.last_result = step.result;
-        if let Some(r) = step.returned {
-            return Ok(RunOutcome {
-                status: Status::Returned(r),
-                steps,
-            });
+    };
+    let w = Word::decode(raw);
+    let info = table::by_code(w.op).ok_or(TheiaError::UndefinedOperation { pc, op: w.op })?;
+    if !completes(profile, info.sem, info.rtl) {
+        return Ok(Some(RunOutcome {
+            status: Status::Stalled { pc, op: w.op },
+            steps: cur.steps,
+        }));
+    }
+    if cur.steps >= budget {
+        return Ok(Some(RunOutcome {
+            status: Status::Budget { pc },
+            steps: cur.steps,
+        }));
+    }
+    let st = execute(profile, state, io, w, info.sem, pc, cur.last_dst)?;
+    cur.steps += 1;
+    cur.last_dst = w.dst;
+    state.last_result = st.result;
+    if let Some(r) = st.returned {
+        return Ok(Some(RunOutcome {
+            status: Status::Returned(r),
+            steps: cur.steps,
+        }));
+    }
+    match st.next {
+        Some(t) => {
+            cur.jumped_from = Some(pc);
+            cur.pc = t;
         }
-        match step.next {
-            Some(t) => {
-                jumped_from = Some(pc);
-                pc = t;
-            }
-            None => {
-                jumped_from = None;
-                pc = pc.wrapping_add(1);
-            }
+        None => {
+            cur.jumped_from = None;
+            cur.pc = pc.wrapping_add(1);
         }
     }
+    Ok(None)
 }
 
 /// Whether an operation completes in a profile. The manual documents INTP, RESCALE and

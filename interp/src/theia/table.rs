@@ -247,6 +247,25 @@ pub const SWIZZLES: [(&str, [Component; 3]); 22] = [
     ("SWIZZLE_YXZ", [Y, X, Z]),
 ];
 
+/// The entry-point table of a `.mem` file, in the order of the definitions file
+/// (`rtl/aDefinitions.v`, `ENTRYPOINT_ADRR_*`), with each routine's default ROM address. The
+/// original assembler writes one row per name: the ROM address, or the file's own routine
+/// when the source defines `NAME:`.
+pub const ENTRY_POINTS: [(&str, u16); 12] = [
+    ("ENTRYPOINT_ADRR_INITIAL", 0),
+    ("ENTRYPOINT_ADRR_CPPU", 44),
+    ("ENTRYPOINT_ADRR_RGU", 47),
+    ("ENTRYPOINT_ADRR_AABBIU", 69),
+    ("ENTRYPOINT_ADRR_BIU", 157),
+    ("ENTRYPOINT_ADRR_PSU", 232),
+    ("ENTRYPOINT_ADRR_PSU2", 248),
+    ("ENTRYPOINT_ADRR_TCC", 190),
+    ("ENTRYPOINT_ADRR_NPG", 55),
+    ("ENTRYPOINT_ADRR_USERCONSTANTS", 276),
+    ("ENTRYPOINT_ADRR_PIXELSHADER", 278),
+    ("ENTRYPOINT_ADRR_MAIN", 37),
+];
+
 /// The SWIZZLE3D immediates the RTL's swizzle unit implements (`Module_Swizzle.v` lines 20-50).
 pub const RTL_SWIZZLES: [u32; 4] = [0, 1, 2, 21];
 

@@ -365,6 +365,7 @@ fn transfer(instr: &Instruction, mut f: Facts, desc: &impl Fn(u8) -> OperandDesc
 /// Most bytes of emit-buffer rows and flags one call of the SoA code may write: calls for
 /// many points are cut into chunks of whole groups, so that what is reserved ahead stays
 /// bounded.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const CHUNK_BYTES: usize = 8 << 20;
 
 /// [`CompiledShader::run_points`] on the SoA path: after the first invocation (alone when b15
@@ -519,6 +520,7 @@ pub(crate) fn run(
 
 /// The two output banks hold the same bits in every component the program never writes: an
 /// EMIT sends those from whichever bank is current, which the lanes do not track.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn banks_agree(plan: &GsPlan, regs: &Registers, geometry: &GeometryState) -> bool {
     (0..16).all(|r| {
         (0..4).all(|c| {
@@ -531,6 +533,7 @@ fn banks_agree(plan: &GsPlan, regs: &Registers, geometry: &GeometryState) -> boo
 /// Every lane starts a chunk with the registers the call has reached: components the program
 /// writes are written before they are read (see [`plan`]), the others keep these values.
 /// Only the registers the code touches (temporaries it reads or writes, outputs it writes).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn load_state(plan: &GsPlan, ctx: &mut SoaContext, regs: &Registers) {
     for r in crate::bits(plan.temps) {
         for c in 0..4 {
@@ -555,6 +558,7 @@ fn load_state(plan: &GsPlan, ctx: &mut SoaContext, regs: &Registers) {
 
 /// The registers and geometry state the last invocation of a finished chunk left (see the
 /// module docs, "State after a call").
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn materialise(
     plan: &GsPlan,
     ctx: &SoaContext,

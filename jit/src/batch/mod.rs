@@ -69,9 +69,9 @@ use crate::analysis::{Analysis, Exit, Guard};
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
 use crate::{BatchError, BatchInfo, CompiledShader};
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{Uniforms, FLOAT_UNIFORM_ROWS};
+use picajit_interp::state::{Uniforms, UnitState, FLOAT_UNIFORM_ROWS};
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -209,6 +209,17 @@ pub struct SoaContext {
     pub gs_last6: [[f32; 4]; 16],
     /// Lane 7's rows at its last EMIT to each slot.
     pub gs_slot7: [[[f32; 4]; 16]; 4],
+    /// Code generated to start from a given unit state (`run_batch_from`): r0-r15 every
+    /// group starts from, the same in every lane (filled once per call).
+    pub start_temp: SoaBank,
+    /// See `start_temp`: a0.x / a0.y per lane.
+    pub start_a0: [[i32; LANES]; 2],
+    /// See `start_temp`: the `a0_rel` offsets of `start_a0`.
+    pub start_a0_rel: [[u32; LANES]; 2],
+    /// See `start_temp`: cmp.x / cmp.y as all-ones / zero masks.
+    pub start_cmp: [[u32; LANES]; 2],
+    /// See `start_temp`: aL.
+    pub start_al: i32,
 }
 
 /// The uniforms and mode a whole fill of `SoaContext::uniforms_flushed` came from.
@@ -276,6 +287,11 @@ impl Default for SoaContext {
             gs_prev7: [[0.0; 4]; 16],
             gs_last6: [[0.0; 4]; 16],
             gs_slot7: [[[0.0; 4]; 16]; 4],
+            start_temp: [[[0.0; LANES]; 4]; 16],
+            start_a0: [[0; LANES]; 2],
+            start_a0_rel: [[0; LANES]; 2],
+            start_cmp: [[0; LANES]; 2],
+            start_al: 0,
         }
     }
 }
@@ -346,6 +362,16 @@ pub const SOA_DEOPT_PC: i32 = offset_of!(SoaContext, deopt_pc) as i32;
 pub const SOA_SAVED_MXCSR: i32 = offset_of!(SoaContext, saved_mxcsr) as i32;
 /// `SoaContext::out_mask`.
 pub const SOA_OUT_MASK: i32 = offset_of!(SoaContext, out_mask) as i32;
+/// `SoaContext::start_temp`.
+pub const SOA_START_TEMP: i32 = offset_of!(SoaContext, start_temp) as i32;
+/// `SoaContext::start_a0`.
+pub const SOA_START_A0: i32 = offset_of!(SoaContext, start_a0) as i32;
+/// `SoaContext::start_a0_rel`.
+pub const SOA_START_A0_REL: i32 = offset_of!(SoaContext, start_a0_rel) as i32;
+/// `SoaContext::start_cmp`.
+pub const SOA_START_CMP: i32 = offset_of!(SoaContext, start_cmp) as i32;
+/// `SoaContext::start_al`.
+pub const SOA_START_AL: i32 = offset_of!(SoaContext, start_al) as i32;
 
 /// `SoaContext::gs_lane_rows`.
 pub const SOA_GS_LANE_ROWS: i32 = offset_of!(SoaContext, gs_lane_rows) as i32;
@@ -433,6 +459,7 @@ pub struct UniformUse {
 }
 
 /// Compiled SoA code of one program, plus how often it was used.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct SoaCode {
     /// Read+execute mapping of `code` (W^X: written while not executable, as in
     /// `runtime::code_buffer`).
@@ -481,7 +508,9 @@ pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    max_rule: MaxRule,
     features: HostFeatures,
+    from_state: bool,
 ) -> CompileResult<Option<SoaCode>> {
     if !cfg!(target_arch = "x86_64") || eligibility(program, analysis, features).is_some() {
         return Ok(None);
@@ -490,7 +519,11 @@ pub(crate) fn compile(
         ShaderKind::Geometry => geometry::plan(program, analysis).ok(),
         ShaderKind::Vertex => None,
     };
-    let (code, code_len, marks, uniform_use) = x64::generate(program, analysis, mode, gs.as_ref())?;
+    if from_state && program.kind() != ShaderKind::Vertex {
+        return Ok(None);
+    }
+    let (code, code_len, marks, uniform_use) =
+        x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?;
     let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
     #[cfg(target_arch = "x86_64")]
     {
@@ -574,7 +607,17 @@ impl CompiledShader {
 
     /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).
     pub fn batch_stats(&self) -> BatchStats {
-        match self.soa() {
+        Self::stats_of(self.soa())
+    }
+
+    /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit
+    /// state run on ([`Self::run_batch_from`]; zero until the first such batch).
+    pub fn batch_from_stats(&self) -> BatchStats {
+        Self::stats_of(self.soa_from.get().and_then(Option::as_ref))
+    }
+
+    fn stats_of(soa: Option<&SoaCode>) -> BatchStats {
+        match soa {
             Some(s) => BatchStats {
                 groups: s.groups.load(Ordering::Relaxed),
                 fallbacks: s.fallbacks.load(Ordering::Relaxed),
@@ -599,6 +642,7 @@ impl CompiledShader {
 /// shader. What is read across groups and calls keeps an invariant: `waiting` and `pending`
 /// are all zero between groups, `whole_flush` describes what the flushed tables hold; nothing
 /// else is read before the generated code or [`run`] writes it for the current group.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Context(Option<Box<SoaContext>>);
 
 thread_local! {
@@ -606,6 +650,7 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Context {
     fn take() -> Context {
         let spare = SPARE_CONTEXT.try_with(|c| c.take()).ok().flatten();
@@ -639,6 +684,7 @@ impl Drop for Context {
 /// a short shader reads a handful of the 128, and for 64-vertex batches flushing all of them
 /// cost a tenth of the call. The float mode is matched once, outside the loop, so that the
 /// float model's `flush_input` is inlined with a constant mode and the loop vectorises.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn flush_uniforms(
     ctx: &mut SoaContext,
     table: &[[f32; 4]; FLOAT_UNIFORM_ROWS],
@@ -709,6 +755,7 @@ fn flush_uniforms(
 }
 
 /// `SoaContext::uniforms_rel` from the flushed rows.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROWS]) {
     for chunk in rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
         chunk.copy_from_slice(flushed);
@@ -717,6 +764,7 @@ fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROW
 
 /// Add the result of running part of a batch, from row `lo` on, to `info` (or give its error
 /// with the row index in the whole batch).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn add_part(
     info: &mut BatchInfo,
     part: Result<BatchInfo, BatchError>,
@@ -733,6 +781,7 @@ fn add_part(
 
 /// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments, reason = "one batch call's parameters")]
 pub(crate) fn run(
     shader: &CompiledShader,
     soa: &SoaCode,
@@ -741,6 +790,7 @@ pub(crate) fn run(
     uniforms: &Uniforms,
     budget: u64,
     out_mask: u16,
+    from: Option<&UnitState>,
 ) -> Result<BatchInfo, BatchError> {
     let n = inputs.len().min(outputs.len());
     let full = n - n % LANES;
@@ -749,6 +799,9 @@ pub(crate) fn run(
     ctx.uniforms = uniforms;
     ctx.budget = budget;
     ctx.out_mask = u32::from(out_mask);
+    if let Some(s) = from {
+        fill_start(&mut ctx, s);
+    }
     flush_uniforms(
         &mut ctx,
         uniforms.float_table(),
@@ -761,7 +814,12 @@ pub(crate) fn run(
                       outputs: &mut [[[f32; 4]; 16]],
                       info: &mut BatchInfo|
      -> Result<(), BatchError> {
-        let r = shader.run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget);
+        let r = match from {
+            None => shader.run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget),
+            Some(s) => {
+                shader.run_rows_from(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget, s)
+            }
+        };
         add_part(info, r, lo)
     };
     // Where nearly every group stops (vertices taking different branches), starting each on
@@ -816,6 +874,7 @@ pub(crate) fn run(
 }
 
 #[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments, reason = "one batch call's parameters")]
 pub(crate) fn run(
     shader: &CompiledShader,
     _soa: &SoaCode,
@@ -824,8 +883,31 @@ pub(crate) fn run(
     uniforms: &Uniforms,
     budget: u64,
     _out_mask: u16,
+    start: Option<&UnitState>,
 ) -> Result<BatchInfo, BatchError> {
-    shader.run_batch_rows(inputs, outputs, uniforms, budget)
+    match start {
+        None => shader.run_batch_rows(inputs, outputs, uniforms, budget),
+        Some(s) => shader.run_rows_from(inputs, outputs, uniforms, budget, s),
+    }
+}
+
+/// The `start_*` fields of the context from a unit state, broadcast to every lane.
+#[cfg(target_arch = "x86_64")]
+fn fill_start(ctx: &mut SoaContext, s: &UnitState) {
+    for (bank, row) in ctx.start_temp.iter_mut().zip(&s.temp) {
+        for (lanes, &v) in bank.iter_mut().zip(row) {
+            *lanes = [v; LANES];
+        }
+    }
+    for k in 0..2 {
+        let a0 = s.a0[k];
+        ctx.start_a0[k] = [a0; LANES];
+        // As MOVA keeps it: `16 · (128 + (a0 in -128..=127 ? a0 : 0))` (see `a0_rel`).
+        let off = if (-128..=127).contains(&a0) { a0 } else { 0 };
+        ctx.start_a0_rel[k] = [(16 * (128 + off)) as u32; LANES];
+        ctx.start_cmp[k] = [if s.cmp[k] { u32::MAX } else { 0 }; LANES];
+    }
+    ctx.start_al = s.al;
 }
 
 /// Call the SoA entry.

@@ -85,7 +85,7 @@ use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
-use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
     Swizzle,
@@ -314,6 +314,11 @@ struct Gen<'p> {
     end_lanes: DynamicLabel,
     /// Geometry shaders: what [`super::geometry::plan`] proved (EMITs write vertices).
     gs: Option<GsPlan>,
+    /// Vertex shaders: every group starts from the unit state in `SoaContext::start_*`
+    /// (`CompiledShader::run_batch_from`) instead of the clean state.
+    from_state: bool,
+    /// The MAX reading (`picajit_interp::float::MaxRule`).
+    max_rule: MaxRule,
     /// Geometry shaders: leave with [`STATUS_EMITS`].
     exit_emits: DynamicLabel,
     /// Node of the instruction being generated.
@@ -383,7 +388,9 @@ pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    max_rule: MaxRule,
     gs: Option<&GsPlan>,
+    from_state: bool,
 ) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
     let mut a = Asm::new();
     a.hot32 = hot_constants(mode);
@@ -423,6 +430,8 @@ pub fn generate(
         gs: gs.cloned(),
         exit_emits,
         cur_node: 0,
+        from_state,
+        max_rule,
     };
     if g.gs.is_some() && simt {
         return Err(CompileError::Internal(
@@ -697,6 +706,7 @@ impl Gen<'_> {
         // 128 of `uniforms_rel`).
         let rel0 = self.y().splat(16 * 128);
         let simt = self.simt;
+        let from_state = self.from_state;
         let mut y = self.y();
         y.vxorps(T0, T0, T0);
         y.vmovups(T1, rel0);
@@ -705,7 +715,7 @@ impl Gen<'_> {
                 (SOA_TEMP, usage.temps, usage.zero_temps),
                 (SOA_OUTPUT, usage.outputs, usage.zero_outputs),
             ] {
-                if used & (1 << i) != 0 {
+                if used & (1 << i) != 0 && !(from_state && bank == SOA_TEMP) {
                     for c in 0..4 {
                         if zero[i as usize] & (1 << c) != 0 {
                             y.store(Mem::Base(RBX, bank_off(bank, i) + 32 * c), T0, true);
@@ -714,10 +724,34 @@ impl Gen<'_> {
                 }
             }
         }
-        for k in 0..2 {
-            y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
-            y.store(Mem::Base(RBX, SOA_A0_REL + 32 * k), T1, true);
-            y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
+        if from_state {
+            // The given state instead of zeros: every temporary component some instruction
+            // may read before the group writes it (written or not by the program: the
+            // context's copy may hold another call's start), and a0, its row offsets, cmp.
+            for i in 0..16u8 {
+                for c in 0..4 {
+                    if usage.zero_temps[i as usize] & (1 << c) != 0 {
+                        y.vmovups(T2, Mem::Base(RBX, bank_off(SOA_START_TEMP, i) + 32 * c));
+                        y.store(Mem::Base(RBX, bank_off(SOA_TEMP, i) + 32 * c), T2, true);
+                    }
+                }
+            }
+            for k in 0..2 {
+                for (from, to) in [
+                    (SOA_START_A0, SOA_A0),
+                    (SOA_START_A0_REL, SOA_A0_REL),
+                    (SOA_START_CMP, SOA_CMP),
+                ] {
+                    y.vmovups(T2, Mem::Base(RBX, from + 32 * k));
+                    y.store(Mem::Base(RBX, to + 32 * k), T2, true);
+                }
+            }
+        } else {
+            for k in 0..2 {
+                y.store(Mem::Base(RBX, SOA_A0 + 32 * k), T0, true);
+                y.store(Mem::Base(RBX, SOA_A0_REL + 32 * k), T1, true);
+                y.store(Mem::Base(RBX, SOA_CMP + 32 * k), T0, true);
+            }
         }
         if simt {
             y.store(Mem::Base(RBX, SOA_INACTIVE), T0, true);
@@ -733,7 +767,15 @@ impl Gen<'_> {
                 a.mov_mi32(RBX, SOA_LOOP_OWNER + 4 * k, 0xFF);
             }
         }
-        self.a.mov_mi32(RBX, SOA_AL, 0);
+        if self.from_state {
+            let a = &mut self.a;
+            x64!(a.ops
+                ; mov eax, DWORD [rbx + SOA_START_AL]
+                ; mov DWORD [rbx + SOA_AL], eax
+            );
+        } else {
+            self.a.mov_mi32(RBX, SOA_AL, 0);
+        }
     }
 
     /// Vertex shaders, after a group finished: its outputs into the rows.
@@ -2269,7 +2311,17 @@ impl Gen<'_> {
         match op {
             Opcode::Add => self.add(d, a, b),
             Opcode::Mul => self.mul(d, a, b),
-            Opcode::Max => self.y().vmaxps(d, a, b), // a > b ? a : b
+            Opcode::Max => {
+                self.y().vmaxps(d, a, b); // a > b ? a : b
+                if self.max_rule == MaxRule::NegInfSecond {
+                    // A -inf second operand is the result (docs/float-max.md).
+                    let neg_inf = self.y().splat(SIGN | INF);
+                    let mut y = self.y();
+                    y.vmovups(T0, neg_inf);
+                    y.vcmpps(T0, b, T0, pred::EQ);
+                    y.vblendvps(d, d, b, T0);
+                }
+            }
             Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
             Opcode::Sge | Opcode::Slt => {
                 let one = self.y().splat(ONE);

@@ -1,0 +1,197 @@
+//! The shader unit's state as an emulator keeps it: registers that persist between
+//! invocations (r0-r15, a0, aL, cmp), the SETEMIT state of a geometry unit, and per-run
+//! options (entry point, unit state in and out).
+
+use super::error::{self, call, Error, PicajitStatus, Result};
+use super::handle;
+use super::program::PicajitShader;
+use crate::engine::{Shader, ShaderAt};
+use picajit_interp::state::UnitState;
+
+/// `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry
+/// point".
+pub const PICAJIT_ENTRY_DEFAULT: u32 = 0xFFFF_FFFF;
+
+/// The registers of a shader unit that persist between invocations on hardware: an
+/// emulator sets them before a run and reads them after END.
+///
+/// r0-r15 hold register values as f32 (in F24 modes, f24 values: see
+/// `picajit_shader_run_batch_ex` for how other values are taken). a0 and aL may hold any
+/// value: MOVA saturates to the int32 range, a LOOP's aL steps without bound, and relative
+/// addressing ignores an offset outside -128..127 (seed 000's rule).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PicajitUnitState {
+    /// r0-r15, components x, y, z, w.
+    pub r: [[f32; 4]; 16],
+    /// a0.x, a0.y.
+    pub a0: [i32; 2],
+    /// aL.
+    pub al: i32,
+    /// cmp.x, cmp.y: 0 or 1 (written as 0 or 1; any value but 0 reads as 1).
+    pub cmp: [u8; 2],
+    /// Zero; ignored.
+    pub reserved: [u8; 2],
+}
+
+impl PicajitUnitState {
+    pub(crate) fn to_state(self) -> UnitState {
+        UnitState {
+            temp: self.r,
+            a0: self.a0,
+            al: self.al,
+            cmp: self.cmp.map(|c| c != 0),
+        }
+    }
+
+    pub(crate) fn of(s: &UnitState) -> PicajitUnitState {
+        PicajitUnitState {
+            r: s.temp,
+            a0: s.a0,
+            al: s.al,
+            cmp: s.cmp.map(u8::from),
+            reserved: [0; 2],
+        }
+    }
+}
+
+/// Per-run options of `picajit_shader_run_batch_ex`. Initialise with
+/// `picajit_run_options_init` (which sets `struct_size`), then set what the run needs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PicajitRunOptions {
+    /// `sizeof(PicajitRunOptions)` as the caller compiled it; lets later versions append
+    /// fields.
+    pub struct_size: u32,
+    /// Entry point in words, or `PICAJIT_ENTRY_DEFAULT` for the shader's own.
+    pub entry: u32,
+    /// Unit state every vertex starts from, or NULL for the clean state.
+    pub state_in: *const PicajitUnitState,
+    /// Receives the last vertex's final unit state, or NULL.
+    pub state_out: *mut PicajitUnitState,
+}
+
+/// SETEMIT state of a geometry unit: where and how the next EMIT writes its vertex.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PicajitEmitState {
+    /// Vertex-buffer slot of the next EMIT (SETEMIT's vertex id, 0-3).
+    pub vertex_id: u32,
+    /// The next EMIT completes a primitive (SETEMIT's `prim` flag): 0 or 1.
+    pub primitive: u32,
+    /// Winding of that primitive (SETEMIT's `inv` flag): 0 or 1.
+    pub winding: u32,
+}
+
+/// The options of a run, read from C.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunOptions {
+    pub(crate) entry: u32,
+    pub(crate) state_in: Option<UnitState>,
+    pub(crate) state_out: *mut PicajitUnitState,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            entry: PICAJIT_ENTRY_DEFAULT,
+            state_in: None,
+            state_out: std::ptr::null_mut(),
+        }
+    }
+}
+
+/// Read and check `*options` (`state_in` copied, `state_out` checked for alignment).
+///
+/// # Safety
+/// `options` must be non-NULL and readable, its `state_in` NULL or readable.
+pub(crate) unsafe fn read_options(options: *const PicajitRunOptions) -> Result<RunOptions> {
+    error::check_ptr(options, "options")?;
+    // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of every
+    // version of the struct, so reading it alone is in bounds whatever the caller's version.
+    let size = unsafe { options.cast::<u32>().read() } as usize;
+    let ours = std::mem::size_of::<PicajitRunOptions>();
+    if size < ours {
+        return Err(Error::invalid(format!(
+            "options->struct_size is {size} but this library reads {ours} bytes \
+             (call picajit_run_options_init)"
+        )));
+    }
+    // SAFETY: readable by this function's contract, at least `ours` bytes (checked above).
+    let o = unsafe { options.read() };
+    let state_in = if o.state_in.is_null() {
+        None
+    } else {
+        // SAFETY: readable by this function's contract.
+        Some(unsafe { error::borrow(o.state_in, "options->state_in") }?.to_state())
+    };
+    if !o.state_out.is_null() {
+        error::check_ptr(o.state_out, "options->state_out")?;
+    }
+    Ok(RunOptions {
+        entry: o.entry,
+        state_in,
+        state_out: o.state_out,
+    })
+}
+
+/// Write `state` to `out` (non-NULL, checked for alignment).
+///
+/// # Safety
+/// `out` must be writable.
+pub(crate) unsafe fn write_state(out: *mut PicajitUnitState, state: &UnitState) -> Result<()> {
+    // SAFETY: this function's contract.
+    unsafe { error::write_out(out, PicajitUnitState::of(state), "state_out") }
+}
+
+/// The shader for `entry` (`PICAJIT_ENTRY_DEFAULT`: its own).
+pub(crate) fn entry_shader(shader: &Shader, entry: u32) -> Result<ShaderAt<'_>> {
+    if entry == PICAJIT_ENTRY_DEFAULT {
+        return Ok(ShaderAt::Own(shader));
+    }
+    shader
+        .at_entry(entry)
+        .map_err(|e| Error::invalid(format!("entry point: {e}")))
+}
+
+/// Fill `*options` with the defaults: `struct_size` set, the shader's own entry point, no
+/// state in or out.
+///
+/// # Safety
+/// `options` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_run_options_init(
+    options: *mut PicajitRunOptions,
+) -> PicajitStatus {
+    call("picajit_run_options_init", || {
+        error::check_ptr(options, "options")?;
+        let value = PicajitRunOptions {
+            struct_size: std::mem::size_of::<PicajitRunOptions>() as u32,
+            entry: PICAJIT_ENTRY_DEFAULT,
+            state_in: std::ptr::null(),
+            state_out: std::ptr::null_mut(),
+        };
+        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
+        unsafe { error::write_out(options, value, "options") }
+    })
+}
+
+/// How many entry points other than its own the runs of `shader` have prepared code for
+/// (each is prepared once, on its first run; for tests and diagnostics).
+///
+/// # Safety
+/// `shader` must be NULL or a live shader; `prepared` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_shader_prepared_entries(
+    shader: *const PicajitShader,
+    prepared: *mut u32,
+) -> PicajitStatus {
+    call("picajit_shader_prepared_entries", || {
+        // SAFETY: a live shader by this function's contract.
+        let shader = unsafe { handle::get(shader, "shader") }?;
+        error::check_ptr(prepared, "prepared")?;
+        let n = shader.shader.prepared_entries() as u32;
+        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
+        unsafe { error::write_out(prepared, n, "prepared") }
+    })
+}

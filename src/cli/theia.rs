@@ -1,0 +1,538 @@
+//! `picajit … --isa theia`: the THEIA subcommands (asm, disasm, run, info, bench).
+//!
+//! The shared entry point strips `--isa theia` and hands the remaining arguments here; this
+//! module has its own argument parser because THEIA's options (profiles, integer registers,
+//! `.mem` files) have nothing in common with PICA200's.
+
+use clap::{Parser, Subcommand};
+use picajit::interp::theia::exec::{self, Code, RecordIo, State, Status};
+use picajit::interp::theia::table::{self, RtlSupport};
+use picajit::interp::theia::{regs, Profile, Word};
+use picajit::theia::{asm, disassemble, MemImage};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "picajit", about = "THEIA tools (--isa theia)")]
+struct TheiaCli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Assemble a THEIA source (the original assembler's syntax) into a .mem file.
+    Asm {
+        input: PathBuf,
+        /// Output .mem path (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Disassemble a .mem file to source that re-assembles to the same words.
+    Disasm { input: PathBuf },
+    /// Run a program from an instruction index until RETURN, the budget or a stall.
+    Run(RunArgs),
+    /// Without a file: the operation table. With one: its entry points and operations.
+    Info {
+        input: Option<PathBuf>,
+        #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
+        profile: String,
+    },
+    /// Measure the engines on the examples (or given programs).
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// A .theia source or a .mem file.
+    input: PathBuf,
+    /// Engine: interp, x64 or a64.
+    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
+    engine: String,
+    /// Profile: rtl (the RTL's behaviour) or manual (the programming manual's).
+    #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
+    profile: String,
+    /// Set a register before the run: REG=X,Y,Z with REG a decimal address or a name as the
+    /// RTL's definitions spell it, X,Y,Z signed 32-bit integers (decimal or 0x hex).
+    #[arg(long = "set", value_name = "REG=X,Y,Z")]
+    set: Vec<String>,
+    /// First instruction: an index of the source's instructions (0 is the first), or a label
+    /// or entry-point name of a source file.
+    #[arg(long, default_value = "0")]
+    entry: String,
+    /// Most instructions to execute.
+    #[arg(long, default_value_t = 1_000_000)]
+    budget: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Programs (.theia or .mem) with their entry index; default: the built-in examples.
+    programs: Vec<PathBuf>,
+    /// Milliseconds per measurement.
+    #[arg(long, default_value_t = 300)]
+    time_ms: u64,
+    #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
+    profile: String,
+}
+
+/// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
+pub fn main(args: Vec<OsString>) -> Result<(), String> {
+    let cli = match TheiaCli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    match cli.command {
+        Cmd::Asm { input, output } => {
+            let p = assemble_file(&input)?;
+            super::write_out(output.as_deref(), &p.to_mem())
+        }
+        Cmd::Disasm { input } => {
+            let img = load_mem(&input)?;
+            let text = disassemble(&img).map_err(|e| format!("{}: {e}", input.display()))?;
+            super::write_out(None, &text)
+        }
+        Cmd::Run(a) => run(a),
+        Cmd::Info { input, profile } => info(input.as_deref(), profile_of(&profile)),
+        Cmd::Bench(a) => bench(a),
+    }
+}
+
+/// `--engine`: None for the interpreter.
+fn backend_of(engine: &str) -> Option<picajit::jit::Backend> {
+    match engine {
+        "x64" => Some(picajit::jit::Backend::X64),
+        "a64" => Some(picajit::jit::Backend::A64),
+        _ => None,
+    }
+}
+
+fn profile_of(name: &str) -> Profile {
+    Profile::from_name(name).unwrap_or_default()
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() > 16 << 20 {
+        return Err(format!("{}: larger than 16 MiB", path.display()));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
+}
+
+fn assemble_file(path: &Path) -> Result<asm::Program, String> {
+    asm::assemble(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn load_mem(path: &Path) -> Result<MemImage, String> {
+    MemImage::parse(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn is_mem(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mem"))
+}
+
+/// A loaded program: the instruction-memory image and, for sources, the assembled form.
+struct Loaded {
+    imem: Vec<u64>,
+    source: Option<asm::Program>,
+}
+
+fn load_program(path: &Path) -> Result<Loaded, String> {
+    if is_mem(path) {
+        Ok(Loaded {
+            imem: load_mem(path)?.words,
+            source: None,
+        })
+    } else {
+        let p = assemble_file(path)?;
+        Ok(Loaded {
+            imem: p.imem(),
+            source: Some(p),
+        })
+    }
+}
+
+fn code_len(l: &Loaded) -> usize {
+    l.imem.len() - asm::TABLE_LEN
+}
+
+/// `--entry`: an instruction index, or a label / entry-point name of a source.
+fn entry_address(l: &Loaded, entry: &str) -> Result<u16, String> {
+    let idx = if let Some(i) = parse_int(entry).filter(|&i| i >= 0) {
+        i as usize
+    } else if let Some(p) = &l.source {
+        if let Some((_, i)) = p.labels.iter().find(|(n, _)| n == entry) {
+            *i
+        } else if let Some(k) = table::ENTRY_POINTS.iter().position(|(n, _)| *n == entry) {
+            let v = p.entries[k];
+            if v & 0x8000 == 0 {
+                return Err(format!(
+                    "{entry} is not defined in this file (its ROM routine is not loaded)"
+                ));
+            }
+            (v as usize & 0x7FFF) - asm::TABLE_LEN
+        } else {
+            return Err(format!(
+                "--entry {entry}: not an index, label or entry point"
+            ));
+        }
+    } else {
+        return Err(format!(
+            "--entry {entry}: a .mem file takes an instruction index"
+        ));
+    };
+    if idx >= code_len(l) {
+        return Err(format!(
+            "--entry {idx}: the program has {} instructions",
+            code_len(l)
+        ));
+    }
+    Ok(asm::imem_address(idx))
+}
+
+/// A signed 32-bit integer in decimal or `0x` hex (hex may give any bit pattern).
+fn parse_int(s: &str) -> Option<i64> {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let v = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        Some(h) if !h.is_empty() && h.len() <= 15 => i64::from_str_radix(h, 16).ok()?,
+        Some(_) => return None,
+        None if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) => {
+            body.parse().ok()?
+        }
+        None => return None,
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn component(s: &str) -> Result<u32, String> {
+    let v = parse_int(s.trim()).ok_or_else(|| format!("'{s}' is not an integer"))?;
+    if !(i32::MIN as i64..=u32::MAX as i64).contains(&v) {
+        return Err(format!("'{s}' does not fit 32 bits"));
+    }
+    Ok(v as u32)
+}
+
+fn register_address(s: &str) -> Result<u16, String> {
+    if let Some(a) = regs::by_name(s) {
+        return Ok(a);
+    }
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse::<u16>()
+            .map_err(|_| format!("register address {s} does not fit 16 bits"));
+    }
+    Err(format!(
+        "unknown register '{s}' (a decimal address or a name such as R1)"
+    ))
+}
+
+fn apply_set(profile: Profile, state: &mut State, spec: &str) -> Result<(), String> {
+    let (reg, vals) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--set {spec}: expected REG=X,Y,Z"))?;
+    let addr = register_address(reg.trim())?;
+    let row = profile.row(addr).ok_or_else(|| {
+        format!(
+            "--set {spec}: the {} profile has registers 0-{}",
+            profile.name(),
+            profile.register_count() - 1
+        )
+    })?;
+    let parts: Vec<&str> = vals.split(',').collect();
+    if parts.len() != 3 {
+        return Err(format!("--set {spec}: give three values X,Y,Z"));
+    }
+    let mut v = [0u32; 3];
+    for (k, p) in parts.iter().enumerate() {
+        v[k] = component(p).map_err(|e| format!("--set {spec}: {e}"))?;
+    }
+    state.regs[row] = v;
+    Ok(())
+}
+
+fn real(v: u32) -> f64 {
+    v as i32 as f64 / 131072.0
+}
+
+fn run(a: RunArgs) -> Result<(), String> {
+    let profile = profile_of(&a.profile);
+    let l = load_program(&a.input)?;
+    let entry = entry_address(&l, &a.entry)?;
+    let mut state = State::new(profile);
+    for s in &a.set {
+        apply_set(profile, &mut state, s)?;
+    }
+    let mut io = RecordIo::default();
+    let code = Code::imem(l.imem.clone());
+    let out = match backend_of(&a.engine) {
+        None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget),
+        Some(b) => {
+            let c = picajit::jit::theia::compile(&code, profile, b, &[entry])
+                .map_err(|e| format!("--engine {}: {e}", a.engine))?;
+            c.run(&mut state, &mut io, entry, a.budget)
+        }
+    }
+    .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let (status, ret) = match out.status {
+        Status::Returned(r) => ("returned", Some(r)),
+        Status::Budget { .. } => ("budget", None),
+        Status::Stalled { .. } => ("stalled", None),
+    };
+    if a.json {
+        let mut s = String::new();
+        write!(
+            s,
+            "{{\"isa\":\"theia\",\"engine\":\"{}\",\"profile\":\"{}\",\"status\":\"{status}\",\"return_value\":{},\"steps\":{},\"regs\":{{",
+            a.engine,
+            profile.name(),
+            ret.map_or("null".to_string(), |r| r.to_string()),
+            out.steps
+        )
+        .unwrap();
+        for (i, r) in state.regs.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            write!(
+                s,
+                "\"{i}\":[{},{},{}]",
+                r[0] as i32, r[1] as i32, r[2] as i32
+            )
+            .unwrap();
+        }
+        s.push_str("}}");
+        outln!("{s}");
+        return Ok(());
+    }
+    let detail = match out.status {
+        Status::Returned(r) => format!("returned {}", if r { "RT_TRUE" } else { "RT_FALSE" }),
+        Status::Budget { pc } => format!("budget of {} steps ran out before {pc:#06x}", a.budget),
+        Status::Stalled { pc, op } => format!(
+            "stalled at {pc:#06x}: {} never completes in the {} profile",
+            table::by_code(op).map_or("?", |o| o.name),
+            profile.name()
+        ),
+    };
+    outln!(
+        "engine {}, profile {}: {detail} after {} steps",
+        a.engine,
+        profile.name(),
+        out.steps
+    );
+    for (addr, data) in &io.omem_writes {
+        outln!(
+            "OMWRITE address ({}, {}, {}) data ({}, {}, {})",
+            addr[0] as i32,
+            addr[1] as i32,
+            addr[2] as i32,
+            data[0] as i32,
+            data[1] as i32,
+            data[2] as i32
+        );
+    }
+    outln!(
+        "{:>4}  {:<30} {:>12} {:>12} {:>12}   {:>14} {:>14} {:>14}",
+        "reg",
+        "name",
+        "x",
+        "y",
+        "z",
+        "x (Q15.17)",
+        "y",
+        "z"
+    );
+    let mut zero = 0;
+    for (i, r) in state.regs.iter().enumerate() {
+        if *r == [0; 3] {
+            zero += 1;
+            continue;
+        }
+        outln!(
+            "{i:>4}  {:<30} {:>12} {:>12} {:>12}   {:>14.6} {:>14.6} {:>14.6}",
+            regs::name_of(i as u16).unwrap_or(""),
+            r[0] as i32,
+            r[1] as i32,
+            r[2] as i32,
+            real(r[0]),
+            real(r[1]),
+            real(r[2])
+        );
+    }
+    outln!("({zero} other registers are zero)");
+    Ok(())
+}
+
+fn info(input: Option<&Path>, profile: Profile) -> Result<(), String> {
+    let Some(path) = input else {
+        outln!(
+            "THEIA operations (code, name, in the manual, in the {} profile):",
+            profile.name()
+        );
+        for o in table::OPS {
+            let done = exec::completes(profile, o.sem, o.rtl);
+            outln!(
+                "  {:#06x} {:<12} {:<7} {}",
+                o.code,
+                o.name,
+                if o.manual { "manual" } else { "RTL" },
+                if done {
+                    "completes"
+                } else {
+                    "never completes (stalls)"
+                }
+            );
+        }
+        outln!(
+            "registers: {} rows in the {} profile",
+            profile.register_count(),
+            profile.name()
+        );
+        return Ok(());
+    };
+    let l = load_program(path)?;
+    outln!(
+        "{}: {} instructions after the {}-row entry table",
+        path.display(),
+        code_len(&l),
+        asm::TABLE_LEN
+    );
+    for (k, &(name, rom)) in table::ENTRY_POINTS.iter().enumerate() {
+        let v = l.imem[k];
+        if v & 0x8000 != 0 {
+            outln!(
+                "  {name}: instruction {}",
+                (v as usize & 0x7FFF) - asm::TABLE_LEN
+            );
+        } else if v != rom as u64 {
+            outln!("  {name}: ROM address {v} (default {rom})");
+        }
+    }
+    let mut counts: Vec<(&str, usize, RtlSupport)> = Vec::new();
+    for &raw in &l.imem[asm::TABLE_LEN..] {
+        let w = Word::decode(raw);
+        match table::by_code(w.op) {
+            Some(o) => match counts.iter_mut().find(|c| c.0 == o.name) {
+                Some(c) => c.1 += 1,
+                None => counts.push((o.name, 1, o.rtl)),
+            },
+            None => outln!("  undefined operation {:#06x}", w.op),
+        }
+    }
+    counts.sort_by_key(|c| c.0);
+    for (name, n, rtl) in counts {
+        let o = table::by_name(name).expect("from the table");
+        let note = if exec::completes(profile, o.sem, rtl) {
+            ""
+        } else {
+            "  (never completes in this profile)"
+        };
+        outln!("  {name:<12} x{n}{note}");
+    }
+    Ok(())
+}
+
+/// A built-in bench program: its source, entry name and register setup.
+struct BenchProgram {
+    name: &'static str,
+    source: &'static str,
+    entry: &'static str,
+    init: Vec<(u16, [u32; 3])>,
+}
+
+fn bench_programs() -> Vec<BenchProgram> {
+    let q = |v: f64| (v * 131072.0).round() as i64 as i32 as u32;
+    let r = |n: &str| regs::by_name(n).expect("register name");
+    vec![
+        BenchProgram {
+            name: "ray_triangle",
+            source: include_str!("../../examples/theia/ray_triangle.theia"),
+            entry: "ENTRYPOINT_ADRR_MAIN",
+            init: vec![
+                (r("CREG_CAMERA_POSITION"), [0; 3]),
+                (r("CREG_RAY_DIRECTION"), [q(0.1), q(0.05), q(1.0)]),
+                (r("CREG_V0"), [q(-1.0), q(-1.0), q(5.0)]),
+                (r("CREG_V1"), [q(2.0), q(-1.0), q(5.0)]),
+                (r("CREG_V2"), [q(-1.0), q(2.0), q(5.0)]),
+            ],
+        },
+        BenchProgram {
+            name: "grayscale",
+            source: include_str!("../../examples/theia/grayscale.theia"),
+            entry: "ENTRYPOINT_ADRR_PIXELSHADER",
+            init: vec![(r("CREG_TEXTURE_COLOR"), [q(0.5), q(0.25), q(0.75)])],
+        },
+    ]
+}
+
+fn bench(a: BenchArgs) -> Result<(), String> {
+    let profile = profile_of(&a.profile);
+    let mut progs = Vec::new();
+    if a.programs.is_empty() {
+        for b in bench_programs() {
+            let p = asm::assemble(b.source).map_err(|e| format!("{}: {e}", b.name))?;
+            let l = Loaded {
+                imem: p.imem(),
+                source: Some(p),
+            };
+            let e = entry_address(&l, b.entry)?;
+            progs.push((b.name.to_string(), l.imem, e, b.init));
+        }
+    } else {
+        for path in &a.programs {
+            let l = load_program(path)?;
+            let e = entry_address(&l, "0")?;
+            progs.push((path.display().to_string(), l.imem, e, Vec::new()));
+        }
+    }
+    outln!(
+        "THEIA bench, profile {} (engine interp; the JIT is not built yet)",
+        profile.name()
+    );
+    outln!(
+        "{:<16} {:>8} {:>14} {:>14}",
+        "program",
+        "steps",
+        "ns/run",
+        "ns/step"
+    );
+    for (name, imem, entry, init) in progs {
+        let code = Code::imem(imem);
+        let mut base = State::new(profile);
+        for &(addr, v) in &init {
+            base.regs[addr as usize] = v;
+        }
+        let mut io = RecordIo::default();
+        let once = |io: &mut RecordIo| {
+            let mut s = base.clone();
+            exec::run(profile, &code, &mut s, io, entry, 1_000_000)
+        };
+        let first = once(&mut io).map_err(|e| format!("{name}: {e}"))?;
+        let start = Instant::now();
+        let mut runs = 0u64;
+        while start.elapsed().as_millis() < a.time_ms as u128 {
+            for _ in 0..64 {
+                io.omem_writes.clear();
+                io.tmem_reads.clear();
+                std::hint::black_box(once(&mut io).map_err(|e| e.to_string())?);
+            }
+            runs += 64;
+        }
+        let ns = start.elapsed().as_nanos() as f64 / runs as f64;
+        outln!(
+            "{name:<16} {:>8} {:>14.1} {:>14.2}",
+            first.steps,
+            ns,
+            ns / first.steps.max(1) as f64
+        );
+    }
+    Ok(())
+}

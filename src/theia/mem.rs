@@ -1,0 +1,90 @@
+//! `.mem` files: what the original assembler writes and the RTL's test bench loads with
+//! `$readmemh` (`rtl/TestBench_THEIA.v`): whitespace-separated hex words, `//` comments. The
+//! first word is the file's length, which the assembler prints in *decimal* as twice the row
+//! count (the test bench reads it as hex); then each row is two 32-bit halves of a 64-bit word:
+//! the entry-point table's rows first, then the code.
+
+use super::asm::TABLE_LEN;
+use std::fmt;
+
+/// A loaded `.mem` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemImage {
+    /// Every row: the table, then the code.
+    pub words: Vec<u64>,
+}
+
+/// Why a `.mem` file could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemError(pub String);
+
+impl fmt::Display for MemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MemError {}
+
+/// The largest file we read: the instruction memory's 15-bit address space.
+pub const MAX_ROWS: usize = 0x8000;
+
+impl MemImage {
+    pub fn parse(text: &str) -> Result<MemImage, MemError> {
+        let mut tokens = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.find("//").map_or(line, |p| &line[..p]);
+            for t in code.split_whitespace() {
+                let v = u32::from_str_radix(t, 16)
+                    .ok()
+                    .filter(|_| t.len() <= 8)
+                    .ok_or_else(|| {
+                        MemError(format!("line {}: '{t}' is not a 32-bit hex word", i + 1))
+                    })?;
+                tokens.push(v);
+                if tokens.len() > 1 + 2 * MAX_ROWS {
+                    return Err(MemError(format!("more than {MAX_ROWS} rows")));
+                }
+            }
+        }
+        let Some((&count, rest)) = tokens.split_first() else {
+            return Err(MemError("empty .mem file".into()));
+        };
+        if rest.len() % 2 != 0 {
+            return Err(MemError(format!(
+                "{} words after the length: rows are two words",
+                rest.len()
+            )));
+        }
+        let words: Vec<u64> = rest
+            .chunks(2)
+            .map(|p| (p[0] as u64) << 32 | p[1] as u64)
+            .collect();
+        // The assembler writes the count in decimal; accept the hex reading too (a file written
+        // for $readmemh by other tools).
+        let decimal = format!("{count:x}").parse::<u32>().ok();
+        let n = rest.len() as u32;
+        if decimal != Some(n) && count != n {
+            return Err(MemError(format!(
+                "the length word says {count:x} but the file has {n} words"
+            )));
+        }
+        if words.len() < TABLE_LEN {
+            return Err(MemError(format!(
+                "{} rows: a .mem program starts with the {TABLE_LEN}-row entry-point table",
+                words.len()
+            )));
+        }
+        Ok(MemImage { words })
+    }
+
+    /// The entry-point table's values.
+    pub fn entries(&self) -> &[u64] {
+        &self.words[..TABLE_LEN]
+    }
+
+    /// The code after the table.
+    pub fn code(&self) -> &[u64] {
+        &self.words[TABLE_LEN..]
+    }
+}

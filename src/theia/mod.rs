@@ -1,0 +1,11 @@
+//! THEIA tooling on top of the interpreter crate's ISA (`picajit_interp::theia`): the
+//! assembler for the original project's syntax, `.mem` files, the disassembler.
+
+pub mod asm;
+pub mod disasm;
+pub mod mem;
+pub mod rom;
+
+pub use asm::{assemble, assemble_with, AsmError, Layout, Program, TABLE_LEN};
+pub use disasm::disassemble;
+pub use mem::{MemError, MemImage};

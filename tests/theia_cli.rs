@@ -1,0 +1,354 @@
+//! `picajit … --isa theia` end to end: asm, disasm, run (text and the exact JSON format),
+//! info, bench, `--isa pica` as the default, and the error paths.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Output;
+use target_exe::target_command;
+
+mod target_exe;
+
+fn picajit(args: &[&str]) -> Output {
+    target_command(env!("CARGO_BIN_EXE_picajit"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("picajit runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = picajit(args);
+    assert!(
+        out.status.success(),
+        "picajit {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = picajit(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "picajit {args:?} should fail");
+    assert!(
+        !err.contains("panicked"),
+        "picajit {args:?} panicked: {err}"
+    );
+    assert!(!err.trim().is_empty(), "picajit {args:?} printed no error");
+    err
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picajit-theia-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+const RAY: &str = "examples/theia/ray_triangle.theia";
+
+/// The hit of `tests/theia_asm.rs`'s ray-triangle case, as --set arguments.
+fn hit_args() -> Vec<String> {
+    let q = |v: f64| ((v * 131072.0) as i64).to_string();
+    vec![
+        "--set".into(),
+        format!("CREG_RAY_DIRECTION={},{},{}", q(0.1), q(0.05), q(1.0)),
+        "--set".into(),
+        format!("44={},{},{}", q(-1.0), q(-1.0), q(5.0)),
+        "--set".into(),
+        format!("CREG_V1=0x{:x},{},{}", 2 << 17, q(-1.0), q(5.0)),
+        "--set".into(),
+        format!("CREG_V2={},{},{}", q(-1.0), q(2.0), q(5.0)),
+    ]
+}
+
+#[test]
+fn asm_and_disasm_round_trip() {
+    let mem = scratch("ray.mem");
+    ok(&["asm", "--isa", "theia", RAY, "-o", mem.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&mem).unwrap();
+    assert!(
+        text.starts_with("72 //Number of ioctects in file\n"),
+        "{text}"
+    );
+    assert_eq!(
+        ok(&["asm", "--isa", "theia", RAY]),
+        text,
+        "stdout when no -o"
+    );
+    let src = ok(&["disasm", "--isa", "theia", mem.to_str().unwrap()]);
+    let src_path = scratch("ray_again.theia");
+    std::fs::write(&src_path, src).unwrap();
+    let words = |t: &str| picajit::theia::MemImage::parse(t).unwrap().words;
+    assert_eq!(
+        words(&ok(&["asm", "--isa=theia", src_path.to_str().unwrap()])),
+        words(&text)
+    );
+}
+
+#[test]
+fn run_json_is_exactly_the_documented_object() {
+    for profile in ["rtl", "manual"] {
+        let mut args: Vec<String> = ["run", "--isa", "theia", RAY, "--json", "--profile", profile]
+            .map(String::from)
+            .to_vec();
+        args.extend(hit_args());
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ok(&argv);
+        assert_eq!(out.lines().count(), 1, "one object on one line");
+        assert!(
+            out.starts_with(&format!(
+                "{{\"isa\":\"theia\",\"engine\":\"interp\",\"profile\":\"{profile}\",\"status\":\"returned\",\"return_value\":true,\"steps\":23,\"regs\":{{\"0\":[0,0,0],\"1\":"
+            )),
+            "{out}"
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let regs = v["regs"].as_object().unwrap();
+        let n = if profile == "rtl" { 128 } else { 132 };
+        assert_eq!(regs.len(), n);
+        for i in 0..n {
+            assert_eq!(regs[&i.to_string()].as_array().unwrap().len(), 3);
+        }
+        // t = 5.0 in R9 (71 + 8), V0 as set, signed integers
+        assert_eq!(regs["79"], serde_json::json!([655360, 655360, 655360]));
+        assert_eq!(regs["44"], serde_json::json!([-131072, -131072, 655360]));
+        assert_eq!(regs["46"][0], 262144);
+    }
+    // budget and stall statuses, return_value null
+    let out = ok(&["run", "--isa", "theia", RAY, "--json", "--budget", "4"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "budget");
+    assert_eq!(v["return_value"], Value::Null);
+    assert_eq!(v["steps"], 4);
+    let stall = scratch("stall.theia");
+    std::fs::write(
+        &stall,
+        "\tSETX R1 32'h5\n\tINTP R2 R1 VOID\n\tRETURN RT_TRUE\n",
+    )
+    .unwrap();
+    let s = stall.to_str().unwrap();
+    let v: Value = serde_json::from_str(&ok(&["run", "--isa", "theia", s, "--json"])).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["steps"].as_u64()),
+        (Some("stalled"), Some(1))
+    );
+    let v: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--isa",
+        "theia",
+        s,
+        "--json",
+        "--profile",
+        "manual",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["return_value"].as_bool()),
+        (Some("returned"), Some(true))
+    );
+    assert_eq!(
+        v["regs"]["72"],
+        serde_json::json!([0, 0, 0]),
+        "INTP of 5/2^17 is 0"
+    );
+    // the miss returns false
+    let v: Value = serde_json::from_str(&ok(&["run", "--isa", "theia", RAY, "--json"])).unwrap();
+    assert_eq!(v["return_value"], false);
+}
+
+#[test]
+fn run_text_entry_and_set_forms() {
+    let mut args: Vec<String> = ["run", "--isa", "theia", RAY].map(String::from).to_vec();
+    args.extend(hit_args());
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ok(&argv);
+    assert!(out.contains("returned RT_TRUE after 23 steps"), "{out}");
+    assert!(out.contains("R9") && out.contains("5.000000"), "{out}");
+    // --entry by index, label and entry name; .mem input
+    let mem = scratch("ray2.mem");
+    ok(&["asm", "--isa", "theia", RAY, "-o", mem.to_str().unwrap()]);
+    for entry in ["0", "ENTRYPOINT_ADRR_MAIN"] {
+        let v: Value = serde_json::from_str(&ok(&[
+            "run", "--isa", "theia", RAY, "--json", "--entry", entry,
+        ]))
+        .unwrap();
+        assert_eq!(v["steps"], 7, "{entry}: the miss at the parallel test");
+    }
+    let v: Value = serde_json::from_str(&ok(&[
+        "run", "--isa", "theia", RAY, "--json", "--entry", "MISS",
+    ]))
+    .unwrap();
+    assert_eq!(v["steps"], 1);
+    let v: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--isa",
+        "theia",
+        mem.to_str().unwrap(),
+        "--json",
+        "--entry",
+        "22",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (v["steps"].as_u64(), v["return_value"].as_bool()),
+        (Some(1), Some(true))
+    );
+    // hex and negative values, any register by address
+    let v: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--isa",
+        "theia",
+        RAY,
+        "--json",
+        "--budget",
+        "0",
+        "--set",
+        "0=0xFFFFFFFF,-2147483648,2147483647",
+        "--set",
+        "R12=1,2,3",
+    ]))
+    .unwrap();
+    assert_eq!(
+        v["regs"]["0"],
+        serde_json::json!([-1, -2147483648, 2147483647])
+    );
+    assert_eq!(v["regs"]["82"], serde_json::json!([1, 2, 3]));
+    // the rtl profile decodes 7 bits: 128 is row 0
+    let v: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--isa",
+        "theia",
+        RAY,
+        "--json",
+        "--budget",
+        "0",
+        "--set",
+        "OREG_PIXEL_COLOR=4,5,6",
+    ]))
+    .unwrap();
+    assert_eq!(v["regs"]["0"], serde_json::json!([4, 5, 6]));
+    let v: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--isa",
+        "theia",
+        RAY,
+        "--json",
+        "--budget",
+        "0",
+        "--profile",
+        "manual",
+        "--set",
+        "OREG_PIXEL_COLOR=4,5,6",
+    ]))
+    .unwrap();
+    assert_eq!(v["regs"]["128"], serde_json::json!([4, 5, 6]));
+}
+
+#[test]
+fn engines_give_the_same_json() {
+    for profile in ["rtl", "manual"] {
+        let mut base: Vec<String> = ["run", "--isa", "theia", RAY, "--json", "--profile", profile]
+            .map(String::from)
+            .to_vec();
+        base.extend(hit_args());
+        let with = |engine: &str| {
+            let mut v = base.clone();
+            v.extend(["--engine".to_string(), engine.to_string()]);
+            v
+        };
+        let argv = |v: &[String]| v.iter().map(String::clone).collect::<Vec<_>>();
+        let interp = with("interp");
+        let want = ok(&argv(&interp).iter().map(String::as_str).collect::<Vec<_>>());
+        let x64 = with("x64");
+        let got = ok(&argv(&x64).iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            got.replace("\"engine\":\"x64\"", "\"engine\":\"interp\""),
+            want
+        );
+        let a64 = with("a64");
+        let out = picajit(&argv(&a64).iter().map(String::as_str).collect::<Vec<_>>());
+        if out.status.success() {
+            let got = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(
+                got.replace("\"engine\":\"a64\"", "\"engine\":\"interp\""),
+                want
+            );
+        } else {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("emulate-a64") && !err.contains("panicked"),
+                "{err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn info_and_bench() {
+    let t = ok(&["info", "--isa", "theia"]);
+    assert!(
+        t.contains("XCHANGEY") && t.contains("never completes"),
+        "{t}"
+    );
+    let t = ok(&["info", "--isa", "theia", "--profile", "manual"]);
+    assert!(!t.contains("XCHANGEY     manual  never"), "{t}");
+    let t = ok(&["info", "--isa", "theia", RAY]);
+    assert!(
+        t.contains("24 instructions") && t.contains("ENTRYPOINT_ADRR_MAIN: instruction 0"),
+        "{t}"
+    );
+    assert!(t.contains("DIV          x3"), "{t}");
+    let t = ok(&["bench", "--isa", "theia", "--time-ms", "20"]);
+    assert!(t.contains("ray_triangle") && t.contains("grayscale"), "{t}");
+}
+
+#[test]
+fn pica_stays_the_default() {
+    let a = ok(&["info", "examples/mvp.v.pica"]);
+    assert_eq!(ok(&["info", "--isa", "pica", "examples/mvp.v.pica"]), a);
+    assert_eq!(ok(&["info", "examples/mvp.v.pica", "--isa=pica"]), a);
+}
+
+#[test]
+fn errors() {
+    let bad = scratch("bad.theia");
+    std::fs::write(&bad, "\tADD R1 R2\n\tFROB R1 R2 R3\n").unwrap();
+    let b = bad.to_str().unwrap();
+    assert!(fails(&["asm", "--isa", "theia", b]).contains("line 2: undefined instruction 'FROB'"));
+    assert!(fails(&["info", "--isa", "usc9"]).contains("unknown --isa"));
+    assert!(fails(&["run", "--isa"]).contains("--isa needs a value"));
+    assert!(fails(&["run", "--isa", "theia", "--isa", "theia", RAY]).contains("twice"));
+    assert!(fails(&["run", "--isa", "theia", RAY, "--set", "R1=1,2"]).contains("three values"));
+    assert!(
+        fails(&["run", "--isa", "theia", RAY, "--set", "R1=1,2,0x100000000"]).contains("32 bits")
+    );
+    assert!(
+        fails(&["run", "--isa", "theia", RAY, "--set", "FOO=1,2,3"]).contains("unknown register")
+    );
+    assert!(fails(&[
+        "run",
+        "--isa",
+        "theia",
+        RAY,
+        "--profile",
+        "manual",
+        "--set",
+        "200=1,2,3"
+    ])
+    .contains("0-131"));
+    assert!(fails(&["run", "--isa", "theia", RAY, "--entry", "99"]).contains("24 instructions"));
+    assert!(fails(&["run", "--isa", "theia", RAY, "--entry", "NOWHERE"]).contains("not an index"));
+    let und = scratch("undef.mem");
+    let mut mem = String::from("26 //\n");
+    for rom in [0, 44, 47, 69, 157, 232, 248, 190, 55, 276, 278, 37] {
+        mem.push_str(&format!("00000000 {rom:08X}\n"));
+    }
+    mem.push_str("00060000 00000000\n");
+    std::fs::write(&und, mem).unwrap();
+    let e = fails(&["run", "--isa", "theia", und.to_str().unwrap()]);
+    assert!(e.contains("undefined THEIA operation 0x0006"), "{e}");
+    assert!(fails(&["disasm", "--isa", "theia", und.to_str().unwrap()]).contains("not defined"));
+    let jump = scratch("jump.theia");
+    std::fs::write(&jump, "\tJMP 40000 VOID VOID\n").unwrap();
+    assert!(fails(&["run", "--isa", "theia", jump.to_str().unwrap()]).contains("no code is loaded"));
+    assert!(fails(&["disasm", "--isa", "theia", "no/such/file.mem"]).contains("no/such/file.mem"));
+}
