@@ -34,7 +34,7 @@
 //! reached a deopt site (undefined opcode, BREAK on an empty loop stack, running past the
 //! end) — is simply run again by the per-vertex batch entry (which
 //! itself falls back to the interpreter); where groups keep stopping, the following ones run
-//! per vertex without a SoA attempt for a while ([`run`]). Vertex shader invocations are pure functions of
+//! per vertex without a SoA attempt for a while (`run`). Vertex shader invocations are pure functions of
 //! their inputs and the uniforms, and the SoA code writes only its own context until the group
 //! is finished, so the rerun sees exactly what a per-vertex run would: results and errors
 //! are identical by construction. The tail of a batch (`len % 8` rows) also runs per vertex.
@@ -496,7 +496,7 @@ pub struct BatchStats {
     /// vertex.
     pub fallbacks: u64,
     /// Groups run per vertex without trying SoA code, after runs of stopped groups (see
-    /// [`run`]).
+    /// `run`).
     pub skipped: u64,
     /// Divergent branches (the active lanes disagreed) that finished groups ran with lane
     /// masks.
@@ -815,7 +815,13 @@ pub(crate) fn run(
                       info: &mut BatchInfo|
      -> Result<(), BatchError> {
         let r = match from {
-            None => shader.run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget),
+            None => shader.run_batch_rows(
+                &inputs[lo..hi],
+                &mut outputs[lo..hi],
+                uniforms,
+                budget,
+                out_mask,
+            ),
             Some(s) => {
                 shader.run_rows_from(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget, s)
             }
@@ -882,11 +888,11 @@ pub(crate) fn run(
     outputs: &mut [[[f32; 4]; 16]],
     uniforms: &Uniforms,
     budget: u64,
-    _out_mask: u16,
+    out_mask: u16,
     start: Option<&UnitState>,
 ) -> Result<BatchInfo, BatchError> {
     match start {
-        None => shader.run_batch_rows(inputs, outputs, uniforms, budget),
+        None => shader.run_batch_rows(inputs, outputs, uniforms, budget, out_mask),
         Some(s) => shader.run_rows_from(inputs, outputs, uniforms, budget, s),
     }
 }

@@ -160,6 +160,28 @@ fn sync_out(ctx: &mut UscCtx, st: &State) {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+/// FRSQ, FLOG or FEXP (`op` 0, 1, 2) of the 16 words at `data`, in place: the float model's
+/// functions, for generated code.
+extern "sysv64" fn complex(op: u32, data: *mut u32) {
+    // SAFETY: generated code passes its context's 16-word scratch area.
+    let d = unsafe { std::slice::from_raw_parts_mut(data, MAX_INSTANCES) };
+    let f = match op {
+        0 => picajit_interp::usc::float::frsq,
+        1 => picajit_interp::usc::float::flog,
+        _ => picajit_interp::usc::float::fexp,
+    };
+    for v in d {
+        *v = f(*v);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// Address of [`complex`] for the code generator.
+pub fn complex_fn() -> usize {
+    complex as *const () as usize
+}
+
 /// Runs group `group` on the interpreter for generated code (x86-64 only: the System V
 /// calling convention the generated code uses does not exist elsewhere).
 #[cfg(target_arch = "x86_64")]
@@ -196,7 +218,14 @@ impl UscCode {
         #[cfg(target_arch = "x86_64")]
         {
             let n = state.instances();
-            let mut sites = vec![0u32; self.sites.len().max(1)];
+            let mut small = [0u32; 64];
+            let mut large = Vec::new();
+            let sites: &mut [u32] = if self.sites.len() <= small.len() {
+                &mut small
+            } else {
+                large.resize(self.sites.len(), 0);
+                &mut large
+            };
             let mut env = Env {
                 prepared: p,
                 state: state as *mut State,
