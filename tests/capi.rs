@@ -271,7 +271,7 @@ fn c_embedding_tests_pass_and_are_memcheck_clean() {
     let sources = [manifest_dir().join("tests/c/test_embedding.c")];
     let exe = dir.join("test_embedding");
     build_c(&sources, &exe, Link::Shared);
-    let out = run(&mut Command::new(&exe));
+    let out = run(&mut target_command(&exe));
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{stdout}");
     assert!(
@@ -289,7 +289,7 @@ fn theia_c_tests_pass_and_are_memcheck_clean() {
     let sources = [manifest_dir().join("tests/c/test_theia.c")];
     let exe = dir.join("test_theia");
     build_c(&sources, &exe, Link::Shared);
-    let out = run(&mut Command::new(&exe));
+    let out = run(&mut target_command(&exe));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(" 0 failed"),
