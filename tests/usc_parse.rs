@@ -380,5 +380,5 @@ fn mutated_programs_never_panic() {
         }
     }
     // Most mutations break the text; a good share still runs.
-    assert!(ran > 300, "{ran} mutated programs ran");
+    assert!(ran > 100, "{ran} mutated programs ran");
 }
