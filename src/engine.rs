@@ -8,7 +8,7 @@
 
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
-use picajit_interp::float::{FloatMode, F24};
+use picajit_interp::float::{FloatMode, MaxRule, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
@@ -74,6 +74,8 @@ pub struct EngineConfig {
     pub float_mode: FloatMode,
     /// Maximum instructions per invocation before [`ExecError::BudgetExhausted`].
     pub budget: u64,
+    /// Which reading of `max(0, -inf)` every engine implements (`docs/float-max.md`).
+    pub max_rule: MaxRule,
 }
 
 impl Default for EngineConfig {
@@ -82,6 +84,7 @@ impl Default for EngineConfig {
             backend: BackendChoice::Auto,
             float_mode: FloatMode::default(),
             budget: DEFAULT_BUDGET,
+            max_rule: MaxRule::default(),
         }
     }
 }
@@ -191,7 +194,7 @@ impl Shader {
         config: &EngineConfig,
         cache: Option<&CodeCache>,
     ) -> Result<Shader, EngineError> {
-        let interp = Interpreter::new(&program, config.float_mode);
+        let interp = Interpreter::with_max_rule(&program, config.float_mode, config.max_rule);
         let target = match config.backend {
             BackendChoice::Interpreter => None,
             BackendChoice::Auto => Backend::host(),
@@ -218,9 +221,21 @@ impl Shader {
         };
         let features = HostFeatures::detect();
         let compiled = match cache {
-            Some(c) => c.get_or_compile(&shader.program, config.float_mode, backend, features),
-            None => picajit_jit::compile(&shader.program, config.float_mode, backend, features)
-                .map(Arc::new),
+            Some(c) => c.get_or_compile_with(
+                &shader.program,
+                config.float_mode,
+                config.max_rule,
+                backend,
+                features,
+            ),
+            None => picajit_jit::compile_with(
+                &shader.program,
+                config.float_mode,
+                config.max_rule,
+                backend,
+                features,
+            )
+            .map(Arc::new),
         };
         match compiled {
             Ok(code) if code.is_executable() => {
@@ -785,6 +800,12 @@ impl Shader {
             FloatMode::F32 => *v,
         };
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
+            }
+        }
         let total = match &start {
             None => self.run_batch_masked(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.split_batch(n, outputs, |range, outputs| {
@@ -815,6 +836,12 @@ impl Shader {
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let load = |v: &[[F24; 4]; 16]| self.expand_masked(v);
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
+            }
+        }
         let total = match &start {
             None => self.run_batch_f24(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.split_batch(n, outputs, |range, outputs| {
@@ -845,6 +872,12 @@ impl Shader {
         let n = inputs.len().min(outputs.len());
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, |v| *v);
+            }
+        }
         let total = match &start {
             None => self.run_batch_registers(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.run_registers_from(uniforms, inputs, outputs, out_mask, s)?,
@@ -856,6 +889,38 @@ impl Shader {
             start,
             state_out,
         )?;
+        Ok(total)
+    }
+
+    /// A batch shorter than one eight-lane group with the state out asked for: one
+    /// [`Self::run`] per vertex (what such a batch runs anyway), the last vertex's registers
+    /// giving the state, so a persistent unit's one-vertex batches cost one invocation, not
+    /// two.
+    fn run_small_state<T>(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[T],
+        outputs: &mut [[[f32; 4]; 16]],
+        start: Option<UnitState>,
+        state_out: &mut UnitState,
+        load: impl Fn(&T) -> [[f32; 4]; 16],
+    ) -> Result<u64, BatchError> {
+        let start = start.unwrap_or_default();
+        let mut regs = Registers::default();
+        let mut total = 0;
+        let mut last = start;
+        for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            regs.input = load(input);
+            regs.output = [[0.0; 4]; 16];
+            regs.set_unit_state(&start);
+            let info = self
+                .run(&mut regs, uniforms, None)
+                .map_err(|error| BatchError { vertex: k, error })?;
+            total += info.instructions;
+            *output = regs.output;
+            last = regs.unit_state();
+        }
+        *state_out = last;
         Ok(total)
     }
 
@@ -1008,6 +1073,10 @@ impl Shader {
 pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
     inputs.map(|row| row.map(F24::to_f32))
 }
+
+/// Batches shorter than this (one eight-lane group) with a state out run per vertex in
+/// [`Shader::run_small_state`].
+const SMALL_BATCH: usize = picajit_jit::batch::LANES;
 
 /// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
 /// or the one prepared for that entry.

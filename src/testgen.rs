@@ -450,3 +450,95 @@ pub fn from_bytes(bytes: &[u8]) -> TestCase {
     };
     build(&mut s, &cfg)
 }
+
+/// Shapes of large assembler inputs, for the assembler's memory benchmark and test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsmStress {
+    /// One procedure of instruction lines with operands and trailing comments, far past the
+    /// program size limit (so most lines become errors, which the assembler caps).
+    Code,
+    /// A small program followed by comment and blank lines.
+    Comments,
+    /// Label-only lines (a distinct label each) inside one procedure.
+    Labels,
+    /// Many units (`.unit`), each a small DVLE with declarations, until the code limit.
+    Units,
+}
+
+impl AsmStress {
+    /// Every shape.
+    pub const ALL: [AsmStress; 4] = [
+        AsmStress::Code,
+        AsmStress::Comments,
+        AsmStress::Labels,
+        AsmStress::Units,
+    ];
+
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            AsmStress::Code => "code",
+            AsmStress::Comments => "comments",
+            AsmStress::Labels => "labels",
+            AsmStress::Units => "units",
+        }
+    }
+}
+
+/// An assembler source of about `bytes` bytes in `shape`.
+pub fn asm_stress_source(shape: AsmStress, bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 256);
+    let body = [
+        "    mov r0, r1",
+        "    add r2, c5, r3",
+        "    dp4 o0.x, c0, v0 ; a comment after the instruction",
+        "    mad r1, r2, c3, r4",
+        "    cmp c1, lt, ge, r0.xyzw",
+    ];
+    match shape {
+        AsmStress::Code => {
+            s.push_str(".proc main\n");
+            let mut k = 0;
+            while s.len() < bytes {
+                s.push_str(body[k % body.len()]);
+                s.push('\n');
+                k += 1;
+            }
+            s.push_str("    end\n.end\n");
+        }
+        AsmStress::Comments => {
+            s.push_str(".out outpos position\n.proc main\n    mov outpos, v0\n    end\n.end\n");
+            let mut k = 0u64;
+            while s.len() < bytes {
+                s.push_str("; ");
+                s.push_str(&k.to_string());
+                s.push_str(" lighting term: diffuse * albedo + specular\n\n");
+                k += 1;
+            }
+        }
+        AsmStress::Labels => {
+            s.push_str(".proc main\n");
+            let mut k = 0u64;
+            while s.len() < bytes {
+                s.push('l');
+                s.push_str(&k.to_string());
+                s.push_str(":\n");
+                k += 1;
+            }
+            s.push_str("    end\n.end\n");
+        }
+        AsmStress::Units => {
+            let mut k = 0u64;
+            while s.len() < bytes {
+                s.push_str(".unit\n.fvec m");
+                s.push_str(&k.to_string());
+                s.push_str("[4]\n.constf k(1.0, 0.5, 0.25, 0.0)\n.in pos v0\n.out op position\n");
+                s.push_str(".proc main\n    dp4 op.x, m");
+                s.push_str(&k.to_string());
+                s.push_str("[0], pos\n    mov op.yzw, k\n    end\n.end\n");
+                k += 1;
+            }
+        }
+    }
+    s
+}

@@ -280,6 +280,23 @@ fn c_embedding_tests_pass_and_are_memcheck_clean() {
 }
 
 #[test]
+fn theia_c_tests_pass_and_are_memcheck_clean() {
+    let dir = work_dir("test_theia");
+    let sources = [manifest_dir().join("tests/c/test_theia.c")];
+    let exe = dir.join("test_theia");
+    build_c(&sources, &exe, Link::Shared);
+    let out = run(&mut Command::new(&exe));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(" 0 failed"),
+        "C tests did not report success:\n{stdout}"
+    );
+    if valgrind_available() {
+        memcheck(&exe, &[]);
+    }
+}
+
+#[test]
 fn c_example_builds_and_prints_the_transformed_vertices() {
     let dir = work_dir("example");
     let mvp = example_shbin("mvp.v.pica", &dir);
@@ -320,6 +337,7 @@ fn header_states_the_embedding_semantics() {
         "SETEMIT and EMIT in a vertex shader do nothing",
         "up to 4096 entries",
         "MAX(0, -inf) = 0",
+        "PICAJIT_MAX_NEG_INF_SECOND",
     ] {
         assert!(header.contains(needle), "picajit.h does not say {needle:?}");
     }

@@ -661,3 +661,70 @@ fn run_seeds_the_unit_state_and_prints_it_on_every_engine() {
     fails(&["run", s(&src), "--set", "a0=1"]);
     fails(&["run", s(&src), "--set", "cmp=maybe,1"]);
 }
+
+/// Failures print one "error:" per line (the assembler's located messages are not wrapped in
+/// another "picajit: error:"), and an input larger than any accepted one is refused before it
+/// is read.
+#[test]
+fn errors_are_not_doubled_and_huge_inputs_are_refused() {
+    let bad = scratch("bad_name.v.pica");
+    std::fs::write(&bad, ".out o0 position\n.proc main\n    end\n.end\n").unwrap();
+    for args in [
+        vec!["asm", s(&bad), "-o", s(&scratch("bad.shbin"))],
+        vec!["run", s(&bad)],
+        vec!["info", s(&bad)],
+        vec!["disasm", s(&bad)],
+        vec!["run", "no/such/file.pica"],
+    ] {
+        let err = fails(&args);
+        for line in err.lines() {
+            assert!(
+                line.matches("error:").count() <= 1,
+                "picajit {args:?}: doubled error in {line:?}"
+            );
+        }
+    }
+    let huge = scratch("huge.pica");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(picajit::asm::MAX_SOURCE_BYTES as u64 + 1)
+        .unwrap();
+    drop(f);
+    for args in [
+        vec!["asm", s(&huge), "-o", s(&scratch("huge.shbin"))],
+        vec!["run", s(&huge)],
+        vec!["info", s(&huge)],
+    ] {
+        let err = fails(&args);
+        assert!(err.contains("larger than any input"), "{args:?}: {err}");
+    }
+    std::fs::remove_file(&huge).unwrap();
+}
+
+/// `run --max-rule` selects the reading of MAX(0, -inf) (docs/float-max.md) on every engine.
+#[test]
+fn run_selects_the_max_rule() {
+    // max o0, c95, v0 / end
+    let code = write_words("max.bin", &[0x3007_f000, 0x8800_0000]);
+    let descs = write_words("max.d", &[0x6c36f]);
+    for engine in ["interp", "x64", "a64"] {
+        for (rule, want) in [("compare", "0x000000"), ("neg-inf-second", "0xff0000")] {
+            let out = ok(&[
+                "run",
+                "--raw",
+                s(&code),
+                "--opdescs",
+                s(&descs),
+                "--engine",
+                engine,
+                "--set",
+                "v0=-inf",
+                "--max-rule",
+                rule,
+                "--json",
+            ]);
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["outputs"]["o0"][0], want, "{engine} {rule}: {out}");
+        }
+    }
+    fails(&["run", "--raw", s(&code), "--max-rule", "maybe"]);
+}

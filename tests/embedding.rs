@@ -181,6 +181,7 @@ fn config(backend: BackendChoice, float_mode: FloatMode) -> EngineConfig {
         backend,
         float_mode,
         budget: 4096,
+        ..EngineConfig::default()
     }
 }
 
@@ -274,7 +275,7 @@ fn check_batches(
 fn batches_start_from_the_given_state_and_hand_back_the_last_vertex_state() {
     for (src, seed) in [(PROBE, 11), (LOOPS, 12)] {
         let (prog, base) = program(src);
-        check_batches(&prog, &base, seed, &[1, 3, 8, 21, 64, 300], true);
+        check_batches(&prog, &base, seed, &[0, 1, 3, 7, 8, 21, 64, 300], true);
     }
 }
 
@@ -468,4 +469,89 @@ fn operand_descriptor_tables_of_4096_entries_are_accepted_and_entries_past_128_n
         Program::new(prog.code().to_vec(), t, 0, ShaderKind::Vertex).unwrap()
     });
     assert!(Program::new(prog.code().to_vec(), vec![0; 4097], 0, ShaderKind::Vertex).is_err());
+}
+
+/// MAX(0, -inf): both readings (`docs/float-max.md`) on every engine, per vertex and on the
+/// eight-lane path, in every float mode; only MAX with a -inf second operand differs.
+#[test]
+fn max_rule_is_selectable_on_every_engine() {
+    use picajit::interp::float::{max_rule, MaxRule};
+    let (prog, base) = program(
+        ".fvec k\n.proc main\n    max o0, k, v0\n    mov r1, k\n    max o1, v0, r1\n    mov r2, v1\n    max o2, r2, v0\n    min o3, k, v0\n    litp o4, v1\n    end\n.end\n",
+    );
+    let specials = [
+        0.0,
+        -0.0,
+        1.5,
+        -2.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    let mut rng = Rng(77);
+    for mode in MODES {
+        let inputs: Vec<[[f32; 4]; 16]> = (0..72)
+            .map(|_| {
+                let mut v = [[0.0; 4]; 16];
+                for r in &mut v[..2] {
+                    *r = [0; 4].map(|_| specials[rng.below(7) as usize]);
+                }
+                v
+            })
+            .collect();
+        let mut u = base.clone();
+        let nan = F24::from_bits(0x7F_FFFF).to_f32(); // a NaN every mode holds
+        let c0 = [0.0, f32::NEG_INFINITY, 3.0, nan];
+        u.set_float_raw(0, c0);
+        for rule in [MaxRule::Compare, MaxRule::NegInfSecond] {
+            let mut results = Vec::new();
+            for backend in ENGINES {
+                let cfg = EngineConfig {
+                    max_rule: rule,
+                    ..config(backend, mode)
+                };
+                let shader = Shader::new(prog.clone(), &cfg).unwrap();
+                for n in [1, 72] {
+                    let mut out = vec![[[0.0f32; 4]; 16]; n];
+                    shader
+                        .run_batch_masked(&u, &inputs[..n], &mut out, 0xFFFF)
+                        .unwrap();
+                    for (k, o) in out.iter().enumerate() {
+                        let v0 = shader.convert_inputs(&inputs[k])[0];
+                        for l in 0..4 {
+                            let want = max_rule(c0[l], v0[l], rule);
+                            assert_eq!(
+                                o[0][l].to_bits(),
+                                want.to_bits(),
+                                "{backend:?} {mode:?} {rule:?} o0"
+                            );
+                            let want = max_rule(v0[l], c0[l], rule);
+                            assert_eq!(
+                                o[1][l].to_bits(),
+                                want.to_bits(),
+                                "{backend:?} {mode:?} {rule:?} o1"
+                            );
+                        }
+                    }
+                    results.push(out.iter().map(bits).collect::<Vec<_>>());
+                }
+                if backend == BackendChoice::X64 {
+                    if let Some(c) = shader.compiled() {
+                        assert!(c.batch_lanes() == 1 || c.batch_stats().groups > 0);
+                    }
+                }
+            }
+            // Every engine gives the same registers (o2-o4 included) in both batch sizes.
+            let (singles, groups): (Vec<_>, Vec<_>) =
+                results.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+            assert!(singles.iter().all(|(_, r)| *r == singles[0].1));
+            assert!(groups.iter().all(|(_, r)| *r == groups[0].1));
+        }
+    }
+    // The one input where the readings part: MAX(0, -inf).
+    assert_eq!(max_rule(0.0, f32::NEG_INFINITY, MaxRule::Compare), 0.0);
+    assert_eq!(
+        max_rule(0.0, f32::NEG_INFINITY, MaxRule::NegInfSecond),
+        f32::NEG_INFINITY
+    );
 }

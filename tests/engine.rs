@@ -585,6 +585,7 @@ fn shader_for(w: &Workload, backend: BackendChoice, mode: FloatMode, budget: u64
             backend,
             float_mode: mode,
             budget,
+            ..EngineConfig::default()
         },
     )
     .unwrap()

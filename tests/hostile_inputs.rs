@@ -306,6 +306,7 @@ fn shaders(program: &Program, budget: u64) -> Vec<Shader> {
                 backend,
                 float_mode,
                 budget,
+                ..EngineConfig::default()
             };
             match Shader::new(program.clone(), &config) {
                 Ok(s) => v.push(s),

@@ -7,12 +7,12 @@
 //!
 //! Code generation works on any host, so this test runs everywhere.
 
-use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::float::{FloatMode, MaxRule, Rounding};
 use picajit::testgen::{generate, Config};
 use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter};
 use picajit_jit::x64::asm::{Asm, Mem, XOp};
 use picajit_jit::x64::regs::*;
-use picajit_jit::{compile, Backend, HostFeatures};
+use picajit_jit::{compile_with, Backend, HostFeatures};
 
 /// Decode the instruction stream of `a` (without the pool) into Intel syntax, one line each.
 fn decode(a: Asm) -> (Vec<String>, Vec<u8>, usize) {
@@ -309,7 +309,14 @@ fn generated_programs_decode_cleanly() {
                     ..Config::default()
                 },
             );
-            let Ok(s) = compile(&case.program, mode, Backend::X64, HostFeatures::all()) else {
+            // Odd seeds with the other MAX reading, whose MAX adds a compare and a select.
+            let rule = if seed % 2 == 1 {
+                MaxRule::NegInfSecond
+            } else {
+                MaxRule::Compare
+            };
+            let Ok(s) = compile_with(&case.program, mode, rule, Backend::X64, HostFeatures::all())
+            else {
                 continue;
             };
             let len = s.instruction_bytes();
@@ -364,10 +371,46 @@ mod soa {
     #[test]
     fn three_operand_forms() {
         let forms = rrr!(
-            vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn,
-            vpor, vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd,
-            vdivpd, vunpcklps, vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd,
-            vpermd, vpmuldq, vpsrlvq, vpsllvq, vpcmpeqq, vpsubq,
+            vaddps,
+            vmulps,
+            vdivps,
+            vmaxps,
+            vminps,
+            vandps,
+            vandnps,
+            vorps,
+            vxorps,
+            vpand,
+            vpandn,
+            vpor,
+            vpxor,
+            vpaddd,
+            vpsubd,
+            vpcmpgtd,
+            vpcmpeqd,
+            vpaddq,
+            vpcmpgtq,
+            vaddpd,
+            vmulpd,
+            vdivpd,
+            vunpcklps,
+            vunpckhps,
+            vunpcklpd,
+            vunpckhpd,
+            vsubpd,
+            vpmuludq,
+            vpmaxud,
+            vpsrlvd,
+            vpermd,
+            vpmuldq,
+            vpsrlvq,
+            vpsllvq,
+            vpcmpeqq,
+            vpsubq,
+            vpsllvd,
+            vpsravd,
+            vfmadd231ps,
+            vsubps,
         );
         let _: Option<Rrr> = None;
         for (name, f) in forms {
@@ -414,6 +457,9 @@ mod soa {
                         | "vpmuldq"
                         | "vpermd"
                         | "vpsrlvd"
+                        | "vpsllvd"
+                        | "vpsravd"
+                        | "vfmadd231ps"
                         | "vpsrlvq"
                         | "vpsllvq"
                         | "vpcmpeqq"
@@ -486,6 +532,7 @@ mod soa {
             ("vmovups", |y, d, s| y.vmovups(d, s)),
             ("vcvttps2dq", |y, d, s| y.vcvttps2dq(d, s)),
             ("vsqrtpd", |y, d, s| y.vsqrtpd(d, s)),
+            ("vsqrtps", |y, d, s| y.vsqrtps(d, s)),
         ] {
             assert_eq!(
                 yone(|y| f(y, Ymm(9), YOp::Reg(Ymm(2)))),
@@ -656,6 +703,10 @@ mod soa {
             assert_eq!(
                 yone(|y| y.vpslld(yd, yb, 4)),
                 format!("vpslld ymm{d},ymm{b},4")
+            );
+            assert_eq!(
+                yone(|y| y.vpsrad(yd, yb, 24)),
+                format!("vpsrad ymm{d},ymm{b},18h")
             );
             assert_eq!(
                 yone(|y| y.vpsrlq(yd, yb, 36)),
@@ -862,10 +913,10 @@ mod soa {
     /// Whole SoA programs decode to valid instructions up to the constant pool.
     #[test]
     fn generated_soa_code_decodes_cleanly() {
-        use picajit::interp::float::{FloatMode, Rounding};
+        use picajit::interp::float::{FloatMode, MaxRule, Rounding};
         use picajit::testgen::{generate, Config};
         use picajit_jit::iced_x86::Code;
-        use picajit_jit::{compile, Backend, HostFeatures};
+        use picajit_jit::{compile_with, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
         }
@@ -885,8 +936,18 @@ mod soa {
                         ..Config::default()
                     },
                 );
-                let Ok(s) = compile(&case.program, mode, Backend::X64, HostFeatures::detect())
-                else {
+                let rule = if seed % 2 == 1 {
+                    MaxRule::NegInfSecond
+                } else {
+                    MaxRule::Compare
+                };
+                let Ok(s) = compile_with(
+                    &case.program,
+                    mode,
+                    rule,
+                    Backend::X64,
+                    HostFeatures::detect(),
+                ) else {
                     continue;
                 };
                 let (code, len, _) = s.batch_code();

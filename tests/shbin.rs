@@ -1258,3 +1258,11 @@ fn random_mutations_never_panic() {
     // Both outcomes must be well represented for the sweep to mean anything.
     assert!(ok > 1000 && err > 1000, "ok={ok} err={err}");
 }
+
+#[test]
+fn files_over_the_size_limit_are_refused() {
+    let mut big = vec![0u8; picajit::shbin::MAX_SHBIN_BYTES + 1];
+    big[..4].copy_from_slice(b"DVLB");
+    let e = Shbin::parse(&big).unwrap_err();
+    assert!(e.to_string().contains("at most 16777216"), "{e}");
+}

@@ -41,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
         backend: BACKENDS[opts as usize & 3],
         float_mode: mode,
         budget,
+        ..EngineConfig::default()
     };
     let gs_mode = match gs_bytes[0] % 3 {
         0 => GsInputMode::Point,

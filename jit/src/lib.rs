@@ -67,6 +67,8 @@ pub mod layout;
 pub mod lower;
 pub mod masm;
 pub mod runtime;
+pub mod theia;
+pub mod usc;
 pub mod x64;
 
 /// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
@@ -88,7 +90,7 @@ pub use runtime::cache::{CacheKey, CodeCache};
 
 use layout::{EmitRecord, JitContext};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use runtime::code_buffer::{ExecCode, Status};
@@ -177,6 +179,7 @@ pub struct CompiledShader {
     interp: Interpreter,
     program: Program,
     mode: FloatMode,
+    max_rule: MaxRule,
     backend: Backend,
     features: HostFeatures,
     compile_time: Duration,
@@ -219,11 +222,24 @@ pub fn compile(
     backend: Backend,
     features: HostFeatures,
 ) -> Result<CompiledShader, CompileError> {
+    compile_with(program, mode, MaxRule::default(), backend, features)
+}
+
+/// [`compile`] for the MAX reading `max_rule` (`picajit_interp::float::MaxRule`): the
+/// per-vertex code, the multi-vertex code and the interpreter the code falls back to all
+/// implement it.
+pub fn compile_with(
+    program: &Program,
+    mode: FloatMode,
+    max_rule: MaxRule,
+    backend: Backend,
+    features: HostFeatures,
+) -> Result<CompiledShader, CompileError> {
     let start = Instant::now();
     let analysis = Analysis::new(program)?;
     let emitted = match backend {
-        Backend::X64 => x64::generate(program, &analysis, mode, features)?,
-        Backend::A64 => a64::generate(program, &analysis, mode, features)?,
+        Backend::X64 => x64::generate(program, &analysis, mode, max_rule, features)?,
+        Backend::A64 => a64::generate(program, &analysis, mode, max_rule, features)?,
     };
     let written @ (temps, outputs) = analysis.written_registers();
     let exec =
@@ -248,9 +264,10 @@ pub fn compile(
         exec,
         marks: emitted.marks,
         analysis,
-        interp: Interpreter::new(program, mode),
+        interp: Interpreter::with_max_rule(program, mode, max_rule),
         program: program.clone(),
         mode,
+        max_rule,
         backend,
         features,
         compile_time: start.elapsed(),
@@ -624,6 +641,7 @@ impl CompiledShader {
                 &self.program,
                 &self.analysis,
                 self.mode,
+                self.max_rule,
                 self.features,
                 from_state,
             )

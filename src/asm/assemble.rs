@@ -2,11 +2,12 @@
 //! descriptor allocation and sharing, blocks and padding NOPs, procedures and labels, uniform
 //! and constant allocation, and the DVLE tables.
 
-use super::lexer::{lex_file, FileNames, Loc};
+use super::lexer::{lex_file, FileNames, LineLexer, Loc};
 use super::parser::{
     parse_line, split_register, Body, Directive, DvlpOverrides, EntrySpec, GshSpec,
     HeaderOverrides, IndexSpec, Insn, InsnKind, Name, Operand, Stmt, Target, UType,
 };
+use super::MAX_SOURCE_BYTES;
 use super::{AsmError, AsmWarning, SourceFile};
 use crate::shbin::{
     decode_gs_mode, Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic,
@@ -19,6 +20,8 @@ use std::collections::HashMap;
 
 /// Most errors reported before giving up.
 const MAX_ERRORS: usize = 100;
+/// Most warnings kept (then one that counts the rest), so that memory stays bounded.
+const MAX_WARNINGS: usize = 1000;
 /// picasso's block nesting limit.
 const MAX_NESTING: usize = 32;
 /// Vertex program memory, which picasso enforces.
@@ -428,12 +431,6 @@ struct ArrayState {
     elems: Vec<[u32; 4]>,
 }
 
-#[derive(Clone, Debug)]
-struct UnitSrc {
-    loc: Loc,
-    stmts: Vec<Stmt>,
-}
-
 #[derive(Debug, Default)]
 struct UnitState {
     loc: Loc,
@@ -491,10 +488,11 @@ pub(crate) struct CheckCtx<'a> {
     pub table: &'a [u64],
 }
 
-pub(crate) struct Assembler<'n> {
-    names: &'n FileNames,
+pub(crate) struct Assembler {
+    names: FileNames,
     errors: Vec<AsmError>,
     warnings: Vec<AsmWarning>,
+    warnings_dropped: usize,
     code: Vec<u32>,
     /// Per code word: whether its 7-bit descriptor field follows descriptor swaps.
     desc_refs: Vec<bool>,
@@ -513,54 +511,49 @@ pub(crate) struct Assembler<'n> {
 
 type R<T> = Result<T, AsmError>;
 
+/// Case-insensitive substring test on raw line text (`.opdesc` is found before tokenizing).
+fn mentions(raw: &str, word: &str) -> bool {
+    raw.as_bytes()
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+}
+
+/// Assemble `files`, streaming: each line is tokenized, parsed and assembled before the next
+/// one is read, so memory does not grow with the source beyond what the program keeps (code,
+/// labels, names; `benches/asm_memory.rs` measures it). A first pass reads only the lines
+/// that mention `.opdesc`, because an explicit descriptor table anywhere changes how every
+/// instruction is encoded.
 pub(crate) fn assemble_files(
     files: &[SourceFile],
 ) -> Result<(Shbin, Vec<AsmWarning>), Vec<AsmError>> {
+    let total: usize = files.iter().map(|f| f.text.len()).sum();
+    if total > MAX_SOURCE_BYTES {
+        let mut names = FileNames::default();
+        let file = names.intern(files.first().map_or("", |f| f.name));
+        return Err(vec![names.error(
+            Loc {
+                file,
+                line: 1,
+                col: 1,
+            },
+            format!(
+                "the source is {total} bytes; the assembler accepts at most {MAX_SOURCE_BYTES} \
+                 (a real program is far smaller)"
+            ),
+        )]);
+    }
     let mut names = FileNames::default();
     let mut errors = Vec::new();
-    let mut units: Vec<UnitSrc> = Vec::new();
-    for f in files {
-        let file = names.intern(f.name);
-        let lines = lex_file(f.name, f.text, &mut names, &mut errors);
-        let first = Loc {
-            file,
-            line: 1,
-            col: 1,
-        };
-        let mut cur = UnitSrc {
-            loc: first,
-            stmts: Vec::new(),
-        };
-        for line in &lines {
-            match parse_line(line) {
-                Ok(stmt) => {
-                    if let Some(Body::Dir(Directive::Unit, loc)) = &stmt.body {
-                        if !stmt.labels.is_empty() {
-                            cur.stmts.push(Stmt {
-                                loc: stmt.loc,
-                                labels: stmt.labels.clone(),
-                                body: None,
-                                notes: Vec::new(),
-                            });
-                        }
-                        let next = UnitSrc {
-                            loc: *loc,
-                            stmts: Vec::new(),
-                        };
-                        units.push(std::mem::replace(&mut cur, next));
-                        continue;
-                    }
-                    cur.stmts.push(stmt);
-                }
-                Err((loc, msg)) => errors.push(names.error(loc, msg)),
-            }
-        }
-        units.push(cur);
-    }
     let mut explicit: Option<Vec<u64>> = None;
-    for u in &units {
-        for s in &u.stmts {
-            if let Some(Body::Dir(Directive::OpDesc(v), loc)) = &s.body {
+    for f in files {
+        let mut lines = LineLexer::new(f.name, f.text, &mut names);
+        while let Some(r) = lines.next(&mut names, |raw| mentions(raw, "opdesc")) {
+            // Lexical and syntax errors are reported by the second pass.
+            let Ok(line) = r else { continue };
+            let Ok(stmt) = parse_line(&line) else {
+                continue;
+            };
+            if let Some(Body::Dir(Directive::OpDesc(v), loc)) = &stmt.body {
                 let t = explicit.get_or_insert_with(Vec::new);
                 t.extend_from_slice(v);
                 if t.len() > MAX_DESCS {
@@ -578,17 +571,63 @@ pub(crate) fn assemble_files(
             mad: 0,
         },
     };
-    let mut asm = Assembler::new(&names, table);
+    let mut asm = Assembler::new(names, table);
     asm.errors = errors;
-    for u in &units {
-        asm.run_unit(u);
+    'files: for f in files {
+        let mut lines = LineLexer::new(f.name, f.text, &mut asm.names);
+        let first = Loc {
+            file: asm.names.intern(f.name),
+            line: 1,
+            col: 1,
+        };
+        asm.begin_unit(first);
+        let mut any = false;
+        while let Some(r) = lines.next(&mut asm.names, |_| true) {
+            if asm.errors.len() >= MAX_ERRORS {
+                break 'files;
+            }
+            let stmt = match r.map(|line| parse_line(&line)) {
+                Ok(Ok(stmt)) => stmt,
+                Ok(Err((loc, msg))) => {
+                    let e = asm.err(loc, msg);
+                    asm.errors.push(e);
+                    continue;
+                }
+                Err(e) => {
+                    asm.errors.push(e);
+                    continue;
+                }
+            };
+            if let Some(Body::Dir(Directive::Unit, loc)) = &stmt.body {
+                if !stmt.labels.is_empty() {
+                    asm.statement(&Stmt {
+                        loc: stmt.loc,
+                        labels: stmt.labels.clone(),
+                        body: None,
+                        notes: Vec::new(),
+                    });
+                    any = true;
+                }
+                if asm.errors.len() >= MAX_ERRORS {
+                    break 'files;
+                }
+                asm.end_unit(any);
+                asm.begin_unit(*loc);
+                any = false;
+                continue;
+            }
+            asm.statement(&stmt);
+            any = true;
+        }
         if asm.errors.len() >= MAX_ERRORS {
             break;
         }
+        asm.end_unit(any);
     }
+    let order = asm.names.clone();
     asm.finish().map_err(|mut errors| {
         // Report in source order (parse errors are found before the others).
-        errors.sort_by_key(|e| (names.position(&e.file), e.line, e.column));
+        errors.sort_by_key(|e| (order.position(&e.file), e.line, e.column));
         errors
     })
 }
@@ -603,7 +642,7 @@ pub(crate) fn check_line(text: &str, ctx: &CheckCtx) -> Option<u32> {
         return None;
     }
     let stmt = parse_line(lines.first()?).ok()?;
-    let mut asm = Assembler::new(&names, DescTable::Explicit(ctx.table.to_vec()));
+    let mut asm = Assembler::new(names, DescTable::Explicit(ctx.table.to_vec()));
     asm.unit.kind_lock = Some(if ctx.geometry {
         ShaderKind::Geometry
     } else {
@@ -621,12 +660,13 @@ pub(crate) fn check_line(text: &str, ctx: &CheckCtx) -> Option<u32> {
     }
 }
 
-impl<'n> Assembler<'n> {
-    fn new(names: &'n FileNames, table: DescTable) -> Assembler<'n> {
+impl Assembler {
+    fn new(names: FileNames, table: DescTable) -> Assembler {
         Assembler {
             names,
             errors: Vec::new(),
             warnings: Vec::new(),
+            warnings_dropped: 0,
             code: Vec::new(),
             desc_refs: Vec::new(),
             table,
@@ -648,6 +688,10 @@ impl<'n> Assembler<'n> {
     }
 
     fn warn(&mut self, loc: Loc, msg: impl Into<String>) {
+        if self.warnings.len() >= MAX_WARNINGS {
+            self.warnings_dropped += 1;
+            return;
+        }
         self.warnings.push(AsmWarning {
             file: self.names.name(loc.file).to_string(),
             line: loc.line,
@@ -659,20 +703,18 @@ impl<'n> Assembler<'n> {
     // -----------------------------------------------------------------------------------------
     // Units
 
-    fn run_unit(&mut self, u: &UnitSrc) {
+    fn begin_unit(&mut self, loc: Loc) {
         self.unit = UnitState {
-            loc: u.loc,
+            loc,
             ..UnitState::default()
         };
         self.shared.fvec.clear_local();
         self.shared.ivec.clear_local();
         self.shared.bool_.clear_local();
-        for s in &u.stmts {
-            self.statement(s);
-            if self.errors.len() >= MAX_ERRORS {
-                return;
-            }
-        }
+    }
+
+    /// Close the unit; `any` says whether it had a statement (an empty unit makes no DVLE).
+    fn end_unit(&mut self, any: bool) {
         if let Some(b) = self.stack.first() {
             let what = match &b.kind {
                 BlockKind::Proc(n) => format!("procedure `{n}` is not closed with .end"),
@@ -711,7 +753,7 @@ impl<'n> Assembler<'n> {
                 }
             }
         }
-        if !self.unit.nodvle && !u.stmts.is_empty() {
+        if !self.unit.nodvle && any {
             let state = std::mem::take(&mut self.unit);
             self.dvles.push(PendingDvle { state });
         }
@@ -2238,6 +2280,16 @@ impl<'n> Assembler<'n> {
         }
         if !self.errors.is_empty() {
             return Err(self.errors);
+        }
+        if self.warnings_dropped > 0 {
+            let last = self.warnings.last().cloned();
+            self.warnings.push(AsmWarning {
+                message: format!(
+                    "{} more warning(s) not shown (only the first {MAX_WARNINGS} are kept)",
+                    self.warnings_dropped
+                ),
+                ..last.expect("warnings were dropped, so some were kept")
+            });
         }
         let opdescs = self.table.values();
         let picasso_18 = 0x28 + 4 * self.code.len() as u32 + 8 * opdescs.len() as u32;

@@ -59,7 +59,7 @@ pub(crate) struct Line {
 }
 
 /// Interning table for file names (line markers can introduce new ones).
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(crate) struct FileNames {
     names: Vec<String>,
 }
@@ -119,42 +119,84 @@ pub(crate) fn lex_file(
     names: &mut FileNames,
     errors: &mut Vec<AsmError>,
 ) -> Vec<Line> {
-    let mut file = names.intern(name);
-    let mut line_no: u32 = 0;
+    let mut lines = LineLexer::new(name, text, names);
     let mut out = Vec::new();
-    for raw in text.split('\n') {
-        line_no = line_no.saturating_add(1);
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        let trimmed = raw.trim_start();
-        if trimmed.starts_with('#') {
-            let col = (raw.chars().count() - trimmed.chars().count()) as u32 + 1;
-            let here = Loc {
-                file,
-                line: line_no,
-                col,
-            };
-            match line_marker(trimmed) {
-                Some((n, new_file)) => {
-                    if let Some(f) = new_file {
-                        file = names.intern(&f);
-                    }
-                    // The next line is line `n`.
-                    line_no = n.saturating_sub(1);
-                }
-                None => errors.push(names.error(
-                    here,
-                    "unsupported preprocessor line (only `# <line> \"<file>\"` markers are understood)",
-                )),
-            }
-            continue;
-        }
-        match lex_line(raw, file, line_no) {
-            Ok(Some(line)) => out.push(line),
-            Ok(None) => {}
-            Err((loc, msg)) => errors.push(names.error(loc, msg)),
+    while let Some(r) = lines.next(names, |_| true) {
+        match r {
+            Ok(line) => out.push(line),
+            Err(e) => errors.push(e),
         }
     }
     out
+}
+
+/// Tokenizes a file one line at a time, so that the assembler holds one line's tokens at a
+/// time rather than the whole file's (a token costs several times the bytes it spans).
+pub(crate) struct LineLexer<'t> {
+    rest: Option<&'t str>,
+    file: u32,
+    line_no: u32,
+}
+
+impl<'t> LineLexer<'t> {
+    pub fn new(name: &str, text: &'t str, names: &mut FileNames) -> LineLexer<'t> {
+        LineLexer {
+            rest: Some(text),
+            file: names.intern(name),
+            line_no: 0,
+        }
+    }
+
+    /// The next non-empty line (or its lexical error); `None` at the end of the file. Lines
+    /// whose raw text `wanted` rejects are skipped without tokenizing (line markers are
+    /// always followed).
+    pub fn next(
+        &mut self,
+        names: &mut FileNames,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Option<Result<Line, AsmError>> {
+        loop {
+            let text = self.rest?;
+            let (raw, rest) = match text.split_once('\n') {
+                Some((raw, rest)) => (raw, Some(rest)),
+                None => (text, None),
+            };
+            self.rest = rest;
+            self.line_no = self.line_no.saturating_add(1);
+            let raw = raw.strip_suffix('\r').unwrap_or(raw);
+            let trimmed = raw.trim_start();
+            if trimmed.starts_with('#') {
+                let col = (raw.chars().count() - trimmed.chars().count()) as u32 + 1;
+                let here = Loc {
+                    file: self.file,
+                    line: self.line_no,
+                    col,
+                };
+                match line_marker(trimmed) {
+                    Some((n, new_file)) => {
+                        if let Some(f) = new_file {
+                            self.file = names.intern(&f);
+                        }
+                        // The next line is line `n`.
+                        self.line_no = n.saturating_sub(1);
+                    }
+                    None => return Some(Err(names.error(
+                        here,
+                        "unsupported preprocessor line (only `# <line> \"<file>\"` markers are understood)",
+                    ))),
+                }
+                continue;
+            }
+            if !wanted(raw) {
+                continue;
+            }
+            match lex_line(raw, self.file, self.line_no) {
+                Ok(Some(line)) => return Some(Ok(line)),
+                Ok(None) => {}
+                Err((loc, msg)) => return Some(Err(names.error(loc, msg))),
+            }
+        }
+    }
 }
 
 /// Parse `# 12 "name" flags…` / `#line 12 "name"`; `None` if it is not a line marker.

@@ -52,6 +52,11 @@ mod parser;
 use crate::shbin::{ShaderKind, Shbin};
 use std::fmt;
 
+/// The most source text [`assemble`] accepts, all files together (64 MiB): a real program is
+/// a few hundred kilobytes at most (4096 code words), and the assembler's memory grows with
+/// what the source declares, so the limit bounds it. Larger input is an error that says so.
+pub const MAX_SOURCE_BYTES: usize = 64 << 20;
+
 /// One source file: a name for messages and its text.
 #[derive(Clone, Copy, Debug)]
 pub struct SourceFile<'a> {

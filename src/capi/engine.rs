@@ -5,7 +5,7 @@ use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use crate::engine::{ActiveBackend, BackendChoice, EngineConfig, EngineError, Shader};
 use picajit_interp::exec::DEFAULT_BUDGET;
-use picajit_interp::float::{FloatMode, Rounding};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::isa::{encode, Instruction};
 use picajit_interp::program::{Program, ShaderKind};
 use picajit_jit::CodeCache;
@@ -78,9 +78,26 @@ pub struct PicajitEngineConfig {
     /// Maximum instructions per invocation before `PICAJIT_ERR_EXEC`; 0 means the default
     /// (2^20, far above any real shader).
     pub budget: u64,
+    /// A `PicajitMaxRule` value: which reading of MAX(0, -inf) every engine implements
+    /// (default `PICAJIT_MAX_COMPARE`; docs/float-max.md). Added in API 1.3: a struct from an
+    /// older header (ending at `budget`) gets the default.
+    pub max_rule: u32,
+}
+
+/// The reading of MAX with a -inf second operand (`PicajitEngineConfig::max_rule`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum PicajitMaxRule {
+    /// `a > b ? a : b`: MAX(0, -inf) = 0, as the hardware test suite expects.
+    PICAJIT_MAX_COMPARE = 0,
+    /// The hardware table's row: a -inf second operand is the result, MAX(0, -inf) = -inf.
+    PICAJIT_MAX_NEG_INF_SECOND = 1,
 }
 
 const CONFIG_SIZE: u32 = std::mem::size_of::<PicajitEngineConfig>() as u32;
+/// The size of the struct up to API 1.2 (it ended at `budget`).
+const CONFIG_SIZE_1_2: u32 = std::mem::offset_of!(PicajitEngineConfig, max_rule) as u32;
 
 impl PicajitEngineConfig {
     fn default_config() -> PicajitEngineConfig {
@@ -90,6 +107,7 @@ impl PicajitEngineConfig {
             float_mode: PicajitFloatMode::PICAJIT_FLOAT_F24 as u32,
             rounding: PicajitRounding::PICAJIT_ROUNDING_TOWARD_ZERO as u32,
             budget: DEFAULT_BUDGET,
+            max_rule: PicajitMaxRule::PICAJIT_MAX_COMPARE as u32,
         }
     }
 
@@ -116,10 +134,16 @@ impl PicajitEngineConfig {
         } else {
             self.budget
         };
+        let max_rule = match self.max_rule {
+            0 => MaxRule::Compare,
+            1 => MaxRule::NegInfSecond,
+            v => return Err(Error::invalid(format!("unknown max rule {v}"))),
+        };
         Ok(EngineConfig {
             backend,
             float_mode,
             budget,
+            max_rule,
         })
     }
 }
@@ -178,15 +202,23 @@ pub unsafe extern "C" fn picajit_engine_create(
         // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of
         // every version of the struct, so reading it alone is in bounds.
         let struct_size = unsafe { config.cast::<u32>().read() };
-        if struct_size < CONFIG_SIZE {
+        if struct_size < CONFIG_SIZE_1_2 {
             return Err(Error::invalid(format!(
                 "config->struct_size is {struct_size} but this library needs at least \
-                 {CONFIG_SIZE} (call picajit_engine_config_init)"
+                 {CONFIG_SIZE_1_2} (call picajit_engine_config_init)"
             )));
         }
-        // SAFETY: at least CONFIG_SIZE readable bytes (checked above; readability by this
-        // function's contract); copied before use.
-        let raw = *unsafe { error::borrow(config, "config") }?;
+        // Fields the caller's struct does not have keep their defaults.
+        let mut raw = PicajitEngineConfig::default_config();
+        // SAFETY: `struct_size` readable bytes by this function's contract, of which the
+        // first min(struct_size, CONFIG_SIZE) are copied into a local of CONFIG_SIZE bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                config.cast::<u8>(),
+                (&mut raw as *mut PicajitEngineConfig).cast::<u8>(),
+                struct_size.min(CONFIG_SIZE) as usize,
+            )
+        };
         error::check_ptr(out, "out")?;
         let config = raw.to_engine_config()?;
         // A one-instruction program asks the engine which backend this config resolves to

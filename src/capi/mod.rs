@@ -18,6 +18,10 @@
 //! * NULL for a required pointer is `PICAJIT_ERR_NULL`; sizes, indices and enum values are
 //!   checked (`PICAJIT_ERR_INVALID_ARGUMENT`). On failure no output is written and nothing
 //!   is created, except where a function says otherwise.
+//! * Inputs have size limits, each an error that says so: SHBIN images up to
+//!   `PICAJIT_MAX_SHBIN_BYTES` (`PICAJIT_ERR_SHBIN`), source text up to
+//!   `PICAJIT_MAX_SOURCE_BYTES` (`PICAJIT_ERR_ASSEMBLY`), raw programs up to 4096 code words
+//!   and 128 descriptors (`PICAJIT_ERR_PROGRAM`).
 //! * No Rust panic crosses the boundary: each entry point catches it and returns
 //!   `PICAJIT_ERR_PANIC` (the library is built with `panic = "unwind"`, the default).
 //!
@@ -43,13 +47,14 @@ mod layout;
 mod program;
 mod run;
 mod state;
+mod theia;
 mod uniforms;
 mod usc;
 
 pub use engine::{
     picajit_engine_backend, picajit_engine_cache_size, picajit_engine_clear_cache,
     picajit_engine_config_init, picajit_engine_create, picajit_engine_destroy, PicajitBackend,
-    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitRounding,
+    PicajitEngine, PicajitEngineConfig, PicajitFloatMode, PicajitMaxRule, PicajitRounding,
 };
 pub use error::PicajitStatus;
 pub use geometry::{
@@ -72,6 +77,11 @@ pub use state::{
     picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitState, PicajitRunOptions,
     PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
 };
+pub use theia::{
+    picajit_theia_program_create, picajit_theia_program_destroy, picajit_theia_program_length,
+    picajit_theia_run, PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram,
+    PicajitTheiaResult, PicajitTheiaState, PicajitTheiaStatus, PICAJIT_THEIA_ROWS,
+};
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
@@ -93,7 +103,20 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 4;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 5;
+
+/// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
+/// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).
+pub const PICAJIT_MAX_SHBIN_BYTES: usize = 16 << 20;
+
+/// The longest source text `picajit_shader_load_source` accepts, in bytes (64 MiB; a real
+/// program's source is a few hundred kilobytes at most).
+pub const PICAJIT_MAX_SOURCE_BYTES: usize = 64 << 20;
+
+const _: () = assert!(
+    PICAJIT_MAX_SHBIN_BYTES == crate::shbin::MAX_SHBIN_BYTES
+        && PICAJIT_MAX_SOURCE_BYTES == crate::asm::MAX_SOURCE_BYTES
+);
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.

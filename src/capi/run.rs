@@ -267,12 +267,12 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
 /// ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
 /// `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
 ///
-/// * `options->threads` (API minor 4): threads the batch may use. 0, the value
+/// * `options->threads` (API minor 5): threads the batch may use. 0, the value
 ///   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
 ///   batches of at least 8192 vertices across every core of the host; 1 never splits; N
 ///   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
-///   are the same for every value. A caller built against API minor 3 (a smaller
-///   `struct_size`) gets one thread.
+///   are the same for every value. A caller built against an earlier header (a
+///   smaller `struct_size`) gets one thread.
 ///
 /// Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
 /// point outside the code or an `options->struct_size` smaller than this header's.

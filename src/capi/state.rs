@@ -75,7 +75,7 @@ pub struct PicajitRunOptions {
     pub threads: u32,
 }
 
-/// The first version of [`PicajitRunOptions`] (API minor 3), still accepted: its callers get
+/// The first version of [`PicajitRunOptions`] (API minor 3 and 4), still accepted: its callers get
 /// one thread.
 #[repr(C)]
 #[derive(Clone, Copy)]

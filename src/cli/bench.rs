@@ -294,6 +294,7 @@ fn thread_scaling(
             backend: BackendChoice::Auto,
             float_mode: mode,
             budget: settings.budget,
+            ..EngineConfig::default()
         };
         let mut shader = Shader::new(w.program.clone(), &config).map_err(|e| e.to_string())?;
         let uniforms = w.uniforms(mode);

@@ -108,8 +108,26 @@ enum Command {
 }
 
 /// Load a SHBIN, or assemble a source file into one.
+/// Read an input file, refusing one larger than any input the tool accepts (checked before
+/// reading, so a huge file costs nothing): the assembler's limit
+/// ([`picajit::asm::MAX_SOURCE_BYTES`]), which is above the SHBIN reader's
+/// ([`picajit::shbin::MAX_SHBIN_BYTES`], checked by the reader).
+pub(crate) fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
+    let limit = picajit::asm::MAX_SOURCE_BYTES.max(picajit::shbin::MAX_SHBIN_BYTES);
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if len > limit as u64 {
+        return Err(format!(
+            "{}: {len} bytes is larger than any input picajit accepts (at most {limit})",
+            path.display()
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_limited(path)?;
     if bytes.len() < 4 {
         return Err(format!(
             "{}: {} byte(s): too short for a SHBIN (which starts with the 4-byte magic DVLB) \
@@ -132,7 +150,7 @@ pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
 }
 
 pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_limited(path)?;
     if bytes.len() % 4 != 0 {
         return Err(format!(
             "{}: length {} is not a multiple of 4",
@@ -153,7 +171,7 @@ pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
 /// else 32-bit. A 32-bit table whose every odd word is at most 0xF (descriptors that select
 /// `.xxxx` everywhere) would read as 64-bit: pass the size for such a table.
 pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_limited(path)?;
     let words: Vec<u32> = if bytes.len() % 4 == 0 {
         bytes
             .chunks_exact(4)
@@ -208,9 +226,10 @@ fn dispatch(cli: Cli) -> Result<(), String> {
             let texts = sources
                 .iter()
                 .map(|p| {
-                    std::fs::read_to_string(p)
+                    let bytes = read_limited(p)?;
+                    String::from_utf8(bytes)
                         .map(|t| (p.display().to_string(), t))
-                        .map_err(|e| format!("{}: {e}", p.display()))
+                        .map_err(|_| format!("{}: not UTF-8 text", p.display()))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let files: Vec<_> = texts
@@ -270,6 +289,18 @@ fn take_isa(args: Vec<std::ffi::OsString>) -> Result<(String, Vec<std::ffi::OsSt
     Ok((isa.unwrap_or_else(|| "pica".into()), rest))
 }
 
+/// How a failure is printed: `picajit: error: MESSAGE`, except that messages which are already
+/// located diagnostics (`file:line:col: error: …`, from the assembler) are printed as they are,
+/// so that no line reads "error: … error:".
+fn error_text(e: &str) -> String {
+    let first = e.lines().next().unwrap_or("");
+    if first.contains(": error: ") {
+        e.to_string()
+    } else {
+        format!("picajit: error: {e}")
+    }
+}
+
 pub fn main() -> ExitCode {
     let result = match take_isa(std::env::args_os().collect()) {
         Ok((isa, args)) => match isa.as_str() {
@@ -285,7 +316,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("picajit: error: {e}");
+            eprintln!("{}", error_text(&e));
             ExitCode::FAILURE
         }
     }

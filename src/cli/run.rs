@@ -6,7 +6,7 @@ use picajit::engine::{
     expand_f24, program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::exec::{RunInfo, DEFAULT_BUDGET};
-use picajit::interp::float::{FloatMode, Rounding, F24};
+use picajit::interp::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit::interp::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::state::{EmittedVertex, Registers, Uniforms, UnitState};
 use serde_json::{json, Map, Value};
@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// Also print r0-r15 after the run (with --json: `regs` and `regs_f32`).
     #[arg(long)]
     regs: bool,
+    /// The reading of MAX(0, -inf): compare (a > b ? a : b, gives 0; the default) or
+    /// neg-inf-second (a -inf second operand is the result). See docs/float-max.md.
+    #[arg(long, default_value = "compare")]
+    max_rule: String,
     /// Engine: auto, interp, x64 or a64.
     #[arg(long, default_value = "auto")]
     engine: String,
@@ -182,10 +186,17 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         let a = values::parse(s, mode, dvle)?;
         values::apply(&a, &mut inputs, &mut uniforms);
     }
+    let max_rule = MaxRule::parse(&args.max_rule).ok_or_else(|| {
+        format!(
+            "unknown --max-rule '{}' (compare, neg-inf-second)",
+            args.max_rule
+        )
+    })?;
     let config = EngineConfig {
         backend,
         float_mode: mode,
         budget: args.budget,
+        max_rule,
     };
     let kind = program.kind();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;

@@ -211,6 +211,11 @@ pub enum ShbinError {
         /// Offset into the symbol table.
         symbol_offset: u32,
     },
+    /// The file is larger than [`super::MAX_SHBIN_BYTES`].
+    FileTooLarge {
+        /// Length of the file.
+        file_len: usize,
+    },
 }
 
 impl ShbinError {
@@ -228,6 +233,7 @@ impl ShbinError {
             | ShbinError::SymbolOutOfRange { at, .. }
             | ShbinError::UnterminatedSymbol { at, .. }
             | ShbinError::SymbolNotUtf8 { at, .. } => at,
+            ShbinError::FileTooLarge { .. } => Location::Dvlb,
         }
     }
 }
@@ -236,6 +242,12 @@ impl fmt::Display for ShbinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: ", self.location())?;
         match *self {
+            ShbinError::FileTooLarge { file_len } => write!(
+                f,
+                "the file is {file_len} bytes; a SHBIN may be at most {} (a real one is far \
+                 smaller)",
+                super::MAX_SHBIN_BYTES
+            ),
             ShbinError::OutOfBounds {
                 region,
                 stored_offset,

@@ -697,10 +697,21 @@ pub struct Label {
     pub name: String,
 }
 
+/// The largest file [`Shbin::parse`] accepts (16 MiB). A real SHBIN holds at most 4096 code
+/// words and 128 descriptors and is a few tens of kilobytes; the parsed value grows with the
+/// tables a file declares, so the limit bounds the memory a hostile file can claim.
+pub const MAX_SHBIN_BYTES: usize = 16 << 20;
+
 impl Shbin {
     /// Parses a SHBIN file. Never panics; every failure names the structure and file offset at
-    /// fault. See the module docs for what is accepted.
+    /// fault. See the module docs for what is accepted. Files larger than
+    /// [`MAX_SHBIN_BYTES`] are rejected.
     pub fn parse(bytes: &[u8]) -> Result<Shbin, ShbinError> {
+        if bytes.len() > MAX_SHBIN_BYTES {
+            return Err(ShbinError::FileTooLarge {
+                file_len: bytes.len(),
+            });
+        }
         read::parse(bytes)
     }
 

@@ -4,6 +4,7 @@
 
 pub mod parse;
 pub mod print;
+pub mod testgen;
 
 pub use parse::{parse, ParseError};
 use picajit_interp::usc::program::{Bank, Reg};

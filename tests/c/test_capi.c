@@ -384,6 +384,25 @@ static void test_shbin_and_source(void) {
           "DVLB");
     FAILS(picajit_shbin_dvle_count(mvp.data, 0, &count), PICAJIT_ERR_SHBIN, "DVLB");
     CHECK(shader == NULL);
+    /* Size limits: one byte over each is an error that names the limit. */
+    {
+        unsigned char *big = calloc(PICAJIT_MAX_SHBIN_BYTES + 1, 1);
+        CHECK(big != NULL);
+        memcpy(big, mvp.data, mvp.size);
+        FAILS(picajit_shader_load_shbin(engine, big, PICAJIT_MAX_SHBIN_BYTES + 1, 0, &shader),
+              PICAJIT_ERR_SHBIN, "at most 16777216");
+        FAILS(picajit_shbin_dvle_count(big, PICAJIT_MAX_SHBIN_BYTES + 1, &count),
+              PICAJIT_ERR_SHBIN, "at most 16777216");
+        free(big);
+        char *src = malloc(PICAJIT_MAX_SOURCE_BYTES + 2);
+        CHECK(src != NULL);
+        memset(src, ' ', PICAJIT_MAX_SOURCE_BYTES + 1);
+        src[PICAJIT_MAX_SOURCE_BYTES + 1] = '\0';
+        FAILS(picajit_shader_load_source(engine, src, 0, &shader), PICAJIT_ERR_ASSEMBLY,
+              "at most 67108864");
+        free(src);
+        CHECK(shader == NULL);
+    }
     FAILS(picajit_shader_load_source(engine, "\xff\xfe", 0, &shader),
           PICAJIT_ERR_INVALID_ARGUMENT, "UTF-8");
     FAILS(picajit_shader_load_source(engine, NULL, 0, &shader), PICAJIT_ERR_NULL,

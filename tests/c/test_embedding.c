@@ -10,6 +10,7 @@
  */
 #include "picajit.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +456,53 @@ static void test_geometry_state(uint32_t backend) {
     OK(picajit_engine_destroy(engine));
 }
 
+
+/* MAX(0, -inf) under both readings (docs/float-max.md), selected in the engine config. */
+static void test_max_rule(uint32_t backend) {
+    /* max o0, c95, v0 / end */
+    static const uint32_t MAX_CODE[] = {0x3007f000u, 0x88000000u};
+    static const uint32_t MAX_OPDESCS[] = {0x6c36fu};
+    const float ninf = -__builtin_inff(), pinf = __builtin_inff();
+    for (uint32_t rule = 0; rule < 2; rule++) {
+        PicajitEngineConfig cfg;
+        OK(picajit_engine_config_init(&cfg));
+        CHECK(cfg.max_rule == PICAJIT_MAX_COMPARE);
+        cfg.backend = backend;
+        cfg.max_rule = rule;
+        PicajitEngine *engine = NULL;
+        if (picajit_engine_create(&cfg, &engine) != PICAJIT_OK) {
+            return;
+        }
+        PicajitShader *shader = NULL;
+        OK(picajit_shader_create(engine, MAX_CODE, 2, MAX_OPDESCS, 1, 0, PICAJIT_SHADER_VERTEX,
+                                 &shader));
+        PicajitUniforms *u = NULL;
+        OK(picajit_uniforms_create(engine, &u));
+        Vertex in[9], out[9];
+        memset(in, 0, sizeof in);
+        for (int k = 0; k < 9; k++) {
+            set_row(in[k].r[0], ninf, 1, -2, pinf);
+        }
+        OK(picajit_shader_run_batch(shader, u, &FULL, in, &FULL, out, 9, NULL));
+        float first = rule == PICAJIT_MAX_COMPARE ? 0.0f : ninf;
+        CHECK(row_is(out[0].r[0], first, 1, 0, pinf) && row_is(out[8].r[0], first, 1, 0, pinf));
+        OK(picajit_shader_destroy(shader));
+        OK(picajit_uniforms_destroy(u));
+        OK(picajit_engine_destroy(engine));
+    }
+    /* A config struct from an API 1.2 header (ending at `budget`) still works. */
+    PicajitEngineConfig cfg;
+    OK(picajit_engine_config_init(&cfg));
+    cfg.struct_size = (uint32_t)offsetof(PicajitEngineConfig, max_rule);
+    cfg.max_rule = 99; /* beyond the caller's struct: not read */
+    PicajitEngine *engine = NULL;
+    OK(picajit_engine_create(&cfg, &engine));
+    OK(picajit_engine_destroy(engine));
+    OK(picajit_engine_config_init(&cfg));
+    cfg.max_rule = 2;
+    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "unknown max rule");
+}
+
 int main(void) {
     const uint32_t backends[3] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO,
                                   PICAJIT_BACKEND_A64};
@@ -465,6 +513,7 @@ int main(void) {
         test_unit_state_batches(backends[i], names[i]);
         test_entry_per_run(backends[i]);
         test_geometry_state(backends[i]);
+        test_max_rule(backends[i]);
     }
     test_whole_descriptor_table();
     printf("%d passed, %d failed\n", passed, failed);

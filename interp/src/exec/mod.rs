@@ -91,6 +91,7 @@ pub struct Interpreter {
     entry: u32,
     kind: ShaderKind,
     mode: FloatMode,
+    max_rule: float::MaxRule,
 }
 
 impl Interpreter {
@@ -105,7 +106,25 @@ impl Interpreter {
             entry: program.entry() as u32,
             kind: program.kind(),
             mode,
+            max_rule: float::MaxRule::default(),
         }
+    }
+
+    /// [`Self::new`] with the MAX reading `max_rule` (see [`float::MaxRule`]).
+    pub fn with_max_rule(
+        program: &Program,
+        mode: FloatMode,
+        max_rule: float::MaxRule,
+    ) -> Interpreter {
+        Interpreter {
+            max_rule,
+            ..Interpreter::new(program, mode)
+        }
+    }
+
+    /// The MAX reading this interpreter implements.
+    pub fn max_rule(&self) -> float::MaxRule {
+        self.max_rule
     }
 
     /// The float mode this interpreter computes in.
@@ -198,7 +217,7 @@ impl Interpreter {
                 Op::Alu2 { alu, dst, a, b } => {
                     let a = read(regs, uniforms, a);
                     let b = read(regs, uniforms, b);
-                    alu2(regs, *alu, dst, a, b, mode);
+                    alu2(regs, *alu, dst, a, b, mode, self.max_rule);
                 }
                 Op::Alu1 { alu, dst, a } => {
                     let a = read(regs, uniforms, a);
@@ -409,11 +428,20 @@ fn lanewise(dst: &Dst, f: impl Fn(usize) -> f32) -> [f32; 4] {
 }
 
 #[inline(always)]
-fn alu2(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], b: [f32; 4], m: FloatMode) {
+#[allow(clippy::too_many_arguments, reason = "one ALU step's operands")]
+fn alu2(
+    regs: &mut Registers,
+    alu: Alu,
+    dst: &Dst,
+    a: [f32; 4],
+    b: [f32; 4],
+    m: FloatMode,
+    max_rule: float::MaxRule,
+) {
     let r = match alu {
         Alu::Add => lanewise(dst, |l| float::add(a[l], b[l], m)),
         Alu::Mul => lanewise(dst, |l| float::mul(a[l], b[l], m)),
-        Alu::Max => lanewise(dst, |l| float::max(a[l], b[l])),
+        Alu::Max => lanewise(dst, |l| float::max_rule(a[l], b[l], max_rule)),
         Alu::Min => lanewise(dst, |l| float::min(a[l], b[l])),
         Alu::Sge => lanewise(dst, |l| float::sge(a[l], b[l])),
         Alu::Slt => lanewise(dst, |l| float::slt(a[l], b[l])),

@@ -113,7 +113,7 @@ pub mod transcendental;
 pub use f24::F24;
 pub use ops::{
     add, dp3, dp4, dph, dst, f24_fixup_rne_from_f64, f24_fixup_rtz, f32_fixup, flr, flush_input,
-    litp, mad, max, min, mova, mul, round_scaled, round_to_mode, sge, slt,
+    litp, mad, max, max_rule, min, mova, mul, round_scaled, round_to_mode, sge, slt, MaxRule,
 };
 pub use transcendental::{ex2, lg2, rcp, rsq};
 

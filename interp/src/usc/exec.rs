@@ -191,12 +191,49 @@ impl State {
     pub fn p0_touched(&self) -> bool {
         self.p0_touched
     }
+
+    /// Records that `reg` was written (what an engine that writes the banks directly, through
+    /// [`State::banks_mut`], reports afterwards).
+    pub fn mark_touched(&mut self, reg: Reg) {
+        if reg.bank != Bank::C {
+            self.touched.insert(reg);
+        }
+    }
+
+    /// Records that p0 was written.
+    pub fn mark_p0_touched(&mut self) {
+        self.p0_touched = true;
+    }
+
+    /// The register banks as arrays: per-instance banks hold 16 lanes per register.
+    pub fn banks_mut(&mut self) -> Banks<'_> {
+        Banks {
+            r: &mut self.r,
+            vi: &mut self.vi,
+            i: &mut self.i,
+            idx: &mut self.idx,
+            sh: &mut self.sh,
+            cf: &mut self.cf,
+        }
+    }
+}
+
+/// Mutable views of a [`State`]'s banks (for engines that run on them directly).
+pub struct Banks<'a> {
+    pub r: &'a mut [[u32; MAX_INSTANCES]],
+    pub vi: &'a mut [[u32; MAX_INSTANCES]],
+    pub i: &'a mut [[u32; MAX_INSTANCES]],
+    pub idx: &'a mut [[u32; MAX_INSTANCES]],
+    pub sh: &'a mut [u32],
+    pub cf: &'a mut [u32],
 }
 
 /// Where a group sends control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Flow {
+pub enum Flow {
+    /// The next group.
     Next,
+    /// The group at this index.
     Jump(usize),
 }
 
@@ -205,9 +242,9 @@ enum Flow {
 pub struct Prepared {
     pub groups: Vec<Group>,
     /// Per group: the default W0/W1 drivers.
-    drivers: Vec<[Option<u8>; 2]>,
+    pub drivers: Vec<[Option<u8>; 2]>,
     /// Per group: the target group index of a BA/BAL/BR/BRL.
-    targets: Vec<Option<usize>>,
+    pub targets: Vec<Option<usize>>,
     pub options: UscOptions,
 }
 
@@ -364,7 +401,14 @@ impl Prepared {
         }
     }
 
-    fn step(&self, pc: usize, st: &mut State, link: &mut Option<usize>) -> Result<Flow, ExecError> {
+    /// Executes group `pc` on `st` (the interpreter's step, which the JIT calls for the
+    /// groups it does not compile); `link` is the run's link address.
+    pub fn step(
+        &self,
+        pc: usize,
+        st: &mut State,
+        link: &mut Option<usize>,
+    ) -> Result<Flow, ExecError> {
         let g = &self.groups[pc];
         let first = &g.instrs[0];
         let unit = first.info.unwrap().unit;

@@ -15,4 +15,6 @@ pub mod float;
 pub mod program;
 pub mod table;
 
-pub use exec::{ExecError, Outcome, Prepared, State, Status, UscOptions, MAX_INSTANCES};
+pub use exec::{
+    Banks, ExecError, Flow, Outcome, Prepared, State, Status, UscOptions, MAX_INSTANCES,
+};

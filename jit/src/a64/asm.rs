@@ -25,6 +25,8 @@ macro_rules! a64 {
         dynasm::dynasm!($ops ; .arch aarch64 ; $($t)*)
     };
 }
+/// Shared with the THEIA emitters (`crate::theia`).
+pub(crate) use a64;
 
 /// Condition codes used by the backend (`b.cond`, `csel`, `cneg`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

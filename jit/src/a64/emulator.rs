@@ -248,6 +248,35 @@ impl EmuCode {
     }
 }
 
+impl EmuCode {
+    /// Run the entry at `entry` with x0 pointing at a guest copy of `data` (plain bytes, at
+    /// most the data area's size), copying it back afterwards; at most `cap` instructions.
+    pub fn call_plain(&self, entry: usize, data: &mut [u8], cap: usize) -> Result<u32, String> {
+        if data.len() as u64 > DATA_SIZE {
+            return Err(format!(
+                "{} bytes of context do not fit the guest data area",
+                data.len()
+            ));
+        }
+        EMU.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(Emu::new()?);
+            }
+            let emu = slot.as_mut().ok_or("no emulator")?;
+            emu.load(self)?;
+            emu.uc
+                .mem_write(CTX_G, data)
+                .map_err(|e| err("write data", e))?;
+            let w0 = emu.run(entry, cap)?;
+            emu.uc
+                .mem_read(CTX_G, data)
+                .map_err(|e| err("read data", e))?;
+            Ok(w0)
+        })
+    }
+}
+
 fn status(w0: u32) -> Status {
     match w0 {
         0 => Status::Done,

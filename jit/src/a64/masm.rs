@@ -43,7 +43,7 @@ use crate::masm::{
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
-use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
 const SIGN: u32 = 0x8000_0000;
@@ -105,6 +105,8 @@ pub type Mark = (usize, u32, String);
 pub struct A64Masm {
     a: Asm,
     mode: FloatMode,
+    /// The MAX reading (`picajit_interp::float::MaxRule`); the default unless set.
+    pub max_rule: MaxRule,
     marks: Vec<Mark>,
     exit_done: DynamicLabel,
     exit_deopt: DynamicLabel,
@@ -137,6 +139,7 @@ impl A64Masm {
         A64Masm {
             a,
             mode,
+            max_rule: MaxRule::default(),
             marks: Vec::new(),
             exit_done,
             exit_deopt,
@@ -999,6 +1002,12 @@ impl MacroAssembler for A64Masm {
             BinaryKind::Max => {
                 self.a.fcmgt_4s(T0, x, y); // NaN: false, b
                 self.a.bsl_16b(T0, x, y);
+                if self.max_rule == MaxRule::NegInfSecond {
+                    // A -inf second operand is the result (docs/float-max.md).
+                    self.a.orr_16b(T1, K_INF, K_SIGN);
+                    self.a.fcmeq_4s(T1, y, T1);
+                    self.a.bit_16b(T0, y, T1);
+                }
                 self.a.mov_16b(d, T0);
             }
             BinaryKind::Min => {

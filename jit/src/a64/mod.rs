@@ -18,7 +18,7 @@ use crate::analysis::Analysis;
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
 use crate::lower::Lowerer;
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::Program;
 
 /// Generate AArch64 machine code for an analysed program. NEON is part of the AArch64 base
@@ -27,7 +27,10 @@ pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    max_rule: MaxRule,
     _features: HostFeatures,
 ) -> CompileResult<crate::Emitted> {
-    Lowerer::new(masm::A64Masm::new(mode), program, analysis).lower()
+    let mut masm = masm::A64Masm::new(mode);
+    masm.max_rule = max_rule;
+    Lowerer::new(masm, program, analysis).lower()
 }

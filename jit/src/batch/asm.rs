@@ -157,13 +157,49 @@ pub struct Yasm<'a> {
 }
 
 vex_rrr!(
-    vaddps, vmulps, vdivps, vmaxps, vminps, vandps, vandnps, vorps, vxorps, vpand, vpandn, vpor,
-    vpxor, vpaddd, vpsubd, vpcmpgtd, vpcmpeqd, vpaddq, vpcmpgtq, vaddpd, vmulpd, vdivpd, vunpcklps,
-    vunpckhps, vunpcklpd, vunpckhpd, vsubpd, vpmuludq, vpmaxud, vpsrlvd, vpermd, vpmuldq, vpsrlvq,
-    vpsllvq, vpcmpeqq, vpsubq,
+    vaddps,
+    vmulps,
+    vdivps,
+    vmaxps,
+    vminps,
+    vandps,
+    vandnps,
+    vorps,
+    vxorps,
+    vpand,
+    vpandn,
+    vpor,
+    vpxor,
+    vpaddd,
+    vpsubd,
+    vpcmpgtd,
+    vpcmpeqd,
+    vpaddq,
+    vpcmpgtq,
+    vaddpd,
+    vmulpd,
+    vdivpd,
+    vunpcklps,
+    vunpckhps,
+    vunpcklpd,
+    vunpckhpd,
+    vsubpd,
+    vpmuludq,
+    vpmaxud,
+    vpsrlvd,
+    vpermd,
+    vpmuldq,
+    vpsrlvq,
+    vpsllvq,
+    vpcmpeqq,
+    vpsubq,
+    vpsllvd,
+    vpsravd,
+    vfmadd231ps,
+    vsubps,
 );
 
-vex_rr!(vmovaps, vmovups, vcvttps2dq, vsqrtpd);
+vex_rr!(vmovaps, vmovups, vcvttps2dq, vsqrtpd, vsqrtps);
 
 impl<'a> Yasm<'a> {
     /// Wrap `a`.
@@ -380,6 +416,11 @@ impl<'a> Yasm<'a> {
     /// `vpslld ymm, ymm, imm` (raw encoding).
     pub fn vpslld(&mut self, d: Ymm, s: Ymm, imm: u8) {
         self.shift(0x72, 6, d, s, imm);
+    }
+
+    /// `vpsrad ymm, ymm, imm` (raw encoding).
+    pub fn vpsrad(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.shift(0x72, 4, d, s, imm);
     }
 
     /// `vpsrlq ymm, ymm, imm` (raw encoding).

@@ -69,7 +69,7 @@ use crate::analysis::{Analysis, Exit, Guard};
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
 use crate::{BatchError, BatchInfo, CompiledShader};
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
 use picajit_interp::state::{Uniforms, UnitState, FLOAT_UNIFORM_ROWS};
 use std::mem::offset_of;
@@ -508,6 +508,7 @@ pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    max_rule: MaxRule,
     features: HostFeatures,
     from_state: bool,
 ) -> CompileResult<Option<SoaCode>> {
@@ -522,7 +523,7 @@ pub(crate) fn compile(
         return Ok(None);
     }
     let (code, code_len, marks, uniform_use) =
-        x64::generate(program, analysis, mode, gs.as_ref(), from_state)?;
+        x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?;
     let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
     #[cfg(target_arch = "x86_64")]
     {

@@ -85,7 +85,7 @@ use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
-use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
     Swizzle,
@@ -317,6 +317,8 @@ struct Gen<'p> {
     /// Vertex shaders: every group starts from the unit state in `SoaContext::start_*`
     /// (`CompiledShader::run_batch_from`) instead of the clean state.
     from_state: bool,
+    /// The MAX reading (`picajit_interp::float::MaxRule`).
+    max_rule: MaxRule,
     /// Geometry shaders: leave with [`STATUS_EMITS`].
     exit_emits: DynamicLabel,
     /// Node of the instruction being generated.
@@ -386,6 +388,7 @@ pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    max_rule: MaxRule,
     gs: Option<&GsPlan>,
     from_state: bool,
 ) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
@@ -428,6 +431,7 @@ pub fn generate(
         exit_emits,
         cur_node: 0,
         from_state,
+        max_rule,
     };
     if g.gs.is_some() && simt {
         return Err(CompileError::Internal(
@@ -2307,7 +2311,17 @@ impl Gen<'_> {
         match op {
             Opcode::Add => self.add(d, a, b),
             Opcode::Mul => self.mul(d, a, b),
-            Opcode::Max => self.y().vmaxps(d, a, b), // a > b ? a : b
+            Opcode::Max => {
+                self.y().vmaxps(d, a, b); // a > b ? a : b
+                if self.max_rule == MaxRule::NegInfSecond {
+                    // A -inf second operand is the result (docs/float-max.md).
+                    let neg_inf = self.y().splat(SIGN | INF);
+                    let mut y = self.y();
+                    y.vmovups(T0, neg_inf);
+                    y.vcmpps(T0, b, T0, pred::EQ);
+                    y.vblendvps(d, d, b, T0);
+                }
+            }
             Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
             Opcode::Sge | Opcode::Slt => {
                 let one = self.y().splat(ONE);

@@ -5,8 +5,8 @@
 
 use crate::error::CompileError;
 use crate::features::HostFeatures;
-use crate::{compile, Analysis, Backend, CompiledShader};
-use picajit_interp::float::FloatMode;
+use crate::{compile_with, Analysis, Backend, CompiledShader};
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +24,8 @@ pub struct CacheKey {
     pub kind: ShaderKind,
     /// Float mode.
     pub mode: FloatMode,
+    /// MAX reading.
+    pub max_rule: MaxRule,
     /// Target.
     pub backend: Backend,
     /// Features the code may use.
@@ -53,6 +55,7 @@ impl CacheKey {
             entry: program.entry(),
             kind: program.kind(),
             mode,
+            max_rule: MaxRule::default(),
             backend,
             features,
         })
@@ -80,11 +83,26 @@ impl CodeCache {
         backend: Backend,
         features: HostFeatures,
     ) -> Result<Arc<CompiledShader>, CompileError> {
-        let key = CacheKey::new(program, mode, backend, features)?;
+        self.get_or_compile_with(program, mode, MaxRule::default(), backend, features)
+    }
+
+    /// [`Self::get_or_compile`] for the MAX reading `max_rule`.
+    pub fn get_or_compile_with(
+        &self,
+        program: &Program,
+        mode: FloatMode,
+        max_rule: MaxRule,
+        backend: Backend,
+        features: HostFeatures,
+    ) -> Result<Arc<CompiledShader>, CompileError> {
+        let key = CacheKey {
+            max_rule,
+            ..CacheKey::new(program, mode, backend, features)?
+        };
         if let Some(r) = self.map.lock().map_err(poisoned)?.get(&key) {
             return r.clone();
         }
-        let r = compile(program, mode, backend, features).map(Arc::new);
+        let r = compile_with(program, mode, max_rule, backend, features).map(Arc::new);
         self.map.lock().map_err(poisoned)?.insert(key, r.clone());
         r
     }

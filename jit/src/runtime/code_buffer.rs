@@ -114,6 +114,84 @@ impl ExecCode {
     }
 }
 
+impl ExecCode {
+    /// Run the entry at byte offset `entry` with one argument: a pointer to `data`, a
+    /// self-contained plain-data block (no pointers inside) that the code reads and writes.
+    /// Used by engines whose context is not [`JitContext`] (THEIA). Emulated code gets a copy
+    /// of `data` in guest memory, copied back afterwards; `cap` bounds its instruction count.
+    ///
+    /// # Safety
+    ///
+    /// The code at `entry` must be a complete function generated for this host's backend (or,
+    /// emulated, for AArch64) with the signature `fn(*mut u8) -> u32` of the backend's ABI,
+    /// touching no memory but `data.len()` bytes from that pointer and its own stack.
+    pub unsafe fn call_plain(
+        &self,
+        entry: usize,
+        data: &mut [u8],
+        cap: usize,
+    ) -> Result<u32, String> {
+        match &self.inner {
+            Inner::Native(buf) => {
+                let _ = cap;
+                // SAFETY: forwarded contract.
+                Ok(unsafe { call_plain_native(buf, entry, data.as_mut_ptr()) })
+            }
+            #[cfg(feature = "emulate-a64")]
+            Inner::Emulated(e) => e.call_plain(entry, data, cap),
+        }
+    }
+
+    /// Run natively mapped x86-64 code as `extern "sysv64" fn(*mut T) -> u32` (the entry
+    /// signature of the USC backend, `crate::usc`). `None` for emulated code.
+    ///
+    /// # Safety
+    ///
+    /// The code must have been generated for that signature, and `arg` must be valid for
+    /// everything that code reads and writes through it.
+    #[cfg(target_arch = "x86_64")]
+    pub unsafe fn call_sysv<T>(&self, arg: *mut T) -> Option<u32> {
+        match &self.inner {
+            Inner::Native(buf) => {
+                type Entry<T> = unsafe extern "sysv64" fn(*mut T) -> u32;
+                // SAFETY: the buffer starts with a complete function of this signature
+                // (caller's contract); the mapping is executable and outlives the call.
+                let f: Entry<T> = unsafe { std::mem::transmute(buf.as_ptr()) };
+                // SAFETY: `arg` is valid for the code's accesses by the caller's contract; the
+                // code restores every callee-saved register before returning.
+                Some(unsafe { f(arg) })
+            }
+            #[cfg(feature = "emulate-a64")]
+            Inner::Emulated(_) => None,
+        }
+    }
+}
+
+/// # Safety
+///
+/// As [`ExecCode::call_plain`].
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+unsafe fn call_plain_native(buf: &ExecutableBuffer, entry: usize, data: *mut u8) -> u32 {
+    assert!(entry < buf.len());
+    #[cfg(target_arch = "x86_64")]
+    type Entry = unsafe extern "sysv64" fn(*mut u8) -> u32;
+    #[cfg(target_arch = "aarch64")]
+    type Entry = unsafe extern "C" fn(*mut u8) -> u32;
+    #[cfg(target_arch = "aarch64")]
+    dynasmrt::cache_control::prepare_for_execution(buf);
+    // SAFETY: the caller guarantees a complete function with this signature at `entry`; the
+    // mapping is executable and outlives the call.
+    let f: Entry = unsafe { std::mem::transmute(buf.as_ptr().add(entry)) };
+    // SAFETY: the caller guarantees the code only touches `data` and its stack.
+    unsafe { f(data) }
+}
+
+/// No backend targets this host: native code is never created here.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+unsafe fn call_plain_native(_buf: &ExecutableBuffer, _entry: usize, _data: *mut u8) -> u32 {
+    u32::MAX
+}
+
 fn status(s: u32) -> Status {
     match s {
         0 => Status::Done,

@@ -24,6 +24,8 @@ macro_rules! x64 {
         dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
     };
 }
+/// Shared with the THEIA emitters (`crate::theia`).
+pub(crate) use x64;
 
 /// A memory operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

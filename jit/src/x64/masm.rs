@@ -39,7 +39,7 @@ use crate::masm::{
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
-use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
 const ABS: u32 = 0x7FFF_FFFF;
@@ -107,6 +107,8 @@ pub type Mark = (usize, u32, String);
 pub struct X64Masm {
     a: Asm,
     mode: FloatMode,
+    /// The MAX reading (`picajit_interp::float::MaxRule`); the default unless set.
+    pub max_rule: MaxRule,
     /// VEX encodings allowed (AVX detected and not masked off).
     avx: bool,
     marks: Vec<Mark>,
@@ -204,6 +206,7 @@ impl X64Masm {
             batch_entry: 0,
             a,
             mode,
+            max_rule: MaxRule::default(),
             marks: Vec::new(),
             exit_done,
             exit_deopt,
@@ -1262,6 +1265,18 @@ impl MacroAssembler for X64Masm {
             }
             BinaryKind::Max => {
                 self.a.maxps(x, y);
+                if self.max_rule == MaxRule::NegInfSecond {
+                    // A -inf second operand is the result (docs/float-max.md): x where y is
+                    // not -inf, y where it is.
+                    let neg_inf = self.c(SIGN | INF);
+                    self.a.movaps(S0, y);
+                    self.a.pcmpeqd(S0, neg_inf);
+                    self.a.movaps(S1, S0);
+                    self.a.andps(S1, y);
+                    self.a.andnps(S0, x);
+                    self.a.orps(S0, S1);
+                    self.mov(x, S0);
+                }
                 self.mov(d, x);
             }
             BinaryKind::Min => {

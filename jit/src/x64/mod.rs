@@ -13,7 +13,7 @@ use crate::analysis::Analysis;
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
 use crate::lower::Lowerer;
-use picajit_interp::float::FloatMode;
+use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::Program;
 
 /// Generate x86-64 machine code for an analysed program.
@@ -21,6 +21,7 @@ pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
+    max_rule: MaxRule,
     features: HostFeatures,
 ) -> CompileResult<crate::Emitted> {
     if !features.contains(HostFeatures::SSE41) {
@@ -28,7 +29,8 @@ pub fn generate(
             "the x86-64 backend needs SSE4.1".into(),
         ));
     }
-    let masm = masm::X64Masm::new(mode, features)
+    let mut masm = masm::X64Masm::new(mode, features)
         .with_batch_zero(analysis.read_temps(), analysis.written_registers().1);
+    masm.max_rule = max_rule;
     Lowerer::new(masm, program, analysis).lower()
 }

@@ -1,0 +1,99 @@
+//! Assembler memory: peak heap bytes per source byte, and time, for large sources of several
+//! shapes (`picajit::testgen::AsmStress`). Heap use is counted by a global allocator wrapper
+//! (exact, unlike RSS); the source buffer itself (1 byte per byte) is included.
+//!
+//! `cargo bench --bench asm_memory` (sizes 4 and 32 MB; `PICAJIT_ASM_MB=100` for another size).
+//! The target is at most 16 bytes of peak memory per source byte.
+
+use picajit::asm::{assemble_with_warnings, SourceFile};
+use picajit::testgen::{asm_stress_source, AsmStress};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the wrapper only keeps
+// two counters.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract for `dealloc` is passed on unchanged.
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract for `realloc` is passed on unchanged.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                let now = CURRENT.fetch_add(new_size - layout.size(), Ordering::Relaxed)
+                    + (new_size - layout.size());
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn main() {
+    // `cargo bench` passes `--bench`; anything else that is not a flag filters shapes.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let sizes: Vec<usize> = match std::env::var("PICAJIT_ASM_MB") {
+        Ok(v) => v
+            .split(',')
+            .map(|s| s.trim().parse().expect("PICAJIT_ASM_MB: sizes in MB"))
+            .collect(),
+        Err(_) => vec![4, 32],
+    };
+    println!("shape      source MB  peak MB  bytes/source byte  seconds  result");
+    for shape in AsmStress::ALL {
+        if !filter.is_empty() && !filter.iter().any(|f| shape.name().contains(f.as_str())) {
+            continue;
+        }
+        for &mb in &sizes {
+            let base = CURRENT.load(Ordering::Relaxed);
+            PEAK.store(base, Ordering::Relaxed);
+            let text = asm_stress_source(shape, mb << 20);
+            let t = Instant::now();
+            let result = assemble_with_warnings(&[SourceFile {
+                name: "stress.pica",
+                text: &text,
+            }]);
+            let secs = t.elapsed().as_secs_f64();
+            let outcome = match &result {
+                Ok((s, w)) => format!("{} DVLE(s), {} warning(s)", s.dvles.len(), w.len()),
+                Err(e) => format!("{} error(s)", e.len()),
+            };
+            drop(result);
+            let peak = PEAK.load(Ordering::Relaxed) - base;
+            println!(
+                "{:<10} {:>9.1} {:>8.1} {:>18.2} {:>8.2}  {outcome}",
+                shape.name(),
+                text.len() as f64 / 1048576.0,
+                peak as f64 / 1048576.0,
+                peak as f64 / text.len() as f64,
+                secs
+            );
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! THEIA JIT: the instruction and ROM memories compiled to one host function per program, on
+//! the shared runtime (`crate::runtime::code_buffer`: W^X mapping, native call, AArch64 under
+//! the emulator) and the shared `x64!`/`a64!` dynasm wrappers.
+//!
+//! * `lower.rs` turns each THEIA instruction into backend-neutral integer operations
+//!   (the arithmetic recipes are those of `picajit_interp::theia::arith`, the multiplier in
+//!   its closed form `mul_rtl_closed`);
+//! * `x64.rs` and `a64.rs` encode them;
+//! * [`TheiaCompiled::run`] calls the code and hands the instructions it does not perform
+//!   (OMWRITE, TMREAD, operations that stall, undefined codes, register errors, the last steps
+//!   before the budget) to the reference interpreter, from the exact state the code left.
+//!
+//! The result is bit-exact with `picajit_interp::theia::run` in both profiles:
+//! `tests/theia_jit.rs` runs both on examples and random programs.
+
+pub mod a64;
+pub mod ctx;
+pub mod lower;
+pub mod x64;
+
+use crate::runtime::code_buffer::ExecCode;
+use crate::Backend;
+use ctx::{TheiaCtx, EXIT_ONE, EXIT_RETURNED, EXIT_TO_END, NO_JUMP};
+use picajit_interp::theia::exec::{self, Code, Cursor, Io, RunOutcome, State, Status, TheiaError};
+use picajit_interp::theia::Profile;
+use std::time::{Duration, Instant};
+
+/// A compiled THEIA program.
+pub struct TheiaCompiled {
+    exec: ExecCode,
+    bytes: Vec<u8>,
+    profile: Profile,
+    code: Code,
+    backend: Backend,
+    compile_time: Duration,
+}
+
+impl std::fmt::Debug for TheiaCompiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TheiaCompiled({}, {}, {} bytes)",
+            self.backend,
+            self.profile.name(),
+            self.bytes.len()
+        )
+    }
+}
+
+/// Machine code for `code` on `backend`, with `entries` (code addresses runs start at) as
+/// entry points.
+pub fn generate(
+    code: &Code,
+    profile: Profile,
+    backend: Backend,
+    entries: &[u16],
+) -> Result<Vec<u8>, String> {
+    match backend {
+        Backend::X64 => {
+            let mut e = x64::X64Emit::new();
+            lower::Lowering::program(&mut e, profile, code, entries);
+            e.finish()
+        }
+        Backend::A64 => {
+            let mut e = a64::A64Emit::new();
+            lower::Lowering::program(&mut e, profile, code, entries);
+            e.finish()
+        }
+    }
+}
+
+/// Compiles `code` for `backend` (the host's, or AArch64 under the emulator when the
+/// `emulate-a64` feature is on).
+pub fn compile(
+    code: &Code,
+    profile: Profile,
+    backend: Backend,
+    entries: &[u16],
+) -> Result<TheiaCompiled, String> {
+    let start = Instant::now();
+    let bytes = generate(code, profile, backend, entries)?;
+    let exec = if Some(backend) == Backend::host() {
+        ExecCode::new(&bytes).map_err(|e| format!("mapping code: {e}"))?
+    } else {
+        #[cfg(feature = "emulate-a64")]
+        {
+            if backend == Backend::A64 {
+                ExecCode::emulated(&bytes)?
+            } else {
+                return Err(format!("{backend} code cannot run on this host"));
+            }
+        }
+        #[cfg(not(feature = "emulate-a64"))]
+        return Err(format!(
+            "{backend} code cannot run on this host (build with the emulate-a64 feature for AArch64)"
+        ));
+    };
+    Ok(TheiaCompiled {
+        exec,
+        bytes,
+        profile,
+        code: code.clone(),
+        backend,
+        compile_time: start.elapsed(),
+    })
+}
+
+impl TheiaCompiled {
+    pub fn code_size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// Runs from `entry` as `picajit_interp::theia::exec::run` would, with the same result,
+    /// state and I/O calls.
+    pub fn run(
+        &self,
+        state: &mut State,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<RunOutcome, TheiaError> {
+        self.run_counted(state, io, entry, budget)
+            .map(|(out, _)| out)
+    }
+
+    /// [`Self::run`], also returning how many of the executed instructions the interpreter
+    /// ran (I/O, the steps after an exit to the interpreter).
+    pub fn run_counted(
+        &self,
+        state: &mut State,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<(RunOutcome, u64), TheiaError> {
+        assert_eq!(
+            state.regs.len(),
+            self.profile.register_count(),
+            "state made for another profile"
+        );
+        let mut ctx = TheiaCtx::default();
+        ctx_from_state(&mut ctx, state);
+        let r = self.run_ctx_counted(&mut ctx, io, entry, budget);
+        state_from_ctx(state, &ctx);
+        r
+    }
+
+    /// Runs on state kept in a context block (no conversion on the way in and out: what an
+    /// embedder that runs many invocations keeps). Rows past the profile's register count
+    /// are ignored.
+    pub fn run_ctx(
+        &self,
+        ctx: &mut TheiaCtx,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<RunOutcome, TheiaError> {
+        self.run_ctx_counted(ctx, io, entry, budget).map(|(o, _)| o)
+    }
+
+    fn run_ctx_counted(
+        &self,
+        ctx: &mut TheiaCtx,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<(RunOutcome, u64), TheiaError> {
+        let mut interpreted = 0u64;
+        let mut cur = Cursor::start(entry);
+        let cap = budget
+            .saturating_add(16)
+            .saturating_mul(2048)
+            .min(usize::MAX as u64) as usize;
+        loop {
+            ctx.last_dst = cur.last_dst as u32;
+            ctx.pc = cur.pc as u32;
+            ctx.steps = cur.steps;
+            ctx.budget = budget;
+            ctx.jumped_from = cur.jumped_from.map_or(NO_JUMP, u32::from);
+            // SAFETY: the code was generated by `generate` for this backend: a complete
+            // function `fn(*mut TheiaCtx) -> u32` that touches only the context block.
+            let kind = unsafe { self.exec.call_plain(0, ctx.as_bytes_mut(), cap) };
+            let kind = match kind {
+                Ok(k) => k,
+                Err(e) => panic!("THEIA code failed under the emulator: {e}"),
+            };
+            cur = Cursor {
+                pc: ctx.pc as u16,
+                last_dst: ctx.last_dst as u16,
+                steps: ctx.steps,
+                jumped_from: (ctx.jumped_from != NO_JUMP).then_some(ctx.jumped_from as u16),
+            };
+            if kind == EXIT_RETURNED {
+                let out = RunOutcome {
+                    status: Status::Returned(ctx.exit_arg != 0),
+                    steps: ctx.steps,
+                };
+                return Ok((out, interpreted));
+            }
+            if kind != EXIT_ONE && kind != EXIT_TO_END {
+                panic!("THEIA code returned an unknown exit code {kind}");
+            }
+            // The interpreter takes over from the exact state the code left.
+            let mut state = State::new(self.profile);
+            state_from_ctx(&mut state, ctx);
+            let mut end = None;
+            loop {
+                let before = cur.steps;
+                let r = exec::step(self.profile, &self.code, &mut state, io, &mut cur, budget);
+                interpreted += cur.steps - before;
+                match r {
+                    Err(e) => {
+                        ctx_from_state(ctx, &state);
+                        return Err(e);
+                    }
+                    Ok(Some(out)) => {
+                        end = Some(out);
+                        break;
+                    }
+                    Ok(None) if kind == EXIT_ONE => break,
+                    Ok(None) => {}
+                }
+            }
+            ctx_from_state(ctx, &state);
+            if let Some(out) = end {
+                return Ok((out, interpreted));
+            }
+        }
+    }
+}
+
+/// Copies a state into a context block.
+pub fn ctx_from_state(ctx: &mut TheiaCtx, state: &State) {
+    ctx.regs[..state.regs.len()].copy_from_slice(&state.regs);
+    ctx.last_result = state.last_result;
+    ctx.return_addr = state.return_addr as u32;
+}
+
+/// Copies a context block's registers, result flops and return address into a state.
+pub fn state_from_ctx(state: &mut State, ctx: &TheiaCtx) {
+    let rows = state.regs.len();
+    state.regs.copy_from_slice(&ctx.regs[..rows]);
+    state.last_result = ctx.last_result;
+    state.return_addr = ctx.return_addr as u16;
+}

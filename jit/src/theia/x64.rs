@@ -1,0 +1,231 @@
+//! x86-64 encoding of the THEIA lowering (`lower.rs`): general-purpose integer instructions
+//! only (no vector forms, so none of the dynasm immediate-form traps apply).
+//!
+//! The code is an `extern "sysv64" fn(*mut TheiaCtx) -> u32`. Pinned registers: rbx the
+//! context, r12 the step count, r13 the budget; scratch 0-7 are r8, r9, r10, r11, rsi, r14,
+//! r15, rbp; rax, rcx, rdx are temporaries of single operations (rdx:rax for `div`). The
+//! prologue pushes the six callee-saved registers it uses.
+
+#![allow(
+    clippy::useless_conversion,
+    reason = "dynasm expands dynamic register operands with `.into()`"
+)]
+
+use super::ctx::{BUDGET, PC, STEPS};
+use super::lower::{Alu, Cond, Emit, Shift, R};
+use crate::x64::asm::x64;
+use dynasmrt::x64::X64Relocation;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
+
+const SCRATCH: [u8; 8] = [8, 9, 10, 11, 6, 14, 15, 5];
+const CTX: u8 = 3; // rbx
+const RAX: u8 = 0;
+
+pub struct X64Emit {
+    pub ops: VecAssembler<X64Relocation>,
+    epilogue: DynamicLabel,
+}
+
+impl X64Emit {
+    pub fn new() -> Self {
+        let mut ops = VecAssembler::new(0);
+        let epilogue = ops.new_dynamic_label();
+        X64Emit { ops, epilogue }
+    }
+
+    pub fn finish(self) -> Result<Vec<u8>, String> {
+        self.ops
+            .finalize()
+            .map_err(|e| format!("x86-64 assembly: {e:?}"))
+    }
+}
+
+impl Default for X64Emit {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn r(n: R) -> u8 {
+    SCRATCH[n as usize]
+}
+
+impl Emit for X64Emit {
+    type Label = DynamicLabel;
+
+    fn label(&mut self) -> DynamicLabel {
+        self.ops.new_dynamic_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        x64!(self.ops; =>l);
+    }
+
+    fn jump(&mut self, l: DynamicLabel) {
+        x64!(self.ops; jmp =>l);
+    }
+
+    fn load32(&mut self, d: R, off: u32) {
+        x64!(self.ops; mov Rd(r(d)), DWORD [Rq(CTX) + off as i32]);
+    }
+
+    fn store32(&mut self, off: u32, s: R) {
+        x64!(self.ops; mov DWORD [Rq(CTX) + off as i32], Rd(r(s)));
+    }
+
+    fn store32_imm(&mut self, off: u32, v: u32) {
+        x64!(self.ops; mov DWORD [Rq(CTX) + off as i32], v as i32);
+    }
+
+    fn imm(&mut self, d: R, v: u64) {
+        if v <= u32::MAX as u64 {
+            x64!(self.ops; mov Rd(r(d)), v as i32);
+        } else {
+            x64!(self.ops; mov Rq(r(d)), QWORD v as i64);
+        }
+    }
+
+    fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R) {
+        let (a, b, d) = (r(a), r(b), r(d));
+        if wide {
+            x64!(self.ops; mov rax, Rq(a));
+            match op {
+                Alu::Add => x64!(self.ops; add rax, Rq(b)),
+                Alu::Sub => x64!(self.ops; sub rax, Rq(b)),
+                Alu::And => x64!(self.ops; and rax, Rq(b)),
+                Alu::Or => x64!(self.ops; or rax, Rq(b)),
+                Alu::Xor => x64!(self.ops; xor rax, Rq(b)),
+                Alu::Mul => x64!(self.ops; imul rax, Rq(b)),
+            }
+            x64!(self.ops; mov Rq(d), rax);
+        } else {
+            x64!(self.ops; mov eax, Rd(a));
+            match op {
+                Alu::Add => x64!(self.ops; add eax, Rd(b)),
+                Alu::Sub => x64!(self.ops; sub eax, Rd(b)),
+                Alu::And => x64!(self.ops; and eax, Rd(b)),
+                Alu::Or => x64!(self.ops; or eax, Rd(b)),
+                Alu::Xor => x64!(self.ops; xor eax, Rd(b)),
+                Alu::Mul => x64!(self.ops; imul eax, Rd(b)),
+            }
+            x64!(self.ops; mov Rd(d), eax);
+        }
+    }
+
+    fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8) {
+        let (a, d) = (r(a), r(d));
+        let n = n as i8;
+        if wide {
+            x64!(self.ops; mov rax, Rq(a));
+            match op {
+                Shift::Shl => x64!(self.ops; shl rax, n),
+                Shift::Shr => x64!(self.ops; shr rax, n),
+                Shift::Sar => x64!(self.ops; sar rax, n),
+            }
+            x64!(self.ops; mov Rq(d), rax);
+        } else {
+            x64!(self.ops; mov eax, Rd(a));
+            match op {
+                Shift::Shl => x64!(self.ops; shl eax, n),
+                Shift::Shr => x64!(self.ops; shr eax, n),
+                Shift::Sar => x64!(self.ops; sar eax, n),
+            }
+            x64!(self.ops; mov Rd(d), eax);
+        }
+    }
+
+    fn sext32(&mut self, d: R, a: R) {
+        x64!(self.ops; movsxd Rq(r(d)), Rd(r(a)));
+    }
+
+    fn udiv(&mut self, d: R, a: R, b: R) {
+        x64!(self.ops
+            ; mov rax, Rq(r(a))
+            ; xor edx, edx
+            ; div Rq(r(b))
+            ; mov Rq(r(d)), rax
+        );
+    }
+
+    fn branch(&mut self, c: Cond, wide: bool, a: R, b: R, l: DynamicLabel) {
+        if wide {
+            x64!(self.ops; cmp Rq(r(a)), Rq(r(b)));
+        } else {
+            x64!(self.ops; cmp Rd(r(a)), Rd(r(b)));
+        }
+        match c {
+            Cond::Eq => x64!(self.ops; je =>l),
+            Cond::Ne => x64!(self.ops; jne =>l),
+            Cond::Ugt => x64!(self.ops; ja =>l),
+            Cond::Slt => x64!(self.ops; jl =>l),
+            Cond::Sgt => x64!(self.ops; jg =>l),
+            Cond::Sle => x64!(self.ops; jle =>l),
+            Cond::Sge => x64!(self.ops; jge =>l),
+        }
+    }
+
+    fn branch_mem32_ne(&mut self, off: u32, v: u32, l: DynamicLabel) {
+        x64!(self.ops
+            ; cmp DWORD [Rq(CTX) + off as i32], v as i32
+            ; jne =>l
+        );
+    }
+
+    fn dec_branch_nz(&mut self, reg: R, l: DynamicLabel) {
+        x64!(self.ops
+            ; sub Rq(r(reg)), 1
+            ; jnz =>l
+        );
+    }
+
+    fn branch_budget(&mut self, l: DynamicLabel) {
+        x64!(self.ops
+            ; cmp r12, r13
+            ; jae =>l
+        );
+    }
+
+    fn count_step(&mut self) {
+        x64!(self.ops; add r12, 1);
+    }
+
+    fn exit(&mut self, kind: u32) {
+        let e = self.epilogue;
+        x64!(self.ops
+            ; mov QWORD [Rq(CTX) + STEPS as i32], r12
+            ; mov eax, kind as i32
+            ; jmp =>e
+        );
+    }
+
+    fn prologue(&mut self, dispatch: DynamicLabel) {
+        let _ = RAX;
+        x64!(self.ops
+            ; push rbx
+            ; push rbp
+            ; push r12
+            ; push r13
+            ; push r14
+            ; push r15
+            ; mov rbx, rdi
+            ; mov r12, QWORD [rbx + STEPS as i32]
+            ; mov r13, QWORD [rbx + BUDGET as i32]
+            ; mov r8d, DWORD [rbx + PC as i32]
+            ; jmp =>dispatch
+        );
+    }
+
+    fn epilogue(&mut self) {
+        let e = self.epilogue;
+        x64!(self.ops
+            ; =>e
+            ; pop r15
+            ; pop r14
+            ; pop r13
+            ; pop r12
+            ; pop rbp
+            ; pop rbx
+            ; ret
+        );
+    }
+}

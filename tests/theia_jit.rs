@@ -1,0 +1,412 @@
+//! THEIA JIT differential suite: interpreter vs x86-64 JIT vs AArch64 JIT (under unicorn), in
+//! both profiles, on the examples and on random programs of every operation, operand shape
+//! and control-flow shape (forward and backward jumps, CALL/RET, I/O, stalls, undefined
+//! operations, register errors, budgets). `PICAJIT_THEIA_JIT_CASES` sets the random program
+//! count (default 400 per profile).
+
+use picajit::theia::asm;
+use picajit_interp::theia::exec::{run, Code, Io, State, IMEM_BIT};
+use picajit_interp::theia::table::{self, Sem, OPS};
+use picajit_interp::theia::{regs, Profile, Word};
+use picajit_jit::theia::compile;
+use picajit_jit::Backend;
+
+/// Records I/O and answers texture reads with a function of the address, so that both
+/// engines' reads are checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct TestIo {
+    log: Vec<(u8, [u32; 3], [u32; 3])>,
+}
+
+impl Io for TestIo {
+    fn omem_write(&mut self, addr: [u32; 3], data: [u32; 3]) {
+        self.log.push((0, addr, data));
+    }
+    fn tmem_read(&mut self, addr: [u32; 3]) -> [u32; 3] {
+        let v = [
+            addr[0] ^ 0x1234_5678,
+            addr[1].wrapping_mul(3),
+            addr[2].rotate_left(7),
+        ];
+        self.log.push((1, addr, v));
+        v
+    }
+}
+
+fn backends() -> [Backend; 2] {
+    [Backend::X64, Backend::A64]
+}
+
+/// Runs `code` from `entry` on the interpreter and both JITs and compares everything.
+fn check(profile: Profile, code: &Code, init: &State, entry: u16, budget: u64, what: &str) {
+    let mut want_state = init.clone();
+    let mut want_io = TestIo::default();
+    let want = run(profile, code, &mut want_state, &mut want_io, entry, budget);
+    for backend in backends() {
+        let c = compile(code, profile, backend, &[entry]).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut st = init.clone();
+        let mut io = TestIo::default();
+        let got = c.run(&mut st, &mut io, entry, budget);
+        assert_eq!(got, want, "{what}: {backend} {profile:?} outcome");
+        assert_eq!(st, want_state, "{what}: {backend} {profile:?} state");
+        assert_eq!(io, want_io, "{what}: {backend} {profile:?} I/O");
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn value(&mut self) -> u32 {
+        let r = self.next();
+        match r % 6 {
+            0 => [
+                0,
+                1,
+                0xFFFF_FFFF,
+                0x7FFF_FFFF,
+                0x8000_0000,
+                0x2_0000,
+                0xFFFE_0000,
+            ][(r >> 8) as usize % 7],
+            1..=3 => ((r >> 16) as i32 >> (4 + (r >> 3) % 14)) as u32,
+            _ => (r >> 24) as u32,
+        }
+    }
+}
+
+fn random_state(rng: &mut Rng, profile: Profile) -> State {
+    let mut s = State::new(profile);
+    for row in s.regs.iter_mut() {
+        if rng.below(3) != 0 {
+            *row = [rng.value(), rng.value(), rng.value()];
+        }
+    }
+    s.last_result = [rng.value(), rng.value(), rng.value()];
+    if rng.below(4) == 0 {
+        s.return_addr = IMEM_BIT + rng.below(40) as u16;
+    }
+    s
+}
+
+/// A register address: mostly user registers, sometimes other banks, aliases and (rarely)
+/// addresses beyond the manual profile's 132.
+fn reg(rng: &mut Rng) -> u16 {
+    match rng.below(12) {
+        0 => rng.below(64) as u16,
+        1 => 128 + rng.below(4) as u16,
+        2 => 0x80 + 71 + rng.below(4) as u16,
+        3 if rng.below(4) == 0 => 140 + rng.below(2000) as u16,
+        4 => 83 + rng.below(45) as u16,
+        _ => 64 + rng.below(19) as u16,
+    }
+}
+
+/// A random program of `n` instructions in instruction memory (no entry table: the code
+/// starts at row 0).
+fn random_program(rng: &mut Rng, n: usize) -> Vec<u64> {
+    let mut words = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = rng.below(100);
+        let w = if r < 3 {
+            // undefined operation
+            Word::new(
+                [6u16, 46, 50, 0x45, 0x100][rng.below(5) as usize],
+                reg(rng),
+                reg(rng),
+                reg(rng),
+            )
+        } else {
+            let info = &OPS[rng.below(OPS.len() as u64) as usize];
+            if matches!(info.sem, Sem::Return) && rng.below(3) != 0 && i + 1 < n {
+                // fewer early returns
+                Word::new(
+                    table::by_name("ADD").unwrap().code,
+                    reg(rng),
+                    reg(rng),
+                    reg(rng),
+                )
+            } else {
+                let target = || -> u16 { 0 };
+                let _ = target;
+                let t = match rng.below(10) {
+                    0 => IMEM_BIT + n as u16 + rng.below(3) as u16, // out of range
+                    1 => rng.below(50) as u16,                      // ROM (not loaded)
+                    _ => IMEM_BIT + rng.below(n as u64) as u16,
+                };
+                match info.sem {
+                    Sem::Jump(..) => Word::new(info.code, t, reg(rng), reg(rng)),
+                    Sem::Jmp | Sem::Call => Word::with_imm(
+                        info.code,
+                        t,
+                        if rng.below(4) == 0 { rng.value() } else { 0 },
+                    ),
+                    Sem::Return => Word::with_imm(
+                        info.code,
+                        if rng.below(4) == 0 { reg(rng) } else { 0 },
+                        rng.below(4) as u32,
+                    ),
+                    Sem::Swizzle3D => Word::with_imm(info.code, reg(rng), rng.below(24) as u32),
+                    Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
+                        Word::with_imm(info.code, reg(rng), rng.value())
+                    }
+                    _ => {
+                        // sometimes read what the previous instruction wrote
+                        let prev = words.last().map(|&p| Word::decode(p).dst);
+                        let mut s1 = reg(rng);
+                        let mut s2 = reg(rng);
+                        if let Some(p) = prev {
+                            if rng.below(3) == 0 {
+                                s1 = p;
+                            }
+                            if rng.below(4) == 0 {
+                                s2 = p;
+                            }
+                        }
+                        Word::new(info.code, reg(rng), s1, s2)
+                    }
+                }
+            }
+        };
+        words.push(w.encode());
+    }
+    words
+}
+
+fn cases() -> usize {
+    std::env::var("PICAJIT_THEIA_JIT_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
+#[test]
+fn random_programs_match_the_interpreter() {
+    for profile in Profile::ALL {
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03 ^ profile as u64);
+        for case in 0..cases() {
+            let n = 2 + rng.below(30) as usize;
+            let code = Code::imem(random_program(&mut rng, n));
+            let init = random_state(&mut rng, profile);
+            let entry = IMEM_BIT + rng.below(n as u64) as u16;
+            let budget = [0, 1, 5, 40, 300][rng.below(5) as usize];
+            check(
+                profile,
+                &code,
+                &init,
+                entry,
+                budget,
+                &format!("case {case}"),
+            );
+        }
+    }
+}
+
+/// Every operation with every operand shape, one at a time, behind an instruction that
+/// writes (or drops) a value the operation may read through forwarding.
+#[test]
+fn every_operation_and_operand_shape() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for profile in Profile::ALL {
+        for info in OPS {
+            for shape in 0..6 {
+                let first = match shape {
+                    0 => Word::new(table::by_name("NOP").unwrap().code, 0, 0, 0),
+                    1 => Word::new(table::by_name("COPY").unwrap().code, 72, 64, 0),
+                    2 => Word::new(table::by_name("COPY").unwrap().code, 3, 64, 0), // dropped write (rtl)
+                    3 => Word::new(table::by_name("JMP").unwrap().code, IMEM_BIT + 1, 0, 0),
+                    4 => Word::new(table::by_name("ADD").unwrap().code, 131, 64, 65),
+                    _ => Word::new(table::by_name("SUB").unwrap().code, 0x80 + 72, 65, 64),
+                };
+                let (s1, s2) = match shape {
+                    2 => (3, 72),
+                    3 => (IMEM_BIT + 1, 72),
+                    4 => (131, 3),
+                    5 => (72, 0x80 + 72),
+                    _ => (72, 73),
+                };
+                let second = match info.sem {
+                    Sem::Jump(..) => Word::new(info.code, IMEM_BIT + 3, s1, s2),
+                    Sem::Jmp | Sem::Call => Word::with_imm(info.code, IMEM_BIT + 3, 0),
+                    Sem::Return => Word::with_imm(info.code, s1, 1),
+                    Sem::Swizzle3D => Word::with_imm(info.code, s1, (shape * 4 + 1) as u32 % 23),
+                    Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
+                        Word::with_imm(info.code, s1, rng.value())
+                    }
+                    _ => Word::new(info.code, 74, s1, s2),
+                };
+                let code = Code::imem(vec![
+                    first.encode(),
+                    second.encode(),
+                    Word::with_imm(0x40, 0, 0).encode(),
+                    Word::with_imm(0x40, 0, 1).encode(),
+                ]);
+                for _ in 0..4 {
+                    let init = random_state(&mut rng, profile);
+                    check(
+                        profile,
+                        &code,
+                        &init,
+                        IMEM_BIT,
+                        100,
+                        &format!("{} shape {shape}", info.name),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn examples_match_the_interpreter() {
+    let q = |v: f64| (v * 131072.0).round() as i64 as i32 as u32;
+    let r = |n: &str| regs::by_name(n).unwrap() as usize;
+    let mut rng = Rng(7);
+    for (file, entry_name) in [
+        ("examples/theia/ray_triangle.theia", "ENTRYPOINT_ADRR_MAIN"),
+        (
+            "examples/theia/grayscale.theia",
+            "ENTRYPOINT_ADRR_PIXELSHADER",
+        ),
+        (
+            "examples/theia/grayscale.theia",
+            "ENTRYPOINT_ADRR_USERCONSTANTS",
+        ),
+    ] {
+        let src = std::fs::read_to_string(file).unwrap();
+        let p = asm::assemble(&src).unwrap();
+        let k = table::ENTRY_POINTS
+            .iter()
+            .position(|(n, _)| *n == entry_name)
+            .unwrap();
+        let entry = p.entries[k] as u16;
+        let code = Code::imem(p.imem());
+        for profile in Profile::ALL {
+            for i in 0..40 {
+                let mut s = State::new(profile);
+                let d = [
+                    q((rng.below(200) as f64 - 100.0) / 200.0),
+                    q((rng.below(200) as f64 - 100.0) / 200.0),
+                    q(1.0),
+                ];
+                s.regs[r("CREG_RAY_DIRECTION")] = d;
+                s.regs[r("CREG_CAMERA_POSITION")] = [rng.value() >> 12, rng.value() >> 12, 0];
+                s.regs[r("CREG_V0")] = [q(-1.0), q(-1.0), q(5.0)];
+                s.regs[r("CREG_V1")] = [q(2.0), q(-1.0), q(5.0)];
+                s.regs[r("CREG_V2")] = [q(-1.0), q(2.0), q(5.0 + i as f64 / 10.0)];
+                s.regs[r("CREG_TEXTURE_COLOR")] =
+                    [rng.value() >> 14, rng.value() >> 14, rng.value() >> 14];
+                check(profile, &code, &s, entry, 10_000, &format!("{file} {i}"));
+                // The compiled code runs every instruction but the I/O ones itself.
+                let c = compile(&code, profile, Backend::X64, &[entry]).unwrap();
+                let mut st = s.clone();
+                let (out, interpreted) = c
+                    .run_counted(&mut st, &mut TestIo::default(), entry, 10_000)
+                    .unwrap();
+                let io_ops = if entry_name.ends_with("PIXELSHADER") {
+                    1
+                } else {
+                    0
+                };
+                assert_eq!(interpreted, io_ops, "{file}: {out:?}");
+                assert!(out.steps > io_ops);
+            }
+        }
+    }
+}
+
+/// Loops that run into the budget at every step count near it.
+#[test]
+fn budgets_at_every_step() {
+    let src = "\tZERO R1 VOID VOID\nL:\n\tINC R1 R1 VOID\n\tJNEX L R1 C1\n\tRETURN RT_TRUE\n";
+    let p = asm::assemble(src).unwrap();
+    let code = Code::imem(p.imem());
+    for profile in Profile::ALL {
+        let mut init = State::new(profile);
+        init.regs[64] = [5 << 17, 0, 0];
+        for budget in 0..14 {
+            check(
+                profile,
+                &code,
+                &init,
+                asm::imem_address(0),
+                budget,
+                &format!("budget {budget}"),
+            );
+        }
+    }
+}
+
+/// Every x86-64 instruction the THEIA encoder emits decodes (iced-x86) to a general-purpose
+/// integer form from the expected set: the code has no data, no vector forms and no
+/// immediate-form traps.
+#[test]
+fn x64_code_decodes_to_expected_forms() {
+    use picajit_jit::iced_x86::{Decoder, DecoderOptions, Mnemonic};
+    use picajit_jit::theia::generate;
+    let allowed = [
+        Mnemonic::Mov,
+        Mnemonic::Movsxd,
+        Mnemonic::Add,
+        Mnemonic::Sub,
+        Mnemonic::And,
+        Mnemonic::Or,
+        Mnemonic::Xor,
+        Mnemonic::Imul,
+        Mnemonic::Shl,
+        Mnemonic::Shr,
+        Mnemonic::Sar,
+        Mnemonic::Div,
+        Mnemonic::Cmp,
+        Mnemonic::Je,
+        Mnemonic::Jne,
+        Mnemonic::Ja,
+        Mnemonic::Jae,
+        Mnemonic::Jl,
+        Mnemonic::Jg,
+        Mnemonic::Jle,
+        Mnemonic::Jge,
+        Mnemonic::Jmp,
+        Mnemonic::Push,
+        Mnemonic::Pop,
+        Mnemonic::Ret,
+    ];
+    let mut rng = Rng(0xABCD);
+    let mut seen = std::collections::BTreeSet::new();
+    for case in 0..60 {
+        let n = 2 + rng.below(30) as usize;
+        let code = Code::imem(random_program(&mut rng, n));
+        for profile in Profile::ALL {
+            let bytes = generate(&code, profile, Backend::X64, &[IMEM_BIT]).unwrap();
+            let mut d = Decoder::with_ip(64, &bytes, 0, DecoderOptions::NONE);
+            let mut count = 0;
+            while d.can_decode() {
+                let ins = d.decode();
+                assert!(
+                    !ins.is_invalid(),
+                    "case {case}: invalid bytes at {:#x}",
+                    ins.ip()
+                );
+                assert!(
+                    allowed.contains(&ins.mnemonic()),
+                    "case {case}: {:?}",
+                    ins.mnemonic()
+                );
+                seen.insert(format!("{:?}", ins.mnemonic()));
+                count += 1;
+            }
+            assert!(count > 10);
+        }
+    }
+    // the random programs reach the arithmetic recipes
+    for m in ["Div", "Imul", "Movsxd", "Sar"] {
+        assert!(seen.contains(m), "{m} never emitted: {seen:?}");
+    }
+}
