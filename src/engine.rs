@@ -809,7 +809,7 @@ impl Shader {
         let total = match &start {
             None => self.run_batch_masked(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.split_batch(n, outputs, |range, outputs| {
-                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, &load)
+                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, load)
             })?,
         };
         self.final_state(
@@ -845,7 +845,7 @@ impl Shader {
         let total = match &start {
             None => self.run_batch_f24(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.split_batch(n, outputs, |range, outputs| {
-                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, &load)
+                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, load)
             })?,
         };
         self.final_state(

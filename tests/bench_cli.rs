@@ -234,7 +234,10 @@ fn bench_thread_scaling_and_batch_columns() {
         String::from_utf8_lossy(&out.stderr)
     );
     let md = String::from_utf8_lossy(&out.stdout);
-    assert!(md.contains("Thread scaling: batches of 65536 vertices"), "{md}");
+    assert!(
+        md.contains("Thread scaling: batches of 65536 vertices"),
+        "{md}"
+    );
     assert!(md.contains("| shader | 1 thread | 2 threads |"), "{md}");
     assert!(md.contains("peer JIT ns (batch 1, reference)"), "{md}");
     let row = md

@@ -4,8 +4,7 @@
 
 use picajit::bench::Workload;
 use picajit::engine::{
-    batch_threads, BackendChoice, EngineConfig, Shader, PARALLEL_MIN_BATCH,
-    PARALLEL_MIN_PER_THREAD,
+    batch_threads, BackendChoice, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
 };
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::program::{Program, ShaderKind};
@@ -41,7 +40,11 @@ fn shader(program: &Program, backend: BackendChoice, mode: FloatMode, threads: u
 }
 
 fn bits(rows: &[[[f32; 4]; 16]]) -> Vec<u32> {
-    rows.iter().flatten().flatten().map(|x| x.to_bits()).collect()
+    rows.iter()
+        .flatten()
+        .flatten()
+        .map(|x| x.to_bits())
+        .collect()
 }
 
 #[test]
@@ -218,16 +221,25 @@ fn c_abi_threads_option() {
     // handle comes from the library and is destroyed once.
     unsafe {
         let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
-        assert_eq!(picajit_engine_config_init(&mut cfg), PicajitStatus::PICAJIT_OK);
+        assert_eq!(
+            picajit_engine_config_init(&mut cfg),
+            PicajitStatus::PICAJIT_OK
+        );
         let mut engine = null_mut();
-        assert_eq!(picajit_engine_create(&cfg, &mut engine), PicajitStatus::PICAJIT_OK);
+        assert_eq!(
+            picajit_engine_create(&cfg, &mut engine),
+            PicajitStatus::PICAJIT_OK
+        );
         let mut shader = null_mut();
         assert_eq!(
             picajit_shader_load_shbin(engine, shbin.as_ptr().cast(), shbin.len(), 0, &mut shader),
             PicajitStatus::PICAJIT_OK
         );
         let mut uniforms = null_mut();
-        assert_eq!(picajit_uniforms_create(engine, &mut uniforms), PicajitStatus::PICAJIT_OK);
+        assert_eq!(
+            picajit_uniforms_create(engine, &mut uniforms),
+            PicajitStatus::PICAJIT_OK
+        );
         let rows: Vec<f32> = (0..96).flat_map(|i| uniforms_f32.float(i)).collect();
         assert_eq!(
             picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),

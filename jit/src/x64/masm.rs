@@ -150,13 +150,16 @@ impl TempCache {
     fn find(&mut self, temp: u8) -> Option<Xmm> {
         self.clock += 1;
         let clock = self.clock;
-        self.slots.iter_mut().enumerate().find_map(|(k, s)| match s {
-            Some((t, used)) if *t == temp => {
-                *used = clock;
-                Some(Self::REGS[k])
-            }
-            _ => None,
-        })
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .find_map(|(k, s)| match s {
+                Some((t, used)) if *t == temp => {
+                    *used = clock;
+                    Some(Self::REGS[k])
+                }
+                _ => None,
+            })
     }
 
     /// The register holding `temp`, and whether it holds its row already; otherwise the
