@@ -326,13 +326,13 @@ enum PicajitGsMode
    */
   PICAJIT_GS_POINT = 0,
   /**
-   * Variable-size primitives: c[first_uniform] holds the vertex count in every component
+   * Variable-size primitives: `c[first_uniform]` holds the vertex count in every component
    * and the attributes follow in the next float uniforms (`picajit_geometry_run_uniforms`).
    */
   PICAJIT_GS_VARIABLE = 1,
   /**
    * Fixed-size primitives: the attributes are written to the float uniforms from
-   * c[first_uniform] on (`picajit_geometry_run_uniforms`).
+   * `c[first_uniform]` on (`picajit_geometry_run_uniforms`).
    */
   PICAJIT_GS_FIXED = 2,
 };
@@ -1185,8 +1185,8 @@ PicajitStatus picajit_geometry_run_points(struct PicajitGeometry *geometry,
 
 /**
  * Run one invocation in variable or fixed mode: `row_count` rows of 4 values in `format`
- * (a `PicajitFormat`), contiguous, are written to the float uniforms from c[first_uniform]
- * on (in variable mode from c[first_uniform + 1], after a row holding `vertex_count` in
+ * (a `PicajitFormat`), contiguous, are written to the float uniforms from `c[first_uniform]`
+ * on (in variable mode from `c[first_uniform + 1]`, after a row holding `vertex_count` in
  * every component); then the shader runs with the registers and vertex buffer kept from the
  * previous invocation, and b15 is set afterwards. Emitted vertices go to the callback or
  * become pending. `stats` may be NULL.
@@ -1495,7 +1495,7 @@ PicajitStatus picajit_uniforms_destroy(struct PicajitUniforms *uniforms);
 /**
  * Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 floats
  * (x, y, z, w). In f24 mode each value is rounded to f24 with the engine's rounding, as the
- * GPU's f32 upload path does.
+ * GPU's f32 upload path does. `count` 0 does nothing (`values` may then be NULL).
  *
  * # Safety
  * `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
@@ -1508,7 +1508,8 @@ PicajitStatus picajit_uniforms_set_float(struct PicajitUniforms *uniforms,
 
 /**
  * Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 raw f24
- * patterns (bits 0-23 of each word; the rest is ignored), taken exactly.
+ * patterns (bits 0-23 of each word; the rest is ignored), taken exactly. `count` 0 does
+ * nothing (`bits` may then be NULL).
  *
  * # Safety
  * `uniforms` must be NULL or a live uniform set that no other thread uses during the call;

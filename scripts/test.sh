@@ -26,7 +26,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 cargo fmt --all -- --check
+# The fuzz crate is its own workspace (built by cargo-fuzz); keep it formatted too.
+(cd fuzz && cargo fmt -- --check)
 cargo clippy --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace "$@"
 # The C library installed (cargo-c when present) and the C++ emulator-backend example built
 # with CMake against it and run.

@@ -78,6 +78,17 @@ pub struct EngineConfig {
     pub max_rule: MaxRule,
 }
 
+/// The budget the CLI's `--budget` and the C ABI's `PicajitEngineConfig::budget` mean: 0
+/// stands for the default ([`DEFAULT_BUDGET`], 2^20 instructions per invocation), any other
+/// value for itself. ([`EngineConfig::budget`] is taken literally.)
+pub fn budget_or_default(budget: u64) -> u64 {
+    if budget == 0 {
+        DEFAULT_BUDGET
+    } else {
+        budget
+    }
+}
+
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {

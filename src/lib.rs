@@ -8,7 +8,7 @@
 //! * [`engine`]: prepare a program for a backend and run invocations and batches.
 //! * [`shbin`]: read and write SHBIN (DVLB) files.
 //! * [`asm`]: picasso-syntax assembler and disassembler.
-//! * [`bench`]: throughput, compile-time and code-size measurement (`picajit bench`).
+//! * [`bench`](mod@bench): throughput, compile-time and code-size measurement (`picajit bench`).
 
 pub use picajit_interp as interp;
 pub use picajit_jit as jit;

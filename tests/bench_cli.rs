@@ -6,7 +6,7 @@ use picajit::engine::{
     program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::program::ShaderKind;
+use picajit::interp::program::{GsInputMode, ShaderKind};
 use picajit::interp::state::Uniforms;
 use picajit::shbin::{Dvle, RegisterFile};
 use serde_json::Value;
@@ -60,7 +60,10 @@ fn has_lanes(name: &str) -> bool {
         .expect("the examples compile");
     match w.kind() {
         ShaderKind::Vertex => code.batch_ineligibility().is_none(),
-        ShaderKind::Geometry => code.points_ineligibility().is_none(),
+        // Variable and fixed mode run one invocation at a time on every engine.
+        ShaderKind::Geometry => {
+            w.gs_mode == GsInputMode::Point && code.points_ineligibility().is_none()
+        }
     }
 }
 
@@ -535,7 +538,7 @@ fn bench_runs_geometry_batches_through_run_points() {
     let geometry: Vec<Workload> = Workload::examples()
         .expect("examples assemble")
         .into_iter()
-        .filter(|w| w.kind() == ShaderKind::Geometry)
+        .filter(|w| w.kind() == ShaderKind::Geometry && w.gs_mode == GsInputMode::Point)
         .collect();
     assert_eq!(geometry.len(), 2);
     for w in &geometry {
@@ -573,4 +576,92 @@ fn bench_runs_geometry_batches_through_run_points() {
     let d = prepare(EngineKind::Interpreter, disc, rtz, 1 << 20).unwrap();
     let err = compare(&c, &d, disc, 256).unwrap_err();
     assert!(err.contains("differs"), "{err}");
+}
+
+/// Geometry shaders in variable and fixed mode are measured too, one invocation per input
+/// primitive on every engine that runs here (the engines run these modes one invocation at a
+/// time): the examples emit what their primitives ask for, and the JIT's emitted vertices and
+/// final state match the interpreter's (the pre-check every measurement makes).
+#[test]
+fn bench_runs_geometry_shaders_in_every_input_mode() {
+    let examples = Workload::examples().expect("examples assemble");
+    let modes: Vec<GsInputMode> = examples
+        .iter()
+        .filter(|w| w.kind() == ShaderKind::Geometry)
+        .map(|w| w.gs_mode)
+        .collect();
+    assert!(modes.iter().any(|m| matches!(m, GsInputMode::Point)));
+    assert!(modes.iter().any(|m| matches!(m, GsInputMode::Fixed { .. })));
+    assert!(modes
+        .iter()
+        .any(|m| matches!(m, GsInputMode::Variable { .. })));
+    for w in examples
+        .iter()
+        .filter(|w| w.kind() == ShaderKind::Geometry && w.gs_mode != GsInputMode::Point)
+    {
+        for mode in picajit::bench::MODES {
+            let mut engines = vec![prepare(EngineKind::Interpreter, w, mode, 1 << 20).unwrap()];
+            if EngineKind::X64.runs_here() {
+                engines.push(prepare(EngineKind::X64, w, mode, 1 << 20).unwrap());
+            }
+            for p in &engines {
+                let mut runner = BatchRunner::new(p, w, 10);
+                for _ in 0..3 {
+                    let stats = runner.run().unwrap_or_else(|e| panic!("{}: {e}", w.name));
+                    // tri_extrude: the triangle and its copy; fan_variable: a fan of
+                    // count - 2 triangles, counts 3..=7 over each five invocations.
+                    let want = if w.name.contains("tri") {
+                        10 * 6
+                    } else {
+                        2 * 3 * (1 + 2 + 3 + 4 + 5)
+                    };
+                    assert_eq!(stats.emitted, want, "{} {:?}", w.name, p);
+                    assert!(
+                        stats.deopts == 0 && stats.instructions > 10 * 10,
+                        "{stats:?}"
+                    );
+                }
+            }
+            if let [interp, jit] = &engines[..] {
+                assert_eq!(compare(interp, jit, w, 64), Ok(()), "{} {mode:?}", w.name);
+            }
+        }
+    }
+    // The command line measures them (JSON: one cell per engine and batch).
+    let out = picajit(&[
+        "bench",
+        "examples/tri_extrude.g.pica",
+        "examples/fan_variable.g.pica",
+        "--time-ms",
+        "5",
+        "--samples",
+        "2",
+        "--compile-samples",
+        "1",
+        "--batch",
+        "1,8",
+        "--float",
+        "f24-rtz",
+        "--json",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    for name in ["tri_extrude.g.pica", "fan_variable.g.pica"] {
+        let cells: Vec<&Value> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["shader"].as_str().is_some_and(|s| s.ends_with(name)))
+            .collect();
+        assert!(cells.len() >= 2, "{name}: {v}");
+        for r in cells {
+            assert!(r["error"].is_null(), "{r}");
+            assert!(r["ns_per_vertex"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+        }
+    }
 }

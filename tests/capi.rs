@@ -64,6 +64,10 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 fn run(cmd: &mut Command) -> Output {
+    // cargo test puts `<target>/<profile>` on LD_LIBRARY_PATH, where a `cargo build` leaves its
+    // own (possibly stale) libpicajit.so, and the loader searches LD_LIBRARY_PATH before the
+    // programs' rpath: without it they load this build's library.
+    cmd.env_remove("LD_LIBRARY_PATH");
     let shown = format!("{cmd:?}");
     let out = cmd
         .output()

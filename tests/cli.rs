@@ -728,3 +728,62 @@ fn run_selects_the_max_rule() {
     }
     fails(&["run", "--raw", s(&code), "--max-rule", "maybe"]);
 }
+
+/// `--budget 0` means the default budget, as `PicajitEngineConfig::budget = 0` does in the C
+/// ABI (tests/c/test_capi.c checks that side): a run with it matches a run without it, while
+/// a budget of 1 fails.
+#[test]
+fn budget_zero_means_the_default_as_in_the_c_abi() {
+    for example in ["examples/lights8.v.pica", "examples/point_to_disc.g.pica"] {
+        let plain: Value = serde_json::from_str(&ok(&["run", example, "--json"])).unwrap();
+        let zero: Value =
+            serde_json::from_str(&ok(&["run", example, "--json", "--budget", "0"])).unwrap();
+        assert_eq!(plain, zero, "{example}");
+        assert!(plain["instructions"].as_u64().unwrap() > 1);
+        fails(&["run", example, "--budget", "1"]);
+    }
+    let out = ok(&[
+        "bench",
+        "examples/mvp.v.pica",
+        "--budget",
+        "0",
+        "--engine",
+        "interp",
+        "--batch",
+        "1",
+        "--time-ms",
+        "1",
+        "--samples",
+        "1",
+        "--compile-samples",
+        "1",
+        "--json",
+        "-q",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["settings"]["budget"], 1u64 << 20, "{out}");
+}
+
+/// `info` lists `.in` declarations as inputs, apart from the uniforms (text and JSON).
+#[test]
+fn info_lists_inputs_apart_from_uniforms() {
+    let text = ok(&["info", "examples/mvp.v.pica"]);
+    assert!(text.contains("  input   inpos                v0"), "{text}");
+    assert!(text.contains("  input   inclr                v1"), "{text}");
+    assert!(
+        text.contains("  uniform projection           c0-c3"),
+        "{text}"
+    );
+    assert!(!text.contains("uniform inpos"), "{text}");
+    let v: Value = serde_json::from_str(&ok(&["info", "examples/mvp.v.pica", "--json"])).unwrap();
+    let names = |key: &str| -> Vec<String> {
+        v["dvles"][0][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("inputs"), ["inpos", "inclr"]);
+    assert_eq!(names("uniforms"), ["projection", "modelview"]);
+}

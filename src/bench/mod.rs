@@ -12,9 +12,11 @@
 //! alike), and every JIT is first checked bit for bit against the interpreter on a few hundred
 //! vertices, so a fast wrong engine shows up as a mismatch rather than a win.
 //!
-//! For geometry shaders a "vertex" is an input point (one invocation); what they emit is
-//! reported beside it. A batch of points is one `run_points` call per engine, emitting into a
-//! packed buffer of the output registers the shader writes.
+//! For geometry shaders a "vertex" is one invocation: an input point, or in variable and
+//! fixed mode an input primitive written to the float uniforms; what they emit is reported
+//! beside it. A batch of points is one `run_points` call per engine, emitting into a packed
+//! buffer of the output registers the shader writes; primitives run one invocation at a time
+//! (as every engine runs those modes).
 
 mod runner;
 mod workload;

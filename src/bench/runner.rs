@@ -3,7 +3,7 @@
 use super::workload::{Workload, DEFAULT_POOL};
 use crate::engine::{BackendChoice, EngineConfig, Shader};
 use picajit_interp::float::{FloatMode, Rounding};
-use picajit_interp::program::{Program, ShaderKind};
+use picajit_interp::program::{GsInputMode, Program, ShaderKind};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{Backend, CompiledShader, HostFeatures};
 use std::fmt;
@@ -138,6 +138,8 @@ pub struct Prepared {
     pub lanes_code: Option<(Duration, usize)>,
     budget: u64,
     kind: ShaderKind,
+    /// How a geometry shader receives its input (point mode for vertex shaders).
+    gs_mode: GsInputMode,
     /// The output registers the program writes: all a caller reads (the rest stay +0), so
     /// only these are copied out, as an emulator copies the registers its output map names.
     out_mask: u16,
@@ -173,7 +175,13 @@ pub fn prepare(
         // The JIT crate directly: its batch entry takes register values, so input conversion
         // stays out of the timing as it does for the interpreter above, and code for another
         // architecture can still be generated and measured.
-        EngineKind::X64 | EngineKind::A64 => through_jit(program, engine, mode)?,
+        EngineKind::X64 | EngineKind::A64 => {
+            // Variable- and fixed-mode geometry shaders run one invocation at a time: no
+            // multi-vertex code is generated or reported for them.
+            let lanes =
+                workload.kind() == ShaderKind::Vertex || workload.gs_mode == GsInputMode::Point;
+            through_jit(program, engine, mode, lanes)?
+        }
     };
     Ok(Prepared {
         engine,
@@ -183,6 +191,7 @@ pub fn prepare(
         lanes_code,
         budget,
         kind: workload.kind(),
+        gs_mode: workload.gs_mode,
         out_mask: crate::engine::program_output_mask(program),
         exec,
         unit_state: None,
@@ -213,6 +222,7 @@ fn through_jit(
     program: &Program,
     engine: EngineKind,
     mode: FloatMode,
+    lanes: bool,
 ) -> Result<Preparation, String> {
     let backend = engine
         .backend()
@@ -220,7 +230,9 @@ fn through_jit(
     let features = HostFeatures::for_backend(backend);
     let code = picajit_jit::compile(program, mode, backend, features).map_err(|e| e.to_string())?;
     let (time, size) = (code.compile_time(), Some(code.code_size()));
-    if engine.runs_here() {
+    if engine.runs_here() && !lanes {
+        Ok((Exec::Jit(Box::new(code)), time, size, None))
+    } else if engine.runs_here() {
         // `batch_lanes` generates the multi-vertex code, as the first large batch would.
         let start = Instant::now();
         let lanes = code.batch_lanes();
@@ -355,11 +367,14 @@ impl Prepared {
         EmitBuffer::new(self.out_mask)
     }
 
-    /// Run geometry-shader invocations, one per input point (register values), in one
-    /// `run_points` call of the engine: registers and emit state carry over from invocation
-    /// to invocation and from call to call as on hardware, b15 is set after each (like
-    /// [`crate::engine::GeometryRunner`]), and the emitted vertices are appended to `out`.
-    /// On failure, the error names the point.
+    /// Run geometry-shader invocations, one per input record (register values): in point
+    /// mode one `run_points` call of the engine (the record is v0-v15); in variable and fixed
+    /// mode one invocation at a time, as the engines run them, with the record's rows written
+    /// to the float uniforms from the mode's first register (in variable mode after a count
+    /// row of 3 to 7, varying from invocation to invocation). Registers and emit state carry
+    /// over from invocation to invocation and from call to call as on hardware, b15 is set
+    /// after each (like [`crate::engine::GeometryRunner`]), and the emitted vertices are
+    /// appended to `out`. On failure, the error names the invocation.
     pub fn run_points(
         &self,
         uniforms: &mut Uniforms,
@@ -382,6 +397,14 @@ impl Prepared {
         out: &mut EmitBuffer,
     ) -> Result<BatchStats, (usize, String)> {
         let before = out.len();
+        if self.gs_mode != GsInputMode::Point {
+            let instructions = self.run_primitives(uniforms, regs, geometry, inputs, out)?;
+            return Ok(BatchStats {
+                instructions,
+                deopts: 0,
+                emitted: out.len() - before,
+            });
+        }
         let (instructions, deopts) = match &self.exec {
             // The interpreter itself: the engine's `run_points` would convert the inputs,
             // which are register values already (conversion stays out of every timing).
@@ -403,6 +426,51 @@ impl Prepared {
             deopts,
             emitted: out.len() - before,
         })
+    }
+}
+
+impl Prepared {
+    /// Variable- and fixed-mode invocations, one per input record (see [`Self::run_points`]).
+    fn run_primitives(
+        &self,
+        uniforms: &mut Uniforms,
+        regs: &mut Registers,
+        geometry: &mut GeometryState,
+        inputs: &[[[f32; 4]; 16]],
+        out: &mut EmitBuffer,
+    ) -> Result<u64, (usize, String)> {
+        let (first, count_row) = match self.gs_mode {
+            GsInputMode::Variable { first_uniform, .. } => (usize::from(first_uniform), true),
+            GsInputMode::Fixed { first_uniform, .. } => (usize::from(first_uniform), false),
+            GsInputMode::Point => return Err((0, "not a uniform input mode".into())),
+        };
+        geometry.drain_into(out);
+        let mut instructions = 0;
+        for (k, input) in inputs.iter().enumerate() {
+            let mut row = first;
+            if count_row {
+                uniforms.set_float_raw(row, [(3 + k % 5) as f32; 4]);
+                row += 1;
+            }
+            for (r, values) in input.iter().enumerate().take(96usize.saturating_sub(row)) {
+                uniforms.set_float_raw(row + r, *values);
+            }
+            let result = match &self.exec {
+                Exec::Engine(shader) => {
+                    shader
+                        .interpreter()
+                        .run(regs, uniforms, Some(geometry), self.budget)
+                }
+                Exec::Jit(code) => code.run(regs, uniforms, Some(geometry), self.budget),
+                Exec::CodegenOnly => {
+                    return Err((0, format!("{} code cannot run on this host", self.engine)))
+                }
+            };
+            uniforms.set_bool(15, true);
+            geometry.drain_into(out);
+            instructions += result.map_err(|e| (k, e.to_string()))?.instructions;
+        }
+        Ok(instructions)
     }
 }
 

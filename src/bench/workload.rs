@@ -48,6 +48,14 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "point_to_disc.g.pica",
         include_str!("../../examples/point_to_disc.g.pica"),
     ),
+    (
+        "tri_extrude.g.pica",
+        include_str!("../../examples/tri_extrude.g.pica"),
+    ),
+    (
+        "fan_variable.g.pica",
+        include_str!("../../examples/fan_variable.g.pica"),
+    ),
 ];
 
 /// Vertices in the default input pool: the largest standard batch, so that a batch of 4096
@@ -168,13 +176,6 @@ impl Workload {
                     fixed_inputs: Vec::new(),
                     seed: 0x5EED_0000 + index as u64,
                 };
-                if w.program.kind() == ShaderKind::Geometry && w.gs_mode != GsInputMode::Point {
-                    return Err(format!(
-                        "{}: geometry shaders in {:?} input mode are not supported by the \
-                         benchmark (only point mode)",
-                        w.name, w.gs_mode
-                    ));
-                }
                 let known = !many && setup_example(&file, dvle, &mut w).is_ok();
                 if !known {
                     w.rows.clear();

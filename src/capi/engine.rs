@@ -129,11 +129,7 @@ impl PicajitEngineConfig {
             1 => FloatMode::F32,
             v => return Err(Error::invalid(format!("unknown float mode {v}"))),
         };
-        let budget = if self.budget == 0 {
-            DEFAULT_BUDGET
-        } else {
-            self.budget
-        };
+        let budget = crate::engine::budget_or_default(self.budget);
         let max_rule = match self.max_rule {
             0 => MaxRule::Compare,
             1 => MaxRule::NegInfSecond,

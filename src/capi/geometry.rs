@@ -29,11 +29,11 @@ pub enum PicajitGsMode {
     /// One invocation per input vertex; its attributes arrive in v0-v15
     /// (`picajit_geometry_run_point`, `picajit_geometry_run_points`).
     PICAJIT_GS_POINT = 0,
-    /// Variable-size primitives: c[first_uniform] holds the vertex count in every component
+    /// Variable-size primitives: `c[first_uniform]` holds the vertex count in every component
     /// and the attributes follow in the next float uniforms (`picajit_geometry_run_uniforms`).
     PICAJIT_GS_VARIABLE = 1,
     /// Fixed-size primitives: the attributes are written to the float uniforms from
-    /// c[first_uniform] on (`picajit_geometry_run_uniforms`).
+    /// `c[first_uniform]` on (`picajit_geometry_run_uniforms`).
     PICAJIT_GS_FIXED = 2,
 }
 
@@ -793,8 +793,8 @@ pub unsafe extern "C" fn picajit_geometry_run_points(
 }
 
 /// Run one invocation in variable or fixed mode: `row_count` rows of 4 values in `format`
-/// (a `PicajitFormat`), contiguous, are written to the float uniforms from c[first_uniform]
-/// on (in variable mode from c[first_uniform + 1], after a row holding `vertex_count` in
+/// (a `PicajitFormat`), contiguous, are written to the float uniforms from `c[first_uniform]`
+/// on (in variable mode from `c[first_uniform + 1]`, after a row holding `vertex_count` in
 /// every component); then the shader runs with the registers and vertex buffer kept from the
 /// previous invocation, and b15 is set afterwards. Emitted vertices go to the callback or
 /// become pending. `stats` may be NULL.

@@ -87,7 +87,7 @@ pub unsafe extern "C" fn picajit_uniforms_destroy(uniforms: *mut PicajitUniforms
 
 /// Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 floats
 /// (x, y, z, w). In f24 mode each value is rounded to f24 with the engine's rounding, as the
-/// GPU's f32 upload path does.
+/// GPU's f32 upload path does. `count` 0 does nothing (`values` may then be NULL).
 ///
 /// # Safety
 /// `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
@@ -102,7 +102,9 @@ pub unsafe extern "C" fn picajit_uniforms_set_float(
     call("picajit_uniforms_set_float", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
         let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        let rows = float_rows(first, count)?;
+        let Some(rows) = float_rows(first, count)? else {
+            return Ok(());
+        };
         // SAFETY: `4 * count` readable floats by this function's contract.
         let values = unsafe { error::slice(values, 4 * count as usize, "values") }?;
         for (k, row) in values.chunks_exact(4).enumerate() {
@@ -114,7 +116,8 @@ pub unsafe extern "C" fn picajit_uniforms_set_float(
 }
 
 /// Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 raw f24
-/// patterns (bits 0-23 of each word; the rest is ignored), taken exactly.
+/// patterns (bits 0-23 of each word; the rest is ignored), taken exactly. `count` 0 does
+/// nothing (`bits` may then be NULL).
 ///
 /// # Safety
 /// `uniforms` must be NULL or a live uniform set that no other thread uses during the call;
@@ -129,7 +132,9 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24(
     call("picajit_uniforms_set_float_f24", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
         let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        let rows = float_rows(first, count)?;
+        let Some(rows) = float_rows(first, count)? else {
+            return Ok(());
+        };
         // SAFETY: `4 * count` readable words by this function's contract.
         let bits = unsafe { error::slice(bits, 4 * count as usize, "bits") }?;
         for (k, row) in bits.chunks_exact(4).enumerate() {
@@ -140,14 +145,20 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24(
     })
 }
 
-fn float_rows(first: u32, count: u32) -> Result<usize> {
-    let first_index = float_index(first)?;
-    if count == 0 || first.checked_add(count).is_none_or(|end| end > FLOAT_ROWS) {
+/// The first row to write, or `None` for `count` 0: setting no uniforms is a no-op (the
+/// pointer is not read and may be NULL), as long as `first` is at most 96.
+fn float_rows(first: u32, count: u32) -> Result<Option<usize>> {
+    let first_index = if count == 0 && first == FLOAT_ROWS {
+        first as usize
+    } else {
+        float_index(first)?
+    };
+    if first.checked_add(count).is_none_or(|end| end > FLOAT_ROWS) {
         return Err(Error::invalid(format!(
             "{count} float uniforms from c{first} do not fit in c0-c95"
         )));
     }
-    Ok(first_index)
+    Ok((count > 0).then_some(first_index))
 }
 
 /// Read float uniform c`index` (0-127; c96-c127 read 1.0 as on hardware) into `value[4]`

@@ -48,7 +48,7 @@ pub struct BenchArgs {
     /// i0=3,0,1,0  b2=true  NAME=...
     #[arg(long = "set", value_name = "REG=VALUES")]
     set: Vec<String>,
-    /// Instruction budget per invocation.
+    /// Instruction budget per invocation; 0 means the default (2^20), as in the C ABI.
     #[arg(long, default_value_t = DEFAULT_BUDGET)]
     budget: u64,
     /// Print JSON instead of the table.
@@ -106,9 +106,6 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
     if args.samples == 0 || args.compile_samples == 0 {
         return Err("--samples and --compile-samples must be at least 1".into());
     }
-    if args.budget == 0 {
-        return Err("--budget must be at least 1".into());
-    }
     Ok(Settings {
         engines,
         modes,
@@ -116,7 +113,7 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
         time_per_cell: Duration::from_millis(args.time_ms),
         samples: args.samples,
         compile_samples: args.compile_samples,
-        budget: args.budget,
+        budget: picajit::engine::budget_or_default(args.budget),
         unit_state: args.unit_state,
     })
 }
@@ -532,7 +529,8 @@ fn table(report: &Report) -> String {
         let kind = match w.kind {
             ShaderKind::Vertex => "vertex shader".to_string(),
             ShaderKind::Geometry => format!(
-                "geometry shader, 'vertex' = input point, {} vertices emitted per point",
+                "geometry shader, 'vertex' = one invocation (input point or primitive), {} \
+                 vertices emitted per invocation",
                 opt(w.emitted_per_invocation, 1, "")
             ),
         };

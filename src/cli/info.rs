@@ -212,7 +212,12 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
                     "semantic": o.semantic.picasso_name().map(str::to_string).unwrap_or_else(|| format!("{:?}", o.semantic)),
                     "mask": o.mask,
                 })).collect::<Vec<_>>(),
-                "uniforms": d.uniforms.iter().map(|u| serde_json::json!({
+                // `.in` declarations share the uniform table but name input registers.
+                "inputs": d.uniforms.iter().filter(|u| is_input(u)).map(|u| serde_json::json!({
+                    "name": u.name,
+                    "registers": u.register_range(),
+                })).collect::<Vec<_>>(),
+                "uniforms": d.uniforms.iter().filter(|u| !is_input(u)).map(|u| serde_json::json!({
                     "name": u.name,
                     "registers": u.register_range(),
                 })).collect::<Vec<_>>(),
@@ -264,7 +269,8 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
         }
         for u in &d.uniforms {
             outln!(
-                "  uniform {:<20} {}",
+                "  {:<7} {:<20} {}",
+                if is_input(u) { "input" } else { "uniform" },
                 u.name,
                 u.register_range()
                     .unwrap_or_else(|| format!("{}..{}", u.first, u.last))
@@ -272,4 +278,13 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether a uniform-table entry names input registers (an `.in` declaration) rather than
+/// uniforms.
+fn is_input(u: &picajit::shbin::Uniform) -> bool {
+    matches!(
+        picajit::shbin::RegisterFile::decode(u.first),
+        Some((picajit::shbin::RegisterFile::Input, _))
+    )
 }

@@ -55,7 +55,7 @@ pub struct RunArgs {
     /// Entry point: a DVLE label name or a word address (overrides the DVLE's main).
     #[arg(long)]
     entry: Option<String>,
-    /// Instruction budget per invocation.
+    /// Instruction budget per invocation; 0 means the default (2^20), as in the C ABI.
     #[arg(long, default_value_t = DEFAULT_BUDGET)]
     budget: u64,
     /// Print one JSON object instead of a table.
@@ -195,7 +195,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let config = EngineConfig {
         backend,
         float_mode: mode,
-        budget: args.budget,
+        budget: picajit::engine::budget_or_default(args.budget),
         max_rule,
     };
     let kind = program.kind();

@@ -467,7 +467,15 @@ static void test_uniforms(void) {
     FAILS(picajit_uniforms_set_float(u, 96, 1, fine), PICAJIT_ERR_INVALID_ARGUMENT, "past c95");
     FAILS(picajit_uniforms_set_float(u, 95, 2, fine), PICAJIT_ERR_INVALID_ARGUMENT,
           "do not fit");
-    FAILS(picajit_uniforms_set_float(u, 0, 0, fine), PICAJIT_ERR_INVALID_ARGUMENT, "do not fit");
+    /* Setting zero uniforms is a no-op (the pointer is not read), from any row up to c96. */
+    OK(picajit_uniforms_get_float(u, 95, row));
+    float before = row[0];
+    OK(picajit_uniforms_set_float(u, 0, 0, fine));
+    OK(picajit_uniforms_set_float(u, 96, 0, NULL));
+    OK(picajit_uniforms_set_float_f24(u, 5, 0, NULL));
+    OK(picajit_uniforms_get_float(u, 95, row));
+    CHECK(row[0] == before);
+    FAILS(picajit_uniforms_set_float(u, 97, 0, NULL), PICAJIT_ERR_INVALID_ARGUMENT, "past c95");
     FAILS(picajit_uniforms_set_float(u, 0, 1, NULL), PICAJIT_ERR_NULL, "values is NULL");
     FAILS(picajit_uniforms_set_float(NULL, 0, 1, fine), PICAJIT_ERR_NULL, "uniforms is NULL");
     FAILS(picajit_uniforms_set_float_f24(u, 200, 1, raw), PICAJIT_ERR_INVALID_ARGUMENT,

@@ -1,6 +1,6 @@
 //! The AArch64 (NEON) backend: [`asm`] (typed dynasm layer), [`regs`] (register roles), [`abi`]
 //! (entry signature and frame), [`masm`] (the [`crate::masm::MacroAssembler`] implementation,
-//! where every PICA operation is lowered), and [`emulator`] (running the code under unicorn
+//! where every PICA operation is lowered), and `emulator` (running the code under unicorn
 //! on other hosts, feature `emulate-a64`).
 //!
 //! Code is always generated into a `dynasmrt::VecAssembler` at base address 0, so it can be

@@ -38,7 +38,7 @@
 //!
 //! The code leaves lane 7's registers (the last invocation's) in the context, plus the rows
 //! of its last two EMITs, lane 6's last one and lane 7's last one per slot. From these
-//! [`materialise`] rebuilds exactly what the last invocation leaves: temporaries, a0, cmp and
+//! `materialise` rebuilds exactly what the last invocation leaves: temporaries, a0, cmp and
 //! aL from lane 7; the bank emitted last becomes the other bank; the current bank is the
 //! one emitted two EMITs before (lane 7's previous one, or lane 6's last when E = 1) with
 //! the outputs written after the last EMIT on top.

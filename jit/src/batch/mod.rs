@@ -34,7 +34,7 @@
 //! reached a deopt site (undefined opcode, BREAK on an empty loop stack, running past the
 //! end) — is simply run again by the per-vertex batch entry (which
 //! itself falls back to the interpreter); where groups keep stopping, the following ones run
-//! per vertex without a SoA attempt for a while ([`run`]). Vertex shader invocations are pure functions of
+//! per vertex without a SoA attempt for a while (`run`). Vertex shader invocations are pure functions of
 //! their inputs and the uniforms, and the SoA code writes only its own context until the group
 //! is finished, so the rerun sees exactly what a per-vertex run would: results and errors
 //! are identical by construction. The tail of a batch (`len % 8` rows) also runs per vertex.
@@ -496,7 +496,7 @@ pub struct BatchStats {
     /// vertex.
     pub fallbacks: u64,
     /// Groups run per vertex without trying SoA code, after runs of stopped groups (see
-    /// [`run`]).
+    /// `run`).
     pub skipped: u64,
     /// Divergent branches (the active lanes disagreed) that finished groups ran with lane
     /// masks.

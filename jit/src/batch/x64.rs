@@ -22,10 +22,10 @@
 //! | `r11` | row offset of the aL-relative source of the current instruction |
 //! | `r12` | programs with cmp-dependent branches: the lanes running the current block (bit k = lane k) |
 //! | `rax rcx rdx rsi rdi r8-r10` | scratch |
-//! | `ymm0-ymm2` | source components ([`A`], [`B`], [`C`]) |
-//! | `ymm3-ymm6` | products and partial sums ([`P`]), RSQ/RCP working values |
-//! | `ymm7-ymm11` | scratch of the fix-ups and f64 paths ([`T0`]-[`T4`]) |
-//! | `ymm12-ymm15` | result components ([`RES`]), stored after all are computed, because a
+//! | `ymm0-ymm2` | source components (`A`, `B`, `C`) |
+//! | `ymm3-ymm6` | products and partial sums (`P`), RSQ/RCP working values |
+//! | `ymm7-ymm11` | scratch of the fix-ups and f64 paths (`T0`-`T4`) |
+//! | `ymm12-ymm15` | result components (`RES`), stored after all are computed, because a
 //! destination may also be a source read by a later component |
 //!
 //! Nothing is live in vector registers across PICA instructions, so EX2 and LG2 may use all
