@@ -315,8 +315,11 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
         }
     }
     assert!(checked > 0);
-    // Most generated programs finish groups on the eight-lane code from a state.
-    assert!(groups > cases, "{groups} groups over {cases} programs");
+    // Most generated programs finish groups on the eight-lane code from a state (x86-64
+    // only: elsewhere there is no x86-64 JIT to ask).
+    if cfg!(target_arch = "x86_64") {
+        assert!(groups > cases, "{groups} groups over {cases} programs");
+    }
 }
 
 #[test]

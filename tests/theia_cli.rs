@@ -258,12 +258,15 @@ fn engines_give_the_same_json() {
         let argv = |v: &[String]| v.iter().map(String::clone).collect::<Vec<_>>();
         let interp = with("interp");
         let want = ok(&argv(&interp).iter().map(String::as_str).collect::<Vec<_>>());
-        let x64 = with("x64");
-        let got = ok(&argv(&x64).iter().map(String::as_str).collect::<Vec<_>>());
-        assert_eq!(
-            got.replace("\"engine\":\"x64\"", "\"engine\":\"interp\""),
-            want
-        );
+        // The x86-64 JIT runs only on x86-64 hosts (an AArch64 build has no emulator for it).
+        if cfg!(target_arch = "x86_64") {
+            let x64 = with("x64");
+            let got = ok(&argv(&x64).iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(
+                got.replace("\"engine\":\"x64\"", "\"engine\":\"interp\""),
+                want
+            );
+        }
         let a64 = with("a64");
         let out = picajit(&argv(&a64).iter().map(String::as_str).collect::<Vec<_>>());
         if out.status.success() {
