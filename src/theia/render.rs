@@ -510,6 +510,9 @@ pub enum Engine {
     Jit(picajit_jit::Backend),
 }
 
+/// One thread's output memories (in core order) and counters.
+type ThreadOutput = (Vec<Vec<u32>>, Stats);
+
 /// Renders a scene with `threads` threads over its cores (each thread compiles its own code).
 pub fn render(
     scene: &Scene,
@@ -528,7 +531,7 @@ pub fn render(
     let entries = scene.entries()?;
     let threads = threads.clamp(1, cores);
     let per = cores.div_ceil(threads);
-    let results: Vec<Result<(Vec<Vec<u32>>, Stats), RenderError>> = std::thread::scope(|s| {
+    let results: Vec<Result<ThreadOutput, RenderError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let code = &code;
