@@ -388,6 +388,26 @@ fn render_own_scene() {
         ppm,
         std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap()
     );
+    // The bench times frames of a scene on both engines.
+    let text = ok(&[
+        "bench",
+        "--isa",
+        "theia",
+        "--scene",
+        "examples/theia/scene",
+        "--frames",
+        "2",
+        "--time-ms",
+        "20",
+        "--rounds",
+        "1",
+    ]);
+    assert!(text.contains("THEIA frames"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("examples/theia/scene"))
+        .expect("scene row");
+    assert!(row.contains(" 4x2 ") && row.contains(" 136 "), "{row}");
     // A scene directory without its files is a clear error.
     let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
     assert!(err.contains("Instructions.mem: "), "{err}");

@@ -23,6 +23,8 @@ fn own_scene_on_every_engine() {
     let src = std::fs::read_to_string(dir.join("scene.theia")).unwrap();
     let scene = Scene::load(&dir, Some(asm::assemble(&src).unwrap().imem())).unwrap();
     assert_eq!(scene.cores(), 2);
+    // The directory's Instructions.mem is the assembler's output for scene.theia.
+    assert_eq!(Scene::load(&dir, None).unwrap().imem, scene.imem);
     // Columns 1 and 2 are hit by primitives 0 and 1 (diffuse 0.5 red, 1.0 green) and get the
     // texture words 3-5 (0x200, 0x400, 0x600) added; the test bench keeps bits 16:9, at most 255.
     let row = [[0, 0, 0], [129, 2, 3], [1, 255, 3], [0, 0, 0]];

@@ -111,6 +111,13 @@ struct BenchArgs {
     rounds: u32,
     #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
     profile: String,
+    /// Also time whole frames of these scene directories (as `render`, one thread, rtl
+    /// profile): interpreter and x86-64 JIT, images compared first.
+    #[arg(long = "scene", value_name = "DIR")]
+    scenes: Vec<PathBuf>,
+    /// Frames per scene and engine; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    frames: u32,
 }
 
 /// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
@@ -590,7 +597,82 @@ fn bench_programs() -> Vec<BenchProgram> {
     ]
 }
 
+/// `bench --scene`: median seconds per frame on the interpreter and the x86-64 JIT.
+fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
+    use picajit::theia::render::{self, Engine, Scene};
+    outln!(
+        "THEIA frames (rtl profile, one thread, compilation included): median of {} frame(s)",
+        a.frames.max(1)
+    );
+    outln!(
+        "{:<40} {:>9} {:>12} {:>12} {:>12} {:>9}",
+        "scene",
+        "size",
+        "steps",
+        "interp s",
+        "x64 s",
+        "speed-up"
+    );
+    for dir in &a.scenes {
+        let ra = RenderArgs {
+            scene: dir.clone(),
+            shader: Vec::new(),
+            engine: String::new(),
+            cores: 1,
+            rtl: None,
+            compare: None,
+            output: PathBuf::new(),
+        };
+        let rom = match rtl_checkout(&ra) {
+            Some(d) => picajit::theia::rom::load(&d)?.words,
+            None => Vec::new(),
+        };
+        let scene = Scene::load(dir, None).map_err(|e| e.to_string())?;
+        let mut times = [Vec::new(), Vec::new()];
+        let mut images = Vec::new();
+        let mut steps = 0;
+        for _ in 0..a.frames.max(1) {
+            for (i, engine) in [Engine::Interp, Engine::Jit(picajit::jit::Backend::X64)]
+                .into_iter()
+                .enumerate()
+            {
+                let t = Instant::now();
+                let (img, st) =
+                    render::render(&scene, &rom, engine, 1).map_err(|e| e.to_string())?;
+                times[i].push(t.elapsed().as_secs_f64());
+                steps = st.steps;
+                images.push(img);
+            }
+        }
+        if images.windows(2).any(|w| w[0] != w[1]) {
+            return Err(format!(
+                "{}: the x86-64 JIT's image differs from the interpreter's",
+                dir.display()
+            ));
+        }
+        let med = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (ti, tj) = (med(&mut times[0]), med(&mut times[1]));
+        let img = &images[0];
+        outln!(
+            "{:<40} {:>9} {:>12} {:>12.3} {:>12.3} {:>8.1}x",
+            dir.display(),
+            format!("{}x{}", img.width, img.height),
+            steps,
+            ti,
+            tj,
+            ti / tj
+        );
+    }
+    Ok(())
+}
+
 fn bench(a: BenchArgs) -> Result<(), String> {
+    if !a.scenes.is_empty() {
+        bench_scenes(&a)?;
+    }
     let profile = profile_of(&a.profile);
     let mut progs = Vec::new();
     if a.programs.is_empty() {
