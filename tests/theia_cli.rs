@@ -370,6 +370,8 @@ fn render_own_scene() {
         "--engine",
         "x64",
         "--cores",
+        "2",
+        "--threads",
         "1",
         "--compare",
         "examples/theia/scene/Reference.ppm",
@@ -388,6 +390,18 @@ fn render_own_scene() {
         ppm,
         std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap()
     );
+    // More GPU cores than Params.mem configures is a clear error.
+    let err = fails(&[
+        "render",
+        "--isa",
+        "theia",
+        "examples/theia/scene",
+        "--cores",
+        "3",
+        "-o",
+        out_s,
+    ]);
+    assert!(err.contains("3 cores, but Params.mem has 2"), "{err}");
     // The bench times frames of a scene on both engines.
     let text = ok(&[
         "bench",

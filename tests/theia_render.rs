@@ -42,6 +42,15 @@ fn own_scene_on_every_engine() {
         // 3 setup runs per core, then per pixel RGU, 2 MAIN, PSU2 on hits, shader, NPG.
         assert_eq!(stats.runs, 2 * 3 + 8 * 5 + 4);
     }
+    // A one-core GPU takes only the first position pair (row 0) and reads both image rows
+    // from that core's output memory, as the test bench does: row 1 stays black.
+    let mut one = scene.clone();
+    one.core_count = Some(1);
+    let (img, stats) = render::render(&one, &[], Engine::Jit(Backend::X64), 2).unwrap();
+    assert_eq!(stats.pixels, 4);
+    let mut want_one: Vec<u8> = row.iter().flatten().copied().collect();
+    want_one.extend([0; 12]);
+    assert_eq!(img.rgb, want_one);
     // The image round-trips through PPM text.
     let (img, _) = render::render(&scene, &[], Engine::Interp, 1).unwrap();
     assert_eq!(Image::from_ppm(&img.to_ppm()).unwrap(), img);

@@ -58,9 +58,14 @@ struct RenderArgs {
     /// Engine: interp, x64 or a64.
     #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
     engine: String,
-    /// Threads over the scene's cores (0: all host cores).
-    #[arg(long, default_value_t = 0)]
-    cores: usize,
+    /// GPU cores (the RTL's MAX_CORES): how many initial/final position pairs the host takes
+    /// from Params.mem and how the image is split (default: the pairs up to the one ending
+    /// at the last row).
+    #[arg(long)]
+    cores: Option<usize>,
+    /// Host threads over the GPU cores (default: all host CPUs).
+    #[arg(long)]
+    threads: Option<usize>,
     /// A checkout of the original project, for the ROM's default code (default:
     /// PICAJIT_THEIA_DIR, else the checkout the scene directory lies in).
     #[arg(long)]
@@ -180,22 +185,22 @@ fn render(a: RenderArgs) -> Result<(), String> {
         let p = asm::assemble(&src).map_err(|e| format!("--shader: {e}"))?;
         Some(p.imem())
     };
-    let scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
+    let mut scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
+    scene.core_count = a.cores;
     let engine = match backend_of(&a.engine) {
         Some(b) => Engine::Jit(b),
         None => Engine::Interp,
     };
-    let threads = if a.cores == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        a.cores
-    };
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
     let t = Instant::now();
     let (img, stats) = render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
     println!(
-        "rendered {}x{} on {} ({} scene cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
+        "rendered {}x{} on {} ({} GPU cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
         img.width,
         img.height,
         a.engine,
@@ -618,7 +623,8 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
             scene: dir.clone(),
             shader: Vec::new(),
             engine: String::new(),
-            cores: 1,
+            cores: None,
+            threads: Some(1),
             rtl: None,
             compare: None,
             output: PathBuf::new(),

@@ -70,7 +70,13 @@ pub struct Scene {
     pub textures: Vec<u32>,
     /// Instruction memory: entry table, then user code.
     pub imem: Vec<u64>,
+    /// The GPU's core count (`MAX_CORES` of the RTL) when given; else [`Scene::cores`]
+    /// infers it from Params.
+    pub core_count: Option<usize>,
 }
+
+/// Most GPU cores we model.
+pub const MAX_CORES: usize = 256;
 
 /// Why a scene could not be rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,6 +136,7 @@ impl Scene {
             vertex: read("Vertex.mem")?,
             textures: read("Textures.mem")?,
             imem,
+            core_count: None,
         })
     }
 
@@ -152,6 +159,9 @@ impl Scene {
     /// pair whose final row is the image's last (the shader example's Params.mem appends
     /// light registers after the pairs, which no core receives).
     pub fn cores(&self) -> usize {
+        if let Some(n) = self.core_count {
+            return n;
+        }
         let pairs = self.params.len().saturating_sub(19) / 6;
         let height = self.param_reg(4)[1];
         (0..pairs)
@@ -523,6 +533,15 @@ pub fn render(
     let cores = scene.cores();
     if cores == 0 {
         return err("Params.mem configures no core (no initial/final position pair)");
+    }
+    if cores > MAX_CORES {
+        return err(format!("{cores} cores (at most {MAX_CORES})"));
+    }
+    let pairs = scene.params.len().saturating_sub(19) / 6;
+    if cores > pairs {
+        return err(format!(
+            "{cores} cores, but Params.mem has {pairs} initial/final position pairs"
+        ));
     }
     let code = Code {
         imem: scene.imem.clone(),
