@@ -8,7 +8,9 @@
 //!   `HOST_PREPARE_NEXT_CORE_CONFIG`): Params words 1-18 are broadcast to registers 0-5 (three
 //!   32-bit words x, y, z per register, `rtl/Module_HostWBM.v` and the slave's x/y/z flops);
 //!   then each core gets two registers unicast to `CREG_PIXEL_2D_INITIAL_POSITION` (6) and
-//!   `CREG_PIXEL_2D_FINAL_POSITION` (7), six words per core. The core count is what Params holds.
+//!   `CREG_PIXEL_2D_FINAL_POSITION` (7), six words per core, for `MAX_CORES` cores (4 in
+//!   `rtl/aDefinitions.v`; example3 needs 8). [`Scene::core_count`] sets it; by default it is
+//!   the number of pairs up to the one ending at the image's last row.
 //! * Control (`rtl/Unit_Control.v`): INITIAL, CPPU, USERCONSTANTS once; then per pixel RGU,
 //!   MAIN once per primitive frame the host broadcasts, PSU2 when any MAIN returned true (the
 //!   `FFToggleOnce` hit flop), the user PIXELSHADER, NPG (true: next pixel, false: done). The
