@@ -528,7 +528,9 @@ pub fn render(
     let entries = scene.entries()?;
     let threads = threads.clamp(1, cores);
     let per = cores.div_ceil(threads);
-    let results: Vec<Result<(Vec<Vec<u32>>, Stats), RenderError>> = std::thread::scope(|s| {
+    // Per thread: the pixels of its cores and their statistics.
+    type CoreResult = Result<(Vec<Vec<u32>>, Stats), RenderError>;
+    let results: Vec<CoreResult> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let code = &code;
