@@ -65,7 +65,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 3
+#define PICAJIT_API_VERSION_MINOR 4
 
 /**
  * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
@@ -97,6 +97,12 @@
  * point".
  */
 #define PICAJIT_ENTRY_DEFAULT 4294967295
+
+/**
+ * Register rows of [`PicajitTheiaState`] (the manual profile's 132; the rtl profile uses
+ * rows 0-127 and leaves the others untouched).
+ */
+#define PICAJIT_THEIA_ROWS 132
 
 /**
  * Result of every `picajit_` call that can fail. `PICAJIT_OK` is 0; every error is
@@ -437,6 +443,60 @@ typedef uint32_t PicajitMaxRule;
 #endif // __cplusplus
 
 /**
+ * Which reading of THEIA a program follows (see docs/theia.md).
+ */
+enum PicajitTheiaProfile
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The RTL of the original project (the default).
+   */
+  PICAJIT_THEIA_PROFILE_RTL = 0,
+  /**
+   * The programming manual.
+   */
+  PICAJIT_THEIA_PROFILE_MANUAL = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitTheiaProfile PicajitTheiaProfile;
+#else
+typedef uint32_t PicajitTheiaProfile;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a run ended.
+ */
+enum PicajitTheiaStatus
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * RETURN executed; `return_value` holds its value.
+   */
+  PICAJIT_THEIA_RETURNED = 0,
+  /**
+   * The step budget ran out before the instruction at `pc`.
+   */
+  PICAJIT_THEIA_BUDGET = 1,
+  /**
+   * The instruction at `pc` never completes in this profile (the unit hangs).
+   */
+  PICAJIT_THEIA_STALLED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum PicajitTheiaStatus PicajitTheiaStatus;
+#else
+typedef uint32_t PicajitTheiaStatus;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * An engine: the settings every shader and uniform set created from it shares, and a cache
  * of compiled code (internally synchronised) so that loading a program again is cheap.
  */
@@ -452,6 +512,12 @@ typedef struct PicajitGeometry PicajitGeometry;
  * A program prepared for execution on one engine's settings. Immutable after creation.
  */
 typedef struct PicajitShader PicajitShader;
+
+/**
+ * A THEIA program prepared for an engine. Immutable after creation; may be run from
+ * several threads at once, each with its own state.
+ */
+typedef struct PicajitTheiaProgram PicajitTheiaProgram;
 
 /**
  * A uniform set, tied to the float mode of the engine it was created from (values set as
@@ -728,6 +794,56 @@ typedef struct PicajitRunOptions {
    */
   struct PicajitUnitState *state_out;
 } PicajitRunOptions;
+
+/**
+ * The execution unit's state, owned by the caller, read and written by
+ * `picajit_theia_run`: registers as `regs[address][x, y, z]` (signed Q15.17 or integers,
+ * as raw 32-bit patterns), the ALU's result flops and the CALL/RET return address. Zero it
+ * for a unit after reset.
+ */
+typedef struct PicajitTheiaState {
+  uint32_t regs[PICAJIT_THEIA_ROWS][3];
+  uint32_t last_result[3];
+  uint32_t return_addr;
+} PicajitTheiaState;
+
+/**
+ * Output-memory writes (OMWRITE) and texture reads (TMREAD) of a run. Either callback may
+ * be NULL: writes are then dropped and reads give zeros.
+ */
+typedef struct PicajitTheiaIo {
+  void *user;
+  /**
+   * OMWRITE: address vector (source 1) and data (source 2).
+   */
+  void (*omem_write)(void *user, const uint32_t *addr, const uint32_t *data);
+  /**
+   * TMREAD: fill `out` (three words) with the texel at the address vector.
+   */
+  void (*tmem_read)(void *user, const uint32_t *addr, uint32_t *out);
+} PicajitTheiaIo;
+
+/**
+ * The outcome of `picajit_theia_run`.
+ */
+typedef struct PicajitTheiaResult {
+  /**
+   * A `PicajitTheiaStatus` value.
+   */
+  uint32_t status;
+  /**
+   * RETURN's value (bit 0 of the instruction), 0 or 1; 0 unless returned.
+   */
+  uint32_t return_value;
+  /**
+   * Instructions executed, RETURN included.
+   */
+  uint64_t steps;
+  /**
+   * For BUDGET and STALLED: the code address of the instruction not executed.
+   */
+  uint32_t pc;
+} PicajitTheiaResult;
 
 /**
  * Options of `picajit_usc_program_create`: the readings of seed 004 that are selectable
@@ -1287,6 +1403,57 @@ PicajitStatus picajit_run_options_init(struct PicajitRunOptions *options);
  */
 PicajitStatus picajit_shader_prepared_entries(const struct PicajitShader *shader,
                                               uint32_t *prepared);
+
+/**
+ * Creates a THEIA program from assembler source (the original assembler's syntax) or, with
+ * `is_mem` non-zero, from the text of a `.mem` file, for `backend` (a `PicajitBackend`:
+ * AUTO picks the host's JIT, INTERPRETER the reference interpreter) and `profile` (a
+ * `PicajitTheiaProfile`). Errors: PICAJIT_ERR_ASSEMBLY (source or `.mem` text rejected),
+ * PICAJIT_ERR_BACKEND_UNAVAILABLE, PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL.
+ *
+ * # Safety
+ * `text` must be NULL or NUL-terminated; `out` NULL or writable.
+ */
+PicajitStatus picajit_theia_program_create(const char *text_ptr,
+                                           uint32_t is_mem,
+                                           uint32_t backend,
+                                           uint32_t profile,
+                                           struct PicajitTheiaProgram **out);
+
+/**
+ * Releases a program; NULL is accepted (PICAJIT_OK). A destroyed or foreign handle is
+ * PICAJIT_ERR_INVALID_HANDLE.
+ *
+ * # Safety
+ * No other thread may be using `p`.
+ */
+PicajitStatus picajit_theia_program_destroy(struct PicajitTheiaProgram *p);
+
+/**
+ * The number of instructions of a program (after the `.mem` entry table) in `*out`.
+ *
+ * # Safety
+ * `p` NULL or live; `out` NULL or writable.
+ */
+PicajitStatus picajit_theia_program_length(const struct PicajitTheiaProgram *p, uint32_t *out);
+
+/**
+ * Runs a program from instruction `entry_index` (0 is the first instruction of the source)
+ * with at most `budget` steps, on `state` (read, then written back whatever happens, except
+ * on PICAJIT_ERR_NULL/INVALID_ARGUMENT). `io` may be NULL. PICAJIT_ERR_EXEC: an undefined
+ * operation, a jump to an address with no code, running past the end, or (manual profile)
+ * a register address above 131; the message says which and where.
+ *
+ * # Safety
+ * `p` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
+ * or readable, with callbacks that are safe to call with its `user` pointer.
+ */
+PicajitStatus picajit_theia_run(const struct PicajitTheiaProgram *p,
+                                struct PicajitTheiaState *state,
+                                uint32_t entry_index,
+                                uint64_t budget,
+                                const struct PicajitTheiaIo *io,
+                                struct PicajitTheiaResult *result);
 
 /**
  * Create a uniform set with every float uniform 0.0, every int uniform (0,0,0,0) and every

@@ -2,7 +2,7 @@
 # Run the cargo-fuzz targets (libFuzzer, AddressSanitizer + LeakSanitizer).
 #
 # Usage: scripts/fuzz.sh TARGET [SECONDS] [-- LIBFUZZER-ARGS...]
-#   TARGET   differential | shbin | asm | engine | all (each target in turn)
+#   TARGET   differential | shbin | asm | engine | theia | usc_differential | all (each target in turn)
 #   SECONDS  fuzzing time per target (default 60)
 #
 # Installs cargo-fuzz when it is missing. Uses the nightly toolchain when rustup has one and
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(differential shbin asm engine)
+TARGETS=(differential shbin asm engine theia usc_differential)
 target="${1:-}"
 seconds="${2:-60}"
 shift $(($# < 2 ? $# : 2))
@@ -25,9 +25,9 @@ extra=("$@")
 
 case "$target" in
   all) selected=("${TARGETS[@]}") ;;
-  differential | shbin | asm | engine) selected=("$target") ;;
+  differential | shbin | asm | engine | theia | usc_differential) selected=("$target") ;;
   *)
-    echo "usage: $0 {differential|shbin|asm|engine|all} [SECONDS] [-- LIBFUZZER-ARGS...]" >&2
+    echo "usage: $0 {differential|shbin|asm|engine|theia|usc_differential|all} [SECONDS] [-- LIBFUZZER-ARGS...]" >&2
     exit 2
     ;;
 esac

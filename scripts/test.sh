@@ -15,6 +15,9 @@ ls /usr/lib/llvm-*/lib/libclang.so /usr/lib/*-linux-gnu/libclang-[0-9]*.so \
   >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+# examples/cpp is built with CMake against the installed library, found through pkg-config.
+command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -28,3 +31,6 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace "$@"
+# The C library installed (cargo-c when present) and the C++ emulator-backend example built
+# with CMake against it and run.
+scripts/cpp_example.sh

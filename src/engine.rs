@@ -171,7 +171,17 @@ pub struct Shader {
     /// The same program prepared for other entry points ([`Shader::with_entry`]), each
     /// compiled once, on its first run.
     entries: Mutex<HashMap<u16, Arc<Shader>>>,
+    /// Threads vertex batches may use (0: automatic, see [`Shader::set_threads`]).
+    threads: usize,
 }
+
+/// Vertices a batch needs before [`Shader::set_threads`]'s automatic setting splits it
+/// across the host's cores: starting a thread costs tens of microseconds, which a batch of
+/// this size at a few nanoseconds per vertex (`mvp`, the cheapest example) repays.
+pub const PARALLEL_MIN_BATCH: usize = 8192;
+
+/// Fewest vertices one thread of a split batch takes, whatever the thread count asked for.
+pub const PARALLEL_MIN_PER_THREAD: usize = 512;
 
 impl Shader {
     /// Prepare `program` for `config`, compiling it when a JIT is selected.
@@ -212,6 +222,7 @@ impl Shader {
             active: ActiveBackend::Interpreter,
             fallback: None,
             entries: Mutex::new(HashMap::new()),
+            threads: 0,
         };
         let Some(backend) = target else {
             if config.backend == BackendChoice::Auto {
@@ -306,6 +317,47 @@ impl Shader {
     /// to [`Self::run_batch_masked`].
     pub fn output_mask(&self) -> u16 {
         self.output_mask
+    }
+
+    /// Threads that vertex batches (`run_batch*`) may use: `0` (the default) uses every core
+    /// of the host ([`std::thread::available_parallelism`]) for batches of at least
+    /// [`PARALLEL_MIN_BATCH`] vertices and one thread below; `1` never splits; `n` splits
+    /// every batch into up to `n` contiguous parts of at least [`PARALLEL_MIN_PER_THREAD`]
+    /// vertices, run on scoped threads. Vertices are independent of each other (every one
+    /// starts from the same state), so the outputs and the state handed back are the same
+    /// for every setting; a failing batch reports the lowest failing vertex, as one thread
+    /// does, but parts after it may have written their outputs. Geometry shaders carry state
+    /// from invocation to invocation and always run on one thread.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
+    }
+
+    /// The setting of [`Self::set_threads`].
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Threads a vertex batch of `n` vertices runs on under the current setting.
+    pub fn batch_threads(&self, n: usize) -> usize {
+        batch_threads(self.threads, n)
+    }
+
+    /// Run `run(range, outputs of the range)` over `0..n` on [`Self::batch_threads`]
+    /// threads, in contiguous parts (the calling thread takes the first), and add up the
+    /// instructions. The error of the lowest failing vertex wins, with its batch index.
+    fn split_batch(
+        &self,
+        n: usize,
+        outputs: &mut [[[f32; 4]; 16]],
+        run: impl Fn(std::ops::Range<usize>, &mut [[[f32; 4]; 16]]) -> Result<u64, BatchError> + Sync,
+    ) -> Result<u64, BatchError> {
+        split_rows(self.batch_threads(n), n, &mut outputs[..n], |range, out| {
+            let lo = range.start;
+            run(range, out).map_err(|e| BatchError {
+                vertex: lo + e.vertex,
+                error: e.error,
+            })
+        })
     }
 
     /// Run one invocation on caller-owned registers (used as they are: geometry shaders
@@ -411,12 +463,18 @@ impl Shader {
         outputs: &mut [[[f32; 4]; 16]],
         out_mask: u16,
     ) -> Result<u64, BatchError> {
-        match self.config.float_mode {
-            FloatMode::F32 => self.run_batch_registers(uniforms, inputs, outputs, out_mask),
-            FloatMode::F24(_) => self.run_batch_staged(uniforms, inputs, outputs, out_mask, |v| {
-                self.convert_masked(v)
-            }),
-        }
+        let n = inputs.len().min(outputs.len());
+        self.split_batch(n, outputs, |range, outputs| {
+            let inputs = &inputs[range];
+            match self.config.float_mode {
+                FloatMode::F32 => self.run_batch_registers(uniforms, inputs, outputs, out_mask),
+                FloatMode::F24(_) => {
+                    self.run_batch_staged(uniforms, inputs, outputs, out_mask, |v| {
+                        self.convert_masked(v)
+                    })
+                }
+            }
+        })
     }
 
     /// [`Self::run_batch_masked`] with raw f24 words as inputs (see [`Self::run_vertex_f24`]):
@@ -428,8 +486,11 @@ impl Shader {
         outputs: &mut [[[f32; 4]; 16]],
         out_mask: u16,
     ) -> Result<u64, BatchError> {
-        self.run_batch_staged(uniforms, inputs, outputs, out_mask, |v| {
-            self.expand_masked(v)
+        let n = inputs.len().min(outputs.len());
+        self.split_batch(n, outputs, |range, outputs| {
+            self.run_batch_staged(uniforms, &inputs[range], outputs, out_mask, |v| {
+                self.expand_masked(v)
+            })
         })
     }
 
@@ -683,7 +744,9 @@ impl Shader {
         let shader = match found {
             Some(s) => s,
             None => {
-                let fresh = Arc::new(Shader::new(program, &self.config)?);
+                let mut fresh = Shader::new(program, &self.config)?;
+                fresh.threads = self.threads;
+                let fresh = Arc::new(fresh);
                 self.entries
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -748,9 +811,17 @@ impl Shader {
             FloatMode::F32 => *v,
         };
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
+            }
+        }
         let total = match &start {
             None => self.run_batch_masked(uniforms, inputs, outputs, out_mask)?,
-            Some(s) => self.run_staged_from(uniforms, inputs, outputs, out_mask, s, load)?,
+            Some(s) => self.split_batch(n, outputs, |range, outputs| {
+                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, load)
+            })?,
         };
         self.final_state(
             uniforms,
@@ -776,9 +847,17 @@ impl Shader {
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let load = |v: &[[F24; 4]; 16]| self.expand_masked(v);
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
+            }
+        }
         let total = match &start {
             None => self.run_batch_f24(uniforms, inputs, outputs, out_mask)?,
-            Some(s) => self.run_staged_from(uniforms, inputs, outputs, out_mask, s, load)?,
+            Some(s) => self.split_batch(n, outputs, |range, outputs| {
+                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, load)
+            })?,
         };
         self.final_state(
             uniforms,
@@ -804,6 +883,12 @@ impl Shader {
         let n = inputs.len().min(outputs.len());
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let start = self.start_state(state_in);
+        let mut state_out = state_out;
+        if n < SMALL_BATCH {
+            if let Some(out) = state_out.take() {
+                return self.run_small_state(uniforms, inputs, outputs, start, out, |v| *v);
+            }
+        }
         let total = match &start {
             None => self.run_batch_registers(uniforms, inputs, outputs, out_mask)?,
             Some(s) => self.run_registers_from(uniforms, inputs, outputs, out_mask, s)?,
@@ -815,6 +900,38 @@ impl Shader {
             start,
             state_out,
         )?;
+        Ok(total)
+    }
+
+    /// A batch shorter than one eight-lane group with the state out asked for: one
+    /// [`Self::run`] per vertex (what such a batch runs anyway), the last vertex's registers
+    /// giving the state, so a persistent unit's one-vertex batches cost one invocation, not
+    /// two.
+    fn run_small_state<T>(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[T],
+        outputs: &mut [[[f32; 4]; 16]],
+        start: Option<UnitState>,
+        state_out: &mut UnitState,
+        load: impl Fn(&T) -> [[f32; 4]; 16],
+    ) -> Result<u64, BatchError> {
+        let start = start.unwrap_or_default();
+        let mut regs = Registers::default();
+        let mut total = 0;
+        let mut last = start;
+        for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            regs.input = load(input);
+            regs.output = [[0.0; 4]; 16];
+            regs.set_unit_state(&start);
+            let info = self
+                .run(&mut regs, uniforms, None)
+                .map_err(|error| BatchError { vertex: k, error })?;
+            total += info.instructions;
+            *output = regs.output;
+            last = regs.unit_state();
+        }
+        *state_out = last;
         Ok(total)
     }
 
@@ -967,6 +1084,10 @@ impl Shader {
 pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
     inputs.map(|row| row.map(F24::to_f32))
 }
+
+/// Batches shorter than this (one eight-lane group) with a state out run per vertex in
+/// [`Shader::run_small_state`].
+const SMALL_BATCH: usize = picajit_jit::batch::LANES;
 
 /// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
 /// or the one prepared for that entry.
@@ -1155,4 +1276,56 @@ pub fn apply_constants(dvle: &Dvle, uniforms: &mut Uniforms) {
             Constant::Unknown { .. } => {}
         }
     }
+}
+
+/// Threads for a batch of `n` vertices under the setting `threads` (see
+/// [`Shader::set_threads`]).
+pub fn batch_threads(threads: usize, n: usize) -> usize {
+    let wanted = match threads {
+        0 if n < PARALLEL_MIN_BATCH => 1,
+        0 => std::thread::available_parallelism().map_or(1, |c| c.get()),
+        t => t,
+    };
+    wanted.min(n / PARALLEL_MIN_PER_THREAD).max(1)
+}
+
+/// Split `0..n` (`n == rows.len()`) into `threads` contiguous parts and run `run(range,
+/// rows of the range)` on each, the first on the calling thread and the others on scoped
+/// threads. Returns the sum of the parts' results, or the first error in part order (the
+/// parts' errors carry whatever indices `run` gives them). A panic in a part is resumed
+/// here.
+pub(crate) fn split_rows<R: Send, E: Send>(
+    threads: usize,
+    n: usize,
+    rows: &mut [R],
+    run: impl Fn(std::ops::Range<usize>, &mut [R]) -> Result<u64, E> + Sync,
+) -> Result<u64, E> {
+    if threads <= 1 || n < 2 {
+        return run(0..n, rows);
+    }
+    let per = n.div_ceil(threads);
+    let run = &run;
+    let results: Vec<Result<u64, E>> = std::thread::scope(|scope| {
+        let mut parts = rows.chunks_mut(per).enumerate();
+        let first = parts.next();
+        let handles: Vec<_> = parts
+            .map(|(k, part)| {
+                let lo = k * per;
+                scope.spawn(move || run(lo..lo + part.len(), part))
+            })
+            .collect();
+        let mut results = Vec::with_capacity(threads);
+        if let Some((_, part)) = first {
+            results.push(run(0..part.len(), part));
+        }
+        for h in handles {
+            results.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        results
+    });
+    let mut total = 0;
+    for r in results {
+        total += r?;
+    }
+    Ok(total)
 }

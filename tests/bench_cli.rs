@@ -209,6 +209,50 @@ fn bench_table_and_markdown_on_a_given_file() {
     assert!(md.contains("interp ns/instr"), "{md}");
 }
 
+/// `--threads 2` adds the 65,536-vertex scaling table; the Markdown summary puts the smallest
+/// and largest batch side by side with the peer reference column.
+#[test]
+fn bench_thread_scaling_and_batch_columns() {
+    let out = picajit(&[
+        "bench",
+        "examples/mvp.v.pica",
+        "--engine",
+        "interp,x64",
+        "--float",
+        "f24",
+        "--batch",
+        "1,16",
+        "--time-ms",
+        "1",
+        "--samples",
+        "1",
+        "--threads",
+        "2",
+        "--markdown",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("Thread scaling: batches of 65536 vertices"),
+        "{md}"
+    );
+    assert!(md.contains("| shader | 1 thread | 2 threads |"), "{md}");
+    assert!(md.contains("peer JIT ns (batch 1, reference)"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `mvp.v.pica` |") && l.contains("19-20"))
+        .unwrap_or_else(|| panic!("no summary row with the peer figure: {md}"));
+    if cfg!(target_arch = "x86_64") {
+        assert!(md.contains("x64 ns (batch 1) | x64 ns (batch 16)"), "{md}");
+        assert!(row.split('|').count() > 8, "{row}");
+    }
+}
+
 #[test]
 fn bench_reports_bad_input_without_panicking() {
     let not_a_shader = scratch("garbage.pica");

@@ -64,6 +64,10 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 fn run(cmd: &mut Command) -> Output {
+    // cargo test puts `<target>/<profile>` on LD_LIBRARY_PATH, where a `cargo build` leaves its
+    // own (possibly stale) libpicajit.so, and the loader searches LD_LIBRARY_PATH before the
+    // programs' rpath: without it they load this build's library.
+    cmd.env_remove("LD_LIBRARY_PATH");
     let shown = format!("{cmd:?}");
     let out = cmd
         .output()
@@ -267,11 +271,28 @@ fn c_embedding_tests_pass_and_are_memcheck_clean() {
     let sources = [manifest_dir().join("tests/c/test_embedding.c")];
     let exe = dir.join("test_embedding");
     build_c(&sources, &exe, Link::Shared);
-    let out = run(&mut Command::new(&exe));
+    let out = run(&mut target_command(&exe));
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{stdout}");
     assert!(
         stdout.contains(" passed, 0 failed"),
+        "C tests did not report success:\n{stdout}"
+    );
+    if valgrind_available() {
+        memcheck(&exe, &[]);
+    }
+}
+
+#[test]
+fn theia_c_tests_pass_and_are_memcheck_clean() {
+    let dir = work_dir("test_theia");
+    let sources = [manifest_dir().join("tests/c/test_theia.c")];
+    let exe = dir.join("test_theia");
+    build_c(&sources, &exe, Link::Shared);
+    let out = run(&mut target_command(&exe));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(" 0 failed"),
         "C tests did not report success:\n{stdout}"
     );
     if valgrind_available() {

@@ -275,7 +275,7 @@ fn check_batches(
 fn batches_start_from_the_given_state_and_hand_back_the_last_vertex_state() {
     for (src, seed) in [(PROBE, 11), (LOOPS, 12)] {
         let (prog, base) = program(src);
-        check_batches(&prog, &base, seed, &[1, 3, 8, 21, 64, 300], true);
+        check_batches(&prog, &base, seed, &[0, 1, 3, 7, 8, 21, 64, 300], true);
     }
 }
 
@@ -315,8 +315,11 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
         }
     }
     assert!(checked > 0);
-    // Most generated programs finish groups on the eight-lane code from a state.
-    assert!(groups > cases, "{groups} groups over {cases} programs");
+    // Most generated programs finish groups on the eight-lane code from a state (x86-64
+    // only: elsewhere there is no x86-64 JIT to ask).
+    if cfg!(target_arch = "x86_64") {
+        assert!(groups > cases, "{groups} groups over {cases} programs");
+    }
 }
 
 #[test]

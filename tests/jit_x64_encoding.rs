@@ -179,6 +179,22 @@ fn vector_forms() {
         "movss [r13+30h],xmm12"
     );
     assert_eq!(
+        one(|a| a.store_lo64(R14, 0x30, Xmm(1))),
+        "movlps [r14+30h],xmm1"
+    );
+    assert_eq!(
+        one(|a| a.store_hi64(R12, 0x108, Xmm(9))),
+        "movhps [r12+108h],xmm9"
+    );
+    assert_eq!(
+        one(|a| a.store_lane(R12, 0x104, Xmm(1), 1)),
+        "extractps [r12+104h],xmm1,1"
+    );
+    assert_eq!(
+        one(|a| a.store_lane(R14, 0xC, Xmm(12), 3)),
+        "extractps [r14+0Ch],xmm12,3"
+    );
+    assert_eq!(
         one(|a| a.ldmxcsr(Mem::Base(RBX, 0x44))),
         "ldmxcsr [rbx+44h]"
     );

@@ -50,6 +50,8 @@ fn run_json_format_is_exact() {
         "--set",
         "vi0=27,1,6,7",
         "--json",
+        "--engine",
+        "interp",
     ]);
     assert_eq!(
         out.trim(),
@@ -57,6 +59,26 @@ fn run_json_format_is_exact() {
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["regs"]["r1"][0], 111);
+    // The x86-64 JIT prints the same registers (where the host has AVX2 and FMA).
+    if picajit::jit::usc::x64::available() {
+        let jit = ok(&[
+            "run",
+            "--isa",
+            "usc",
+            "examples/usc/divergent_loop.usc",
+            "--instances",
+            "4",
+            "--set",
+            "vi0=27,1,6,7",
+            "--json",
+            "--engine",
+            "x64",
+        ]);
+        assert_eq!(
+            jit.replace(r#""engine":"x64""#, r#""engine":"interp""#),
+            out
+        );
+    }
 }
 
 #[test]
@@ -77,6 +99,8 @@ fn run_values_registers_and_budget() {
         "--isa",
         "usc",
         p,
+        "--engine",
+        "interp",
         "--instances",
         "2",
         "--set",
@@ -91,7 +115,16 @@ fn run_values_registers_and_budget() {
         out.trim(),
         r#"{"isa":"usc","engine":"interp","instances":2,"status":"done","steps":2,"regs":{"r0":[1075838976,1077936128],"vi0":[1069547520,1073741824],"i1":[1,0],"sh0":[1065353216,1065353216],"p0":[1,0]}}"#
     );
-    let out = ok(&["run", "--isa=usc", p, "--set", "r5=-1", "--json"]);
+    let out = ok(&[
+        "run",
+        "--isa=usc",
+        p,
+        "--set",
+        "r5=-1",
+        "--json",
+        "--engine",
+        "interp",
+    ]);
     assert!(out.contains(r#""instances":16"#), "{out}");
     assert!(
         out.contains(&format!(r#""r5":[{}]"#, vec!["4294967295"; 16].join(","))),
@@ -134,7 +167,7 @@ fn run_values_registers_and_budget() {
         (vec!["--set", "q0=3"], "not a register"),
         (vec!["--set", "r0=zz"], "bad value"),
         (vec!["--set", "p0=2"], "0 or 1"),
-        (vec!["--engine", "x64"], "not implemented"),
+        (vec!["--engine", "a64"], "not implemented"),
         (vec!["--engine", "z80"], "expected auto"),
     ] {
         let mut a = vec!["run", "--isa", "usc", p];
@@ -171,8 +204,14 @@ fn asm_disasm_info_bench() {
     assert!(info.contains("runs on: interp"), "{info}");
     let out = ok(&["bench", "--isa", "usc", "--time-ms", "1", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 3);
-    assert_eq!(v[2]["program"], "divergent_loop");
+    let rows = v.as_array().unwrap();
+    let engines = if picajit::jit::usc::x64::available() {
+        2
+    } else {
+        1
+    };
+    assert_eq!(rows.len(), 3 * engines);
+    assert_eq!(rows[rows.len() - 1]["program"], "divergent_loop");
     let out = ok(&[
         "bench",
         "--isa",

@@ -36,6 +36,8 @@
 //! [`encode_structured`] and [`encode_raw`] write programs in this format; the seed corpus
 //! (`examples/make_seeds.rs`) uses them for the example shaders and the test programs.
 
+pub mod theia;
+
 use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{

@@ -962,3 +962,50 @@ fn ex2_lg2_specials_and_exact_cases() {
         "lg2(1-2^-24) = {got:e}, want {want:e}"
     );
 }
+
+/// Signalling NaNs (quiet bit clear) are NaNs like any other for MAX, MIN and LITP: `b`
+/// (bits untouched) whenever either operand is NaN, never a quieted `a`. The operands are
+/// opaque to the optimiser: an optimised AArch64 build once lowered `max(x, 0)` to `fmaxnm`,
+/// which returns a signalling NaN quieted (found by `scripts/test-aarch64.sh`).
+#[test]
+fn max_min_litp_treat_signalling_nans_as_nans() {
+    use std::hint::black_box;
+    const LIM: f32 = 127.996_09;
+    for snan in [0x7F80_0001u32, 0xFF80_0080, 0x7FA0_0000, 0xFF80_0001] {
+        let s = f32::from_bits(snan);
+        assert!(s.is_nan());
+        for b in [0.0f32, -0.0, 1.0, -3.5, LIM, -LIM, INF, NINF] {
+            let w = format!("{snan:#010X} vs {b}");
+            assert_eq!(
+                float::max(black_box(s), black_box(b)).to_bits(),
+                b.to_bits(),
+                "max {w}"
+            );
+            assert_eq!(
+                float::min(black_box(s), black_box(b)).to_bits(),
+                b.to_bits(),
+                "min {w}"
+            );
+            assert_eq!(
+                float::max(black_box(b), black_box(s)).to_bits(),
+                snan,
+                "max, NaN b {w}"
+            );
+            assert_eq!(
+                float::min(black_box(b), black_box(s)).to_bits(),
+                snan,
+                "min, NaN b {w}"
+            );
+        }
+        // Constant second operands, as LITP has them.
+        assert_eq!(float::max(black_box(s), 0.0).to_bits(), 0);
+        assert_eq!(float::min(black_box(s), LIM).to_bits(), LIM.to_bits());
+        let (out, x, w) = float::litp(black_box([s; 4]));
+        assert_eq!(
+            out.map(f32::to_bits),
+            [0, LIM.to_bits(), 0, 0],
+            "litp {snan:#010X}"
+        );
+        assert!(!x && !w);
+    }
+}

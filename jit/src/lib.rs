@@ -140,6 +140,9 @@ pub struct Emitted {
     pub code_len: usize,
     /// Offset of the batch entry point (the single-invocation entry is at 0).
     pub batch_entry: usize,
+    /// Output registers the batch entry clears in each row before running it; the caller
+    /// clears the others it needs.
+    pub batch_outputs_zeroed: u16,
 }
 
 /// Why compiled code did not finish an invocation (see the crate docs on deopt).
@@ -168,6 +171,8 @@ pub struct CompiledShader {
     code: Vec<u8>,
     code_len: usize,
     batch_entry: usize,
+    /// `Emitted::batch_outputs_zeroed`.
+    batch_outputs_zeroed: u16,
     exec: Option<ExecCode>,
     marks: Vec<(usize, u32, String)>,
     analysis: Analysis,
@@ -254,6 +259,7 @@ pub fn compile_with(
         bounds: analysis.run_bounds(),
         code_len: emitted.code_len,
         batch_entry: emitted.batch_entry,
+        batch_outputs_zeroed: emitted.batch_outputs_zeroed,
         code: emitted.code,
         exec,
         marks: emitted.marks,
@@ -540,13 +546,13 @@ impl CompiledShader {
         // Fewer vertices than one group would all be the per-vertex tail anyway; skipping the
         // group driver's setup keeps single-vertex batches as fast as they were.
         if inputs.len().min(outputs.len()) < batch::LANES {
-            return self.run_batch_rows(inputs, outputs, uniforms, budget);
+            return self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask);
         }
         match self.soa() {
             Some(soa) if self.program.kind() == ShaderKind::Vertex => {
                 batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask, None)
             }
-            _ => self.run_batch_rows(inputs, outputs, uniforms, budget),
+            _ => self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask),
         }
     }
 
@@ -646,14 +652,15 @@ impl CompiledShader {
         }
     }
 
-    /// [`Self::run_batch`] one vertex per call of the compiled code (the per-vertex batch
-    /// entry), with the interpreter for invocations that deopt.
+    /// [`Self::run_batch_masked`] one vertex per call of the compiled code (the per-vertex
+    /// batch entry), with the interpreter for invocations that deopt.
     pub(crate) fn run_batch_rows(
         &self,
         inputs: &[[[f32; 4]; 16]],
         outputs: &mut [[[f32; 4]; 16]],
         uniforms: &Uniforms,
         budget: u64,
+        out_mask: u16,
     ) -> Result<BatchInfo, BatchError> {
         let n = inputs.len().min(outputs.len());
         let mut info = BatchInfo::default();
@@ -662,6 +669,16 @@ impl CompiledShader {
         while start < n {
             let (finished, stopped) = match &self.exec {
                 Some(exec) if self.program.kind() == ShaderKind::Vertex => {
+                    // Outputs the caller reads that the batch entry does not clear: the
+                    // program never writes them, so they are +0 after every vertex.
+                    let clear = out_mask & !self.batch_outputs_zeroed;
+                    if clear != 0 {
+                        for row in &mut outputs[start..n] {
+                            for i in bits(clear) {
+                                row[i] = [0.0; 4];
+                            }
+                        }
+                    }
                     let r = run_batch_compiled(
                         exec,
                         self.batch_entry,

@@ -314,6 +314,26 @@ impl Prepared {
                     None => {
                         code.run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask)
                     }
+                    // Fewer vertices than a group: one invocation each, the last one's
+                    // registers are the state out (as `Shader::run_batch_state` does).
+                    Some(s) if inputs.len() < picajit_jit::batch::LANES => (|| {
+                        let mut regs = Registers::default();
+                        let mut info = picajit_jit::BatchInfo::default();
+                        for (index, (input, output)) in
+                            inputs.iter().zip(outputs.iter_mut()).enumerate()
+                        {
+                            regs.input = *input;
+                            regs.output = [[0.0; 4]; 16];
+                            regs.set_unit_state(s);
+                            let r = code
+                                .run(&mut regs, uniforms, None, self.budget)
+                                .map_err(|error| picajit_jit::BatchError { index, error })?;
+                            info.instructions += r.instructions;
+                            *output = regs.output;
+                        }
+                        std::hint::black_box(regs.unit_state());
+                        Ok(info)
+                    })(),
                     Some(s) => code
                         .run_batch_from(inputs, outputs, uniforms, self.budget, self.out_mask, s)
                         .and_then(|info| {

@@ -47,6 +47,7 @@ mod layout;
 mod program;
 mod run;
 mod state;
+mod theia;
 mod uniforms;
 mod usc;
 
@@ -76,6 +77,11 @@ pub use state::{
     picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitState, PicajitRunOptions,
     PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
 };
+pub use theia::{
+    picajit_theia_program_create, picajit_theia_program_destroy, picajit_theia_program_length,
+    picajit_theia_run, PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram,
+    PicajitTheiaResult, PicajitTheiaState, PicajitTheiaStatus, PICAJIT_THEIA_ROWS,
+};
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
     picajit_uniforms_get_float, picajit_uniforms_set_bool, picajit_uniforms_set_bools,
@@ -97,7 +103,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 3;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 4;
 
 /// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
 /// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).

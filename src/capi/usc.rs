@@ -206,7 +206,7 @@ pub unsafe extern "C" fn picajit_usc_state_create(
                 "{instances} instances: 1 to {MAX_INSTANCES}"
             )));
         }
-        let state = State::new(instances as usize).map_err(|e| Error::invalid(e))?;
+        let state = State::new(instances as usize).map_err(Error::invalid)?;
         let h = handle::create(PicajitUscState { state })?;
         // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
         unsafe { error::write_out(out, h, "out") }

@@ -67,6 +67,11 @@ pub struct BenchArgs {
     /// every vertex starts from a given (non-clean) state, the last one's is handed back.
     #[arg(long)]
     unit_state: bool,
+    /// Also measure vertex batches of 65,536 vertices split across 1..=N threads
+    /// (`Shader::set_threads`) on the host's JIT in the headline float mode, and print the
+    /// scaling. 0 means the host's core count.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 fn settings(args: &BenchArgs) -> Result<Settings, String> {
@@ -205,15 +210,37 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
     let report = bench::measure(&workloads, &settings, &mut |p| line.show(p));
     line.finish();
 
+    let scaling = match args.threads {
+        Some(n) => {
+            let n = if n == 0 {
+                std::thread::available_parallelism().map_or(1, |c| c.get())
+            } else {
+                n
+            };
+            let (mode, _) = headline(&report);
+            if !args.quiet {
+                eprintln!("thread scaling: {SCALING_BATCH} vertices on 1..={n} threads");
+            }
+            thread_scaling(&workloads, mode, n, &settings)?
+        }
+        None => Vec::new(),
+    };
     if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()
-        );
+        let mut v = to_json(&report);
+        if args.threads.is_some() {
+            v["thread_scaling"] = scaling_json(&scaling);
+        }
+        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else if args.markdown {
         out!("{}", markdown(&report));
+        if args.threads.is_some() {
+            out!("\n{}", scaling_markdown(&scaling));
+        }
     } else {
         out!("{}", table(&report));
+        if args.threads.is_some() {
+            out!("\n{}", scaling_markdown(&scaling));
+        }
     }
     if let Some(path) = &args.plot {
         let svg = plot(&report)?;
@@ -239,6 +266,107 @@ fn check_writable(path: &Path) -> Result<(), String> {
 
 /// The mode and batch size the summary and the chart show: f24-rtz (the hardware-exact
 /// default the targets are stated for) when measured, and the largest batch.
+/// Vertices per batch in the thread-scaling measurement.
+const SCALING_BATCH: usize = 65_536;
+
+/// One shader's thread scaling: median ns per vertex at 1, 2, ... threads.
+struct Scaling {
+    shader: String,
+    ns: Vec<f64>,
+}
+
+/// Batches of [`SCALING_BATCH`] vertices of every vertex shader through the engine API
+/// (host JIT, f32 attributes converted as an emulator's are), on 1..=`max` threads; the
+/// thread counts are sampled in turn, round after round, so load hits them alike.
+fn thread_scaling(
+    workloads: &[Workload],
+    mode: FloatMode,
+    max: usize,
+    settings: &Settings,
+) -> Result<Vec<Scaling>, String> {
+    use picajit::engine::{BackendChoice, EngineConfig, Shader};
+    let mut all = Vec::new();
+    for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
+        let config = EngineConfig {
+            backend: BackendChoice::Auto,
+            float_mode: mode,
+            budget: settings.budget,
+            ..EngineConfig::default()
+        };
+        let mut shader = Shader::new(w.program.clone(), &config).map_err(|e| e.to_string())?;
+        let uniforms = w.uniforms(mode);
+        let inputs = w.inputs(FloatMode::F32, SCALING_BATCH);
+        let mut outputs = vec![[[0.0f32; 4]; 16]; SCALING_BATCH];
+        let mask = shader.output_mask();
+        let mut samples = vec![Vec::new(); max];
+        // One untimed batch per count first: threads, code and caches warm.
+        for round in 0..=settings.samples.max(3) {
+            for t in 1..=max {
+                shader.set_threads(t);
+                let start = std::time::Instant::now();
+                shader
+                    .run_batch_masked(&uniforms, &inputs, &mut outputs, mask)
+                    .map_err(|e| format!("{}: {e}", w.name))?;
+                if round > 0 {
+                    samples[t - 1].push(start.elapsed().as_secs_f64() * 1e9 / SCALING_BATCH as f64);
+                }
+            }
+        }
+        let ns = samples
+            .into_iter()
+            .map(|mut v| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            })
+            .collect();
+        all.push(Scaling {
+            shader: w.name.clone(),
+            ns,
+        });
+    }
+    Ok(all)
+}
+
+fn scaling_markdown(scaling: &[Scaling]) -> String {
+    let max = scaling.iter().map(|s| s.ns.len()).max().unwrap_or(0);
+    let mut out = format!(
+        "Thread scaling: batches of {SCALING_BATCH} vertices, ns per vertex (speed-up over \
+         one thread)\n\n| shader |"
+    );
+    for t in 1..=max {
+        out.push_str(&format!(" {t} thread{} |", if t == 1 { "" } else { "s" }));
+    }
+    out.push_str(&format!("\n|{}\n", "---|".repeat(max + 1)));
+    for s in scaling {
+        out.push_str(&format!("| `{}` |", s.shader));
+        for (k, ns) in s.ns.iter().enumerate() {
+            if k == 0 {
+                out.push_str(&format!(" {ns:.2} |"));
+            } else {
+                out.push_str(&format!(" {ns:.2} ({:.2}x) |", s.ns[0] / ns));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn scaling_json(scaling: &[Scaling]) -> Value {
+    Value::Array(
+        scaling
+            .iter()
+            .map(|s| {
+                json!({
+                    "shader": s.shader,
+                    "batch": SCALING_BATCH,
+                    "ns_per_vertex": s.ns,
+                    "speedup": s.ns.iter().map(|n| s.ns[0] / n).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
 fn headline(report: &Report) -> (FloatMode, usize) {
     let rtz = FloatMode::F24(Rounding::TowardZero);
     let s = &report.settings;
@@ -484,8 +612,12 @@ fn markdown(report: &Report) -> String {
         "interp ns/instr".into(),
         "interp ns".into(),
     ];
+    let small = s.batches.iter().copied().min().filter(|&b| b != batch);
     for e in &jits {
-        head.push(format!("{e} ns"));
+        if let Some(b) = small {
+            head.push(format!("{e} ns (batch {b})"));
+        }
+        head.push(format!("{e} ns (batch {batch})"));
         head.push(format!("{e} ns/instr"));
         for b in &s.batches {
             head.push(format!("{e} speed-up (batch {b})"));
@@ -498,6 +630,7 @@ fn markdown(report: &Report) -> String {
         head.push(format!("{e} 8-lane compile us"));
         head.push(format!("{e} 8-lane code bytes"));
     }
+    head.push("peer JIT ns (batch 1, reference)".into());
     out.push_str(&format!("| {} |\n", head.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
     for w in &report.workloads {
@@ -515,6 +648,9 @@ fn markdown(report: &Report) -> String {
             opt(ns(EngineKind::Interpreter, mode, batch), 0, ""),
         ];
         for &e in &jits {
+            if let Some(b) = small {
+                row.push(opt(ns(e, mode, b), 1, ""));
+            }
             row.push(opt(ns(e, mode, batch), 1, ""));
             row.push(opt(
                 ns(e, mode, batch)
@@ -547,10 +683,27 @@ fn markdown(report: &Report) -> String {
                     .map_or_else(|| "-".into(), |b| b.to_string()),
             );
         }
+        row.push(peer_reference(&w.name).unwrap_or("-").to_string());
         out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
+    out.push_str(PEER_NOTE);
     out
 }
+
+/// The peer figures issue 16 reports (Azahar's x86-64 shader JIT, one vertex per call, f24,
+/// ns per vertex, on an AMD EPYC with 2 vCPUs), shown beside ours as a reference: Azahar is
+/// GPL and not built here, so these are quoted, not measured by this tool.
+fn peer_reference(shader: &str) -> Option<&'static str> {
+    match shader {
+        "mvp.v.pica" => Some("19-20"),
+        "lights8.v.pica" => Some("466"),
+        _ => None,
+    }
+}
+
+const PEER_NOTE: &str = "\nReference column: Azahar's shader JIT with one vertex per call, ns per \
+     vertex, as quoted in issue 16 (AMD EPYC, 2 vCPUs; not measured by this tool; only mvp and \
+     lights8 were reported).\n";
 
 fn to_json(report: &Report) -> Value {
     let s = &report.settings;

@@ -42,6 +42,35 @@ enum Cmd {
     },
     /// Measure the engines on the examples (or given programs).
     Bench(BenchArgs),
+    /// Render a scene of the original project (Params/Vertex/Textures/Instructions.mem) as
+    /// the whole GPU does: control unit, host broadcast, swap memory, output memory.
+    Render(RenderArgs),
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// Scene directory (Params.mem, Vertex.mem, Textures.mem, Instructions.mem).
+    scene: PathBuf,
+    /// User shader sources (.theia/.shdr, concatenated and assembled) replacing the scene's
+    /// Instructions.mem.
+    #[arg(long = "shader", value_name = "FILE.theia")]
+    shader: Vec<PathBuf>,
+    /// Engine: interp, x64 or a64.
+    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
+    engine: String,
+    /// Threads over the scene's cores (0: all host cores).
+    #[arg(long, default_value_t = 0)]
+    cores: usize,
+    /// A checkout of the original project, for the ROM's default code (default:
+    /// PICAJIT_THEIA_DIR, else the checkout the scene directory lies in).
+    #[arg(long)]
+    rtl: Option<PathBuf>,
+    /// Compare with this PPM and print the differing-pixel count and largest difference.
+    #[arg(long)]
+    compare: Option<PathBuf>,
+    /// Output PPM.
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -74,9 +103,12 @@ struct RunArgs {
 struct BenchArgs {
     /// Programs (.theia or .mem) with their entry index; default: the built-in examples.
     programs: Vec<PathBuf>,
-    /// Milliseconds per measurement.
-    #[arg(long, default_value_t = 300)]
+    /// Milliseconds per program (split over the rounds and engines).
+    #[arg(long, default_value_t = 600)]
     time_ms: u64,
+    /// Measuring rounds; each engine reports its median.
+    #[arg(long, default_value_t = 10)]
+    rounds: u32,
     #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
     profile: String,
 }
@@ -100,7 +132,92 @@ pub fn main(args: Vec<OsString>) -> Result<(), String> {
         Cmd::Run(a) => run(a),
         Cmd::Info { input, profile } => info(input.as_deref(), profile_of(&profile)),
         Cmd::Bench(a) => bench(a),
+        Cmd::Render(a) => render(a),
     }
+}
+
+/// The original project's checkout that holds the ROM: `--rtl`, PICAJIT_THEIA_DIR, or an
+/// ancestor of the scene directory with `rtl/Module_ROM.v`; None when there is none (then only
+/// programs whose entry points all lie in the instruction memory render).
+fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
+    if let Some(p) = &a.rtl {
+        return Some(p.clone());
+    }
+    if let Some(p) = std::env::var_os("PICAJIT_THEIA_DIR") {
+        return Some(PathBuf::from(p));
+    }
+    let scene = a.scene.canonicalize().ok()?;
+    scene
+        .ancestors()
+        .find(|d| d.join("rtl/Module_ROM.v").is_file())
+        .map(Path::to_path_buf)
+}
+
+fn render(a: RenderArgs) -> Result<(), String> {
+    use picajit::theia::render::{self, Engine, Image, Scene};
+    let rom = match rtl_checkout(&a) {
+        Some(dir) => picajit::theia::rom::load(&dir)?.words,
+        None => {
+            eprintln!("note: no checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR): the ROM's default code is absent, so every entry point must lie in the instruction memory");
+            Vec::new()
+        }
+    };
+    let imem = if a.shader.is_empty() {
+        None
+    } else {
+        let mut src = String::new();
+        for p in &a.shader {
+            src.push_str(&read_text(p)?);
+            src.push('\n');
+        }
+        let p = asm::assemble(&src).map_err(|e| format!("--shader: {e}"))?;
+        Some(p.imem())
+    };
+    let scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
+    let engine = match backend_of(&a.engine) {
+        Some(b) => Engine::Jit(b),
+        None => Engine::Interp,
+    };
+    let threads = if a.cores == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        a.cores
+    };
+    let t = Instant::now();
+    let (img, stats) = render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
+    let secs = t.elapsed().as_secs_f64();
+    std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
+    println!(
+        "rendered {}x{} on {} ({} scene cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
+        img.width,
+        img.height,
+        a.engine,
+        scene.cores(),
+        secs,
+        stats.pixels,
+        stats.hits,
+        stats.runs,
+        stats.steps
+    );
+    if let Some(r) = &a.compare {
+        let reference =
+            Image::from_ppm(&read_text(r)?).map_err(|e| format!("{}: {e}", r.display()))?;
+        match img.compare(&reference) {
+            Some((px, max)) => println!(
+                "compared with {}: {px} differing pixels, largest channel difference {max}",
+                r.display()
+            ),
+            None => println!(
+                "compared with {}: sizes differ ({}x{} vs {}x{})",
+                r.display(),
+                img.width,
+                img.height,
+                reference.width,
+                reference.height
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// `--engine`: None for the interpreter.
@@ -494,15 +611,21 @@ fn bench(a: BenchArgs) -> Result<(), String> {
         }
     }
     outln!(
-        "THEIA bench, profile {} (engine interp; the JIT is not built yet)",
-        profile.name()
+        "THEIA bench, profile {}: median ns per run over {} rounds (interpreter, x86-64 JIT where it runs natively; AArch64: code generation only)",
+        profile.name(),
+        a.rounds
     );
     outln!(
-        "{:<16} {:>8} {:>14} {:>14}",
+        "{:<16} {:>6} {:>12} {:>12} {:>9} {:>10} {:>10} {:>10} {:>10}",
         "program",
         "steps",
-        "ns/run",
-        "ns/step"
+        "interp ns",
+        "x64 ns",
+        "speed-up",
+        "x64 bytes",
+        "x64 us",
+        "a64 bytes",
+        "a64 us"
     );
     for (name, imem, entry, init) in progs {
         let code = Code::imem(imem);
@@ -510,28 +633,92 @@ fn bench(a: BenchArgs) -> Result<(), String> {
         for &(addr, v) in &init {
             base.regs[addr as usize] = v;
         }
-        let mut io = RecordIo::default();
-        let once = |io: &mut RecordIo| {
-            let mut s = base.clone();
-            exec::run(profile, &code, &mut s, io, entry, 1_000_000)
-        };
-        let first = once(&mut io).map_err(|e| format!("{name}: {e}"))?;
-        let start = Instant::now();
-        let mut runs = 0u64;
-        while start.elapsed().as_millis() < a.time_ms as u128 {
-            for _ in 0..64 {
-                io.omem_writes.clear();
-                io.tmem_reads.clear();
-                std::hint::black_box(once(&mut io).map_err(|e| e.to_string())?);
+        let a64 =
+            picajit::jit::theia::generate(&code, profile, picajit::jit::Backend::A64, &[entry]);
+        let a64_start = Instant::now();
+        let a64_bytes = a64.map(|b| b.len()).unwrap_or(0);
+        let _ = picajit::jit::theia::generate(&code, profile, picajit::jit::Backend::A64, &[entry]);
+        let a64_us = a64_start.elapsed().as_secs_f64() * 1e6;
+        let jit =
+            picajit::jit::theia::compile(&code, profile, picajit::jit::Backend::X64, &[entry]).ok();
+        // Bit-exact check before timing.
+        let mut si = base.clone();
+        let mut ioi = RecordIo::default();
+        let want = exec::run(profile, &code, &mut si, &mut ioi, entry, 1_000_000)
+            .map_err(|e| format!("{name}: {e}"))?;
+        if let Some(j) = &jit {
+            let mut sj = base.clone();
+            let mut ioj = RecordIo::default();
+            let got = j
+                .run(&mut sj, &mut ioj, entry, 1_000_000)
+                .map_err(|e| format!("{name}: {e}"))?;
+            if got != want || sj != si || ioj != ioi {
+                return Err(format!(
+                    "{name}: the x86-64 JIT differs from the interpreter"
+                ));
             }
-            runs += 64;
         }
-        let ns = start.elapsed().as_nanos() as f64 / runs as f64;
+        let mut interp_ns = Vec::new();
+        let mut jit_ns = Vec::new();
+        let per = (a.time_ms as u128 * 1_000_000 / a.rounds.max(1) as u128 / 2).max(1);
+        for _ in 0..a.rounds {
+            for which in 0..2 {
+                if which == 1 && jit.is_none() {
+                    continue;
+                }
+                let mut io = RecordIo::default();
+                let mut s = base.clone();
+                // The JIT runs on state kept in its context block, as an embedder would.
+                let mut base_ctx = picajit::jit::theia::ctx::TheiaCtx::default();
+                picajit::jit::theia::ctx_from_state(&mut base_ctx, &base);
+                let mut ctx = base_ctx;
+                let start = Instant::now();
+                let mut runs = 0u64;
+                while start.elapsed().as_nanos() < per {
+                    for _ in 0..32 {
+                        io.omem_writes.clear();
+                        io.tmem_reads.clear();
+                        let r = if which == 0 {
+                            s.regs.copy_from_slice(&base.regs);
+                            s.last_result = base.last_result;
+                            exec::run(profile, &code, &mut s, &mut io, entry, 1_000_000)
+                        } else {
+                            ctx.regs = base_ctx.regs;
+                            ctx.last_result = base_ctx.last_result;
+                            let j = jit.as_ref().expect("checked");
+                            j.run_ctx(&mut ctx, &mut io, entry, 1_000_000)
+                        };
+                        std::hint::black_box(r.map_err(|e| e.to_string())?);
+                    }
+                    runs += 32;
+                }
+                let ns = start.elapsed().as_nanos() as f64 / runs as f64;
+                if which == 0 {
+                    interp_ns.push(ns);
+                } else {
+                    jit_ns.push(ns);
+                }
+            }
+        }
+        let median = |v: &mut Vec<f64>| -> f64 {
+            if v.is_empty() {
+                return f64::NAN;
+            }
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let (i_ns, j_ns) = (median(&mut interp_ns), median(&mut jit_ns));
         outln!(
-            "{name:<16} {:>8} {:>14.1} {:>14.2}",
-            first.steps,
-            ns,
-            ns / first.steps.max(1) as f64
+            "{name:<16} {:>6} {:>12.1} {:>12.1} {:>8.1}x {:>10} {:>10.1} {:>10} {:>10.1}",
+            want.steps,
+            i_ns,
+            j_ns,
+            i_ns / j_ns,
+            jit.as_ref().map_or(0, |j| j.code_size()),
+            jit.as_ref()
+                .map_or(0.0, |j| j.compile_time().as_secs_f64() * 1e6),
+            a64_bytes,
+            a64_us
         );
     }
     Ok(())

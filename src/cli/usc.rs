@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 use picajit::interp::usc::program::{Bank, Program, Reg};
 use picajit::interp::usc::table::Unit;
 use picajit::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
+use picajit::jit::usc::{x64, UscCode};
 use picajit::usc::{parse, print, register};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -209,16 +210,37 @@ fn prepare(path: &Path, program: &Program, opts: UscOptions) -> Result<Prepared,
     Prepared::new(program, opts).map_err(|e| format!("{}:{e}", path.display()))
 }
 
-/// The engine a run uses. Only the interpreter runs USC programs so far.
+/// The engine a run uses: `auto` is the x86-64 JIT where the host runs it, else the
+/// interpreter.
 fn engine(name: &str) -> Result<&'static str, String> {
     match name {
+        "auto" if x64::available() => Ok("x64"),
         "auto" | "interp" => Ok("interp"),
-        "x64" | "a64" => Err(format!(
-            "--engine {name}: the USC JIT backends are not implemented yet (use --engine interp)"
-        )),
+        "x64" if x64::available() => Ok("x64"),
+        "x64" => Err(
+            "--engine x64: the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into(),
+        ),
+        "a64" => Err(
+            "--engine a64: the USC AArch64 backend is not implemented yet (use interp or x64)"
+                .into(),
+        ),
         _ => Err(format!(
             "--engine {name}: expected auto, interp, x64 or a64"
         )),
+    }
+}
+
+/// Runs `prepared` on `engine`.
+fn run_on(
+    engine: &str,
+    prepared: &Prepared,
+    code: Option<&UscCode>,
+    st: &mut State,
+    budget: u64,
+) -> Result<picajit::interp::usc::Outcome, picajit::interp::usc::ExecError> {
+    match (engine, code) {
+        ("x64", Some(c)) => c.run(prepared, st, budget),
+        _ => prepared.run(st, budget),
     }
 }
 
@@ -232,10 +254,14 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let (_, program) = load(&args.input)?;
     let prepared = prepare(&args.input, &program, args.readings.options())?;
+    let code = if engine == "x64" {
+        Some(x64::compile(&prepared)?)
+    } else {
+        None
+    };
     let mut st = State::new(args.instances).map_err(|e| e.to_string())?;
     apply_sets(&mut st, &args.set)?;
-    let out = prepared
-        .run(&mut st, args.budget)
+    let out = run_on(engine, &prepared, code.as_ref(), &mut st, args.budget)
         .map_err(|e| format!("{}:{e}", args.input.display()))?;
     let n = st.instances();
     let regs: Vec<Reg> = st.touched().collect();
@@ -327,7 +353,16 @@ fn info(input: &Path) -> Result<(), String> {
     outln!("  reads:  {}", list(&read));
     outln!("  writes: {}", list(&written));
     match Prepared::new(&program, UscOptions::default()) {
-        Ok(_) => outln!("  runs on: interp (the USC JIT backends are not implemented yet)"),
+        Ok(p) => {
+            let (code, len, _, native) = x64::generate(&p)?;
+            let _ = code;
+            outln!(
+                "  runs on: interp, x64 ({native} of {} groups compiled to AVX2 code, the others call the interpreter's step; {len} bytes){}",
+                p.groups.len(),
+                if x64::available() { "" } else { " (this host lacks AVX2/FMA)" }
+            );
+            outln!("  a64: the USC AArch64 backend is not implemented yet");
+        }
         Err(e) => outln!("  does not run: {e}"),
     }
     Ok(())
@@ -414,34 +449,74 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         }
     }
     let opts = args.readings.options();
-    let mut rows = Vec::new();
+    let engines: Vec<&str> = if x64::available() {
+        vec!["interp", "x64"]
+    } else {
+        vec!["interp"]
+    };
+    // (program, engine, groups executed, median ns per run, speed-up over the interpreter)
+    let mut rows: Vec<(String, &str, u64, f64, f64)> = Vec::new();
     for (name, program) in &programs {
         let prepared = Prepared::new(program, opts).map_err(|e| format!("{name}:{e}"))?;
+        let code = if engines.contains(&"x64") {
+            Some(x64::compile(&prepared)?)
+        } else {
+            None
+        };
         let mut base = State::new(args.instances).map_err(|e| e.to_string())?;
         workload(name, &mut base);
-        // One run to learn the step count, then timed samples of whole runs.
-        let mut st = base.clone();
-        let out = prepared.run(&mut st, u64::MAX).map_err(|e| e.to_string())?;
-        let deadline = std::time::Duration::from_millis(args.time_ms);
-        let start = Instant::now();
-        let mut samples = Vec::new();
-        while start.elapsed() < deadline || samples.len() < 5 {
+        // Both engines must agree before anything is timed.
+        let mut reference = base.clone();
+        let out = prepared
+            .run(&mut reference, 1 << 24)
+            .map_err(|e| e.to_string())?;
+        if let Some(c) = &code {
             let mut st = base.clone();
-            let t = Instant::now();
-            prepared.run(&mut st, u64::MAX).map_err(|e| e.to_string())?;
-            samples.push(t.elapsed().as_nanos() as f64);
-            std::hint::black_box(&st);
+            let o = c
+                .run(&prepared, &mut st, 1 << 24)
+                .map_err(|e| e.to_string())?;
+            if o != out || st != reference {
+                return Err(format!(
+                    "{name}: the x64 JIT disagrees with the interpreter"
+                ));
+            }
         }
-        samples.sort_by(f64::total_cmp);
-        let median = samples[samples.len() / 2];
-        rows.push((name.clone(), out.steps, median));
+        // Cells sampled in turn, so that load on the machine hits both alike.
+        let deadline = std::time::Duration::from_millis(args.time_ms);
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
+        let start = Instant::now();
+        while start.elapsed() < deadline * engines.len() as u32 || samples[0].len() < 5 {
+            for (k, e) in engines.iter().enumerate() {
+                let mut st = base.clone();
+                let t = Instant::now();
+                run_on(e, &prepared, code.as_ref(), &mut st, 1 << 24).map_err(|e| e.to_string())?;
+                samples[k].push(t.elapsed().as_nanos() as f64);
+                std::hint::black_box(&st);
+            }
+        }
+        let medians: Vec<f64> = samples
+            .iter_mut()
+            .map(|s| {
+                s.sort_by(f64::total_cmp);
+                s[s.len() / 2]
+            })
+            .collect();
+        for (k, e) in engines.iter().enumerate() {
+            rows.push((
+                name.clone(),
+                e,
+                out.steps,
+                medians[k],
+                medians[0] / medians[k],
+            ));
+        }
     }
     if args.json {
         let items: Vec<String> = rows
             .iter()
-            .map(|(n, steps, ns)| {
+            .map(|(n, e, steps, ns, speedup)| {
                 format!(
-                    "{{\"program\":\"{n}\",\"engine\":\"interp\",\"instances\":{},\"steps\":{steps},\"ns_per_run\":{ns:.0},\"ns_per_instance\":{:.1}}}",
+                    "{{\"program\":\"{n}\",\"engine\":\"{e}\",\"instances\":{},\"steps\":{steps},\"ns_per_run\":{ns:.0},\"ns_per_instance\":{:.1},\"speedup\":{speedup:.2}}}",
                     args.instances,
                     ns / args.instances as f64
                 )
@@ -451,25 +526,27 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!(
-        "USC, {} instances per run; x64/a64: the USC JIT backends are not implemented yet",
+        "USC, {} instances per run (a64: the USC AArch64 backend is not implemented yet)",
         args.instances
     );
     outln!(
-        "{:<20} {:>8} {:>8} {:>14} {:>16}",
+        "{:<20} {:>8} {:>8} {:>14} {:>16} {:>9}",
         "program",
         "engine",
         "groups",
         "ns per run",
-        "ns per instance"
+        "ns per instance",
+        "speed-up"
     );
-    for (n, steps, ns) in rows {
+    for (n, e, steps, ns, speedup) in rows {
         outln!(
-            "{:<20} {:>8} {:>8} {:>14.0} {:>16.1}",
+            "{:<20} {:>8} {:>8} {:>14.0} {:>16.1} {:>8.1}x",
             n,
-            "interp",
+            e,
             steps,
             ns,
-            ns / args.instances as f64
+            ns / args.instances as f64,
+            speedup
         );
     }
     Ok(())

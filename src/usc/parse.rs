@@ -587,13 +587,11 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
             bad.push(".invert");
         }
         let n = mods.elems.count_ones();
-        if n > 0 {
-            if allowed & m::MASK != 0 {
-            } else if allowed & m::E != 0 && n == 1 {
-            } else if allowed & m::E01 != 0 && n == 1 && mods.elems & 0b1100 == 0 {
-            } else {
-                bad.push("this element selection");
-            }
+        let elems_ok = allowed & m::MASK != 0
+            || (allowed & m::E != 0 && n == 1)
+            || (allowed & m::E01 != 0 && n == 1 && mods.elems & 0b1100 == 0);
+        if n > 0 && !elems_ok {
+            bad.push("this element selection");
         }
         if bad.is_empty() {
             Ok(())
@@ -754,8 +752,6 @@ fn select_row(
             if let Some(k) = row.args.iter().position(|a| *a == Arg::P0Opt) {
                 let s = ops.get(k).map_or(span, |o| o.1);
                 ops.insert(k, (Operand::Blank, s));
-            } else if row.unit == table::Unit::Logical && ops.len() == 3 && n == 5 {
-                // handled below
             }
         }
         if row.unit == table::Unit::Logical && n == 5 && ops.len() == 3 {

@@ -6,24 +6,49 @@ use super::parse;
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, State, UscOptions};
 
-/// A small deterministic generator (xorshift64*), also fed from fuzzer bytes.
+/// A small deterministic generator (xorshift64*); fed from fuzzer bytes, it takes its
+/// numbers from them until they run out.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng {
+    state: u64,
+    bytes: Vec<u8>,
+    pos: usize,
+}
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        Rng {
+            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            bytes: Vec::new(),
+            pos: 0,
+        }
     }
 
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    /// Numbers from `data` (two bytes each) first, then from a generator seeded by them.
+    pub fn from_bytes(data: &[u8]) -> Rng {
+        let seed = data.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01B3)
+        });
+        Rng {
+            bytes: data.to_vec(),
+            ..Rng::new(seed)
+        }
+    }
+
+    pub fn word(&mut self) -> u64 {
+        if self.pos + 2 <= self.bytes.len() {
+            let v = u16::from_le_bytes([self.bytes[self.pos], self.bytes[self.pos + 1]]);
+            self.pos += 2;
+            return u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16 | u64::from(v);
+        }
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.word() % n.max(1)
     }
 
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
@@ -66,8 +91,8 @@ pub fn value(rng: &mut Rng) -> u32 {
     match rng.below(4) {
         0 => *rng.pick(&SPECIAL),
         1 => (rng.below(64) as u32).wrapping_sub(16),
-        2 => ((rng.next() as f32 / u64::MAX as f32 - 0.5) * 16.0).to_bits(),
-        _ => rng.next() as u32,
+        2 => ((rng.word() as f32 / u64::MAX as f32 - 0.5) * 16.0).to_bits(),
+        _ => rng.word() as u32,
     }
 }
 
@@ -438,7 +463,7 @@ fn int_group(rng: &mut Rng) -> Vec<String> {
         if rng.chance(30) {
             v.push(format!("tstc ftt, {}", rng.pick(&["p0", "_"])));
         }
-        v.push(format!("mov r1, ft1"));
+        v.push("mov r1, ft1".to_string());
     }
     v.push(format!("mov {}, ft0", rng.pick(&DST)));
     v

@@ -260,13 +260,15 @@ pub fn dph(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
 }
 
 /// MAX: `a > b ? a : b` on the raw values (no flush, NaN in either operand gives `b`).
+///
+/// Compared and chosen on the bit patterns ([`ieee_gt`]): written as a float select, an
+/// optimised AArch64 build turned `a > b ? a : b` with a constant non-NaN `b` (LITP's
+/// `max(x, 0)`) into `fmaxnm`, which returns a signalling-NaN `a` quieted instead of `b` (the
+/// AArch64 build's tests found it, `scripts/test-aarch64.sh`; x86-64 has no such instruction).
 #[inline]
 pub fn max(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
+    let (a, b) = (a.to_bits(), b.to_bits());
+    f32::from_bits(if ieee_gt(a, b) { a } else { b })
 }
 
 /// Which reading of MAX with a -inf second operand (`max(0, -inf)`) an engine implements;
@@ -304,14 +306,28 @@ pub fn max_rule(a: f32, b: f32, rule: MaxRule) -> f32 {
     }
 }
 
-/// MIN: `a < b ? a : b` on the raw values (no flush, NaN in either operand gives `b`).
+/// MIN: `a < b ? a : b` on the raw values (no flush, NaN in either operand gives `b`); on
+/// the bit patterns for the reason given at [`max`] (`fminnm`).
 #[inline]
 pub fn min(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
+    let (a, b) = (a.to_bits(), b.to_bits());
+    f32::from_bits(if ieee_gt(b, a) { a } else { b })
+}
+
+/// IEEE `a > b` on f32 bit patterns: false when either is NaN, `+0` equal to `-0`.
+#[inline]
+fn ieee_gt(a: u32, b: u32) -> bool {
+    let is_nan = |x: u32| x & 0x7FFF_FFFF > 0x7F80_0000;
+    // Sign and magnitude to a signed integer of the same order (both zeros map to 0).
+    let key = |x: u32| {
+        let m = (x & 0x7FFF_FFFF) as i32;
+        if x >> 31 != 0 {
+            -m
+        } else {
+            m
+        }
+    };
+    !is_nan(a) && !is_nan(b) && key(a) > key(b)
 }
 
 /// SGE: `1.0` if `a >= b` (IEEE, raw values) else `0.0`; NaN gives `0.0`.

@@ -51,10 +51,11 @@ fn reads(ins: &Instr) -> u8 {
     let mut r = 0u8;
     for (k, o) in ins.operands.iter().enumerate() {
         // Destinations are written, not read.
-        if k == 0 && !matches!(info.op, Op::Tz | Op::Tnz) {
-            if matches!(o, Operand::Ft(..) | Operand::Ftt) {
-                continue;
-            }
+        if k == 0
+            && !matches!(info.op, Op::Tz | Op::Tnz)
+            && matches!(o, Operand::Ft(..) | Operand::Ftt)
+        {
+            continue;
         }
         if info.unit == Unit::BitMask && k == 1 {
             continue;

@@ -136,7 +136,7 @@ fn below_rsqrt(m: f64, x: f32) -> bool {
     let e = 2 * me + xe;
     // Compare p * 2^e with 1.
     let bits = 128 - p.leading_zeros() as i32;
-    if bits + e - 1 >= 1 {
+    if bits + e > 1 {
         // p * 2^e >= 2^(bits-1+e) >= 2 > 1, or equal to 2^0 handled below.
         return true;
     }
@@ -174,6 +174,10 @@ const K_Q116: u128 = 0x2e2a8eca5705fc2eefa1ffb41a474f;
 
 /// `(a * b) >> f` with a 256-bit intermediate product.
 fn mulshr(a: u128, b: u128, f: u32) -> u128 {
+    if a >> 64 == 0 && b >> 64 == 0 {
+        // The 60-bit evaluation: one 64x64 -> 128 multiply.
+        return (a * b) >> f;
+    }
     let (a1, a0) = (a >> 64, a & u128::from(u64::MAX));
     let (b1, b0) = (b >> 64, b & u128::from(u64::MAX));
     let p00 = a0 * b0;
@@ -365,7 +369,7 @@ pub fn flog_checked(a: u32) -> (u32, bool) {
     }
     // x = mant * 2^(e - 23) with mant in [2^23, 2^24).
     let bits = a & 0x7FFF_FFFF;
-    let (mut mant, mut e) = if bits >> 23 == 0 {
+    let (mant, mut e) = if bits >> 23 == 0 {
         let lz = bits.leading_zeros() - 8;
         (bits << lz, -126 - lz as i32)
     } else {
@@ -381,7 +385,6 @@ pub fn flog_checked(a: u32) -> (u32, bool) {
         d <<= 1;
         e += 1;
     }
-    let _ = &mut mant;
     let num = i64::from(mant) - d as i64; // m - 1, scaled by d
     let den = u64::from(mant) + d; // m + 1, scaled by d
     let negative = num < 0;

@@ -1211,6 +1211,7 @@ impl MacroAssembler for A64Masm {
             marks: self.marks,
             code_len,
             batch_entry: self.batch_entry,
+            batch_outputs_zeroed: 0xFFFF,
         })
     }
 }

@@ -22,7 +22,7 @@ pub use blocks::{Block, DeoptReason, Exit, Flow, Guard, Node, Target};
 pub use regions::{CallFrame, IfFrame, LoopFrame, StackContext};
 
 use crate::error::CompileResult;
-use picajit_interp::isa::{DstReg, Instruction};
+use picajit_interp::isa::{DstReg, Instruction, SrcReg};
 use picajit_interp::program::Program;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -120,6 +120,32 @@ impl Analysis {
             }
         }
         (temps, outputs)
+    }
+
+    /// Temporaries some reachable instruction reads (bit n = r`n`): the ones a fresh
+    /// invocation must see as +0. The others are written before any read, or never read.
+    pub fn read_temps(&self) -> u16 {
+        let mut temps = 0u16;
+        for n in &self.nodes {
+            let srcs = match n.instr {
+                Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
+                    [Some(src1), Some(src2), None]
+                }
+                Instruction::Unary { src, .. } | Instruction::Mova { src, .. } => {
+                    [Some(src), None, None]
+                }
+                Instruction::Mad {
+                    src1, src2, src3, ..
+                } => [Some(src1), Some(src2), Some(src3)],
+                _ => [None; 3],
+            };
+            for s in srcs.into_iter().flatten() {
+                if let SrcReg::Temp(i) = s {
+                    temps |= 1 << (i & 15);
+                }
+            }
+        }
+        temps
     }
 
     /// For programs whose every run ends at END without a loop back edge: the most

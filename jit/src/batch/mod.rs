@@ -815,7 +815,13 @@ pub(crate) fn run(
                       info: &mut BatchInfo|
      -> Result<(), BatchError> {
         let r = match from {
-            None => shader.run_batch_rows(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget),
+            None => shader.run_batch_rows(
+                &inputs[lo..hi],
+                &mut outputs[lo..hi],
+                uniforms,
+                budget,
+                out_mask,
+            ),
             Some(s) => {
                 shader.run_rows_from(&inputs[lo..hi], &mut outputs[lo..hi], uniforms, budget, s)
             }
@@ -882,11 +888,11 @@ pub(crate) fn run(
     outputs: &mut [[[f32; 4]; 16]],
     uniforms: &Uniforms,
     budget: u64,
-    _out_mask: u16,
+    out_mask: u16,
     start: Option<&UnitState>,
 ) -> Result<BatchInfo, BatchError> {
     match start {
-        None => shader.run_batch_rows(inputs, outputs, uniforms, budget),
+        None => shader.run_batch_rows(inputs, outputs, uniforms, budget, out_mask),
         Some(s) => shader.run_rows_from(inputs, outputs, uniforms, budget, s),
     }
 }

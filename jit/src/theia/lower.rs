@@ -268,19 +268,23 @@ impl<'a, E: Emit> Lowering<'a, E> {
         self.exit_at(pc, EXIT_TO_END);
         self.e.bind(start);
 
-        // Stage the operands.
-        if ra && !w.is_imm() {
-            self.stage(OPA, w.src1, known);
-        }
-        if rb {
-            self.stage(OPB, if w.is_imm() { w.dst } else { w.src2 }, known);
-        }
+        // Where the operands are read from.
+        let abase = if ra && !w.is_imm() {
+            self.stage(OPA, w.src1, known)
+        } else {
+            OPA
+        };
+        let bbase = if rb {
+            self.stage(OPB, if w.is_imm() { w.dst } else { w.src2 }, known)
+        } else {
+            OPB
+        };
         let imm = w.imm();
         match sem {
             Sem::Jump(c, t) => {
                 let taken = self.e.label();
                 let not_taken = self.e.label();
-                self.decide(c, t, taken, not_taken);
+                self.decide(c, t, abase, bbase, taken, not_taken);
                 self.e.bind(taken);
                 match target_label {
                     None => self.exit_at(pc, EXIT_TO_END),
@@ -309,7 +313,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
             _ => {}
         }
-        self.compute(sem, w, pc, imm);
+        self.compute(sem, w, pc, imm, abase, bbase);
         let writes = match sem {
             Sem::Nop | Sem::Ret => false,
             Sem::Return => self.profile == Profile::Rtl,
@@ -332,44 +336,33 @@ impl<'a, E: Emit> Lowering<'a, E> {
         }
     }
 
-    /// Copies a register operand's three components into the context at `dst_off`.
-    fn stage(&mut self, dst_off: u32, addr: u16, known: Option<u16>) {
+    /// Where a register operand's three components are read from: straight from the register
+    /// row or the result flops when that is known at compile time, otherwise (a leader in the
+    /// rtl profile) copied into the context at `stage_off` by a run-time forwarding test.
+    fn stage(&mut self, stage_off: u32, addr: u16, known: Option<u16>) -> u32 {
         match self.profile {
-            Profile::Manual => {
-                for c in 0..3 {
-                    self.e.load32(0, REGS + addr as u32 * 12 + c * 4);
-                    self.e.store32(dst_off + c * 4, 0);
-                }
-            }
+            Profile::Manual => REGS + addr as u32 * 12,
             Profile::Rtl => {
                 let row = (addr & 0x7F) as u32;
                 match known {
-                    Some(prev) => {
-                        let from = if prev == addr {
-                            LAST_RESULT
-                        } else {
-                            REGS + row * 12
-                        };
-                        for c in 0..3 {
-                            self.e.load32(0, from + c * 4);
-                            self.e.store32(dst_off + c * 4, 0);
-                        }
-                    }
+                    Some(prev) if prev == addr => LAST_RESULT,
+                    Some(_) => REGS + row * 12,
                     None => {
                         let not_fwd = self.e.label();
                         let done = self.e.label();
                         self.e.branch_mem32_ne(LAST_DST, addr as u32, not_fwd);
                         for c in 0..3 {
                             self.e.load32(0, LAST_RESULT + c * 4);
-                            self.e.store32(dst_off + c * 4, 0);
+                            self.e.store32(stage_off + c * 4, 0);
                         }
                         self.e.jump(done);
                         self.e.bind(not_fwd);
                         for c in 0..3 {
                             self.e.load32(0, REGS + row * 12 + c * 4);
-                            self.e.store32(dst_off + c * 4, 0);
+                            self.e.store32(stage_off + c * 4, 0);
                         }
                         self.e.bind(done);
+                        stage_off
                     }
                 }
             }
@@ -398,10 +391,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
     }
 
     /// Branches to `taken` or `not_taken` for a conditional jump on staged A and B.
-    fn decide(&mut self, c: Component, t: Test, taken: E::Label, not_taken: E::Label) {
+    fn decide(
+        &mut self,
+        c: Component,
+        t: Test,
+        abase: u32,
+        bbase: u32,
+        taken: E::Label,
+        not_taken: E::Label,
+    ) {
         let c = c as u32;
-        self.e.load32(0, OPA + c * 4);
-        self.e.load32(1, OPB + c * 4);
+        self.e.load32(0, abase + c * 4);
+        self.e.load32(1, bbase + c * 4);
         let e = &mut *self.e;
         if self.profile == Profile::Manual {
             let cond = match t {
@@ -445,11 +446,11 @@ impl<'a, E: Emit> Lowering<'a, E> {
     }
 
     /// Computes the result components into `RES`.
-    fn compute(&mut self, sem: Sem, w: Word, pc: u16, imm: u32) {
+    fn compute(&mut self, sem: Sem, w: Word, pc: u16, imm: u32, abase: u32, bbase: u32) {
         let rtl = self.profile == Profile::Rtl;
         let e = &mut *self.e;
-        let a = |c: u32| OPA + c * 4;
-        let b = |c: u32| OPB + c * 4;
+        let a = |c: u32| abase + c * 4;
+        let b = |c: u32| bbase + c * 4;
         let res = |c: u32| RES + c * 4;
         match sem {
             Sem::Nop | Sem::DebugPrint | Sem::Zero => {

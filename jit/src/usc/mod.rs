@@ -21,7 +21,10 @@
 #[cfg(target_arch = "x86_64")]
 use crate::runtime::code_buffer::ExecCode;
 use picajit_interp::usc::program::Reg;
-use picajit_interp::usc::{ExecError, Flow, Outcome, Prepared, State, Status, MAX_INSTANCES};
+use picajit_interp::usc::{ExecError, Outcome, Prepared, State, MAX_INSTANCES};
+// The interpreter calls and the run's result exist only where the x86-64 code runs.
+#[cfg(target_arch = "x86_64")]
+use picajit_interp::usc::{Flow, Status};
 
 pub mod x64;
 
@@ -133,6 +136,7 @@ impl std::fmt::Debug for UscCode {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 struct Env<'a> {
     prepared: &'a Prepared,
     state: *mut State,
@@ -140,6 +144,7 @@ struct Env<'a> {
     error: Option<ExecError>,
 }
 
+#[cfg(target_arch = "x86_64")]
 fn sync_in(ctx: &UscCtx, st: &mut State) {
     for l in 0..MAX_INSTANCES {
         st.p0[l] = ctx.p0[l] != 0;
@@ -147,6 +152,7 @@ fn sync_in(ctx: &UscCtx, st: &mut State) {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 fn sync_out(ctx: &mut UscCtx, st: &State) {
     for l in 0..MAX_INSTANCES {
         ctx.p0[l] = if st.p0[l] { !0 } else { 0 };
@@ -154,7 +160,31 @@ fn sync_out(ctx: &mut UscCtx, st: &State) {
     }
 }
 
-/// Runs group `group` on the interpreter for generated code.
+#[cfg(target_arch = "x86_64")]
+/// FRSQ, FLOG or FEXP (`op` 0, 1, 2) of the 16 words at `data`, in place: the float model's
+/// functions, for generated code.
+extern "sysv64" fn complex(op: u32, data: *mut u32) {
+    // SAFETY: generated code passes its context's 16-word scratch area.
+    let d = unsafe { std::slice::from_raw_parts_mut(data, MAX_INSTANCES) };
+    let f = match op {
+        0 => picajit_interp::usc::float::frsq,
+        1 => picajit_interp::usc::float::flog,
+        _ => picajit_interp::usc::float::fexp,
+    };
+    for v in d {
+        *v = f(*v);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// Address of [`complex`] for the code generator.
+pub fn complex_fn() -> usize {
+    complex as *const () as usize
+}
+
+/// Runs group `group` on the interpreter for generated code (x86-64 only: the System V
+/// calling convention the generated code uses does not exist elsewhere).
+#[cfg(target_arch = "x86_64")]
 extern "sysv64" fn helper(ctx: *mut UscCtx, group: u32) -> u32 {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // SAFETY: generated code passes the context it was called with, whose `env` is the
@@ -188,7 +218,14 @@ impl UscCode {
         #[cfg(target_arch = "x86_64")]
         {
             let n = state.instances();
-            let mut sites = vec![0u32; self.sites.len().max(1)];
+            let mut small = [0u32; 64];
+            let mut large = Vec::new();
+            let sites: &mut [u32] = if self.sites.len() <= small.len() {
+                &mut small
+            } else {
+                large.resize(self.sites.len(), 0);
+                &mut large
+            };
             let mut env = Env {
                 prepared: p,
                 state: state as *mut State,

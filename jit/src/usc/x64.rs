@@ -41,7 +41,9 @@ pub fn native(p: &Prepared, gi: usize) -> bool {
         let o = &ins.operands;
         match info.op {
             Op::Fmad | Op::Fadd | Op::Fmul | Op::Mbyp | Op::Mov | Op::Movc => true,
-            Op::Frcp | Op::Fsqrt => !shared_dst(&o[0]),
+            Op::Frcp | Op::Fsqrt | Op::Frsq | Op::Flog | Op::Fexp => !shared_dst(&o[0]),
+            // The unsigned 32-bit multiply-add without modifiers (its carry is never set).
+            Op::Umadd32 => o[1..4].iter().all(|x| x.mods().is_empty()),
             Op::Write | Op::MovcWrite => !shared_dst(&o[0]),
             Op::Tstz
             | Op::Tstgz
@@ -214,8 +216,14 @@ impl<'p> Gen<'p> {
 
     /// Records the lanes of `mask` as having written `site`.
     fn site(&mut self, s: Site, mask: Ymm) {
-        let k = self.sites.len() as i32;
-        self.sites.push(s);
+        // One word per distinct register: the run marks each written register once.
+        let k = match self.sites.iter().position(|x| *x == s) {
+            Some(k) => k as i32,
+            None => {
+                self.sites.push(s);
+                self.sites.len() as i32 - 1
+            }
+        };
         self.y().vmovmskps(RAX, mask);
         self.a.mov_rm64(RCX, RBX, off::SITES);
         x64!(self.a.ops; or DWORD [rcx + 4 * k], eax);
@@ -297,6 +305,37 @@ impl<'p> Gen<'p> {
         self.a.bind(next);
     }
 
+    /// FRSQ, FLOG, FEXP: both halves' sources into the scratch area, one call of the float
+    /// model's function per lane, then masked stores.
+    fn complex_group(&mut self, gi: usize) {
+        let g = &self.p.groups[gi];
+        let ins = &g.instrs[0];
+        let op = ins.op().unwrap();
+        for h in 0..2 {
+            let v = self.fsrc(&ins.operands[1], h, T[0]);
+            self.y()
+                .store(Mem::Base(RBX, off::SCRATCH + 32 * h as i32), v, false);
+        }
+        self.y().vzeroupper();
+        let code = match op {
+            Op::Frsq => 0,
+            Op::Flog => 1,
+            _ => 2,
+        };
+        self.a.mov_ri32(RDI, code);
+        x64!(self.a.ops; lea rsi, [rbx + off::SCRATCH]);
+        self.a.mov_ri64(RAX, super::complex_fn() as i64);
+        self.a.call_r(RAX);
+        for h in 0..2 {
+            self.exec_mask(g, h);
+            self.y()
+                .vmovups(T[0], Mem::Base(RBX, off::SCRATCH + 32 * h as i32));
+            if let Operand::Reg(r, _) = ins.operands[0] {
+                self.store_lanes(r, h, T[0], M, 0);
+            }
+        }
+    }
+
     fn alu_group(&mut self, gi: usize) {
         let g = &self.p.groups[gi];
         let drivers = self.p.drivers[gi];
@@ -354,6 +393,53 @@ impl<'p> Gen<'p> {
                     Op::Mbyp => {
                         let v = self.fsrc(&o[1], h, T[0]);
                         self.y().vmovaps(dst_ft, v);
+                    }
+                    Op::Umadd32 => {
+                        // 64-bit S0 * S1 + S2 (+ p0) per lane: even lanes through one
+                        // vpmuludq, odd lanes through another on the words shifted down.
+                        let a = self.raw(&o[1], h, T[0]);
+                        if a != T[0] {
+                            self.y().vmovaps(T[0], a);
+                        }
+                        let b = self.raw(&o[2], h, T[1]);
+                        if b != T[1] {
+                            self.y().vmovaps(T[1], b);
+                        }
+                        let c = self.raw(&o[3], h, T[2]);
+                        if c != T[2] {
+                            self.y().vmovaps(T[2], c);
+                        }
+                        let cin = o[4] == Operand::P0;
+                        if cin {
+                            let one = self.splat(1);
+                            self.y().vmovups(W1, Mem::Base(RBX, off::P0 + hs));
+                            self.y().vpand(W1, W1, one);
+                        }
+                        let lo = self.y().splat64(0xFFFF_FFFF);
+                        let hi = self.y().splat64(0xFFFF_FFFF_0000_0000);
+                        self.y().vpmuludq(T[3], T[0], T[1]);
+                        self.y().vpand(T[4], T[2], lo);
+                        self.y().vpaddq(T[3], T[3], T[4]);
+                        if cin {
+                            self.y().vpand(T[4], W1, lo);
+                            self.y().vpaddq(T[3], T[3], T[4]);
+                        }
+                        self.y().vpsrlq(T[0], T[0], 32);
+                        self.y().vpsrlq(T[1], T[1], 32);
+                        self.y().vpmuludq(T[5], T[0], T[1]);
+                        self.y().vpsrlq(T[0], T[2], 32);
+                        self.y().vpaddq(T[5], T[5], T[0]);
+                        if cin {
+                            self.y().vpsrlq(T[0], W1, 32);
+                            self.y().vpaddq(T[5], T[5], T[0]);
+                        }
+                        // ft0 = low words, ft1 = high words.
+                        self.y().vpand(ft(0), T[3], lo);
+                        self.y().vpsllq(T[0], T[5], 32);
+                        self.y().vpor(ft(0), ft(0), T[0]);
+                        self.y().vpsrlq(ft(1), T[3], 32);
+                        self.y().vpand(T[0], T[5], hi);
+                        self.y().vpor(ft(1), ft(1), T[0]);
                     }
                     Op::Frcp | Op::Fsqrt => {
                         let v = self.fsrc(&o[1], h, T[0]);
@@ -749,8 +835,8 @@ impl<'p> Gen<'p> {
         }
         let all = ins.mods.branch == Some(BranchMode::AllInst);
         self.a.xor_rr32(RSI, RSI);
-        for h in 0..2 {
-            let hs = h as i32 * 32;
+        for h in 0..2i32 {
+            let hs = h * 32;
             self.y().vmovups(T[0], Mem::Base(RBX, off::LANES + hs));
             if !g.ignore_pe {
                 self.y().vpand(T[0], T[0], Mem::Base(RBX, off::PE + hs));
@@ -803,8 +889,11 @@ impl<'p> Gen<'p> {
                 continue;
             }
             native_groups += 1;
-            let unit = self.p.groups[gi].instrs[0].info.unwrap().unit;
-            match unit {
+            let first = self.p.groups[gi].instrs[0].info.unwrap();
+            match first.unit {
+                Unit::Complex if matches!(first.op, Op::Frsq | Op::Flog | Op::Fexp) => {
+                    self.complex_group(gi)
+                }
                 Unit::Cond => self.cond_group(gi),
                 Unit::Branch => self.branch_group(gi),
                 _ => self.alu_group(gi),

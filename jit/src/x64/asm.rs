@@ -267,6 +267,21 @@ impl Asm {
         }
     }
 
+    /// `movlps [base + o], src` (lanes 0 and 1).
+    pub fn store_lo64(&mut self, b: Gpr, o: i32, s: Xmm) {
+        x64!(self.ops; movlps [Rq(b.0) + o], Rx(s.0));
+    }
+
+    /// `movhps [base + o], src` (lanes 2 and 3).
+    pub fn store_hi64(&mut self, b: Gpr, o: i32, s: Xmm) {
+        x64!(self.ops; movhps [Rq(b.0) + o], Rx(s.0));
+    }
+
+    /// `extractps [base + o], src, lane` (SSE4.1).
+    pub fn store_lane(&mut self, b: Gpr, o: i32, s: Xmm, lane: u8) {
+        x64!(self.ops; extractps [Rq(b.0) + o], Rx(s.0), lane as i8);
+    }
+
     /// `movmskps dst32, src`
     pub fn movmskps(&mut self, d: Gpr, s: Xmm) {
         x64!(self.ops; movmskps Rd(d.0), Rx(s.0));

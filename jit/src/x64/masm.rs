@@ -84,7 +84,9 @@ enum V3 {
 /// Out-of-line subroutines (see [`X64Masm::outline`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stub {
-    FixupRtz(Xmm),
+    /// Slow path of the mode's fix-up of `.0` (with `.1`: the MUL variant, see
+    /// [`X64Masm::fixup_inline`]).
+    FixupSlow(Xmm, Option<Xmm>),
     /// RSQ of lane 0 (flushed) into lane 0.
     Rsq(Xmm),
     /// EX2 of lane 0 (flushed) into lane 0.
@@ -93,9 +95,6 @@ enum Stub {
     Lg2(Xmm),
     /// `round_scaled`: rdi = sign bit, r10 = significand, rsi = exponent → eax = f32 bits.
     RoundScaled,
-    /// Fix-up after `mulps v, b`, with inf × 0 repair.
-    FixupMul(Xmm, Xmm),
-    FixupF32(Xmm),
     FixupRne17(Xmm),
     RoundF64(Xmm),
     F64Binop(Xmm, Xmm, bool),
@@ -119,6 +118,62 @@ pub struct X64Masm {
     epilogue: DynamicLabel,
     batch_entry: usize,
     stubs: StubTable<Stub, DynamicLabel>,
+    /// Per-site exits to slow paths: (site label, label to return to, subroutine).
+    slow_sites: Vec<(DynamicLabel, DynamicLabel, Stub)>,
+    /// Temporaries and outputs the batch entry clears before each row (see
+    /// [`X64Masm::with_batch_zero`]).
+    batch_zero: (u16, u16),
+    /// Rows of temporaries held in registers since the last join (see [`TempCache`]).
+    temp_cache: TempCache,
+}
+
+/// Up to three temporaries' full rows in xmm13-xmm15, which nothing else uses: the value
+/// each one was last stored with. Valid from a store to the next label the lowering binds
+/// (a join of paths; labels inside one instruction's sequence and the return points of
+/// slow-path stubs keep it, since every path through them leaves xmm13-xmm15 alone). A
+/// read of a cached row is a register copy instead of a load that would wait for the store
+/// just made (`mvp` writes r0 one component per instruction, then reads it four times).
+#[derive(Clone, Copy, Debug, Default)]
+struct TempCache {
+    /// Temporary held by each register, and when it was last used.
+    slots: [Option<(u8, u32)>; 3],
+    clock: u32,
+}
+
+impl TempCache {
+    const REGS: [Xmm; 3] = [Xmm(13), Xmm(14), Xmm(15)];
+
+    fn clear(&mut self) {
+        self.slots = [None; 3];
+    }
+
+    fn find(&mut self, temp: u8) -> Option<Xmm> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .find_map(|(k, s)| match s {
+                Some((t, used)) if *t == temp => {
+                    *used = clock;
+                    Some(Self::REGS[k])
+                }
+                _ => None,
+            })
+    }
+
+    /// The register holding `temp`, and whether it holds its row already; otherwise the
+    /// least recently used register, now assigned to `temp` (the caller fills it).
+    fn slot(&mut self, temp: u8) -> (Xmm, bool) {
+        if let Some(r) = self.find(temp) {
+            return (r, true);
+        }
+        let k = (0..3)
+            .min_by_key(|&k| self.slots[k].map_or(0, |(_, used)| used))
+            .unwrap_or(0);
+        self.slots[k] = Some((temp, self.clock));
+        (Self::REGS[k], false)
+    }
 }
 
 fn val(v: Val) -> Xmm {
@@ -160,7 +215,20 @@ impl X64Masm {
             exit_deopt,
             exit_budget,
             stubs: StubTable::default(),
+            slow_sites: Vec::new(),
+            batch_zero: (0xFFFF, 0xFFFF),
+            temp_cache: TempCache::default(),
         }
+    }
+
+    /// Let the batch entry clear only the temporaries the program reads and the outputs it
+    /// writes before each row (default: all sixteen of each). Every other temporary is
+    /// written before it is read or never read, and the caller clears the other outputs it
+    /// wants (`Emitted::batch_outputs_zeroed`): clearing 32 registers per row was a tenth of
+    /// a one-vertex `mvp` run.
+    pub fn with_batch_zero(mut self, read_temps: u16, written_outputs: u16) -> X64Masm {
+        self.batch_zero = (read_temps, written_outputs);
+        self
     }
 
     /// Direct access to the assembler (encoding tests).
@@ -225,40 +293,76 @@ impl X64Masm {
         self.v3(V3::And, v, v, S0);
     }
 
-    /// Fast path shared by the fix-ups: `S0` = `x` with zero, -0 and tiny lanes made +0, and a
-    /// jump to `slow` if any lane is at or above `high` (+1) in magnitude. Clobbers S1, rax.
-    fn fixup_fast(&mut self, x: Xmm, high_m1: u32, slow: DynamicLabel) {
-        let abs = self.c(ABS);
+    /// Fast path of the fix-ups, inline at every site: `v` receives `src` with its low
+    /// mantissa bits cleared (`trunc`) and zero, -0 and tiny lanes made +0, unless a lane is at
+    /// or above `high` (+1) in magnitude, which jumps to `slow` first with `v` and `src`
+    /// untouched. Truncating before comparing changes neither comparison: both bounds plus one
+    /// are multiples of 128, so truncation keeps every lane on its side of them (a NaN may
+    /// truncate to inf, which is still above `high`). Three dependent operations from `src`
+    /// to `v`. Clobbers S0, S1, rax.
+    fn fixup_fast(&mut self, v: Xmm, src: Xmm, high_m1: u32, trunc: u32, slow: DynamicLabel) {
+        let abs_trunc = self.c(ABS & trunc);
         let high = self.c(high_m1);
         let min = self.c(self.min_m1());
-        self.v3(V3::And, S0, x, abs);
-        self.v3(V3::Gt, S1, S0, high);
-        self.v3(V3::Gt, S0, S0, min);
-        self.v3(V3::And, S0, S0, x);
-        self.a.movmskps(RAX, S1);
+        self.v3(V3::And, S1, src, abs_trunc);
+        self.v3(V3::Gt, S0, S1, high);
+        self.v3(V3::Gt, S1, S1, min);
+        self.a.movmskps(RAX, S0);
         self.a.test_rr32(RAX, RAX);
         self.a.jne(slow);
+        // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
+        self.v3(V3::And, v, src, S1);
+        if trunc != !0 {
+            let t = self.c(trunc);
+            self.v3(V3::And, v, v, t);
+        }
     }
 
-    /// `float::f24_fixup_rtz` on four lanes: NaN → canonical, truncate to 17 bits, magnitude
-    /// `>= 2^64` → ±inf, `< 2^-62` → +0. Also the range step of the RNE paths, whose values
-    /// are already on the 17-bit grid. In place on `v`; clobbers S0-S2, rax.
+    /// The mode's fix-up of an arithmetic result (F24: `float::f24_fixup_rtz`, also the range
+    /// step of the RNE paths, whose values are on the 17-bit grid already; F32:
+    /// `float::f32_fixup`). In place on `v`; with `mul = Some(b)` the MUL variant: the raw
+    /// product is in S5, `v` still holds the left operand (needed, with `b`, by the inf × 0
+    /// repair of the slow path) and receives the result. Clobbers S0-S2, rax.
     ///
-    /// With `mul = Some(b)` it is the MUL variant: the raw product is in S5, `v` still holds
-    /// the left operand (needed, with `b`, by the inf × 0 repair of the slow path) and receives
-    /// the result.
-    fn body_fixup_rtz(&mut self, v: Xmm, mul: Option<Xmm>) {
-        let trunc = self.c(TRUNC17);
+    /// The fast path is inline; the rare lanes (F24: overflow, inf, NaN, all at or above 2^64
+    /// in magnitude; F32: NaN, overflow to inf being right already) leave through a
+    /// two-instruction stub per site that calls the shared slow subroutine
+    /// (`Stub::FixupSlow`) and jumps back. Calling a subroutine for every rounding cost a
+    /// call and a return per result: a quarter of the samples of one-vertex `mvp` runs.
+    fn fixup_inline(&mut self, v: Xmm, mul: Option<Xmm>) {
+        let (high, trunc) = match self.mode {
+            FloatMode::F32 => (INF, !0),
+            FloatMode::F24(_) => (F24_OVF_M1, TRUNC17),
+        };
         let slow = self.a.new_label();
+        let back = self.a.new_label();
         let src = if mul.is_some() { S5 } else { v };
-        // Overflow, inf and NaN (all at or above 2^64 in magnitude, and rare) take the slow path.
-        self.fixup_fast(src, F24_OVF_M1, slow);
-        self.v3(V3::And, v, S0, trunc);
-        self.a.ret();
-        self.a.bind(slow);
+        self.fixup_fast(v, src, high, trunc, slow);
+        self.a.bind(back);
+        self.slow_sites.push((slow, back, Stub::FixupSlow(v, mul)));
+    }
+
+    /// Slow path of [`Self::fixup_inline`] (shared subroutine), from the same registers.
+    fn body_fixup_slow(&mut self, v: Xmm, mul: Option<Xmm>) {
+        let src = if mul.is_some() { S5 } else { v };
+        let abs = self.c(ABS);
+        let min = self.c(self.min_m1());
+        self.v3(V3::And, S0, src, abs);
+        self.v3(V3::Gt, S0, S0, min);
+        self.v3(V3::And, S0, S0, src);
         if let Some(b) = mul {
             self.repair_inf_times_zero(v, b);
         }
+        match self.mode {
+            FloatMode::F32 => self.slow_f32_nan(v),
+            FloatMode::F24(_) => self.slow_rtz_range(v),
+        }
+    }
+
+    /// F24 slow path from S0 (tiny lanes cleared, inf × 0 repaired): truncate to 17 bits,
+    /// magnitude `>= 2^64` → ±inf, NaN → canonical, into `v`.
+    fn slow_rtz_range(&mut self, v: Xmm) {
+        let trunc = self.c(TRUNC17);
         self.v3(V3::And, v, S0, trunc);
         // Truncation kept NaNs NaN: every NaN here comes out of an x86 arithmetic instruction,
         // which sets the quiet bit (bit 22).
@@ -299,19 +403,9 @@ impl X64Masm {
         x.movaps(S0, S2);
     }
 
-    /// `float::f32_fixup` on four lanes: NaN → canonical, magnitude `< 2^-126` → +0. In place,
-    /// or the MUL variant as in [`Self::fixup_rtz`].
-    fn body_fixup_f32(&mut self, v: Xmm, mul: Option<Xmm>) {
-        let slow = self.a.new_label();
-        let src = if mul.is_some() { S5 } else { v };
-        // Only NaN needs the slow path: overflow to inf is already right.
-        self.fixup_fast(src, INF, slow);
-        self.a.movaps(v, S0);
-        self.a.ret();
-        self.a.bind(slow);
-        if let Some(b) = mul {
-            self.repair_inf_times_zero(v, b);
-        }
+    /// F32 slow path from S0 (tiny lanes cleared, inf × 0 repaired): NaN → canonical, into
+    /// `v`.
+    fn slow_f32_nan(&mut self, v: Xmm) {
         let canon = self.c(CANONICAL_NAN_BITS);
         let a = &mut self.a;
         a.movaps(S1, S0);
@@ -373,14 +467,16 @@ impl X64Masm {
         self.fixup_rtz(v);
     }
 
-    /// `float::f24_fixup_rtz` on four lanes (shared subroutine; fast path for in-range values).
+    /// `float::f24_fixup_rtz` on four lanes, in place (see [`Self::fixup_inline`]).
     pub fn fixup_rtz(&mut self, v: Xmm) {
-        self.outline(Stub::FixupRtz(v));
+        debug_assert!(self.mode != FloatMode::F32);
+        self.fixup_inline(v, None);
     }
 
-    /// `float::f32_fixup` on four lanes (shared subroutine).
+    /// `float::f32_fixup` on four lanes, in place (see [`Self::fixup_inline`]).
     pub fn fixup_f32(&mut self, v: Xmm) {
-        self.outline(Stub::FixupF32(v));
+        debug_assert!(self.mode == FloatMode::F32);
+        self.fixup_inline(v, None);
     }
 
     fn round_f64_rne17(&mut self, d: Xmm) {
@@ -727,21 +823,27 @@ impl X64Masm {
         self.a.call_label(l);
     }
 
-    /// Emit every requested subroutine (bodies may request more).
+    /// Emit the per-site stubs and every requested subroutine (subroutine bodies may add
+    /// both).
     fn emit_stubs(&mut self) {
-        if self.stubs.has_pending() {
+        if self.stubs.has_pending() || !self.slow_sites.is_empty() {
             self.marks
                 .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
         }
-        while let Some((stub, l)) = self.stubs.next_pending() {
+        let mut k = 0;
+        loop {
+            while let Some(&(site, back, stub)) = self.slow_sites.get(k) {
+                self.a.bind(site);
+                self.outline(stub);
+                self.a.jmp(back);
+                k += 1;
+            }
+            let Some((stub, l)) = self.stubs.next_pending() else {
+                break;
+            };
             self.a.bind(l);
             match stub {
-                Stub::FixupRtz(v) => self.body_fixup_rtz(v, None),
-                Stub::FixupF32(v) => self.body_fixup_f32(v, None),
-                Stub::FixupMul(v, b) => match self.mode {
-                    FloatMode::F32 => self.body_fixup_f32(v, Some(b)),
-                    _ => self.body_fixup_rtz(v, Some(b)),
-                },
+                Stub::FixupSlow(v, mul) => self.body_fixup_slow(v, mul),
                 Stub::FixupRne17(v) => self.body_fixup_rne17_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64_rne17(v),
                 Stub::Rsq(v) => self.body_rsq(v),
@@ -818,7 +920,7 @@ impl X64Masm {
             // The product goes to S5; the fix-up writes the result over `a`, whose old value
             // (with `b`) its slow path (taken for any NaN) needs to repair inf × 0.
             self.v3(V3::Mul, S5, a, b);
-            self.outline(Stub::FixupMul(a, b));
+            self.fixup_inline(a, Some(b));
         }
     }
 
@@ -928,6 +1030,8 @@ impl MacroAssembler for X64Masm {
     }
 
     fn bind(&mut self, l: DynamicLabel) {
+        // Other paths join here: nothing is known about the registers' rows.
+        self.temp_cache.clear();
         self.a.bind(l);
     }
 
@@ -979,9 +1083,14 @@ impl MacroAssembler for X64Masm {
         a.mov_rm64(OUTPUT, CTX, CTX_BATCH_OUTPUT);
         a.add_rr64(OUTPUT, RAX);
         a.xorps(S0, S0);
+        let (temps, outputs) = self.batch_zero;
         for i in 0..16 {
-            a.store_vec(Mem::Base(OUTPUT, VEC_SIZE * i), S0, false);
-            a.store_vec(Mem::Base(REGS, REG_TEMP + VEC_SIZE * i), S0, true);
+            if outputs & (1 << i) != 0 {
+                a.store_vec(Mem::Base(OUTPUT, VEC_SIZE * i), S0, false);
+            }
+            if temps & (1 << i) != 0 {
+                a.store_vec(Mem::Base(REGS, REG_TEMP + VEC_SIZE * i), S0, true);
+            }
         }
         a.store_vec(Mem::Base(REGS, REG_A0), S0, false);
         a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
@@ -1069,11 +1178,19 @@ impl MacroAssembler for X64Masm {
 
     fn load(&mut self, dst: Val, src: &Source) {
         let d = val(dst);
-        let (m, aligned) = self.src_mem(src.loc);
-        if aligned {
-            self.a.movaps(d, m);
+        let cached = match src.loc {
+            SrcLoc::Temp(i) => self.temp_cache.find(i),
+            _ => None,
+        };
+        if let Some(c) = cached {
+            self.a.movaps(d, c);
         } else {
-            self.a.movups(d, m);
+            let (m, aligned) = self.src_mem(src.loc);
+            if aligned {
+                self.a.movaps(d, m);
+            } else {
+                self.a.movups(d, m);
+            }
         }
         if src.swizzle != Swizzle::IDENTITY {
             self.a.shufps(d, d, shuffle_imm(src.swizzle));
@@ -1087,15 +1204,51 @@ impl MacroAssembler for X64Masm {
     fn store(&mut self, dst: &Dest, v: Val) {
         let s = val(v);
         let (m, aligned) = Self::dst_mem(dst);
-        match dst.mask.0 & 0xF {
+        let mask = dst.mask.0 & 0xF;
+        if !dst.output && mask != 0 {
+            // Temporaries: the whole row goes through its cache register and is stored as
+            // one 16-byte write, so later reads of the row (cached or not) never wait on a
+            // store that covers only part of it.
+            let (c, hit) = self.temp_cache.slot(dst.index);
+            if mask == 0xF {
+                self.a.movaps(c, s);
+            } else {
+                if !hit {
+                    self.a.movaps(c, m);
+                }
+                let imm = (0..4).fold(0u8, |acc, l| acc | ((mask >> (3 - l)) & 1) << l);
+                self.a.blendps(c, s, imm);
+            }
+            self.a.store_vec(m, c, aligned);
+            return;
+        }
+        match mask {
             0 => {}
             0xF => self.a.store_vec(m, s, aligned),
             0x8 => self.a.store_ss(m, s),
+            // Outputs are never read by the program: partial masks store only their lanes
+            // (mask bit 3 is lane 0, x) instead of loading the row to blend into it, which
+            // stalled on store forwarding after a write to another part of the same row
+            // (`mvp`: four one-component DPs into o0).
             mask => {
-                let imm = (0..4).fold(0u8, |acc, l| acc | ((mask >> (3 - l)) & 1) << l);
-                self.a.movups(S0, m);
-                self.a.blendps(S0, s, imm);
-                self.a.store_vec(m, S0, aligned);
+                let Mem::Base(b, o) = m else {
+                    unreachable!("destinations are base + offset")
+                };
+                let lane = |l: u8| (mask >> (3 - l)) & 1 != 0;
+                if lane(0) && lane(1) {
+                    self.a.store_lo64(b, o, s);
+                } else if lane(0) {
+                    self.a.store_ss(m, s);
+                } else if lane(1) {
+                    self.a.store_lane(b, o + 4, s, 1);
+                }
+                if lane(2) && lane(3) {
+                    self.a.store_hi64(b, o + 8, s);
+                } else if lane(2) {
+                    self.a.store_lane(b, o + 8, s, 2);
+                } else if lane(3) {
+                    self.a.store_lane(b, o + 12, s, 3);
+                }
             }
         }
     }
@@ -1353,6 +1506,7 @@ impl MacroAssembler for X64Masm {
             marks: self.marks,
             code_len,
             batch_entry: self.batch_entry,
+            batch_outputs_zeroed: self.batch_zero.1,
         })
     }
 }

@@ -29,7 +29,8 @@ pub fn generate(
             "the x86-64 backend needs SSE4.1".into(),
         ));
     }
-    let mut masm = masm::X64Masm::new(mode, features);
+    let mut masm = masm::X64Masm::new(mode, features)
+        .with_batch_zero(analysis.read_temps(), analysis.written_registers().1);
     masm.max_rule = max_rule;
     Lowerer::new(masm, program, analysis).lower()
 }

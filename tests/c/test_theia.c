@@ -1,0 +1,169 @@
+/*
+ * Tests of the THEIA functions of the picajit C API, written against include/picajit.h only.
+ * Run by tests/capi.rs natively and under valgrind memcheck. Prints "N passed, M failed" and
+ * exits non-zero on any failure.
+ */
+#include "picajit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (cond) {                                                                   \
+            passed++;                                                                 \
+        } else {                                                                      \
+            failed++;                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, \
+                    picajit_last_error());                                            \
+        }                                                                             \
+    } while (0)
+
+/* Q15.17 */
+#define Q(v) ((uint32_t)(int32_t)((v) * 131072.0))
+
+static const char *RAY =
+    "ENTRYPOINT_ADRR_MAIN:\n"
+    "\tSUB R1 CREG_V1 CREG_V0\n"
+    "\tSUB R2 CREG_V2 CREG_V0\n"
+    "\tCROSS R3 CREG_RAY_DIRECTION R2\n"
+    "\tDOT R4 R3 R1\n"
+    "\tZERO R12 VOID VOID\n"
+    "\tJEQX MISS R4 R12\n"
+    "\tSUB R5 CREG_CAMERA_POSITION CREG_V0\n"
+    "\tDOT R6 R5 R3\n"
+    "\tDIV R6 R6 R4\n"
+    "\tJLX MISS R6 R12\n"
+    "\tSETX R11 32'h20000\n"
+    "\tSWIZZLE3D R11 SWIZZLE_XXX\n"
+    "\tJGX MISS R6 R11\n"
+    "\tCROSS R7 R5 R1\n"
+    "\tDOT R8 CREG_RAY_DIRECTION R7\n"
+    "\tDIV R8 R8 R4\n"
+    "\tJLX MISS R8 R12\n"
+    "\tADD R10 R6 R8\n"
+    "\tJGX MISS R10 R11\n"
+    "\tDOT R9 R2 R7\n"
+    "\tDIV R9 R9 R4\n"
+    "\tJLEX MISS R9 R12\n"
+    "\tRETURN RT_TRUE\n"
+    "MISS:\n"
+    "\tRETURN RT_FALSE\n";
+
+static void setup(PicajitTheiaState *s, double dx) {
+    memset(s, 0, sizeof *s);
+    uint32_t dir[3] = {Q(dx), Q(0.05), Q(1.0)};
+    uint32_t v0[3] = {Q(-1.0), Q(-1.0), Q(5.0)};
+    uint32_t v1[3] = {Q(2.0), Q(-1.0), Q(5.0)};
+    uint32_t v2[3] = {Q(-1.0), Q(2.0), Q(5.0)};
+    memcpy(s->regs[85], dir, sizeof dir); /* CREG_RAY_DIRECTION */
+    memcpy(s->regs[44], v0, sizeof v0);   /* CREG_V0 */
+    memcpy(s->regs[46], v1, sizeof v1);
+    memcpy(s->regs[48], v2, sizeof v2);
+}
+
+struct io_log {
+    int writes, reads;
+    uint32_t last_data[3];
+};
+
+static void om_write(void *user, const uint32_t *addr, const uint32_t *data) {
+    struct io_log *l = user;
+    (void)addr;
+    l->writes++;
+    memcpy(l->last_data, data, 3 * sizeof *data);
+}
+
+static void tm_read(void *user, const uint32_t *addr, uint32_t *out) {
+    struct io_log *l = user;
+    l->reads++;
+    out[0] = addr[0] + 1;
+    out[1] = addr[1] + 2;
+    out[2] = addr[2] + 3;
+}
+
+int main(void) {
+    const uint32_t backends[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO};
+    for (int p = 0; p < 2; p++) {
+        for (int b = 0; b < 2; b++) {
+            PicajitTheiaProgram *prog = NULL;
+            CHECK(picajit_theia_program_create(RAY, 0, backends[b], (uint32_t)p, &prog) ==
+                  PICAJIT_OK);
+            uint32_t len = 0;
+            CHECK(picajit_theia_program_length(prog, &len) == PICAJIT_OK && len == 24);
+            PicajitTheiaState s;
+            PicajitTheiaResult r;
+            setup(&s, 0.1);
+            CHECK(picajit_theia_run(prog, &s, 0, 1000, NULL, &r) == PICAJIT_OK);
+            CHECK(r.status == PICAJIT_THEIA_RETURNED && r.return_value == 1 && r.steps == 23);
+            CHECK(s.regs[79][0] == Q(5.0)); /* R9 = t */
+            setup(&s, 0.9);
+            CHECK(picajit_theia_run(prog, &s, 0, 1000, NULL, &r) == PICAJIT_OK);
+            CHECK(r.status == PICAJIT_THEIA_RETURNED && r.return_value == 0);
+            setup(&s, 0.1);
+            CHECK(picajit_theia_run(prog, &s, 0, 5, NULL, &r) == PICAJIT_OK);
+            CHECK(r.status == PICAJIT_THEIA_BUDGET && r.steps == 5 && r.pc == 0x8000 + 12 + 5);
+            /* errors */
+            CHECK(picajit_theia_run(prog, &s, 24, 10, NULL, &r) == PICAJIT_ERR_INVALID_ARGUMENT);
+            CHECK(strstr(picajit_last_error(), "24 instructions") != NULL);
+            CHECK(picajit_theia_run(prog, NULL, 0, 10, NULL, &r) == PICAJIT_ERR_NULL);
+            CHECK(picajit_theia_run(prog, &s, 0, 10, NULL, NULL) == PICAJIT_ERR_NULL);
+            CHECK(picajit_theia_run(NULL, &s, 0, 10, NULL, &r) == PICAJIT_ERR_NULL);
+            picajit_theia_program_destroy(prog);
+        }
+    }
+
+    /* I/O callbacks, a stall, an undefined operation in a .mem image */
+    const char *io_src = "\tSETX R1 32'h7\n\tOMWRITE OREG_PIXEL_COLOR R1 R1\n\tTMREAD R2 R1 VOID\n"
+                         "\tRETURN RT_TRUE\n\tINTP R3 R1 VOID\n\tRETURN RT_TRUE\n";
+    for (int b = 0; b < 2; b++) {
+        PicajitTheiaProgram *prog = NULL;
+        CHECK(picajit_theia_program_create(io_src, 0, backends[b], PICAJIT_THEIA_PROFILE_RTL,
+                                           &prog) == PICAJIT_OK);
+        struct io_log log = {0, 0, {0, 0, 0}};
+        PicajitTheiaIo io = {&log, om_write, tm_read};
+        PicajitTheiaState s;
+        PicajitTheiaResult r;
+        memset(&s, 0, sizeof s);
+        CHECK(picajit_theia_run(prog, &s, 0, 100, &io, &r) == PICAJIT_OK);
+        CHECK(r.status == PICAJIT_THEIA_RETURNED && r.steps == 4);
+        CHECK(log.writes == 1 && log.reads == 1 && log.last_data[0] == 7);
+        CHECK(s.regs[72][0] == 8 && s.regs[72][1] == 2 && s.regs[72][2] == 3);
+        CHECK(picajit_theia_run(prog, &s, 4, 100, NULL, &r) == PICAJIT_OK);
+        CHECK(r.status == PICAJIT_THEIA_STALLED && r.steps == 0 && r.pc == 0x8000 + 12 + 4);
+        picajit_theia_program_destroy(prog);
+    }
+    char mem[400] = "26 //\n";
+    const unsigned rom[12] = {0, 44, 47, 69, 157, 232, 248, 190, 55, 276, 278, 37};
+    for (int k = 0; k < 12; k++) {
+        char line[40];
+        snprintf(line, sizeof line, "00000000 %08X\n", rom[k]);
+        strcat(mem, line);
+    }
+    strcat(mem, "00060000 00000000\n");
+    PicajitTheiaProgram *bad = NULL;
+    CHECK(picajit_theia_program_create(mem, 1, PICAJIT_BACKEND_AUTO, 0, &bad) == PICAJIT_OK);
+    PicajitTheiaState s;
+    PicajitTheiaResult r;
+    memset(&s, 0, sizeof s);
+    CHECK(picajit_theia_run(bad, &s, 0, 10, NULL, &r) == PICAJIT_ERR_EXEC);
+    CHECK(strstr(picajit_last_error(), "undefined THEIA operation") != NULL);
+    picajit_theia_program_destroy(bad);
+    picajit_theia_program_destroy(NULL);
+
+    PicajitTheiaProgram *none = NULL;
+    CHECK(picajit_theia_program_create("\tFROB R1 R2 R3\n", 0, 1, 0, &none) ==
+          PICAJIT_ERR_ASSEMBLY);
+    CHECK(strstr(picajit_last_error(), "FROB") != NULL && none == NULL);
+    CHECK(picajit_theia_program_create("x", 1, 1, 0, &none) == PICAJIT_ERR_ASSEMBLY);
+    CHECK(picajit_theia_program_create(RAY, 0, 1, 7, &none) == PICAJIT_ERR_INVALID_ARGUMENT);
+    CHECK(picajit_theia_program_create(RAY, 0, 99, 0, &none) == PICAJIT_ERR_INVALID_ARGUMENT);
+    CHECK(picajit_theia_program_create(NULL, 0, 1, 0, &none) == PICAJIT_ERR_NULL);
+    CHECK(picajit_theia_program_create(RAY, 0, 1, 0, NULL) == PICAJIT_ERR_NULL);
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
