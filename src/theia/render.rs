@@ -17,7 +17,7 @@
 //! * Geometry (`Module_Host.v`, `HOST_BROADCAST_NEXT_VERTEX` ff.): from Vertex word 10 on, seven
 //!   registers per frame to `CREG_V0` (44) onwards; frames are sent while the vertex counter
 //!   (starting at 1) stays below `(Vertex[6] + 1) * 7` (the test bench's primitive count), so
-//!   MAIN runs on frames 0 .. Vertex[6]-1.
+//!   MAIN runs on frames 0 .. `Vertex[6]-1`.
 //! * Swap memory (`rtl/Unit_MEM.v`, `rtl/Module_SwapMemory.v`): registers 32-63 exist twice;
 //!   the execution unit uses one bank and the host writes the other; the control unit flips
 //!   them when it triggers MAIN (`oFlipMem` with `oFlipMemEnabled` in `CU_TRIGGER_MAIN`).
@@ -528,7 +528,9 @@ pub fn render(
     let entries = scene.entries()?;
     let threads = threads.clamp(1, cores);
     let per = cores.div_ceil(threads);
-    let results: Vec<Result<(Vec<Vec<u32>>, Stats), RenderError>> = std::thread::scope(|s| {
+    // One thread's result: the pixels of its cores and their statistics.
+    type Part = Result<(Vec<Vec<u32>>, Stats), RenderError>;
+    let results: Vec<Part> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let code = &code;
