@@ -19,7 +19,7 @@
 //! * Geometry (`Module_Host.v`, `HOST_BROADCAST_NEXT_VERTEX` ff.): from Vertex word 10 on, seven
 //!   registers per frame to `CREG_V0` (44) onwards; frames are sent while the vertex counter
 //!   (starting at 1) stays below `(Vertex[6] + 1) * 7` (the test bench's primitive count), so
-//!   MAIN runs on frames 0 .. Vertex[6]-1.
+//!   MAIN runs on frames 0 .. `Vertex[6]-1`.
 //! * Swap memory (`rtl/Unit_MEM.v`, `rtl/Module_SwapMemory.v`): registers 32-63 exist twice;
 //!   the execution unit uses one bank and the host writes the other; the control unit flips
 //!   them when it triggers MAIN (`oFlipMem` with `oFlipMemEnabled` in `CU_TRIGGER_MAIN`).

@@ -177,7 +177,7 @@ extern "sysv64" fn complex(op: u32, data: *mut u32) {
 }
 
 #[cfg(target_arch = "x86_64")]
-/// Address of [`complex`] for the code generator.
+/// Address of `complex` for the code generator.
 pub fn complex_fn() -> usize {
     complex as *const () as usize
 }
