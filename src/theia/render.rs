@@ -77,8 +77,10 @@ pub struct Scene {
     pub core_count: Option<usize>,
 }
 
-/// Most GPU cores we model.
-pub const MAX_CORES: usize = 256;
+/// Most GPU cores we model (each has a 1 MB output memory).
+pub const MAX_CORES: usize = 64;
+/// Largest scene file we read.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Why a scene could not be rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,18 +118,28 @@ impl Scene {
     /// Reads Params.mem, Vertex.mem, Textures.mem and (unless `imem` is given) Instructions.mem
     /// from a scene directory.
     pub fn load(dir: &Path, imem: Option<Vec<u64>>) -> Result<Scene, RenderError> {
+        let read_text = |p: &Path| -> Result<String, RenderError> {
+            let len = std::fs::metadata(p)
+                .map_err(|e| RenderError(format!("{}: {e}", p.display())))?
+                .len();
+            if len > MAX_FILE_BYTES {
+                return err(format!(
+                    "{}: larger than {MAX_FILE_BYTES} bytes",
+                    p.display()
+                ));
+            }
+            std::fs::read_to_string(p).map_err(|e| RenderError(format!("{}: {e}", p.display())))
+        };
         let read = |name: &str| -> Result<Vec<u32>, RenderError> {
             let p = dir.join(name);
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| RenderError(format!("{}: {e}", p.display())))?;
+            let text = read_text(&p)?;
             readmemh(&text).map_err(|e| RenderError(format!("{}: {e}", p.display())))
         };
         let imem = match imem {
             Some(m) => m,
             None => {
                 let p = dir.join("Instructions.mem");
-                let text = std::fs::read_to_string(&p)
-                    .map_err(|e| RenderError(format!("{}: {e}", p.display())))?;
+                let text = read_text(&p)?;
                 MemImage::parse(&text)
                     .map_err(|e| RenderError(format!("{}: {e}", p.display())))?
                     .words
@@ -189,7 +201,7 @@ impl Scene {
             set(
                 &mut s,
                 7 + 2 * k,
-                [(x + cols) << 17, y.saturating_add(1 << 17), 0],
+                [x.saturating_add(cols) << 17, y.saturating_add(1 << 17), 0],
             );
         }
         s
