@@ -152,15 +152,10 @@ impl ExecCode {
     #[cfg(target_arch = "x86_64")]
     pub unsafe fn call_sysv<T>(&self, arg: *mut T) -> Option<u32> {
         match &self.inner {
-            Inner::Native(buf) => {
-                type Entry<T> = unsafe extern "sysv64" fn(*mut T) -> u32;
-                // SAFETY: the buffer starts with a complete function of this signature
-                // (caller's contract); the mapping is executable and outlives the call.
-                let f: Entry<T> = unsafe { std::mem::transmute(buf.as_ptr()) };
-                // SAFETY: `arg` is valid for the code's accesses by the caller's contract; the
-                // code restores every callee-saved register before returning.
-                Some(unsafe { f(arg) })
-            }
+            // SAFETY: the code at offset 0 is a complete function of the signature
+            // `call_plain_native` calls on this host (caller's contract), and `arg` is valid
+            // for everything it touches.
+            Inner::Native(buf) => Some(unsafe { call_plain_native(buf, 0, arg.cast()) }),
             #[cfg(feature = "emulate-a64")]
             Inner::Emulated(_) => None,
         }
