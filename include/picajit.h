@@ -65,7 +65,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 4
+#define PICAJIT_API_VERSION_MINOR 5
 
 /**
  * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
@@ -690,7 +690,8 @@ typedef struct PicajitRunStats {
   /**
    * Vertices (or geometry-shader invocations) completed. After `PICAJIT_ERR_EXEC` this is
    * the index of the vertex that failed; the outputs of the vertices before it are
-   * written, those from it on are not.
+   * written; those from it on are not, except that a batch split across threads (see
+   * `PicajitRunOptions::threads`) may have written the outputs of later parts.
    */
   size_t vertices;
 } PicajitRunStats;
@@ -793,6 +794,12 @@ typedef struct PicajitRunOptions {
    * Receives the last vertex's final unit state, or NULL.
    */
   struct PicajitUnitState *state_out;
+  /**
+   * Threads the batch may use: 0 (what `picajit_run_options_init` sets) uses every core
+   * for batches of at least 8192 vertices, 1 never splits, N splits into up to N parts
+   * of at least 512 vertices. Results are the same for every value.
+   */
+  uint32_t threads;
 } PicajitRunOptions;
 
 /**
@@ -1324,8 +1331,12 @@ PicajitStatus picajit_shader_apply_constants(const struct PicajitShader *shader,
  * output_layout->stride`, as the layouts describe; every vertex starts from a clean
  * register state. `count` may be 0. `stats` may be NULL.
  *
+ * Batches of at least 8192 vertices run on every core of the host (contiguous parts on
+ * threads the call starts and joins; see `options->threads` of `picajit_shader_run_batch_ex`).
+ *
  * Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
- * which; earlier outputs are written); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
+ * which: the lowest failing vertex; earlier outputs are written, and when the batch was
+ * split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
  * a uniform set of another float mode, a bad layout, or overlapping buffers.
  *
  * # Safety
@@ -1367,6 +1378,13 @@ PicajitStatus picajit_shader_run_batch(const struct PicajitShader *shader,
  * uniform (`picajit_uniforms_set_float`). a0 and aL may hold any value (relative addressing
  * ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
  * `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
+ *
+ * * `options->threads` (API minor 5): threads the batch may use. 0, the value
+ *   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
+ *   batches of at least 8192 vertices across every core of the host; 1 never splits; N
+ *   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
+ *   are the same for every value. A caller built against an earlier header (a
+ *   smaller `struct_size`) gets one thread.
  *
  * Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
  * point outside the code or an `options->struct_size` smaller than this header's.

@@ -73,6 +73,8 @@ build_start=$SECONDS
 "${fuzz[@]}" build
 echo "fuzz build: $((SECONDS - build_start)) s"
 
+# Explicit rather than relying on the sanitizer defaults.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
 status=0
 for t in "${selected[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
@@ -80,6 +82,9 @@ for t in "${selected[@]}"; do
     -max_total_time="$seconds"
     -timeout=20
     -rss_limit_mb=2048
+    # Leak detection on for every target, explicitly (LeakSanitizer at the end of a run and,
+    # where an input allocates more than it frees, after that input).
+    -detect_leaks=1
     -print_final_stats=1
     -artifact_prefix="fuzz/artifacts/$t/"
   )

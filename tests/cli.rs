@@ -700,35 +700,6 @@ fn errors_are_not_doubled_and_huge_inputs_are_refused() {
     std::fs::remove_file(&huge).unwrap();
 }
 
-/// `run --max-rule` selects the reading of MAX(0, -inf) (docs/float-max.md) on every engine.
-#[test]
-fn run_selects_the_max_rule() {
-    // max o0, c95, v0 / end
-    let code = write_words("max.bin", &[0x3007_f000, 0x8800_0000]);
-    let descs = write_words("max.d", &[0x6c36f]);
-    for engine in ["interp", "x64", "a64"] {
-        for (rule, want) in [("compare", "0x000000"), ("neg-inf-second", "0xff0000")] {
-            let out = ok(&[
-                "run",
-                "--raw",
-                s(&code),
-                "--opdescs",
-                s(&descs),
-                "--engine",
-                engine,
-                "--set",
-                "v0=-inf",
-                "--max-rule",
-                rule,
-                "--json",
-            ]);
-            let v: Value = serde_json::from_str(&out).unwrap();
-            assert_eq!(v["outputs"]["o0"][0], want, "{engine} {rule}: {out}");
-        }
-    }
-    fails(&["run", "--raw", s(&code), "--max-rule", "maybe"]);
-}
-
 /// `--budget 0` means the default budget, as `PicajitEngineConfig::budget = 0` does in the C
 /// ABI (tests/c/test_capi.c checks that side): a run with it matches a run without it, while
 /// a budget of 1 fails.
@@ -786,4 +757,33 @@ fn info_lists_inputs_apart_from_uniforms() {
     };
     assert_eq!(names("inputs"), ["inpos", "inclr"]);
     assert_eq!(names("uniforms"), ["projection", "modelview"]);
+}
+
+/// `run --max-rule` selects the reading of MAX(0, -inf) (docs/float-max.md) on every engine.
+#[test]
+fn run_selects_the_max_rule() {
+    // max o0, c95, v0 / end
+    let code = write_words("max.bin", &[0x3007_f000, 0x8800_0000]);
+    let descs = write_words("max.d", &[0x6c36f]);
+    for engine in ["interp", "x64", "a64"] {
+        for (rule, want) in [("compare", "0x000000"), ("neg-inf-second", "0xff0000")] {
+            let out = ok(&[
+                "run",
+                "--raw",
+                s(&code),
+                "--opdescs",
+                s(&descs),
+                "--engine",
+                engine,
+                "--set",
+                "v0=-inf",
+                "--max-rule",
+                rule,
+                "--json",
+            ]);
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["outputs"]["o0"][0], want, "{engine} {rule}: {out}");
+        }
+    }
+    fails(&["run", "--raw", s(&code), "--max-rule", "maybe"]);
 }

@@ -518,13 +518,15 @@ fn geometry_runner_on_the_jit_matches_the_interpreter() {
 }
 
 /// The point-mode geometry-shader examples with their benchmark uniforms (`point_to_quad`,
-/// `point_to_disc`); the variable- and fixed-mode ones (`fan_variable`, `tri_extrude`) take
-/// their inputs through uniforms, which `run_points` does not.
+/// `point_to_disc`).
 fn geometry_examples() -> Vec<Workload> {
     let all: Vec<Workload> = Workload::examples()
         .unwrap()
         .into_iter()
-        .filter(|w| w.kind() == ShaderKind::Geometry && w.gs_mode == GsInputMode::Point)
+        .filter(|w| {
+            w.kind() == ShaderKind::Geometry
+                && w.gs_mode == picajit::interp::program::GsInputMode::Point
+        })
         .collect();
     assert_eq!(all.len(), 2, "both point-mode geometry examples");
     all

@@ -286,3 +286,49 @@ fn fpcr_mode_is_installed_by_the_code() {
         0x3FC002
     );
 }
+
+/// Many distinct programs on one thread's emulator: it flushes every translation when new
+/// code is loaded and is replaced by a fresh instance every few hundred programs (so that a
+/// long run keeps a bounded footprint); results stay the interpreter's across both, also when
+/// the same program runs again after a replacement.
+#[test]
+fn many_programs_through_one_emulator_thread() {
+    let mode = FloatMode::default();
+    let mut u = Uniforms::default();
+    for c in 0..96 {
+        u.set_float_raw(c, [c as f32, 0.5, -2.0, 1.0]);
+    }
+    let shaders: Vec<(Program, CompiledShader)> = (0..600)
+        .map(|k| {
+            let p = program(
+                &[
+                    Instruction::Binary {
+                        op: if k % 2 == 0 { Opcode::Add } else { Opcode::Mul },
+                        dst: DstReg::Output((k % 7) as u8),
+                        src1: SrcReg::Const((k % 96) as u8),
+                        src2: SrcReg::Input((k % 3) as u8),
+                        rel: RelIndex::None,
+                        desc: 0,
+                    },
+                    Instruction::End,
+                ],
+                &[full()],
+                ShaderKind::Vertex,
+            );
+            let s = jit(&p, mode);
+            (p, s)
+        })
+        .collect();
+    let mut init = Registers::default();
+    init.input[0] = [1.5, 2.0, 3.0, -4.0];
+    init.input[1] = [0.25, -1.0, 8.0, 0.0];
+    init.input[2] = [-7.0, 1.0, 0.5, 2.0];
+    for round in 0..2 {
+        for (k, (p, s)) in shaders.iter().enumerate() {
+            if round == 1 && k % 50 != 0 {
+                continue;
+            }
+            check_regs(s, p, &u, &init, mode, 100);
+        }
+    }
+}

@@ -457,10 +457,11 @@ const SIZES: [usize; 9] = [1, 7, 8, 9, 15, 16, 17, 64, 100];
 fn examples_match_and_run_in_groups() {
     let workloads = Workload::examples().unwrap();
     let mut seen = 0;
-    for w in workloads
-        .iter()
-        .filter(|w| w.kind() == ShaderKind::Geometry)
-    {
+    for w in workloads.iter().filter(|w| {
+        // Point mode: the other input modes run one invocation at a time, not in groups.
+        w.kind() == ShaderKind::Geometry
+            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+    }) {
         seen += 1;
         let written = written_outputs(&w.program);
         let all = regs_of(&written);
@@ -1197,10 +1198,11 @@ fn failing_invocations_stop_both_at_the_same_point() {
 #[test]
 fn budget_exhaustion_stops_both_at_the_same_point() {
     let workloads = Workload::examples().unwrap();
-    for w in workloads
-        .iter()
-        .filter(|w| w.kind() == ShaderKind::Geometry)
-    {
+    for w in workloads.iter().filter(|w| {
+        // Point mode: the other input modes run one invocation at a time, not in groups.
+        w.kind() == ShaderKind::Geometry
+            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+    }) {
         for mode in MODES {
             let shader = jit(&w.program, mode);
             let uniforms = w.uniforms(mode);
@@ -1414,10 +1416,11 @@ fn interleave(name: &str, program: &Program, mode: FloatMode, uniforms: &Uniform
 fn run_and_run_points_interleave() {
     let mut r = Rng(0x1A7E);
     let workloads = Workload::examples().unwrap();
-    for w in workloads
-        .iter()
-        .filter(|w| w.kind() == ShaderKind::Geometry)
-    {
+    for w in workloads.iter().filter(|w| {
+        // Point mode: the other input modes run one invocation at a time, not in groups.
+        w.kind() == ShaderKind::Geometry
+            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+    }) {
         for mode in MODES {
             interleave(&w.name, &w.program, mode, &w.uniforms(mode), &mut r);
         }

@@ -355,3 +355,40 @@ fn errors() {
     assert!(fails(&["run", "--isa", "theia", jump.to_str().unwrap()]).contains("no code is loaded"));
     assert!(fails(&["disasm", "--isa", "theia", "no/such/file.mem"]).contains("no/such/file.mem"));
 }
+
+#[test]
+fn render_own_scene() {
+    let out = std::env::temp_dir().join(format!("picajit_theia_render_{}.ppm", std::process::id()));
+    let out_s = out.to_str().unwrap();
+    let text = ok(&[
+        "render",
+        "--isa",
+        "theia",
+        "examples/theia/scene",
+        "--shader",
+        "examples/theia/scene/scene.theia",
+        "--engine",
+        "x64",
+        "--cores",
+        "1",
+        "--compare",
+        "examples/theia/scene/Reference.ppm",
+        "-o",
+        out_s,
+    ]);
+    assert!(text.contains("rendered 4x2 on x64"), "{text}");
+    assert!(text.contains("s per frame"), "{text}");
+    assert!(
+        text.contains("0 differing pixels, largest channel difference 0"),
+        "{text}"
+    );
+    let ppm = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    assert_eq!(
+        ppm,
+        std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap()
+    );
+    // A scene directory without its files is a clear error.
+    let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
+    assert!(err.contains("Instructions.mem: "), "{err}");
+}

@@ -185,3 +185,149 @@ spin:
         }
     }
 }
+
+/// The C ABI's `options.threads`: a strided f32 batch on 1 and 3 threads (and through
+/// `picajit_shader_run_batch`, automatic) gives the same output bytes and final state, and a
+/// caller built against the first options layout (smaller `struct_size`) still runs.
+#[test]
+fn c_abi_threads_option() {
+    use picajit::capi::*;
+    use std::ptr::null_mut;
+    let w = Workload::examples()
+        .expect("examples")
+        .into_iter()
+        .find(|w| w.name == "lighting.v.pica")
+        .expect("lighting example");
+    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+        name: "lighting.v.pica",
+        text: picajit::bench::EXAMPLES
+            .iter()
+            .find(|(n, _)| *n == "lighting.v.pica")
+            .expect("source")
+            .1,
+    }])
+    .expect("assembles")
+    .to_bytes();
+    let n = 9000;
+    let inputs: Vec<f32> = w
+        .inputs(FloatMode::F32, n)
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .collect();
+    let uniforms_f32 = w.uniforms(FloatMode::F32);
+    // SAFETY (whole block): every pointer passed is a live local of the right size, and every
+    // handle comes from the library and is destroyed once.
+    unsafe {
+        let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
+        assert_eq!(
+            picajit_engine_config_init(&mut cfg),
+            PicajitStatus::PICAJIT_OK
+        );
+        let mut engine = null_mut();
+        assert_eq!(
+            picajit_engine_create(&cfg, &mut engine),
+            PicajitStatus::PICAJIT_OK
+        );
+        let mut shader = null_mut();
+        assert_eq!(
+            picajit_shader_load_shbin(engine, shbin.as_ptr().cast(), shbin.len(), 0, &mut shader),
+            PicajitStatus::PICAJIT_OK
+        );
+        let mut uniforms = null_mut();
+        assert_eq!(
+            picajit_uniforms_create(engine, &mut uniforms),
+            PicajitStatus::PICAJIT_OK
+        );
+        let rows: Vec<f32> = (0..96).flat_map(|i| uniforms_f32.float(i)).collect();
+        assert_eq!(
+            picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
+            PicajitStatus::PICAJIT_OK
+        );
+        let layout = PicajitVertexLayout {
+            format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
+            flags: 0,
+            mask: 0xFFFF,
+            stride: 256,
+        };
+        let mut start = std::mem::zeroed::<PicajitUnitState>();
+        start.r[3] = [0.5, -1.0, 2.0, 0.25];
+        let run = |threads: Option<u32>, size: Option<u32>| {
+            let mut out = vec![0f32; 64 * n];
+            let mut state = std::mem::zeroed::<PicajitUnitState>();
+            let mut stats = PicajitRunStats::default();
+            let status = match threads {
+                None => picajit_shader_run_batch(
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs.as_ptr().cast(),
+                    &layout,
+                    out.as_mut_ptr().cast(),
+                    n,
+                    &mut stats,
+                ),
+                Some(t) => {
+                    let mut o = std::mem::zeroed::<PicajitRunOptions>();
+                    assert_eq!(picajit_run_options_init(&mut o), PicajitStatus::PICAJIT_OK);
+                    o.threads = t;
+                    o.state_in = &start;
+                    o.state_out = &mut state;
+                    if let Some(s) = size {
+                        o.struct_size = s;
+                    }
+                    picajit_shader_run_batch_ex(
+                        shader,
+                        uniforms,
+                        &layout,
+                        inputs.as_ptr().cast(),
+                        &layout,
+                        out.as_mut_ptr().cast(),
+                        n,
+                        &o,
+                        &mut stats,
+                    )
+                }
+            };
+            assert_eq!(status, PicajitStatus::PICAJIT_OK);
+            assert_eq!(stats.vertices, n);
+            let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+            let state_bits: Vec<u32> = state.r.iter().flatten().map(|x| x.to_bits()).collect();
+            (bits, state_bits, stats.instructions)
+        };
+        let one = run(Some(1), None);
+        assert_eq!(run(Some(3), None), one, "3 threads");
+        let v1_size = (std::mem::size_of::<PicajitRunOptions>() - 8) as u32;
+        assert_eq!(run(Some(3), Some(v1_size)), one, "first options layout");
+        let plain = run(None, None);
+        let plain_one = {
+            let mut o = std::mem::zeroed::<PicajitRunOptions>();
+            assert_eq!(picajit_run_options_init(&mut o), PicajitStatus::PICAJIT_OK);
+            assert_eq!(o.threads, 0, "init asks for the automatic setting");
+            // Without state: compare with one thread and no state.
+            let mut out = vec![0f32; 64 * n];
+            o.threads = 1;
+            let mut stats = PicajitRunStats::default();
+            assert_eq!(
+                picajit_shader_run_batch_ex(
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs.as_ptr().cast(),
+                    &layout,
+                    out.as_mut_ptr().cast(),
+                    n,
+                    &o,
+                    &mut stats,
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            out.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
+        };
+        assert_eq!(plain.0, plain_one, "automatic threads");
+        picajit_uniforms_destroy(uniforms);
+        picajit_shader_destroy(shader);
+        picajit_engine_destroy(engine);
+    }
+}

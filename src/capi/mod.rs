@@ -103,7 +103,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 4;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 5;
 
 /// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
 /// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).

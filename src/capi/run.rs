@@ -21,7 +21,8 @@ pub struct PicajitRunStats {
     pub instructions: u64,
     /// Vertices (or geometry-shader invocations) completed. After `PICAJIT_ERR_EXEC` this is
     /// the index of the vertex that failed; the outputs of the vertices before it are
-    /// written, those from it on are not.
+    /// written; those from it on are not, except that a batch split across threads (see
+    /// `PicajitRunOptions::threads`) may have written the outputs of later parts.
     pub vertices: usize,
 }
 
@@ -51,6 +52,8 @@ struct Batch<'a> {
     state_in: Option<UnitState>,
     /// Hand back the last vertex's state.
     state_out: bool,
+    /// Index of this batch's first vertex in the caller's (error messages).
+    base: usize,
 }
 
 impl Batch<'_> {
@@ -112,11 +115,84 @@ impl Batch<'_> {
                 stats.instructions = 0;
                 return Err(Error::new(
                     PicajitStatus::PICAJIT_ERR_EXEC,
-                    format!("vertex {}: {e}", start + k),
+                    format!("vertex {}: {e}", self.base + start + k),
                 ));
             }
         }
         Ok(last_state)
+    }
+}
+
+impl Batch<'_> {
+    /// [`Batch::run`] over `threads` contiguous parts of the batch at once (scoped threads;
+    /// vertices are independent, so the outputs are those of one run). Only the last part
+    /// hands a state back. On failure the lowest failing vertex is reported, as one run
+    /// reports it, and its stats are those of the vertices before it; parts after it may
+    /// have written their outputs.
+    fn run_split(
+        &self,
+        inputs: &[u8],
+        outputs: &mut [u8],
+        count: usize,
+        threads: usize,
+        stats: &mut PicajitRunStats,
+    ) -> Result<Option<UnitState>> {
+        let per = count.div_ceil(threads);
+        // Part k's output bytes start at vertex k * per; the last part keeps the rest.
+        let mut parts = Vec::with_capacity(threads);
+        let mut rest = outputs;
+        let mut lo = 0;
+        while lo < count {
+            let hi = (lo + per).min(count);
+            let (part, tail) = if hi < count {
+                rest.split_at_mut((hi - lo) * self.output.stride)
+            } else {
+                (rest, &mut [][..])
+            };
+            parts.push((lo, hi, part));
+            rest = tail;
+            lo = hi;
+        }
+        type PartResult = (PicajitRunStats, Result<Option<UnitState>>);
+        let results: Vec<PartResult> = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|(lo, hi, out)| {
+                    let input = &inputs[lo * self.input.stride..];
+                    let part = Batch {
+                        state_out: self.state_out && hi == count,
+                        base: self.base + lo,
+                        ..*self
+                    };
+                    scope.spawn(move || {
+                        let mut s = PicajitRunStats::default();
+                        let r = part.run(input, out, hi - lo, &mut s);
+                        (s, r)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut last = None;
+        for (k, (s, r)) in results.into_iter().enumerate() {
+            let lo = k * per;
+            match r {
+                Ok(state) => {
+                    stats.instructions += s.instructions;
+                    stats.vertices = lo + s.vertices;
+                    last = state.or(last);
+                }
+                Err(e) => {
+                    stats.instructions = 0;
+                    stats.vertices = lo + s.vertices;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(last)
     }
 }
 
@@ -125,8 +201,12 @@ impl Batch<'_> {
 /// output_layout->stride`, as the layouts describe; every vertex starts from a clean
 /// register state. `count` may be 0. `stats` may be NULL.
 ///
+/// Batches of at least 8192 vertices run on every core of the host (contiguous parts on
+/// threads the call starts and joins; see `options->threads` of `picajit_shader_run_batch_ex`).
+///
 /// Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
-/// which; earlier outputs are written); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
+/// which: the lowest failing vertex; earlier outputs are written, and when the batch was
+/// split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
 /// a uniform set of another float mode, a bad layout, or overlapping buffers.
 ///
 /// # Safety
@@ -186,6 +266,13 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
 /// uniform (`picajit_uniforms_set_float`). a0 and aL may hold any value (relative addressing
 /// ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
 /// `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
+///
+/// * `options->threads` (API minor 5): threads the batch may use. 0, the value
+///   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
+///   batches of at least 8192 vertices across every core of the host; 1 never splits; N
+///   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
+///   are the same for every value. A caller built against an earlier header (a
+///   smaller `struct_size`) gets one thread.
 ///
 /// Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
 /// point outside the code or an `options->struct_size` smaller than this header's.
@@ -284,8 +371,14 @@ unsafe fn run_batch(
         output,
         state_in: options.state_in,
         state_out: !options.state_out.is_null(),
+        base: 0,
     };
-    let result = batch.run(in_bytes, out_bytes, count, &mut totals);
+    let threads = crate::engine::batch_threads(options.threads, count);
+    let result = if threads > 1 {
+        batch.run_split(in_bytes, out_bytes, count, threads, &mut totals)
+    } else {
+        batch.run(in_bytes, out_bytes, count, &mut totals)
+    };
     if !stats.is_null() {
         // SAFETY: writable by this function's contract (alignment checked above).
         unsafe { error::write_out(stats, totals, "stats") }?;

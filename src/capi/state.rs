@@ -69,6 +69,21 @@ pub struct PicajitRunOptions {
     pub state_in: *const PicajitUnitState,
     /// Receives the last vertex's final unit state, or NULL.
     pub state_out: *mut PicajitUnitState,
+    /// Threads the batch may use: 0 (what `picajit_run_options_init` sets) uses every core
+    /// for batches of at least 8192 vertices, 1 never splits, N splits into up to N parts
+    /// of at least 512 vertices. Results are the same for every value.
+    pub threads: u32,
+}
+
+/// The first version of [`PicajitRunOptions`] (API minor 3 and 4), still accepted: its callers get
+/// one thread.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RunOptionsV1 {
+    struct_size: u32,
+    entry: u32,
+    state_in: *const PicajitUnitState,
+    state_out: *mut PicajitUnitState,
 }
 
 /// SETEMIT state of a geometry unit: where and how the next EMIT writes its vertex.
@@ -89,6 +104,8 @@ pub(crate) struct RunOptions {
     pub(crate) entry: u32,
     pub(crate) state_in: Option<UnitState>,
     pub(crate) state_out: *mut PicajitUnitState,
+    /// `PicajitRunOptions::threads` (0: automatic).
+    pub(crate) threads: usize,
 }
 
 impl Default for RunOptions {
@@ -97,6 +114,7 @@ impl Default for RunOptions {
             entry: PICAJIT_ENTRY_DEFAULT,
             state_in: None,
             state_out: std::ptr::null_mut(),
+            threads: 0,
         }
     }
 }
@@ -111,14 +129,29 @@ pub(crate) unsafe fn read_options(options: *const PicajitRunOptions) -> Result<R
     // version of the struct, so reading it alone is in bounds whatever the caller's version.
     let size = unsafe { options.cast::<u32>().read() } as usize;
     let ours = std::mem::size_of::<PicajitRunOptions>();
-    if size < ours {
+    let first = std::mem::size_of::<RunOptionsV1>();
+    if size < first {
         return Err(Error::invalid(format!(
-            "options->struct_size is {size} but this library reads {ours} bytes \
+            "options->struct_size is {size} but this library reads at least {first} bytes \
              (call picajit_run_options_init)"
         )));
     }
-    // SAFETY: readable by this function's contract, at least `ours` bytes (checked above).
-    let o = unsafe { options.read() };
+    let o = if size >= ours {
+        // SAFETY: readable by this function's contract, at least `ours` bytes (checked
+        // above).
+        unsafe { options.read() }
+    } else {
+        // SAFETY: as above, at least the first version's bytes, which are a prefix of the
+        // current layout.
+        let v1 = unsafe { options.cast::<RunOptionsV1>().read() };
+        PicajitRunOptions {
+            struct_size: v1.struct_size,
+            entry: v1.entry,
+            state_in: v1.state_in,
+            state_out: v1.state_out,
+            threads: 1,
+        }
+    };
     let state_in = if o.state_in.is_null() {
         None
     } else {
@@ -132,6 +165,7 @@ pub(crate) unsafe fn read_options(options: *const PicajitRunOptions) -> Result<R
         entry: o.entry,
         state_in,
         state_out: o.state_out,
+        threads: o.threads as usize,
     })
 }
 
@@ -170,6 +204,7 @@ pub unsafe extern "C" fn picajit_run_options_init(
             entry: PICAJIT_ENTRY_DEFAULT,
             state_in: std::ptr::null(),
             state_out: std::ptr::null_mut(),
+            threads: 0,
         };
         // SAFETY: writable by this function's contract (checked non-NULL and aligned).
         unsafe { error::write_out(options, value, "options") }

@@ -42,6 +42,35 @@ enum Cmd {
     },
     /// Measure the engines on the examples (or given programs).
     Bench(BenchArgs),
+    /// Render a scene of the original project (Params/Vertex/Textures/Instructions.mem) as
+    /// the whole GPU does: control unit, host broadcast, swap memory, output memory.
+    Render(RenderArgs),
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// Scene directory (Params.mem, Vertex.mem, Textures.mem, Instructions.mem).
+    scene: PathBuf,
+    /// User shader sources (.theia/.shdr, concatenated and assembled) replacing the scene's
+    /// Instructions.mem.
+    #[arg(long = "shader", value_name = "FILE.theia")]
+    shader: Vec<PathBuf>,
+    /// Engine: interp, x64 or a64.
+    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
+    engine: String,
+    /// Threads over the scene's cores (0: all host cores).
+    #[arg(long, default_value_t = 0)]
+    cores: usize,
+    /// A checkout of the original project, for the ROM's default code (default:
+    /// PICAJIT_THEIA_DIR, else the checkout the scene directory lies in).
+    #[arg(long)]
+    rtl: Option<PathBuf>,
+    /// Compare with this PPM and print the differing-pixel count and largest difference.
+    #[arg(long)]
+    compare: Option<PathBuf>,
+    /// Output PPM.
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -103,7 +132,92 @@ pub fn main(args: Vec<OsString>) -> Result<(), String> {
         Cmd::Run(a) => run(a),
         Cmd::Info { input, profile } => info(input.as_deref(), profile_of(&profile)),
         Cmd::Bench(a) => bench(a),
+        Cmd::Render(a) => render(a),
     }
+}
+
+/// The original project's checkout that holds the ROM: `--rtl`, PICAJIT_THEIA_DIR, or an
+/// ancestor of the scene directory with `rtl/Module_ROM.v`; None when there is none (then only
+/// programs whose entry points all lie in the instruction memory render).
+fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
+    if let Some(p) = &a.rtl {
+        return Some(p.clone());
+    }
+    if let Some(p) = std::env::var_os("PICAJIT_THEIA_DIR") {
+        return Some(PathBuf::from(p));
+    }
+    let scene = a.scene.canonicalize().ok()?;
+    scene
+        .ancestors()
+        .find(|d| d.join("rtl/Module_ROM.v").is_file())
+        .map(Path::to_path_buf)
+}
+
+fn render(a: RenderArgs) -> Result<(), String> {
+    use picajit::theia::render::{self, Engine, Image, Scene};
+    let rom = match rtl_checkout(&a) {
+        Some(dir) => picajit::theia::rom::load(&dir)?.words,
+        None => {
+            eprintln!("note: no checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR): the ROM's default code is absent, so every entry point must lie in the instruction memory");
+            Vec::new()
+        }
+    };
+    let imem = if a.shader.is_empty() {
+        None
+    } else {
+        let mut src = String::new();
+        for p in &a.shader {
+            src.push_str(&read_text(p)?);
+            src.push('\n');
+        }
+        let p = asm::assemble(&src).map_err(|e| format!("--shader: {e}"))?;
+        Some(p.imem())
+    };
+    let scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
+    let engine = match backend_of(&a.engine) {
+        Some(b) => Engine::Jit(b),
+        None => Engine::Interp,
+    };
+    let threads = if a.cores == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        a.cores
+    };
+    let t = Instant::now();
+    let (img, stats) = render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
+    let secs = t.elapsed().as_secs_f64();
+    std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
+    println!(
+        "rendered {}x{} on {} ({} scene cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
+        img.width,
+        img.height,
+        a.engine,
+        scene.cores(),
+        secs,
+        stats.pixels,
+        stats.hits,
+        stats.runs,
+        stats.steps
+    );
+    if let Some(r) = &a.compare {
+        let reference =
+            Image::from_ppm(&read_text(r)?).map_err(|e| format!("{}: {e}", r.display()))?;
+        match img.compare(&reference) {
+            Some((px, max)) => println!(
+                "compared with {}: {px} differing pixels, largest channel difference {max}",
+                r.display()
+            ),
+            None => println!(
+                "compared with {}: sizes differ ({}x{} vs {}x{})",
+                r.display(),
+                img.width,
+                img.height,
+                reference.width,
+                reference.height
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// `--engine`: None for the interpreter.

@@ -4,6 +4,7 @@
 pub mod asm;
 pub mod disasm;
 pub mod mem;
+pub mod render;
 pub mod rom;
 
 pub use asm::{assemble, assemble_with, AsmError, Layout, Program, TABLE_LEN};

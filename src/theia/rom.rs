@@ -2,7 +2,7 @@
 //! project (GPL-2: picajit does not ship it). `rtl/Module_ROM.v` lists one instruction per
 //! case item, `N: I = { `OP ,`DST ,`SRC1 ,`SRC2 };`, as Verilog concatenations of macros from
 //! `rtl/aDefinitions.v` and the ROM file's own `` `define``s. [`load`] evaluates them to words;
-//! [`to_source`] writes the same program in assembler syntax (labels from the ROM's
+//! `to_source` writes the same program in assembler syntax (labels from the ROM's
 //! `LABEL_*`/`TAG_*` defines), which `tests/theia_asm.rs` assembles and compares.
 
 use std::collections::HashMap;

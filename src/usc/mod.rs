@@ -1,5 +1,5 @@
-//! PowerVR Series 6 USC programs as ISR text (seed 004): the parser ([`parse`]), the
-//! canonical printer ([`print`]) and [`compile`], which parses and prepares a program for the
+//! PowerVR Series 6 USC programs as ISR text (seed 004): the parser ([`parse`](fn@parse)), the
+//! canonical printer ([`print`](mod@print)) and [`compile`], which parses and prepares a program for the
 //! reference interpreter ([`picajit_interp::usc`]).
 
 pub mod parse;

@@ -261,7 +261,7 @@ pub fn dph(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
 
 /// MAX: `a > b ? a : b` on the raw values (no flush, NaN in either operand gives `b`).
 ///
-/// Compared and chosen on the bit patterns ([`ieee_gt`]): written as a float select, an
+/// Compared and chosen on the bit patterns (`ieee_gt`): written as a float select, an
 /// optimised AArch64 build turned `a > b ? a : b` with a constant non-NaN `b` (LITP's
 /// `max(x, 0)`) into `fmaxnm`, which returns a signalling-NaN `a` quieted instead of `b` (the
 /// AArch64 build's tests found it, `scripts/test-aarch64.sh`; x86-64 has no such instruction).

@@ -99,7 +99,14 @@ struct Emu {
     uc: Unicorn<'static, ()>,
     /// Id of the code currently in the code region.
     loaded: u64,
+    /// Programs loaded so far (see [`RENEW_AFTER`]).
+    loads: u32,
 }
+
+/// Programs an emulator instance runs before it is replaced by a fresh one: what unicorn
+/// keeps per translated program beyond its translation buffer is then returned too, so a
+/// long run over many programs (the differential fuzzer) stays at a bounded footprint.
+const RENEW_AFTER: u32 = 256;
 
 fn err(what: &str, e: impl std::fmt::Debug) -> String {
     format!("{what}: {e:?}")
@@ -153,7 +160,11 @@ impl Emu {
         // FP/SIMD enabled at EL0 and EL1 (CPACR_EL1.FPEN = 0b11).
         uc.reg_write(RegisterARM64::CPACR_EL1, 3 << 20)
             .map_err(|e| err("cpacr", e))?;
-        Ok(Emu { uc, loaded: 0 })
+        Ok(Emu {
+            uc,
+            loaded: 0,
+            loads: 0,
+        })
     }
 
     fn load(&mut self, code: &EmuCode) -> Result<(), String> {
@@ -171,6 +182,7 @@ impl Emu {
             .ctl_flush_tb()
             .map_err(|e| err("flush translations", e))?;
         self.loaded = code.id;
+        self.loads += 1;
         Ok(())
     }
 
@@ -233,7 +245,11 @@ impl EmuCode {
     pub unsafe fn call_at(&self, entry: usize, ctx: &mut JitContext) -> Status {
         let r = EMU.with(|cell| {
             let mut slot = cell.borrow_mut();
-            if slot.is_none() {
+            let renew = slot
+                .as_ref()
+                .is_some_and(|e| e.loads >= RENEW_AFTER && e.loaded != self.id);
+            if slot.is_none() || renew {
+                *slot = None;
                 *slot = Some(Emu::new()?);
             }
             let emu = slot.as_mut().ok_or("no emulator")?;

@@ -176,7 +176,7 @@ extern "sysv64" fn complex(op: u32, data: *mut u32) {
     }
 }
 
-/// Address of [`complex`] for the code generator; 0 off x86-64, where the code is generated
+/// Address of `complex` for the code generator; 0 off x86-64, where the code is generated
 /// only to be inspected (`x64::compile` refuses to make it executable there).
 pub fn complex_fn() -> usize {
     #[cfg(target_arch = "x86_64")]

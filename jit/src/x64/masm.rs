@@ -467,13 +467,13 @@ impl X64Masm {
         self.fixup_rtz(v);
     }
 
-    /// `float::f24_fixup_rtz` on four lanes, in place (see [`Self::fixup_inline`]).
+    /// `float::f24_fixup_rtz` on four lanes, in place (see `Self::fixup_inline`).
     pub fn fixup_rtz(&mut self, v: Xmm) {
         debug_assert!(self.mode != FloatMode::F32);
         self.fixup_inline(v, None);
     }
 
-    /// `float::f32_fixup` on four lanes, in place (see [`Self::fixup_inline`]).
+    /// `float::f32_fixup` on four lanes, in place (see `Self::fixup_inline`).
     pub fn fixup_f32(&mut self, v: Xmm) {
         debug_assert!(self.mode == FloatMode::F32);
         self.fixup_inline(v, None);

@@ -11,6 +11,7 @@
 //! | `rax rcx rdx rsi rdi r8-r11` | scratch, never live across a PICA instruction |
 //! | `xmm1-xmm4` | value slots [`VALS`] (`Val(0..4)` of the masm trait) |
 //! | `xmm0 xmm5-xmm12` | scratch of instruction sequences ([`SCRATCH`]) |
+//! | `xmm13-xmm15` | rows of up to three temporaries written since the last join (`TempCache` in `masm.rs`) |
 //!
 //! All pinned GPRs are callee-saved in the System V ABI; generated code calls nothing outside
 //! itself, so only the entry points need to respect the ABI (the shared subroutines document

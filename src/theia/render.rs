@@ -1,0 +1,590 @@
+//! Whole-GPU rendering: what the RTL's control unit, host and IO units do around the execution
+//! unit, so that a scene directory of the original project (Params.mem, Vertex.mem,
+//! Textures.mem, Instructions.mem, read with `$readmemh` by `rtl/TestBench_THEIA.v`) renders to
+//! the image its simulation wrote. Facts (cited as `rtl/FILE`, from a checkout of the original
+//! project; picajit copies none of its code or data):
+//!
+//! * Configuration (`rtl/Module_Host.v`, states `HOST_WRITE_SCENE_PARAMS` to
+//!   `HOST_PREPARE_NEXT_CORE_CONFIG`): Params words 1-18 are broadcast to registers 0-5 (three
+//!   32-bit words x, y, z per register, `rtl/Module_HostWBM.v` and the slave's x/y/z flops);
+//!   then each core gets two registers unicast to `CREG_PIXEL_2D_INITIAL_POSITION` (6) and
+//!   `CREG_PIXEL_2D_FINAL_POSITION` (7), six words per core. The core count is what Params holds.
+//! * Control (`rtl/Unit_Control.v`): INITIAL, CPPU, USERCONSTANTS once; then per pixel RGU,
+//!   MAIN once per primitive frame the host broadcasts, PSU2 when any MAIN returned true (the
+//!   `FFToggleOnce` hit flop), the user PIXELSHADER, NPG (true: next pixel, false: done). The
+//!   control unit names an entry by its index 0x8000 + i; the entry-point unit runs the code
+//!   address in bits 15:0 of instruction-memory row i (`rtl/Module_InstructionEntryPoint.v`).
+//! * Geometry (`Module_Host.v`, `HOST_BROADCAST_NEXT_VERTEX` ff.): from Vertex word 10 on, seven
+//!   registers per frame to `CREG_V0` (44) onwards; frames are sent while the vertex counter
+//!   (starting at 1) stays below `(Vertex[6] + 1) * 7` (the test bench's primitive count), so
+//!   MAIN runs on frames 0 .. `Vertex[6]-1`.
+//! * Swap memory (`rtl/Unit_MEM.v`, `rtl/Module_SwapMemory.v`): registers 32-63 exist twice;
+//!   the execution unit uses one bank and the host writes the other; the control unit flips
+//!   them when it triggers MAIN (`oFlipMem` with `oFlipMemEnabled` in `CU_TRIGGER_MAIN`).
+//! * Output (`rtl/Module_OMemInterface.v`): OMWRITE writes the data's x, y, z to the core's
+//!   output memory at the address vector's x, y, z. Texture reads (`Module_TMemInterface.v`)
+//!   read the texture words at the address vector's x, y, z.
+//! * Image (`rtl/TestBench_THEIA.v`): core k's output memory holds rows `k * H / cores`
+//!   onward, three words per pixel, each written as `min(255, word >> 9)` (unsigned).
+//!
+//! What this model leaves out: cycle timing between cores and host. The control unit checks
+//! "scene traverse complete" one cycle after MAIN ends (its own comment flags the race); the
+//! model assumes every MAIN outlasts the host's broadcast of the next frame, as the original
+//! simulations that produced the reference images imply.
+
+use super::mem::MemImage;
+use picajit_interp::theia::exec::{self, Code, Io, State, Status};
+use picajit_interp::theia::{Profile, TheiaError};
+use picajit_jit::theia::ctx::TheiaCtx;
+use picajit_jit::theia::TheiaCompiled;
+use std::fmt;
+use std::path::Path;
+
+/// Entry-point indices of the table (`rtl/aDefinitions.v`, `ENTRYPOINT_INDEX_*`).
+pub const ENTRY_INITIAL: usize = 0;
+pub const ENTRY_CPPU: usize = 1;
+pub const ENTRY_RGU: usize = 2;
+pub const ENTRY_PSU2: usize = 6;
+pub const ENTRY_NPG: usize = 8;
+pub const ENTRY_USERCONSTANTS: usize = 9;
+pub const ENTRY_PIXELSHADER: usize = 10;
+pub const ENTRY_MAIN: usize = 11;
+
+/// Registers the host writes.
+const REG_PIXEL_2D_INITIAL: usize = 6;
+const REG_V0: usize = 44;
+const SWAP_FIRST: usize = 32;
+const SWAP_ROWS: usize = 32;
+/// Output memory words per core (`rtl/Theia.v`, the OMEM RAM's size).
+const OMEM_WORDS: usize = 250_000;
+/// Largest image side we accept (the test bench's screen buffer is 200 x 200).
+const MAX_SIDE: u32 = 4096;
+/// Most primitives per scene we accept.
+const MAX_PRIMITIVES: u32 = 1 << 20;
+
+/// A scene as the test bench loads it.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    pub params: Vec<u32>,
+    pub vertex: Vec<u32>,
+    pub textures: Vec<u32>,
+    /// Instruction memory: entry table, then user code.
+    pub imem: Vec<u64>,
+}
+
+/// Why a scene could not be rendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenderError(pub String);
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+fn err<T>(s: impl Into<String>) -> Result<T, RenderError> {
+    Err(RenderError(s.into()))
+}
+
+/// `$readmemh`'s reading: hex words separated by white space, `//` comments.
+pub fn readmemh(text: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.find("//").map_or(line, |p| &line[..p]);
+        for t in code.split_whitespace() {
+            let v = u32::from_str_radix(t, 16)
+                .ok()
+                .filter(|_| t.len() <= 8)
+                .ok_or_else(|| format!("line {}: '{t}' is not a 32-bit hex word", i + 1))?;
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+impl Scene {
+    /// Reads Params.mem, Vertex.mem, Textures.mem and (unless `imem` is given) Instructions.mem
+    /// from a scene directory.
+    pub fn load(dir: &Path, imem: Option<Vec<u64>>) -> Result<Scene, RenderError> {
+        let read = |name: &str| -> Result<Vec<u32>, RenderError> {
+            let p = dir.join(name);
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| RenderError(format!("{}: {e}", p.display())))?;
+            readmemh(&text).map_err(|e| RenderError(format!("{}: {e}", p.display())))
+        };
+        let imem = match imem {
+            Some(m) => m,
+            None => {
+                let p = dir.join("Instructions.mem");
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| RenderError(format!("{}: {e}", p.display())))?;
+                MemImage::parse(&text)
+                    .map_err(|e| RenderError(format!("{}: {e}", p.display())))?
+                    .words
+            }
+        };
+        Ok(Scene {
+            params: read("Params.mem")?,
+            vertex: read("Vertex.mem")?,
+            textures: read("Textures.mem")?,
+            imem,
+        })
+    }
+
+    fn param_reg(&self, reg: usize) -> [u32; 3] {
+        let w = |i: usize| self.params.get(1 + 3 * reg + i).copied().unwrap_or(0);
+        [w(0), w(1), w(2)]
+    }
+
+    /// Image width and height (`CREG_RESOLUTION`, Q15.17).
+    pub fn size(&self) -> Result<(u32, u32), RenderError> {
+        let r = self.param_reg(4);
+        let (w, h) = (r[0] >> 17, r[1] >> 17);
+        if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
+            return err(format!("resolution {w}x{h} outside 1..{MAX_SIDE}"));
+        }
+        Ok((w, h))
+    }
+
+    /// Cores: the (initial, final) position pairs after the six broadcast registers, up to the
+    /// pair whose final row is the image's last (the shader example's Params.mem appends
+    /// light registers after the pairs, which no core receives).
+    pub fn cores(&self) -> usize {
+        let pairs = self.params.len().saturating_sub(19) / 6;
+        let height = self.param_reg(4)[1];
+        (0..pairs)
+            .find(|&k| self.param_reg(7 + 2 * k)[1] >= height)
+            .map_or(pairs, |k| k + 1)
+    }
+
+    /// The same scene with each core rendering one row only, `row_offset` rows into its part,
+    /// from column `x` to `x + cols - 1`: a small render for comparing engines. (NPG starts
+    /// later rows at column 0, so a window is one row.)
+    pub fn with_window(&self, x: u32, cols: u32, row_offset: u32) -> Scene {
+        let mut s = self.clone();
+        for k in 0..self.cores() {
+            let y = self.param_reg(6 + 2 * k)[1].saturating_add(row_offset << 17);
+            let set = |s: &mut Scene, reg: usize, v: [u32; 3]| {
+                for (c, v) in v.into_iter().enumerate() {
+                    if let Some(w) = s.params.get_mut(1 + 3 * reg + c) {
+                        *w = v;
+                    }
+                }
+            };
+            set(&mut s, 6 + 2 * k, [x << 17, y, 0]);
+            set(
+                &mut s,
+                7 + 2 * k,
+                [(x + cols) << 17, y.saturating_add(1 << 17), 0],
+            );
+        }
+        s
+    }
+
+    /// Primitive frames MAIN runs on per pixel.
+    pub fn primitives(&self) -> Result<u32, RenderError> {
+        let n = self.vertex.get(6).copied().unwrap_or(0);
+        if n > MAX_PRIMITIVES {
+            return err(format!("{n} primitives (at most {MAX_PRIMITIVES})"));
+        }
+        Ok(n)
+    }
+
+    fn entry(&self, index: usize) -> Result<u16, RenderError> {
+        match self.imem.get(index) {
+            Some(&w) => Ok(w as u16),
+            None => err(format!(
+                "the instruction memory has no entry-point row {index}"
+            )),
+        }
+    }
+
+    /// Every entry address the control unit uses (for compiling).
+    pub fn entries(&self) -> Result<Vec<u16>, RenderError> {
+        [
+            ENTRY_INITIAL,
+            ENTRY_CPPU,
+            ENTRY_USERCONSTANTS,
+            ENTRY_RGU,
+            ENTRY_MAIN,
+            ENTRY_PSU2,
+            ENTRY_PIXELSHADER,
+            ENTRY_NPG,
+        ]
+        .iter()
+        .map(|&i| self.entry(i))
+        .collect()
+    }
+}
+
+/// One core's execution unit with its register file, on some engine.
+pub trait Machine {
+    /// The register rows (the host writes some; the swap flip exchanges 32-63).
+    fn regs(&mut self) -> &mut [[u32; 3]];
+    /// Runs from `entry` (state carried from the previous run).
+    fn run(
+        &mut self,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<exec::RunOutcome, TheiaError>;
+}
+
+/// The reference interpreter on a [`State`].
+pub struct InterpMachine<'a> {
+    pub code: &'a Code,
+    pub state: State,
+}
+
+impl Machine for InterpMachine<'_> {
+    fn regs(&mut self) -> &mut [[u32; 3]] {
+        &mut self.state.regs
+    }
+    fn run(
+        &mut self,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<exec::RunOutcome, TheiaError> {
+        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget)
+    }
+}
+
+/// Compiled code on a context block kept across runs (no state conversion per run).
+pub struct JitMachine<'a> {
+    pub code: &'a TheiaCompiled,
+    pub ctx: Box<TheiaCtx>,
+}
+
+impl Machine for JitMachine<'_> {
+    fn regs(&mut self) -> &mut [[u32; 3]] {
+        &mut self.ctx.regs[..Profile::Rtl.register_count()]
+    }
+    fn run(
+        &mut self,
+        io: &mut dyn Io,
+        entry: u16,
+        budget: u64,
+    ) -> Result<exec::RunOutcome, TheiaError> {
+        self.code.run_ctx(&mut self.ctx, io, entry, budget)
+    }
+}
+
+/// One core's IO side: its output memory and the shared texture memory.
+struct CoreIo<'a> {
+    omem: Vec<u32>,
+    textures: &'a [u32],
+}
+
+impl Io for CoreIo<'_> {
+    fn omem_write(&mut self, addr: [u32; 3], data: [u32; 3]) {
+        for c in 0..3 {
+            // A write past the RAM's rows is lost, as in the RAM model.
+            if let Some(w) = self.omem.get_mut(addr[c] as usize) {
+                *w = data[c];
+            }
+        }
+    }
+    fn tmem_read(&mut self, addr: [u32; 3]) -> [u32; 3] {
+        addr.map(|a| self.textures.get(a as usize).copied().unwrap_or(0))
+    }
+}
+
+/// Counters of one render.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub pixels: u64,
+    pub runs: u64,
+    pub steps: u64,
+    pub hits: u64,
+}
+
+/// Budget per program run (the ROM's longest routine runs a few hundred instructions).
+pub const RUN_BUDGET: u64 = 1_000_000;
+
+fn call(
+    m: &mut dyn Machine,
+    io: &mut CoreIo,
+    entry: u16,
+    what: &str,
+    stats: &mut Stats,
+) -> Result<bool, RenderError> {
+    let out = m
+        .run(io, entry, RUN_BUDGET)
+        .map_err(|e| RenderError(format!("{what} (entry {entry:#06x}): {e}")))?;
+    stats.runs += 1;
+    stats.steps += out.steps;
+    match out.status {
+        Status::Returned(v) => Ok(v),
+        Status::Budget { pc } => err(format!(
+            "{what} (entry {entry:#06x}) ran out of its {RUN_BUDGET}-step budget at {pc:#06x}"
+        )),
+        Status::Stalled { pc, op } => err(format!(
+            "{what} (entry {entry:#06x}) stalls at {pc:#06x} (operation {op:#x})"
+        )),
+    }
+}
+
+/// Renders core `core`'s part of the scene; returns its output memory.
+pub fn render_core(
+    scene: &Scene,
+    m: &mut dyn Machine,
+    core: usize,
+    stats: &mut Stats,
+) -> Result<Vec<u32>, RenderError> {
+    let (w, h) = scene.size()?;
+    let max_pixels = u64::from(w) * u64::from(h);
+    let prims = scene.primitives()? as usize;
+    let regs = m.regs();
+    regs.fill([0; 3]);
+    for (reg, row) in regs.iter_mut().enumerate().take(6) {
+        *row = scene.param_reg(reg);
+    }
+    for i in 0..2 {
+        regs[REG_PIXEL_2D_INITIAL + i] = scene.param_reg(6 + 2 * core + i);
+    }
+    // The host's side of the swap memory.
+    let mut io_bank = [[0u32; 3]; SWAP_ROWS];
+    let mut io = CoreIo {
+        omem: vec![0; OMEM_WORDS],
+        textures: &scene.textures,
+    };
+    call(m, &mut io, scene.entry(ENTRY_INITIAL)?, "INITIAL", stats)?;
+    call(m, &mut io, scene.entry(ENTRY_CPPU)?, "CPPU", stats)?;
+    call(
+        m,
+        &mut io,
+        scene.entry(ENTRY_USERCONSTANTS)?,
+        "USERCONSTANTS",
+        stats,
+    )?;
+    let (rgu, main, psu2, shader, npg) = (
+        scene.entry(ENTRY_RGU)?,
+        scene.entry(ENTRY_MAIN)?,
+        scene.entry(ENTRY_PSU2)?,
+        scene.entry(ENTRY_PIXELSHADER)?,
+        scene.entry(ENTRY_NPG)?,
+    );
+    loop {
+        stats.pixels += 1;
+        if stats.pixels > max_pixels {
+            return err(format!(
+                "core {core}: NPG did not finish within {max_pixels} pixels"
+            ));
+        }
+        call(m, &mut io, rgu, "RGU", stats)?;
+        let mut hit = false;
+        for frame in 0..prims {
+            for (r, row) in io_bank[REG_V0 - SWAP_FIRST..REG_V0 - SWAP_FIRST + 7]
+                .iter_mut()
+                .enumerate()
+            {
+                let base = 10 + 21 * frame + 3 * r;
+                *row = [0, 1, 2].map(|c| scene.vertex.get(base + c).copied().unwrap_or(0));
+            }
+            // CU_TRIGGER_MAIN flips the swap memory.
+            let regs = m.regs();
+            for (i, row) in io_bank.iter_mut().enumerate() {
+                std::mem::swap(row, &mut regs[SWAP_FIRST + i]);
+            }
+            hit |= call(m, &mut io, main, "MAIN", stats)?;
+        }
+        if hit {
+            stats.hits += 1;
+            call(m, &mut io, psu2, "PSU2", stats)?;
+        }
+        call(m, &mut io, shader, "PIXELSHADER", stats)?;
+        if !call(m, &mut io, npg, "NPG", stats)? {
+            break;
+        }
+    }
+    Ok(io.omem)
+}
+
+/// An RGB image, 8 bits per channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub rgb: Vec<u8>,
+}
+
+impl Image {
+    /// Plain PPM (P3), as the test bench writes (without its per-pixel comments).
+    pub fn to_ppm(&self) -> String {
+        let mut s = format!("P3\n{} {}\n255\n", self.width, self.height);
+        for px in self.rgb.chunks(3) {
+            s.push_str(&format!("{} {} {}\n", px[0], px[1], px[2]));
+        }
+        s
+    }
+
+    /// Reads a plain PPM (P3) with `#` comments anywhere, as in the reference images.
+    pub fn from_ppm(text: &str) -> Result<Image, String> {
+        let mut toks = text
+            .lines()
+            .map(|l| l.find('#').map_or(l, |p| &l[..p]))
+            .flat_map(str::split_whitespace);
+        if toks.next() != Some("P3") {
+            return Err("not a plain PPM (P3)".into());
+        }
+        let mut num = |what: &str| -> Result<u32, String> {
+            toks.next()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(|| format!("PPM: bad or missing {what}"))
+        };
+        let width = num("width")?;
+        let height = num("height")?;
+        let _max = num("maximum")?;
+        if width > MAX_SIDE || height > MAX_SIDE {
+            return Err(format!("PPM: {width}x{height} is too large"));
+        }
+        let n = (width * height * 3) as usize;
+        let mut rgb = Vec::with_capacity(n);
+        for _ in 0..n {
+            rgb.push(num("sample")?.min(255) as u8);
+        }
+        Ok(Image { width, height, rgb })
+    }
+
+    /// Differing pixels and the largest channel difference.
+    pub fn compare(&self, other: &Image) -> Option<(usize, u8)> {
+        if self.width != other.width || self.height != other.height {
+            return None;
+        }
+        let mut px = 0;
+        let mut max = 0u8;
+        for (a, b) in self.rgb.chunks(3).zip(other.rgb.chunks(3)) {
+            let d = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| x.abs_diff(*y))
+                .max()
+                .unwrap_or(0);
+            if d > 0 {
+                px += 1;
+                max = max.max(d);
+            }
+        }
+        Some((px, max))
+    }
+}
+
+/// The test bench's conversion of an output word to a channel.
+fn channel(word: u32) -> u8 {
+    (word >> 9).min(255) as u8
+}
+
+/// Builds the image from each core's output memory (`rtl/TestBench_THEIA.v`: bank k holds
+/// `H / cores` rows from address 0).
+pub fn compose(scene: &Scene, omems: &[Vec<u32>]) -> Result<Image, RenderError> {
+    let (w, h) = scene.size()?;
+    let cores = omems.len().max(1) as u32;
+    let part = h / cores;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    for (k, om) in omems.iter().enumerate() {
+        for j in 0..part {
+            let row = k as u32 * part + j;
+            if row >= h {
+                break;
+            }
+            for i in 0..w * 3 {
+                let word = om.get((i + j * w * 3) as usize).copied().unwrap_or(0);
+                rgb[((row * w * 3) + i) as usize] = channel(word);
+            }
+        }
+    }
+    Ok(Image {
+        width: w,
+        height: h,
+        rgb,
+    })
+}
+
+/// Which engine renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Interp,
+    Jit(picajit_jit::Backend),
+}
+
+/// Renders a scene with `threads` threads over its cores (each thread compiles its own code).
+pub fn render(
+    scene: &Scene,
+    rom: &[u64],
+    engine: Engine,
+    threads: usize,
+) -> Result<(Image, Stats), RenderError> {
+    let cores = scene.cores();
+    if cores == 0 {
+        return err("Params.mem configures no core (no initial/final position pair)");
+    }
+    let code = Code {
+        imem: scene.imem.clone(),
+        rom: rom.to_vec(),
+    };
+    let entries = scene.entries()?;
+    let threads = threads.clamp(1, cores);
+    let per = cores.div_ceil(threads);
+    // Per thread: the pixels of its cores and their statistics.
+    type CoreResult = Result<(Vec<Vec<u32>>, Stats), RenderError>;
+    let results: Vec<CoreResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let code = &code;
+                let entries = &entries;
+                s.spawn(move || {
+                    let compiled = match engine {
+                        Engine::Interp => None,
+                        Engine::Jit(b) => Some(
+                            picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
+                                .map_err(RenderError)?,
+                        ),
+                    };
+                    let mut stats = Stats::default();
+                    let mut out = Vec::new();
+                    for core in t * per..((t + 1) * per).min(cores) {
+                        // Each core starts from reset: zero registers and result flops.
+                        let mut interp;
+                        let mut jit;
+                        let m: &mut dyn Machine = match &compiled {
+                            None => {
+                                interp = InterpMachine {
+                                    code,
+                                    state: State::new(Profile::Rtl),
+                                };
+                                &mut interp
+                            }
+                            Some(c) => {
+                                jit = JitMachine {
+                                    code: c,
+                                    ctx: Box::default(),
+                                };
+                                &mut jit
+                            }
+                        };
+                        out.push(render_core(scene, m, core, &mut stats)?);
+                    }
+                    Ok((out, stats))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| err("render thread panicked")))
+            .collect()
+    });
+    let mut omems = Vec::new();
+    let mut stats = Stats::default();
+    for r in results {
+        let (o, s) = r?;
+        omems.extend(o);
+        stats.pixels += s.pixels;
+        stats.runs += s.runs;
+        stats.steps += s.steps;
+        stats.hits += s.hits;
+    }
+    Ok((compose(scene, &omems)?, stats))
+}
