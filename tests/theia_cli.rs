@@ -3,40 +3,11 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Output;
-use target_exe::target_command;
 
+mod cli_run;
 mod target_exe;
 
-fn picajit(args: &[&str]) -> Output {
-    target_command(env!("CARGO_BIN_EXE_picajit"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("picajit runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = picajit(args);
-    assert!(
-        out.status.success(),
-        "picajit {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = picajit(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "picajit {args:?} should fail");
-    assert!(
-        !err.contains("panicked"),
-        "picajit {args:?} panicked: {err}"
-    );
-    assert!(!err.trim().is_empty(), "picajit {args:?} printed no error");
-    err
-}
+use cli_run::{fails, ok, picajit};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-theia-cli-{}", std::process::id()));

@@ -2,40 +2,10 @@
 //! canonical text, info, bench, value and register parsing, errors; `--isa pica` is the
 //! default and accepted explicitly.
 
-use std::process::Output;
-use target_exe::target_command;
-
+mod cli_run;
 mod target_exe;
 
-fn picajit(args: &[&str]) -> Output {
-    target_command(env!("CARGO_BIN_EXE_picajit"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("picajit runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = picajit(args);
-    assert!(
-        out.status.success(),
-        "picajit {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = picajit(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "picajit {args:?} should fail");
-    assert!(
-        !err.contains("panicked"),
-        "picajit {args:?} panicked: {err}"
-    );
-    assert!(!err.trim().is_empty());
-    err
-}
+use cli_run::{fails, ok};
 
 #[test]
 fn run_json_format_is_exact() {

@@ -1,0 +1,39 @@
+//! Starting the `picajit` binary from the command-line tests (`tests/cli.rs`,
+//! `tests/theia_cli.rs`, `tests/usc_cli.rs`), through the target's runner when there is one
+//! (`tests/target_exe`).
+
+use crate::target_exe::target_command;
+use std::process::Output;
+
+/// `picajit ARGS` run in the repository root, so example paths resolve.
+pub fn picajit(args: &[&str]) -> Output {
+    target_command(env!("CARGO_BIN_EXE_picajit"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("picajit runs")
+}
+
+/// A succeeding command's standard output.
+pub fn ok(args: &[&str]) -> String {
+    let out = picajit(args);
+    assert!(
+        out.status.success(),
+        "picajit {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// A failing command: non-zero exit, an error message, never a panic.
+pub fn fails(args: &[&str]) -> String {
+    let out = picajit(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "picajit {args:?} should fail");
+    assert!(
+        !err.contains("panicked"),
+        "picajit {args:?} panicked: {err}"
+    );
+    assert!(!err.trim().is_empty(), "picajit {args:?} printed no error");
+    err
+}
