@@ -504,30 +504,9 @@ impl Shader {
         out_mask: u16,
         load: impl Fn(&T) -> [[f32; 4]; 16],
     ) -> Result<u64, BatchError> {
-        const CHUNK: usize = 256;
-        let n = inputs.len().min(outputs.len());
-        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
-        let mut total = 0;
-        let mut base = 0;
-        while base < n {
-            let len = CHUNK.min(n - base);
-            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
-                *dst = load(src);
-            }
-            total += self
-                .run_batch_registers(
-                    uniforms,
-                    &scratch[..len],
-                    &mut outputs[base..base + len],
-                    out_mask,
-                )
-                .map_err(|e| BatchError {
-                    vertex: base + e.vertex,
-                    error: e.error,
-                })?;
-            base += len;
-        }
-        Ok(total)
+        stage_chunks(inputs, outputs, load, |rows, outputs| {
+            self.run_batch_registers(uniforms, rows, outputs, out_mask)
+        })
     }
 
     /// Run a batch whose inputs are register values already (converted f32 attributes, or
@@ -988,31 +967,9 @@ impl Shader {
         start: &UnitState,
         load: impl Fn(&T) -> [[f32; 4]; 16],
     ) -> Result<u64, BatchError> {
-        const CHUNK: usize = 256;
-        let n = inputs.len().min(outputs.len());
-        let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
-        let mut total = 0;
-        let mut base = 0;
-        while base < n {
-            let len = CHUNK.min(n - base);
-            for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
-                *dst = load(src);
-            }
-            total += self
-                .run_registers_from(
-                    uniforms,
-                    &scratch[..len],
-                    &mut outputs[base..base + len],
-                    out_mask,
-                    start,
-                )
-                .map_err(|e| BatchError {
-                    vertex: base + e.vertex,
-                    error: e.error,
-                })?;
-            base += len;
-        }
-        Ok(total)
+        stage_chunks(inputs, outputs, load, |rows, outputs| {
+            self.run_registers_from(uniforms, rows, outputs, out_mask, start)
+        })
     }
 
     /// A batch of register values from a non-clean, converted state.
@@ -1326,6 +1283,34 @@ pub(crate) fn split_rows<R: Send, E: Send>(
     let mut total = 0;
     for r in results {
         total += r?;
+    }
+    Ok(total)
+}
+
+/// Converts `inputs` to register rows with `load` in chunks of 256 (bounded memory; the rows
+/// stay in cache between conversion and execution) and hands each chunk to `run`, which
+/// reports failing vertices relative to the chunk.
+fn stage_chunks<T>(
+    inputs: &[T],
+    outputs: &mut [[[f32; 4]; 16]],
+    load: impl Fn(&T) -> [[f32; 4]; 16],
+    mut run: impl FnMut(&[[[f32; 4]; 16]], &mut [[[f32; 4]; 16]]) -> Result<u64, BatchError>,
+) -> Result<u64, BatchError> {
+    const CHUNK: usize = 256;
+    let n = inputs.len().min(outputs.len());
+    let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
+    let mut total = 0;
+    let mut base = 0;
+    while base < n {
+        let len = CHUNK.min(n - base);
+        for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
+            *dst = load(src);
+        }
+        total += run(&scratch[..len], &mut outputs[base..base + len]).map_err(|e| BatchError {
+            vertex: base + e.vertex,
+            error: e.error,
+        })?;
+        base += len;
     }
     Ok(total)
 }
