@@ -45,7 +45,7 @@ fn own_scene_on_every_engine() {
     // from that core's output memory, as the test bench does: row 1 stays black.
     let mut one = scene.clone();
     one.core_count = Some(1);
-    let (img, stats) = render::render(&one, &[], Engine::Jit(Backend::X64), 2).unwrap();
+    let (img, stats) = render::render(&one, &[], Engine::Jit(Backend::host().unwrap()), 2).unwrap();
     assert_eq!(stats.pixels, 4);
     let mut want_one: Vec<u8> = row.iter().flatten().copied().collect();
     want_one.extend([0; 12]);
