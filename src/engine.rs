@@ -783,33 +783,20 @@ impl Shader {
         state_in: Option<&UnitState>,
         state_out: Option<&mut UnitState>,
     ) -> Result<u64, BatchError> {
-        let n = inputs.len().min(outputs.len());
-        let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
         let load = |v: &[[f32; 4]; 16]| match self.config.float_mode {
             FloatMode::F24(_) => self.convert_masked(v),
             FloatMode::F32 => *v,
         };
-        let start = self.start_state(state_in);
-        let mut state_out = state_out;
-        if n < SMALL_BATCH {
-            if let Some(out) = state_out.take() {
-                return self.run_small_state(uniforms, inputs, outputs, start, out, load);
-            }
-        }
-        let total = match &start {
-            None => self.run_batch_masked(uniforms, inputs, outputs, out_mask)?,
-            Some(s) => self.split_batch(n, outputs, |range, outputs| {
-                self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, load)
-            })?,
-        };
-        self.final_state(
+        self.run_state_with(
             uniforms,
-            inputs.len(),
-            inputs.last().map(load),
-            start,
+            inputs,
+            outputs,
+            out_mask,
+            state_in,
             state_out,
-        )?;
-        Ok(total)
+            load,
+            |inputs, outputs| self.run_batch_masked(uniforms, inputs, outputs, out_mask),
+        )
     }
 
     /// [`Self::run_batch_state`] with raw f24 words as inputs ([`Self::run_batch_f24`]).
@@ -822,9 +809,38 @@ impl Shader {
         state_in: Option<&UnitState>,
         state_out: Option<&mut UnitState>,
     ) -> Result<u64, BatchError> {
+        let load = |v: &[[F24; 4]; 16]| self.expand_masked(v);
+        self.run_state_with(
+            uniforms,
+            inputs,
+            outputs,
+            out_mask,
+            state_in,
+            state_out,
+            load,
+            |inputs, outputs| self.run_batch_f24(uniforms, inputs, outputs, out_mask),
+        )
+    }
+
+    /// The body of [`Self::run_batch_state`] and [`Self::run_batch_f24_state`]: `load` turns
+    /// an input into register rows, `plain` runs a batch from the clean state.
+    #[allow(clippy::too_many_arguments)]
+    fn run_state_with<T>(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[T],
+        outputs: &mut [[[f32; 4]; 16]],
+        out_mask: u16,
+        state_in: Option<&UnitState>,
+        state_out: Option<&mut UnitState>,
+        load: impl Fn(&T) -> [[f32; 4]; 16] + Copy + Sync,
+        plain: impl FnOnce(&[T], &mut [[[f32; 4]; 16]]) -> Result<u64, BatchError>,
+    ) -> Result<u64, BatchError>
+    where
+        T: Sync,
+    {
         let n = inputs.len().min(outputs.len());
         let (inputs, outputs) = (&inputs[..n], &mut outputs[..n]);
-        let load = |v: &[[F24; 4]; 16]| self.expand_masked(v);
         let start = self.start_state(state_in);
         let mut state_out = state_out;
         if n < SMALL_BATCH {
@@ -833,7 +849,7 @@ impl Shader {
             }
         }
         let total = match &start {
-            None => self.run_batch_f24(uniforms, inputs, outputs, out_mask)?,
+            None => plain(inputs, outputs)?,
             Some(s) => self.split_batch(n, outputs, |range, outputs| {
                 self.run_staged_from(uniforms, &inputs[range], outputs, out_mask, s, load)
             })?,
