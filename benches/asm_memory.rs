@@ -7,50 +7,13 @@
 
 use picajit::asm::{assemble_with_warnings, SourceFile};
 use picajit::testgen::{asm_stress_source, AsmStress};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the wrapper only keeps
-// two counters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc` is passed on unchanged.
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract for `realloc` is passed on unchanged.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let now = CURRENT.fetch_add(new_size - layout.size(), Ordering::Relaxed)
-                    + (new_size - layout.size());
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
+#[path = "../tests/counting_alloc/mod.rs"]
+mod counting_alloc;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 
 fn main() {
     // `cargo bench` passes `--bench`; anything else that is not a flag filters shapes.
@@ -71,8 +34,7 @@ fn main() {
             continue;
         }
         for &mb in &sizes {
-            let base = CURRENT.load(Ordering::Relaxed);
-            PEAK.store(base, Ordering::Relaxed);
+            let base = counting_alloc::start();
             let text = asm_stress_source(shape, mb << 20);
             let t = Instant::now();
             let result = assemble_with_warnings(&[SourceFile {
@@ -85,7 +47,7 @@ fn main() {
                 Err(e) => format!("{} error(s)", e.len()),
             };
             drop(result);
-            let peak = PEAK.load(Ordering::Relaxed) - base;
+            let peak = counting_alloc::peak_since(base);
             println!(
                 "{:<10} {:>9.1} {:>8.1} {:>18.2} {:>8.2}  {outcome}",
                 shape.name(),

@@ -6,56 +6,17 @@
 
 use picajit::asm::{assemble, assemble_with_warnings, SourceFile, MAX_SOURCE_BYTES};
 use picajit::testgen::{asm_stress_source, AsmStress};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the wrapper only keeps
-// two counters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc` is passed on unchanged.
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract for `realloc` is passed on unchanged.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let grow = new_size - layout.size();
-                let now = CURRENT.fetch_add(grow, Ordering::Relaxed) + grow;
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
+mod counting_alloc;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting_alloc::Counting = counting_alloc::Counting;
 
 #[test]
 fn peak_memory_per_source_byte_and_input_limit() {
     const BYTES: usize = 3 << 20;
     for shape in AsmStress::ALL {
-        let base = CURRENT.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = counting_alloc::start();
         let text = asm_stress_source(shape, BYTES);
         let result = assemble_with_warnings(&[SourceFile {
             name: "stress.pica",
@@ -63,7 +24,7 @@ fn peak_memory_per_source_byte_and_input_limit() {
         }]);
         let errors = result.as_ref().err().map_or(0, Vec::len);
         drop(result);
-        let peak = PEAK.load(Ordering::Relaxed) - base;
+        let peak = counting_alloc::peak_since(base);
         let per_byte = peak as f64 / text.len() as f64;
         eprintln!("{}: {per_byte:.2} bytes per source byte", shape.name());
         assert!(
