@@ -63,6 +63,7 @@
 
 pub mod asm;
 pub mod geometry;
+pub(crate) mod walk;
 pub mod x64;
 
 use crate::analysis::{Analysis, Exit, Guard};

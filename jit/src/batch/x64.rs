@@ -76,8 +76,9 @@
 
 use super::asm::{pred, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
+use super::walk::{has_lane_branches, LaneEmitter, Usage, Walker, V};
 use super::*;
-use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
+use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::runtime::code_buffer::Status;
@@ -87,8 +88,7 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
-    format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
-    Swizzle,
+    CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
 };
 use picajit_interp::program::Program;
 
@@ -187,68 +187,6 @@ enum Cold {
     F32 { v: Ymm, mul: Option<(Ymm, Ymm)> },
 }
 
-/// Registers the program uses, for the per-group transposes and clears.
-#[derive(Clone, Copy, Debug, Default)]
-struct Usage {
-    /// Inputs read as they are (MOV, MIN/MAX, comparisons, …).
-    inputs_raw: u16,
-    /// Inputs read by arithmetic that flushes its operands (rule 1).
-    inputs_flushed: u16,
-    temps: u16,
-    outputs: u16,
-    /// Per temporary register, the components a group must start at +0: those some
-    /// instruction may read before the group wrote them.
-    zero_temps: [u8; 16],
-    /// Per output register, the components not written by the entry block (which every
-    /// group runs in full), so that a path leaving them unwritten finds +0.
-    zero_outputs: [u8; 16],
-}
-
-/// The components of source `n` (0-2) of `instr` it reads, per the operand descriptor `d`
-/// (bit c = component c of the register, after the swizzle).
-pub(super) fn read_components(instr: &Instruction, d: OperandDesc, n: usize) -> u8 {
-    let mask = d.mask().lanes();
-    let lanes: [bool; 4] = match *instr {
-        Instruction::Binary { op, .. } => match op.base() {
-            Opcode::Dp3 => [true, true, true, false],
-            Opcode::Dp4 | Opcode::Dph | Opcode::Dst => [true; 4],
-            _ => mask,
-        },
-        Instruction::Unary { op, .. } => match op {
-            Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => [true, false, false, false],
-            Opcode::Litp => [true, true, false, true],
-            _ => mask,
-        },
-        Instruction::Mova { .. } => [mask[0], mask[1], false, false],
-        Instruction::Cmp { .. } => [true, true, false, false],
-        _ => mask,
-    };
-    let swizzle = d.swizzle(n);
-    (0..4)
-        .filter(|&c| lanes[c])
-        .fold(0, |m, c| m | 1 << swizzle.lane(c))
-}
-
-/// Which sources of an instruction are read through the input flush (rule 1): the
-/// arithmetic that flushes its operands. A source not listed is read as it is.
-fn flushed_sources(instr: &Instruction) -> [bool; 3] {
-    match *instr {
-        Instruction::Binary { op, .. } => match op.base() {
-            Opcode::Add | Opcode::Mul | Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph | Opcode::Dst => {
-                [true, true, false]
-            }
-            _ => [false; 3],
-        },
-        Instruction::Unary { op, .. } => [
-            matches!(op, Opcode::Flr | Opcode::Rcp | Opcode::Rsq),
-            false,
-            false,
-        ],
-        Instruction::Mad { .. } => [true; 3],
-        _ => [false; 3],
-    }
-}
-
 fn mode_mxcsr(mode: FloatMode) -> u32 {
     match mode {
         FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
@@ -261,12 +199,11 @@ fn bank_off(bank: i32, reg: u8) -> i32 {
     bank + (reg as i32 & 15) * 4 * 32
 }
 
-struct Gen<'p> {
+struct Gen {
     a: Asm,
     mode: FloatMode,
-    program: &'p Program,
-    analysis: &'p Analysis,
-    labels: Vec<DynamicLabel>,
+    /// Blocks of the program (entries of the scheduler's jump table).
+    nblocks: usize,
     exit_done: DynamicLabel,
     exit_deopt: DynamicLabel,
     exit_budget: DynamicLabel,
@@ -296,8 +233,6 @@ struct Gen<'p> {
     /// The program has cmp-dependent branches, so lanes may diverge: masked execution (see
     /// "Divergence" in the module docs).
     simt: bool,
-    /// Index of the block being generated (also its scheduling priority).
-    cur_block: usize,
     /// PC of the instruction being generated.
     cur_pc: u32,
     /// Within the current block: the index whose aL-relative row offset [`REL_GPR`] holds
@@ -305,10 +240,6 @@ struct Gen<'p> {
     al_row: Option<i32>,
     /// RES[0] and RES[1] hold the cmp flags as stored (the previous instruction was CMP).
     cmp_in_res: bool,
-    /// Divergent-branch stubs: (stub, block, pc, taken, not taken).
-    splits: Vec<(DynamicLabel, usize, u32, Flow, Flow)>,
-    /// Stubs that park the active lanes at a block and schedule: (stub, block).
-    parks: Vec<(DynamicLabel, u32)>,
     /// Shared routines of masked execution.
     set_inactive: DynamicLabel,
     end_lanes: DynamicLabel,
@@ -328,15 +259,7 @@ struct Gen<'p> {
 /// The program has cmp-dependent branches, so the lanes of a group may take different paths:
 /// its code runs with lane masks (see "Divergence").
 pub fn needs_lane_masks(analysis: &Analysis) -> bool {
-    analysis.nodes.iter().any(|n| {
-        matches!(
-            n.exit,
-            Exit::Branch {
-                guard: Guard::Cond(_),
-                ..
-            }
-        )
-    })
+    has_lane_branches(analysis)
 }
 
 /// The eight constants the fix-ups of `mode` use most (counted over the examples), reached
@@ -395,7 +318,6 @@ pub fn generate(
     let mut a = Asm::new();
     a.hot32 = hot_constants(mode);
     a.hot_label = Some(a.new_label());
-    let labels = (0..analysis.blocks.len()).map(|_| a.new_label()).collect();
     let (exit_done, exit_deopt, exit_budget, exit_diverged) =
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
     let (set_inactive, end_lanes) = (a.new_label(), a.new_label());
@@ -404,9 +326,7 @@ pub fn generate(
     let mut g = Gen {
         a,
         mode,
-        program,
-        analysis,
-        labels,
+        nblocks: analysis.blocks.len(),
         exit_done,
         exit_deopt,
         exit_budget,
@@ -419,12 +339,9 @@ pub fn generate(
         inputs_flushed: 0,
         uniform_use: UniformUse::default(),
         simt,
-        cur_block: 0,
         cur_pc: 0,
         al_row: None,
         cmp_in_res: false,
-        splits: Vec::new(),
-        parks: Vec::new(),
         set_inactive,
         end_lanes,
         gs: gs.cloned(),
@@ -438,157 +355,26 @@ pub fn generate(
             "geometry SoA code with lane masks".into(),
         ));
     }
-    let usage = g.usage();
+    let usage = super::walk::usage(program, analysis);
     g.inputs_flushed = usage.inputs_flushed;
     let body = g.a.new_label();
     g.entry(usage, body);
     g.a.align16();
     g.a.bind(body);
-    g.body()?;
-    g.masked_routines()?;
+    Walker::new(&mut g, program, analysis).walk()?;
     g.exits();
     g.emit_cold();
     let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
     Ok((code, len, g.marks, g.uniform_use))
 }
 
-impl Gen<'_> {
+impl Gen {
     fn y(&mut self) -> Yasm<'_> {
         Yasm::new(&mut self.a)
     }
 
     fn is_rne(&self) -> bool {
         self.mode == FloatMode::F24(Rounding::NearestEven)
-    }
-
-    fn desc(&self, index: u8) -> OperandDesc {
-        OperandDesc(self.program.opdesc(index as usize))
-    }
-
-    fn usage(&self) -> Usage {
-        let mut u = Usage::default();
-        let mut temps_read_flushing = 0u16;
-        for node in &self.analysis.nodes {
-            let fl = flushed_sources(&node.instr);
-            if let Some((_, srcs, _, _)) = super::geometry::alu_parts(&node.instr) {
-                for (k, r) in srcs.into_iter().enumerate() {
-                    if let (SrcReg::Temp(t), true) = (r, fl[k]) {
-                        temps_read_flushing |= 1 << (t & 15);
-                    }
-                }
-            }
-        }
-        for node in &self.analysis.nodes {
-            let instr = &node.instr;
-            let (srcs, dst): ([Option<SrcReg>; 3], Option<DstReg>) = match *instr {
-                Instruction::Binary {
-                    dst, src1, src2, ..
-                } => ([Some(src1), Some(src2), None], Some(dst)),
-                Instruction::Unary { dst, src, .. } => ([Some(src), None, None], Some(dst)),
-                Instruction::Mova { src, .. } => ([Some(src), None, None], None),
-                Instruction::Cmp { src1, src2, .. } => ([Some(src1), Some(src2), None], None),
-                Instruction::Mad {
-                    dst,
-                    src1,
-                    src2,
-                    src3,
-                    ..
-                } => ([Some(src1), Some(src2), Some(src3)], Some(dst)),
-                _ => ([None; 3], None),
-            };
-            let flushed = flushed_sources(instr);
-            // A MOV of an input into a temporary that flushing arithmetic reads gets the
-            // input's flushed bank too, which those reads then load (`Gen::alias`).
-            if let Instruction::Unary {
-                op: Opcode::Mov,
-                src: SrcReg::Input(i),
-                dst: DstReg::Temp(t),
-                ..
-            } = *instr
-            {
-                if temps_read_flushing & (1 << (t & 15)) != 0 {
-                    u.inputs_flushed |= 1 << (i & 15);
-                }
-            }
-            // DST also reads components z and w of its sources as they are.
-            let dst_op =
-                matches!(instr, Instruction::Binary { op, .. } if op.base() == Opcode::Dst);
-            for (k, r) in srcs.into_iter().enumerate() {
-                match r {
-                    Some(SrcReg::Input(i)) => {
-                        if flushed[k] {
-                            u.inputs_flushed |= 1 << (i & 15);
-                        }
-                        if !flushed[k] || dst_op {
-                            u.inputs_raw |= 1 << (i & 15);
-                        }
-                    }
-                    Some(SrcReg::Temp(i)) => u.temps |= 1 << (i & 15),
-                    _ => {}
-                }
-            }
-            match dst {
-                Some(DstReg::Output(i)) => u.outputs |= 1 << (i & 15),
-                Some(DstReg::Temp(i)) => u.temps |= 1 << (i & 15),
-                None => {}
-            }
-        }
-        self.zero_masks(&mut u);
-        u
-    }
-
-    /// [`Usage::zero_temps`] and [`Usage::zero_outputs`]: a temporary component needs its
-    /// +0 start unless the entry block writes it before anything reads it; an output
-    /// component unless the entry block writes it.
-    fn zero_masks(&self, u: &mut Usage) {
-        let (mut safe, mut read_first, mut written_out) = ([0u8; 16], [0u8; 16], [0u8; 16]);
-        let mut read_anywhere = [0u8; 16];
-        let entry: Vec<u32> = self
-            .analysis
-            .blocks
-            .first()
-            .map_or(Vec::new(), |b| b.nodes.clone());
-        let parts = |instr: &Instruction| -> Option<(OperandDesc, Vec<SrcReg>, Option<DstReg>)> {
-            let (desc, srcs, _, dst) = super::geometry::alu_parts(instr)?;
-            Some((self.desc(desc), srcs, dst))
-        };
-        for node in &self.analysis.nodes {
-            if let Some((d, srcs, _)) = parts(&node.instr) {
-                for (n, r) in srcs.into_iter().enumerate() {
-                    if let SrcReg::Temp(i) = r {
-                        read_anywhere[(i & 15) as usize] |= read_components(&node.instr, d, n);
-                    }
-                }
-            }
-        }
-        for id in entry {
-            let instr = self.analysis.nodes[id as usize].instr;
-            let Some((d, srcs, dst)) = parts(&instr) else {
-                continue;
-            };
-            for (n, r) in srcs.into_iter().enumerate() {
-                if let SrcReg::Temp(i) = r {
-                    let i = (i & 15) as usize;
-                    read_first[i] |= read_components(&instr, d, n) & !safe[i];
-                }
-            }
-            // Bit c = component c (the descriptor's own mask bits run w, z, y, x).
-            let m = (0..4)
-                .filter(|&c| d.mask().has(c))
-                .fold(0u8, |m, c| m | 1 << c);
-            match dst {
-                Some(DstReg::Temp(i)) => {
-                    let i = (i & 15) as usize;
-                    safe[i] |= m & !read_first[i];
-                }
-                Some(DstReg::Output(i)) => written_out[(i & 15) as usize] |= m,
-                None => {}
-            }
-        }
-        for i in 0..16 {
-            u.zero_temps[i] = read_anywhere[i] & !safe[i];
-            u.zero_outputs[i] = 0xF & !written_out[i];
-        }
     }
 
     // ---------------------------------------------------------------- entry and group loop
@@ -981,126 +767,6 @@ impl Gen<'_> {
 
     // ---------------------------------------------------------------- blocks and exits
 
-    fn body(&mut self) -> CompileResult<()> {
-        let nblocks = self.analysis.blocks.len();
-        for bi in 0..nblocks {
-            let block = &self.analysis.blocks[bi];
-            let l = self.labels[bi];
-            self.a.bind(l);
-            self.cur_block = bi;
-            self.known = [0; 16];
-            self.alias = [[None; 4]; 16];
-            self.al_row = None;
-            self.cmp_in_res = false;
-            let len = block.nodes.len() as i32;
-            self.a.sub_ri64(BUDGET, len);
-            let budget = self.exit_budget;
-            self.a.jb(budget);
-            if self.simt {
-                // The budget above is charged per block run, whichever lanes run it (at
-                // least any one lane's count: a group that exceeds it reruns per vertex);
-                // the instruction count is per lane.
-                x64!(self.a.ops; popcnt eax, r12d);
-                if len > 1 {
-                    x64!(self.a.ops; imul eax, eax, len);
-                }
-                x64!(self.a.ops; add QWORD [rbx + SOA_GROUP_INSTRUCTIONS], rax);
-            }
-            let next_block = self.analysis.blocks.get(bi + 1).map(|b| b.nodes[0]);
-            let nodes = block.nodes.clone();
-            let n = nodes.len();
-            for (k, &id) in nodes.iter().enumerate() {
-                let node = &self.analysis.nodes[id as usize];
-                let (pc, instr, slot, exit) = (node.pc, node.instr, node.loop_slot, node.exit);
-                let text = format!(
-                    "{pc:03x}: {}",
-                    format_instruction(&instr, self.program.opdescs())
-                );
-                self.marks.push((self.a.offset().0, pc, text));
-                self.cur_pc = pc;
-                self.cur_node = id as usize;
-                if instr.desc().is_some() || matches!(instr, Instruction::Loop { .. }) {
-                    self.cmp_in_res = false;
-                }
-                if matches!(instr, Instruction::Loop { .. }) {
-                    self.al_row = None;
-                }
-                self.instruction(&instr, pc, slot)?;
-                if matches!(instr, Instruction::Cmp { .. }) {
-                    self.cmp_in_res = true;
-                }
-                if k + 1 == n {
-                    self.exit(&exit, pc, next_block)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn block_of(&self, node: u32) -> CompileResult<usize> {
-        match self.analysis.leader_of.get(node as usize) {
-            Some(Some(b)) => Ok(*b as usize),
-            _ => Err(CompileError::Internal(format!(
-                "jump to node {node}, which does not start a block"
-            ))),
-        }
-    }
-
-    fn label_of(&self, node: u32) -> CompileResult<DynamicLabel> {
-        Ok(self.labels[self.block_of(node)?])
-    }
-
-    fn goto(&mut self, t: Target, fallthrough: Option<u32>) -> CompileResult<()> {
-        match t {
-            Target::Node(n) => {
-                let b = self.block_of(n)?;
-                // The scheduler runs the lowest block any lane waits at, so that lanes meet
-                // again where paths join. A jump goes straight on when that would be its
-                // target anyway: no lane waits at the target or before it (always true for a
-                // backward jump: every waiting lane waits after the current block, which was
-                // the lowest).
-                if self.simt && b > self.cur_block {
-                    let stub = self.park_stub(b as u32);
-                    self.unless_lowest(b, stub);
-                }
-                if Some(n) != fallthrough {
-                    let l = self.labels[b];
-                    self.a.jmp(l);
-                }
-            }
-            Target::Deopt(_, pc) => self.exit_deopt(pc),
-        }
-        Ok(())
-    }
-
-    /// Masked execution: jump to `otherwise` if some lane waits at block `b` or before it
-    /// (conservatively, if any lane waits, for blocks beyond the first 63). Clobbers rax.
-    fn unless_lowest(&mut self, b: usize, otherwise: DynamicLabel) {
-        if b < 31 {
-            let below = ((1u64 << (b + 1)) - 1) as i32;
-            x64!(self.a.ops; test QWORD [rbx + SOA_PENDING], below; jnz =>otherwise);
-        } else if b < 63 {
-            let below = ((1u64 << (b + 1)) - 1) as i64;
-            x64!(self.a.ops
-                ; mov rax, QWORD below
-                ; test QWORD [rbx + SOA_PENDING], rax
-                ; jnz =>otherwise
-            );
-        } else {
-            x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>otherwise);
-        }
-    }
-
-    /// The stub that parks the active lanes at block `b` and schedules.
-    fn park_stub(&mut self, b: u32) -> DynamicLabel {
-        if let Some(&(l, _)) = self.parks.iter().find(|p| p.1 == b) {
-            return l;
-        }
-        let l = self.a.new_label();
-        self.parks.push((l, b));
-        l
-    }
-
     /// Masked execution: leave with "diverged" at `pc` unless the lanes in `owner_mask`
     /// (ANDed from the given context fields) include all active lanes. Clobbers eax.
     fn check_owner(&mut self, fields: &[i32], pc: u32) {
@@ -1115,7 +781,7 @@ impl Gen<'_> {
     }
 
     /// Masked execution: aL and loop counter `slot` are the active lanes' from here on.
-    fn own_loop(&mut self, slot: u8) {
+    fn own_loop_y(&mut self, slot: u8) {
         let a = &mut self.a;
         a.mov_mr32(RBX, SOA_AL_OWNER, R12);
         a.mov_mr32(RBX, SOA_LOOP_OWNER + 4 * slot as i32, R12);
@@ -1123,217 +789,29 @@ impl Gen<'_> {
 
     /// Masked execution, before the end of a loop body steps aL and counter `slot`: the
     /// active lanes must own both (else leave with "diverged" at `pc`), and own them after.
-    fn step_owned(&mut self, slot: u8, pc: u32) {
+    fn step_owned_y(&mut self, slot: u8, pc: u32) {
         self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
-        self.own_loop(slot);
+        self.own_loop_y(slot);
     }
 
-    fn flow(&mut self, f: &Flow, fallthrough: Option<u32>, pc: u32) -> CompileResult<()> {
-        match *f {
-            Flow::Goto(t) => self.goto(t, fallthrough),
-            Flow::LoopEnd {
-                int,
-                slot,
-                cont,
-                exit,
-            } => {
-                if self.simt {
-                    self.step_owned(slot, pc);
-                }
-                let again = match cont {
-                    Target::Node(n) => self.label_of(n)?,
-                    Target::Deopt(_, pc) => {
-                        let stub = self.a.new_label();
-                        self.loop_step(int, slot, stub);
-                        self.goto(exit, None)?;
-                        self.a.bind(stub);
-                        self.exit_deopt(pc);
-                        return Ok(());
-                    }
-                };
-                self.loop_step(int, slot, again);
-                self.goto(exit, fallthrough)
-            }
-        }
-    }
-
-    fn exit(&mut self, e: &Exit, pc: u32, fallthrough: Option<u32>) -> CompileResult<()> {
-        match e {
-            Exit::End => {
-                if self.simt {
-                    let l = self.end_lanes;
-                    x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>l);
-                }
-                if self.gs.is_some() {
-                    // Fewer EMITs than the group was told to expect.
-                    let l = self.exit_emits;
-                    x64!(self.a.ops; cmp DWORD [rbx + SOA_GS_LEFT], 0; jne =>l);
-                }
-                let l = self.exit_done;
-                self.a.jmp(l);
-            }
-            Exit::Deopt(_) => self.exit_deopt(pc),
-            Exit::Flow(f) => self.flow(f, fallthrough, pc)?,
-            Exit::Branch {
-                guard,
-                taken,
-                not_taken,
-            } => {
-                let l = self.a.new_label();
-                self.branch(*guard, l, pc, (*taken, *not_taken));
-                self.flow(not_taken, None, pc)?;
-                self.a.bind(l);
-                self.flow(taken, fallthrough, pc)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn exit_deopt(&mut self, pc: u32) {
+    fn exit_deopt_y(&mut self, pc: u32) {
         let l = self.exit_deopt;
         self.a.mov_mi32(RBX, SOA_DEOPT_PC, pc as i32);
         self.a.jmp(l);
     }
 
-    /// Jump to `target` if the guard holds in every active lane, fall through if it holds in
-    /// none, otherwise split the lanes (`flows`: taken, not taken) and schedule.
-    fn branch(&mut self, guard: Guard, target: DynamicLabel, pc: u32, flows: (Flow, Flow)) {
-        match guard {
-            Guard::Bool { b, value } => {
-                let a = &mut self.a;
-                a.test_mi16(R15, UNI_BOOL, 1 << (b & 15));
-                if value {
-                    a.jne(target);
-                } else {
-                    a.je(target);
-                }
-            }
-            Guard::Cond(c) => {
-                // Straight after CMP, the flags are still in RES: the branch does not wait for
-                // a store to be forwarded to a load.
-                let flag = |g: &mut Self, lane: i32, r: Gpr, want: bool| {
-                    let in_res = g.cmp_in_res;
-                    let mut y = g.y();
-                    if in_res {
-                        y.vmovmskps(r, RES[lane as usize]);
-                    } else {
-                        y.vmovaps(T0, Mem::Base(RBX, SOA_CMP + 32 * lane));
-                        y.vmovmskps(r, T0);
-                    }
-                    if !want {
-                        x64!(g.a.ops; xor Rd(r.0), 0xFF);
-                    }
-                };
-                match c.op {
-                    CondOp::X => flag(self, 0, RAX, c.ref_x),
-                    CondOp::Y => flag(self, 1, RAX, c.ref_y),
-                    CondOp::And | CondOp::Or => {
-                        flag(self, 0, RAX, c.ref_x);
-                        flag(self, 1, RCX, c.ref_y);
-                        if c.op == CondOp::And {
-                            x64!(self.a.ops; and eax, ecx);
-                        } else {
-                            x64!(self.a.ops; or eax, ecx);
-                        }
-                    }
-                }
-                let stub = self.a.new_label();
-                self.splits
-                    .push((stub, self.cur_block, pc, flows.0, flows.1));
-                x64!(self.a.ops
-                    ; and eax, r12d
-                    ; cmp eax, r12d
-                    ; je =>target
-                    ; test eax, eax
-                    ; jnz =>stub
-                );
-            }
-        }
-    }
-
-    fn loop_init(&mut self, int: u8, slot: u8) {
+    fn loop_init_y(&mut self, int: u8, slot: u8) {
         let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
         self.a.loop_init(R15, int, (RBX, SOA_AL), counter);
     }
 
-    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+    fn loop_step_y(&mut self, int: u8, slot: u8, again: DynamicLabel) {
         let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
         self.a.loop_step(R15, int, (RBX, SOA_AL), counter, again);
     }
 
-    /// Masked execution: the active lanes (r12) continue at `t`. They wait there, unless
-    /// `direct_from` is the block of a split whose other lanes already wait and `t` is the
-    /// lowest block anyone waits at (always when it is not after the split): then `t` runs
-    /// at once.
-    fn target_masked(&mut self, t: Target, direct_from: Option<usize>) -> CompileResult<()> {
-        match t {
-            Target::Node(n) => {
-                let b = self.block_of(n)?;
-                let (set_inactive, l) = (self.set_inactive, self.labels[b]);
-                match direct_from {
-                    Some(from) if b <= from => {
-                        self.a.call_label(set_inactive);
-                        self.a.jmp(l);
-                    }
-                    Some(_) => {
-                        let wait = self.a.new_label();
-                        self.unless_lowest(b, wait);
-                        self.a.call_label(set_inactive);
-                        self.a.jmp(l);
-                        self.a.bind(wait);
-                        self.park(b as u32);
-                    }
-                    None => self.park(b as u32),
-                }
-            }
-            Target::Deopt(_, pc) => self.exit_deopt(pc),
-        }
-        Ok(())
-    }
-
-    /// Masked execution: `f` for the active lanes, recording where they continue (see
-    /// [`Self::target_masked`] for `direct_from`).
-    fn flow_masked(&mut self, f: &Flow, pc: u32, direct_from: Option<usize>) -> CompileResult<()> {
-        match *f {
-            Flow::Goto(t) => self.target_masked(t, direct_from),
-            Flow::LoopEnd {
-                int,
-                slot,
-                cont,
-                exit,
-            } => {
-                self.step_owned(slot, pc);
-                let (again, done) = (self.a.new_label(), self.a.new_label());
-                self.loop_step(int, slot, again);
-                self.target_masked(exit, direct_from)?;
-                self.a.jmp(done);
-                self.a.bind(again);
-                self.target_masked(cont, direct_from)?;
-                self.a.bind(done);
-                Ok(())
-            }
-        }
-    }
-
-    /// The block `f` continues at, if that does not depend on run-time state.
-    fn static_block(&self, f: &Flow) -> Option<usize> {
-        match *f {
-            Flow::Goto(Target::Node(n)) => self.block_of(n).ok(),
-            _ => None,
-        }
-    }
-
-    /// `f` may continue at or before block `from` (a loop's next iteration, a jump back).
-    fn may_go_back(&self, f: &Flow, from: usize) -> bool {
-        match *f {
-            Flow::LoopEnd { .. } => true,
-            Flow::Goto(Target::Node(n)) => self.block_of(n).is_ok_and(|b| b <= from),
-            Flow::Goto(Target::Deopt(..)) => false,
-        }
-    }
-
     /// Masked execution: the active lanes wait at block `b`.
-    fn park(&mut self, b: u32) {
+    fn park_y(&mut self, b: u32) {
         let (byte, word, bit) = (
             SOA_WAITING + b as i32,
             SOA_PENDING + 8 * (b / 64) as i32,
@@ -1345,102 +823,15 @@ impl Gen<'_> {
         );
     }
 
-    /// The code of masked execution that blocks share: divergent-branch splits, parking,
-    /// the scheduler and its jump table.
-    fn masked_routines(&mut self) -> CompileResult<()> {
-        if !self.simt {
-            return Ok(());
-        }
-        let table = self.a.new_label();
-        for (stub, b) in std::mem::take(&mut self.parks) {
-            self.a.bind(stub);
-            self.park(b);
-            self.dispatch(table);
-        }
-        // eax: the active lanes that take the branch (neither none nor all of them). The arm
-        // likely to continue at the lowest block (the nearer of two jumps, a BREAKC's next
-        // iteration) is handled last, so that it can run at once instead of through the
-        // scheduler.
-        for (stub, from, pc, taken, not_taken) in std::mem::take(&mut self.splits) {
-            self.a.bind(stub);
-            x64!(self.a.ops
-                ; mov DWORD [rbx + SOA_SPLIT], eax
-                ; mov DWORD [rbx + SOA_SPLIT + 4], r12d
-                ; add DWORD [rbx + SOA_SPLIT + 8], 1
-            );
-            let taken_last = match (self.static_block(&taken), self.static_block(&not_taken)) {
-                (Some(t), Some(n)) => t < n,
-                _ => self.may_go_back(&taken, from) && !self.may_go_back(&not_taken, from),
-            };
-            let order = if taken_last {
-                [(false, not_taken), (true, taken)]
-            } else {
-                [(true, taken), (false, not_taken)]
-            };
-            for (k, (is_taken, f)) in order.into_iter().enumerate() {
-                if is_taken {
-                    x64!(self.a.ops; mov r12d, DWORD [rbx + SOA_SPLIT]);
-                } else {
-                    x64!(self.a.ops
-                        ; mov r12d, DWORD [rbx + SOA_SPLIT]
-                        ; not r12d
-                        ; and r12d, DWORD [rbx + SOA_SPLIT + 4]
-                    );
-                }
-                self.flow_masked(&f, pc, (k == 1).then_some(from))?;
-            }
-            self.dispatch(table);
-        }
-        // END for some of the lanes.
-        let end_lanes = self.end_lanes;
-        self.a.bind(end_lanes);
-        x64!(self.a.ops
-            ; mov ecx, r12d
-            ; not ecx
-            ; and DWORD [rbx + SOA_ALIVE], ecx
-        );
-        self.dispatch(table);
-        // set_inactive: `inactive` from the lane bits in r12d. Clobbers ymm0-ymm1.
-        let set_inactive = self.set_inactive;
-        self.a.bind(set_inactive);
-        let bits = self.y().constant([1, 2, 4, 8, 16, 32, 64, 128]);
-        let mut y = self.y();
-        y.vmovd_from(Ymm(0), R12);
-        y.vpbroadcastd(Ymm(0), Ymm(0));
-        y.vpand(Ymm(0), Ymm(0), bits);
-        y.vpxor(Ymm(1), Ymm(1), Ymm(1));
-        y.vpcmpeqd(Ymm(0), Ymm(0), Ymm(1));
-        y.store(Mem::Base(RBX, SOA_INACTIVE), Ymm(0), true);
-        self.a.ret();
-        // One 8-byte `jmp rel32` slot per block.
-        x64!(self.a.ops; .align 8, 0xCC);
-        self.a.bind(table);
-        for b in 0..self.labels.len() {
-            let start = self.a.offset().0;
-            let l = self.labels[b];
-            self.a.jmp(l);
-            let used = self.a.offset().0 - start;
-            if used > 8 {
-                return Err(CompileError::Internal(format!(
-                    "jump table slot of {used} bytes"
-                )));
-            }
-            for _ in used..8 {
-                x64!(self.a.ops; int3);
-            }
-        }
-        Ok(())
-    }
-
     /// The scheduler, inline at each place that hands over (so that each has its own
     /// indirect jump for the branch predictor to learn): run the lowest block any lane waits
     /// at, with the lanes that wait there, through the jump table. Block order is program
     /// order, so the lanes of an IF's two arms meet at the join, and lanes still looping run
     /// before those that left the loop. Nothing waiting: every lane reached END.
-    fn dispatch(&mut self, table: DynamicLabel) {
+    fn dispatch_y(&mut self, table: DynamicLabel) {
         let (done, set_inactive) = (self.exit_done, self.set_inactive);
         let found = self.a.new_label();
-        let words = self.labels.len().div_ceil(64) as i32;
+        let words = self.nblocks.div_ceil(64) as i32;
         if words == 1 {
             x64!(self.a.ops
                 ; xor ecx, ecx
@@ -1504,7 +895,7 @@ impl Gen<'_> {
             a.ret();
         }
         if self.simt {
-            let blocks = self.labels.len();
+            let blocks = self.nblocks;
             let (chunks, words) = (blocks.div_ceil(32) as i32, blocks.div_ceil(64) as i32);
             let (l1, l2) = (a.new_label(), a.new_label());
             x64!(a.ops
@@ -1534,7 +925,7 @@ impl Gen<'_> {
     /// Prepare source `n` of an instruction: a0-relative rows are gathered and transposed into
     /// `SoaContext::rel` here, aL-relative ones get their row offset in [`REL_GPR`].
     /// `flushing`: the instruction reads this source through the input flush only.
-    fn operand(
+    fn operand_y(
         &mut self,
         reg: SrcReg,
         rel: RelIndex,
@@ -1656,7 +1047,7 @@ impl Gen<'_> {
     }
 
     /// Component `c` of a prepared operand into `d` (swizzle and negation applied).
-    fn load(&mut self, d: Ymm, op: &Operand, c: usize) {
+    fn load_y(&mut self, d: Ymm, op: &Operand, c: usize) {
         self.load_from(d, op.addr, op, c);
     }
 
@@ -1664,7 +1055,7 @@ impl Gen<'_> {
     /// far as a flushing operation can tell (see [`Gen::known`]): read from a flushed copy if
     /// the operand has one, as it is if it is known tiny-free, flushed here otherwise.
     /// Clobbers T0.
-    fn load_flushed(&mut self, d: Ymm, op: &Operand, c: usize) {
+    fn load_flushed_y(&mut self, d: Ymm, op: &Operand, c: usize) {
         if let Some(f) = op.flushed {
             self.load_from(d, f, op, c);
             return;
@@ -1686,13 +1077,13 @@ impl Gen<'_> {
             return;
         }
         self.load_from(d, op.addr, op, c);
-        if !self.tiny_free(op, c) {
+        if !self.tiny_free_y(op, c) {
             self.flush(d);
         }
     }
 
     /// Component `c` of `op` is known tiny-free (negation keeps that).
-    fn tiny_free(&self, op: &Operand, c: usize) -> bool {
+    fn tiny_free_y(&self, op: &Operand, c: usize) -> bool {
         op.temp
             .is_some_and(|t| self.known[t as usize] >> op.swizzle.lane(c) & 1 != 0)
     }
@@ -1717,7 +1108,13 @@ impl Gen<'_> {
     }
 
     /// Store the masked components; `tiny_free[c]`: component c is known tiny-free.
-    fn store_results(&mut self, dst: DstReg, mask: [bool; 4], res: [Ymm; 4], tiny_free: [bool; 4]) {
+    fn store_results_y(
+        &mut self,
+        dst: DstReg,
+        mask: [bool; 4],
+        res: [Ymm; 4],
+        tiny_free: [bool; 4],
+    ) {
         let off = match dst {
             DstReg::Output(i) => bank_off(SOA_OUTPUT, i),
             DstReg::Temp(i) => {
@@ -1970,7 +1367,7 @@ impl Gen<'_> {
     }
 
     /// `d = float::add(a, b)` for flushed inputs (or mode results). Clobbers T0-T3.
-    fn add(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+    fn add_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
         if self.is_rne() {
             self.f64_binop(d, a, b, false);
         } else {
@@ -1982,7 +1379,7 @@ impl Gen<'_> {
     /// `d = float::mul(a, b)` for inputs loaded by [`Self::load_flushed`]. `d` must differ
     /// from both.
     /// Clobbers T0-T4.
-    fn mul(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+    fn mul_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
         if self.is_rne() {
             self.isnan(T4, a);
             self.isnan(T0, b);
@@ -2027,341 +1424,6 @@ impl Gen<'_> {
     }
 
     // ---------------------------------------------------------------- instructions
-
-    fn instruction(&mut self, instr: &Instruction, pc: u32, slot: Option<u8>) -> CompileResult<()> {
-        match *instr {
-            Instruction::Binary {
-                op,
-                dst,
-                src1,
-                src2,
-                rel,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                let mask = d.mask().lanes();
-                if d.mask().0 & 0xF == 0 {
-                    return Ok(());
-                }
-                let (r1, r2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let fl = flushed_sources(instr);
-                // DST reads components z and w as they are.
-                let fl = [0, 1].map(|k| fl[k] && op.base() != Opcode::Dst);
-                let s1 = self.operand(src1, r1, d, 0, fl[0]);
-                let s2 = self.operand(src2, r2, d, 1, fl[1]);
-                match op.base() {
-                    Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph => {
-                        self.dot(op.base(), &s1, &s2);
-                        self.store_results(dst, mask, [P[0]; 4], [true; 4]);
-                    }
-                    Opcode::Dst => {
-                        for c in 0..4 {
-                            if !mask[c] {
-                                continue;
-                            }
-                            match c {
-                                0 => {
-                                    let one = self.y().splat(ONE);
-                                    self.y().vmovups(RES[0], one);
-                                }
-                                1 => {
-                                    self.load_flushed(A, &s1, 1);
-                                    self.load_flushed(B, &s2, 1);
-                                    self.mul(RES[1], A, B);
-                                }
-                                2 => self.load(RES[2], &s1, 2),
-                                _ => self.load(RES[3], &s2, 3),
-                            }
-                        }
-                        let tiny_free =
-                            [true, true, self.tiny_free(&s1, 2), self.tiny_free(&s2, 3)];
-                        self.store_results(dst, mask, RES, tiny_free);
-                    }
-                    base => {
-                        for c in 0..4 {
-                            if mask[c] {
-                                if matches!(base, Opcode::Add | Opcode::Mul) {
-                                    self.load_flushed(A, &s1, c);
-                                    self.load_flushed(B, &s2, c);
-                                } else {
-                                    self.load(A, &s1, c);
-                                    self.load(B, &s2, c);
-                                }
-                                self.binary(base, RES[c], A, B)?;
-                            }
-                        }
-                        // MIN/MAX return an operand as it is.
-                        let fixed = !matches!(base, Opcode::Min | Opcode::Max);
-                        self.store_results(dst, mask, RES, [fixed; 4]);
-                    }
-                }
-            }
-            Instruction::Unary {
-                op,
-                dst,
-                src,
-                rel,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                let mask = d.mask().lanes();
-                let write = d.mask().0 & 0xF != 0;
-                // LITP sets the flags even when it writes no lane.
-                if !write && op != Opcode::Litp {
-                    return Ok(());
-                }
-                let s = self.operand(src, rel, d, 0, flushed_sources(instr)[0]);
-                match op {
-                    Opcode::Mov => {
-                        for c in 0..4 {
-                            if mask[c] {
-                                self.load(RES[c], &s, c);
-                            }
-                        }
-                        let tiny_free = [0, 1, 2, 3].map(|c| self.tiny_free(&s, c));
-                        self.store_results(dst, mask, RES, tiny_free);
-                        // The flushed copy stays valid for the rest of the block: the
-                        // input banks change per group, the flushed uniforms per call, and
-                        // aL-relative rows and a0 gathers (whose addresses move) are not
-                        // kept.
-                        let stable = match (s.flushed, src) {
-                            (Some(Addr::Frame(_)), SrcReg::Input(i)) => {
-                                self.inputs_flushed & (1 << (i & 15)) != 0
-                            }
-                            (Some(Addr::Bcast(Mem::Base(b, _))), _) => b == RBX,
-                            _ => false,
-                        };
-                        if let (DstReg::Temp(t), Some(f), true, false) =
-                            (dst, s.flushed, stable, s.negate)
-                        {
-                            for c in 0..4 {
-                                if mask[c] {
-                                    self.alias[(t & 15) as usize][c] = Some((f, s.swizzle.lane(c)));
-                                }
-                            }
-                        }
-                    }
-                    Opcode::Flr => {
-                        for c in 0..4 {
-                            if mask[c] {
-                                self.load_flushed(A, &s, c);
-                                self.y().vroundps(RES[c], A, 0x9); // floor, no precision exception
-                                self.fix_exact(RES[c]);
-                            }
-                        }
-                        self.store_results(dst, mask, RES, [true; 4]);
-                    }
-                    Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => {
-                        // EX2 and LG2 flush their operand themselves (see `ex2`, `lg2`).
-                        let self_flushing = matches!(op, Opcode::Ex2 | Opcode::Lg2);
-                        match s.flushed {
-                            // RCP and RSQ see the sign of a zero, so a negated flushed copy
-                            // (-0 for +0) is flushed once more (which gives flush(-x)).
-                            Some(f) if !self_flushing => {
-                                self.load_from(A, f, &s, 0);
-                                if s.negate {
-                                    self.flush(A);
-                                }
-                            }
-                            _ => {
-                                self.load(A, &s, 0);
-                                if !self_flushing {
-                                    self.flush(A);
-                                }
-                            }
-                        }
-                        match op {
-                            Opcode::Rcp => self.rcp(),
-                            Opcode::Rsq => self.rsq(),
-                            Opcode::Ex2 => self.ex2(),
-                            _ => self.lg2(),
-                        }
-                        // Every result is rounded by the mode (EX2/LG2 too): tiny-free.
-                        self.store_results(dst, mask, [P[0]; 4], [true; 4]);
-                    }
-                    Opcode::Litp => {
-                        self.litp(&s, mask);
-                        if write {
-                            self.store_results(dst, mask, RES, [false; 4]);
-                        }
-                    }
-                    other => {
-                        return Err(CompileError::Internal(format!(
-                            "{other} decoded as a unary instruction"
-                        )))
-                    }
-                }
-            }
-            Instruction::Mova { src, rel, desc } => {
-                let d = self.desc(desc);
-                let (x, y) = (d.mask().has(0), d.mask().has(1));
-                if x || y {
-                    let s = self.operand(src, rel, d, 0, false);
-                    // Both components are converted before either is stored: the source may
-                    // be a0-relative (already gathered, so order would not matter, but keep it
-                    // obviously right).
-                    for (c, on) in [(0usize, x), (1, y)] {
-                        if on {
-                            self.load(A, &s, c);
-                            self.mova(RES[c], A);
-                        }
-                    }
-                    for (c, on) in [(0usize, x), (1, y)] {
-                        if on {
-                            // Masked, RES[c] keeps the inactive lanes' a0, so their row
-                            // offsets are recomputed unchanged.
-                            self.store_state(SOA_A0 + 32 * c as i32, RES[c]);
-                            self.a0_rel(c as i32, RES[c]);
-                        }
-                    }
-                }
-            }
-            Instruction::Cmp {
-                src1,
-                src2,
-                rel,
-                x,
-                y,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                let s1 = self.operand(src1, rel, d, 0, false);
-                let s2 = self.operand(src2, RelIndex::None, d, 1, false);
-                for (c, op) in [(0usize, x), (1, y)] {
-                    self.load(A, &s1, c);
-                    self.load(B, &s2, c);
-                    self.cmp_mask(RES[c], op, A, B);
-                }
-                for c in 0..2 {
-                    self.store_state(SOA_CMP + 32 * c as i32, RES[c]);
-                }
-            }
-            Instruction::Mad {
-                op,
-                dst,
-                src1,
-                src2,
-                src3,
-                rel,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                let mask = d.mask().lanes();
-                if d.mask().0 & 0xF == 0 {
-                    return Ok(());
-                }
-                let (r2, r3) = if op == Opcode::Madi {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let s1 = self.operand(src1, RelIndex::None, d, 0, true);
-                let s2 = self.operand(src2, r2, d, 1, true);
-                let s3 = self.operand(src3, r3, d, 2, true);
-                for c in 0..4 {
-                    if mask[c] {
-                        self.load_flushed(A, &s1, c);
-                        self.load_flushed(B, &s2, c);
-                        self.mul(P[0], A, B);
-                        self.load_flushed(C, &s3, c);
-                        self.add(RES[c], P[0], C);
-                    }
-                }
-                self.store_results(dst, mask, RES, [true; 4]);
-            }
-            Instruction::Loop { i, .. } => {
-                let slot = slot.ok_or_else(|| {
-                    CompileError::Internal(format!("LOOP at 0x{pc:03x} has no counter slot"))
-                })?;
-                self.loop_init(i, slot);
-                if self.simt {
-                    self.own_loop(slot);
-                }
-            }
-            Instruction::Emit => {
-                if self.gs.is_some() {
-                    self.gs_emit(pc)?;
-                }
-            }
-            // SETEMIT's parameters are constants of each EMIT site (`GsPlan::emit_flags`).
-            // The rest is the node's exit.
-            Instruction::SetEmit { .. }
-            | Instruction::Nop
-            | Instruction::End
-            | Instruction::Break
-            | Instruction::BreakC { .. }
-            | Instruction::Call { .. }
-            | Instruction::CallC { .. }
-            | Instruction::CallU { .. }
-            | Instruction::IfC { .. }
-            | Instruction::IfU { .. }
-            | Instruction::JmpC { .. }
-            | Instruction::JmpU { .. }
-            | Instruction::Undefined { .. } => {}
-        }
-        Ok(())
-    }
-
-    /// Lane-wise two-source operations: `d = op(a, b)`.
-    fn binary(&mut self, op: Opcode, d: Ymm, a: Ymm, b: Ymm) -> CompileResult<()> {
-        match op {
-            Opcode::Add => self.add(d, a, b),
-            Opcode::Mul => self.mul(d, a, b),
-            Opcode::Max => {
-                self.y().vmaxps(d, a, b); // a > b ? a : b
-                if self.max_rule == MaxRule::NegInfSecond {
-                    // A -inf second operand is the result (docs/float-max.md).
-                    let neg_inf = self.y().splat(SIGN | INF);
-                    let mut y = self.y();
-                    y.vmovups(T0, neg_inf);
-                    y.vcmpps(T0, b, T0, pred::EQ);
-                    y.vblendvps(d, d, b, T0);
-                }
-            }
-            Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
-            Opcode::Sge | Opcode::Slt => {
-                let one = self.y().splat(ONE);
-                let mut y = self.y();
-                if op == Opcode::Sge {
-                    y.vcmpps(d, b, a, pred::LE); // b <= a: false for NaN
-                } else {
-                    y.vcmpps(d, a, b, pred::LT);
-                }
-                y.vandps(d, d, one);
-            }
-            other => {
-                return Err(CompileError::Internal(format!(
-                    "{other} decoded as a binary instruction"
-                )))
-            }
-        }
-        Ok(())
-    }
-
-    /// DP3/DP4/DPH into P[0]: products `mul(a_i, b_i)`, then `(p0 + p1) + (p2 + p3)`.
-    fn dot(&mut self, op: Opcode, s1: &Operand, s2: &Operand) {
-        let n = if op == Opcode::Dp3 { 3 } else { 4 };
-        for i in 0..n {
-            if op == Opcode::Dph && i == 3 {
-                let one = self.y().splat(ONE);
-                self.y().vmovups(A, one);
-            } else {
-                self.load_flushed(A, s1, i);
-            }
-            self.load_flushed(B, s2, i);
-            self.mul(P[i], A, B);
-        }
-        self.add(P[0], P[0], P[1]);
-        if n == 4 {
-            self.add(P[2], P[2], P[3]);
-        }
-        // DP3: add(p2, +0) is p2 (a mode result), so the second pair is p2 alone.
-        self.add(P[0], P[0], P[2]);
-    }
 
     /// RCP of A (component x, flushed) into P[0].
     fn rcp(&mut self) {
@@ -2810,11 +1872,11 @@ impl Gen<'_> {
     }
 
     /// LITP: results in RES (masked components), flags always.
-    fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
+    fn litp_y(&mut self, s: &Operand, mask: [bool; 4]) {
         let lim = self.y().splat(LITP_LIM);
         let neg_lim = self.y().splat(LITP_LIM | SIGN);
-        self.load(A, s, 0);
-        self.load(B, s, 3);
+        self.load_y(A, s, 0);
+        self.load_y(B, s, 3);
         let mut y = self.y();
         y.vxorps(T0, T0, T0);
         y.vcmpps(T1, T0, A, pred::LE); // 0 <= x
@@ -2825,7 +1887,7 @@ impl Gen<'_> {
             self.y().vmaxps(RES[0], A, T0); // x > 0 ? x : 0
         }
         if mask[1] {
-            self.load(C, s, 1);
+            self.load_y(C, s, 1);
             let mut y = self.y();
             y.vminps(C, C, lim);
             y.vmaxps(RES[1], C, neg_lim);
@@ -2840,7 +1902,7 @@ impl Gen<'_> {
     }
 
     /// MOVA of one component: truncation toward zero, saturating, NaN → 0.
-    fn mova(&mut self, d: Ymm, v: Ymm) {
+    fn mova_y(&mut self, d: Ymm, v: Ymm) {
         let big = self.y().splat(TWO31);
         let mut y = self.y();
         y.vcvttps2dq(d, v);
@@ -2852,7 +1914,7 @@ impl Gen<'_> {
     }
 
     /// All-ones where `op(a, b)` holds.
-    fn cmp_mask(&mut self, d: Ymm, op: CmpOp, a: Ymm, b: Ymm) {
+    fn cmp_mask_y(&mut self, d: Ymm, op: CmpOp, a: Ymm, b: Ymm) {
         let mut y = self.y();
         match op {
             CmpOp::Eq => y.vcmpps(d, a, b, pred::EQ),
@@ -2863,5 +1925,417 @@ impl Gen<'_> {
             CmpOp::Ge => y.vcmpps(d, b, a, pred::LE),
             CmpOp::True6 | CmpOp::True7 => y.vpcmpeqd(d, d, d),
         }
+    }
+}
+
+/// The host register of a value slot.
+fn ymm(v: V) -> Ymm {
+    match v {
+        V::A => A,
+        V::B => B,
+        V::C => C,
+        V::P(k) => P[k as usize & 3],
+        V::Res(k) => RES[k as usize & 3],
+    }
+}
+
+impl LaneEmitter for Gen {
+    type Label = DynamicLabel;
+    type Operand = Operand;
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+
+    fn jump(&mut self, l: DynamicLabel) {
+        self.a.jmp(l);
+    }
+
+    fn lane_masks(&self) -> bool {
+        self.simt
+    }
+
+    fn block_start(&mut self, _index: usize, len: u32) {
+        self.known = [0; 16];
+        self.alias = [[None; 4]; 16];
+        self.al_row = None;
+        self.cmp_in_res = false;
+        let len = len as i32;
+        self.a.sub_ri64(BUDGET, len);
+        let budget = self.exit_budget;
+        self.a.jb(budget);
+        if self.simt {
+            // The budget above is charged per block run, whichever lanes run it (at least
+            // any one lane's count: a group that exceeds it reruns per vertex); the
+            // instruction count is per lane.
+            x64!(self.a.ops; popcnt eax, r12d);
+            if len > 1 {
+                x64!(self.a.ops; imul eax, eax, len);
+            }
+            x64!(self.a.ops; add QWORD [rbx + SOA_GROUP_INSTRUCTIONS], rax);
+        }
+    }
+
+    fn mark(&mut self, pc: u32, text: String) {
+        self.marks.push((self.a.offset().0, pc, text));
+    }
+
+    fn begin_instruction(&mut self, node: usize, pc: u32, instr: &Instruction) {
+        self.cur_pc = pc;
+        self.cur_node = node;
+        if instr.desc().is_some() || matches!(instr, Instruction::Loop { .. }) {
+            self.cmp_in_res = false;
+        }
+        if matches!(instr, Instruction::Loop { .. }) {
+            self.al_row = None;
+        }
+    }
+
+    fn end_instruction(&mut self, instr: &Instruction) {
+        if matches!(instr, Instruction::Cmp { .. }) {
+            self.cmp_in_res = true;
+        }
+    }
+
+    fn supports(&self, _instr: &Instruction) -> bool {
+        true
+    }
+
+    fn exit_end(&mut self) {
+        if self.simt {
+            let l = self.end_lanes;
+            x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>l);
+        }
+        if self.gs.is_some() {
+            // Fewer EMITs than the group was told to expect.
+            let l = self.exit_emits;
+            x64!(self.a.ops; cmp DWORD [rbx + SOA_GS_LEFT], 0; jne =>l);
+        }
+        let l = self.exit_done;
+        self.a.jmp(l);
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        self.exit_deopt_y(pc);
+    }
+
+    fn branch_bool(&mut self, b: u8, value: bool, target: DynamicLabel) {
+        let a = &mut self.a;
+        a.test_mi16(R15, UNI_BOOL, 1 << (b & 15));
+        if value {
+            a.jne(target);
+        } else {
+            a.je(target);
+        }
+    }
+
+    fn branch_cond(&mut self, c: Condition, target: DynamicLabel, split: DynamicLabel, _pc: u32) {
+        // Straight after CMP, the flags are still in RES: the branch does not wait for a
+        // store to be forwarded to a load.
+        let flag = |g: &mut Self, lane: i32, r: Gpr, want: bool| {
+            let in_res = g.cmp_in_res;
+            let mut y = g.y();
+            if in_res {
+                y.vmovmskps(r, RES[lane as usize]);
+            } else {
+                y.vmovaps(T0, Mem::Base(RBX, SOA_CMP + 32 * lane));
+                y.vmovmskps(r, T0);
+            }
+            if !want {
+                x64!(g.a.ops; xor Rd(r.0), 0xFF);
+            }
+        };
+        match c.op {
+            CondOp::X => flag(self, 0, RAX, c.ref_x),
+            CondOp::Y => flag(self, 1, RAX, c.ref_y),
+            CondOp::And | CondOp::Or => {
+                flag(self, 0, RAX, c.ref_x);
+                flag(self, 1, RCX, c.ref_y);
+                if c.op == CondOp::And {
+                    x64!(self.a.ops; and eax, ecx);
+                } else {
+                    x64!(self.a.ops; or eax, ecx);
+                }
+            }
+        }
+        // Every program with cmp-dependent branches runs with lane masks here, so a
+        // disagreement always splits.
+        x64!(self.a.ops
+            ; and eax, r12d
+            ; cmp eax, r12d
+            ; je =>target
+            ; test eax, eax
+            ; jnz =>split
+        );
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        self.loop_init_y(int, slot);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        self.loop_step_y(int, slot, again);
+    }
+
+    fn own_loop(&mut self, slot: u8) {
+        self.own_loop_y(slot);
+    }
+
+    fn step_owned(&mut self, slot: u8, pc: u32) {
+        self.step_owned_y(slot, pc);
+    }
+
+    /// Jump to `otherwise` if some lane waits at block `b` or before it (conservatively, if
+    /// any lane waits, for blocks beyond the first 63). Clobbers rax.
+    fn unless_lowest(&mut self, b: usize, otherwise: DynamicLabel) {
+        if b < 31 {
+            let below = ((1u64 << (b + 1)) - 1) as i32;
+            x64!(self.a.ops; test QWORD [rbx + SOA_PENDING], below; jnz =>otherwise);
+        } else if b < 63 {
+            let below = ((1u64 << (b + 1)) - 1) as i64;
+            x64!(self.a.ops
+                ; mov rax, QWORD below
+                ; test QWORD [rbx + SOA_PENDING], rax
+                ; jnz =>otherwise
+            );
+        } else {
+            x64!(self.a.ops; cmp r12d, DWORD [rbx + SOA_ALIVE]; jne =>otherwise);
+        }
+    }
+
+    fn park(&mut self, block: usize) {
+        self.park_y(block as u32);
+    }
+
+    fn activate_and_jump(&mut self, l: DynamicLabel) {
+        let set_inactive = self.set_inactive;
+        self.a.call_label(set_inactive);
+        self.a.jmp(l);
+    }
+
+    /// eax: the active lanes that take the branch (neither none nor all of them).
+    fn split_enter(&mut self) {
+        x64!(self.a.ops
+            ; mov DWORD [rbx + SOA_SPLIT], eax
+            ; mov DWORD [rbx + SOA_SPLIT + 4], r12d
+            ; add DWORD [rbx + SOA_SPLIT + 8], 1
+        );
+    }
+
+    fn split_lanes(&mut self, taken: bool) {
+        if taken {
+            x64!(self.a.ops; mov r12d, DWORD [rbx + SOA_SPLIT]);
+        } else {
+            x64!(self.a.ops
+                ; mov r12d, DWORD [rbx + SOA_SPLIT]
+                ; not r12d
+                ; and r12d, DWORD [rbx + SOA_SPLIT + 4]
+            );
+        }
+    }
+
+    fn dispatch(&mut self, table: DynamicLabel) {
+        self.dispatch_y(table);
+    }
+
+    fn masked_tail(&mut self, table: DynamicLabel, blocks: &[DynamicLabel]) -> CompileResult<()> {
+        // END for some of the lanes.
+        let end_lanes = self.end_lanes;
+        self.a.bind(end_lanes);
+        x64!(self.a.ops
+            ; mov ecx, r12d
+            ; not ecx
+            ; and DWORD [rbx + SOA_ALIVE], ecx
+        );
+        self.dispatch_y(table);
+        // set_inactive: `inactive` from the lane bits in r12d. Clobbers ymm0-ymm1.
+        let set_inactive = self.set_inactive;
+        self.a.bind(set_inactive);
+        let bits = self.y().constant([1, 2, 4, 8, 16, 32, 64, 128]);
+        let mut y = self.y();
+        y.vmovd_from(Ymm(0), R12);
+        y.vpbroadcastd(Ymm(0), Ymm(0));
+        y.vpand(Ymm(0), Ymm(0), bits);
+        y.vpxor(Ymm(1), Ymm(1), Ymm(1));
+        y.vpcmpeqd(Ymm(0), Ymm(0), Ymm(1));
+        y.store(Mem::Base(RBX, SOA_INACTIVE), Ymm(0), true);
+        self.a.ret();
+        // One 8-byte `jmp rel32` slot per block.
+        x64!(self.a.ops; .align 8, 0xCC);
+        self.a.bind(table);
+        for &l in blocks {
+            let start = self.a.offset().0;
+            self.a.jmp(l);
+            let used = self.a.offset().0 - start;
+            if used > 8 {
+                return Err(CompileError::Internal(format!(
+                    "jump table slot of {used} bytes"
+                )));
+            }
+            for _ in used..8 {
+                x64!(self.a.ops; int3);
+            }
+        }
+        Ok(())
+    }
+
+    fn operand(
+        &mut self,
+        reg: SrcReg,
+        rel: RelIndex,
+        d: OperandDesc,
+        n: usize,
+        flushing: bool,
+    ) -> Operand {
+        self.operand_y(reg, rel, d, n, flushing)
+    }
+
+    fn load(&mut self, d: V, op: &Operand, c: usize) {
+        self.load_y(ymm(d), op, c);
+    }
+
+    fn load_flushed(&mut self, d: V, op: &Operand, c: usize) {
+        self.load_flushed_y(ymm(d), op, c);
+    }
+
+    fn tiny_free(&self, op: &Operand, c: usize) -> bool {
+        self.tiny_free_y(op, c)
+    }
+
+    fn one(&mut self, d: V) {
+        let one = self.y().splat(ONE);
+        self.y().vmovups(ymm(d), one);
+    }
+
+    fn store_results(&mut self, dst: DstReg, mask: [bool; 4], res: [V; 4], tiny_free: [bool; 4]) {
+        self.store_results_y(dst, mask, res.map(ymm), tiny_free);
+    }
+
+    fn note_mov(&mut self, dst: DstReg, src: SrcReg, s: &Operand, mask: [bool; 4]) {
+        // The flushed copy stays valid for the rest of the block: the input banks change
+        // per group, the flushed uniforms per call, and aL-relative rows and a0 gathers
+        // (whose addresses move) are not kept.
+        let stable = match (s.flushed, src) {
+            (Some(Addr::Frame(_)), SrcReg::Input(i)) => self.inputs_flushed & (1 << (i & 15)) != 0,
+            (Some(Addr::Bcast(Mem::Base(b, _))), _) => b == RBX,
+            _ => false,
+        };
+        if let (DstReg::Temp(t), Some(f), true, false) = (dst, s.flushed, stable, s.negate) {
+            for c in 0..4 {
+                if mask[c] {
+                    self.alias[(t & 15) as usize][c] = Some((f, s.swizzle.lane(c)));
+                }
+            }
+        }
+    }
+
+    fn add(&mut self, d: V, a: V, b: V) {
+        self.add_y(ymm(d), ymm(a), ymm(b));
+    }
+
+    fn mul(&mut self, d: V, a: V, b: V) {
+        self.mul_y(ymm(d), ymm(a), ymm(b));
+    }
+
+    fn select(&mut self, op: Opcode, d: V, a: V, b: V) -> CompileResult<()> {
+        let (d, a, b) = (ymm(d), ymm(a), ymm(b));
+        match op {
+            Opcode::Max => {
+                self.y().vmaxps(d, a, b); // a > b ? a : b
+                if self.max_rule == MaxRule::NegInfSecond {
+                    // A -inf second operand is the result (docs/float-max.md).
+                    let neg_inf = self.y().splat(SIGN | INF);
+                    let mut y = self.y();
+                    y.vmovups(T0, neg_inf);
+                    y.vcmpps(T0, b, T0, pred::EQ);
+                    y.vblendvps(d, d, b, T0);
+                }
+            }
+            Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
+            Opcode::Sge | Opcode::Slt => {
+                let one = self.y().splat(ONE);
+                let mut y = self.y();
+                if op == Opcode::Sge {
+                    y.vcmpps(d, b, a, pred::LE); // b <= a: false for NaN
+                } else {
+                    y.vcmpps(d, a, b, pred::LT);
+                }
+                y.vandps(d, d, one);
+            }
+            other => {
+                return Err(CompileError::Internal(format!(
+                    "{other} decoded as a binary instruction"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    fn flr(&mut self, d: V, a: V) {
+        let d = ymm(d);
+        self.y().vroundps(d, ymm(a), 0x9); // floor, no precision exception
+        self.fix_exact(d);
+    }
+
+    fn scalar(&mut self, op: Opcode, s: &Operand) {
+        // EX2 and LG2 flush their operand themselves (see `ex2`, `lg2`).
+        let self_flushing = matches!(op, Opcode::Ex2 | Opcode::Lg2);
+        match s.flushed {
+            // RCP and RSQ see the sign of a zero, so a negated flushed copy (-0 for +0) is
+            // flushed once more (which gives flush(-x)).
+            Some(f) if !self_flushing => {
+                self.load_from(A, f, s, 0);
+                if s.negate {
+                    self.flush(A);
+                }
+            }
+            _ => {
+                self.load_y(A, s, 0);
+                if !self_flushing {
+                    self.flush(A);
+                }
+            }
+        }
+        match op {
+            Opcode::Rcp => self.rcp(),
+            Opcode::Rsq => self.rsq(),
+            Opcode::Ex2 => self.ex2(),
+            _ => self.lg2(),
+        }
+    }
+
+    fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
+        self.litp_y(s, mask);
+    }
+
+    fn mova(&mut self, _c: usize, d: V, a: V) {
+        self.mova_y(ymm(d), ymm(a));
+    }
+
+    fn store_a0(&mut self, c: usize, v: V) {
+        // Masked, the value keeps the inactive lanes' a0, so their row offsets are
+        // recomputed unchanged.
+        let v = ymm(v);
+        self.store_state(SOA_A0 + 32 * c as i32, v);
+        self.a0_rel(c as i32, v);
+    }
+
+    fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
+        self.cmp_mask_y(ymm(d), op, ymm(a), ymm(b));
+    }
+
+    fn store_cmp(&mut self, c: usize, v: V) {
+        self.store_state(SOA_CMP + 32 * c as i32, ymm(v));
+    }
+
+    fn emit(&mut self, pc: u32) -> CompileResult<()> {
+        if self.gs.is_some() {
+            self.gs_emit(pc)?;
+        }
+        Ok(())
     }
 }
