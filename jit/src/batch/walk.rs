@@ -15,6 +15,11 @@
 //! (NEON, four lanes per q register). A new lane operation is a [`LaneEmitter`] method that
 //! both implement; a new opcode is lowered once, in [`Walker::instruction`].
 
+#![allow(
+    clippy::needless_range_loop,
+    reason = "component indices address masks, swizzles and register arrays in parallel"
+)]
+
 use super::geometry::alu_parts;
 use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
 use crate::error::{CompileError, CompileResult};
