@@ -636,7 +636,7 @@ impl CompiledShader {
     }
 
     fn compile_soa(&self, from_state: bool) -> Option<batch::SoaCode> {
-        if self.backend == Backend::X64 && self.exec.is_some() {
+        if self.exec.is_some() {
             batch::compile(
                 &self.program,
                 &self.analysis,
@@ -644,6 +644,7 @@ impl CompiledShader {
                 self.max_rule,
                 self.features,
                 from_state,
+                self.backend,
             )
             .ok()
             .flatten()

@@ -172,6 +172,7 @@ v3!(
     fadd_2d => fadd.D2, fmul_2d => fmul.D2, faddp_2d => faddp.D2, fcmeq_2d => fcmeq.D2,
     add_2d => add.D2, cmhs_2d => cmhs.D2, and_16b => and.B16, orr_16b => orr.B16, eor_16b => eor.B16,
     bic_16b => bic.B16, bsl_16b => bsl.B16, bit_16b => bit.B16, bif_16b => bif.B16,
+    trn1_4s => trn1.S4, trn2_4s => trn2.S4, trn1_2d => trn1.D2, trn2_2d => trn2.D2,
 );
 v2!(
     fcvtl_2d => fcvtl.D2.S2, fcvtl2_2d => fcvtl2.D2.S4, fcvtn_2s => fcvtn.S2.D2,
@@ -186,7 +187,7 @@ g3!(
 );
 gimm!(lsl_xi => lsl X, lsr_xi => lsr X, asr_xi => asr X, lsl_wi => lsl W, lsr_wi => lsr W);
 mem!(
-    ldr_q => ldr Q, str_q => str Q, str_s => str S, ldr_w => ldr W, str_w => str W,
+    ldr_q => ldr Q, str_q => str Q, str_s => str S, ldr_s => ldr S, ldr_w => ldr W, str_w => str W,
     ldr_x => ldr X, str_x => str X, ldrb_w => ldrb W, strb_w => strb W, ldrh_w => ldrh W,
 );
 
@@ -278,6 +279,31 @@ impl Asm {
     /// `ldr Qt, [Xn, Xm, lsl #4]`
     pub fn ldr_q_idx(&mut self, t: Vreg, base: Gpr, idx: Gpr) {
         a64!(self.ops; ldr Q(t.0), [X(base.0), X(idx.0), LSL #4]);
+    }
+
+    /// `ldr Qt, [Xn, Xm]` (unscaled register offset)
+    pub fn ldr_q_reg(&mut self, t: Vreg, base: Gpr, idx: Gpr) {
+        a64!(self.ops; ldr Q(t.0), [X(base.0), X(idx.0)]);
+    }
+
+    /// `stp Da, Db, [sp, #off]`
+    pub fn stp_d_sp(&mut self, a: Vreg, b: Vreg, off: i32) {
+        a64!(self.ops; stp D(a.0), D(b.0), [sp, off]);
+    }
+
+    /// `ldp Da, Db, [sp, #off]`
+    pub fn ldp_d_sp(&mut self, a: Vreg, b: Vreg, off: i32) {
+        a64!(self.ops; ldp D(a.0), D(b.0), [sp, off]);
+    }
+
+    /// `uminv Sd, Vs.4S` (the smallest lane, unsigned)
+    pub fn uminv_4s(&mut self, d: Vreg, s: Vreg) {
+        a64!(self.ops; uminv S(d.0), V(s.0).S4);
+    }
+
+    /// `umaxv Sd, Vs.4S` (the largest lane, unsigned)
+    pub fn umaxv_4s(&mut self, d: Vreg, s: Vreg) {
+        a64!(self.ops; umaxv S(d.0), V(s.0).S4);
     }
 
     /// `ldr Wt, [Xn, Xm, lsl #2]`
@@ -578,6 +604,11 @@ impl Asm {
     /// `cbz Xn, =>l`
     pub fn cbz_x(&mut self, a: Gpr, l: DynamicLabel) {
         a64!(self.ops; cbz X(a.0), =>l);
+    }
+
+    /// `tbz Wn, #bit, =>l` (±32 KiB: only for short forward skips)
+    pub fn tbz_w(&mut self, a: Gpr, bit: u32, l: DynamicLabel) {
+        a64!(self.ops; tbz W(a.0), bit, =>l);
     }
 
     /// `tbnz Wn, #bit, =>l` (±32 KiB: only for branches inside one subroutine)

@@ -33,6 +33,11 @@
 //! deopt with `deopt_pc = u32::MAX` (and the reason in [`last_error`]), so the runtime falls
 //! back to the interpreter and the differential tests flag it.
 
+use crate::batch::{
+    SoaContext, LANES, SOA_BATCH_COUNT, SOA_BATCH_DONE, SOA_BATCH_INPUT, SOA_BATCH_INSTRUCTIONS,
+    SOA_BATCH_OUTPUT, SOA_BUDGET, SOA_DEOPT_PC, SOA_OUT_MASK, SOA_UNIFORMS, SOA_UNIFORMS_FLUSHED,
+    SOA_UNIFORMS_REL,
+};
 use crate::layout::{EmitRecord, JitContext};
 use crate::runtime::code_buffer::Status;
 use picajit_interp::state::{Registers, Uniforms};
@@ -70,6 +75,11 @@ const _: () = assert!(EMIT_MAX >= crate::EMIT_CAPACITY);
 const _: () = assert!(std::mem::size_of::<JitContext>() <= 0x400);
 const _: () = assert!(std::mem::size_of::<Registers>() <= 0xC00);
 const _: () = assert!(std::mem::size_of::<Uniforms>() <= 0x1000);
+/// Multi-vertex code (`batch::a64`): its `SoaContext` at `CTX_G`, the uniforms after it.
+const SOA_UNIFORMS_G: u64 = DATA_BASE + 0xF000;
+const _: () = assert!(std::mem::size_of::<SoaContext>() <= 0xF000);
+const _: () = assert!(SOA_UNIFORMS_G + 0x1000 <= BATCH_IN_G);
+const _: () = assert!(BATCH_ROWS % crate::batch::LANES == 0);
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -81,6 +91,11 @@ thread_local! {
 /// Why the last emulated call on this thread failed, if it did (diagnostics).
 pub fn last_error() -> Option<String> {
     LAST_ERROR.with(|e| e.borrow().clone())
+}
+
+/// Record why an emulated call failed (see [`last_error`]).
+pub(crate) fn set_last_error(e: String) {
+    LAST_ERROR.with(|l| *l.borrow_mut() = Some(e));
 }
 
 /// AArch64 code prepared for emulation.
@@ -269,6 +284,108 @@ impl EmuCode {
 }
 
 impl EmuCode {
+    /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics
+    /// of a native call: groups of rows from `batch_done` while a whole group is left,
+    /// `batch_done`, `batch_instructions` and `deopt_pc` updated, output rows of finished
+    /// groups written. Returns the status (0 done). Rows go through the guest row buffers in
+    /// chunks, as for the per-vertex batch entry; of the context, the guest gets only what
+    /// the code reads before writing it (the flushed uniform tables and the scalars).
+    ///
+    /// # Safety
+    ///
+    /// `ctx.uniforms` must be valid for reading, and `ctx.batch_input` / `ctx.batch_output`
+    /// valid for reading / writing `batch_count` rows.
+    pub unsafe fn call_soa(&self, ctx: &mut SoaContext) -> Result<u32, String> {
+        EMU.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let renew = slot
+                .as_ref()
+                .is_some_and(|e| e.loads >= RENEW_AFTER && e.loaded != self.id);
+            if slot.is_none() || renew {
+                *slot = None;
+                *slot = Some(Emu::new()?);
+            }
+            let emu = slot.as_mut().ok_or("no emulator")?;
+            emu.load(self)?;
+            // SAFETY: the caller guarantees `uniforms` is valid for reading.
+            let uniforms = unsafe { &*ctx.uniforms };
+            let w = |uc: &mut Unicorn<'static, ()>, off: i32, bytes: &[u8]| {
+                uc.mem_write(CTX_G + off as u64, bytes)
+                    .map_err(|e| err("write context", e))
+            };
+            let uc = &mut emu.uc;
+            uc.mem_write(SOA_UNIFORMS_G, bytes_of(uniforms))
+                .map_err(|e| err("write uniforms", e))?;
+            w(uc, SOA_UNIFORMS_FLUSHED, bytes_of(&ctx.uniforms_flushed))?;
+            w(uc, SOA_UNIFORMS_REL, bytes_of(&ctx.uniforms_rel))?;
+            w(uc, SOA_UNIFORMS, &SOA_UNIFORMS_G.to_le_bytes())?;
+            w(uc, SOA_BUDGET, &ctx.budget.to_le_bytes())?;
+            w(uc, SOA_OUT_MASK, &ctx.out_mask.to_le_bytes())?;
+            let count = ctx.batch_count as usize;
+            while ctx.batch_done as usize + LANES <= count {
+                let done = ctx.batch_done as usize;
+                let rows = (count - done).min(BATCH_ROWS);
+                // SAFETY: the caller guarantees `batch_count` valid input and output rows.
+                let (inp, outp) = unsafe {
+                    (
+                        std::slice::from_raw_parts(ctx.batch_input.add(done), rows),
+                        std::slice::from_raw_parts_mut(ctx.batch_output.add(done), rows),
+                    )
+                };
+                let uc = &mut emu.uc;
+                for (k, row) in inp.iter().enumerate() {
+                    uc.mem_write(BATCH_IN_G + (k * ROW) as u64, bytes_of(row))
+                        .map_err(|e| err("write rows", e))?;
+                }
+                // Biased so that row `done` lands at the start of the guest row buffers.
+                let bias = (done * ROW) as u64;
+                w(
+                    uc,
+                    SOA_BATCH_INPUT,
+                    &BATCH_IN_G.wrapping_sub(bias).to_le_bytes(),
+                )?;
+                w(
+                    uc,
+                    SOA_BATCH_OUTPUT,
+                    &BATCH_OUT_G.wrapping_sub(bias).to_le_bytes(),
+                )?;
+                w(uc, SOA_BATCH_COUNT, &((done + rows) as u64).to_le_bytes())?;
+                w(uc, SOA_BATCH_DONE, &(done as u64).to_le_bytes())?;
+                w(
+                    uc,
+                    SOA_BATCH_INSTRUCTIONS,
+                    &ctx.batch_instructions.to_le_bytes(),
+                )?;
+                let w0 = emu.run(0, cap(ctx.budget, rows))?;
+                let uc = &mut emu.uc;
+                let mut word = [0u8; 8];
+                let r = |off: i32, buf: &mut [u8]| {
+                    uc.mem_read(CTX_G + off as u64, buf)
+                        .map_err(|e| err("read context", e))
+                };
+                r(SOA_BATCH_DONE, &mut word)?;
+                let out_done = u64::from_le_bytes(word);
+                r(SOA_BATCH_INSTRUCTIONS, &mut word)?;
+                ctx.batch_instructions = u64::from_le_bytes(word);
+                let mut half = [0u8; 4];
+                r(SOA_DEOPT_PC, &mut half)?;
+                ctx.deopt_pc = u32::from_le_bytes(half);
+                let finished = (out_done as usize)
+                    .checked_sub(done)
+                    .filter(|&f| f <= rows)
+                    .ok_or_else(|| format!("batch_done moved from {done} to {out_done}"))?;
+                for (k, row) in outp.iter_mut().enumerate().take(finished) {
+                    read_pod(&emu.uc, BATCH_OUT_G + (k * ROW) as u64, row)?;
+                }
+                ctx.batch_done = out_done;
+                if w0 != 0 {
+                    return Ok(w0);
+                }
+            }
+            Ok(0)
+        })
+    }
+
     /// Run the entry at `entry` with x0 pointing at a guest copy of `data` (plain bytes, at
     /// most the data area's size), copying it back afterwards; at most `cap` instructions.
     pub fn call_plain(&self, entry: usize, data: &mut [u8], cap: usize) -> Result<u32, String> {

@@ -56,7 +56,7 @@ const FPCR_RZ: u32 = 0b11 << 22;
 
 // Constants the entries load into v24-v31 (see `Pinned`).
 /// Sign bit.
-const K_SIGN: Vreg = Vreg(31);
+pub(crate) const K_SIGN: Vreg = Vreg(31);
 /// The canonical NaN.
 const K_CANON: Vreg = Vreg(30);
 /// `|x| << 1` above this is a NaN.
@@ -64,7 +64,7 @@ const K_NAN2: Vreg = Vreg(29);
 /// The mode's smallest normal, `<< 1`.
 const K_MIN2: Vreg = Vreg(28);
 /// 1.0.
-const K_ONE: Vreg = Vreg(27);
+pub(crate) const K_ONE: Vreg = Vreg(27);
 /// +inf.
 const K_INF: Vreg = Vreg(26);
 /// The 17-bit truncation mask.
@@ -171,7 +171,7 @@ impl A64Masm {
     }
 
     /// Load the pinned constants (both entries).
-    fn load_pinned(&mut self) {
+    pub(crate) fn load_pinned(&mut self) {
         let min2 = self.min_f32() << 1;
         for (r, v) in [
             (K_SIGN, SIGN),
@@ -675,6 +675,15 @@ impl A64Masm {
         self.a.bl(l);
     }
 
+    /// Finish code that another generator emitted through [`Self::asm`] with this masm's
+    /// recipes (the NEON lane backend, `batch/a64.rs`): the shared subroutines it requested,
+    /// then the literal pool. Returns the code, the instruction bytes and the marks.
+    pub(crate) fn finish_code(mut self) -> Result<(Vec<u8>, usize, Vec<Mark>), String> {
+        self.emit_stubs();
+        let (code, len) = self.a.finish()?;
+        Ok((code, len, self.marks))
+    }
+
     /// Emit every requested subroutine.
     fn emit_stubs(&mut self) {
         if self.stubs.has_pending() {
@@ -744,7 +753,7 @@ impl A64Masm {
     }
 
     /// Compare mask of `op(a, b)` into `t`; false for the always-true operators.
-    fn cmp_mask(&mut self, op: CmpOp, a: Vreg, b: Vreg, t: Vreg) -> bool {
+    pub(crate) fn cmp_mask(&mut self, op: CmpOp, a: Vreg, b: Vreg, t: Vreg) -> bool {
         let x = &mut self.a;
         match op {
             CmpOp::Eq => x.fcmeq_4s(t, a, b),
@@ -762,7 +771,7 @@ impl A64Masm {
     }
 
     /// The FPCR value of the mode.
-    fn fpcr(&self) -> u32 {
+    pub(crate) fn fpcr(&self) -> u32 {
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => FPCR_RZ,
             _ => 0,

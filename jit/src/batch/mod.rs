@@ -61,6 +61,7 @@
 //! same [`Analysis`] blocks and exits as `lower.rs` (same budget charging, same flow shapes)
 //! with an instruction lowering that is component-aware.
 
+pub(crate) mod a64;
 pub mod asm;
 pub mod geometry;
 pub(crate) mod walk;
@@ -69,7 +70,8 @@ pub mod x64;
 use crate::analysis::{Analysis, Exit, Guard};
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
-use crate::{BatchError, BatchInfo, CompiledShader};
+use crate::runtime::code_buffer::Status;
+use crate::{Backend, BatchError, BatchInfo, CompiledShader};
 use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
 use picajit_interp::state::{Uniforms, UnitState, FLOAT_UNIFORM_ROWS};
@@ -425,12 +427,19 @@ pub const STATUS_DIVERGED: u32 = 3;
 /// `SoaContext::gs_emits` (see [`geometry`]).
 pub const STATUS_EMITS: u32 = 4;
 
-/// Why a program does not run on the SoA path (`None` from [`eligibility`] means it does).
+/// Why a program does not run on the SoA path of `backend` (`None` from [`eligibility`]
+/// means it does).
 pub fn eligibility(
     program: &Program,
     analysis: &Analysis,
     features: HostFeatures,
+    backend: Backend,
 ) -> Option<&'static str> {
+    if backend == Backend::A64 {
+        // NEON is part of AArch64; the lane emitter's subset is in `a64`.
+        return (program.kind() == ShaderKind::Geometry)
+            .then_some("geometry shaders run one invocation at a time on AArch64");
+    }
     if !features.contains(HostFeatures::AVX2.union(HostFeatures::AVX)) {
         return Some("the host has no AVX2");
     }
@@ -459,13 +468,20 @@ pub struct UniformUse {
     pub rel: bool,
 }
 
+/// How SoA code runs on this host.
+enum SoaExec {
+    /// Read+execute mapping of the code (W^X: written while not executable, as in
+    /// `runtime::code_buffer`), for the host's own backend.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    Native(dynasmrt::ExecutableBuffer),
+    /// AArch64 code under the unicorn emulator (`a64::emulator`).
+    #[cfg(feature = "emulate-a64")]
+    Emulated(crate::a64::emulator::EmuCode),
+}
+
 /// Compiled SoA code of one program, plus how often it was used.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct SoaCode {
-    /// Read+execute mapping of `code` (W^X: written while not executable, as in
-    /// `runtime::code_buffer`).
-    #[cfg(target_arch = "x86_64")]
-    exec: dynasmrt::ExecutableBuffer,
+    exec: SoaExec,
     code: Vec<u8>,
     code_len: usize,
     marks: Vec<Mark>,
@@ -504,7 +520,9 @@ pub struct BatchStats {
     pub splits: u64,
 }
 
-/// Build the SoA code for `program` if it is eligible and runnable on this host.
+/// Build the SoA code of `backend` for `program` if it is eligible and runnable on this host
+/// (natively, or under the emulator for AArch64 code with the `emulate-a64` feature).
+#[allow(clippy::too_many_arguments, reason = "one compilation's parameters")]
 pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
@@ -512,8 +530,13 @@ pub(crate) fn compile(
     max_rule: MaxRule,
     features: HostFeatures,
     from_state: bool,
+    backend: Backend,
 ) -> CompileResult<Option<SoaCode>> {
-    if !cfg!(target_arch = "x86_64") || eligibility(program, analysis, features).is_some() {
+    let runnable = match backend {
+        Backend::X64 => cfg!(target_arch = "x86_64"),
+        Backend::A64 => cfg!(any(target_arch = "aarch64", feature = "emulate-a64")),
+    };
+    if !runnable || eligibility(program, analysis, features, backend).is_some() {
         return Ok(None);
     }
     let gs = match program.kind() {
@@ -523,37 +546,58 @@ pub(crate) fn compile(
     if from_state && program.kind() != ShaderKind::Vertex {
         return Ok(None);
     }
-    let (code, code_len, marks, uniform_use) =
-        x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?;
+    let (code, code_len, marks, uniform_use) = match backend {
+        Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
+        // The NEON subset starts groups from the clean state only (see `a64`).
+        Backend::A64 if from_state => return Ok(None),
+        Backend::A64 => a64::generate(program, analysis, mode, max_rule)?,
+    };
     let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let map_err = |e: std::io::Error| {
-            crate::CompileError::Internal(format!("cannot map executable memory: {e}"))
-        };
-        let mut m = dynasmrt::mmap::MutableBuffer::new(code.len().max(1)).map_err(map_err)?;
-        m.set_len(code.len());
-        m.copy_from_slice(&code);
-        let exec = m.make_exec().map_err(map_err)?;
-        Ok(Some(SoaCode {
-            exec,
-            code,
-            code_len,
-            marks,
-            uniform_use,
-            groups: AtomicU64::new(0),
-            fallbacks: AtomicU64::new(0),
-            skipped: AtomicU64::new(0),
-            splits: AtomicU64::new(0),
-            gs,
-            gs_emits: std::sync::atomic::AtomicU32::new(gs_emits),
-        }))
+    let Some(exec) = executable(&code, backend)? else {
+        return Ok(None);
+    };
+    Ok(Some(SoaCode {
+        exec,
+        code,
+        code_len,
+        marks,
+        uniform_use,
+        groups: AtomicU64::new(0),
+        fallbacks: AtomicU64::new(0),
+        skipped: AtomicU64::new(0),
+        splits: AtomicU64::new(0),
+        gs,
+        gs_emits: std::sync::atomic::AtomicU32::new(gs_emits),
+    }))
+}
+
+/// The runnable form of `code` for `backend` on this host, if it has one.
+fn executable(code: &[u8], backend: Backend) -> CompileResult<Option<SoaExec>> {
+    let native = match backend {
+        Backend::X64 => cfg!(target_arch = "x86_64"),
+        Backend::A64 => cfg!(target_arch = "aarch64"),
+    };
+    if native {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        {
+            let map_err = |e: std::io::Error| {
+                crate::CompileError::Internal(format!("cannot map executable memory: {e}"))
+            };
+            let mut m = dynasmrt::mmap::MutableBuffer::new(code.len().max(1)).map_err(map_err)?;
+            m.set_len(code.len());
+            m.copy_from_slice(code);
+            let exec = m.make_exec().map_err(map_err)?;
+            return Ok(Some(SoaExec::Native(exec)));
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (code, code_len, marks, uniform_use, gs, gs_emits);
-        Ok(None)
+    #[cfg(feature = "emulate-a64")]
+    if backend == Backend::A64 {
+        return crate::a64::emulator::EmuCode::new(code)
+            .map(|c| Some(SoaExec::Emulated(c)))
+            .map_err(crate::CompileError::Internal);
     }
+    let _ = code;
+    Ok(None)
 }
 
 impl CompiledShader {
@@ -585,10 +629,8 @@ impl CompiledShader {
 
     /// Why the program has no multi-vertex code on this host (`None` when it has).
     fn soa_ineligibility(&self) -> Option<&'static str> {
-        if self.backend() != crate::Backend::X64 {
-            return Some("the multi-vertex backend is x86-64 only");
-        }
-        if let Some(why) = eligibility(&self.program, &self.analysis, self.features) {
+        if let Some(why) = eligibility(&self.program, &self.analysis, self.features, self.backend())
+        {
             return Some(why);
         }
         if self.soa().is_none() {
@@ -643,7 +685,6 @@ impl CompiledShader {
 /// shader. What is read across groups and calls keeps an invariant: `waiting` and `pending`
 /// are all zero between groups, `whole_flush` describes what the flushed tables hold; nothing
 /// else is read before the generated code or [`run`] writes it for the current group.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Context(Option<Box<SoaContext>>);
 
 thread_local! {
@@ -651,7 +692,6 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Context {
     fn take() -> Context {
         let spare = SPARE_CONTEXT.try_with(|c| c.take()).ok().flatten();
@@ -685,7 +725,6 @@ impl Drop for Context {
 /// a short shader reads a handful of the 128, and for 64-vertex batches flushing all of them
 /// cost a tenth of the call. The float mode is matched once, outside the loop, so that the
 /// float model's `flush_input` is inlined with a constant mode and the loop vectorises.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn flush_uniforms(
     ctx: &mut SoaContext,
     table: &[[f32; 4]; FLOAT_UNIFORM_ROWS],
@@ -756,7 +795,6 @@ fn flush_uniforms(
 }
 
 /// `SoaContext::uniforms_rel` from the flushed rows.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROWS]) {
     for chunk in rel.chunks_exact_mut(FLOAT_UNIFORM_ROWS) {
         chunk.copy_from_slice(flushed);
@@ -765,7 +803,6 @@ fn triple(rel: &mut [[f32; 4]; REL_ROWS], flushed: &[[f32; 4]; FLOAT_UNIFORM_ROW
 
 /// Add the result of running part of a batch, from row `lo` on, to `info` (or give its error
 /// with the row index in the whole batch).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn add_part(
     info: &mut BatchInfo,
     part: Result<BatchInfo, BatchError>,
@@ -781,7 +818,6 @@ fn add_part(
 }
 
 /// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
-#[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments, reason = "one batch call's parameters")]
 pub(crate) fn run(
     shader: &CompiledShader,
@@ -880,26 +916,7 @@ pub(crate) fn run(
     Ok(info)
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-#[allow(clippy::too_many_arguments, reason = "one batch call's parameters")]
-pub(crate) fn run(
-    shader: &CompiledShader,
-    _soa: &SoaCode,
-    inputs: &[[[f32; 4]; 16]],
-    outputs: &mut [[[f32; 4]; 16]],
-    uniforms: &Uniforms,
-    budget: u64,
-    out_mask: u16,
-    start: Option<&UnitState>,
-) -> Result<BatchInfo, BatchError> {
-    match start {
-        None => shader.run_batch_rows(inputs, outputs, uniforms, budget, out_mask),
-        Some(s) => shader.run_rows_from(inputs, outputs, uniforms, budget, s),
-    }
-}
-
 /// The `start_*` fields of the context from a unit state, broadcast to every lane.
-#[cfg(target_arch = "x86_64")]
 fn fill_start(ctx: &mut SoaContext, s: &UnitState) {
     for (bank, row) in ctx.start_temp.iter_mut().zip(&s.temp) {
         for (lanes, &v) in bank.iter_mut().zip(row) {
@@ -922,15 +939,45 @@ fn fill_start(ctx: &mut SoaContext, s: &UnitState) {
 /// # Safety
 ///
 /// `ctx` must describe valid batch rows (`batch_count` readable input rows, as many writable
-/// output rows) and a valid `uniforms` pointer; `exec` must come from [`x64::generate`].
-#[cfg(target_arch = "x86_64")]
-unsafe fn call(exec: &dynasmrt::ExecutableBuffer, ctx: &mut SoaContext) -> u32 {
-    type Entry = unsafe extern "sysv64" fn(*mut SoaContext) -> u32;
-    // SAFETY: the buffer starts with the SoA entry generated by `x64::generate`, a complete
-    // System V function taking the context pointer; the mapping is executable and outlives
-    // the call.
-    let f: Entry = unsafe { std::mem::transmute(exec.as_ptr()) };
-    // SAFETY: forwarded contract (pointers in `ctx`); the code touches only memory reachable
-    // from them and restores callee-saved registers and MXCSR.
-    unsafe { f(ctx) }
+/// output rows) and a valid `uniforms` pointer; `exec` must come from [`compile`].
+unsafe fn call(exec: &SoaExec, ctx: &mut SoaContext) -> u32 {
+    match exec {
+        #[cfg(target_arch = "x86_64")]
+        SoaExec::Native(buf) => {
+            type Entry = unsafe extern "sysv64" fn(*mut SoaContext) -> u32;
+            // SAFETY: the buffer starts with the SoA entry generated by `x64::generate`, a
+            // complete System V function taking the context pointer; the mapping is
+            // executable and outlives the call.
+            let f: Entry = unsafe { std::mem::transmute(buf.as_ptr()) };
+            // SAFETY: forwarded contract (pointers in `ctx`); the code touches only memory
+            // reachable from them and restores callee-saved registers and MXCSR.
+            unsafe { f(ctx) }
+        }
+        #[cfg(target_arch = "aarch64")]
+        SoaExec::Native(buf) => {
+            type Entry = unsafe extern "C" fn(*mut SoaContext) -> u32;
+            // SAFETY: the buffer starts with the SoA entry generated by `a64::generate`, a
+            // complete AAPCS64 function taking the context pointer; the mapping is
+            // executable and outlives the call.
+            let f: Entry = unsafe { std::mem::transmute(buf.as_ptr()) };
+            // SAFETY: forwarded contract (pointers in `ctx`); the code touches only memory
+            // reachable from them and restores x19-x30, d8-d15 and FPCR.
+            unsafe { f(ctx) }
+        }
+        #[cfg(feature = "emulate-a64")]
+        SoaExec::Emulated(code) => {
+            // SAFETY: forwarded contract: the emulator reads and writes, in place of the
+            // code, the rows and uniforms the context points at.
+            match unsafe { code.call_soa(ctx) } {
+                Ok(status) => status,
+                Err(e) => {
+                    // As for per-vertex code: an emulator failure is a deopt of the group,
+                    // which the caller reruns per vertex.
+                    crate::a64::emulator::set_last_error(e);
+                    ctx.deopt_pc = u32::MAX;
+                    Status::Deopt as u32
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,929 @@
+//! The NEON lane emitter: the AArch64 half of the SoA backend, driven by the same
+//! [`Walker`] as the AVX2 emitter (`x64.rs`).
+//!
+//! # Lanes
+//!
+//! Four vertices per 128-bit q register. The group, its [`SoaContext`] and the runtime
+//! (`run`, whole-group fallback, the tail) are those of the x86-64 backend, eight rows per
+//! group: the code runs each group as two *halves* of four lanes. Every per-lane array of the
+//! context is `[…; 8]` of 4-byte lanes, so the half's lanes are the same fields 16 bytes
+//! further on: the code addresses them through [`LANE`] (the context plus 16 bytes per half)
+//! and the shared fields (flushed uniforms, aL, loop counters, batch counters) through
+//! [`CTX`]. A half runs the body from the start to its END; the group is finished when both
+//! are, and its instruction count is added only then, so a group whose second half stops
+//! reruns per vertex with exact counts.
+//!
+//! # Float recipes
+//!
+//! The arithmetic is the per-vertex AArch64 code's (`a64/masm.rs`): its `binary` (ADD, MUL,
+//! MAX, MIN, SGE, SLT), `flr`, `scalar` (RCP, RSQ, EX2, LG2) and `cmp_mask` sequences are
+//! lane-wise on a q register, so the lane emitter calls them on four vertices' component
+//! instead of one vertex's four components: the f24/f32 rounding and special-value rules
+//! exist once per host. Operands are moved into the masm's value registers v0/v1 for the
+//! call and the result out of v0. RCP, RSQ, EX2 and LG2 are scalar recipes there (lane 0),
+//! so they run once per lane.
+//!
+//! # Subset
+//!
+//! Vertex shaders, groups starting from the clean state. Without lane masks: a branch on the
+//! cmp flags whose lanes disagree leaves the group with [`STATUS_DIVERGED`], which reruns it
+//! per vertex (the whole-group fallback of `batch/mod.rs`); agreeing lanes branch as a
+//! whole. Geometry shaders and `run_batch_from` batches run per vertex on AArch64.
+//!
+//! # Registers
+//!
+//! | register | role |
+//! |---|---|
+//! | `x19` | [`CTX`]: the `SoaContext` |
+//! | `x20` | [`LANE`]: the context + 16 bytes per half (per-lane arrays) |
+//! | `x21` | [`UNI`]: `Uniforms` |
+//! | `x22`, `x23` | input / output rows of the current half (entry loop) |
+//! | `x24` | instructions left for the half (one invocation's budget) |
+//! | `x25` | where the body's exits return to (status in w0) |
+//! | `x26` | half counter; `x27`: the group's instruction count |
+//! | `x28` | row offset of the aL-relative source of the current block |
+//! | `x8-x17`, `x30` | scratch, and the link register of the masm's shared subroutines |
+//! | `v0-v2` | source components (`A`, `B`, `C`), the masm's value registers |
+//! | `v8-v11` | products and partial sums (`P`) |
+//! | `v12-v15` | result components (`RES`) |
+//! | `v4-v7`, `v16-v23` | scratch of the masm recipes and of the transposes |
+//! | `v24-v31` | the masm's pinned constants |
+//!
+//! `v8-v15` are the registers the masm recipes never touch, which is why the values that
+//! live across a recipe call sit there; their low halves are callee-saved, so the entry saves
+//! `d8-d15`.
+
+use super::walk::{LaneEmitter, Usage, Walker, V};
+use super::*;
+use crate::a64::asm::{Asm, Cond};
+use crate::a64::masm::{A64Masm, K_ONE, K_SIGN};
+use crate::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
+use crate::error::{CompileError, CompileResult};
+use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
+use crate::runtime::code_buffer::Status;
+use dynasmrt::DynamicLabel;
+use picajit_interp::isa::{
+    CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
+};
+
+/// The `SoaContext`.
+const CTX: Gpr = Gpr(19);
+/// The context plus 16 bytes per half: base of the per-lane arrays.
+const LANE: Gpr = Gpr(20);
+/// `Uniforms`.
+const UNI: Gpr = Gpr(21);
+/// Input rows of the current half.
+const ROWS_IN: Gpr = Gpr(22);
+/// Output rows of the current half.
+const ROWS_OUT: Gpr = Gpr(23);
+/// Instructions left.
+const BUDGET: Gpr = Gpr(24);
+/// Continuation of the body's exits.
+const EXIT: Gpr = Gpr(25);
+/// Half counter (0, 1).
+const HALF: Gpr = Gpr(26);
+/// Instructions of the current group.
+const COUNT: Gpr = Gpr(27);
+/// Row offset of the current block's aL-relative source.
+const REL: Gpr = Gpr(28);
+
+const G9: Gpr = Gpr(9);
+const G10: Gpr = Gpr(10);
+const G11: Gpr = Gpr(11);
+const G12: Gpr = Gpr(12);
+const G16: Gpr = Gpr(16);
+
+/// The masm's value registers: operands in, result out of `V0`.
+const V0: Vreg = Vreg(0);
+const V1: Vreg = Vreg(1);
+/// Scratch of the lane code between recipe calls (the masm's T0-T3).
+const S: [Vreg; 4] = [Vreg(4), Vreg(5), Vreg(6), Vreg(7)];
+/// Rows / components of the transposes (the masm's T4-T7 and SA, T9-T11 range).
+const R: [Vreg; 4] = [Vreg(16), Vreg(17), Vreg(18), Vreg(19)];
+const TR: [Vreg; 4] = [Vreg(20), Vreg(21), Vreg(22), Vreg(23)];
+
+/// Bytes saved by the entry: x19-x30 and d8-d15.
+const FRAME: i32 = 160;
+
+fn vreg(v: V) -> Vreg {
+    match v {
+        V::A => Vreg(0),
+        V::B => Vreg(1),
+        V::C => Vreg(2),
+        V::P(k) => Vreg(8 + (k & 3)),
+        V::Res(k) => Vreg(12 + (k & 3)),
+    }
+}
+
+fn bank_off(bank: i32, reg: u8) -> i32 {
+    bank + (reg as i32 & 15) * 4 * 32
+}
+
+/// Where the components of a source operand are read.
+#[derive(Clone, Copy, Debug)]
+pub enum Addr {
+    /// Four lanes per component at `[LANE + off + 32·component]`.
+    Frame(i32),
+    /// One value for all lanes at `[base + off + 4·component]`, broadcast.
+    Bcast(Gpr, i32),
+    /// As `Bcast`, at `[base + REL + off + 4·component]` (aL-relative rows).
+    BcastRel(Gpr, i32),
+}
+
+/// A prepared source operand.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand {
+    addr: Addr,
+    /// Where the same components are stored with the input flush applied, if anywhere.
+    flushed: Option<Addr>,
+    swizzle: Swizzle,
+    negate: bool,
+}
+
+struct Gen {
+    m: A64Masm,
+    /// Stubs that leave with [`STATUS_DIVERGED`] at a pc.
+    diverged: Vec<(DynamicLabel, u32)>,
+    exit_done: DynamicLabel,
+    exit_deopt: DynamicLabel,
+    exit_budget: DynamicLabel,
+    uniform_use: UniformUse,
+    marks: Vec<Mark>,
+    /// Within the current block: the index whose aL-relative row offset [`REL`] holds.
+    al_row: Option<i32>,
+}
+
+/// Generate the NEON SoA code of an eligible vertex shader: `(code, instruction bytes,
+/// marks, what it reads of the per-call uniform copies)`.
+pub fn generate(
+    program: &Program,
+    analysis: &Analysis,
+    mode: FloatMode,
+    max_rule: MaxRule,
+) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
+    let mut m = A64Masm::new(mode);
+    m.max_rule = max_rule;
+    let a = m.asm();
+    let (exit_done, exit_deopt, exit_budget) = (a.new_label(), a.new_label(), a.new_label());
+    let mut g = Gen {
+        m,
+        diverged: Vec::new(),
+        exit_done,
+        exit_deopt,
+        exit_budget,
+        uniform_use: UniformUse::default(),
+        marks: Vec::new(),
+        al_row: None,
+    };
+    let usage = super::walk::usage(program, analysis);
+    let body = g.a().new_label();
+    g.entry(&usage, body);
+    g.a().bind(body);
+    Walker::new(&mut g, program, analysis).walk()?;
+    g.exits();
+    let Gen {
+        m,
+        mut marks,
+        uniform_use,
+        ..
+    } = g;
+    let (code, len, more) = m.finish_code().map_err(CompileError::Internal)?;
+    marks.extend(more);
+    Ok((code, len, marks, uniform_use))
+}
+
+impl Gen {
+    fn a(&mut self) -> &mut Asm {
+        self.m.asm()
+    }
+
+    /// `(base, off)` addressing `[base + off]` for a load or store scaled by `size` bytes:
+    /// offsets beyond the scaled 12-bit range go through x16.
+    fn at(&mut self, base: Gpr, off: i32, size: i32) -> (Gpr, i32) {
+        if off >= 0 && off % size == 0 && off / size < 4096 {
+            return (base, off);
+        }
+        let a = self.a();
+        a.mov_imm_x(G16, off as i64 as u64);
+        a.add_x(G16, base, G16);
+        (G16, 0)
+    }
+
+    fn ldr_w(&mut self, t: Gpr, base: Gpr, off: i32) {
+        let (b, o) = self.at(base, off, 4);
+        self.a().ldr_w(t, b, o);
+    }
+
+    fn str_w(&mut self, t: Gpr, base: Gpr, off: i32) {
+        let (b, o) = self.at(base, off, 4);
+        self.a().str_w(t, b, o);
+    }
+
+    fn ldr_x(&mut self, t: Gpr, base: Gpr, off: i32) {
+        let (b, o) = self.at(base, off, 8);
+        self.a().ldr_x(t, b, o);
+    }
+
+    fn str_x(&mut self, t: Gpr, base: Gpr, off: i32) {
+        let (b, o) = self.at(base, off, 8);
+        self.a().str_x(t, b, o);
+    }
+
+    fn ldr_q(&mut self, t: Vreg, base: Gpr, off: i32) {
+        let (b, o) = self.at(base, off, 16);
+        self.a().ldr_q(t, b, o);
+    }
+
+    fn str_q(&mut self, t: Vreg, base: Gpr, off: i32) {
+        let (b, o) = self.at(base, off, 16);
+        self.a().str_q(t, b, o);
+    }
+
+    /// `d = base + off` for any offset.
+    fn add_off(&mut self, d: Gpr, base: Gpr, off: i32) {
+        let a = self.a();
+        if (0..4096).contains(&off) {
+            a.add_xi(d, base, off as u32);
+        } else {
+            a.mov_imm_x(d, off as i64 as u64);
+            a.add_x(d, base, d);
+        }
+    }
+
+    /// `r[0..4]` (four rows of x, y, z, w) transposed in place into four components (or
+    /// back: the transpose is its own inverse). Clobbers [`TR`].
+    fn transpose(&mut self, r: [Vreg; 4]) {
+        let a = self.a();
+        a.trn1_4s(TR[0], r[0], r[1]); // x0 x1 z0 z1
+        a.trn2_4s(TR[1], r[0], r[1]); // y0 y1 w0 w1
+        a.trn1_4s(TR[2], r[2], r[3]); // x2 x3 z2 z3
+        a.trn2_4s(TR[3], r[2], r[3]); // y2 y3 w2 w3
+        a.trn1_2d(r[0], TR[0], TR[2]);
+        a.trn1_2d(r[1], TR[1], TR[3]);
+        a.trn2_2d(r[2], TR[0], TR[2]);
+        a.trn2_2d(r[3], TR[1], TR[3]);
+    }
+
+    // ---------------------------------------------------------------- entry and group loop
+
+    fn entry(&mut self, usage: &Usage, body: DynamicLabel) {
+        let fpcr = self.m.fpcr();
+        let (top, half, half_done, finished, epilogue) = {
+            let a = self.a();
+            (
+                a.new_label(),
+                a.new_label(),
+                a.new_label(),
+                a.new_label(),
+                a.new_label(),
+            )
+        };
+        let a = self.a();
+        a.stp_x_pre_sp(FP, LR, FRAME);
+        for (k, pair) in [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)]
+            .into_iter()
+            .enumerate()
+        {
+            a.stp_x_sp(Gpr(pair.0), Gpr(pair.1), 16 + 16 * k as i32);
+        }
+        for k in 0..4u8 {
+            a.stp_d_sp(Vreg(8 + 2 * k), Vreg(9 + 2 * k), 96 + 16 * k as i32);
+        }
+        a.mov_x(CTX, X0);
+        self.ldr_x(UNI, CTX, SOA_UNIFORMS);
+        self.a().mrs_fpcr(G9);
+        self.str_w(G9, CTX, SOA_SAVED_MXCSR);
+        let a = self.a();
+        a.mov_imm_w(G9, fpcr);
+        a.msr_fpcr(G9);
+        self.m.load_pinned();
+
+        // Groups of eight rows while `batch_done + 8 <= batch_count`.
+        self.a().bind(top);
+        self.ldr_x(G9, CTX, SOA_BATCH_DONE);
+        self.ldr_x(G10, CTX, SOA_BATCH_COUNT);
+        let a = self.a();
+        a.add_xi(G11, G9, LANES as u32);
+        a.cmp_x(G11, G10);
+        a.b_cond(Cond::Hi, finished);
+        a.lsl_xi(G9, G9, 8);
+        self.ldr_x(ROWS_IN, CTX, SOA_BATCH_INPUT);
+        self.ldr_x(ROWS_OUT, CTX, SOA_BATCH_OUTPUT);
+        let a = self.a();
+        a.add_x(ROWS_IN, ROWS_IN, G9);
+        a.add_x(ROWS_OUT, ROWS_OUT, G9);
+        a.movz_x(COUNT, 0, 0);
+        a.movz_x(HALF, 0, 0);
+        a.mov_x(LANE, CTX);
+
+        // One half: four rows, lanes at LANE.
+        a.bind(half);
+        for i in 0..16u8 {
+            let bit = 1 << i;
+            if (usage.inputs_raw | usage.inputs_flushed) & bit == 0 {
+                continue;
+            }
+            for k in 0..4 {
+                self.a()
+                    .ldr_q(R[k], ROWS_IN, 256 * k as i32 + 16 * i32::from(i));
+            }
+            self.transpose(R);
+            for c in 0..4 {
+                if usage.inputs_raw & bit != 0 {
+                    self.str_q(R[c], LANE, bank_off(SOA_INPUT, i) + 32 * c as i32);
+                }
+                if usage.inputs_flushed & bit != 0 {
+                    self.m.flush(R[c]);
+                    self.str_q(R[c], LANE, bank_off(SOA_INPUT_FLUSHED, i) + 32 * c as i32);
+                }
+            }
+        }
+        // The working registers every invocation starts from (`reset_working_state`; a0 = 0
+        // is row offset 128 of `uniforms_rel`).
+        let zero = R[0];
+        self.a().movi_zero(zero);
+        for i in 0..16u8 {
+            for (bank, used, z) in [
+                (SOA_TEMP, usage.temps, usage.zero_temps),
+                (SOA_OUTPUT, usage.outputs, usage.zero_outputs),
+            ] {
+                if used & (1 << i) != 0 {
+                    for c in 0..4 {
+                        if z[i as usize] & (1 << c) != 0 {
+                            self.str_q(zero, LANE, bank_off(bank, i) + 32 * c);
+                        }
+                    }
+                }
+            }
+        }
+        self.a().load_const(R[1], [16 * 128; 4]);
+        for k in 0..2 {
+            self.str_q(zero, LANE, SOA_A0 + 32 * k);
+            self.str_q(zero, LANE, SOA_CMP + 32 * k);
+            self.str_q(R[1], LANE, SOA_A0_REL + 32 * k);
+        }
+        self.str_w(ZR, CTX, SOA_AL);
+        self.ldr_x(BUDGET, CTX, SOA_BUDGET);
+        let a = self.a();
+        a.adr(EXIT, half_done);
+        a.b(body);
+
+        a.bind(half_done);
+        a.cbnz_w(X0, epilogue);
+        self.ldr_x(G9, CTX, SOA_BUDGET);
+        let a = self.a();
+        a.sub_x(G9, G9, BUDGET);
+        a.lsl_xi(G9, G9, 2); // four vertices, each the same count
+        a.add_x(COUNT, COUNT, G9);
+        // The outputs the caller wants (`out_mask`) back into the rows; those the program
+        // never writes are +0.
+        self.ldr_w(G12, CTX, SOA_OUT_MASK);
+        self.a().movi_zero(TR[0]);
+        for o in 0..16u8 {
+            let skip = self.a().new_label();
+            self.a().tbz_w(G12, u32::from(o), skip);
+            if usage.outputs & (1 << o) != 0 {
+                for c in 0..4 {
+                    self.ldr_q(R[c], LANE, bank_off(SOA_OUTPUT, o) + 32 * c as i32);
+                }
+                self.transpose(R);
+                for k in 0..4 {
+                    self.a()
+                        .str_q(R[k], ROWS_OUT, 256 * k as i32 + 16 * i32::from(o));
+                }
+            } else {
+                self.a().movi_zero(R[0]);
+                for k in 0..4 {
+                    self.a()
+                        .str_q(R[0], ROWS_OUT, 256 * k as i32 + 16 * i32::from(o));
+                }
+            }
+            self.a().bind(skip);
+        }
+        let a = self.a();
+        a.add_xi(ROWS_IN, ROWS_IN, 4 * 256);
+        a.add_xi(ROWS_OUT, ROWS_OUT, 4 * 256);
+        a.add_xi(LANE, LANE, 16);
+        a.add_xi(HALF, HALF, 1);
+        a.cmp_xi(HALF, 2);
+        a.b_cond(Cond::Lo, half);
+
+        // Both halves finished: the group counts.
+        self.ldr_x(G9, CTX, SOA_BATCH_INSTRUCTIONS);
+        self.a().add_x(G9, G9, COUNT);
+        self.str_x(G9, CTX, SOA_BATCH_INSTRUCTIONS);
+        self.ldr_x(G9, CTX, SOA_BATCH_DONE);
+        self.a().add_xi(G9, G9, LANES as u32);
+        self.str_x(G9, CTX, SOA_BATCH_DONE);
+        self.a().b(top);
+
+        self.a().bind(finished);
+        self.a().movz_w(X0, Status::Done as u32, 0);
+        self.a().bind(epilogue);
+        self.ldr_w(G9, CTX, SOA_SAVED_MXCSR);
+        let a = self.a();
+        a.msr_fpcr(G9);
+        for k in 0..4u8 {
+            a.ldp_d_sp(Vreg(8 + 2 * k), Vreg(9 + 2 * k), 96 + 16 * k as i32);
+        }
+        for (k, pair) in [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)]
+            .into_iter()
+            .enumerate()
+        {
+            a.ldp_x_sp(Gpr(pair.0), Gpr(pair.1), 16 + 16 * k as i32);
+        }
+        a.ldp_x_post_sp(FP, LR, FRAME);
+        a.ret(LR);
+    }
+
+    /// The body's exits: status in w0, back to the half loop.
+    fn exits(&mut self) {
+        for (stub, pc) in std::mem::take(&mut self.diverged) {
+            self.a().bind(stub);
+            self.a().mov_imm_w(G9, pc);
+            self.str_w(G9, CTX, SOA_DEOPT_PC);
+            let a = self.a();
+            a.movz_w(X0, STATUS_DIVERGED, 0);
+            a.br(EXIT);
+        }
+        for (l, s) in [
+            (self.exit_done, Status::Done as u32),
+            (self.exit_deopt, Status::Deopt as u32),
+            (self.exit_budget, Status::Budget as u32),
+        ] {
+            let a = self.a();
+            a.bind(l);
+            a.movz_w(X0, s, 0);
+            a.br(EXIT);
+        }
+    }
+
+    // ---------------------------------------------------------------- operands
+
+    fn load_from(&mut self, d: Vreg, addr: Addr, op: &Operand, c: usize) {
+        let s = 4 * op.swizzle.lane(c) as i32;
+        match addr {
+            Addr::Frame(off) => self.ldr_q(d, LANE, off + 8 * s),
+            Addr::Bcast(base, off) => {
+                let (b, o) = self.at(base, off + s, 4);
+                self.a().ldr_s(d, b, o);
+                self.a().dup_4s(d, d, 0);
+            }
+            Addr::BcastRel(base, off) => {
+                self.a().add_x(G10, base, REL);
+                let (b, o) = self.at(G10, off + s, 4);
+                self.a().ldr_s(d, b, o);
+                self.a().dup_4s(d, d, 0);
+            }
+        }
+        if op.negate {
+            self.a().eor_16b(d, d, K_SIGN);
+        }
+    }
+
+    /// Per lane: the row a0 component `which` selects for `index`, transposed into
+    /// `SoaContext::rel`: flushed rows through `uniforms_rel` and the offsets MOVA keeps, raw
+    /// rows from the uniforms (`(index + (a0 in -128..=127 ? a0 : 0)) & 0x7F`).
+    fn gather(&mut self, which: i32, index: i32, flushed: bool) {
+        self.add_off(G11, LANE, SOA_A0_REL + 32 * which);
+        if flushed {
+            self.uniform_use.rel = true;
+            self.uniform_use.flushed_rows = u128::MAX;
+            self.add_off(G12, CTX, SOA_UNIFORMS_REL + 16 * index);
+        } else {
+            self.add_off(G12, UNI, UNI_FLOAT);
+        }
+        for k in 0..4 {
+            let a = self.a();
+            a.ldr_w(G9, G11, 4 * k as i32);
+            if flushed {
+                a.ldr_q_reg(R[k], G12, G9);
+            } else {
+                // a0_rel / 16 = 128 + the effective offset, and 128 vanishes modulo 128.
+                a.lsr_wi(G9, G9, 4);
+                a.add_wi(G9, G9, index as u32);
+                a.and_wi(G9, G9, 0x7F);
+                a.ldr_q_idx(R[k], G12, G9);
+            }
+        }
+        self.transpose(R);
+        for c in 0..4 {
+            self.str_q(R[c], LANE, SOA_REL + 32 * c as i32);
+        }
+    }
+
+    /// Lanes of `v` as a 4-bit mask in w`d`… reduced to all / none: jump to `all` if every
+    /// lane is set, to `some` if some but not all are. Clobbers S[3], w9.
+    fn all_or_some(&mut self, v: Vreg, all: DynamicLabel, some: DynamicLabel) {
+        let a = self.a();
+        a.uminv_4s(S[3], v);
+        a.fmov_ws(G9, S[3]);
+        a.cbnz_w(G9, all);
+        a.umaxv_4s(S[3], v);
+        a.fmov_ws(G9, S[3]);
+        a.cbnz_w(G9, some);
+    }
+
+    /// `d = op(a, b)` through the masm's lane-wise `binary` (operands in v0/v1).
+    fn masm_binary(&mut self, kind: BinaryKind, d: V, a: V, b: V) {
+        let (d, a, b) = (vreg(d), vreg(a), vreg(b));
+        debug_assert!(
+            a != V1 || b == V1,
+            "operand moves must not overwrite each other"
+        );
+        if b != V1 {
+            self.a().mov_16b(V1, b);
+        }
+        if a != V0 {
+            self.a().mov_16b(V0, a);
+        }
+        self.m.binary(kind, Val(0), Val(0), Val(1));
+        if d != V0 {
+            self.a().mov_16b(d, V0);
+        }
+    }
+}
+
+impl LaneEmitter for Gen {
+    type Label = DynamicLabel;
+    type Operand = Operand;
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.a().new_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a().bind(l);
+    }
+
+    fn jump(&mut self, l: DynamicLabel) {
+        self.a().b(l);
+    }
+
+    fn lane_masks(&self) -> bool {
+        false
+    }
+
+    fn block_start(&mut self, _index: usize, len: u32) {
+        self.al_row = None;
+        let l = self.exit_budget;
+        let a = self.a();
+        if len < 4096 {
+            a.subs_xi(BUDGET, BUDGET, len);
+        } else {
+            a.mov_imm_w(G9, len);
+            a.subs_x(BUDGET, BUDGET, G9);
+        }
+        a.b_cond(Cond::Lo, l);
+    }
+
+    fn mark(&mut self, pc: u32, text: String) {
+        let at = self.a().offset().0;
+        self.marks.push((at, pc, text));
+    }
+
+    fn begin_instruction(&mut self, _node: usize, _pc: u32, instr: &Instruction) {
+        if matches!(instr, Instruction::Loop { .. }) {
+            self.al_row = None;
+        }
+    }
+
+    fn end_instruction(&mut self, _instr: &Instruction) {}
+
+    fn supports(&self, instr: &Instruction) -> bool {
+        // Vertex shaders only (see "Subset"): EMIT never reaches here.
+        !matches!(instr, Instruction::Emit)
+    }
+
+    fn exit_end(&mut self) {
+        let l = self.exit_done;
+        self.a().b(l);
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        self.a().mov_imm_w(G9, pc);
+        self.str_w(G9, CTX, SOA_DEOPT_PC);
+        let l = self.exit_deopt;
+        self.a().b(l);
+    }
+
+    fn branch_bool(&mut self, b: u8, value: bool, target: DynamicLabel) {
+        let a = self.a();
+        a.ldrh_w(G9, UNI, UNI_BOOL);
+        a.tst_wi(G9, 1 << (b & 15));
+        a.b_cond(if value { Cond::Ne } else { Cond::Eq }, target);
+    }
+
+    fn branch_cond(&mut self, c: Condition, target: DynamicLabel, _split: DynamicLabel, pc: u32) {
+        let flag = |g: &mut Self, d: Vreg, lane: i32, want: bool| {
+            g.ldr_q(d, LANE, SOA_CMP + 32 * lane);
+            if !want {
+                g.a().not_16b(d, d);
+            }
+        };
+        match c.op {
+            CondOp::X => flag(self, S[0], 0, c.ref_x),
+            CondOp::Y => flag(self, S[0], 1, c.ref_y),
+            CondOp::And | CondOp::Or => {
+                flag(self, S[0], 0, c.ref_x);
+                flag(self, S[1], 1, c.ref_y);
+                if c.op == CondOp::And {
+                    self.a().and_16b(S[0], S[0], S[1]);
+                } else {
+                    self.a().orr_16b(S[0], S[0], S[1]);
+                }
+            }
+        }
+        // Lanes that disagree stop the group (no lane masks here).
+        let stub = self.a().new_label();
+        self.diverged.push((stub, pc));
+        self.all_or_some(S[0], target, stub);
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        self.a().ldrb_w(G9, UNI, i + 1);
+        self.str_w(G9, CTX, SOA_AL);
+        self.a().ldrb_w(G9, UNI, i);
+        self.str_w(G9, CTX, SOA_LOOP_COUNTERS + 4 * slot as i32);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let c = SOA_LOOP_COUNTERS + 4 * slot as i32;
+        self.a().ldrb_w(G9, UNI, i + 2);
+        self.ldr_w(G10, CTX, SOA_AL);
+        self.a().add_w(G10, G10, G9);
+        self.str_w(G10, CTX, SOA_AL);
+        // No borrow means the counter was at least 1: iterate again (the slot is
+        // re-initialised before any reuse, so the wrapped value is never read).
+        self.ldr_w(G9, CTX, c);
+        self.a().subs_wi(G9, G9, 1);
+        self.str_w(G9, CTX, c);
+        self.a().b_cond(Cond::Hs, again);
+    }
+
+    fn own_loop(&mut self, _slot: u8) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn step_owned(&mut self, _slot: u8, _pc: u32) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn unless_lowest(&mut self, _block: usize, _otherwise: DynamicLabel) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn park(&mut self, _block: usize) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn activate_and_jump(&mut self, _l: DynamicLabel) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn split_enter(&mut self) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn split_lanes(&mut self, _taken: bool) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn dispatch(&mut self, _table: DynamicLabel) {
+        unreachable!("the NEON emitter runs without lane masks");
+    }
+
+    fn masked_tail(&mut self, _table: DynamicLabel, _blocks: &[DynamicLabel]) -> CompileResult<()> {
+        Err(CompileError::Internal(
+            "the NEON emitter runs without lane masks".into(),
+        ))
+    }
+
+    fn operand(
+        &mut self,
+        reg: SrcReg,
+        rel: RelIndex,
+        d: OperandDesc,
+        n: usize,
+        flushing: bool,
+    ) -> Operand {
+        let mut flushed = None;
+        let addr = match reg {
+            SrcReg::Input(i) => {
+                flushed = Some(Addr::Frame(bank_off(SOA_INPUT_FLUSHED, i)));
+                Addr::Frame(bank_off(SOA_INPUT, i))
+            }
+            SrcReg::Temp(i) => Addr::Frame(bank_off(SOA_TEMP, i)),
+            SrcReg::Const(i) => {
+                let index = (i & 0x7F) as i32;
+                match rel {
+                    RelIndex::None => {
+                        self.uniform_use.flushed_rows |= 1 << index;
+                        flushed = Some(Addr::Bcast(CTX, SOA_UNIFORMS_FLUSHED + 16 * index));
+                        Addr::Bcast(UNI, UNI_FLOAT + 16 * index)
+                    }
+                    RelIndex::AL => {
+                        if self.al_row != Some(index) {
+                            // `(index + (aL in -128..=127 ? aL : 0)) & 0x7F` rows.
+                            self.ldr_w(G9, CTX, SOA_AL);
+                            let a = self.a();
+                            a.add_wi(G10, G9, 128);
+                            a.cmp_wi(G10, 256);
+                            a.csel_w(G9, G9, ZR, Cond::Lo);
+                            a.add_wi(G9, G9, index as u32);
+                            a.and_wi(G9, G9, 0x7F);
+                            a.lsl_wi(G9, G9, 4);
+                            a.mov_w(REL, G9);
+                            self.al_row = Some(index);
+                        }
+                        self.uniform_use.flushed_rows = u128::MAX;
+                        flushed = Some(Addr::BcastRel(CTX, SOA_UNIFORMS_FLUSHED));
+                        Addr::BcastRel(UNI, UNI_FLOAT)
+                    }
+                    RelIndex::A0X | RelIndex::A0Y => {
+                        let which = (rel == RelIndex::A0Y) as i32;
+                        self.gather(which, index, flushing);
+                        if flushing {
+                            flushed = Some(Addr::Frame(SOA_REL));
+                        }
+                        Addr::Frame(SOA_REL)
+                    }
+                }
+            }
+        };
+        Operand {
+            addr,
+            flushed,
+            swizzle: d.swizzle(n),
+            negate: d.neg(n),
+        }
+    }
+
+    fn load(&mut self, d: V, op: &Operand, c: usize) {
+        self.load_from(vreg(d), op.addr, op, c);
+    }
+
+    fn load_flushed(&mut self, d: V, op: &Operand, c: usize) {
+        let d = vreg(d);
+        match op.flushed {
+            Some(f) => self.load_from(d, f, op, c),
+            None => {
+                self.load_from(d, op.addr, op, c);
+                self.m.flush(d);
+            }
+        }
+    }
+
+    fn tiny_free(&self, _op: &Operand, _c: usize) -> bool {
+        // Not tracked here: every flushing read flushes (or reads a flushed copy).
+        false
+    }
+
+    fn one(&mut self, d: V) {
+        self.a().mov_16b(vreg(d), K_ONE);
+    }
+
+    fn store_results(&mut self, dst: DstReg, mask: [bool; 4], res: [V; 4], _tiny: [bool; 4]) {
+        let off = match dst {
+            DstReg::Output(i) => bank_off(SOA_OUTPUT, i),
+            DstReg::Temp(i) => bank_off(SOA_TEMP, i),
+        };
+        for c in 0..4 {
+            if mask[c] {
+                self.str_q(vreg(res[c]), LANE, off + 32 * c as i32);
+            }
+        }
+    }
+
+    fn note_mov(&mut self, _dst: DstReg, _src: SrcReg, _op: &Operand, _mask: [bool; 4]) {}
+
+    fn add(&mut self, d: V, a: V, b: V) {
+        self.masm_binary(BinaryKind::Add, d, a, b);
+    }
+
+    fn mul(&mut self, d: V, a: V, b: V) {
+        self.masm_binary(BinaryKind::Mul, d, a, b);
+    }
+
+    fn select(&mut self, op: Opcode, d: V, a: V, b: V) -> CompileResult<()> {
+        let kind = match op {
+            Opcode::Max => BinaryKind::Max,
+            Opcode::Min => BinaryKind::Min,
+            Opcode::Sge => BinaryKind::Sge,
+            Opcode::Slt => BinaryKind::Slt,
+            other => {
+                return Err(CompileError::Internal(format!(
+                    "{other} decoded as a binary instruction"
+                )))
+            }
+        };
+        self.masm_binary(kind, d, a, b);
+        Ok(())
+    }
+
+    fn flr(&mut self, d: V, a: V) {
+        let (d, a) = (vreg(d), vreg(a));
+        if a != V0 {
+            self.a().mov_16b(V0, a);
+        }
+        self.m.flr(Val(0), Val(0));
+        if d != V0 {
+            self.a().mov_16b(d, V0);
+        }
+    }
+
+    fn scalar(&mut self, op: Opcode, s: &Operand) {
+        let kind = match op {
+            Opcode::Rcp => ScalarKind::Rcp,
+            Opcode::Rsq => ScalarKind::Rsq,
+            Opcode::Ex2 => ScalarKind::Ex2,
+            _ => ScalarKind::Lg2,
+        };
+        // The recipe flushes its operand (so a negated source gives flush(-x), as RCP and
+        // RSQ must see) and computes lane 0: once per lane.
+        let (src, out) = (vreg(V::Res(0)), vreg(V::P(0)));
+        self.load_from(src, s.addr, s, 0);
+        for k in 0..4 {
+            self.a().ins_s(V0, 0, src, k);
+            self.m.scalar(kind, Val(0), Val(0));
+            self.a().ins_s(out, k, V0, 0);
+        }
+    }
+
+    fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
+        const LITP_LIM: u32 = 0x42FF_FE00;
+        const SIGN: u32 = 0x8000_0000;
+        let (x, w) = (vreg(V::A), vreg(V::B));
+        self.load(V::A, s, 0);
+        self.load(V::B, s, 3);
+        self.a().fcmge_4s_zero(S[0], x); // 0 <= x
+        self.str_q(S[0], LANE, SOA_CMP);
+        self.a().fcmge_4s_zero(S[0], w); // 0 <= w
+        self.str_q(S[0], LANE, SOA_CMP + 32);
+        for (c, v) in [(0usize, x), (3, w)] {
+            if mask[c] {
+                // v > 0 ? v : +0 (NaN: +0).
+                let a = self.a();
+                a.fcmgt_4s_zero(S[0], v);
+                a.and_16b(vreg(V::Res(c as u8)), v, S[0]);
+            }
+        }
+        if mask[1] {
+            self.load(V::C, s, 1);
+            let y = vreg(V::C);
+            let a = self.a();
+            a.load_const(S[2], [LITP_LIM; 4]);
+            a.fcmgt_4s(S[0], S[2], y);
+            a.bsl_16b(S[0], y, S[2]); // y < lim ? y : lim
+            a.load_const(S[2], [LITP_LIM | SIGN; 4]);
+            a.fcmgt_4s(S[1], S[0], S[2]);
+            a.bsl_16b(S[1], S[0], S[2]); // > -lim ? · : -lim
+            a.mov_16b(vreg(V::Res(1)), S[1]);
+        }
+        if mask[2] {
+            self.a().movi_zero(vreg(V::Res(2)));
+        }
+    }
+
+    fn mova(&mut self, _c: usize, d: V, a: V) {
+        // FCVTZS truncates, saturates and gives 0 for NaN: `as i32` exactly.
+        self.a().fcvtzs_4s(vreg(d), vreg(a));
+    }
+
+    fn store_a0(&mut self, c: usize, v: V) {
+        let v = vreg(v);
+        let c = c as i32;
+        self.str_q(v, LANE, SOA_A0 + 32 * c);
+        // a0_rel = 16 · (128 + (a0 in -128..=127 ? a0 : 0)).
+        let a = self.a();
+        a.movi_4s(S[1], 128, 0);
+        a.add_4s(S[0], v, S[1]);
+        a.load_const(S[2], [256; 4]);
+        a.cmhi_4s(S[2], S[2], S[0]); // (u32)(a0 + 128) < 256
+        a.bif_16b(S[0], S[1], S[2]);
+        a.shl_4s(S[0], S[0], 4);
+        self.str_q(S[0], LANE, SOA_A0_REL + 32 * c);
+    }
+
+    fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
+        let (d, a, b) = (vreg(d), vreg(a), vreg(b));
+        if !self.m.cmp_mask(op, a, b, d) {
+            let x = self.a();
+            x.movi_zero(d);
+            x.not_16b(d, d);
+        }
+    }
+
+    fn store_cmp(&mut self, c: usize, v: V) {
+        self.str_q(vreg(v), LANE, SOA_CMP + 32 * c as i32);
+    }
+
+    fn emit(&mut self, pc: u32) -> CompileResult<()> {
+        Err(CompileError::Internal(format!(
+            "EMIT at 0x{pc:03x} in NEON lane code (vertex shaders only)"
+        )))
+    }
+}
