@@ -1,4 +1,6 @@
-//! The multi-vertex (SoA, AVX2) batch backend against the interpreter, bit for bit:
+//! The multi-vertex (SoA) batch backends against the interpreter, bit for bit, on both hosts:
+//! the AVX2 emitter (x86-64, when the host has AVX2) and the NEON emitter (AArch64: natively
+//! there, under the unicorn emulator on x86-64), each case on each ([`backends`]):
 //!
 //! * every example vertex shader with its benchmark workload, in all three float modes, with
 //!   proof that the SoA path ran (`CompiledShader::batch_lanes`/`batch_stats`);
@@ -11,8 +13,12 @@
 //!
 //! Outputs, instruction counts and errors must equal running each vertex on the interpreter
 //! from `Registers::reset_working_state`. `PICAJIT_BATCH_CASES` overrides the number of
-//! random programs per configuration.
-#![cfg(target_arch = "x86_64")]
+//! random programs per configuration (a quarter of them run on the emulated NEON code).
+//!
+//! The NEON emitter runs without lane masks: where the AVX2 code finishes a divergent group
+//! with lane masks, the NEON code stops it and it reruns per vertex (a fallback), with the
+//! same results.
+#![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 use picajit::bench::Workload;
 use picajit::interp::exec::Interpreter;
@@ -29,6 +35,34 @@ const SIZES: [usize; 5] = [1, 7, 8, 9, 64];
 
 fn has_avx2() -> bool {
     HostFeatures::detect().contains(HostFeatures::AVX2)
+}
+
+/// The backends with multi-vertex code on this host: x86-64 with AVX2 natively, AArch64
+/// natively or under the emulator.
+fn backends() -> Vec<Backend> {
+    let mut b = Vec::new();
+    if cfg!(target_arch = "x86_64") && has_avx2() {
+        b.push(Backend::X64);
+    }
+    b.push(Backend::A64);
+    b
+}
+
+/// The backend's divergent groups finish with lane masks (else they rerun per vertex).
+fn lane_masks(b: Backend) -> bool {
+    b == Backend::X64
+}
+
+/// `program` compiled for `backend`, with its multi-vertex code.
+fn compile_on(program: &Program, mode: FloatMode, backend: Backend) -> CompiledShader {
+    let shader = compile(program, mode, backend, HostFeatures::detect()).unwrap();
+    assert_eq!(
+        shader.batch_lanes(),
+        8,
+        "{backend}: {:?}",
+        shader.batch_ineligibility()
+    );
+    shader
 }
 
 fn cases(default: u64) -> u64 {
@@ -279,21 +313,22 @@ const VERTEX_EXAMPLES: [&str; 7] = [
 
 #[test]
 fn examples_run_on_the_soa_path_and_match() {
-    if !has_avx2() {
-        eprintln!("no AVX2: the SoA path is not available on this host");
-        return;
+    for b in backends() {
+        examples_on(b);
     }
+}
+
+fn examples_on(b: Backend) {
     let workloads = Workload::examples().unwrap();
     let mut seen = Vec::new();
     for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
         seen.push(w.name.clone());
         for mode in MODES {
-            let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
-            assert_eq!(shader.batch_lanes(), 8, "{} is not on the SoA path", w.name);
+            let shader = compile_on(&w.program, mode, b);
             let uniforms = w.uniforms(mode);
             for n in [67usize, 1024] {
                 let inputs = w.inputs(mode, n);
-                let what = || format!("{} {mode:?} n={n}", w.name);
+                let what = || format!("{b} {} {mode:?} n={n}", w.name);
                 check_batch(
                     &shader,
                     &w.program,
@@ -305,21 +340,33 @@ fn examples_run_on_the_soa_path_and_match() {
                 );
             }
             let s = shader.batch_stats();
-            assert!(s.groups > 0, "{}: no group ran on SoA code ({s:?})", w.name);
-            assert_eq!(s.fallbacks, 0, "{} {mode:?}: {s:?}", w.name);
-            if w.name == "branches.v.pica" {
+            let branches = w.name == "branches.v.pica";
+            if !branches || lane_masks(b) {
+                assert!(
+                    s.groups > 0,
+                    "{b} {}: no group ran on SoA code ({s:?})",
+                    w.name
+                );
+                assert_eq!(s.fallbacks, 0, "{b} {} {mode:?}: {s:?}", w.name);
+            }
+            if branches {
                 // Its IFC/BREAKC/JMPC depend on per-vertex normals and depths: the random
                 // vertices of the benchmark disagree within groups, which finish with lane
-                // masks. Groups whose vertices agree (each group one vertex repeated, the
-                // coherent case of neighbouring vertices) need no split at all.
-                assert!(s.splits > 0, "{} {mode:?}: {s:?}", w.name);
+                // masks (or, without them, rerun per vertex). Groups whose vertices agree
+                // (each group one vertex repeated, the coherent case of neighbouring
+                // vertices) need no split at all.
+                if lane_masks(b) {
+                    assert!(s.splits > 0, "{} {mode:?}: {s:?}", w.name);
+                } else {
+                    assert!(s.fallbacks > 0, "{b} {} {mode:?}: {s:?}", w.name);
+                }
                 let before = s;
                 let coherent: Vec<Row> = w
                     .inputs(mode, 64)
                     .iter()
                     .flat_map(|row| std::iter::repeat_n(*row, 8))
                     .collect();
-                let what = || format!("{} {mode:?} coherent groups", w.name);
+                let what = || format!("{b} {} {mode:?} coherent groups", w.name);
                 check_batch(
                     &shader,
                     &w.program,
@@ -339,7 +386,7 @@ fn examples_run_on_the_soa_path_and_match() {
                 );
                 assert_eq!(s2.splits, before.splits, "{} {mode:?}: {s2:?}", w.name);
             }
-            eprintln!("{} {mode:?}: {:?}", w.name, shader.batch_stats());
+            eprintln!("{b} {} {mode:?}: {:?}", w.name, shader.batch_stats());
         }
     }
     for name in VERTEX_EXAMPLES {
@@ -350,9 +397,14 @@ fn examples_run_on_the_soa_path_and_match() {
 // ---------------------------------------------------------------- random programs
 
 fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        // Emulated code runs far slower: a quarter of the programs.
+        let n = if b == Backend::A64 { n.div_ceil(4) } else { n };
+        random_on(b, mode, flow, seed0, n);
     }
+}
+
+fn random_on(b: Backend, mode: FloatMode, flow: bool, seed0: u64, n: u64) {
     let cfg = Config {
         mode,
         kind: ShaderKind::Vertex,
@@ -362,21 +414,39 @@ fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
     let mut soa_groups = 0;
     let mut fallbacks = 0;
     let mut splits = 0;
+    let mut too_large = 0;
     let mut r = Rng(seed0 ^ 0xBA7C);
     for seed in seed0..seed0 + n {
         let case = generate(seed, &cfg);
-        let shader = match compile(&case.program, mode, Backend::X64, HostFeatures::detect()) {
+        let shader = match compile(&case.program, mode, b, HostFeatures::detect()) {
             Ok(s) => s,
             Err(picajit_jit::CompileError::Unsupported(_)) => continue,
             Err(e) => panic!("{e}"),
         };
-        assert_eq!(shader.batch_lanes(), 8);
+        if b == Backend::A64 && shader.batch_lanes() == 1 {
+            // NEON code beyond the ±1 MiB reach of AArch64 branches runs per vertex: only
+            // programs the analysis unrolled into thousands of instances get there.
+            assert!(
+                shader.analysis().nodes.len() > 1000,
+                "{b} seed {seed}: {:?}\n{}",
+                shader.batch_ineligibility(),
+                shader.analysis()
+            );
+            too_large += 1;
+            continue;
+        }
+        assert_eq!(
+            shader.batch_lanes(),
+            8,
+            "{b} seed {seed}: {:?}",
+            shader.batch_ineligibility()
+        );
         let size = SIZES[(seed % SIZES.len() as u64) as usize];
         let inputs = batch_inputs(&case.inputs, size, mode, &mut r);
         let budget = if seed % 7 == 0 { 1 + seed % 40 } else { 4000 };
         let what = || {
             format!(
-                "seed {seed} mode {mode:?} flow {flow} size {size} budget {budget}\n{}",
+                "{b} seed {seed} mode {mode:?} flow {flow} size {size} budget {budget}\n{}",
                 picajit::asm::disassemble_program(
                     case.program.code(),
                     case.program.opdescs(),
@@ -400,10 +470,12 @@ fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
         splits += s.splits;
     }
     eprintln!(
-        "{mode:?} flow={flow}: {soa_groups} SoA groups, {fallbacks} fallbacks, {splits} splits"
+        "{b} {mode:?} flow={flow}: {soa_groups} SoA groups, {fallbacks} fallbacks, {splits} \
+         splits, {too_large} programs too large"
     );
-    assert!(soa_groups > n / 4, "too few groups ran on SoA code");
-    if flow {
+    assert!(soa_groups > n / 4, "{b}: too few groups ran on SoA code");
+    assert!(too_large <= n / 20, "{b}: {too_large} programs too large");
+    if flow && lane_masks(b) {
         // Lanes of random groups take different branches: many must finish with lane masks.
         assert!(
             splits > n / 40,
@@ -498,13 +570,16 @@ skip:
 
 #[test]
 fn hand_written_shapes() {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        shapes_on(b);
     }
+}
+
+fn shapes_on(b: Backend) {
     let w = Workload::from_source("shapes.v.pica", SHAPES).unwrap();
     let mut r = Rng(77);
     for mode in MODES {
-        let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        let shader = compile_on(&w.program, mode, b);
         assert_eq!(shader.batch_lanes(), 8);
         let mut uniforms = w.uniforms(mode);
         for i in 0..96 {
@@ -543,7 +618,7 @@ fn hand_written_shapes() {
                 }
             }
             let before = shader.batch_stats();
-            let what = || format!("shapes {mode:?} coherent {coherent}");
+            let what = || format!("{b} shapes {mode:?} coherent {coherent}");
             check_batch(
                 &shader,
                 &w.program,
@@ -555,13 +630,26 @@ fn hand_written_shapes() {
             );
             let after = shader.batch_stats();
             // Every group finishes on SoA code, twice (`run_batch` and `run_batch_masked`,
-            // see check_batch): divergent ones with lane masks.
-            assert_eq!(after.groups - before.groups, 2 * 16, "{mode:?} {after:?}");
-            assert_eq!(after.fallbacks, before.fallbacks, "{mode:?} {after:?}");
+            // see check_batch): divergent ones with lane masks, or, without them, they rerun
+            // per vertex.
             if coherent {
-                assert_eq!(after.splits, before.splits, "{mode:?} {after:?}");
+                assert_eq!(
+                    after.groups - before.groups,
+                    2 * 16,
+                    "{b} {mode:?} {after:?}"
+                );
+                assert_eq!(after.fallbacks, before.fallbacks, "{b} {mode:?} {after:?}");
+                assert_eq!(after.splits, before.splits, "{b} {mode:?} {after:?}");
+            } else if lane_masks(b) {
+                assert_eq!(
+                    after.groups - before.groups,
+                    2 * 16,
+                    "{b} {mode:?} {after:?}"
+                );
+                assert_eq!(after.fallbacks, before.fallbacks, "{b} {mode:?} {after:?}");
+                assert!(after.splits > before.splits, "{b} {mode:?} {after:?}");
             } else {
-                assert!(after.splits > before.splits, "{mode:?} {after:?}");
+                assert!(after.fallbacks > before.fallbacks, "{b} {mode:?} {after:?}");
             }
         }
     }
@@ -573,9 +661,12 @@ fn hand_written_shapes() {
 /// flushing arithmetic, in either order of the two programs.
 #[test]
 fn uniform_changes_between_calls_are_seen() {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        uniform_changes_on(b);
     }
+}
+
+fn uniform_changes_on(b: Backend) {
     const A0: &str = r#"
 .fvec t[16]
 .in a v0
@@ -618,7 +709,7 @@ fn uniform_changes_between_calls_are_seen() {
         .map(|w| {
             MODES
                 .iter()
-                .map(|&m| compile(&w.program, m, Backend::X64, HostFeatures::detect()).unwrap())
+                .map(|&m| compile_on(&w.program, m, b))
                 .collect()
         })
         .collect();
@@ -649,7 +740,7 @@ fn uniform_changes_between_calls_are_seen() {
             (1, 0),
         ] {
             let (shader, mode) = (&shaders[p][k], MODES[k]);
-            let what = || format!("{} row {row} = {v:?}, {mode:?}", programs[p].name);
+            let what = || format!("{b} {} row {row} = {v:?}, {mode:?}", programs[p].name);
             let before = shader.batch_stats().groups;
             check_batch(
                 shader,
@@ -862,9 +953,12 @@ later:
 /// beyond 63 and the scheduler scans several words.
 #[test]
 fn divergence_over_many_blocks() {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        many_blocks_on(b);
     }
+}
+
+fn many_blocks_on(b: Backend) {
     let mut src = String::from(
         ".constf k(0.0, 1.0, 2.0, 0.5)\n.in a v0\n.out opos position\n.out oclr color\n\
          .proc main\n    mov r0, a\n    mov r1, k.xxxx\n",
@@ -893,7 +987,7 @@ fn divergence_over_many_blocks() {
     let w = Workload::from_source("many_blocks.v.pica", &src).unwrap();
     let mut r = Rng(4321);
     for mode in MODES {
-        let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        let shader = compile_on(&w.program, mode, b);
         assert!(
             shader.analysis().blocks.len() > 128,
             "{}",
@@ -909,7 +1003,7 @@ fn divergence_over_many_blocks() {
             })
             .collect();
         let before = shader.batch_stats();
-        let what = || format!("many blocks {mode:?}");
+        let what = || format!("{b} many blocks {mode:?}");
         check_batch(
             &shader,
             &w.program,
@@ -920,10 +1014,14 @@ fn divergence_over_many_blocks() {
             &what,
         );
         let after = shader.batch_stats();
-        assert_eq!(after.fallbacks, before.fallbacks, "{after:?}");
-        assert!(after.splits > before.splits + 64, "{after:?}");
+        if lane_masks(b) {
+            assert_eq!(after.fallbacks, before.fallbacks, "{after:?}");
+            assert!(after.splits > before.splits + 64, "{after:?}");
+        } else {
+            assert!(after.fallbacks > before.fallbacks, "{b} {after:?}");
+        }
         for budget in [30, 90, 150] {
-            let what = || format!("many blocks {mode:?} budget {budget}");
+            let what = || format!("{b} many blocks {mode:?} budget {budget}");
             check_batch(
                 &shader,
                 &w.program,
@@ -942,15 +1040,17 @@ fn divergence_over_many_blocks() {
 /// need its own aL or loop counter; small budgets stop them too.
 #[test]
 fn divergent_shapes() {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        divergent_shapes_on(b);
     }
+}
+
+fn divergent_shapes_on(b: Backend) {
     let mut r = Rng(1234);
     for (name, masked, src) in DIVERGENT {
         let w = Workload::from_source(&format!("{name}.v.pica"), src).unwrap();
         for mode in MODES {
-            let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
-            assert_eq!(shader.batch_lanes(), 8, "{name}");
+            let shader = compile_on(&w.program, mode, b);
             let mut uniforms = w.uniforms(mode);
             for i in 0..8 {
                 // Descending thresholds, so that BREAKC leaves at different iterations.
@@ -971,7 +1071,7 @@ fn divergent_shapes() {
                 })
                 .collect();
             let before = shader.batch_stats();
-            let what = || format!("{name} {mode:?}");
+            let what = || format!("{b} {name} {mode:?}");
             check_batch(
                 &shader,
                 &w.program,
@@ -982,7 +1082,7 @@ fn divergent_shapes() {
                 &what,
             );
             let after = shader.batch_stats();
-            if masked {
+            if masked && lane_masks(b) {
                 assert!(after.splits > before.splits, "{name} {mode:?}: {after:?}");
                 assert_eq!(
                     after.fallbacks, before.fallbacks,
@@ -1002,7 +1102,7 @@ fn divergent_shapes() {
             // arms of its branches, exceed the budget reruns per vertex, where each vertex
             // either finishes or fails exactly as on the interpreter.
             for budget in [6, 11, 17, 25, 40] {
-                let what = || format!("{name} {mode:?} budget {budget}");
+                let what = || format!("{b} {name} {mode:?} budget {budget}");
                 check_batch(
                     &shader,
                     &w.program,
@@ -1021,9 +1121,12 @@ fn divergent_shapes() {
 /// (or, with `PICAJIT_EX2_STRIDE=n`, every n-th), negated too, and a sweep of raw f32 patterns,
 /// against the float model's functions, bit for bit, in each mode.
 fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) -> f32) {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        transcendental_on(b, op, f);
     }
+}
+
+fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32) {
     let stride: u32 = std::env::var("PICAJIT_EX2_STRIDE")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -1032,7 +1135,7 @@ fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) ->
     let src = format!(".proc main\n    {op} o0.x, v0.x\n    {op} o0.y, -v0.x\n    end\n.end\n");
     let w = Workload::from_source("t.v.pica", &src).unwrap();
     for mode in MODES {
-        let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        let shader = compile_on(&w.program, mode, b);
         assert_eq!(shader.batch_lanes(), 8);
         let uniforms = Uniforms::default();
         let f24 = (0..1u32 << 24)
@@ -1062,7 +1165,7 @@ fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) ->
                     assert_eq!(
                         row[0][c].to_bits(),
                         want[c].to_bits(),
-                        "{mode:?}: {op}({}{:#010x})",
+                        "{b} {mode:?}: {op}({}{:#010x})",
                         if c == 1 { "-" } else { "" },
                         x.to_bits()
                     );
@@ -1088,9 +1191,12 @@ fn lg2_lanes_match_the_float_model_over_the_f24_range() {
 /// partial overwrites and re-MOVs within the block, the results must be the interpreter's.
 #[test]
 fn flushing_reads_of_moved_registers() {
-    if !has_avx2() {
-        return;
+    for b in backends() {
+        moved_registers_on(b);
     }
+}
+
+fn moved_registers_on(b: Backend) {
     let src = r#"
 .fvec k
 .in a v0
@@ -1124,7 +1230,7 @@ fn flushing_reads_of_moved_registers() {
 "#;
     let w = Workload::from_source("moved.v.pica", src).unwrap();
     for mode in MODES {
-        let shader = compile(&w.program, mode, Backend::X64, HostFeatures::detect()).unwrap();
+        let shader = compile_on(&w.program, mode, b);
         let specials: Vec<f32> = match mode {
             FloatMode::F32 => picajit::testgen::F32_SPECIALS
                 .iter()
@@ -1150,7 +1256,7 @@ fn flushing_reads_of_moved_registers() {
         for (j, &kv) in specials.iter().enumerate().step_by(5) {
             let mut uniforms = w.uniforms(mode);
             uniforms.set_float_raw(0, [kv, specials[(j + 1) % n], specials[(j + 2) % n], kv]);
-            let what = || format!("{mode:?}, k = special {j}");
+            let what = || format!("{b} {mode:?}, k = special {j}");
             check_batch(
                 &shader,
                 &w.program,

@@ -337,6 +337,12 @@ impl EmuCode {
                     uc.mem_write(BATCH_IN_G + (k * ROW) as u64, bytes_of(row))
                         .map_err(|e| err("write rows", e))?;
                 }
+                // The output registers the caller did not ask for (`out_mask`) keep their
+                // contents, as in a native call: the guest rows start as the host's.
+                for (k, row) in outp.iter().enumerate() {
+                    uc.mem_write(BATCH_OUT_G + (k * ROW) as u64, bytes_of(row))
+                        .map_err(|e| err("write rows", e))?;
+                }
                 // Biased so that row `done` lands at the start of the guest row buffers.
                 let bias = (done * ROW) as u64;
                 w(

@@ -28,7 +28,9 @@
 //! Vertex shaders, groups starting from the clean state. Without lane masks: a branch on the
 //! cmp flags whose lanes disagree leaves the group with [`STATUS_DIVERGED`], which reruns it
 //! per vertex (the whole-group fallback of `batch/mod.rs`); agreeing lanes branch as a
-//! whole. Geometry shaders and `run_batch_from` batches run per vertex on AArch64.
+//! whole. Geometry shaders, `run_batch_from` batches and programs whose code would exceed
+//! the ±1 MiB reach of conditional branches and literal loads (thousands of blocks after
+//! the analysis unrolled calls and loops) run per vertex on AArch64.
 //!
 //! # Registers
 //!
@@ -155,13 +157,14 @@ struct Gen {
 }
 
 /// Generate the NEON SoA code of an eligible vertex shader: `(code, instruction bytes,
-/// marks, what it reads of the per-call uniform copies)`.
+/// marks, what it reads of the per-call uniform copies)`, or `None` when the code would
+/// exceed the reach of AArch64 branches and literal loads.
 pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
     max_rule: MaxRule,
-) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
+) -> CompileResult<Option<(Vec<u8>, usize, Vec<Mark>, UniformUse)>> {
     let mut m = A64Masm::new(mode);
     m.max_rule = max_rule;
     let a = m.asm();
@@ -188,9 +191,15 @@ pub fn generate(
         uniform_use,
         ..
     } = g;
-    let (code, len, more) = m.finish_code().map_err(CompileError::Internal)?;
+    let (code, len, more) = match m.finish_code() {
+        Ok(c) => c,
+        // Conditional branches and literal loads reach ±1 MiB: code beyond that (programs
+        // whose analysis unrolls into thousands of blocks) runs per vertex.
+        Err(e) if e.contains("Impossible relocation") => return Ok(None),
+        Err(e) => return Err(CompileError::Internal(e)),
+    };
     marks.extend(more);
-    Ok((code, len, marks, uniform_use))
+    Ok(Some((code, len, marks, uniform_use)))
 }
 
 impl Gen {
@@ -844,8 +853,15 @@ impl LaneEmitter for Gen {
         };
         // The recipe flushes its operand (so a negated source gives flush(-x), as RCP and
         // RSQ must see) and computes lane 0: once per lane.
+        // RCP and RSQ read their source through the input flush, so an input's raw bank may
+        // not be filled: they read the flushed copy (flush(-flush(x)) is flush(-x)). EX2 and
+        // LG2 read it as it is.
         let (src, out) = (vreg(V::Res(0)), vreg(V::P(0)));
-        self.load_from(src, s.addr, s, 0);
+        let addr = match s.flushed {
+            Some(f) if matches!(op, Opcode::Rcp | Opcode::Rsq) => f,
+            _ => s.addr,
+        };
+        self.load_from(src, addr, s, 0);
         for k in 0..4 {
             self.a().ins_s(V0, 0, src, k);
             self.m.scalar(kind, Val(0), Val(0));

@@ -550,7 +550,10 @@ pub(crate) fn compile(
         Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
         // The NEON subset starts groups from the clean state only (see `a64`).
         Backend::A64 if from_state => return Ok(None),
-        Backend::A64 => a64::generate(program, analysis, mode, max_rule)?,
+        Backend::A64 => match a64::generate(program, analysis, mode, max_rule)? {
+            Some(generated) => generated,
+            None => return Ok(None),
+        },
     };
     let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
     let Some(exec) = executable(&code, backend)? else {
