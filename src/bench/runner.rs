@@ -239,7 +239,9 @@ fn through_jit(
         let lanes_code = (lanes > 1).then(|| (start.elapsed(), code.batch_code().0.len()));
         Ok((Exec::Jit(Box::new(code)), time, size, lanes_code))
     } else {
-        Ok((Exec::CodegenOnly, time, size, None))
+        // Code for another host: its multi-vertex code is generated and measured too.
+        let lanes_code = if lanes { code.batch_codegen() } else { None };
+        Ok((Exec::CodegenOnly, time, size, lanes_code))
     }
 }
 

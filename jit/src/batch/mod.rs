@@ -70,7 +70,6 @@ pub mod x64;
 use crate::analysis::{Analysis, Exit, Guard};
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
-use crate::runtime::code_buffer::Status;
 use crate::{Backend, BatchError, BatchInfo, CompiledShader};
 use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
@@ -520,6 +519,43 @@ pub struct BatchStats {
     pub splits: u64,
 }
 
+/// SoA code as generated: `(code, instruction bytes, marks, uniform use)`.
+type Generated = (Vec<u8>, usize, Vec<Mark>, UniformUse);
+
+/// Generate the SoA code of `backend` for `program` if it is eligible (whether or not this
+/// host can run it).
+#[allow(clippy::too_many_arguments, reason = "one compilation's parameters")]
+fn codegen(
+    program: &Program,
+    analysis: &Analysis,
+    mode: FloatMode,
+    max_rule: MaxRule,
+    features: HostFeatures,
+    from_state: bool,
+    backend: Backend,
+) -> CompileResult<Option<(Generated, Option<geometry::GsPlan>)>> {
+    if eligibility(program, analysis, features, backend).is_some() {
+        return Ok(None);
+    }
+    let gs = match program.kind() {
+        ShaderKind::Geometry => geometry::plan(program, analysis).ok(),
+        ShaderKind::Vertex => None,
+    };
+    if from_state && program.kind() != ShaderKind::Vertex {
+        return Ok(None);
+    }
+    let generated = match backend {
+        Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
+        // The NEON subset starts groups from the clean state only (see `a64`).
+        Backend::A64 if from_state => return Ok(None),
+        Backend::A64 => match a64::generate(program, analysis, mode, max_rule)? {
+            Some(generated) => generated,
+            None => return Ok(None),
+        },
+    };
+    Ok(Some((generated, gs)))
+}
+
 /// Build the SoA code of `backend` for `program` if it is eligible and runnable on this host
 /// (natively, or under the emulator for AArch64 code with the `emulate-a64` feature).
 #[allow(clippy::too_many_arguments, reason = "one compilation's parameters")]
@@ -536,24 +572,14 @@ pub(crate) fn compile(
         Backend::X64 => cfg!(target_arch = "x86_64"),
         Backend::A64 => cfg!(any(target_arch = "aarch64", feature = "emulate-a64")),
     };
-    if !runnable || eligibility(program, analysis, features, backend).is_some() {
+    if !runnable {
         return Ok(None);
     }
-    let gs = match program.kind() {
-        ShaderKind::Geometry => geometry::plan(program, analysis).ok(),
-        ShaderKind::Vertex => None,
-    };
-    if from_state && program.kind() != ShaderKind::Vertex {
+    let Some(((code, code_len, marks, uniform_use), gs)) = codegen(
+        program, analysis, mode, max_rule, features, from_state, backend,
+    )?
+    else {
         return Ok(None);
-    }
-    let (code, code_len, marks, uniform_use) = match backend {
-        Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
-        // The NEON subset starts groups from the clean state only (see `a64`).
-        Backend::A64 if from_state => return Ok(None),
-        Backend::A64 => match a64::generate(program, analysis, mode, max_rule)? {
-            Some(generated) => generated,
-            None => return Ok(None),
-        },
     };
     let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
     let Some(exec) = executable(&code, backend)? else {
@@ -672,6 +698,24 @@ impl CompiledShader {
             },
             None => BatchStats::default(),
         }
+    }
+
+    /// Generate the multi-vertex code of this shader's backend without making it runnable,
+    /// for code-size and compile-time reports of code this host may not run: the time it
+    /// took and its size in bytes (`None` when the program has no multi-vertex code).
+    pub fn batch_codegen(&self) -> Option<(std::time::Duration, usize)> {
+        let start = std::time::Instant::now();
+        let ((code, ..), _) = codegen(
+            &self.program,
+            &self.analysis,
+            self.mode,
+            self.max_rule,
+            self.features,
+            false,
+            self.backend(),
+        )
+        .ok()??;
+        Some((start.elapsed(), code.len()))
     }
 
     /// The SoA machine code (empty when there is none) and its annotations.
@@ -978,7 +1022,7 @@ unsafe fn call(exec: &SoaExec, ctx: &mut SoaContext) -> u32 {
                     // which the caller reruns per vertex.
                     crate::a64::emulator::set_last_error(e);
                     ctx.deopt_pc = u32::MAX;
-                    Status::Deopt as u32
+                    crate::runtime::code_buffer::Status::Deopt as u32
                 }
             }
         }
