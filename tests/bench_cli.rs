@@ -147,8 +147,11 @@ fn bench_writes_json_and_svg_for_every_example() {
         if c["error"].is_null() {
             assert!(c["compile_us"].as_f64().unwrap_or(-1.0) >= 0.0, "{c}");
         }
-        // The 8-lane code is reported beside the per-vertex code where it exists.
-        let lanes = c["engine"] == "x64" && c["shader"].as_str().is_some_and(has_lanes);
+        // The 8-lane code is reported beside the per-vertex code where it exists (AArch64:
+        // vertex shaders, whether this host runs the code or only generates it).
+        let name = c["shader"].as_str().unwrap_or("");
+        let lanes = (c["engine"] == "x64" && has_lanes(name))
+            || (c["engine"] == "a64" && name.ends_with(".v.pica"));
         if lanes {
             assert!(c["lane_code_bytes"].as_u64().unwrap_or(0) > 0, "{c}");
             assert!(c["lane_compile_us"].as_f64().unwrap_or(-1.0) > 0.0, "{c}");
@@ -250,6 +253,57 @@ fn bench_thread_scaling_and_batch_columns() {
     if cfg!(target_arch = "x86_64") {
         assert!(md.contains("x64 ns (batch 1) | x64 ns (batch 16)"), "{md}");
         assert!(row.split('|').count() > 8, "{row}");
+    }
+}
+
+/// The AArch64 JIT's 8-lane (NEON) code size and compile time are in the Markdown summary,
+/// whether the host runs that code or only generates it.
+#[test]
+fn bench_markdown_has_a64_lane_code() {
+    let out = picajit(&[
+        "bench",
+        "examples/mvp.v.pica",
+        "--engine",
+        "a64",
+        "--float",
+        "f24",
+        "--batch",
+        "8",
+        "--time-ms",
+        "1",
+        "--samples",
+        "1",
+        "--compile-samples",
+        "1",
+        "--markdown",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
+    let head = cells(
+        md.lines()
+            .find(|l| l.starts_with("| shader |"))
+            .expect("header"),
+    );
+    let row = cells(
+        md.lines()
+            .find(|l| l.starts_with("| `mvp.v.pica` |"))
+            .expect("mvp row"),
+    );
+    for column in ["a64 8-lane code bytes", "a64 8-lane compile us"] {
+        let k = head
+            .iter()
+            .position(|h| h == column)
+            .unwrap_or_else(|| panic!("no column {column}: {md}"));
+        let v: f64 = row[k]
+            .parse()
+            .unwrap_or_else(|_| panic!("{column}: {:?}\n{md}", row[k]));
+        assert!(v > 0.0, "{column}: {v}\n{md}");
     }
 }
 

@@ -596,6 +596,13 @@ fn markdown(report: &Report) -> String {
                 .any(|r| r.engine == e && r.error.is_none())
         })
         .collect();
+    // JITs for another architecture: their compile time and code sizes, per-vertex and 8-lane.
+    let codegen: Vec<EngineKind> = s
+        .engines
+        .iter()
+        .copied()
+        .filter(|&e| e != EngineKind::Interpreter && !e.runs_here())
+        .collect();
     let load = |l: Option<f64>| opt(l, 2, "");
     let mut out = format!(
         "{} ({} CPUs, load average {} -> {}); {} mode, batch {batch}; ns per vertex \
@@ -626,6 +633,12 @@ fn markdown(report: &Report) -> String {
             head.push(format!("{e} f32 ns"));
         }
         head.push(format!("{e} compile us"));
+        head.push(format!("{e} code bytes"));
+        head.push(format!("{e} 8-lane compile us"));
+        head.push(format!("{e} 8-lane code bytes"));
+    }
+    for e in &codegen {
+        head.push(format!("{e} compile us (codegen only)"));
         head.push(format!("{e} code bytes"));
         head.push(format!("{e} 8-lane compile us"));
         head.push(format!("{e} 8-lane code bytes"));
@@ -671,6 +684,19 @@ fn markdown(report: &Report) -> String {
             if s.modes.contains(&FloatMode::F32) && mode != FloatMode::F32 {
                 row.push(opt(ns(e, FloatMode::F32, batch), 1, ""));
             }
+            let c = report.compile(&w.name, e, mode);
+            row.push(opt(c.and_then(|c| c.micros), 0, ""));
+            row.push(
+                c.and_then(|c| c.code_bytes)
+                    .map_or_else(|| "-".into(), |b| b.to_string()),
+            );
+            row.push(opt(c.and_then(|c| c.lane_micros), 0, ""));
+            row.push(
+                c.and_then(|c| c.lane_code_bytes)
+                    .map_or_else(|| "-".into(), |b| b.to_string()),
+            );
+        }
+        for &e in &codegen {
             let c = report.compile(&w.name, e, mode);
             row.push(opt(c.and_then(|c| c.micros), 0, ""));
             row.push(
