@@ -184,6 +184,7 @@ s3!(fdiv_s => fdiv S, fdiv_d => fdiv D, fmul_d => fmul D);
 g3!(
     add_x => add X, sub_x => sub X, add_w => add W, sub_w => sub W, mul_x => mul X,
     orr_w => orr W, lsl_x => lsl X, asr_x => asr X, subs_x => subs X,
+    orr_x => orr X, and_x => and X, bic_w => bic W,
 );
 gimm!(lsl_xi => lsl X, lsr_xi => lsr X, asr_xi => asr X, lsl_wi => lsl W, lsr_wi => lsr W);
 mem!(
@@ -294,6 +295,21 @@ impl Asm {
     /// `ldp Da, Db, [sp, #off]`
     pub fn ldp_d_sp(&mut self, a: Vreg, b: Vreg, off: i32) {
         a64!(self.ops; ldp D(a.0), D(b.0), [sp, off]);
+    }
+
+    /// `addv Sd, Vs.4S` (the sum of the lanes)
+    pub fn addv_4s(&mut self, d: Vreg, s: Vreg) {
+        a64!(self.ops; addv S(d.0), V(s.0).S4);
+    }
+
+    /// `dup Vd.4S, Wn`
+    pub fn dup_4s_w(&mut self, d: Vreg, s: Gpr) {
+        a64!(self.ops; dup V(d.0).S4, W(s.0));
+    }
+
+    /// `cmeq Vd.4S, Vn.4S, #0`
+    pub fn cmeq_4s_zero(&mut self, d: Vreg, s: Vreg) {
+        a64!(self.ops; cmeq V(d.0).S4, V(s.0).S4, 0);
     }
 
     /// `uminv Sd, Vs.4S` (the smallest lane, unsigned)
@@ -546,6 +562,11 @@ impl Asm {
         a64!(self.ops; cneg X(d.0), X(a.0), lt);
     }
 
+    /// `rbit Xd, Xn`
+    pub fn rbit_x(&mut self, d: Gpr, a: Gpr) {
+        a64!(self.ops; rbit X(d.0), X(a.0));
+    }
+
     /// `clz Xd, Xn`
     pub fn clz_x(&mut self, d: Gpr, a: Gpr) {
         a64!(self.ops; clz X(d.0), X(a.0));
@@ -604,6 +625,11 @@ impl Asm {
     /// `cbz Xn, =>l`
     pub fn cbz_x(&mut self, a: Gpr, l: DynamicLabel) {
         a64!(self.ops; cbz X(a.0), =>l);
+    }
+
+    /// `cbnz Xn, =>l`
+    pub fn cbnz_x(&mut self, a: Gpr, l: DynamicLabel) {
+        a64!(self.ops; cbnz X(a.0), =>l);
     }
 
     /// `tbz Wn, #bit, =>l` (±32 KiB: only for short forward skips)

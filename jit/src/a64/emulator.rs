@@ -35,8 +35,8 @@
 
 use crate::batch::{
     SoaContext, LANES, SOA_BATCH_COUNT, SOA_BATCH_DONE, SOA_BATCH_INPUT, SOA_BATCH_INSTRUCTIONS,
-    SOA_BATCH_OUTPUT, SOA_BUDGET, SOA_DEOPT_PC, SOA_OUT_MASK, SOA_UNIFORMS, SOA_UNIFORMS_FLUSHED,
-    SOA_UNIFORMS_REL,
+    SOA_BATCH_OUTPUT, SOA_BATCH_SPLITS, SOA_BUDGET, SOA_DEOPT_PC, SOA_OUT_MASK, SOA_UNIFORMS,
+    SOA_UNIFORMS_FLUSHED, SOA_UNIFORMS_REL,
 };
 use crate::layout::{EmitRecord, JitContext};
 use crate::runtime::code_buffer::Status;
@@ -286,7 +286,7 @@ impl EmuCode {
 impl EmuCode {
     /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics
     /// of a native call: groups of rows from `batch_done` while a whole group is left,
-    /// `batch_done`, `batch_instructions` and `deopt_pc` updated, output rows of finished
+    /// `batch_done`, `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished
     /// groups written. Returns the status (0 done). Rows go through the guest row buffers in
     /// chunks, as for the per-vertex batch entry; of the context, the guest gets only what
     /// the code reads before writing it (the flushed uniform tables and the scalars).
@@ -362,6 +362,7 @@ impl EmuCode {
                     SOA_BATCH_INSTRUCTIONS,
                     &ctx.batch_instructions.to_le_bytes(),
                 )?;
+                w(uc, SOA_BATCH_SPLITS, &ctx.batch_splits.to_le_bytes())?;
                 let w0 = emu.run(0, cap(ctx.budget, rows))?;
                 let uc = &mut emu.uc;
                 let mut word = [0u8; 8];
@@ -373,6 +374,8 @@ impl EmuCode {
                 let out_done = u64::from_le_bytes(word);
                 r(SOA_BATCH_INSTRUCTIONS, &mut word)?;
                 ctx.batch_instructions = u64::from_le_bytes(word);
+                r(SOA_BATCH_SPLITS, &mut word)?;
+                ctx.batch_splits = u64::from_le_bytes(word);
                 let mut half = [0u8; 4];
                 r(SOA_DEOPT_PC, &mut half)?;
                 ctx.deopt_pc = u32::from_le_bytes(half);

@@ -23,14 +23,23 @@
 //! call and the result out of v0. RCP, RSQ, EX2 and LG2 are scalar recipes there (lane 0),
 //! so they run once per lane.
 //!
+//! # Lane masks
+//!
+//! Programs with cmp-dependent branches run each half with lane masks, as the AVX2 code runs
+//! its groups (see "Divergence" in `x64.rs`; the walker decides the same things for both):
+//! [`MASK`] holds the half's running lanes, `SoaContext::inactive` the same as a vector
+//! mask for the masked stores, a disagreeing branch parks each set of lanes
+//! (`waiting`/`pending`, shared by the halves, which run one after the other and leave them
+//! empty), the scheduler picks the lowest waiting block (`rbit`/`clz`) and enters it through
+//! a table of `b` instructions. aL and the loop counters are owned per half; a lane that
+//! needs one it does not own stops the group, which reruns per vertex.
+//!
 //! # Subset
 //!
-//! Vertex shaders, groups starting from the clean state. Without lane masks: a branch on the
-//! cmp flags whose lanes disagree leaves the group with [`STATUS_DIVERGED`], which reruns it
-//! per vertex (the whole-group fallback of `batch/mod.rs`); agreeing lanes branch as a
-//! whole. Geometry shaders, `run_batch_from` batches and programs whose code would exceed
-//! the ±1 MiB reach of conditional branches and literal loads (thousands of blocks after
-//! the analysis unrolled calls and loops) run per vertex on AArch64.
+//! Vertex shaders, groups starting from the clean state. Geometry shaders, `run_batch_from`
+//! batches and programs whose code would exceed the ±1 MiB reach of conditional branches and
+//! literal loads (thousands of blocks after the analysis unrolled calls and loops) run per
+//! vertex on AArch64.
 //!
 //! # Registers
 //!
@@ -42,7 +51,7 @@
 //! | `x22`, `x23` | input / output rows of the current half (entry loop) |
 //! | `x24` | instructions left for the half (one invocation's budget) |
 //! | `x25` | where the body's exits return to (status in w0) |
-//! | `x26` | half counter; `x27`: the group's instruction count |
+//! | `x26` | lane masks: the running lanes of the half ([`MASK`]); `x27`: the group's instruction count |
 //! | `x28` | row offset of the aL-relative source of the current block |
 //! | `x8-x17`, `x30` | scratch, and the link register of the masm's shared subroutines |
 //! | `v0-v2` | source components (`A`, `B`, `C`), the masm's value registers |
@@ -83,8 +92,8 @@ const ROWS_OUT: Gpr = Gpr(23);
 const BUDGET: Gpr = Gpr(24);
 /// Continuation of the body's exits.
 const EXIT: Gpr = Gpr(25);
-/// Half counter (0, 1).
-const HALF: Gpr = Gpr(26);
+/// Lane masks: the lanes running the current block (bit k = lane k of the half).
+const MASK: Gpr = Gpr(26);
 /// Instructions of the current group.
 const COUNT: Gpr = Gpr(27);
 /// Row offset of the current block's aL-relative source.
@@ -105,8 +114,12 @@ const S: [Vreg; 4] = [Vreg(4), Vreg(5), Vreg(6), Vreg(7)];
 const R: [Vreg; 4] = [Vreg(16), Vreg(17), Vreg(18), Vreg(19)];
 const TR: [Vreg; 4] = [Vreg(20), Vreg(21), Vreg(22), Vreg(23)];
 
-/// Bytes saved by the entry: x19-x30 and d8-d15.
-const FRAME: i32 = 160;
+/// Bytes of the entry's frame: x19-x30 and d8-d15 saved, then the group's split count.
+const FRAME: i32 = 176;
+/// Where in the frame the group's split count is kept (lane masks).
+const FRAME_SPLITS: i32 = 160;
+/// All four lanes of a half.
+const ALL: u32 = 0xF;
 
 fn vreg(v: V) -> Vreg {
     match v {
@@ -145,6 +158,16 @@ pub struct Operand {
 
 struct Gen {
     m: A64Masm,
+    /// The program has cmp-dependent branches: lane masks (see "Lane masks").
+    simt: bool,
+    /// Blocks of the program (entries of the scheduler's jump table).
+    nblocks: usize,
+    /// Lane masks: END for some of the running lanes.
+    end_lanes: DynamicLabel,
+    /// Lane masks: the subroutine that sets `SoaContext::inactive` from [`MASK`].
+    set_inactive: DynamicLabel,
+    /// PC of the instruction being generated.
+    cur_pc: u32,
     /// Stubs that leave with [`STATUS_DIVERGED`] at a pc.
     diverged: Vec<(DynamicLabel, u32)>,
     exit_done: DynamicLabel,
@@ -169,8 +192,14 @@ pub fn generate(
     m.max_rule = max_rule;
     let a = m.asm();
     let (exit_done, exit_deopt, exit_budget) = (a.new_label(), a.new_label(), a.new_label());
+    let (end_lanes, set_inactive) = (a.new_label(), a.new_label());
     let mut g = Gen {
         m,
+        simt: super::walk::has_lane_branches(analysis),
+        nblocks: analysis.blocks.len(),
+        end_lanes,
+        set_inactive,
+        cur_pc: 0,
         diverged: Vec::new(),
         exit_done,
         exit_deopt,
@@ -278,6 +307,7 @@ impl Gen {
 
     fn entry(&mut self, usage: &Usage, body: DynamicLabel) {
         let fpcr = self.m.fpcr();
+        let simt = self.simt;
         let (top, half, half_done, finished, epilogue) = {
             let a = self.a();
             (
@@ -323,8 +353,11 @@ impl Gen {
         a.add_x(ROWS_IN, ROWS_IN, G9);
         a.add_x(ROWS_OUT, ROWS_OUT, G9);
         a.movz_x(COUNT, 0, 0);
-        a.movz_x(HALF, 0, 0);
         a.mov_x(LANE, CTX);
+        if simt {
+            a.add_xi(G16, Gpr(31), 0);
+            a.str_x(ZR, G16, FRAME_SPLITS);
+        }
 
         // One half: four rows, lanes at LANE.
         a.bind(half);
@@ -373,6 +406,19 @@ impl Gen {
             self.str_q(R[1], LANE, SOA_A0_REL + 32 * k);
         }
         self.str_w(ZR, CTX, SOA_AL);
+        if self.simt {
+            // Every lane of the half runs, owns aL and the loop counters.
+            self.str_q(zero, LANE, SOA_INACTIVE);
+            self.a().movz_w(MASK, ALL, 0);
+            for off in [SOA_ALIVE, SOA_AL_OWNER]
+                .into_iter()
+                .chain((0..4).map(|k| SOA_LOOP_OWNER + 4 * k))
+            {
+                self.str_w(MASK, CTX, off);
+            }
+            self.str_x(ZR, CTX, SOA_GROUP_INSTRUCTIONS);
+            self.str_w(ZR, CTX, SOA_SPLIT + 8);
+        }
         self.ldr_x(BUDGET, CTX, SOA_BUDGET);
         let a = self.a();
         a.adr(EXIT, half_done);
@@ -380,11 +426,23 @@ impl Gen {
 
         a.bind(half_done);
         a.cbnz_w(X0, epilogue);
-        self.ldr_x(G9, CTX, SOA_BUDGET);
-        let a = self.a();
-        a.sub_x(G9, G9, BUDGET);
-        a.lsl_xi(G9, G9, 2); // four vertices, each the same count
-        a.add_x(COUNT, COUNT, G9);
+        if self.simt {
+            // Counted per lane as blocks ran (see `block_start`).
+            self.ldr_x(G9, CTX, SOA_GROUP_INSTRUCTIONS);
+            self.a().add_x(COUNT, COUNT, G9);
+            self.ldr_w(G9, CTX, SOA_SPLIT + 8);
+            let a = self.a();
+            a.add_xi(G16, Gpr(31), 0);
+            a.ldr_x(G10, G16, FRAME_SPLITS);
+            a.add_x(G10, G10, G9);
+            a.str_x(G10, G16, FRAME_SPLITS);
+        } else {
+            self.ldr_x(G9, CTX, SOA_BUDGET);
+            let a = self.a();
+            a.sub_x(G9, G9, BUDGET);
+            a.lsl_xi(G9, G9, 2); // four vertices, each the same count
+            a.add_x(COUNT, COUNT, G9);
+        }
         // The outputs the caller wants (`out_mask`) back into the rows; those the program
         // never writes are +0.
         self.ldr_w(G12, CTX, SOA_OUT_MASK);
@@ -414,14 +472,21 @@ impl Gen {
         a.add_xi(ROWS_IN, ROWS_IN, 4 * 256);
         a.add_xi(ROWS_OUT, ROWS_OUT, 4 * 256);
         a.add_xi(LANE, LANE, 16);
-        a.add_xi(HALF, HALF, 1);
-        a.cmp_xi(HALF, 2);
+        a.sub_x(G9, LANE, CTX);
+        a.cmp_xi(G9, 32);
         a.b_cond(Cond::Lo, half);
 
         // Both halves finished: the group counts.
         self.ldr_x(G9, CTX, SOA_BATCH_INSTRUCTIONS);
         self.a().add_x(G9, G9, COUNT);
         self.str_x(G9, CTX, SOA_BATCH_INSTRUCTIONS);
+        if self.simt {
+            self.a().add_xi(G16, Gpr(31), 0);
+            self.a().ldr_x(G10, G16, FRAME_SPLITS);
+            self.ldr_x(G9, CTX, SOA_BATCH_SPLITS);
+            self.a().add_x(G9, G9, G10);
+            self.str_x(G9, CTX, SOA_BATCH_SPLITS);
+        }
         self.ldr_x(G9, CTX, SOA_BATCH_DONE);
         self.a().add_xi(G9, G9, LANES as u32);
         self.str_x(G9, CTX, SOA_BATCH_DONE);
@@ -456,6 +521,10 @@ impl Gen {
             a.movz_w(X0, STATUS_DIVERGED, 0);
             a.br(EXIT);
         }
+        // A half that stops may leave lanes waiting: `waiting` and `pending` must be all
+        // zero for the next group.
+        let stop = self.a().new_label();
+        let simt = self.simt;
         for (l, s) in [
             (self.exit_done, Status::Done as u32),
             (self.exit_deopt, Status::Deopt as u32),
@@ -464,8 +533,62 @@ impl Gen {
             let a = self.a();
             a.bind(l);
             a.movz_w(X0, s, 0);
-            a.br(EXIT);
+            if simt && s != Status::Done as u32 {
+                a.b(stop);
+            } else {
+                a.br(EXIT);
+            }
         }
+        if self.simt {
+            self.a().bind(stop);
+            self.clear_waiting();
+            self.a().br(EXIT);
+        }
+    }
+
+    /// Lane masks: `waiting` and `pending` := 0. Clobbers x10, x11, S[0].
+    fn clear_waiting(&mut self) {
+        let waiting = self.nblocks.div_ceil(16) as u32;
+        let pending = self.nblocks.div_ceil(64) as i32;
+        self.add_off(G10, CTX, SOA_WAITING);
+        let l = self.a().new_label();
+        let a = self.a();
+        a.movi_zero(S[0]);
+        a.mov_imm_w(G11, waiting);
+        a.bind(l);
+        a.str_q(S[0], G10, 0);
+        a.add_xi(G10, G10, 16);
+        a.subs_wi(G11, G11, 1);
+        a.b_cond(Cond::Ne, l);
+        for k in 0..pending {
+            self.str_x(ZR, CTX, SOA_PENDING + 8 * k);
+        }
+    }
+
+    /// Lane masks: leave with "diverged" at `pc` unless the lanes in the AND of the given
+    /// context fields include every running lane. Clobbers w9, w10.
+    fn check_owner(&mut self, fields: &[i32], pc: u32) {
+        let stub = self.a().new_label();
+        self.diverged.push((stub, pc));
+        self.ldr_w(G9, CTX, fields[0]);
+        for &f in &fields[1..] {
+            self.ldr_w(G10, CTX, f);
+            self.a().and_x(G9, G9, G10);
+        }
+        let a = self.a();
+        a.bic_w(G9, MASK, G9);
+        a.cbnz_w(G9, stub);
+    }
+
+    /// Store `v` to per-lane state at `[LANE + off]`; with lane masks only the running lanes
+    /// (`v` then holds what was stored). Clobbers S[2], S[3].
+    fn store_state(&mut self, v: Vreg, off: i32) {
+        if self.simt {
+            self.ldr_q(S[2], LANE, off);
+            self.ldr_q(S[3], LANE, SOA_INACTIVE);
+            self.a().bit_16b(v, S[2], S[3]);
+        }
+        self.str_q(v, LANE, off);
     }
 
     // ---------------------------------------------------------------- operands
@@ -571,7 +694,7 @@ impl LaneEmitter for Gen {
     }
 
     fn lane_masks(&self) -> bool {
-        false
+        self.simt
     }
 
     fn block_start(&mut self, _index: usize, len: u32) {
@@ -585,6 +708,24 @@ impl LaneEmitter for Gen {
             a.subs_x(BUDGET, BUDGET, G9);
         }
         a.b_cond(Cond::Lo, l);
+        if self.simt {
+            // The budget above is charged per block run, whichever lanes run it (at least any
+            // one lane's count: a group that exceeds it reruns per vertex); the instruction
+            // count is per lane: popcount(MASK) · len (MASK has four bits).
+            let a = self.a();
+            a.lsr_wi(G9, MASK, 1);
+            a.and_wi(G9, G9, 0x5555_5555);
+            a.sub_w(G9, MASK, G9);
+            a.lsr_wi(G10, G9, 2);
+            a.and_wi(G10, G10, 0x3333_3333);
+            a.and_wi(G9, G9, 0x3333_3333);
+            a.add_w(G9, G9, G10);
+            a.mov_imm_w(G10, len);
+            a.mul_x(G9, G9, G10);
+            self.ldr_x(G10, CTX, SOA_GROUP_INSTRUCTIONS);
+            self.a().add_x(G10, G10, G9);
+            self.str_x(G10, CTX, SOA_GROUP_INSTRUCTIONS);
+        }
     }
 
     fn mark(&mut self, pc: u32, text: String) {
@@ -592,7 +733,8 @@ impl LaneEmitter for Gen {
         self.marks.push((at, pc, text));
     }
 
-    fn begin_instruction(&mut self, _node: usize, _pc: u32, instr: &Instruction) {
+    fn begin_instruction(&mut self, _node: usize, pc: u32, instr: &Instruction) {
+        self.cur_pc = pc;
         if matches!(instr, Instruction::Loop { .. }) {
             self.al_row = None;
         }
@@ -606,6 +748,13 @@ impl LaneEmitter for Gen {
     }
 
     fn exit_end(&mut self) {
+        if self.simt {
+            let l = self.end_lanes;
+            self.ldr_w(G9, CTX, SOA_ALIVE);
+            let a = self.a();
+            a.cmp_w(MASK, G9);
+            a.b_cond(Cond::Ne, l);
+        }
         let l = self.exit_done;
         self.a().b(l);
     }
@@ -624,7 +773,7 @@ impl LaneEmitter for Gen {
         a.b_cond(if value { Cond::Ne } else { Cond::Eq }, target);
     }
 
-    fn branch_cond(&mut self, c: Condition, target: DynamicLabel, _split: DynamicLabel, pc: u32) {
+    fn branch_cond(&mut self, c: Condition, target: DynamicLabel, split: DynamicLabel, pc: u32) {
         let flag = |g: &mut Self, d: Vreg, lane: i32, want: bool| {
             g.ldr_q(d, LANE, SOA_CMP + 32 * lane);
             if !want {
@@ -644,10 +793,25 @@ impl LaneEmitter for Gen {
                 }
             }
         }
-        // Lanes that disagree stop the group (no lane masks here).
-        let stub = self.a().new_label();
-        self.diverged.push((stub, pc));
-        self.all_or_some(S[0], target, stub);
+        if !self.simt {
+            // Without cmp-dependent branches nothing gets here; kept exact anyway: lanes
+            // that disagree stop the group.
+            let stub = self.a().new_label();
+            self.diverged.push((stub, pc));
+            self.all_or_some(S[0], target, stub);
+            return;
+        }
+        // w9: the running lanes that take the branch; all of them: jump, none: fall
+        // through, otherwise split (w9 is what `split_enter` records).
+        let a = self.a();
+        a.load_const(S[1], [1, 2, 4, 8]);
+        a.and_16b(S[0], S[0], S[1]);
+        a.addv_4s(S[0], S[0]);
+        a.fmov_ws(G9, S[0]);
+        a.and_x(G9, G9, MASK);
+        a.cmp_w(G9, MASK);
+        a.b_cond(Cond::Eq, target);
+        a.cbnz_w(G9, split);
     }
 
     fn loop_init(&mut self, int: u8, slot: u8) {
@@ -673,42 +837,138 @@ impl LaneEmitter for Gen {
         self.a().b_cond(Cond::Hs, again);
     }
 
-    fn own_loop(&mut self, _slot: u8) {
-        unreachable!("the NEON emitter runs without lane masks");
+    fn own_loop(&mut self, slot: u8) {
+        self.str_w(MASK, CTX, SOA_AL_OWNER);
+        self.str_w(MASK, CTX, SOA_LOOP_OWNER + 4 * slot as i32);
     }
 
-    fn step_owned(&mut self, _slot: u8, _pc: u32) {
-        unreachable!("the NEON emitter runs without lane masks");
+    fn step_owned(&mut self, slot: u8, pc: u32) {
+        self.check_owner(&[SOA_AL_OWNER, SOA_LOOP_OWNER + 4 * slot as i32], pc);
+        self.own_loop(slot);
     }
 
-    fn unless_lowest(&mut self, _block: usize, _otherwise: DynamicLabel) {
-        unreachable!("the NEON emitter runs without lane masks");
+    /// Jump to `otherwise` if some lane waits at block `b` or before it (conservatively, if
+    /// any lane waits, for blocks beyond the first 63). Clobbers x9, x10.
+    fn unless_lowest(&mut self, b: usize, otherwise: DynamicLabel) {
+        if b < 63 {
+            self.ldr_x(G9, CTX, SOA_PENDING);
+            let a = self.a();
+            a.mov_imm_x(G10, (1u64 << (b + 1)) - 1);
+            a.and_x(G9, G9, G10);
+            a.cbnz_x(G9, otherwise);
+        } else {
+            self.ldr_w(G9, CTX, SOA_ALIVE);
+            let a = self.a();
+            a.cmp_w(MASK, G9);
+            a.b_cond(Cond::Ne, otherwise);
+        }
     }
 
-    fn park(&mut self, _block: usize) {
-        unreachable!("the NEON emitter runs without lane masks");
+    fn park(&mut self, b: usize) {
+        let (byte, word, bit) = (
+            SOA_WAITING + b as i32,
+            SOA_PENDING + 8 * (b / 64) as i32,
+            b % 64,
+        );
+        let (base, off) = self.at(CTX, byte, 1);
+        let a = self.a();
+        a.ldrb_w(G9, base, off);
+        a.orr_w(G9, G9, MASK);
+        a.strb_w(G9, base, off);
+        self.ldr_x(G9, CTX, word);
+        self.a().mov_imm_x(G10, 1 << bit);
+        self.a().orr_x(G9, G9, G10);
+        self.str_x(G9, CTX, word);
     }
 
-    fn activate_and_jump(&mut self, _l: DynamicLabel) {
-        unreachable!("the NEON emitter runs without lane masks");
+    fn activate_and_jump(&mut self, l: DynamicLabel) {
+        let set_inactive = self.set_inactive;
+        let a = self.a();
+        a.bl(set_inactive);
+        a.b(l);
     }
 
+    /// w9: the running lanes that take the branch (neither none nor all of them).
     fn split_enter(&mut self) {
-        unreachable!("the NEON emitter runs without lane masks");
+        self.str_w(G9, CTX, SOA_SPLIT);
+        self.str_w(MASK, CTX, SOA_SPLIT + 4);
+        self.ldr_w(G9, CTX, SOA_SPLIT + 8);
+        self.a().add_wi(G9, G9, 1);
+        self.str_w(G9, CTX, SOA_SPLIT + 8);
     }
 
-    fn split_lanes(&mut self, _taken: bool) {
-        unreachable!("the NEON emitter runs without lane masks");
+    fn split_lanes(&mut self, taken: bool) {
+        self.ldr_w(MASK, CTX, SOA_SPLIT);
+        if !taken {
+            self.ldr_w(G9, CTX, SOA_SPLIT + 4);
+            self.a().bic_w(MASK, G9, MASK);
+        }
     }
 
-    fn dispatch(&mut self, _table: DynamicLabel) {
-        unreachable!("the NEON emitter runs without lane masks");
+    /// The scheduler: run the lowest block any lane waits at, with the lanes that wait
+    /// there, through the jump table (one `b` per block); nothing waiting: every lane of the
+    /// half reached END. Clobbers x9-x12, x16, x30.
+    fn dispatch(&mut self, table: DynamicLabel) {
+        let (done, set_inactive) = (self.exit_done, self.set_inactive);
+        let words = self.nblocks.div_ceil(64) as u32;
+        let (scan, found) = (self.a().new_label(), self.a().new_label());
+        self.add_off(G12, CTX, SOA_PENDING);
+        let a = self.a();
+        a.movz_x(G11, 0, 0);
+        a.bind(scan);
+        a.ldr_x_idx(G9, G12, G11);
+        a.cbnz_x(G9, found);
+        a.add_xi(G11, G11, 1);
+        a.cmp_xi(G11, words);
+        a.b_cond(Cond::Lo, scan);
+        a.b(done);
+        a.bind(found);
+        a.rbit_x(G10, G9);
+        a.clz_x(G10, G10); // lowest waiting block of the word
+        a.sub_xi(G16, G9, 1);
+        a.and_x(G9, G9, G16);
+        a.lsl_xi(G16, G11, 3);
+        a.add_x(G16, G12, G16);
+        a.str_x(G9, G16, 0);
+        a.lsl_xi(G11, G11, 6);
+        a.add_x(G10, G10, G11); // the block
+        self.add_off(G12, CTX, SOA_WAITING);
+        let a = self.a();
+        a.add_x(G12, G12, G10);
+        a.ldrb_w(MASK, G12, 0);
+        a.strb_w(ZR, G12, 0);
+        a.bl(set_inactive);
+        a.adr(G12, table);
+        a.lsl_xi(G10, G10, 2);
+        a.add_x(G12, G12, G10);
+        a.br(G12);
     }
 
-    fn masked_tail(&mut self, _table: DynamicLabel, _blocks: &[DynamicLabel]) -> CompileResult<()> {
-        Err(CompileError::Internal(
-            "the NEON emitter runs without lane masks".into(),
-        ))
+    fn masked_tail(&mut self, table: DynamicLabel, blocks: &[DynamicLabel]) -> CompileResult<()> {
+        // END for some of the lanes.
+        let end_lanes = self.end_lanes;
+        self.a().bind(end_lanes);
+        self.ldr_w(G9, CTX, SOA_ALIVE);
+        self.a().bic_w(G9, G9, MASK);
+        self.str_w(G9, CTX, SOA_ALIVE);
+        self.dispatch(table);
+        // set_inactive: `inactive` := all-ones in the lanes whose MASK bit is clear.
+        // Clobbers S[0], S[1].
+        let set_inactive = self.set_inactive;
+        let a = self.a();
+        a.bind(set_inactive);
+        a.dup_4s_w(S[0], MASK);
+        a.load_const(S[1], [1, 2, 4, 8]);
+        a.and_16b(S[0], S[0], S[1]);
+        a.cmeq_4s_zero(S[0], S[0]);
+        self.str_q(S[0], LANE, SOA_INACTIVE);
+        self.a().ret(LR);
+        // One `b` per block.
+        self.a().bind(table);
+        for &l in blocks {
+            self.a().b(l);
+        }
+        Ok(())
     }
 
     fn operand(
@@ -736,6 +996,9 @@ impl LaneEmitter for Gen {
                     }
                     RelIndex::AL => {
                         if self.al_row != Some(index) {
+                            if self.simt && self.al_row.is_none() {
+                                self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
+                            }
                             // `(index + (aL in -128..=127 ? aL : 0)) & 0x7F` rows.
                             self.ldr_w(G9, CTX, SOA_AL);
                             let a = self.a();
@@ -802,7 +1065,7 @@ impl LaneEmitter for Gen {
         };
         for c in 0..4 {
             if mask[c] {
-                self.str_q(vreg(res[c]), LANE, off + 32 * c as i32);
+                self.store_state(vreg(res[c]), off + 32 * c as i32);
             }
         }
     }
@@ -876,9 +1139,9 @@ impl LaneEmitter for Gen {
         self.load(V::A, s, 0);
         self.load(V::B, s, 3);
         self.a().fcmge_4s_zero(S[0], x); // 0 <= x
-        self.str_q(S[0], LANE, SOA_CMP);
+        self.store_state(S[0], SOA_CMP);
         self.a().fcmge_4s_zero(S[0], w); // 0 <= w
-        self.str_q(S[0], LANE, SOA_CMP + 32);
+        self.store_state(S[0], SOA_CMP + 32);
         for (c, v) in [(0usize, x), (3, w)] {
             if mask[c] {
                 // v > 0 ? v : +0 (NaN: +0).
@@ -912,7 +1175,9 @@ impl LaneEmitter for Gen {
     fn store_a0(&mut self, c: usize, v: V) {
         let v = vreg(v);
         let c = c as i32;
-        self.str_q(v, LANE, SOA_A0 + 32 * c);
+        // Masked, `v` keeps the inactive lanes' a0, so their row offsets are recomputed
+        // unchanged.
+        self.store_state(v, SOA_A0 + 32 * c);
         // a0_rel = 16 · (128 + (a0 in -128..=127 ? a0 : 0)).
         let a = self.a();
         a.movi_4s(S[1], 128, 0);
@@ -934,7 +1199,7 @@ impl LaneEmitter for Gen {
     }
 
     fn store_cmp(&mut self, c: usize, v: V) {
-        self.str_q(vreg(v), LANE, SOA_CMP + 32 * c as i32);
+        self.store_state(vreg(v), SOA_CMP + 32 * c as i32);
     }
 
     fn emit(&mut self, pc: u32) -> CompileResult<()> {

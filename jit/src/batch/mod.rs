@@ -491,9 +491,17 @@ pub struct SoaCode {
     skipped: AtomicU64,
     splits: AtomicU64,
     /// Geometry shaders: what [`geometry::plan`] proved.
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(dead_code, reason = "geometry groups run on x86-64 only")
+    )]
     gs: Option<geometry::GsPlan>,
     /// Geometry shaders: the vertices an invocation emitted when last counted (the E the
     /// code is told to expect).
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(dead_code, reason = "geometry groups run on x86-64 only")
+    )]
     gs_emits: std::sync::atomic::AtomicU32,
 }
 
