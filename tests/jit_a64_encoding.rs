@@ -84,6 +84,10 @@ fn vector_three_register_forms() {
         |a: &mut Asm| a.bif_16b(V, VA, VB) => "bif v0.16b, v17.16b, v31.16b",
         |a: &mut Asm| a.ext_16b(V, VA, VB, 8) => "ext v0.16b, v17.16b, v31.16b, #0x8",
         |a: &mut Asm| a.tbl_16b(V, VA, VB) => "tbl v0.16b, {v17.16b}, v31.16b",
+        |a: &mut Asm| a.trn1_4s(V, VA, VB) => "trn1 v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.trn2_4s(V, VA, VB) => "trn2 v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.trn1_2d(V, VA, VB) => "trn1 v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.trn2_2d(V, VA, VB) => "trn2 v0.2d, v17.2d, v31.2d",
     );
 }
 
@@ -115,6 +119,11 @@ fn vector_two_register_and_shift_forms() {
         |a: &mut Asm| a.movi_zero(V) => "movi v0.2d, #0x0",
         |a: &mut Asm| a.movi_4s(V, 0x3F, 0) => "movi v0.4s, #0x3f",
         |a: &mut Asm| a.fmov_4s_one(V) => "fmov v0.4s, #1.0",
+        |a: &mut Asm| a.uminv_4s(V, VA) => "uminv s0, v17.4s",
+        |a: &mut Asm| a.umaxv_4s(V, VA) => "umaxv s0, v17.4s",
+        |a: &mut Asm| a.addv_4s(V, VA) => "addv s0, v17.4s",
+        |a: &mut Asm| a.dup_4s_w(VA, XA) => "dup v17.4s, w20",
+        |a: &mut Asm| a.cmeq_4s_zero(V, VA) => "cmeq v0.4s, v17.4s, #0x0",
     );
 }
 
@@ -171,6 +180,10 @@ fn integer_forms() {
         |a: &mut Asm| a.cmp_x(X, XA) => "cmp x9, x20",
         |a: &mut Asm| a.cneg_x_lt(X, XA) => "cneg x9, x20, lt",
         |a: &mut Asm| a.clz_x(X, XA) => "clz x9, x20",
+        |a: &mut Asm| a.rbit_x(X, XA) => "rbit x9, x20",
+        |a: &mut Asm| a.orr_x(X, XA, XB) => "orr x9, x20, x30",
+        |a: &mut Asm| a.and_x(X, XA, XB) => "and x9, x20, x30",
+        |a: &mut Asm| a.bic_w(X, XA, XB) => "bic w9, w20, w30",
         |a: &mut Asm| a.ubfx_w(X, XA, 23, 8) => "ubfx w9, w20, #0x17, #0x8",
         |a: &mut Asm| a.neg_w(X, XA) => "neg w9, w20",
         |a: &mut Asm| a.mov_x(CTX, X0) => "mov x19, x0",
@@ -230,6 +243,11 @@ fn memory_forms() {
         |a: &mut Asm| a.ldp_x_post_sp(FP, LR, 80) => "ldp x29, x30, [sp], #0x50",
         |a: &mut Asm| a.stp_q(V, VA, Gpr(11), 0xE0) => "stp q0, q17, [x11, #0xe0]",
         |a: &mut Asm| a.ldp_q(V, VA, OUTPUT, 0x20) => "ldp q0, q17, [x22, #0x20]",
+        |a: &mut Asm| a.ldr_s(VA, Gpr(16), 0x1FC) => "ldr s17, [x16, #0x1fc]",
+        |a: &mut Asm| a.ldr_q_reg(VB, Gpr(12), X) => "ldr q31, [x12, x9]",
+        |a: &mut Asm| a.stp_d_sp(Vreg(8), Vreg(9), 96) => "stp d8, d9, [sp, #0x60]",
+        |a: &mut Asm| a.ldp_d_sp(Vreg(14), Vreg(15), 144) => "ldp d14, d15, [sp, #0x90]",
+        |a: &mut Asm| a.add_xi(Gpr(16), Gpr(31), 0) => "mov x16, sp",
     );
 }
 
@@ -368,9 +386,32 @@ fn wide_immediates_hold_their_value() {
     }
 }
 
+/// The branches the NEON lane code adds (`batch/a64.rs`) reach their targets.
+#[test]
+fn lane_code_pc_relative_forms() {
+    let mut a = Asm::new();
+    let fwd = a.new_label();
+    let back = a.new_label();
+    a.bind(back);
+    a.tbz_w(Gpr(12), 15, fwd);
+    a.cbnz_x(X, back);
+    a.bind(fwd);
+    a.ret(LR);
+    let got = decode(a);
+    assert_eq!(
+        got[..3],
+        [
+            "tbz w12, #0xf, $+0x8".to_string(),
+            "cbnz x9, $-0x4".to_string(),
+            "ret".to_string()
+        ]
+    );
+}
+
 /// Whole programs: every word before the literal pool decodes, in every mode.
 #[test]
 fn generated_programs_decode_completely() {
+    let mut lane_programs = 0;
     for mode in [
         FloatMode::F24(Rounding::TowardZero),
         FloatMode::F24(Rounding::NearestEven),
@@ -391,6 +432,16 @@ fn generated_programs_decode_completely() {
             assert_eq!(n * 4, s.instruction_bytes());
             let d = s.disassemble();
             assert!(!d.contains(".word"), "{d}");
+            // The NEON multi-vertex code (generated here under the emulator), with lane
+            // masks for programs with cmp-dependent branches.
+            let (lanes, lanes_len, _) = s.batch_code();
+            let n = decode_words(&lanes[..lanes_len]).len();
+            assert_eq!(n * 4, lanes_len);
+            lane_programs += usize::from(lanes_len > 0);
         }
     }
+    assert!(
+        lane_programs > 90,
+        "{lane_programs} programs with lane code"
+    );
 }
