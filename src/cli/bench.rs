@@ -648,6 +648,17 @@ fn markdown(report: &Report) -> String {
     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
     for w in &report.workloads {
         let ns = |e, m, b| report.run(&w.name, e, m, b).map(|r| r.ns_per_vertex);
+        // Compile time and code size, per-vertex and 8-lane.
+        let code_cells = |e| {
+            let c = report.compile(&w.name, e, mode);
+            let bytes = |b: Option<usize>| b.map_or_else(|| "-".into(), |b| b.to_string());
+            [
+                opt(c.and_then(|c| c.micros), 0, ""),
+                bytes(c.and_then(|c| c.code_bytes)),
+                opt(c.and_then(|c| c.lane_micros), 0, ""),
+                bytes(c.and_then(|c| c.lane_code_bytes)),
+            ]
+        };
         let mut row = vec![
             format!("`{}`", w.name),
             opt(w.instructions_per_vertex, 0, ""),
@@ -684,30 +695,10 @@ fn markdown(report: &Report) -> String {
             if s.modes.contains(&FloatMode::F32) && mode != FloatMode::F32 {
                 row.push(opt(ns(e, FloatMode::F32, batch), 1, ""));
             }
-            let c = report.compile(&w.name, e, mode);
-            row.push(opt(c.and_then(|c| c.micros), 0, ""));
-            row.push(
-                c.and_then(|c| c.code_bytes)
-                    .map_or_else(|| "-".into(), |b| b.to_string()),
-            );
-            row.push(opt(c.and_then(|c| c.lane_micros), 0, ""));
-            row.push(
-                c.and_then(|c| c.lane_code_bytes)
-                    .map_or_else(|| "-".into(), |b| b.to_string()),
-            );
+            row.extend(code_cells(e));
         }
         for &e in &codegen {
-            let c = report.compile(&w.name, e, mode);
-            row.push(opt(c.and_then(|c| c.micros), 0, ""));
-            row.push(
-                c.and_then(|c| c.code_bytes)
-                    .map_or_else(|| "-".into(), |b| b.to_string()),
-            );
-            row.push(opt(c.and_then(|c| c.lane_micros), 0, ""));
-            row.push(
-                c.and_then(|c| c.lane_code_bytes)
-                    .map_or_else(|| "-".into(), |b| b.to_string()),
-            );
+            row.extend(code_cells(e));
         }
         row.push(peer_reference(&w.name).unwrap_or("-").to_string());
         out.push_str(&format!("| {} |\n", row.join(" | ")));

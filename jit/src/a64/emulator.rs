@@ -150,6 +150,19 @@ unsafe impl Plain for EmitRecord {}
 // SAFETY: an array of f32.
 unsafe impl Plain for [[f32; 4]; 16] {}
 
+/// Write batch rows to guest memory from `base` on.
+fn write_rows(
+    uc: &mut Unicorn<'static, ()>,
+    base: u64,
+    rows: &[[[f32; 4]; 16]],
+) -> Result<(), String> {
+    for (k, row) in rows.iter().enumerate() {
+        uc.mem_write(base + (k * ROW) as u64, bytes_of(row))
+            .map_err(|e| err("write rows", e))?;
+    }
+    Ok(())
+}
+
 /// Read a `T` from guest memory.
 fn read_pod<T: Plain>(uc: &Unicorn<'static, ()>, addr: u64, out: &mut T) -> Result<(), String> {
     // SAFETY: `T` is plain data (see `bytes_of`) whose every bit pattern written by the
@@ -258,17 +271,7 @@ impl EmuCode {
     /// `crate::runtime::code_buffer::ExecCode::call_at` (they are read and written here
     /// instead of by the generated code).
     pub unsafe fn call_at(&self, entry: usize, ctx: &mut JitContext) -> Status {
-        let r = EMU.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            let renew = slot
-                .as_ref()
-                .is_some_and(|e| e.loads >= RENEW_AFTER && e.loaded != self.id);
-            if slot.is_none() || renew {
-                *slot = None;
-                *slot = Some(Emu::new()?);
-            }
-            let emu = slot.as_mut().ok_or("no emulator")?;
-            emu.load(self)?;
+        let r = self.with_emu(|emu| {
             // SAFETY: forwarded contract.
             unsafe { call(emu, entry, ctx) }
         });
@@ -284,6 +287,24 @@ impl EmuCode {
 }
 
 impl EmuCode {
+    /// Run `f` on this thread's emulator with this code loaded (a fresh emulator after
+    /// [`RENEW_AFTER`] programs).
+    fn with_emu<R>(&self, f: impl FnOnce(&mut Emu) -> Result<R, String>) -> Result<R, String> {
+        EMU.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let renew = slot
+                .as_ref()
+                .is_some_and(|e| e.loads >= RENEW_AFTER && e.loaded != self.id);
+            if slot.is_none() || renew {
+                *slot = None;
+                *slot = Some(Emu::new()?);
+            }
+            let emu = slot.as_mut().ok_or("no emulator")?;
+            emu.load(self)?;
+            f(emu)
+        })
+    }
+
     /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics
     /// of a native call: groups of rows from `batch_done` while a whole group is left,
     /// `batch_done`, `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished
@@ -296,17 +317,7 @@ impl EmuCode {
     /// `ctx.uniforms` must be valid for reading, and `ctx.batch_input` / `ctx.batch_output`
     /// valid for reading / writing `batch_count` rows.
     pub unsafe fn call_soa(&self, ctx: &mut SoaContext) -> Result<u32, String> {
-        EMU.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            let renew = slot
-                .as_ref()
-                .is_some_and(|e| e.loads >= RENEW_AFTER && e.loaded != self.id);
-            if slot.is_none() || renew {
-                *slot = None;
-                *slot = Some(Emu::new()?);
-            }
-            let emu = slot.as_mut().ok_or("no emulator")?;
-            emu.load(self)?;
+        self.with_emu(|emu| {
             // SAFETY: the caller guarantees `uniforms` is valid for reading.
             let uniforms = unsafe { &*ctx.uniforms };
             let w = |uc: &mut Unicorn<'static, ()>, off: i32, bytes: &[u8]| {
@@ -333,16 +344,10 @@ impl EmuCode {
                     )
                 };
                 let uc = &mut emu.uc;
-                for (k, row) in inp.iter().enumerate() {
-                    uc.mem_write(BATCH_IN_G + (k * ROW) as u64, bytes_of(row))
-                        .map_err(|e| err("write rows", e))?;
-                }
+                write_rows(uc, BATCH_IN_G, inp)?;
                 // The output registers the caller did not ask for (`out_mask`) keep their
                 // contents, as in a native call: the guest rows start as the host's.
-                for (k, row) in outp.iter().enumerate() {
-                    uc.mem_write(BATCH_OUT_G + (k * ROW) as u64, bytes_of(row))
-                        .map_err(|e| err("write rows", e))?;
-                }
+                write_rows(uc, BATCH_OUT_G, outp)?;
                 // Biased so that row `done` lands at the start of the guest row buffers.
                 let bias = (done * ROW) as u64;
                 w(
@@ -581,10 +586,7 @@ unsafe fn batch(
             )
         };
         let uc = &mut emu.uc;
-        for (k, row) in inp.iter().enumerate() {
-            uc.mem_write(BATCH_IN_G + (k * ROW) as u64, bytes_of(row))
-                .map_err(|e| err("write rows", e))?;
-        }
+        write_rows(uc, BATCH_IN_G, inp)?;
         let bias = (done * ROW) as u64;
         g.batch_input = BATCH_IN_G.wrapping_sub(bias) as usize as *const [[f32; 4]; 16];
         g.batch_output = BATCH_OUT_G.wrapping_sub(bias) as usize as *mut [[f32; 4]; 16];

@@ -64,7 +64,7 @@
 //! live across a recipe call sit there; their low halves are callee-saved, so the entry saves
 //! `d8-d15`.
 
-use super::walk::{LaneEmitter, Usage, Walker, V};
+use super::walk::{LaneEmitter, Select, Usage, Walker, V};
 use super::*;
 use crate::a64::asm::{Asm, Cond};
 use crate::a64::masm::{A64Masm, K_ONE, K_SIGN};
@@ -1080,20 +1080,14 @@ impl LaneEmitter for Gen {
         self.masm_binary(BinaryKind::Mul, d, a, b);
     }
 
-    fn select(&mut self, op: Opcode, d: V, a: V, b: V) -> CompileResult<()> {
+    fn select(&mut self, op: Select, d: V, a: V, b: V) {
         let kind = match op {
-            Opcode::Max => BinaryKind::Max,
-            Opcode::Min => BinaryKind::Min,
-            Opcode::Sge => BinaryKind::Sge,
-            Opcode::Slt => BinaryKind::Slt,
-            other => {
-                return Err(CompileError::Internal(format!(
-                    "{other} decoded as a binary instruction"
-                )))
-            }
+            Select::Max => BinaryKind::Max,
+            Select::Min => BinaryKind::Min,
+            Select::Sge => BinaryKind::Sge,
+            Select::Slt => BinaryKind::Slt,
         };
         self.masm_binary(kind, d, a, b);
-        Ok(())
     }
 
     fn flr(&mut self, d: V, a: V) {

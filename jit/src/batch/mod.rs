@@ -576,11 +576,8 @@ pub(crate) fn compile(
     from_state: bool,
     backend: Backend,
 ) -> CompileResult<Option<SoaCode>> {
-    let runnable = match backend {
-        Backend::X64 => cfg!(target_arch = "x86_64"),
-        Backend::A64 => cfg!(any(target_arch = "aarch64", feature = "emulate-a64")),
-    };
-    if !runnable {
+    let emulated = backend == Backend::A64 && cfg!(feature = "emulate-a64");
+    if !native(backend) && !emulated {
         return Ok(None);
     }
     let Some(((code, code_len, marks, uniform_use), gs)) = codegen(
@@ -608,13 +605,17 @@ pub(crate) fn compile(
     }))
 }
 
-/// The runnable form of `code` for `backend` on this host, if it has one.
-fn executable(code: &[u8], backend: Backend) -> CompileResult<Option<SoaExec>> {
-    let native = match backend {
+/// Code for `backend` runs natively on this host.
+fn native(backend: Backend) -> bool {
+    match backend {
         Backend::X64 => cfg!(target_arch = "x86_64"),
         Backend::A64 => cfg!(target_arch = "aarch64"),
-    };
-    if native {
+    }
+}
+
+/// The runnable form of `code` for `backend` on this host, if it has one.
+fn executable(code: &[u8], backend: Backend) -> CompileResult<Option<SoaExec>> {
+    if native(backend) {
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         {
             let map_err = |e: std::io::Error| {

@@ -46,6 +46,19 @@ pub enum V {
     Res(u8),
 }
 
+/// The two-source operations that return or compare their operands as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Select {
+    /// `a > b ? a : b` (with the MAX reading of `float::MaxRule`).
+    Max,
+    /// `a < b ? a : b`.
+    Min,
+    /// `a >= b ? 1.0 : 0.0`.
+    Sge,
+    /// `a < b ? 1.0 : 0.0`.
+    Slt,
+}
+
 /// The host half of an SoA backend: the lane operations [`Walker`] composes.
 ///
 /// Every arithmetic method follows the float model (`picajit_interp::float`) lane for lane;
@@ -155,7 +168,7 @@ pub trait LaneEmitter {
     /// `d = float::mul(a, b)` on inputs from `load_flushed`. `d` must differ from both.
     fn mul(&mut self, d: V, a: V, b: V);
     /// MAX, MIN, SGE, SLT: `d = op(a, b)` on the components as they are.
-    fn select(&mut self, op: Opcode, d: V, a: V, b: V) -> CompileResult<()>;
+    fn select(&mut self, op: Select, d: V, a: V, b: V);
     /// FLR of the flushed `a` into `d`, rounded by the mode.
     fn flr(&mut self, d: V, a: V);
     /// RCP, RSQ, EX2 or LG2 of component x of `op` into `P(0)` (the emitter loads and, for
@@ -711,9 +724,20 @@ impl<'a, E: LaneEmitter> Walker<'a, E> {
                                     }
                                 }
                                 _ => {
+                                    let sel = match base {
+                                        Opcode::Max => Select::Max,
+                                        Opcode::Min => Select::Min,
+                                        Opcode::Sge => Select::Sge,
+                                        Opcode::Slt => Select::Slt,
+                                        other => {
+                                            return Err(CompileError::Internal(format!(
+                                                "{other} decoded as a binary instruction"
+                                            )))
+                                        }
+                                    };
                                     e.load(V::A, &s1, c);
                                     e.load(V::B, &s2, c);
-                                    e.select(base, res, V::A, V::B)?;
+                                    e.select(sel, res, V::A, V::B);
                                 }
                             }
                         }

@@ -76,7 +76,7 @@
 
 use super::asm::{pred, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
-use super::walk::{has_lane_branches, LaneEmitter, Usage, Walker, V};
+use super::walk::{has_lane_branches, LaneEmitter, Select, Usage, Walker, V};
 use super::*;
 use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
@@ -2241,10 +2241,10 @@ impl LaneEmitter for Gen {
         self.mul_y(ymm(d), ymm(a), ymm(b));
     }
 
-    fn select(&mut self, op: Opcode, d: V, a: V, b: V) -> CompileResult<()> {
+    fn select(&mut self, op: Select, d: V, a: V, b: V) {
         let (d, a, b) = (ymm(d), ymm(a), ymm(b));
         match op {
-            Opcode::Max => {
+            Select::Max => {
                 self.y().vmaxps(d, a, b); // a > b ? a : b
                 if self.max_rule == MaxRule::NegInfSecond {
                     // A -inf second operand is the result (docs/float-max.md).
@@ -2255,24 +2255,18 @@ impl LaneEmitter for Gen {
                     y.vblendvps(d, d, b, T0);
                 }
             }
-            Opcode::Min => self.y().vminps(d, a, b), // a < b ? a : b
-            Opcode::Sge | Opcode::Slt => {
+            Select::Min => self.y().vminps(d, a, b), // a < b ? a : b
+            Select::Sge | Select::Slt => {
                 let one = self.y().splat(ONE);
                 let mut y = self.y();
-                if op == Opcode::Sge {
+                if op == Select::Sge {
                     y.vcmpps(d, b, a, pred::LE); // b <= a: false for NaN
                 } else {
                     y.vcmpps(d, a, b, pred::LT);
                 }
                 y.vandps(d, d, one);
             }
-            other => {
-                return Err(CompileError::Internal(format!(
-                    "{other} decoded as a binary instruction"
-                )))
-            }
         }
-        Ok(())
     }
 
     fn flr(&mut self, d: V, a: V) {
