@@ -64,6 +64,11 @@
 //! live across a recipe call sit there; their low halves are callee-saved, so the entry saves
 //! `d8-d15`.
 
+#![allow(
+    clippy::needless_range_loop,
+    reason = "lane, component and row indices address register arrays and offsets in parallel"
+)]
+
 use super::walk::{LaneEmitter, Select, Usage, Walker, V};
 use super::*;
 use crate::a64::asm::{Asm, Cond};
@@ -187,7 +192,7 @@ pub fn generate(
     analysis: &Analysis,
     mode: FloatMode,
     max_rule: MaxRule,
-) -> CompileResult<Option<(Vec<u8>, usize, Vec<Mark>, UniformUse)>> {
+) -> CompileResult<Option<Generated>> {
     let mut m = A64Masm::new(mode);
     m.max_rule = max_rule;
     let a = m.asm();
@@ -462,8 +467,7 @@ impl Gen {
             } else {
                 self.a().movi_zero(R[0]);
                 for k in 0..4 {
-                    self.a()
-                        .str_q(R[0], ROWS_OUT, 256 * k as i32 + 16 * i32::from(o));
+                    self.a().str_q(R[0], ROWS_OUT, 256 * k + 16 * i32::from(o));
                 }
             }
             self.a().bind(skip);

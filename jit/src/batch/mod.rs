@@ -528,7 +528,7 @@ pub struct BatchStats {
 }
 
 /// SoA code as generated: `(code, instruction bytes, marks, uniform use)`.
-type Generated = (Vec<u8>, usize, Vec<Mark>, UniformUse);
+pub(crate) type Generated = (Vec<u8>, usize, Vec<Mark>, UniformUse);
 
 /// Generate the SoA code of `backend` for `program` if it is eligible (whether or not this
 /// host can run it).
