@@ -178,8 +178,9 @@ fn info_reports_the_jit_decision() {
     let out = ok(&["info", "examples/mvp.v.pica", "--engine", "interp"]);
     assert!(out.contains("engine: interpreter"), "{out}");
     fails(&["info", "examples/mvp.v.pica", "--engine", "gpu"]);
-    // How batches run: eight vertices per group on AVX2 hosts, with lane masks where
-    // vertices can take different branches; one at a time for geometry shaders and AArch64.
+    // How batches run: eight vertices per group on AVX2 hosts and AArch64 (natively or under
+    // the emulator), with lane masks where vertices can take different branches; one at a
+    // time for geometry shaders.
     let avx2 = picajit_jit::HostFeatures::detect().contains(picajit_jit::HostFeatures::AVX2);
     let out = ok(&["info", "examples/branches.v.pica", "--engine", "x64"]);
     if avx2 {
@@ -194,7 +195,13 @@ fn info_reports_the_jit_decision() {
     let out = ok(&["info", "examples/mvp.v.pica", "--engine", "a64", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     let batches = v["dvles"][0]["jit"]["batches"].as_str().unwrap_or("");
-    assert!(batches.starts_with("one vertex at a time"), "{v}");
+    let want = match compiled_example("examples/mvp.v.pica", picajit_jit::Backend::A64)
+        .batch_ineligibility()
+    {
+        Some(why) => format!("one vertex at a time ({why})"),
+        None => "8 vertices per group".to_string(),
+    };
+    assert!(batches.starts_with(&want), "{v}");
     assert!(
         v["dvles"][0]["jit"].get("points").is_none(),
         "no point-mode report for vertex shaders: {v}"
@@ -242,10 +249,13 @@ fn info_reports_how_geometry_points_run() {
         let batches = v["dvles"][0]["jit"]["batches"].as_str().unwrap_or("");
         assert_eq!(batches, "one vertex at a time (not a vertex shader)", "{v}");
     }
-    // The multi-vertex backend exists on x86-64 only.
+    // The AArch64 multi-vertex code takes vertex shaders only.
     let out = ok(&["info", "examples/point_to_quad.g.pica", "--engine", "a64"]);
     assert!(
-        out.contains("points: one invocation at a time (the multi-vertex backend is x86-64 only)"),
+        out.contains(
+            "points: one invocation at a time (geometry shaders run one invocation at a time \
+             on AArch64)"
+        ),
         "{out}"
     );
     // The interpreter has nothing to say about groups.

@@ -517,18 +517,22 @@ impl Gen {
 
     /// The body's exits: status in w0, back to the half loop.
     fn exits(&mut self) {
+        // A half that stops (here too) may leave lanes waiting: `waiting` and `pending` must
+        // be all zero for the next group.
+        let stop = self.a().new_label();
+        let simt = self.simt;
         for (stub, pc) in std::mem::take(&mut self.diverged) {
             self.a().bind(stub);
             self.a().mov_imm_w(G9, pc);
             self.str_w(G9, CTX, SOA_DEOPT_PC);
             let a = self.a();
             a.movz_w(X0, STATUS_DIVERGED, 0);
-            a.br(EXIT);
+            if simt {
+                a.b(stop);
+            } else {
+                a.br(EXIT);
+            }
         }
-        // A half that stops may leave lanes waiting: `waiting` and `pending` must be all
-        // zero for the next group.
-        let stop = self.a().new_label();
-        let simt = self.simt;
         for (l, s) in [
             (self.exit_done, Status::Done as u32),
             (self.exit_deopt, Status::Deopt as u32),
