@@ -201,6 +201,17 @@ fn apply_sets(st: &mut State, sets: &[String]) -> Result<(), String> {
 }
 
 fn load(path: &Path) -> Result<(String, Program), String> {
+    // Refused before reading, so a huge file costs nothing (the parser checks the same limit).
+    let limit = picajit::usc::parse::MAX_SOURCE_BYTES;
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if len > limit as u64 {
+        return Err(format!(
+            "{}: {len} bytes is larger than the {limit} a USC source may have",
+            path.display()
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let program = parse(&text).map_err(|e| format!("{}:{e}", path.display()))?;
     Ok((text, program))
