@@ -89,16 +89,20 @@ fn pica_assembler_limit_counts_all_files_together() {
     ];
     let e = assemble(&files).unwrap_err();
     assert!(
-        e.message.contains(&format!("{} bytes", MAX_SOURCE_BYTES + 1)),
+        e.message
+            .contains(&format!("{} bytes", MAX_SOURCE_BYTES + 1)),
         "{e}"
     );
     assert!(e.message.contains("at most 67108864"), "{e}");
     assert_eq!(e.file, "a.pica");
     // One byte less in the second file: both together are exactly at the limit and assemble.
-    let files = [files[0], SourceFile {
-        name: "b.pica",
-        text: &second[..second.len() - 1],
-    }];
+    let files = [
+        files[0],
+        SourceFile {
+            name: "b.pica",
+            text: &second[..second.len() - 1],
+        },
+    ];
     assert!(assemble_with_warnings(&files).is_ok());
 }
 
