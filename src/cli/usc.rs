@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 use picajit::interp::usc::program::{Bank, Program, Reg};
 use picajit::interp::usc::table::Unit;
 use picajit::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
-use picajit::jit::usc::{x64, UscCode};
+use picajit::jit::usc::{a64, x64, UscCode};
 use picajit::usc::{parse, print, register};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -211,7 +211,8 @@ fn prepare(path: &Path, program: &Program, opts: UscOptions) -> Result<Prepared,
 }
 
 /// The engine a run uses: `auto` is the x86-64 JIT where the host runs it, else the
-/// interpreter.
+/// interpreter. `a64` runs natively on AArch64 hosts and under the emulator elsewhere (builds
+/// with the `a64-emu` feature, which enables `emulate-a64`).
 fn engine(name: &str) -> Result<&'static str, String> {
     match name {
         "auto" if x64::available() => Ok("x64"),
@@ -220,8 +221,10 @@ fn engine(name: &str) -> Result<&'static str, String> {
         "x64" => Err(
             "--engine x64: the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into(),
         ),
+        "a64" if a64::available() => Ok("a64"),
         "a64" => Err(
-            "--engine a64: the USC AArch64 backend is not implemented yet (use interp or x64)"
+            "--engine a64: AArch64 code runs on AArch64 hosts, or under the emulator in builds \
+             with the a64-emu feature (emulate-a64)"
                 .into(),
         ),
         _ => Err(format!(
@@ -239,7 +242,7 @@ fn run_on(
     budget: u64,
 ) -> Result<picajit::interp::usc::Outcome, picajit::interp::usc::ExecError> {
     match (engine, code) {
-        ("x64", Some(c)) => c.run(prepared, st, budget),
+        ("x64" | "a64", Some(c)) => c.run(prepared, st, budget),
         _ => prepared.run(st, budget),
     }
 }
@@ -254,10 +257,10 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let (_, program) = load(&args.input)?;
     let prepared = prepare(&args.input, &program, args.readings.options())?;
-    let code = if engine == "x64" {
-        Some(x64::compile(&prepared)?)
-    } else {
-        None
+    let code = match engine {
+        "x64" => Some(x64::compile(&prepared)?),
+        "a64" => Some(a64::compile(&prepared)?),
+        _ => None,
     };
     let mut st = State::new(args.instances).map_err(|e| e.to_string())?;
     apply_sets(&mut st, &args.set)?;
@@ -354,14 +357,18 @@ fn info(input: &Path) -> Result<(), String> {
     outln!("  writes: {}", list(&written));
     match Prepared::new(&program, UscOptions::default()) {
         Ok(p) => {
-            let (code, len, _, native) = x64::generate(&p)?;
-            let _ = code;
+            let (_, len, _, native) = x64::generate(&p)?;
             outln!(
                 "  runs on: interp, x64 ({native} of {} groups compiled to AVX2 code, the others call the interpreter's step; {len} bytes){}",
                 p.groups.len(),
                 if x64::available() { "" } else { " (this host lacks AVX2/FMA)" }
             );
-            outln!("  a64: the USC AArch64 backend is not implemented yet");
+            let (_, len, _, native) = a64::generate(&p)?;
+            outln!(
+                "  a64: {native} of {} groups compiled to NEON code, the others run the interpreter's step between calls; {len} bytes{}",
+                p.groups.len(),
+                if a64::available() { "" } else { " (this build runs no AArch64 code: a64-emu feature off)" }
+            );
         }
         Err(e) => outln!("  does not run: {e}"),
     }
