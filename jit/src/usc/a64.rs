@@ -4,8 +4,8 @@
 //! The code is an `extern "C" fn(*mut u8) -> u32` over one self-contained block (layout in
 //! [`blk`]: counters, lane masks and scratch, then the banks and the write sites), so it runs
 //! natively or under the emulator (which copies the block in and out) unchanged. It makes
-//! no calls: a group the lowering does not perform (and FRSQ/FLOG/FEXP, whose float model
-//! lives in the host) ends the call with [`EXIT_HELPER`] and the group's index; the host runs
+//! no calls: a group the lowering does not perform ends the call with [`EXIT_HELPER`] and
+//! the group's index; the host runs
 //! the interpreter's step on the same state and calls again, resuming at the group the step
 //! continues with (the prologue's jump table).
 //!
@@ -18,7 +18,7 @@
     reason = "dynasm expands dynamic register operands with `.into()`"
 )]
 
-use super::lower::{self, Bin, Loc, Lowering, ShImm, Src, Un, VEmit, V};
+use super::lower::{self, Bin, Bin64, Loc, Lowering, ShImm, Src, Src64, Un, Un64, VEmit, V};
 use super::{exit, Site};
 use crate::a64::asm::{a64, Asm};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
@@ -87,7 +87,7 @@ fn q(v: V) -> u8 {
 
 /// Whether the backend lowers group `gi` itself.
 pub fn native(p: &Prepared, gi: usize) -> bool {
-    lower::native(p, gi, false)
+    lower::native(p, gi)
 }
 
 /// The AArch64 emitter.
@@ -166,7 +166,6 @@ impl A64Emit {
 
 impl VEmit for A64Emit {
     const LANES: usize = 4;
-    const CALLS: bool = false;
 
     fn label(&mut self) -> DynamicLabel {
         self.a.new_label()
@@ -303,6 +302,74 @@ impl VEmit for A64Emit {
         a64!(self.a.ops; fmla V(d).S4, V(a).S4, V(b).S4);
     }
 
+    fn widen(&mut self, lo: V, hi: V, s: V) {
+        let (lo, hi, s) = (q(lo), q(hi), q(s));
+        a64!(self.a.ops
+            ; fcvtl V(lo).D2, V(s).S2
+            ; fcvtl2 V(hi).D2, V(s).S4
+        );
+    }
+
+    fn narrow(&mut self, d: V, lo: V, hi: V) {
+        let (d, lo, hi) = (q(d), q(lo), q(hi));
+        a64!(self.a.ops
+            ; fcvtn V(d).S2, V(lo).D2
+            ; fcvtn2 V(d).S4, V(hi).D2
+        );
+    }
+
+    fn bin64(&mut self, op: Bin64, d: V, a: V, b: Src64) {
+        let (d, a) = (q(d), q(a));
+        let b = match b {
+            Src64::V(v) => q(v),
+            Src64::K(c) => {
+                let l = self
+                    .a
+                    .constant([c as u32, (c >> 32) as u32, c as u32, (c >> 32) as u32]);
+                a64!(self.a.ops; ldr Q(0), =>l);
+                0
+            }
+        };
+        let ops = &mut self.a.ops;
+        match op {
+            Bin64::Fadd => a64!(ops; fadd V(d).D2, V(a).D2, V(b).D2),
+            Bin64::Fsub => a64!(ops; fsub V(d).D2, V(a).D2, V(b).D2),
+            Bin64::Fmul => a64!(ops; fmul V(d).D2, V(a).D2, V(b).D2),
+            Bin64::Fdiv => a64!(ops; fdiv V(d).D2, V(a).D2, V(b).D2),
+            Bin64::FcmpLt => a64!(ops; fcmgt V(d).D2, V(b).D2, V(a).D2),
+            Bin64::And => a64!(ops; and V(d).B16, V(a).B16, V(b).B16),
+            Bin64::Or => a64!(ops; orr V(d).B16, V(a).B16, V(b).B16),
+            Bin64::Add => a64!(ops; add V(d).D2, V(a).D2, V(b).D2),
+            Bin64::Sub => a64!(ops; sub V(d).D2, V(a).D2, V(b).D2),
+            Bin64::CmpGt => a64!(ops; cmgt V(d).D2, V(a).D2, V(b).D2),
+        }
+    }
+
+    fn un64(&mut self, op: Un64, d: V, s: V) {
+        let (d, s) = (q(d), q(s));
+        let ops = &mut self.a.ops;
+        match op {
+            Un64::Sqrt => a64!(ops; fsqrt V(d).D2, V(s).D2),
+            Un64::Round => a64!(ops; frintn V(d).D2, V(s).D2),
+            Un64::Shl(n) => {
+                let n = u32::from(n);
+                a64!(ops; shl V(d).D2, V(s).D2, n)
+            }
+            Un64::Shr(n) => {
+                let n = u32::from(n);
+                a64!(ops; ushr V(d).D2, V(s).D2, n)
+            }
+        }
+    }
+
+    fn splat64(&mut self, d: V, v: u64) {
+        let l = self
+            .a
+            .constant([v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32]);
+        let d = q(d);
+        a64!(self.a.ops; ldr Q(d), =>l);
+    }
+
     fn umadd32(&mut self, cin: Option<V>) {
         // 64-bit products of lanes 0-1 (v2) and 2-3 (v3), widened sums, then the low and the
         // high words unzipped into ft0 and ft1.
@@ -386,10 +453,6 @@ impl VEmit for A64Emit {
         self.mov_w(2, gi as u32);
         let l = self.helper_exit;
         a64!(self.a.ops; b =>l);
-    }
-
-    fn complex_call(&mut self, _code: u32) {
-        unreachable!("the AArch64 code makes no calls (CALLS is false)")
     }
 
     fn prologue(&mut self, labels: &[DynamicLabel], done: DynamicLabel) {

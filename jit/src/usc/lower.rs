@@ -120,13 +120,46 @@ pub enum ShImm {
     Sra,
 }
 
+/// Lane-wise operations on f64 (and 64-bit integer) lanes: a chunk's values widened by
+/// [`VEmit::widen`] take two registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bin64 {
+    Fadd,
+    Fsub,
+    Fmul,
+    Fdiv,
+    /// Ordered `a < b`: all ones or zero per 64-bit lane.
+    FcmpLt,
+    And,
+    Or,
+    Add,
+    Sub,
+    /// Signed 64-bit `a > b`.
+    CmpGt,
+}
+
+/// Unary f64 / 64-bit operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Un64 {
+    Sqrt,
+    /// Round to the nearest integer, ties to even.
+    Round,
+    Shl(u8),
+    Shr(u8),
+}
+
+/// The second operand of a 64-bit operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Src64 {
+    V(V),
+    /// A 64-bit constant in every lane.
+    K(u64),
+}
+
 /// What a host backend provides to the walker.
 pub trait VEmit {
     /// Lanes per chunk (8 or 4); `16 / LANES` chunks make the task.
     const LANES: usize;
-    /// Whether the code may call host functions (the complex-unit helper): false where
-    /// the code runs under the emulator too.
-    const CALLS: bool;
 
     fn label(&mut self) -> DynamicLabel;
     fn bind(&mut self, l: DynamicLabel);
@@ -146,6 +179,15 @@ pub trait VEmit {
     fn blend(&mut self, d: V, a: V, b: V, mask: V);
     /// `d = a * b + d`, fused (one rounding).
     fn fma(&mut self, d: V, a: V, b: V);
+    /// The f32 lanes of `s` as f64: the first half of the chunk's lanes in `lo`, the second
+    /// in `hi` (`lo`, `hi` and `s` distinct).
+    fn widen(&mut self, lo: V, hi: V, s: V);
+    /// The f64 lanes of `lo` and `hi` rounded to f32 (nearest, ties to even) into `d`; may
+    /// clobber `lo` and `hi` (`d` is not `hi`).
+    fn narrow(&mut self, d: V, lo: V, hi: V);
+    fn bin64(&mut self, op: Bin64, d: V, a: V, b: Src64);
+    fn un64(&mut self, op: Un64, d: V, s: V);
+    fn splat64(&mut self, d: V, v: u64);
     /// The 64-bit `T0 * T1 + T2 (+ cin)` per lane (unsigned): low words into ft0, high words
     /// into ft1. May clobber `T`. `cin` holds 0 or 1 per lane.
     fn umadd32(&mut self, cin: Option<V>);
@@ -165,22 +207,46 @@ pub trait VEmit {
     /// `labels[t]` for a jump to `t` (`targets` lists the possible `t`), or at `done` past
     /// the last group.
     fn helper(&mut self, gi: usize, targets: &[usize], labels: &[DynamicLabel], done: DynamicLabel);
-    /// FRSQ/FLOG/FEXP (`code` 0/1/2) of scratch slots `0..16 / LANES`, in place (only when
-    /// [`VEmit::CALLS`]).
-    fn complex_call(&mut self, code: u32);
     /// The entry: set up, then continue at the group the run resumes at.
     fn prologue(&mut self, labels: &[DynamicLabel], done: DynamicLabel);
     /// The exits (done, budget) and the epilogue; `done` is bound here.
     fn epilogue(&mut self, done: DynamicLabel);
 }
 
+/// Registers of the complex-unit lowering: the f32 source, its f64 halves, the result.
+const X: V = 0;
+const LO: V = 1;
+const HI: V = 2;
+const R: V = 3;
+
+/// How near (in units of the last place of the f64 result) to a rounding boundary of f32
+/// an f64 FRSQ/FLOG/FEXP result may lie before the interpreter decides it. The f64
+/// evaluations are within a few units of the exact value; `tests/usc_float_jit.rs` checks
+/// every binary32 input against the interpreter (with `PICAJIT_USC_EXHAUSTIVE=1`).
+pub const COMPLEX_MARGIN: u64 = 1 << 10;
+
+/// ln2^k / k!, k = 0..=14: 2^f = e^(f ln2) for |f| <= 1/2 (the next term is below 2^-62).
+pub fn exp2_coefficients() -> [f64; 15] {
+    let mut c = [1f64; 15];
+    for k in 1..15 {
+        c[k] = c[k - 1] * std::f64::consts::LN_2 / k as f64;
+    }
+    c
+}
+
+/// 2 / (ln2 (2k + 1)), k = 0..=11: log2(m) = z * sum c_k z^2k for |z| <= 0.172 (the next
+/// term is below 2^-62).
+pub fn log2_coefficients() -> [f64; 12] {
+    std::array::from_fn(|k| 2.0 / std::f64::consts::LN_2 / (2 * k + 1) as f64)
+}
+
 fn chunks<E: VEmit>() -> usize {
     picajit_interp::usc::MAX_INSTANCES / E::LANES
 }
 
-/// Whether the backend lowers `g` itself (otherwise the group runs on the interpreter).
-/// `calls`: whether the backend calls the float model for FRSQ/FLOG/FEXP.
-pub fn native(p: &Prepared, gi: usize, calls: bool) -> bool {
+/// Whether the lowering performs group `gi` itself (otherwise the group runs on the
+/// interpreter).
+pub fn native(p: &Prepared, gi: usize) -> bool {
     let g = &p.groups[gi];
     let shared_dst = |o: &Operand| matches!(o, Operand::Reg(r, _) if !r.bank.per_instance());
     g.instrs.iter().all(|ins| {
@@ -188,8 +254,7 @@ pub fn native(p: &Prepared, gi: usize, calls: bool) -> bool {
         let o = &ins.operands;
         match info.op {
             Op::Fmad | Op::Fadd | Op::Fmul | Op::Mbyp | Op::Mov | Op::Movc => true,
-            Op::Frcp | Op::Fsqrt => !shared_dst(&o[0]),
-            Op::Frsq | Op::Flog | Op::Fexp => calls && !shared_dst(&o[0]),
+            Op::Frcp | Op::Fsqrt | Op::Frsq | Op::Flog | Op::Fexp => !shared_dst(&o[0]),
             // The unsigned 32-bit multiply-add without modifiers (its carry is never set).
             Op::Umadd32 => o[1..4].iter().all(|x| x.mods().is_empty()),
             Op::Write | Op::MovcWrite => !shared_dst(&o[0]),
@@ -259,7 +324,7 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         for gi in 0..p.groups.len() {
             w.e.bind(w.labels[gi]);
             w.e.budget_check();
-            if !native(p, gi, E::CALLS) {
+            if !native(p, gi) {
                 w.helper_group(gi);
                 continue;
             }
@@ -432,22 +497,30 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         }
     }
 
-    /// FRSQ, FLOG, FEXP: every chunk's source into the scratch area, one call of the float
-    /// model's function per lane, then masked stores.
+    /// FRSQ, FLOG, FEXP in f64 arithmetic, rounded to f32 once (see [`COMPLEX_MARGIN`]):
+    /// every chunk's results into the scratch area; when some lane's f64 result lies too
+    /// near a rounding boundary of f32 for its error bound (or FEXP's result is subnormal),
+    /// the whole group runs on the interpreter instead, else the results are stored.
     fn complex_group(&mut self, gi: usize) {
         let g = &self.p.groups[gi];
         let ins = &g.instrs[0];
         let op = ins.op().unwrap();
+        let slow = self.e.label();
+        let after = self.e.label();
+        self.e.any_clear();
         for h in 0..chunks::<E>() {
-            let v = self.fsrc(&ins.operands[1], h, T[0]);
-            self.e.store(Loc::Scratch(h), v);
+            let v = self.fsrc(&ins.operands[1], h, X);
+            if v != X {
+                self.e.un(Un::Mov, X, v);
+            }
+            match op {
+                Op::Frsq => self.frsq_chunk(),
+                Op::Flog => self.flog_chunk(),
+                _ => self.fexp_chunk(),
+            }
+            self.e.store(Loc::Scratch(h), R);
         }
-        let code = match op {
-            Op::Frsq => 0,
-            Op::Flog => 1,
-            _ => 2,
-        };
-        self.e.complex_call(code);
+        self.e.branch_any(slow, true);
         for h in 0..chunks::<E>() {
             self.exec_mask(g, h);
             self.e.load(T[0], Loc::Scratch(h));
@@ -455,6 +528,149 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
                 self.store_lanes(r, h, T[0], M, 0);
             }
         }
+        self.e.jump(after);
+        self.e.bind(slow);
+        self.helper_group(gi);
+        self.e.bind(after);
+    }
+
+    /// Accumulates the lanes of the f64 result `y` whose low 29 significand bits (those
+    /// the rounding to f32 drops) lie within [`COMPLEX_MARGIN`] of the half-way point.
+    fn ambiguous(&mut self, y: V) {
+        let (t, u) = (T[4], T[5]);
+        self.e.bin64(Bin64::And, t, y, Src64::K((1 << 29) - 1));
+        self.e
+            .bin64(Bin64::Sub, t, t, Src64::K((1 << 28) - COMPLEX_MARGIN));
+        // t in [0, 2 * margin]: t > -1 and not t > 2 * margin.
+        self.e
+            .bin64(Bin64::CmpGt, u, t, Src64::K(2 * COMPLEX_MARGIN));
+        self.e.bin64(Bin64::CmpGt, t, t, Src64::K(u64::MAX));
+        self.e.bin(Bin::AndNot, t, u, Src::V(t));
+        self.e.any_or(t);
+    }
+
+    /// `R` = FRSQ of the chunk's `X`: 1 / sqrt(x) in f64 (two roundings).
+    fn frsq_chunk(&mut self) {
+        self.e.widen(LO, HI, X);
+        for d in [LO, HI] {
+            self.e.un64(Un64::Sqrt, d, d);
+            self.e.splat64(T[0], 1f64.to_bits());
+            self.e.bin64(Bin64::Fdiv, d, T[0], Src64::V(d));
+            self.ambiguous(d);
+        }
+        self.e.narrow(R, LO, HI);
+        self.finish_float(R, false);
+    }
+
+    /// `R` = FEXP of the chunk's `X`: 2^x = 2^n * 2^f with n = round(x), |f| <= 1/2, 2^f by
+    /// its Taylor series in f64 (terms below 2^-62 dropped), 2^n exactly.
+    fn fexp_chunk(&mut self) {
+        // Clamped to [-160, 160] (NaN becomes -160 and is restored below): 2^x then rounds
+        // to 0 or infinity exactly as the interpreter's cut-offs.
+        self.e.bin(Bin::Fmax, T[0], X, Src::K((-160f32).to_bits()));
+        self.e.bin(Bin::Fmin, T[0], T[0], Src::K(160f32.to_bits()));
+        self.e.widen(LO, HI, T[0]);
+        let magic = 6_755_399_441_055_744f64; // 1.5 * 2^52: integers in its low bits
+        for d in [LO, HI] {
+            let (n, f, p) = (T[0], T[1], T[2]);
+            self.e.un64(Un64::Round, n, d);
+            self.e.bin64(Bin64::Fsub, f, d, Src64::V(n));
+            let c = exp2_coefficients();
+            self.e.splat64(p, c[c.len() - 1].to_bits());
+            for k in (0..c.len() - 1).rev() {
+                self.e.bin64(Bin64::Fmul, p, p, Src64::V(f));
+                self.e.bin64(Bin64::Fadd, p, p, Src64::K(c[k].to_bits()));
+            }
+            // 2^n: the biased exponent n + 1023 through the low bits of 1.5 * 2^52.
+            self.e
+                .bin64(Bin64::Fadd, n, n, Src64::K((magic + 1023.0).to_bits()));
+            self.e.bin64(Bin64::Sub, n, n, Src64::K(magic.to_bits()));
+            self.e.un64(Un64::Shl(52), n, n);
+            self.e.bin64(Bin64::Fmul, d, p, Src64::V(n));
+            self.ambiguous(d);
+        }
+        self.e.narrow(R, LO, HI);
+        // Subnormal results (-152 <= x < -126; below, 0 exactly) round at another bit: the
+        // interpreter takes them.
+        self.e.splat(T[0], (-126f32).to_bits());
+        self.e.bin(Bin::FcmpLt, T[1], X, Src::V(T[0]));
+        self.e.splat(T[0], (-152f32).to_bits());
+        self.e.bin(Bin::FcmpLe, T[0], T[0], Src::V(X));
+        self.e.bin(Bin::And, T[0], T[0], Src::V(T[1]));
+        self.e.any_or(T[0]);
+        // NaN stays NaN (canonical).
+        self.e.bin(Bin::FcmpNe, T[0], X, Src::V(X));
+        self.e.splat(T[1], 0x7FC0_0000);
+        self.e.blend(R, R, T[1], T[0]);
+    }
+
+    /// `R` = FLOG of the chunk's `X`: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log2(x) =
+    /// e + 2/ln2 * atanh(z) with z = (m - 1)/(m + 1), the series in z^2 in f64 (terms below
+    /// 2^-60 dropped). Zero, infinity, negative and NaN inputs by their special values.
+    fn flog_chunk(&mut self) {
+        // Special inputs computed as 1.0, their results blended in below.
+        self.e.zero(T[0]);
+        self.e.bin(Bin::FcmpLt, T[1], T[0], Src::V(X)); // 0 < x
+        self.e.splat(T[0], 0x7F80_0000);
+        self.e.bin(Bin::FcmpLt, T[2], X, Src::V(T[0])); // x < inf
+        self.e.bin(Bin::And, T[1], T[1], Src::V(T[2]));
+        self.e.splat(T[0], 1f32.to_bits());
+        self.e.blend(T[0], T[0], X, T[1]);
+        self.e.widen(LO, HI, T[0]);
+        let c = log2_coefficients();
+        for d in [LO, HI] {
+            let (e, m, t) = (T[0], T[1], T[2]);
+            // Biased exponent and significand in [1, 2) (positive normal f64: no sign).
+            self.e.un64(Un64::Shr(52), e, d);
+            self.e
+                .bin64(Bin64::And, m, d, Src64::K(0x000F_FFFF_FFFF_FFFF));
+            self.e
+                .bin64(Bin64::Or, m, m, Src64::K(0x3FF0_0000_0000_0000));
+            // m > sqrt(2): m / 2 and e + 1.
+            self.e.splat64(t, std::f64::consts::SQRT_2.to_bits());
+            self.e.bin64(Bin64::FcmpLt, t, t, Src64::V(m));
+            self.e
+                .bin64(Bin64::Fmul, T[3], m, Src64::K(0.5f64.to_bits()));
+            self.e.blend(m, m, T[3], t);
+            // e as f64: (2^52 + E) - (2^52 + 1023), both exact.
+            self.e
+                .bin64(Bin64::Or, e, e, Src64::K(0x4330_0000_0000_0000));
+            self.e.bin64(
+                Bin64::Fsub,
+                e,
+                e,
+                Src64::K((4_503_599_627_370_496f64 + 1023.0).to_bits()),
+            );
+            self.e.bin64(Bin64::And, t, t, Src64::K(1f64.to_bits()));
+            self.e.bin64(Bin64::Fadd, e, e, Src64::V(t));
+            // z = (m - 1) / (m + 1) (m - 1 exact), w = z^2.
+            self.e.bin64(Bin64::Fsub, t, m, Src64::K(1f64.to_bits()));
+            self.e.bin64(Bin64::Fadd, m, m, Src64::K(1f64.to_bits()));
+            self.e.bin64(Bin64::Fdiv, t, t, Src64::V(m));
+            let w = T[3];
+            self.e.bin64(Bin64::Fmul, w, t, Src64::V(t));
+            let q = m;
+            self.e.splat64(q, c[c.len() - 1].to_bits());
+            for k in (0..c.len() - 1).rev() {
+                self.e.bin64(Bin64::Fmul, q, q, Src64::V(w));
+                self.e.bin64(Bin64::Fadd, q, q, Src64::K(c[k].to_bits()));
+            }
+            self.e.bin64(Bin64::Fmul, q, q, Src64::V(t));
+            self.e.bin64(Bin64::Fadd, d, e, Src64::V(q));
+            self.ambiguous(d);
+        }
+        self.e.narrow(R, LO, HI);
+        // Specials: +-0 -> -inf, +inf -> +inf, negative or NaN -> NaN.
+        self.e.zero(T[0]);
+        self.e.bin(Bin::FcmpEq, T[1], X, Src::V(T[0]));
+        self.e.splat(T[2], 0xFF80_0000);
+        self.e.blend(R, R, T[2], T[1]);
+        self.e.bin(Bin::CmpEq, T[1], X, Src::K(0x7F80_0000));
+        self.e.splat(T[2], 0x7F80_0000);
+        self.e.blend(R, R, T[2], T[1]);
+        self.e.bin(Bin::FcmpLe, T[1], T[0], Src::V(X)); // 0 <= x (false for NaN)
+        self.e.splat(T[2], 0x7FC0_0000);
+        self.e.blend(R, T[2], R, T[1]);
     }
 
     fn alu_group(&mut self, gi: usize) {

@@ -9,14 +9,18 @@
 //! jumps when any (or all) of the running instances agree. `x64.rs` and `a64.rs` encode the
 //! lowering's operations.
 //!
+//! FRSQ, FLOG and FEXP are computed in f64 and rounded to f32 once; a lane whose f64
+//! result lies too near a rounding boundary for its error bound sends the group to the
+//! interpreter (`lower::COMPLEX_MARGIN`), so the results are the correctly rounded ones of
+//! `picajit_interp::usc::float`.
+//!
 //! Groups the lowering does not perform (integer, PCK/UNPCK, the rarer bitwise and
-//! conditional instructions, links, writes to shared registers; on AArch64 also
-//! FRSQ/FLOG/FEXP) run the reference interpreter's step for that group
-//! ([`picajit_interp::usc::Prepared::step`]) on the same registers, so their results are the
-//! interpreter's by construction. The x86-64 code calls it (and the float model for
-//! FRSQ/FLOG/FEXP) through the context; the AArch64 code, which also runs under the emulator
-//! where host calls are impossible, leaves with the group's index and is called again at the
-//! group the step continues with.
+//! conditional instructions, links, writes to shared registers) run the reference
+//! interpreter's step for that group ([`picajit_interp::usc::Prepared::step`]) on the same
+//! registers, so their results are the interpreter's by construction. The x86-64 code calls
+//! it through the context; the AArch64 code, which also runs under the emulator where host
+//! calls are impossible, leaves with the group's index and is called again at the group the
+//! step continues with.
 //!
 //! `tests/usc_jit.rs` runs every instruction shape and random programs on the interpreter
 //! and both backends and compares the whole state bit for bit.
@@ -159,35 +163,6 @@ fn sync_out(ctx: &mut UscCtx, st: &State) {
     for l in 0..MAX_INSTANCES {
         ctx.p0[l] = if st.p0[l] { !0 } else { 0 };
         ctx.pe[l] = if st.pe[l] { !0 } else { 0 };
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-/// FRSQ, FLOG or FEXP (`op` 0, 1, 2) of the 16 words at `data`, in place: the float model's
-/// functions, for generated code.
-extern "sysv64" fn complex(op: u32, data: *mut u32) {
-    // SAFETY: generated code passes its context's 16-word scratch area.
-    let d = unsafe { std::slice::from_raw_parts_mut(data, MAX_INSTANCES) };
-    let f = match op {
-        0 => picajit_interp::usc::float::frsq,
-        1 => picajit_interp::usc::float::flog,
-        _ => picajit_interp::usc::float::fexp,
-    };
-    for v in d {
-        *v = f(*v);
-    }
-}
-
-/// Address of `complex` for the code generator; 0 off x86-64, where the code is generated
-/// only to be inspected (`x64::compile` refuses to make it executable there).
-pub fn complex_fn() -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        complex as *const () as usize
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        0
     }
 }
 

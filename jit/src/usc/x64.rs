@@ -5,9 +5,9 @@
 //! the shared bank; virtual vector register n is ymm n (ymm0-ymm5 ft0-ft5, ymm6 ftt, ymm7/ymm8
 //! W0/W1, ymm9 the execution mask, ymm10-ymm15 temporaries); `esi` accumulates lane
 //! reductions. Groups the lowering does not perform call the interpreter's step through the
-//! context's helper; FRSQ/FLOG/FEXP call the float model (`super::complex_fn`).
+//! context's helper.
 
-use super::lower::{self, Bin, Loc, Lowering, ShImm, Src, Un, VEmit, V};
+use super::lower::{self, Bin, Bin64, Loc, Lowering, ShImm, Src, Src64, Un, Un64, VEmit, V};
 use super::{exit, off, Site, UscCode, FAILED, NEXT};
 use crate::batch::asm::{pred, Yasm, Ymm};
 use crate::x64::asm::{Asm, Mem};
@@ -28,7 +28,7 @@ fn y(v: V) -> Ymm {
 
 /// Whether the backend lowers group `gi` itself (otherwise the group calls the interpreter).
 pub fn native(p: &Prepared, gi: usize) -> bool {
-    lower::native(p, gi, true)
+    lower::native(p, gi)
 }
 
 /// The x86-64 emitter.
@@ -93,7 +93,6 @@ impl X64Emit {
 
 impl VEmit for X64Emit {
     const LANES: usize = 8;
-    const CALLS: bool = true;
 
     fn label(&mut self) -> DynamicLabel {
         self.a.new_label()
@@ -203,6 +202,61 @@ impl VEmit for X64Emit {
         self.y().vfmadd231ps(y(d), y(a), y(b));
     }
 
+    fn widen(&mut self, lo: V, hi: V, s: V) {
+        self.y().vextractf128_hi(y(hi), y(s));
+        self.y().vcvtps2pd(y(lo), y(s));
+        self.y().vcvtps2pd(y(hi), y(hi));
+    }
+
+    fn narrow(&mut self, d: V, lo: V, hi: V) {
+        self.y().vcvtpd2ps(y(lo), y(lo));
+        self.y().vcvtpd2ps(y(hi), y(hi));
+        self.y().vinsertf128_hi(y(d), y(lo), y(hi));
+    }
+
+    fn bin64(&mut self, op: Bin64, d: V, a: V, b: Src64) {
+        let (d, a) = (y(d), y(a));
+        if op == Bin64::FcmpLt {
+            let Src64::V(b) = b else {
+                unreachable!("the lowering compares registers only")
+            };
+            self.y().vcmppd(d, a, y(b), pred::LT);
+            return;
+        }
+        let b: crate::batch::asm::YOp = match b {
+            Src64::V(v) => y(v).into(),
+            Src64::K(c) => self.y().splat64(c).into(),
+        };
+        let mut yy = self.y();
+        match op {
+            Bin64::Fadd => yy.vaddpd(d, a, b),
+            Bin64::Fsub => yy.vsubpd(d, a, b),
+            Bin64::Fmul => yy.vmulpd(d, a, b),
+            Bin64::Fdiv => yy.vdivpd(d, a, b),
+            Bin64::And => yy.vpand(d, a, b),
+            Bin64::Or => yy.vpor(d, a, b),
+            Bin64::Add => yy.vpaddq(d, a, b),
+            Bin64::Sub => yy.vpsubq(d, a, b),
+            Bin64::CmpGt => yy.vpcmpgtq(d, a, b),
+            Bin64::FcmpLt => unreachable!(),
+        }
+    }
+
+    fn un64(&mut self, op: Un64, d: V, s: V) {
+        let (d, s) = (y(d), y(s));
+        match op {
+            Un64::Sqrt => self.y().vsqrtpd(d, s),
+            Un64::Round => self.y().vroundpd(d, s, 8),
+            Un64::Shl(n) => self.y().vpsllq(d, s, n),
+            Un64::Shr(n) => self.y().vpsrlq(d, s, n),
+        }
+    }
+
+    fn splat64(&mut self, d: V, v: u64) {
+        let m = self.y().splat64(v);
+        self.y().vmovups(y(d), m);
+    }
+
     fn umadd32(&mut self, cin: Option<V>) {
         // 64-bit S0 * S1 + S2 (+ cin) per lane: even lanes through one vpmuludq, odd lanes
         // through another on the words shifted down.
@@ -293,14 +347,6 @@ impl VEmit for X64Emit {
         // Past the last group: done.
         self.a.jmp(done);
         self.a.bind(next);
-    }
-
-    fn complex_call(&mut self, code: u32) {
-        self.y().vzeroupper();
-        self.a.mov_ri32(RDI, code as i32);
-        x64!(self.a.ops; lea rsi, [rbx + off::SCRATCH]);
-        self.a.mov_ri64(RAX, super::complex_fn() as i64);
-        self.a.call_r(RAX);
     }
 
     fn prologue(&mut self, _labels: &[DynamicLabel], _done: DynamicLabel) {
