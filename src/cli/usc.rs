@@ -210,12 +210,13 @@ fn prepare(path: &Path, program: &Program, opts: UscOptions) -> Result<Prepared,
     Prepared::new(program, opts).map_err(|e| format!("{}:{e}", path.display()))
 }
 
-/// The engine a run uses: `auto` is the x86-64 JIT where the host runs it, else the
-/// interpreter. `a64` runs natively on AArch64 hosts and under the emulator elsewhere (builds
+/// The engine a run uses: `auto` is the host's JIT where the host runs it (x86-64 with AVX2
+/// and FMA, AArch64), else the interpreter. `a64` runs natively on AArch64 hosts and under the emulator elsewhere (builds
 /// with the `a64-emu` feature, which enables `emulate-a64`).
 fn engine(name: &str) -> Result<&'static str, String> {
     match name {
         "auto" if x64::available() => Ok("x64"),
+        "auto" if picajit::jit::Backend::host() == Some(picajit::jit::Backend::A64) => Ok("a64"),
         "auto" | "interp" => Ok("interp"),
         "x64" if x64::available() => Ok("x64"),
         "x64" => Err(
@@ -456,19 +457,21 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         }
     }
     let opts = args.readings.options();
-    let engines: Vec<&str> = if x64::available() {
-        vec!["interp", "x64"]
-    } else {
-        vec!["interp"]
+    // The host's JIT only: AArch64 code is timed natively, never under the emulator.
+    let host_jit = match picajit::jit::Backend::host() {
+        Some(picajit::jit::Backend::X64) if x64::available() => Some("x64"),
+        Some(picajit::jit::Backend::A64) => Some("a64"),
+        _ => None,
     };
+    let engines: Vec<&str> = std::iter::once("interp").chain(host_jit).collect();
     // (program, engine, groups executed, median ns per run, speed-up over the interpreter)
     let mut rows: Vec<(String, &str, u64, f64, f64)> = Vec::new();
     for (name, program) in &programs {
         let prepared = Prepared::new(program, opts).map_err(|e| format!("{name}:{e}"))?;
-        let code = if engines.contains(&"x64") {
-            Some(x64::compile(&prepared)?)
-        } else {
-            None
+        let code = match host_jit {
+            Some("x64") => Some(x64::compile(&prepared)?),
+            Some(_) => Some(a64::compile(&prepared)?),
+            None => None,
         };
         let mut base = State::new(args.instances).map_err(|e| e.to_string())?;
         workload(name, &mut base);
@@ -484,7 +487,8 @@ fn bench(args: BenchArgs) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             if o != out || st != reference {
                 return Err(format!(
-                    "{name}: the x64 JIT disagrees with the interpreter"
+                    "{name}: the {} JIT disagrees with the interpreter",
+                    c.backend()
                 ));
             }
         }
