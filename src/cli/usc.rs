@@ -537,7 +537,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!(
-        "USC, {} instances per run (a64: the USC AArch64 backend is not implemented yet)",
+        "USC, {} instances per run (the host's JIT; AArch64 code is timed only on AArch64 hosts)",
         args.instances
     );
     outln!(
