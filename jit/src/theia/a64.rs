@@ -172,15 +172,25 @@ impl Emit for A64Emit {
         );
     }
 
-    fn branch_budget(&mut self, l: DynamicLabel) {
+    fn branch_budget_n(&mut self, n: u32, l: DynamicLabel) {
+        self.mov_imm(TMP2, n as u64);
         a64!(self.ops
-            ; cmp x20, x21
-            ; b.hs =>l
+            ; add X(TMP), x20, X(TMP2)
+            ; cmp X(TMP), x21
+            ; b.hi =>l
         );
     }
 
-    fn count_step(&mut self) {
-        a64!(self.ops; add x20, x20, 1);
+    fn count_steps(&mut self, n: u32) {
+        self.mov_imm(TMP2, n as u64);
+        a64!(self.ops; add x20, x20, X(TMP2));
+    }
+
+    fn store32_at(&mut self, base: R, off: u32, s: R) {
+        a64!(self.ops
+            ; add X(TMP), X(CTX), X(r(base))
+            ; str W(r(s)), [X(TMP), off]
+        );
     }
 
     fn exit(&mut self, kind: u32) {

@@ -2,17 +2,19 @@
 //! [`Emit`] calls (integer operations on eight 64-bit scratch registers, loads and stores
 //! of the context, branches), and each backend (`x64.rs`, `a64.rs`) encodes those.
 //!
-//! Per instruction: the budget check, the operands staged into the context (`OPA`, `OPB`;
-//! the forwarding rule of the rtl profile decided statically where the previous instruction
-//! is known, at run time at leaders), the result components computed one by one into `RES`,
-//! then the commit (result flops, last destination, register write if the profile allows
-//! it) and the step count. Operations the generated code does not perform (I/O, stalls,
-//! undefined codes, register errors) leave to the host, which runs the interpreter there.
+//! Per instruction: the operands read from their register rows or the result flops (the
+//! forwarding rule of the rtl profile decided statically where the previous instruction is
+//! known, by a run-time test at leaders, which stages them into `OPA`/`OPB`), then the result
+//! components computed one by one and stored straight to the destination row (when the
+//! profile lets the unit write it) and to the result flops (where something reads them, see
+//! [`Lowering`]). The budget check and the step count are per block. OMWRITE is queued in
+//! the context for the host; TMREAD and operations the generated code does not perform
+//! (stalls, undefined codes, register errors) leave to the host.
 
 use super::ctx::*;
 use picajit_interp::theia::arith::ONE;
 use picajit_interp::theia::exec::{completes, Code, IMEM_BIT};
-use picajit_interp::theia::table::{Component, Sem, Test, RTL_SWIZZLES, SWIZZLES};
+use picajit_interp::theia::table::{Sem, Test, RTL_SWIZZLES, SWIZZLES};
 use picajit_interp::theia::{Profile, Word};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,9 +72,13 @@ pub trait Emit {
     fn branch_mem32_ne(&mut self, off: u32, v: u32, l: Self::Label);
     /// `r -= 1`, branch when not zero (64-bit).
     fn dec_branch_nz(&mut self, r: R, l: Self::Label);
-    /// Branch when the step count has reached the budget.
-    fn branch_budget(&mut self, l: Self::Label);
-    fn count_step(&mut self);
+    /// Branch when the step count plus `n` exceeds the budget (`n` >= 1: the next `n`
+    /// instructions do not all run before the interpreter's `steps >= budget` test stops).
+    fn branch_budget_n(&mut self, n: u32, l: Self::Label);
+    /// Add `n` to the step count.
+    fn count_steps(&mut self, n: u32);
+    /// Store the low 32 bits of `s` at context offset `off` plus the byte offset in `base`.
+    fn store32_at(&mut self, base: R, off: u32, s: R);
     /// Store the step count and return `kind` (see [`super::ctx`]).
     fn exit(&mut self, kind: u32);
     /// The prologue: set up, load the entry address into scratch 0, jump to `dispatch`.
@@ -114,7 +120,6 @@ fn reads(sem: Sem) -> (bool, bool) {
         | Sem::Neg
         | Sem::Unscale
         | Sem::Rescale
-        | Sem::OmWrite
         | Sem::TmRead => (true, false),
         _ => (true, true),
     }
@@ -146,13 +151,44 @@ pub fn leaders(code: &Code, entries: &[u16]) -> BTreeSet<u16> {
     l
 }
 
+/// How the code treats one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Compiled.
+    Code,
+    /// TMREAD: staged and handed to the host ([`EXIT_TMREAD`]).
+    TmRead,
+    /// Left to the interpreter from here on ([`EXIT_TO_END`]): undefined codes, operations
+    /// that stall, register errors of the manual profile, jumps to addresses without code.
+    Exit,
+}
+
+/// The previous instruction as a straight-line successor sees it (rtl forwarding).
+#[derive(Clone, Copy, Debug)]
+struct Prev {
+    dst: u16,
+    /// It wrote its result to the destination row, so the row holds the result flops' value.
+    wrote: bool,
+}
+
 /// Lowers a whole program.
+///
+/// Code is emitted in blocks: straight-line runs of compiled instructions that start at a
+/// leader or after a transfer and end at a transfer (jump, CALL, RET, RETURN), an OMWRITE,
+/// or before a leader or an instruction the code does not perform. At every block boundary
+/// the context holds the complete state (registers, result flops, last destination); inside
+/// a block the result flops and the last destination are only stored where something reads
+/// them, registers are written as the profile allows, and the budget is checked once, for the
+/// whole block, at its start (so a block either runs completely or the interpreter runs
+/// from its first instruction).
 pub struct Lowering<'a, E: Emit> {
     e: &'a mut E,
     profile: Profile,
     labels: BTreeMap<u16, E::Label>,
     leaders: BTreeSet<u16>,
     dispatch: E::Label,
+    /// Out-of-line exits to the interpreter: (label, address).
+    stubs: Vec<(E::Label, u16)>,
 }
 
 impl<'a, E: Emit> Lowering<'a, E> {
@@ -181,28 +217,17 @@ impl<'a, E: Emit> Lowering<'a, E> {
             labels,
             leaders,
             dispatch,
+            stubs: Vec::new(),
         };
         lw.e.prologue(dispatch);
         for r in &regions {
-            let mut prev_dst: Option<u16> = None;
-            for (i, &raw) in r.words.iter().enumerate() {
-                let pc = r.base.wrapping_add(i as u16);
-                let w = Word::decode(raw);
-                let known = if lw.leaders.contains(&pc) {
-                    None
-                } else {
-                    prev_dst
-                };
-                let l = lw.labels[&pc];
-                lw.e.bind(l);
-                lw.instruction(pc, w, known);
-                prev_dst = Some(w.dst);
-            }
-            if !r.words.is_empty() {
-                // Falling off the end: the interpreter reports it.
-                let end = r.base.wrapping_add(r.words.len() as u16);
-                lw.exit_at(end, EXIT_TO_END);
-            }
+            lw.region(r);
+        }
+        // Exits of blocks whose budget check failed: the interpreter runs from the block's
+        // first instruction, with the state complete in the context.
+        for (l, pc) in std::mem::take(&mut lw.stubs) {
+            lw.e.bind(l);
+            lw.exit_at(pc, EXIT_TO_END);
         }
         // The dispatcher: scratch 0 holds a code address.
         lw.e.bind(dispatch);
@@ -219,27 +244,17 @@ impl<'a, E: Emit> Lowering<'a, E> {
         lw.e.epilogue();
     }
 
-    /// Leaves to the host at `pc` (jumped_from: none).
-    fn exit_at(&mut self, pc: u16, kind: u32) {
-        self.e.store32_imm(PC, pc as u32);
-        self.e.store32_imm(JUMPED_FROM, NO_JUMP);
-        self.e.exit(kind);
-    }
-
-    fn instruction(&mut self, pc: u16, w: Word, known: Option<u16>) {
+    fn kind(&self, w: Word) -> Kind {
         let Some(info) = w.info() else {
-            return self.exit_at(pc, EXIT_TO_END);
+            return Kind::Exit;
         };
         let sem = info.sem;
         if !completes(self.profile, sem, info.rtl) {
-            return self.exit_at(pc, EXIT_TO_END);
-        }
-        if is_io(sem) {
-            return self.exit_at(pc, EXIT_ONE);
+            return Kind::Exit;
         }
         // Register addresses the manual profile does not have: the interpreter reports them.
-        let (ra, rb) = reads(sem);
         if self.profile == Profile::Manual {
+            let (ra, rb) = reads(sem);
             let mut used = Vec::new();
             if ra && !w.is_imm() {
                 used.push(w.src1);
@@ -255,19 +270,123 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 used.push(w.dst);
             }
             if used.iter().any(|&a| a >= 132) {
-                return self.exit_at(pc, EXIT_TO_END);
+                return Kind::Exit;
             }
         }
-        let target = branch_target(w, sem);
-        let target_label = target.and_then(|t| self.labels.get(&t).copied());
-        let budget_exit = self.e.label();
-        let start = self.e.label();
-        self.e.branch_budget(budget_exit);
-        self.e.jump(start);
-        self.e.bind(budget_exit);
-        self.exit_at(pc, EXIT_TO_END);
-        self.e.bind(start);
+        if let Some(t) = branch_target(w, sem) {
+            if !self.labels.contains_key(&t) {
+                return Kind::Exit;
+            }
+        }
+        if sem == Sem::TmRead {
+            return Kind::TmRead;
+        }
+        Kind::Code
+    }
 
+    fn region(&mut self, r: &Region) {
+        let words: Vec<Word> = r.words.iter().map(|&raw| Word::decode(raw)).collect();
+        let kinds: Vec<Kind> = words.iter().map(|&w| self.kind(w)).collect();
+        let pc_of = |i: usize| r.base.wrapping_add(i as u16);
+        let ends: Vec<bool> = (0..words.len())
+            .map(|i| {
+                let sem = words[i].info().map(|i| i.sem);
+                matches!(
+                    sem,
+                    Some(
+                        Sem::Jump(..)
+                            | Sem::Jmp
+                            | Sem::Call
+                            | Sem::Ret
+                            | Sem::Return
+                            | Sem::OmWrite
+                    )
+                ) || i + 1 == words.len()
+                    || kinds[i + 1] != Kind::Code
+                    || self.leaders.contains(&pc_of(i + 1))
+            })
+            .collect();
+        let mut prev: Option<Prev> = None;
+        let mut i = 0;
+        while i < words.len() {
+            let pc = pc_of(i);
+            let l = self.labels[&pc];
+            self.e.bind(l);
+            let known = if self.leaders.contains(&pc) {
+                None
+            } else {
+                prev
+            };
+            match kinds[i] {
+                Kind::Exit => {
+                    self.exit_at(pc, EXIT_TO_END);
+                    prev = None;
+                    i += 1;
+                }
+                Kind::TmRead => {
+                    self.budget_check(1, pc);
+                    let w = words[i];
+                    let base = self.stage(OPA, w.src1, known);
+                    if base != OPA {
+                        for c in 0..3 {
+                            self.e.load32(0, base + c * 4);
+                            self.e.store32(OPA + c * 4, 0);
+                        }
+                    }
+                    self.e.store32_imm(PC, pc as u32);
+                    self.e.store32_imm(JUMPED_FROM, NO_JUMP);
+                    self.e.exit(EXIT_TMREAD);
+                    prev = None;
+                    i += 1;
+                }
+                Kind::Code => {
+                    let mut n = 1;
+                    while !ends[i + n - 1] {
+                        n += 1;
+                    }
+                    self.budget_check(n as u32, pc);
+                    let mut known = known;
+                    for k in 0..n {
+                        let pc = pc_of(i + k);
+                        if k > 0 {
+                            let l = self.labels[&pc];
+                            self.e.bind(l);
+                        }
+                        let last = k + 1 == n;
+                        let p = self.instruction(pc, words[i + k], known, last, n as u32);
+                        known = Some(p);
+                    }
+                    prev = known;
+                    if !ends_block_with_transfer(words[i + n - 1]) && i + n == words.len() {
+                        // Falling off the end: the interpreter reports it.
+                        let end = pc_of(i + n);
+                        self.exit_at(end, EXIT_TO_END);
+                    }
+                    i += n;
+                }
+            }
+        }
+    }
+
+    /// The block of `n` instructions at `pc` runs only if all of them fit in the budget.
+    fn budget_check(&mut self, n: u32, pc: u16) {
+        let l = self.e.label();
+        self.e.branch_budget_n(n, l);
+        self.stubs.push((l, pc));
+    }
+
+    /// Leaves to the host at `pc` (jumped_from: none).
+    fn exit_at(&mut self, pc: u16, kind: u32) {
+        self.e.store32_imm(PC, pc as u32);
+        self.e.store32_imm(JUMPED_FROM, NO_JUMP);
+        self.e.exit(kind);
+    }
+
+    /// One compiled instruction; `last` when it ends its block of `n` (which then stores the
+    /// result flops and last destination, counts the block's steps and transfers).
+    fn instruction(&mut self, pc: u16, w: Word, known: Option<Prev>, last: bool, n: u32) -> Prev {
+        let sem = w.info().expect("compiled instructions are defined").sem;
+        let (ra, rb) = reads(sem);
         // Where the operands are read from.
         let abase = if ra && !w.is_imm() {
             self.stage(OPA, w.src1, known)
@@ -282,45 +401,61 @@ impl<'a, E: Emit> Lowering<'a, E> {
         let imm = w.imm();
         match sem {
             Sem::Jump(c, t) => {
-                let taken = self.e.label();
-                let not_taken = self.e.label();
-                self.decide(c, t, abase, bbase, taken, not_taken);
-                self.e.bind(taken);
-                match target_label {
-                    None => self.exit_at(pc, EXIT_TO_END),
-                    Some(tl) => {
-                        self.commit_zero(w.dst);
-                        self.e.count_step();
-                        self.e.jump(tl);
-                    }
-                }
-                self.e.bind(not_taken);
+                let c = c as u32;
+                self.e.load32(0, abase + c * 4);
+                self.e.load32(1, bbase + c * 4);
                 self.commit_zero(w.dst);
-                self.e.count_step();
-                return;
+                self.e.count_steps(n);
+                let tl = self.labels[&w.dst];
+                let fall = self.e.label();
+                self.decide(t, tl, fall);
+                self.e.bind(fall);
+                return Prev {
+                    dst: w.dst,
+                    wrote: false,
+                };
             }
             Sem::Jmp | Sem::Call => {
-                let Some(tl) = target_label else {
-                    return self.exit_at(pc, EXIT_TO_END);
-                };
                 if sem == Sem::Call {
                     self.e.store32_imm(RETURN_ADDR, pc.wrapping_add(1) as u32);
                 }
                 self.commit_zero(w.dst);
-                self.e.count_step();
+                self.e.count_steps(n);
+                let tl = self.labels[&w.dst];
                 self.e.jump(tl);
-                return;
+                return Prev {
+                    dst: w.dst,
+                    wrote: false,
+                };
             }
             _ => {}
         }
-        self.compute(sem, w, pc, imm, abase, bbase);
         let writes = match sem {
-            Sem::Nop | Sem::Ret => false,
+            Sem::Nop | Sem::DebugPrint | Sem::Ret => false,
             Sem::Return => self.profile == Profile::Rtl,
             _ => true,
         };
-        self.commit(w.dst, writes);
-        self.e.count_step();
+        let row = self
+            .profile
+            .row(w.dst)
+            .filter(|&r| writes && self.profile.writable(r));
+        let mut targets = Vec::new();
+        if let Some(r) = row {
+            targets.push(REGS + r as u32 * 12);
+        }
+        // The result flops: read at block boundaries, and by the next instruction when the
+        // destination row does not hold the result.
+        if last || row.is_none() {
+            targets.push(LAST_RESULT);
+        }
+        if sem == Sem::OmWrite {
+            self.omwrite(abase, bbase);
+        }
+        self.compute(sem, w, pc, imm, abase, bbase, &targets);
+        if last {
+            self.e.store32_imm(LAST_DST, w.dst as u32);
+            self.e.count_steps(n);
+        }
         match sem {
             Sem::Return => {
                 self.e.store32_imm(EXIT_ARG, imm & 1);
@@ -332,20 +467,52 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 let d = self.dispatch;
                 self.e.jump(d);
             }
+            Sem::OmWrite => {
+                // A full queue: the host empties it and the code goes on at the next
+                // instruction (a leader).
+                let go_on = self.e.label();
+                self.e.load32(0, OQ_LEN);
+                self.e.imm(1, OQ_CAP as u64);
+                self.e.branch(Cond::Ne, false, 0, 1, go_on);
+                self.exit_at(pc.wrapping_add(1), EXIT_FLUSH);
+                self.e.bind(go_on);
+            }
             _ => {}
+        }
+        Prev {
+            dst: w.dst,
+            wrote: row.is_some(),
         }
     }
 
-    /// Where a register operand's three components are read from: straight from the register
-    /// row or the result flops when that is known at compile time, otherwise (a leader in the
-    /// rtl profile) copied into the context at `stage_off` by a run-time forwarding test.
-    fn stage(&mut self, stage_off: u32, addr: u16, known: Option<u16>) -> u32 {
+    /// Appends (A, B) to the OMWRITE queue (the code returns when it fills, so there is room).
+    fn omwrite(&mut self, abase: u32, bbase: u32) {
+        let e = &mut *self.e;
+        e.load32(7, OQ_LEN);
+        e.imm(6, 24);
+        e.alu(Alu::Mul, true, 6, 7, 6);
+        for c in 0..3 {
+            e.load32(0, abase + c * 4);
+            e.store32_at(6, OQ + c * 4, 0);
+            e.load32(0, bbase + c * 4);
+            e.store32_at(6, OQ + 12 + c * 4, 0);
+        }
+        e.imm(6, 1);
+        e.alu(Alu::Add, false, 7, 7, 6);
+        e.store32(OQ_LEN, 7);
+    }
+
+    /// Where a register operand's three components are read from: the register row or the
+    /// result flops when that is known at compile time, otherwise (a leader in the rtl
+    /// profile) copied into the context at `stage_off` by a run-time forwarding test.
+    fn stage(&mut self, stage_off: u32, addr: u16, known: Option<Prev>) -> u32 {
         match self.profile {
             Profile::Manual => REGS + addr as u32 * 12,
             Profile::Rtl => {
                 let row = (addr & 0x7F) as u32;
                 match known {
-                    Some(prev) if prev == addr => LAST_RESULT,
+                    // The previous result, in the row when it was written there.
+                    Some(p) if p.dst == addr && !p.wrote => LAST_RESULT,
                     Some(_) => REGS + row * 12,
                     None => {
                         let not_fwd = self.e.label();
@@ -369,20 +536,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
         }
     }
 
-    /// Result flops, last destination and (if `writes` and the profile allows) the register.
-    fn commit(&mut self, dst: u16, writes: bool) {
-        let row = self.profile.row(dst);
-        let write_row = row.filter(|&r| writes && self.profile.writable(r));
-        for c in 0..3 {
-            self.e.load32(0, RES + c * 4);
-            self.e.store32(LAST_RESULT + c * 4, 0);
-            if let Some(r) = write_row {
-                self.e.store32(REGS + r as u32 * 12 + c * 4, 0);
-            }
-        }
-        self.e.store32_imm(LAST_DST, dst as u32);
-    }
-
+    /// A transfer's commit: result (0, 0, 0), no register write.
     fn commit_zero(&mut self, dst: u16) {
         for c in 0..3 {
             self.e.store32_imm(LAST_RESULT + c * 4, 0);
@@ -390,19 +544,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
         self.e.store32_imm(LAST_DST, dst as u32);
     }
 
-    /// Branches to `taken` or `not_taken` for a conditional jump on staged A and B.
-    fn decide(
-        &mut self,
-        c: Component,
-        t: Test,
-        abase: u32,
-        bbase: u32,
-        taken: E::Label,
-        not_taken: E::Label,
-    ) {
-        let c = c as u32;
-        self.e.load32(0, abase + c * 4);
-        self.e.load32(1, bbase + c * 4);
+    /// Branches to `taken` or `not_taken` for a conditional jump on the component values in
+    /// scratch 0 (A) and 1 (B).
+    fn decide(&mut self, t: Test, taken: E::Label, not_taken: E::Label) {
         let e = &mut *self.e;
         if self.profile == Profile::Manual {
             let cond = match t {
@@ -445,17 +589,39 @@ impl<'a, E: Emit> Lowering<'a, E> {
         e.jump(not_taken);
     }
 
-    /// Computes the result components into `RES`.
-    fn compute(&mut self, sem: Sem, w: Word, pc: u16, imm: u32, abase: u32, bbase: u32) {
+    /// Computes the result components and stores each to every base offset in `targets`.
+    /// Component `c` of a result is stored before component `c + 1` is computed; the
+    /// operations whose components read other components of their operands (CROSS,
+    /// SWIZZLE3D) compute all three first.
+    #[allow(clippy::too_many_arguments)]
+    fn compute(
+        &mut self,
+        sem: Sem,
+        w: Word,
+        pc: u16,
+        imm: u32,
+        abase: u32,
+        bbase: u32,
+        targets: &[u32],
+    ) {
         let rtl = self.profile == Profile::Rtl;
         let e = &mut *self.e;
         let a = |c: u32| abase + c * 4;
         let b = |c: u32| bbase + c * 4;
-        let res = |c: u32| RES + c * 4;
+        let put = |e: &mut E, c: u32, s: R| {
+            for &t in targets {
+                e.store32(t + c * 4, s);
+            }
+        };
+        let put_imm = |e: &mut E, c: u32, v: u32| {
+            for &t in targets {
+                e.store32_imm(t + c * 4, v);
+            }
+        };
         match sem {
-            Sem::Nop | Sem::DebugPrint | Sem::Zero => {
+            Sem::Nop | Sem::DebugPrint | Sem::Zero | Sem::OmWrite => {
                 for c in 0..3 {
-                    e.store32_imm(res(c), 0);
+                    put_imm(e, c, 0);
                 }
             }
             Sem::Add | Sem::Sub => {
@@ -463,7 +629,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     add_sub(e, rtl, sem == Sem::Sub, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Inc | Sem::Dec | Sem::IncX | Sem::IncY | Sem::IncZ => {
@@ -478,7 +644,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(0, a(c));
                     e.imm(1, inc as u64);
                     add_sub(e, rtl, sem == Sem::Dec, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Div => {
@@ -486,7 +652,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     div(e, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Mul | Sem::IMul => {
@@ -494,7 +660,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     mul(e, 0, 0, 1, sem == Sem::IMul);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Dot | Sem::Mag => {
@@ -512,7 +678,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     narrow(e, rtl, 0, 7);
                 }
                 for c in 0..3 {
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Cross => {
@@ -528,30 +694,33 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     mul(e, 0, 0, 1, false);
                     e.alu(Alu::Sub, true, 7, 7, 0);
                     narrow(e, rtl, 0, 7);
-                    e.store32(res(c as u32), 0);
+                    e.store32(RES + c as u32 * 4, 0);
+                }
+                for c in 0..3 {
+                    e.load32(0, RES + c * 4);
+                    put(e, c, 0);
                 }
             }
             Sem::Copy => {
                 for c in 0..3 {
                     e.load32(0, a(c));
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::MulP => {
+                // z first: it reads x and y, which the stores of z leave alone.
                 e.load32(0, a(0));
                 e.load32(1, a(1));
                 mul(e, 7, 0, 1, false);
-                e.store32(res(2), 7);
-                if rtl {
-                    for c in 0..2 {
-                        e.load32(0, a(c));
-                        e.store32(res(c), 0);
-                    }
-                } else {
-                    for c in 0..2 {
-                        e.load32(0, REGS + w.dst as u32 * 12 + c * 4);
-                        e.store32(res(c), 0);
-                    }
+                put(e, 2, 7);
+                for c in 0..2 {
+                    let from = if rtl {
+                        a(c)
+                    } else {
+                        REGS + w.dst as u32 * 12 + c * 4
+                    };
+                    e.load32(0, from);
+                    put(e, c, 0);
                 }
             }
             Sem::Mod => {
@@ -561,7 +730,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.imm(2, ONE as u64);
                     e.alu(Alu::Sub, false, 1, 1, 2);
                     e.alu(Alu::And, false, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Frac | Sem::IntP => {
@@ -574,7 +743,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(0, a(c));
                     e.imm(1, m as u64);
                     e.alu(Alu::And, false, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Neg => {
@@ -582,7 +751,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(1, a(c));
                     e.imm(0, 0);
                     e.alu(Alu::Sub, false, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Unscale | Sem::Rescale => {
@@ -594,7 +763,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 for c in 0..3 {
                     e.load32(0, a(c));
                     e.shift(op, false, 0, 0, 17);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::XchangeX | Sem::XchangeY | Sem::XchangeZ => {
@@ -605,17 +774,17 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 for c in 0..3 {
                     e.load32(0, if c == k { b(c) } else { a(c) });
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Lea => {
                 for c in 0..3 {
-                    e.store32_imm(res(c), pc as u32);
+                    put_imm(e, c, pc as u32);
                 }
             }
             Sem::Return => {
                 for c in 0..3 {
-                    e.store32_imm(res(c), imm);
+                    put_imm(e, c, imm);
                 }
             }
             Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
@@ -626,10 +795,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 for c in 0..3 {
                     if c == k {
-                        e.store32_imm(res(c), imm);
+                        put_imm(e, c, imm);
                     } else {
                         e.load32(0, b(c));
-                        e.store32(res(c), 0);
+                        put(e, c, 0);
                     }
                 }
             }
@@ -639,21 +808,34 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 } else {
                     (imm as usize) < SWIZZLES.len()
                 };
-                for c in 0..3 {
-                    if known {
+                if known {
+                    for c in 0..3u8 {
                         let src = SWIZZLES[imm as usize].1[c as usize] as u32;
-                        e.load32(0, b(src));
-                        e.store32(res(c), 0);
-                    } else {
-                        e.store32_imm(res(c), 0);
+                        e.load32(c, b(src));
+                    }
+                    for c in 0..3u8 {
+                        put(e, c as u32, c);
+                    }
+                } else {
+                    for c in 0..3 {
+                        put_imm(e, c, 0);
                     }
                 }
             }
-            Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::OmWrite | Sem::TmRead => {
+            Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::TmRead => {
                 unreachable!("handled by the caller")
             }
         }
     }
+}
+
+/// Whether a block's last instruction leaves it by itself (no fall-through to the next
+/// address). Conditional jumps fall through when not taken.
+fn ends_block_with_transfer(w: Word) -> bool {
+    matches!(
+        w.info().map(|i| i.sem),
+        Some(Sem::Jmp | Sem::Call | Sem::Ret | Sem::Return)
+    )
 }
 
 /// `d` = ADD/SUB of 32-bit `x`, `y` (rtl: exact 64-bit sum, sign over low 31 bits).
@@ -696,7 +878,39 @@ fn magnitude<E: Emit>(e: &mut E, d: R, x: R) {
 
 /// `d` (64-bit) = `mul_rtl(x, y, unscaled)`, the closed form of
 /// `picajit_interp::theia::arith::mul_rtl_closed`. `x`, `y` are clobbered; uses scratch 2-6.
+///
+/// The closed form's correction for the wrapped 2|A| and 3|A| partial products is zero
+/// when |x| <= 0x55555555 (then 3|x| < 2^32 and bit 31 of |x| is clear); the product is
+/// then the signed 64-bit product of x and y, and the RTL's magnitude shift with the sign
+/// applied afterwards is that product divided by 2^17 rounding toward zero. Only the other
+/// x values take the full form.
 fn mul<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
+    let full = e.label();
+    let done = e.label();
+    e.imm(2, 0x5555_5555);
+    e.alu(Alu::Add, false, 2, x, 2);
+    e.imm(3, 0xAAAA_AAAA);
+    e.branch(Cond::Ugt, false, 2, 3, full);
+    e.sext32(2, x);
+    e.sext32(3, y);
+    e.alu(Alu::Mul, true, 2, 2, 3);
+    if unscaled {
+        e.alu(Alu::Or, true, d, 2, 2);
+    } else {
+        // toward zero: add 2^17 - 1 to negative products before the arithmetic shift
+        e.shift(Shift::Sar, true, 3, 2, 63);
+        e.shift(Shift::Shr, true, 3, 3, 64 - 17);
+        e.alu(Alu::Add, true, 2, 2, 3);
+        e.shift(Shift::Sar, true, d, 2, 17);
+    }
+    e.jump(done);
+    e.bind(full);
+    mul_full(e, d, x, y, unscaled);
+    e.bind(done);
+}
+
+/// The closed form for every `x`.
+fn mul_full<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
     // sign: bit 31 of x ^ y, as 0 or all ones in scratch 2
     e.alu(Alu::Xor, false, 2, x, y);
     e.sext32(2, 2);

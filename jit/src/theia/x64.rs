@@ -87,28 +87,52 @@ impl Emit for X64Emit {
 
     fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R) {
         let (a, b, d) = (r(a), r(b), r(d));
-        if wide {
-            x64!(self.ops; mov rax, Rq(a));
-            match op {
-                Alu::Add => x64!(self.ops; add rax, Rq(b)),
-                Alu::Sub => x64!(self.ops; sub rax, Rq(b)),
-                Alu::And => x64!(self.ops; and rax, Rq(b)),
-                Alu::Or => x64!(self.ops; or rax, Rq(b)),
-                Alu::Xor => x64!(self.ops; xor rax, Rq(b)),
-                Alu::Mul => x64!(self.ops; imul rax, Rq(b)),
+        let commutes = !matches!(op, Alu::Sub);
+        // Two-operand forms: compute in `d` when that leaves `b` intact, else through rax.
+        let (dst, src) = if d == a {
+            (d, b)
+        } else if d != b {
+            if wide {
+                x64!(self.ops; mov Rq(d), Rq(a));
+            } else {
+                x64!(self.ops; mov Rd(d), Rd(a));
             }
-            x64!(self.ops; mov Rq(d), rax);
+            (d, b)
+        } else if commutes {
+            (d, a)
         } else {
-            x64!(self.ops; mov eax, Rd(a));
-            match op {
-                Alu::Add => x64!(self.ops; add eax, Rd(b)),
-                Alu::Sub => x64!(self.ops; sub eax, Rd(b)),
-                Alu::And => x64!(self.ops; and eax, Rd(b)),
-                Alu::Or => x64!(self.ops; or eax, Rd(b)),
-                Alu::Xor => x64!(self.ops; xor eax, Rd(b)),
-                Alu::Mul => x64!(self.ops; imul eax, Rd(b)),
+            if wide {
+                x64!(self.ops; mov rax, Rq(a));
+            } else {
+                x64!(self.ops; mov eax, Rd(a));
             }
-            x64!(self.ops; mov Rd(d), eax);
+            (RAX, b)
+        };
+        if wide {
+            match op {
+                Alu::Add => x64!(self.ops; add Rq(dst), Rq(src)),
+                Alu::Sub => x64!(self.ops; sub Rq(dst), Rq(src)),
+                Alu::And => x64!(self.ops; and Rq(dst), Rq(src)),
+                Alu::Or => x64!(self.ops; or Rq(dst), Rq(src)),
+                Alu::Xor => x64!(self.ops; xor Rq(dst), Rq(src)),
+                Alu::Mul => x64!(self.ops; imul Rq(dst), Rq(src)),
+            }
+        } else {
+            match op {
+                Alu::Add => x64!(self.ops; add Rd(dst), Rd(src)),
+                Alu::Sub => x64!(self.ops; sub Rd(dst), Rd(src)),
+                Alu::And => x64!(self.ops; and Rd(dst), Rd(src)),
+                Alu::Or => x64!(self.ops; or Rd(dst), Rd(src)),
+                Alu::Xor => x64!(self.ops; xor Rd(dst), Rd(src)),
+                Alu::Mul => x64!(self.ops; imul Rd(dst), Rd(src)),
+            }
+        }
+        if dst != d {
+            if wide {
+                x64!(self.ops; mov Rq(d), rax);
+            } else {
+                x64!(self.ops; mov Rd(d), eax);
+            }
         }
     }
 
@@ -116,21 +140,23 @@ impl Emit for X64Emit {
         let (a, d) = (r(a), r(d));
         let n = n as i8;
         if wide {
-            x64!(self.ops; mov rax, Rq(a));
-            match op {
-                Shift::Shl => x64!(self.ops; shl rax, n),
-                Shift::Shr => x64!(self.ops; shr rax, n),
-                Shift::Sar => x64!(self.ops; sar rax, n),
+            if d != a {
+                x64!(self.ops; mov Rq(d), Rq(a));
             }
-            x64!(self.ops; mov Rq(d), rax);
+            match op {
+                Shift::Shl => x64!(self.ops; shl Rq(d), n),
+                Shift::Shr => x64!(self.ops; shr Rq(d), n),
+                Shift::Sar => x64!(self.ops; sar Rq(d), n),
+            }
         } else {
-            x64!(self.ops; mov eax, Rd(a));
-            match op {
-                Shift::Shl => x64!(self.ops; shl eax, n),
-                Shift::Shr => x64!(self.ops; shr eax, n),
-                Shift::Sar => x64!(self.ops; sar eax, n),
+            if d != a {
+                x64!(self.ops; mov Rd(d), Rd(a));
             }
-            x64!(self.ops; mov Rd(d), eax);
+            match op {
+                Shift::Shl => x64!(self.ops; shl Rd(d), n),
+                Shift::Shr => x64!(self.ops; shr Rd(d), n),
+                Shift::Sar => x64!(self.ops; sar Rd(d), n),
+            }
         }
     }
 
@@ -178,15 +204,20 @@ impl Emit for X64Emit {
         );
     }
 
-    fn branch_budget(&mut self, l: DynamicLabel) {
+    fn branch_budget_n(&mut self, n: u32, l: DynamicLabel) {
         x64!(self.ops
-            ; cmp r12, r13
-            ; jae =>l
+            ; lea rax, [r12 + n as i32]
+            ; cmp rax, r13
+            ; ja =>l
         );
     }
 
-    fn count_step(&mut self) {
-        x64!(self.ops; add r12, 1);
+    fn count_steps(&mut self, n: u32) {
+        x64!(self.ops; add r12, n as i32);
+    }
+
+    fn store32_at(&mut self, base: R, off: u32, s: R) {
+        x64!(self.ops; mov DWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rd(r(s)));
     }
 
     fn exit(&mut self, kind: u32) {
@@ -199,7 +230,6 @@ impl Emit for X64Emit {
     }
 
     fn prologue(&mut self, dispatch: DynamicLabel) {
-        let _ = RAX;
         x64!(self.ops
             ; push rbx
             ; push rbp
