@@ -62,12 +62,16 @@ pub trait Emit {
     fn store32_imm(&mut self, off: u32, v: u32);
     fn imm(&mut self, d: R, v: u64);
     fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R);
+    /// `alu` with an immediate second operand (sign-extended for 64-bit operations).
+    fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32);
     fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8);
     /// `d` = the low 32 bits of `a`, sign-extended.
     fn sext32(&mut self, d: R, a: R);
     /// `d` = `a / b` (64-bit unsigned; `b` is not zero).
     fn udiv(&mut self, d: R, a: R, b: R);
     fn branch(&mut self, c: Cond, wide: bool, a: R, b: R, l: Self::Label);
+    /// `branch` comparing with an immediate (sign-extended for 64-bit comparisons).
+    fn branch_imm(&mut self, c: Cond, wide: bool, a: R, v: i32, l: Self::Label);
     /// Branch when the 32-bit context word at `off` differs from `v`.
     fn branch_mem32_ne(&mut self, off: u32, v: u32, l: Self::Label);
     /// `r -= 1`, branch when not zero (64-bit).
@@ -189,6 +193,19 @@ pub struct Lowering<'a, E: Emit> {
     dispatch: E::Label,
     /// Out-of-line exits to the interpreter: (label, address).
     stubs: Vec<(E::Label, u16)>,
+    /// Out-of-line full multiplier forms.
+    cold: Vec<ColdMul<E::Label>>,
+}
+
+/// A multiplication's full form, emitted after the program: entered at `full` with the
+/// operands in `x`, `y`; continues at `done` with the product in `d`.
+struct ColdMul<L> {
+    full: L,
+    done: L,
+    d: R,
+    x: R,
+    y: R,
+    unscaled: bool,
 }
 
 impl<'a, E: Emit> Lowering<'a, E> {
@@ -218,6 +235,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
             leaders,
             dispatch,
             stubs: Vec::new(),
+            cold: Vec::new(),
         };
         lw.e.prologue(dispatch);
         for r in &regions {
@@ -229,13 +247,17 @@ impl<'a, E: Emit> Lowering<'a, E> {
             lw.e.bind(l);
             lw.exit_at(pc, EXIT_TO_END);
         }
+        for c in std::mem::take(&mut lw.cold) {
+            lw.e.bind(c.full);
+            mul_full(lw.e, c.d, c.x, c.y, c.unscaled);
+            lw.e.jump(c.done);
+        }
         // The dispatcher: scratch 0 holds a code address.
         lw.e.bind(dispatch);
         let leaders: Vec<u16> = lw.leaders.iter().copied().collect();
         for a in leaders {
             if let Some(&l) = lw.labels.get(&a) {
-                lw.e.imm(1, a as u64);
-                lw.e.branch(Cond::Eq, false, 0, 1, l);
+                lw.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
             }
         }
         // Not a leader or not loaded: the interpreter goes on from there.
@@ -472,8 +494,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 // instruction (a leader).
                 let go_on = self.e.label();
                 self.e.load32(0, OQ_LEN);
-                self.e.imm(1, OQ_CAP as u64);
-                self.e.branch(Cond::Ne, false, 0, 1, go_on);
+                self.e.branch_imm(Cond::Ne, false, 0, OQ_CAP as i32, go_on);
                 self.exit_at(pc.wrapping_add(1), EXIT_FLUSH);
                 self.e.bind(go_on);
             }
@@ -489,16 +510,14 @@ impl<'a, E: Emit> Lowering<'a, E> {
     fn omwrite(&mut self, abase: u32, bbase: u32) {
         let e = &mut *self.e;
         e.load32(7, OQ_LEN);
-        e.imm(6, 24);
-        e.alu(Alu::Mul, true, 6, 7, 6);
+        e.alu_imm(Alu::Mul, true, 6, 7, 24);
         for c in 0..3 {
             e.load32(0, abase + c * 4);
             e.store32_at(6, OQ + c * 4, 0);
             e.load32(0, bbase + c * 4);
             e.store32_at(6, OQ + 12 + c * 4, 0);
         }
-        e.imm(6, 1);
-        e.alu(Alu::Add, false, 7, 7, 6);
+        e.alu_imm(Alu::Add, false, 7, 7, 1);
         e.store32(OQ_LEN, 7);
     }
 
@@ -606,6 +625,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
     ) {
         let rtl = self.profile == Profile::Rtl;
         let e = &mut *self.e;
+        let cold = &mut self.cold;
         let a = |c: u32| abase + c * 4;
         let b = |c: u32| bbase + c * 4;
         let put = |e: &mut E, c: u32, s: R| {
@@ -659,7 +679,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 for c in 0..3 {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
-                    mul(e, 0, 0, 1, sem == Sem::IMul);
+                    mul(e, cold, 0, 0, 1, sem == Sem::IMul);
                     put(e, c, 0);
                 }
             }
@@ -669,7 +689,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 for c in 0..3 {
                     e.load32(0, a(c));
                     e.load32(1, if sem == Sem::Mag { a(c) } else { b(c) });
-                    mul(e, 0, 0, 1, false);
+                    mul(e, cold, 0, 0, 1, false);
                     e.alu(Alu::Add, true, 7, 7, 0);
                 }
                 if sem == Sem::Mag {
@@ -688,10 +708,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 {
                     e.load32(0, a(p.0));
                     e.load32(1, b(p.1));
-                    mul(e, 7, 0, 1, false);
+                    mul(e, cold, 7, 0, 1, false);
                     e.load32(0, a(q.0));
                     e.load32(1, b(q.1));
-                    mul(e, 0, 0, 1, false);
+                    mul(e, cold, 0, 0, 1, false);
                     e.alu(Alu::Sub, true, 7, 7, 0);
                     narrow(e, rtl, 0, 7);
                     e.store32(RES + c as u32 * 4, 0);
@@ -711,7 +731,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 // z first: it reads x and y, which the stores of z leave alone.
                 e.load32(0, a(0));
                 e.load32(1, a(1));
-                mul(e, 7, 0, 1, false);
+                mul(e, cold, 7, 0, 1, false);
                 put(e, 2, 7);
                 for c in 0..2 {
                     let from = if rtl {
@@ -727,8 +747,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 for c in 0..3 {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
-                    e.imm(2, ONE as u64);
-                    e.alu(Alu::Sub, false, 1, 1, 2);
+                    e.alu_imm(Alu::Sub, false, 1, 1, ONE as i32);
                     e.alu(Alu::And, false, 0, 0, 1);
                     put(e, c, 0);
                 }
@@ -741,8 +760,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 for c in 0..3 {
                     e.load32(0, a(c));
-                    e.imm(1, m as u64);
-                    e.alu(Alu::And, false, 0, 0, 1);
+                    e.alu_imm(Alu::And, false, 0, 0, m as i32);
                     put(e, c, 0);
                 }
             }
@@ -858,12 +876,11 @@ fn narrow<E: Emit>(e: &mut E, rtl: bool, d: R, s: R) {
     if rtl {
         e.shift(Shift::Shr, true, 4, s, 63);
         e.shift(Shift::Shl, false, 4, 4, 31);
-        e.imm(5, 0x7FFF_FFFF);
-        e.alu(Alu::And, false, 5, s, 5);
+        e.alu_imm(Alu::And, false, 5, s, 0x7FFF_FFFF);
         e.alu(Alu::Or, false, d, 4, 5);
     } else {
-        e.imm(5, 0xFFFF_FFFF);
-        e.alu(Alu::And, true, d, s, 5);
+        // a 32-bit operation keeps the low 32 bits
+        e.alu(Alu::Or, false, d, s, s);
     }
 }
 
@@ -883,14 +900,12 @@ fn magnitude<E: Emit>(e: &mut E, d: R, x: R) {
 /// when |x| <= 0x55555555 (then 3|x| < 2^32 and bit 31 of |x| is clear); the product is
 /// then the signed 64-bit product of x and y, and the RTL's magnitude shift with the sign
 /// applied afterwards is that product divided by 2^17 rounding toward zero. Only the other
-/// x values take the full form.
-fn mul<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
+/// x values take the full form, emitted out of line after the program.
+fn mul<E: Emit>(e: &mut E, cold: &mut Vec<ColdMul<E::Label>>, d: R, x: R, y: R, unscaled: bool) {
     let full = e.label();
     let done = e.label();
-    e.imm(2, 0x5555_5555);
-    e.alu(Alu::Add, false, 2, x, 2);
-    e.imm(3, 0xAAAA_AAAA);
-    e.branch(Cond::Ugt, false, 2, 3, full);
+    e.alu_imm(Alu::Add, false, 2, x, 0x5555_5555);
+    e.branch_imm(Cond::Ugt, false, 2, 0xAAAA_AAAAu32 as i32, full);
     e.sext32(2, x);
     e.sext32(3, y);
     e.alu(Alu::Mul, true, 2, 2, 3);
@@ -903,10 +918,15 @@ fn mul<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
         e.alu(Alu::Add, true, 2, 2, 3);
         e.shift(Shift::Sar, true, d, 2, 17);
     }
-    e.jump(done);
-    e.bind(full);
-    mul_full(e, d, x, y, unscaled);
     e.bind(done);
+    cold.push(ColdMul {
+        full,
+        done,
+        d,
+        x,
+        y,
+        unscaled,
+    });
 }
 
 /// The closed form for every `x`.
@@ -951,15 +971,13 @@ fn div<E: Emit>(e: &mut E, d: R, x: R, y: R) {
     e.shift(Shift::Shl, true, x, x, 17);
     let zero = e.label();
     let done = e.label();
-    e.imm(3, 0);
-    e.branch(Cond::Eq, true, y, 3, zero);
+    e.branch_imm(Cond::Eq, true, y, 0, zero);
     e.udiv(3, x, y);
     e.jump(done);
     e.bind(zero);
     e.imm(3, 0x0FFF_FFFF);
     e.bind(done);
-    e.imm(4, 0x7FFF_FFFF);
-    e.alu(Alu::And, false, 3, 3, 4);
+    e.alu_imm(Alu::And, false, 3, 3, 0x7FFF_FFFF);
     e.alu(Alu::Xor, false, 3, 3, 2);
     e.alu(Alu::Sub, false, d, 3, 2);
 }
@@ -981,8 +999,7 @@ fn sqrt<E: Emit>(e: &mut E, d: R, s: R) {
     let next = e.label();
     e.bind(top);
     e.shift(Shift::Shl, false, 1, 1, 1);
-    e.imm(6, 1);
-    e.alu(Alu::Add, false, 1, 1, 6); // sum = (sum << 1) + 1
+    e.alu_imm(Alu::Add, false, 1, 1, 1); // sum = (sum << 1) + 1
     e.shift(Shift::Shr, true, 6, s, 62);
     e.shift(Shift::Shl, true, s, s, 2);
     e.shift(Shift::Shl, false, 2, 2, 2);
@@ -990,12 +1007,10 @@ fn sqrt<E: Emit>(e: &mut E, d: R, s: R) {
     e.branch(Cond::Ugt, false, 1, 2, keep);
     e.alu(Alu::Add, false, 3, 3, 4); // result += 1 << group
     e.alu(Alu::Sub, false, 2, 2, 1); // diff -= sum
-    e.imm(6, 1);
-    e.alu(Alu::Add, false, 1, 1, 6); // sum += 1
+    e.alu_imm(Alu::Add, false, 1, 1, 1); // sum += 1
     e.jump(next);
     e.bind(keep);
-    e.imm(6, 1);
-    e.alu(Alu::Sub, false, 1, 1, 6); // sum -= 1
+    e.alu_imm(Alu::Sub, false, 1, 1, 1); // sum -= 1
     e.bind(next);
     e.shift(Shift::Shr, false, 4, 4, 1);
     e.dec_branch_nz(5, top);

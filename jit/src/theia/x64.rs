@@ -33,6 +33,18 @@ impl X64Emit {
         X64Emit { ops, epilogue }
     }
 
+    fn jcc(&mut self, c: Cond, l: DynamicLabel) {
+        match c {
+            Cond::Eq => x64!(self.ops; je =>l),
+            Cond::Ne => x64!(self.ops; jne =>l),
+            Cond::Ugt => x64!(self.ops; ja =>l),
+            Cond::Slt => x64!(self.ops; jl =>l),
+            Cond::Sgt => x64!(self.ops; jg =>l),
+            Cond::Sle => x64!(self.ops; jle =>l),
+            Cond::Sge => x64!(self.ops; jge =>l),
+        }
+    }
+
     pub fn finish(self) -> Result<Vec<u8>, String> {
         self.ops
             .finalize()
@@ -136,6 +148,43 @@ impl Emit for X64Emit {
         }
     }
 
+    fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32) {
+        let (a, d) = (r(a), r(d));
+        if op == Alu::Mul {
+            if wide {
+                x64!(self.ops; imul Rq(d), Rq(a), v);
+            } else {
+                x64!(self.ops; imul Rd(d), Rd(a), v);
+            }
+            return;
+        }
+        if wide {
+            if d != a {
+                x64!(self.ops; mov Rq(d), Rq(a));
+            }
+            match op {
+                Alu::Add => x64!(self.ops; add Rq(d), v),
+                Alu::Sub => x64!(self.ops; sub Rq(d), v),
+                Alu::And => x64!(self.ops; and Rq(d), v),
+                Alu::Or => x64!(self.ops; or Rq(d), v),
+                Alu::Xor => x64!(self.ops; xor Rq(d), v),
+                Alu::Mul => unreachable!(),
+            }
+        } else {
+            if d != a {
+                x64!(self.ops; mov Rd(d), Rd(a));
+            }
+            match op {
+                Alu::Add => x64!(self.ops; add Rd(d), v),
+                Alu::Sub => x64!(self.ops; sub Rd(d), v),
+                Alu::And => x64!(self.ops; and Rd(d), v),
+                Alu::Or => x64!(self.ops; or Rd(d), v),
+                Alu::Xor => x64!(self.ops; xor Rd(d), v),
+                Alu::Mul => unreachable!(),
+            }
+        }
+    }
+
     fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8) {
         let (a, d) = (r(a), r(d));
         let n = n as i8;
@@ -179,15 +228,16 @@ impl Emit for X64Emit {
         } else {
             x64!(self.ops; cmp Rd(r(a)), Rd(r(b)));
         }
-        match c {
-            Cond::Eq => x64!(self.ops; je =>l),
-            Cond::Ne => x64!(self.ops; jne =>l),
-            Cond::Ugt => x64!(self.ops; ja =>l),
-            Cond::Slt => x64!(self.ops; jl =>l),
-            Cond::Sgt => x64!(self.ops; jg =>l),
-            Cond::Sle => x64!(self.ops; jle =>l),
-            Cond::Sge => x64!(self.ops; jge =>l),
+        self.jcc(c, l);
+    }
+
+    fn branch_imm(&mut self, c: Cond, wide: bool, a: R, v: i32, l: DynamicLabel) {
+        if wide {
+            x64!(self.ops; cmp Rq(r(a)), v);
+        } else {
+            x64!(self.ops; cmp Rd(r(a)), v);
         }
+        self.jcc(c, l);
     }
 
     fn branch_mem32_ne(&mut self, off: u32, v: u32, l: DynamicLabel) {
