@@ -227,10 +227,10 @@ impl Emit for A64Emit {
         a64!(self.ops; add x20, x20, X(TMP2));
     }
 
-    fn store32_at(&mut self, base: R, off: u32, s: R) {
+    fn store64_at(&mut self, base: R, off: u32, s: R) {
         a64!(self.ops
             ; add X(TMP), X(CTX), X(r(base))
-            ; str W(r(s)), [X(TMP), off]
+            ; str X(r(s)), [X(TMP), off]
         );
     }
 

@@ -24,10 +24,13 @@ pub struct TheiaCtx {
     pub opa: [u32; 3],
     pub opb: [u32; 3],
     pub res: [u32; 3],
-    /// OMWRITE requests the code queued (address vector, data vector); the host hands them
-    /// to the I/O side, in order, whenever the code returns.
+    /// OMWRITE requests the code queued (address vector, data vector, each component
+    /// zero-extended to 64 bits); the host hands them to the I/O side, in order, whenever the
+    /// code returns. The host reads back exactly the widths the code stored: a load that
+    /// spans two smaller stores still in the store buffer stalls (perf showed the flush
+    /// loop's 8-byte loads of 4-byte stores taking most of the host's time per run).
     pub oq_len: u32,
-    pub oq: [[u32; 6]; OQ_CAP],
+    pub oq: [[u64; 6]; OQ_CAP],
 }
 
 /// Capacity of the OMWRITE queue; the code returns to the host when it is full.

@@ -81,8 +81,8 @@ pub trait Emit {
     fn branch_budget_n(&mut self, n: u32, l: Self::Label);
     /// Add `n` to the step count.
     fn count_steps(&mut self, n: u32);
-    /// Store the low 32 bits of `s` at context offset `off` plus the byte offset in `base`.
-    fn store32_at(&mut self, base: R, off: u32, s: R);
+    /// Store the 64 bits of `s` at context offset `off` plus the byte offset in `base`.
+    fn store64_at(&mut self, base: R, off: u32, s: R);
     /// Store the step count and return `kind` (see [`super::ctx`]).
     fn exit(&mut self, kind: u32);
     /// The prologue: set up, load the entry address into scratch 0, jump to `dispatch`.
@@ -510,12 +510,12 @@ impl<'a, E: Emit> Lowering<'a, E> {
     fn omwrite(&mut self, abase: u32, bbase: u32) {
         let e = &mut *self.e;
         e.load32(7, OQ_LEN);
-        e.alu_imm(Alu::Mul, true, 6, 7, 24);
+        e.alu_imm(Alu::Mul, true, 6, 7, 48);
         for c in 0..3 {
             e.load32(0, abase + c * 4);
-            e.store32_at(6, OQ + c * 4, 0);
+            e.store64_at(6, OQ + c * 8, 0);
             e.load32(0, bbase + c * 4);
-            e.store32_at(6, OQ + 12 + c * 4, 0);
+            e.store64_at(6, OQ + 24 + c * 8, 0);
         }
         e.alu_imm(Alu::Add, false, 7, 7, 1);
         e.store32(OQ_LEN, 7);

@@ -175,6 +175,7 @@ impl TheiaCompiled {
         self.run_ctx_counted(ctx, io, entry, budget).map(|(o, _)| o)
     }
 
+    #[inline]
     fn run_ctx_counted(
         &self,
         ctx: &mut TheiaCtx,
@@ -204,7 +205,8 @@ impl TheiaCompiled {
             // The queued output writes, in program order, before anything else happens.
             let queued = (ctx.oq_len as usize).min(ctx::OQ_CAP);
             for q in &ctx.oq[..queued] {
-                io.omem_write([q[0], q[1], q[2]], [q[3], q[4], q[5]]);
+                let c = |k: usize| q[k] as u32;
+                io.omem_write([c(0), c(1), c(2)], [c(3), c(4), c(5)]);
             }
             ctx.oq_len = 0;
             cur = Cursor {

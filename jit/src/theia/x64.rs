@@ -266,8 +266,8 @@ impl Emit for X64Emit {
         x64!(self.ops; add r12, n as i32);
     }
 
-    fn store32_at(&mut self, base: R, off: u32, s: R) {
-        x64!(self.ops; mov DWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rd(r(s)));
+    fn store64_at(&mut self, base: R, off: u32, s: R) {
+        x64!(self.ops; mov QWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rq(r(s)));
     }
 
     fn exit(&mut self, kind: u32) {
