@@ -227,11 +227,15 @@ impl Emit for A64Emit {
         a64!(self.ops; add x20, x20, X(TMP2));
     }
 
-    fn store64_at(&mut self, base: R, off: u32, s: R) {
-        a64!(self.ops
-            ; add X(TMP), X(CTX), X(r(base))
-            ; str X(r(s)), [X(TMP), off]
-        );
+    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R) {
+        // register-offset form: no alignment requirement on `off`
+        self.mov_imm(TMP2, off as u64);
+        a64!(self.ops; add X(TMP), X(CTX), X(r(base)));
+        if wide {
+            a64!(self.ops; str X(r(s)), [X(TMP), X(TMP2)]);
+        } else {
+            a64!(self.ops; str W(r(s)), [X(TMP), X(TMP2)]);
+        }
     }
 
     fn exit(&mut self, kind: u32) {

@@ -24,13 +24,21 @@ pub struct TheiaCtx {
     pub opa: [u32; 3],
     pub opb: [u32; 3],
     pub res: [u32; 3],
-    /// OMWRITE requests the code queued (address vector, data vector, each component
-    /// zero-extended to 64 bits); the host hands them to the I/O side, in order, whenever the
-    /// code returns. The host reads back exactly the widths the code stored: a load that
-    /// spans two smaller stores still in the store buffer stalls (perf showed the flush
-    /// loop's 8-byte loads of 4-byte stores taking most of the host's time per run).
+    /// OMWRITE requests the code queued; the host hands them to the I/O side, in order,
+    /// whenever the code returns.
     pub oq_len: u32,
-    pub oq: [[u64; 6]; OQ_CAP],
+    pub oq: [OmWrite; OQ_CAP],
+}
+
+/// One queued OMWRITE. The code stores each vector as 8 bytes (x, y) and 4 bytes (z), the
+/// widths at which Rust copies a `[u32; 3]`: a load spanning two smaller stores still in the
+/// store buffer stalls, and perf showed such stalls (4-byte stores read back 8 or 16 bytes
+/// at a time) taking most of the host's time per run.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OmWrite {
+    pub addr: [u32; 3],
+    pub data: [u32; 3],
 }
 
 /// Capacity of the OMWRITE queue; the code returns to the host when it is full.
@@ -80,7 +88,7 @@ impl Default for TheiaCtx {
             opb: [0; 3],
             res: [0; 3],
             oq_len: 0,
-            oq: [[0; 6]; OQ_CAP],
+            oq: [OmWrite::default(); OQ_CAP],
         }
     }
 }

@@ -81,8 +81,9 @@ pub trait Emit {
     fn branch_budget_n(&mut self, n: u32, l: Self::Label);
     /// Add `n` to the step count.
     fn count_steps(&mut self, n: u32);
-    /// Store the 64 bits of `s` at context offset `off` plus the byte offset in `base`.
-    fn store64_at(&mut self, base: R, off: u32, s: R);
+    /// Store `s` (64 bits if `wide`, else the low 32) at context offset `off` plus the byte
+    /// offset in `base` (any alignment).
+    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R);
     /// Store the step count and return `kind` (see [`super::ctx`]).
     fn exit(&mut self, kind: u32);
     /// The prologue: set up, load the entry address into scratch 0, jump to `dispatch`.
@@ -510,12 +511,15 @@ impl<'a, E: Emit> Lowering<'a, E> {
     fn omwrite(&mut self, abase: u32, bbase: u32) {
         let e = &mut *self.e;
         e.load32(7, OQ_LEN);
-        e.alu_imm(Alu::Mul, true, 6, 7, 48);
-        for c in 0..3 {
-            e.load32(0, abase + c * 4);
-            e.store64_at(6, OQ + c * 8, 0);
-            e.load32(0, bbase + c * 4);
-            e.store64_at(6, OQ + 24 + c * 8, 0);
+        e.alu_imm(Alu::Mul, true, 6, 7, 24);
+        for (base, off) in [(abase, OQ), (bbase, OQ + 12)] {
+            e.load32(0, base);
+            e.load32(1, base + 4);
+            e.shift(Shift::Shl, true, 1, 1, 32);
+            e.alu(Alu::Or, true, 0, 0, 1);
+            e.store_at(true, 6, off, 0);
+            e.load32(0, base + 8);
+            e.store_at(false, 6, off + 8, 0);
         }
         e.alu_imm(Alu::Add, false, 7, 7, 1);
         e.store32(OQ_LEN, 7);

@@ -175,7 +175,9 @@ impl TheiaCompiled {
         self.run_ctx_counted(ctx, io, entry, budget).map(|(o, _)| o)
     }
 
-    #[inline]
+    // Inlined into both callers: returned through memory, the result was copied with a
+    // 16-byte load of smaller stores, which stalls (perf on `bench --isa theia`).
+    #[inline(always)]
     fn run_ctx_counted(
         &self,
         ctx: &mut TheiaCtx,
@@ -205,8 +207,11 @@ impl TheiaCompiled {
             // The queued output writes, in program order, before anything else happens.
             let queued = (ctx.oq_len as usize).min(ctx::OQ_CAP);
             for q in &ctx.oq[..queued] {
-                let c = |k: usize| q[k] as u32;
-                io.omem_write([c(0), c(1), c(2)], [c(3), c(4), c(5)]);
+                // Each vector copied whole (`black_box` keeps the compiler from merging the
+                // two into one 16-byte load, which would stall on the code's stores).
+                let addr = *std::hint::black_box(&q.addr);
+                let data = *std::hint::black_box(&q.data);
+                io.omem_write(addr, data);
             }
             ctx.oq_len = 0;
             cur = Cursor {

@@ -266,8 +266,12 @@ impl Emit for X64Emit {
         x64!(self.ops; add r12, n as i32);
     }
 
-    fn store64_at(&mut self, base: R, off: u32, s: R) {
-        x64!(self.ops; mov QWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rq(r(s)));
+    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R) {
+        if wide {
+            x64!(self.ops; mov QWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rq(r(s)));
+        } else {
+            x64!(self.ops; mov DWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rd(r(s)));
+        }
     }
 
     fn exit(&mut self, kind: u32) {
