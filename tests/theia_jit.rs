@@ -376,6 +376,7 @@ fn x64_code_decodes_to_expected_forms() {
         Mnemonic::Jle,
         Mnemonic::Jge,
         Mnemonic::Jmp,
+        Mnemonic::Jno,
         Mnemonic::Lea,
         Mnemonic::Push,
         Mnemonic::Pop,

@@ -126,6 +126,19 @@ impl Emit for A64Emit {
         }
     }
 
+    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R) {
+        let (a, b, d) = (r(a), r(b), r(d));
+        if sub {
+            a64!(self.ops; subs W(d), W(a), W(b));
+        } else {
+            a64!(self.ops; adds W(d), W(a), W(b));
+        }
+        a64!(self.ops
+            ; cset W(TMP), vs
+            ; eor W(d), W(d), W(TMP), lsl 31
+        );
+    }
+
     fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32) {
         let (a, d) = (r(a), r(d));
         let k = TMP2;

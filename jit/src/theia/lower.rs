@@ -62,6 +62,9 @@ pub trait Emit {
     fn store32_imm(&mut self, off: u32, v: u32);
     fn imm(&mut self, d: R, v: u64);
     fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R);
+    /// `d` = the 32-bit `a + b` (`a - b` if `sub`) with bit 31 flipped when the signed
+    /// operation overflows: the RTL adders' result, the exact sum's sign over its low 31 bits.
+    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R);
     /// `alu` with an immediate second operand (sign-extended for 64-bit operations).
     fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32);
     fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8);
@@ -860,16 +863,13 @@ fn ends_block_with_transfer(w: Word) -> bool {
     )
 }
 
-/// `d` = ADD/SUB of 32-bit `x`, `y` (rtl: exact 64-bit sum, sign over low 31 bits).
-/// Uses scratch 0-3.
+/// `d` = ADD/SUB of 32-bit `x`, `y` (rtl: exact sum, its sign over its low 31 bits, which is
+/// the wrapped sum with bit 31 flipped when the signed operation overflows).
 fn add_sub<E: Emit>(e: &mut E, rtl: bool, sub: bool, d: R, x: R, y: R) {
-    let op = if sub { Alu::Sub } else { Alu::Add };
     if rtl {
-        e.sext32(2, x);
-        e.sext32(3, y);
-        e.alu(op, true, 2, 2, 3);
-        narrow(e, true, d, 2);
+        e.add_sign_kept(sub, d, x, y);
     } else {
+        let op = if sub { Alu::Sub } else { Alu::Add };
         e.alu(op, false, d, x, y);
     }
 }

@@ -148,6 +148,23 @@ impl Emit for X64Emit {
         }
     }
 
+    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R) {
+        let (a, b, d) = (r(a), r(b), r(d));
+        x64!(self.ops; mov eax, Rd(a));
+        if sub {
+            x64!(self.ops; sub eax, Rd(b));
+        } else {
+            x64!(self.ops; add eax, Rd(b));
+        }
+        // overflow is rare: a branch costs less than materialising the flag
+        x64!(self.ops
+            ; jno >ok
+            ; xor eax, 0x8000_0000u32 as i32
+            ; ok:
+            ; mov Rd(d), eax
+        );
+    }
+
     fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32) {
         let (a, d) = (r(a), r(d));
         if op == Alu::Mul {
