@@ -500,3 +500,54 @@ fn io_queue_overflow_and_order() {
         }
     }
 }
+
+/// Rows the code knows to hold x == y == z (DOT, MAG, broadcast swizzles, results of
+/// per-component operations on such rows) let per-component operations compute once: every
+/// per-component operation on such operands, read from rows, through forwarding and from a
+/// dropped write's result flops, and after the knowledge is lost (SETX, a jump target).
+#[test]
+fn broadcast_operands() {
+    let per_component = [
+        "ADD", "SUB", "INC", "DEC", "DIV", "MUL", "IMUL", "MOD", "FRAC", "INTP", "NEG", "UNSCALE",
+        "RESCALE", "COPY",
+    ];
+    let mut rng = Rng(0xB0AD);
+    for profile in Profile::ALL {
+        for op in per_component {
+            let src = format!(
+                "\tDOT R1 R8 R9\n\
+                 \tMAG R2 R8 VOID\n\
+                 \tSWIZZLE3D R3 SWIZZLE_YYY\n\
+                 \t{op} R4 R1 R2\n\
+                 \t{op} R5 R4 R3\n\
+                 \t{op} 3 R1 R2\n\
+                 \t{op} R6 3 R5\n\
+                 \tJMP NEXT\n\
+                 NEXT:\n\
+                 \t{op} R7 R6 R1\n\
+                 \tSETX R1 32'h12345\n\
+                 \t{op} R10 R1 R2\n\
+                 \tRETURN RT_TRUE\n"
+            );
+            let p = asm::assemble(&src).unwrap_or_else(|e| panic!("{op}: {e}"));
+            let code = Code::imem(p.imem());
+            for k in 0..6 {
+                let mut init = random_state(&mut rng, profile);
+                if k % 2 == 0 {
+                    // small values, so that DIV and MUL results are not all saturated
+                    for r in [78usize, 79, 73] {
+                        init.regs[r] = [0, 1, 2].map(|_| rng.value() >> 12);
+                    }
+                }
+                check(
+                    profile,
+                    &code,
+                    &init,
+                    asm::imem_address(0),
+                    100,
+                    &format!("{op} broadcast {k}"),
+                );
+            }
+        }
+    }
+}

@@ -199,6 +199,14 @@ pub struct Lowering<'a, E: Emit> {
     stubs: Vec<(E::Label, u16)>,
     /// Out-of-line full multiplier forms.
     cold: Vec<ColdMul<E::Label>>,
+    /// Per register row: known, at this point of straight-line code, to hold the same value
+    /// in x, y and z (DOT, MAG and broadcast swizzles produce such rows, and per-component
+    /// operations keep them). Forgotten at every leader. Per-component operations on such
+    /// operands compute one component and store it three times: exact, since every
+    /// component would compute the same function of the same values.
+    bcast: Vec<bool>,
+    /// The same for the result flops.
+    last_bcast: bool,
 }
 
 /// A multiplication's full form, emitted after the program: entered at `full` with the
@@ -240,6 +248,8 @@ impl<'a, E: Emit> Lowering<'a, E> {
             dispatch,
             stubs: Vec::new(),
             cold: Vec::new(),
+            bcast: vec![false; ROWS],
+            last_bcast: false,
         };
         lw.e.prologue(dispatch);
         for r in &regions {
@@ -338,14 +348,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
             let pc = pc_of(i);
             let l = self.labels[&pc];
             self.e.bind(l);
-            let known = if self.leaders.contains(&pc) {
+            let known = if self.leaders.contains(&pc) || i == 0 {
                 None
             } else {
                 prev
             };
+            if known.is_none() {
+                self.forget();
+            }
             match kinds[i] {
                 Kind::Exit => {
                     self.exit_at(pc, EXIT_TO_END);
+                    self.forget();
                     prev = None;
                     i += 1;
                 }
@@ -362,6 +376,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     self.e.store32_imm(PC, pc as u32);
                     self.e.store32_imm(JUMPED_FROM, NO_JUMP);
                     self.e.exit(EXIT_TMREAD);
+                    self.forget();
                     prev = None;
                     i += 1;
                 }
@@ -391,6 +406,24 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     i += n;
                 }
             }
+        }
+    }
+
+    /// Nothing known about register contents (at leaders).
+    fn forget(&mut self) {
+        self.bcast.iter_mut().for_each(|b| *b = false);
+        self.last_bcast = false;
+    }
+
+    /// Whether an operand read as [`Self::stage`] reads it is known to be a broadcast.
+    fn src_bcast(&self, addr: u16, known: Option<Prev>) -> bool {
+        match self.profile {
+            Profile::Manual => self.bcast.get(addr as usize).copied().unwrap_or(false),
+            Profile::Rtl => match known {
+                Some(p) if p.dst == addr && !p.wrote => self.last_bcast,
+                Some(_) => self.bcast[(addr & 0x7F) as usize],
+                None => false,
+            },
         }
     }
 
@@ -425,6 +458,45 @@ impl<'a, E: Emit> Lowering<'a, E> {
             OPB
         };
         let imm = w.imm();
+        let a_bcast =
+            !ra || (!w.is_imm() && self.src_bcast(w.src1, known)) || (w.is_imm() && imm == 0);
+        let b_bcast = !rb || self.src_bcast(if w.is_imm() { w.dst } else { w.src2 }, known);
+        let per_component = matches!(
+            sem,
+            Sem::Add
+                | Sem::Sub
+                | Sem::Inc
+                | Sem::Dec
+                | Sem::Div
+                | Sem::Mul
+                | Sem::IMul
+                | Sem::Mod
+                | Sem::Frac
+                | Sem::IntP
+                | Sem::Neg
+                | Sem::Unscale
+                | Sem::Rescale
+                | Sem::Copy
+        );
+        let uniform = per_component && a_bcast && b_bcast;
+        let result_bcast = uniform
+            || match sem {
+                Sem::Dot | Sem::Mag | Sem::Zero | Sem::Lea | Sem::Return | Sem::OmWrite => true,
+                Sem::Nop | Sem::DebugPrint => true,
+                Sem::Jump(..) | Sem::Jmp | Sem::Call => true,
+                Sem::Swizzle3D => {
+                    let known_pattern = if self.profile == Profile::Rtl {
+                        RTL_SWIZZLES.contains(&imm)
+                    } else {
+                        (imm as usize) < SWIZZLES.len()
+                    };
+                    !known_pattern || {
+                        let p = SWIZZLES[imm as usize].1;
+                        p[0] == p[1] && p[1] == p[2]
+                    }
+                }
+                _ => false,
+            };
         match sem {
             Sem::Jump(c, t) => {
                 let c = c as u32;
@@ -436,6 +508,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 let fall = self.e.label();
                 self.decide(t, tl, fall);
                 self.e.bind(fall);
+                self.last_bcast = true;
                 return Prev {
                     dst: w.dst,
                     wrote: false,
@@ -449,6 +522,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 self.e.count_steps(n);
                 let tl = self.labels[&w.dst];
                 self.e.jump(tl);
+                self.last_bcast = true;
                 return Prev {
                     dst: w.dst,
                     wrote: false,
@@ -477,7 +551,11 @@ impl<'a, E: Emit> Lowering<'a, E> {
         if sem == Sem::OmWrite {
             self.omwrite(abase, bbase);
         }
-        self.compute(sem, w, pc, imm, abase, bbase, &targets);
+        self.compute(sem, w, pc, imm, abase, bbase, &targets, uniform);
+        self.last_bcast = result_bcast;
+        if let Some(r) = row {
+            self.bcast[r] = result_bcast;
+        }
         if last {
             self.e.store32_imm(LAST_DST, w.dst as u32);
             self.e.count_steps(n);
@@ -629,15 +707,24 @@ impl<'a, E: Emit> Lowering<'a, E> {
         abase: u32,
         bbase: u32,
         targets: &[u32],
+        uniform: bool,
     ) {
         let rtl = self.profile == Profile::Rtl;
         let e = &mut *self.e;
         let cold = &mut self.cold;
         let a = |c: u32| abase + c * 4;
         let b = |c: u32| bbase + c * 4;
+        // A uniform operation computes component 0 only and stores it to all three.
+        let comps = if uniform { 1 } else { 3 };
         let put = |e: &mut E, c: u32, s: R| {
             for &t in targets {
-                e.store32(t + c * 4, s);
+                if uniform {
+                    for k in 0..3 {
+                        e.store32(t + k * 4, s);
+                    }
+                } else {
+                    e.store32(t + c * 4, s);
+                }
             }
         };
         let put_imm = |e: &mut E, c: u32, v: u32| {
@@ -652,7 +739,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Add | Sem::Sub => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     add_sub(e, rtl, sem == Sem::Sub, 0, 0, 1);
@@ -660,7 +747,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Inc | Sem::Dec | Sem::IncX | Sem::IncY | Sem::IncZ => {
-                for c in 0..3 {
+                for c in 0..comps {
                     let inc = match sem {
                         Sem::Inc | Sem::Dec => ONE,
                         Sem::IncX if c == 0 => ONE,
@@ -675,7 +762,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Div => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     div(e, 0, 0, 1);
@@ -683,7 +770,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Mul | Sem::IMul => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     mul(e, cold, 0, 0, 1, sem == Sem::IMul);
@@ -729,7 +816,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Copy => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     put(e, c, 0);
                 }
@@ -751,7 +838,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Mod => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     e.alu_imm(Alu::Sub, false, 1, 1, ONE as i32);
@@ -765,14 +852,14 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 } else {
                     !(ONE - 1)
                 };
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.alu_imm(Alu::And, false, 0, 0, m as i32);
                     put(e, c, 0);
                 }
             }
             Sem::Neg => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(1, a(c));
                     e.imm(0, 0);
                     e.alu(Alu::Sub, false, 0, 0, 1);
@@ -785,7 +872,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     (_, true) => Shift::Shr,
                     _ => Shift::Sar,
                 };
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.shift(op, false, 0, 0, 17);
                     put(e, c, 0);
