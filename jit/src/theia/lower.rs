@@ -266,15 +266,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
             mul_full(lw.e, c.d, c.x, c.y, c.unscaled);
             lw.e.jump(c.done);
         }
-        // The dispatcher: scratch 0 holds a code address.
+        // The dispatcher: scratch 0 holds a code address; a binary search over the leaders
+        // (the ROM has dozens of jump targets, and every run enters here).
         lw.e.bind(dispatch);
-        let leaders: Vec<u16> = lw.leaders.iter().copied().collect();
-        for a in leaders {
-            if let Some(&l) = lw.labels.get(&a) {
-                lw.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
-            }
-        }
+        let targets: Vec<(u16, E::Label)> = lw
+            .leaders
+            .iter()
+            .filter_map(|a| lw.labels.get(a).map(|&l| (*a, l)))
+            .collect();
+        let miss = lw.e.label();
+        lw.dispatch_search(&targets, miss);
         // Not a leader or not loaded: the interpreter goes on from there.
+        lw.e.bind(miss);
         lw.e.store32(PC, 0);
         lw.e.exit(EXIT_TO_END);
         lw.e.epilogue();
@@ -407,6 +410,25 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
         }
+    }
+
+    /// Jumps to the label of the address in scratch 0 among `targets` (sorted), else to `miss`.
+    fn dispatch_search(&mut self, targets: &[(u16, E::Label)], miss: E::Label) {
+        if targets.len() <= 4 {
+            for &(a, l) in targets {
+                self.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
+            }
+            self.e.jump(miss);
+            return;
+        }
+        let mid = targets.len() / 2;
+        let upper = self.e.label();
+        // addresses are 16-bit, zero-extended: unsigned order is address order
+        self.e
+            .branch_imm(Cond::Ugt, false, 0, targets[mid - 1].0 as i32, upper);
+        self.dispatch_search(&targets[..mid], miss);
+        self.e.bind(upper);
+        self.dispatch_search(&targets[mid..], miss);
     }
 
     /// Nothing known about register contents (at leaders).
