@@ -79,8 +79,11 @@ pub use state::{
 };
 pub use theia::{
     picajit_theia_program_create, picajit_theia_program_destroy, picajit_theia_program_length,
-    picajit_theia_run, PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram,
-    PicajitTheiaResult, PicajitTheiaState, PicajitTheiaStatus, PICAJIT_THEIA_ROWS,
+    picajit_theia_render, picajit_theia_run, picajit_theia_scene_create,
+    picajit_theia_scene_destroy, picajit_theia_scene_info, picajit_theia_scene_load,
+    PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram, PicajitTheiaRenderStats,
+    PicajitTheiaResult, PicajitTheiaScene, PicajitTheiaState, PicajitTheiaStatus,
+    PICAJIT_THEIA_ROWS,
 };
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
