@@ -72,6 +72,11 @@ pub struct BenchArgs {
     /// scaling. 0 means the host's core count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// What sample times are read from: `wall` (elapsed time) or `cpu` (the measuring
+    /// thread's CPU time, Linux: comparable on a machine shared with other work, since time
+    /// spent preempted is left out). Thread scaling is always measured on wall time.
+    #[arg(long, default_value = "wall")]
+    clock: String,
 }
 
 fn settings(args: &BenchArgs) -> Result<Settings, String> {
@@ -103,6 +108,14 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
     if engines.is_empty() || modes.is_empty() || batches.is_empty() {
         return Err("nothing to measure: no engine, float mode or batch size".into());
     }
+    let clock = bench::Clock::parse(args.clock.trim())
+        .ok_or_else(|| format!("unknown clock '{}' (wall, cpu)", args.clock))?;
+    if !clock.available() {
+        return Err(format!(
+            "the {} clock cannot be read on this host",
+            clock.name()
+        ));
+    }
     if args.samples == 0 || args.compile_samples == 0 {
         return Err("--samples and --compile-samples must be at least 1".into());
     }
@@ -115,6 +128,7 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
         compile_samples: args.compile_samples,
         budget: picajit::engine::budget_or_default(args.budget),
         unit_state: args.unit_state,
+        clock,
     })
 }
 
@@ -392,17 +406,26 @@ fn opt(v: Option<f64>, digits: usize, suffix: &str) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}{suffix}"))
 }
 
+/// How the header names the clock (nothing for the default, wall-clock time).
+fn clock_note(clock: bench::Clock) -> &'static str {
+    match clock {
+        bench::Clock::Wall => "",
+        bench::Clock::ThreadCpu => "; times are the thread's CPU time",
+    }
+}
+
 fn header(report: &Report) -> String {
     let s = &report.settings;
     let load = |l: Option<f64>| opt(l, 2, "");
     format!(
-        "picajit bench on {} ({} CPUs); load average {} -> {}; {} samples in {} ms per cell\n",
+        "picajit bench on {} ({} CPUs); load average {} -> {}; {} samples in {} ms per cell{}\n",
         report.cpu,
         report.cpus,
         load(report.load.0),
         load(report.load.1),
         s.samples,
-        s.time_per_cell.as_millis()
+        s.time_per_cell.as_millis(),
+        clock_note(s.clock)
     )
 }
 
@@ -599,12 +622,13 @@ fn markdown(report: &Report) -> String {
     let load = |l: Option<f64>| opt(l, 2, "");
     let mut out = format!(
         "{} ({} CPUs, load average {} -> {}); {} mode, batch {batch}; ns per vertex \
-         (geometry shaders: per input point)\n\n",
+         (geometry shaders: per input point){}\n\n",
         report.cpu,
         report.cpus,
         load(report.load.0),
         load(report.load.1),
-        mode_label(mode)
+        mode_label(mode),
+        clock_note(report.settings.clock)
     );
     let mut head = vec![
         "shader".to_string(),
@@ -790,6 +814,7 @@ fn to_json(report: &Report) -> Value {
             "samples": s.samples,
             "compile_samples": s.compile_samples,
             "budget": s.budget,
+            "clock": s.clock.name(),
         },
         "shaders": shaders,
         "compile": compiles,
