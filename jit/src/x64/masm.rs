@@ -324,7 +324,7 @@ impl X64Masm {
     /// untouched. Truncating before comparing changes neither comparison: both bounds plus one
     /// are multiples of 128, so truncation keeps every lane on its side of them (a NaN may
     /// truncate to inf, which is still above `high`). Three dependent operations from `src`
-    /// to `v`. Clobbers S0, S1, rax.
+    /// to `v` with AVX (four without). Clobbers S0, S1, rax.
     fn fixup_fast(&mut self, v: Xmm, src: Xmm, high_m1: u32, trunc: u32, slow: DynamicLabel) {
         let abs_trunc = self.c(ABS & trunc);
         let high = self.c(high_m1);
@@ -335,11 +335,20 @@ impl X64Masm {
         self.a.movmskps(RAX, S0);
         self.a.test_rr32(RAX, RAX);
         self.a.jne(slow);
-        // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
-        self.v3(V3::And, v, src, S1);
-        if trunc != !0 {
+        if trunc != !0 && self.avx {
+            // `src & trunc` does not wait for the comparison: one dependent operation fewer
+            // between `src` and `v` (and, compare, and) on the path every DP, MUL and ADD
+            // result takes.
             let t = self.c(trunc);
-            self.v3(V3::And, v, v, t);
+            self.v3(V3::And, S0, src, t);
+            self.v3(V3::And, v, S0, S1);
+        } else {
+            // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
+            self.v3(V3::And, v, src, S1);
+            if trunc != !0 {
+                let t = self.c(trunc);
+                self.v3(V3::And, v, v, t);
+            }
         }
     }
 
