@@ -6,12 +6,19 @@
 //! loads are skipped when the caller's control bits are the mode's already (F24 RNE called
 //! from Rust, whose MXCSR is the default): the status bits (the exception flags) are the
 //! caller's to save under both the System V and the Windows x64 conventions, so flags the
-//! shader raises may stay set then. Loading MXCSR is what a one-vertex call pays most for
-//! after the body: skipping both loads took one-vertex F24 RNE `mvp` from about 216 to 147 ns
-//! per vertex on an Intel Xeon (family 6, model 167). Two other measured variants lost on the
-//! F24 RTZ path there and are not used: an `lfence` after the restoring load (one-vertex
-//! `skinning` 135 -> 84 ns, but `mvp` 45 -> 57 ns and `lighting` 133 -> 146 ns), and
-//! loading the mode's value with the exception flags set (`mvp` 43 -> 100 ns).
+//! shader raises may stay set then. Skipping both loads took one-vertex F24 RNE `mvp` from
+//! about 216 to 147 ns per vertex on an Intel Xeon (family 6, model 167), thread CPU time.
+//!
+//! Where the loads stay (F24 RTZ, F32), what they cost depends on the program, measured on
+//! the same machine by building the code without them (wrong results, timing only):
+//! nothing for `mvp` and `lighting`, about half of a one-vertex `skinning` call (113 -> 62 ns).
+//! The mechanism was not found (no hardware counters in that virtual machine), but the
+//! programs that suffer are those that use an address register: an `lfence` after the
+//! restoring `ldmxcsr` took one-vertex `skinning` from about 120 to 74 ns, `skinning4` 165 ->
+//! 117, `lights_loop` 125 -> 78, `branches` 109 -> 85 (`lights8` unchanged), while it cost
+//! `mvp` and `lighting` about 12 ns each. So the epilogue fences only after code that uses
+//! MOVA, LOOP or relative uniform reads. Loading the mode's value with the exception flags
+//! set was also tried and lost (`mvp` 43 -> 100 ns).
 //!
 //! | mode | MXCSR | arithmetic |
 //! |---|---|---|
@@ -136,6 +143,9 @@ pub struct X64Masm {
     batch_zero: (u16, u16),
     /// Rows of temporaries held in registers since the last join (see [`TempCache`]).
     temp_cache: TempCache,
+    /// The body writes or reads an address register (MOVA, LOOP, relative uniform reads):
+    /// the epilogue fences after restoring MXCSR (see the module docs).
+    indexed: bool,
 }
 
 /// Up to three temporaries' full rows in xmm13-xmm15, which nothing else uses: the value
@@ -229,6 +239,7 @@ impl X64Masm {
             slow_sites: Vec::new(),
             batch_zero: (0xFFFF, 0xFFFF),
             temp_cache: TempCache::default(),
+            indexed: false,
         }
     }
 
@@ -1000,6 +1011,7 @@ impl X64Masm {
                 true,
             ),
             SrcLoc::Const { index, rel } => {
+                self.indexed = true;
                 let off = match rel {
                     RelIndex::A0X => REG_A0,
                     RelIndex::A0Y => REG_A0 + 4,
@@ -1188,6 +1200,7 @@ impl MacroAssembler for X64Masm {
     }
 
     fn loop_init(&mut self, int: u8, slot: u8) {
+        self.indexed = true;
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
         self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
     }
@@ -1443,6 +1456,7 @@ impl MacroAssembler for X64Masm {
     }
 
     fn mova(&mut self, a: Val, x: bool, y: bool) {
+        self.indexed = true;
         let v = val(a);
         let big = self.c(0x4F00_0000); // 2^31
         let a_ = &mut self.a;
@@ -1533,6 +1547,9 @@ impl MacroAssembler for X64Masm {
         a.cmp_ri32(RCX, mode_mxcsr(self.mode) as i32);
         a.je(kept);
         a.ldmxcsr(Mem::Base(CTX, CTX_SAVED_MXCSR));
+        if self.indexed {
+            a.lfence();
+        }
         a.bind(kept);
         for r in SAVED.iter().rev() {
             a.pop(*r);
