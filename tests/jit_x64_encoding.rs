@@ -199,6 +199,7 @@ fn vector_forms() {
         "ldmxcsr [rbx+44h]"
     );
     assert_eq!(one(|a| a.stmxcsr(RBX, 0x44)), "stmxcsr [rbx+44h]");
+    assert_eq!(one(|a| a.lfence()), "lfence");
 }
 
 #[test]
