@@ -108,6 +108,7 @@
 
 pub mod f24;
 pub mod ops;
+pub mod precision;
 pub mod transcendental;
 
 pub use f24::F24;

@@ -3,7 +3,7 @@
 //! opcode defines; [`unused_bits`] returns the rest so arbitrary words round-trip.
 
 use super::opcode::{Format, Opcode};
-use super::operand::{CmpOp, Condition, DstReg, RelIndex, SrcReg};
+use super::operand::{CmpOp, Condition, DstReg, OperandDesc, RelIndex, SrcReg, Swizzle};
 use std::fmt;
 
 /// One decoded instruction word. Field names follow seed 000. `desc` indexes the operand
@@ -413,7 +413,100 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
     })
 }
 
+/// The register operands of an arithmetic instruction (ALU formats, MOVA and CMP), laid out
+/// by the opcode table: source `n` uses descriptor slot `n`, and relative addressing applies
+/// to the wide source only ([`Opcode::wide_source`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Operands {
+    /// The opcode (I-forms included; [`Opcode::base`] folds them).
+    pub op: Opcode,
+    /// Operand-descriptor index.
+    pub desc: u8,
+    /// The destination register; `None` for MOVA (a0) and CMP (the cmp flags).
+    pub dst: Option<DstReg>,
+    /// Source registers, [`Opcode::sources`] of them.
+    pub src: [SrcReg; 3],
+    /// The relative index of each source: the instruction's on the wide source,
+    /// [`RelIndex::None`] on the others.
+    pub rel: [RelIndex; 3],
+}
+
+impl Operands {
+    /// The sources, with their descriptor slot and relative index.
+    pub fn sources(&self) -> impl Iterator<Item = (usize, SrcReg, RelIndex)> + '_ {
+        (0..self.op.sources()).map(|n| (n, self.src[n], self.rel[n]))
+    }
+
+    /// The register components (after the swizzle of descriptor `d`) source `n` reads, bit c
+    /// = component c of the register.
+    pub fn reads(&self, n: usize, d: OperandDesc) -> u8 {
+        swizzled(self.op.reads(n, d.mask().components()), d.swizzle(n))
+    }
+
+    /// Of [`Operands::reads`], the register components read through the input flush.
+    pub fn flushed(&self, n: usize, d: OperandDesc) -> u8 {
+        swizzled(self.op.flushed(n, d.mask().components()), d.swizzle(n))
+    }
+}
+
+/// Register components that operand components `m` (bit c = component c) come from.
+fn swizzled(m: u8, swizzle: Swizzle) -> u8 {
+    (0..4)
+        .filter(|&c| m & (1 << c) != 0)
+        .fold(0, |r, c| r | 1 << swizzle.lane(c))
+}
+
 impl Instruction {
+    /// The register operands, for instructions that have any (see [`Operands`]).
+    pub fn operands(&self) -> Option<Operands> {
+        let (op, desc, dst, src, rel) = match *self {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc,
+            } => (op, desc, Some(dst), [src1, src2, src1], rel),
+            Instruction::Unary {
+                op,
+                dst,
+                src,
+                rel,
+                desc,
+            } => (op, desc, Some(dst), [src; 3], rel),
+            Instruction::Mova { src, rel, desc } => (Opcode::Mova, desc, None, [src; 3], rel),
+            Instruction::Cmp {
+                src1,
+                src2,
+                rel,
+                desc,
+                ..
+            } => (Opcode::Cmp, desc, None, [src1, src2, src1], rel),
+            Instruction::Mad {
+                op,
+                dst,
+                src1,
+                src2,
+                src3,
+                rel,
+                desc,
+            } => (op, desc, Some(dst), [src1, src2, src3], rel),
+            _ => return None,
+        };
+        let mut rels = [RelIndex::None; 3];
+        if let Some(w) = op.wide_source() {
+            rels[w] = rel;
+        }
+        Some(Operands {
+            op,
+            desc,
+            dst,
+            src,
+            rel: rels,
+        })
+    }
+
     /// The opcode, or `None` for undefined words.
     pub fn opcode(&self) -> Option<Opcode> {
         Some(match *self {
