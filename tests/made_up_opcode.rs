@@ -144,12 +144,26 @@ fn jit_matches_interpreter(backend: Backend) {
         let vals = values(mode);
         for (i, &a) in vals.iter().enumerate() {
             let mut inputs = [[0.0; 4]; 16];
-            inputs[0] = [a, vals[(i + 1) % vals.len()], vals[(i + 3) % vals.len()], -a];
-            inputs[1] = [vals[(i + 5) % vals.len()], a, -a, vals[(i + 7) % vals.len()]];
+            inputs[0] = [
+                a,
+                vals[(i + 1) % vals.len()],
+                vals[(i + 3) % vals.len()],
+                -a,
+            ];
+            inputs[1] = [
+                vals[(i + 5) % vals.len()],
+                a,
+                -a,
+                vals[(i + 7) % vals.len()],
+            ];
             let outcome = jit_common::with_backend(backend, || {
                 jit_common::check_shader(&shader, &p, &uniforms, &inputs, mode, 1000)
             });
-            assert_eq!(outcome, jit_common::Outcome::Matched, "{backend:?} {mode:?}");
+            assert_eq!(
+                outcome,
+                jit_common::Outcome::Matched,
+                "{backend:?} {mode:?}"
+            );
         }
     }
 }

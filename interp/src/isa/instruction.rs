@@ -545,3 +545,75 @@ impl Instruction {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::{Swizzle, WriteMask};
+
+    #[test]
+    fn operands_put_the_relative_index_on_the_wide_source() {
+        let c = SrcReg::Const(4);
+        let (r, t) = (SrcReg::Temp(1), SrcReg::Input(2));
+        let cases = [
+            (
+                Instruction::Mad {
+                    op: Opcode::Madi,
+                    dst: DstReg::Output(0),
+                    src1: r,
+                    src2: t,
+                    src3: c,
+                    rel: RelIndex::AL,
+                    desc: 0,
+                },
+                [RelIndex::None, RelIndex::None, RelIndex::AL],
+            ),
+            (
+                Instruction::Binary {
+                    op: Opcode::Dphi,
+                    dst: DstReg::Temp(0),
+                    src1: r,
+                    src2: c,
+                    rel: RelIndex::A0Y,
+                    desc: 0,
+                },
+                [RelIndex::None, RelIndex::A0Y, RelIndex::None],
+            ),
+            (
+                Instruction::Cmp {
+                    src1: c,
+                    src2: r,
+                    rel: RelIndex::A0X,
+                    x: CmpOp::Eq,
+                    y: CmpOp::Lt,
+                    desc: 0,
+                },
+                [RelIndex::A0X, RelIndex::None, RelIndex::None],
+            ),
+        ];
+        for (instr, rel) in cases {
+            let o = instr.operands().unwrap();
+            assert_eq!(o.rel, rel, "{instr:?}");
+            // Round trip through the word codec keeps the layout.
+            assert_eq!(decode(encode(&instr).unwrap()).operands(), Some(o));
+        }
+        assert_eq!(Instruction::End.operands(), None);
+    }
+
+    #[test]
+    fn reads_apply_the_swizzle() {
+        let instr = Instruction::Unary {
+            op: Opcode::Rcp,
+            dst: DstReg::Temp(0),
+            src: SrcReg::Temp(3),
+            rel: RelIndex::None,
+            desc: 0,
+        };
+        let o = instr.operands().unwrap();
+        // RCP reads component x of the operand, which `.wzyx` takes from register w.
+        let swz = Swizzle::from_lanes([3, 2, 1, 0]);
+        let d = OperandDesc::new(WriteMask::XYZW, [false; 3], [swz; 3]);
+        assert_eq!(o.reads(0, d), 0b1000);
+        assert_eq!(o.flushed(0, d), 0b1000);
+    }
+}

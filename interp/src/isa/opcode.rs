@@ -388,3 +388,76 @@ impl fmt::Display for Opcode {
         f.write_str(self.mnemonic())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_map_back_to_their_rows() {
+        for &op in Opcode::ALL {
+            assert_eq!(Opcode::from_code(op as u8), Some(op), "{op}");
+            assert_eq!(Opcode::from_mnemonic(op.mnemonic()), Some(op));
+            assert_eq!(op.base().unit(), op.unit(), "{op} and its twin");
+            assert_eq!(op.base().sources(), op.sources(), "{op} and its twin");
+        }
+        let defined = (0..64u8)
+            .filter(|&c| Opcode::from_code(c).is_some())
+            .count();
+        // 39 rows, CMP taking 2 codes and MAD/MADI 8 each (plus the made-up SUB's).
+        let made_up = usize::from(cfg!(feature = "made-up-opcode"));
+        assert_eq!(defined, Opcode::ALL.len() + 1 + 7 + 7);
+        assert_eq!(Opcode::ALL.len(), 39 + made_up);
+    }
+
+    #[test]
+    fn every_wide_source_exists_and_twins_swap_it() {
+        for &op in Opcode::ALL {
+            match op.wide_source() {
+                Some(w) => assert!(w < op.sources(), "{op}"),
+                None => assert_eq!(op.sources(), 0, "{op}"),
+            }
+            if let Some(i) = op.inverted() {
+                assert!(i.is_inverted() && !op.is_inverted(), "{op}");
+                assert_ne!(i.wide_source(), op.wide_source(), "{op}");
+            }
+        }
+        assert_eq!(Opcode::Dph.inverted(), Some(Opcode::Dphi));
+        assert_eq!(Opcode::Mad.inverted(), Some(Opcode::Madi));
+        assert_eq!(Opcode::Add.inverted(), None);
+    }
+
+    #[test]
+    fn read_masks_follow_the_float_model() {
+        // Lane-wise: what the mask writes; dot products: fixed; DPH ignores a.w; DST reads
+        // (a.y, a.z) and (b.y, b.w); scalar functions read x; LITP x, y, w; MOVA x/y by its
+        // mask; CMP x and y whatever the mask.
+        assert_eq!(Opcode::Add.reads(1, 0b0101), 0b0101);
+        assert_eq!(Opcode::Dp3.reads(0, 0b0001), 0b0111);
+        assert_eq!(Opcode::Dph.reads(0, 0b0001), 0b0111);
+        assert_eq!(Opcode::Dphi.reads(1, 0b0001), 0xF);
+        assert_eq!(Opcode::Dst.reads(0, 0), 0b0110);
+        assert_eq!(Opcode::Dst.reads(1, 0), 0b1010);
+        assert_eq!(Opcode::Rsq.reads(0, 0xF), 0b0001);
+        assert_eq!(Opcode::Litp.reads(0, 0), 0b1011);
+        assert_eq!(Opcode::Mova.reads(0, 0b1110), 0b0010);
+        assert_eq!(Opcode::Cmp.reads(1, 0), 0b0011);
+        assert_eq!(Opcode::Mad.reads(2, 0b1000), 0b1000);
+        assert_eq!(Opcode::Mad.reads(3, 0xF), 0);
+        // Rule 1: arithmetic flushes what it reads; DST only the y product; moves,
+        // selections and comparisons nothing.
+        assert_eq!(Opcode::Mul.flushed(0, 0b0011), 0b0011);
+        assert_eq!(Opcode::Dst.flushed(1, 0xF), 0b0010);
+        assert_eq!(Opcode::Ex2.flushed(0, 0xF), 0b0001);
+        for op in [
+            Opcode::Mov,
+            Opcode::Max,
+            Opcode::Min,
+            Opcode::Sge,
+            Opcode::Cmp,
+        ] {
+            assert_eq!(op.flushed(0, 0xF), 0, "{op}");
+        }
+        assert!(Opcode::Madi.flushes_all(2) && !Opcode::Dst.flushes_all(0));
+    }
+}
