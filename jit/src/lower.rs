@@ -154,19 +154,16 @@ impl<'a, M: MacroAssembler> Lowerer<'a, M> {
         }
         let m = &mut self.masm;
         match *instr {
-            Instruction::Emit => {
-                if self.program.kind() == ShaderKind::Geometry {
-                    m.emit_vertex(pc);
-                }
+            // EMIT and SETEMIT do nothing in vertex shaders.
+            Instruction::Emit if self.program.kind() == ShaderKind::Geometry => {
+                m.emit_vertex(pc);
             }
             Instruction::SetEmit {
                 vtx,
                 primitive,
                 winding,
-            } => {
-                if self.program.kind() == ShaderKind::Geometry {
-                    m.set_emit(vtx, primitive, winding);
-                }
+            } if self.program.kind() == ShaderKind::Geometry => {
+                m.set_emit(vtx, primitive, winding);
             }
             Instruction::Loop { i, .. } => {
                 let slot = slot.ok_or_else(|| {

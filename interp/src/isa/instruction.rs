@@ -263,8 +263,10 @@ fn dst_raw(r: DstReg) -> Result<u32, EncodeError> {
     })
 }
 
-fn expect(op: Opcode, allowed: &[Opcode]) -> Result<u32, EncodeError> {
-    if allowed.contains(&op) {
+/// The opcode's bits, if its word layout is one of `allowed` (MOVA, though one-source, has
+/// its own instruction shape).
+fn expect(op: Opcode, allowed: &[Format]) -> Result<u32, EncodeError> {
+    if allowed.contains(&op.format()) && op != Opcode::Mova {
         Ok((op as u32) << 26)
     } else {
         Err(EncodeError::WrongOpcode(op))
@@ -287,12 +289,7 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
             rel,
             desc,
         } => {
-            let code = expect(
-                op,
-                &[
-                    Add, Dp3, Dp4, Dph, Dst, Mul, Sge, Slt, Max, Min, Dphi, Dsti, Sgei, Slti,
-                ],
-            )?;
+            let code = expect(op, &[Format::One, Format::OneI])?;
             let (s1, s2) = if op.is_inverted() {
                 (
                     narrow("source 1", src1)? << 14,
@@ -317,7 +314,7 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
             rel,
             desc,
         } => {
-            expect(op, &[Ex2, Lg2, Litp, Flr, Rcp, Rsq, Mov])?
+            expect(op, &[Format::OneU])?
                 | dst_raw(dst)? << 21
                 | (rel.raw() as u32) << 19
                 | wide("source 1", src)? << 12
@@ -354,8 +351,8 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
             rel,
             desc,
         } => {
-            let code = expect(op, &[Mad, Madi])?;
-            let (s2, s3) = if op == Madi {
+            let code = expect(op, &[Format::Five, Format::FiveI])?;
+            let (s2, s3) = if op.is_inverted() {
                 (
                     narrow("source 2", src2)? << 12,
                     wide("source 3", src3)? << 5,
