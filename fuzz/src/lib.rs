@@ -685,7 +685,7 @@ fn encode_op(instr: Instruction, _pc: u32, len: u32) -> Option<Vec<u8>> {
             desc,
         } => vec![
             5,
-            (op == Opcode::Madi) as u8,
+            op.is_inverted() as u8,
             dst.raw()?,
             src_byte(src1)?,
             src_byte(src2)?,

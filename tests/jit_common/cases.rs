@@ -306,9 +306,12 @@ pub fn mova_cmp_mad_every_operand_shape() {
                         4,
                     );
                 }
-                for op in [Opcode::Mad, Opcode::Madi] {
+                let three: Vec<Opcode> = Opcode::with_format(Format::Five)
+                    .chain(Opcode::with_format(Format::FiveI))
+                    .collect();
+                for op in three {
                     let narrow = SrcReg::Input(di as u8 + 1);
-                    let (src2, src3) = if op == Opcode::Madi {
+                    let (src2, src3) = if op.is_inverted() {
                         (narrow, wide)
                     } else {
                         (wide, narrow)

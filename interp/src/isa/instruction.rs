@@ -532,14 +532,7 @@ impl Instruction {
 
     /// Operand-descriptor index, for instructions that have one.
     pub fn desc(&self) -> Option<u8> {
-        match *self {
-            Instruction::Binary { desc, .. }
-            | Instruction::Unary { desc, .. }
-            | Instruction::Mova { desc, .. }
-            | Instruction::Cmp { desc, .. }
-            | Instruction::Mad { desc, .. } => Some(desc),
-            _ => None,
-        }
+        self.operands().map(|o| o.desc)
     }
 }
 
