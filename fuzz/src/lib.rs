@@ -107,7 +107,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub use picajit::testgen::{F24_SPECIALS, F32_SPECIALS};
+pub use picajit_testkit::testgen::{F24_SPECIALS, F32_SPECIALS};
 
 /// A value as the input describes it, before conversion to a float mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1157,7 +1157,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
 }
 
 pub fn batch_matches_per_vertex_interpreter() {
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     for seed in 0..40 {
         let case = generate(
             seed,
@@ -1203,7 +1203,7 @@ pub fn batch_matches_per_vertex_interpreter() {
 }
 
 pub fn cache_reuses_identical_code_only() {
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     let case = generate(7, &Config::default());
     let cache = CodeCache::new();
     let f = HostFeatures::detect();

@@ -31,7 +31,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::Uniforms;
-use picajit::testgen::{F24_SPECIALS, F32_SPECIALS};
+use picajit_testkit::testgen::{F24_SPECIALS, F32_SPECIALS};
 
 // ---------------------------------------------------------------- random numbers
 
