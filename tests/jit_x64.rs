@@ -154,7 +154,7 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_is_ignored_and_restored() {
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..30 {
         let case = generate(seed, &Config::default());

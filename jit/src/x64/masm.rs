@@ -54,6 +54,10 @@ use crate::masm::{
 };
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
+use picajit_interp::float::precision::{
+    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
+    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
@@ -62,16 +66,16 @@ const ABS: u32 = 0x7FFF_FFFF;
 const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = 0xFFFF_FF80;
+const TRUNC17: u32 = F24_GRID_F32;
 const ONE: u32 = 0x3F80_0000;
 /// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = 0x5F7F_FFFF;
+const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
 /// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = 0x207F_FFFF;
+const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
 /// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = 0x007F_FFFF;
+const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = 0x42FF_FE00;
+const LITP_LIM: u32 = LITP_LIMIT_F32;
 
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -467,7 +471,7 @@ impl X64Masm {
         let qnan = self.a.splat64(0x7FF8_0000_0000_0000);
         let one = self.a.splat64(1);
         let half_m1 = self.a.splat64((1 << 35) - 1);
-        let mask = self.a.splat64(!((1u64 << 36) - 1));
+        let mask = self.a.splat64(F24_GRID_F64);
         let a = &mut self.a;
         a.movaps(S0, d);
         a.cmppd(S0, d, 3); // unordered
@@ -476,7 +480,7 @@ impl X64Masm {
         a.andps(S0, qnan);
         a.orps(S6, S0); // d with NaN lanes canonical
         a.movaps(S0, S6);
-        a.psrlq(S0, 36);
+        a.psrlq(S0, F24_F64_DROP as u8);
         a.pand(S0, one);
         a.paddq(S0, half_m1);
         a.paddq(S6, S0);
@@ -543,7 +547,7 @@ impl X64Masm {
     fn body_rsq(&mut self, v: Xmm) {
         let special = self.a.new_label();
         let one = self.a.splat64(0x3FF0_0000_0000_0000);
-        let grid = self.a.splat64(!((1u64 << 36) - 1));
+        let grid = self.a.splat64(F24_GRID_F64);
         let a = &mut self.a;
         a.movd_rx(RAX, v);
         a.lea_r32(RCX, RAX, -1);
@@ -552,7 +556,7 @@ impl X64Masm {
         a.cvtss2sd(S1, v);
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => {
-                let ulp = self.a.splat64(1 << 36);
+                let ulp = self.a.splat64(F24_ULP_F64);
                 let a = &mut self.a;
                 // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
                 a.movaps(S2, one);
@@ -573,7 +577,7 @@ impl X64Masm {
                 self.fixup_rtz(v);
             }
             FloatMode::F24(Rounding::NearestEven) => {
-                let ulp = self.a.splat64(1 << 36);
+                let ulp = self.a.splat64(F24_ULP_F64);
                 let half = self.a.splat64(1 << 35);
                 let a = &mut self.a;
                 a.sqrtsd(S2, S1);
