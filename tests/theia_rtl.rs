@@ -143,7 +143,13 @@ fn prerequisites() -> Option<PathBuf> {
 
 /// Copies `files` of the RTL into a scratch directory named after `what`, applies
 /// [`PATCHES`] and adds picajit's bench `tests/theia_rtl/{bench}`.
-fn scratch_rtl(checkout: &Path, files: &[&str], what: &str, bench: &str) -> PathBuf {
+fn scratch_rtl(
+    checkout: &Path,
+    files: &[&str],
+    what: &str,
+    bench: &str,
+    hold_operands: bool,
+) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "picajit-theia-{what}-{}",
         std::process::id()
@@ -171,6 +177,21 @@ fn scratch_rtl(checkout: &Path, files: &[&str], what: &str, bench: &str) -> Path
             let body = s[i..j].replace("Q <= D;", "#0.001 Q <= D;");
             s.replace_range(i..j, &body);
         }
+        if hold_operands {
+            if f == "Module_VectorALU.v" {
+                s = hold_alu_operands(&s);
+            }
+            if f == "Module_FixedPointSquareRoot.v" {
+                // The start test reads the blocking copy `myInputReady` in the same clock
+                // edge that writes it; which of the two always blocks runs first is up to the
+                // simulator, and the order that works (the new value seen: the adder's sum is
+                // still on `Operand`) is the one the reference images need (see the module
+                // documentation). Reading `iInputReady` there is that order, deterministically.
+                let old = "if ( myInputReady == 1  )";
+                assert!(s.contains(old), "{f}: '{old}' not found");
+                s = s.replace(old, "if ( iInputReady == 1  )");
+            }
+        }
         for &(file, old, new) in PATCHES {
             if file == f {
                 assert!(
@@ -190,6 +211,54 @@ fn scratch_rtl(checkout: &Path, files: &[&str], what: &str, bench: &str) -> Path
     )
     .unwrap();
     dir
+}
+
+/// The VectorALU with its operands held from the trigger cycle to the result: the module body
+/// reads each operand port (channels A and B, the instruction pointer LEA reads) as `*_op`,
+/// the port's value in the trigger cycle and a flop's copy of it afterwards.
+///
+/// Why: the execution FSM hands the ALU its operands combinationally from the decoder
+/// (`rtl/Module_ExecutionFSM.v`, `oALUChannelX1 = iSource1[95:64]` …, the source flops are
+/// commented out), and the fetch unit presents the next instruction one clock after the
+/// trigger. With every delay flop non-blocking, the one-cycle operations (COPY, SETX/Y/Z,
+/// FRAC, NEG, UNSCALE, SWIZZLE3D, XCHANGEX, RETURN, LEA; `rtl/Module_VectorALU.v`, their
+/// `wOutputDelay1Cycle` cases) sample their operand when OutputReady rises, by which time the
+/// decoder shows the *next* instruction's sources (its bank select and forwarding compare, the
+/// current one's row): `COPY R1 CREG_RESOLUTION` followed by `UNSCALE R1 R1`, as the ROM's
+/// initial code has it (`rtl/Module_ROM.v` rows 4-5), would copy the previous result instead of
+/// the resolution. In the simulations that rendered the original project's reference images,
+/// the OutputReady delay flop assigns blocking (`rtl/Collaterals.v`,
+/// `FFD_POSEDGE_ASYNC_RESET`), so OutputReady rises in the clock edge's active region and the
+/// result flops sample the operands before that edge updates the decoder: the operands of the
+/// trigger cycle. example3's reference image, which picajit reproduces bit for bit with that
+/// reading, confirms it. Holding the operands gives that reading deterministically.
+fn hold_alu_operands(src: &str) -> String {
+    let start = src.find("module VectorALU").expect("module VectorALU");
+    let end = start + src[start..].find(");").expect("VectorALU port list") + 2;
+    let mut body = src[end..].to_string();
+    let mut decl = String::from(
+        "\n// picajit (scratch copy only): operands held from the trigger cycle\n",
+    );
+    for (name, width) in [
+        ("iChannel_Ax", "`WIDTH"),
+        ("iChannel_Bx", "`WIDTH"),
+        ("iChannel_Ay", "`WIDTH"),
+        ("iChannel_By", "`WIDTH"),
+        ("iChannel_Az", "`WIDTH"),
+        ("iChannel_Bz", "`WIDTH"),
+        ("iCurrentIP", "`ROM_ADDRESS_WIDTH"),
+    ] {
+        assert!(body.contains(name), "VectorALU uses {name}");
+        body = body.replace(name, &format!("{name}_op"));
+        writeln!(
+            decl,
+            "reg [{width}-1:0] {name}_held;\n\
+             always @(posedge Clock) if (iInputReady) {name}_held <= {name};\n\
+             wire [{width}-1:0] {name}_op = iInputReady ? {name} : {name}_held;"
+        )
+        .unwrap();
+    }
+    format!("{}{decl}{body}", &src[..end])
 }
 
 /// Compiles `bench` with the scratch copy's `files` (all but the definitions, which the
@@ -281,6 +350,7 @@ fn interpret(c: &Case) -> Option<([u32; 3], bool)> {
         info.sem,
         0,
         0xFFFF,
+        None,
     )
     .unwrap();
     Some((step.result, step.next.is_some()))
@@ -324,7 +394,7 @@ fn alu_matches_the_rtl_on_random_vectors() {
         }
         cases.push(Case { op: o.code, a, b });
     }
-    let dir = scratch_rtl(&checkout, &RTL_FILES, "alu", "alu_tb.v");
+    let dir = scratch_rtl(&checkout, &RTL_FILES, "alu", "alu_tb.v", false);
     let mut vectors = String::new();
     for c in &cases {
         writeln!(
@@ -454,10 +524,10 @@ fn exe_reg(rng: &mut Rng) -> u16 {
     }
 }
 
-/// A random program of `n` instructions: every operation the RTL completes, rarely one it never
-/// completes, forward and backward jumps, CALL/RET, sources that read the previous
-/// instruction's destination, and a final RETURN.
-fn exe_program(rng: &mut Rng, n: usize, calls: bool) -> Vec<u64> {
+/// A random program of `n` instructions: every operation the RTL completes (RETURN less often),
+/// rarely one it never completes, forward and backward jumps, CALL/RET, sources that read the
+/// previous instruction's destination or alias its row, and a final RETURN.
+fn exe_program(rng: &mut Rng, n: usize) -> Vec<u64> {
     let imem = |row: u64| 0x8000u16 | (1 + row) as u16;
     let stalls: Vec<&table::OpInfo> = OPS
         .iter()
@@ -470,10 +540,7 @@ fn exe_program(rng: &mut Rng, n: usize, calls: bool) -> Vec<u64> {
         } else {
             loop {
                 let o = &OPS[(rng.next() % OPS.len() as u64) as usize];
-                if o.rtl == RtlSupport::Completes
-                    && o.sem != Sem::Return
-                    && (calls || !matches!(o.sem, Sem::Call | Sem::Ret))
-                {
+                if o.rtl == RtlSupport::Completes && (o.sem != Sem::Return || rng.next() % 4 == 0) {
                     break o;
                 }
             }
@@ -482,6 +549,7 @@ fn exe_program(rng: &mut Rng, n: usize, calls: bool) -> Vec<u64> {
         let w = match info.sem {
             Sem::Jump(..) => Word::new(info.code, target, exe_reg(rng), exe_reg(rng)),
             Sem::Jmp | Sem::Call => Word::with_imm(info.code, target, 0),
+            Sem::Return => Word::with_imm(info.code, exe_reg(rng), (rng.next() % 2) as u32),
             Sem::Swizzle3D => Word::with_imm(info.code, exe_reg(rng), (rng.next() % 24) as u32),
             Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
                 Word::with_imm(info.code, exe_reg(rng), rng.value())
@@ -524,7 +592,7 @@ fn run_programs(checkout: &Path, rom: &[u64], programs: &[Program]) -> usize {
             writeln!(cases, "{:x} {:x} {:x}", r[0], r[1], r[2]).unwrap();
         }
     }
-    let dir = scratch_rtl(checkout, &EXE_FILES, "exe", "exe_tb.v");
+    let dir = scratch_rtl(checkout, &EXE_FILES, "exe", "exe_tb.v", true);
     std::fs::write(dir.join("cases.txt"), cases).unwrap();
     let text = simulate(
         &dir,
@@ -611,7 +679,11 @@ fn run_programs(checkout: &Path, rom: &[u64], programs: &[Program]) -> usize {
         }
         matched += 1;
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("PICAJIT_THEIA_RTL_KEEP").is_some() {
+        eprintln!("the bench and its cases are kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     matched
 }
 
@@ -629,6 +701,51 @@ fn warm_up() -> Program {
     }
 }
 
+/// Control-flow shapes found by the random programs, kept as fixed cases: RETURN as the first
+/// instruction and right after RET (the unit never reports done), after a taken jump, a CALL
+/// and a fallthrough (it does), LEA at an entry, a jump target and a return point (address + 1),
+/// and a row written through one address and read through another by the next instruction.
+fn fixed_programs() -> Vec<Program> {
+    let op = |n: &str| table::by_name(n).unwrap().code;
+    let retn = |v: u32| Word::with_imm(op("RETURN"), 0, v).encode();
+    let inc = |r: u16| Word::new(op("INC"), r, r, 0).encode();
+    let lea = |r: u16| Word::new(op("LEA"), r, 0, 0).encode();
+    let call = |t: u16| Word::with_imm(op("CALL"), t, 0).encode();
+    let jmp = |t: u16| Word::with_imm(op("JMP"), t, 0).encode();
+    let ret = Word::with_imm(op("RET"), 0, 0).encode();
+    let jeqx = Word::new(op("JEQX"), 0x8003, 75, 76).encode();
+    let mut regs = vec![[0u32; 3]; 128];
+    regs[70] = [0x1_2345, 0x6_789A, 0xFFFF_0001];
+    let shapes: Vec<(&str, Vec<u64>)> = vec![
+        ("RETURN first", vec![retn(1)]),
+        ("RET to RETURN", vec![call(0x8004), retn(1), 0, ret]),
+        ("RET to INC, RETURN", vec![call(0x8004), inc(71), retn(1), ret]),
+        ("JMP to RETURN", vec![jmp(0x8003), inc(71), retn(1)]),
+        ("CALL to RETURN", vec![call(0x8003), inc(71), retn(0)]),
+        ("JEQX to RETURN", vec![jeqx, inc(71), retn(1)]),
+        ("LEA first", vec![lea(72), retn(1)]),
+        ("LEA at a jump target", vec![jmp(0x8003), 0, lea(72), retn(1)]),
+        ("LEA at a return point", vec![call(0x8004), lea(72), retn(1), ret]),
+        (
+            "alias read after a write",
+            vec![
+                Word::new(op("INC"), 0xC6, 70, 0).encode(),
+                Word::new(op("COPY"), 72, 0x46, 0).encode(),
+                Word::new(op("COPY"), 73, 0x46, 0).encode(),
+                retn(1),
+            ],
+        ),
+    ];
+    shapes
+        .into_iter()
+        .map(|(what, code)| Program {
+            what: what.into(),
+            code,
+            regs: regs.clone(),
+        })
+        .collect()
+}
+
 #[test]
 fn programs_match_the_rtl_execution_unit() {
     let Some(checkout) = prerequisites() else {
@@ -641,10 +758,18 @@ fn programs_match_the_rtl_execution_unit() {
         .unwrap_or(300);
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let mut programs = vec![warm_up()];
+    programs.extend(fixed_programs());
     let mut state = State::new(Profile::Rtl);
+    for p in &programs {
+        let mut imem = vec![0x8001u64];
+        imem.extend(&p.code);
+        state.regs.clone_from(&p.regs);
+        run(Profile::Rtl, &Code::imem(imem), &mut state, &mut BenchIo::default(), 0x8001, 100)
+            .unwrap();
+    }
     while programs.len() <= n {
         let len = 2 + (rng.next() % 30) as usize;
-        let code = exe_program(&mut rng, len, false);
+        let code = exe_program(&mut rng, len);
         let regs: Vec<[u32; 3]> = (0..128)
             .map(|_| {
                 if rng.next() % 4 == 0 {

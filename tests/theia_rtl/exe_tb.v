@@ -156,8 +156,12 @@ module picajit_exe_tb;
         end
         done = wDone;
         retval = wReturnCode;
-        // let the last write-back land
-        repeat (4) @(negedge Clock);
+        // Let the RETURN that follows the completing instruction write back (two clocks), then
+        // hold the unit in reset: after a RET followed in memory by RETURN, done comes at the
+        // RET and the unit goes on from the return address (its first instruction completes
+        // four clocks after done), which the comparison leaves out.
+        repeat (3) @(negedge Clock);
+        Reset = 1;
         logging = 0;
         $display("D %0d %0d %0d", done, retval, cycles);
         for (i = 0; i < 128; i = i + 1) begin

@@ -167,6 +167,11 @@ pub struct Cursor {
     pub steps: u64,
     /// Set after a jump, so that a fetch outside the code names the jump.
     pub jumped_from: Option<u16>,
+    /// rtl: the row the previous instruction wrote and its value before that write. The write
+    /// lands in the clock edge in which the next instruction's operands are read from the
+    /// register file, so that instruction reads the old value through any address other than
+    /// the forwarded one (an alias: the rows decode address bits 6:0 only).
+    pub stale: Option<(usize, [u32; 3])>,
 }
 
 impl Cursor {
@@ -178,6 +183,7 @@ impl Cursor {
             last_dst: 0,
             steps: 0,
             jumped_from: None,
+            stale: None,
         }
     }
 }
@@ -242,15 +248,41 @@ pub fn step(
             steps: cur.steps,
         }));
     }
-    let st = execute(profile, state, io, w, info.sem, pc, cur.last_dst)?;
+    let st = execute(profile, state, io, w, info.sem, pc, cur.last_dst, cur.stale)?;
+    let first = cur.steps == 0;
     cur.steps += 1;
+    cur.stale = st.wrote;
     cur.last_dst = w.dst;
     state.last_result = st.result;
     if let Some(r) = st.returned {
+        if profile == Profile::Rtl && (first || after_ret(code, cur.jumped_from)) {
+            // The fetch unit signals the end when an instruction completes while it presents
+            // RETURN (`rtl/Module_InstructionFetch.v`, `oExecutionDone = wLastInstruction &
+            // iEXEDone`): the one before RETURN, or a taken jump to it. A RETURN that starts
+            // the run or follows a RET executes (and writes) with the fetch unit already past
+            // it, and then nothing completes again: the unit never reports done.
+            return Ok(Some(RunOutcome {
+                status: Status::Stalled { pc, op: w.op },
+                steps: cur.steps,
+            }));
+        }
         return Ok(Some(RunOutcome {
             status: Status::Returned(r),
             steps: cur.steps,
         }));
+    }
+    if profile == Profile::Rtl && info.sem == Sem::Ret {
+        // The fetch unit still presents the word after the RET when the RET completes (the
+        // return address takes effect two clocks later: `rtl/Module_InstructionFetch.v`,
+        // `wSubReturnDelay2`). If that word is RETURN, the unit reports done there, with that
+        // RETURN's value. (It then goes on executing from the return address until the
+        // control unit's next trigger resets it; that tail is not modelled.)
+        if let Some(v) = return_at(code, pc.wrapping_add(1)) {
+            return Ok(Some(RunOutcome {
+                status: Status::Returned(v),
+                steps: cur.steps,
+            }));
+        }
     }
     match st.next {
         Some(t) => {
@@ -263,6 +295,20 @@ pub fn step(
         }
     }
     Ok(None)
+}
+
+/// The value of the RETURN at `addr`, if the word there is one.
+pub fn return_at(code: &Code, addr: u16) -> Option<bool> {
+    let w = Word::decode(code.fetch(addr)?);
+    (w.info()?.sem == Sem::Return).then_some(w.imm() & 1 != 0)
+}
+
+/// Whether the instruction that jumped to the current one was a RET.
+fn after_ret(code: &Code, jumped_from: Option<u16>) -> bool {
+    jumped_from
+        .and_then(|f| code.fetch(f))
+        .and_then(|raw| Word::decode(raw).info())
+        .is_some_and(|i| i.sem == Sem::Ret)
 }
 
 /// Whether an operation completes in a profile. The manual documents INTP, RESCALE and
@@ -288,6 +334,8 @@ pub struct Step {
     pub next: Option<u16>,
     /// RETURN's value.
     pub returned: Option<bool>,
+    /// rtl: the register row written and its previous value (see [`Cursor::stale`]).
+    pub wrote: Option<(usize, [u32; 3])>,
 }
 
 /// Reads a register as instruction `pc` sees it.
@@ -296,17 +344,22 @@ fn read(
     state: &State,
     addr: u16,
     last_dst: u16,
+    stale: Option<(usize, [u32; 3])>,
     pc: u16,
 ) -> Result<[u32; 3], TheiaError> {
     match profile {
         // Data forwarding (`Module_InstructionDecode.v` lines 65-69, 139-153): a source whose
         // 16-bit address equals the previous instruction's destination field takes the ALU's
-        // result flops, whether or not that result was written.
-        Profile::Rtl => Ok(if addr == last_dst {
-            state.last_result
-        } else {
-            state.regs[(addr & 0x7F) as usize]
-        }),
+        // result flops, whether or not that result was written. Another address of the row
+        // the previous instruction wrote reads the row as it was before (see `Cursor::stale`).
+        Profile::Rtl => {
+            let row = (addr & 0x7F) as usize;
+            Ok(match stale {
+                _ if addr == last_dst => state.last_result,
+                Some((r, old)) if r == row => old,
+                _ => state.regs[row],
+            })
+        }
         Profile::Manual => state
             .regs
             .get(addr as usize)
@@ -315,21 +368,21 @@ fn read(
     }
 }
 
-/// Writes a register as the profile's memory map allows (see [`Profile::writable`]).
+/// Writes a register as the profile's memory map allows (see [`Profile::writable`]); returns
+/// the row written and its previous value.
 fn write(
     profile: Profile,
     state: &mut State,
     addr: u16,
     value: [u32; 3],
     pc: u16,
-) -> Result<(), TheiaError> {
+) -> Result<Option<(usize, [u32; 3])>, TheiaError> {
     let row = profile
         .row(addr)
         .ok_or(TheiaError::RegisterOutOfRange { pc, addr })?;
-    if profile.writable(row) {
-        state.regs[row] = value;
-    }
-    Ok(())
+    Ok(profile
+        .writable(row)
+        .then(|| (row, std::mem::replace(&mut state.regs[row], value))))
 }
 
 /// Executes one instruction whose operation completes in `profile`.
@@ -341,6 +394,7 @@ pub fn execute(
     sem: Sem,
     pc: u16,
     last_dst: u16,
+    stale: Option<(usize, [u32; 3])>,
 ) -> Result<Step, TheiaError> {
     let rtl = profile == Profile::Rtl;
     // Source roles (`Module_ExecutionFSM.v` lines 104-110): ALU channel A is source 1 (or the
@@ -349,7 +403,7 @@ pub fn execute(
         if w.is_imm() {
             Ok([w.imm(), 0, 0])
         } else {
-            read(profile, state, w.src1, last_dst, pc)
+            read(profile, state, w.src1, last_dst, stale, pc)
         }
     };
     let b = || -> Result<[u32; 3], TheiaError> {
@@ -358,6 +412,7 @@ pub fn execute(
             state,
             if w.is_imm() { w.dst } else { w.src2 },
             last_dst,
+            stale,
             pc,
         )
     };
@@ -425,7 +480,7 @@ pub fn execute(
             if rtl {
                 [v[0], v[1], z]
             } else {
-                let d = read(profile, state, w.dst, last_dst, pc)?;
+                let d = read(profile, state, w.dst, last_dst, stale, pc)?;
                 [d[0], d[1], z]
             }
         }
@@ -460,7 +515,10 @@ pub fn execute(
             [0; 3]
         }
         Sem::TmRead => io.tmem_read(a()?),
-        Sem::Lea => [pc as u32; 3],
+        // The ALU reads the fetch unit's instruction pointer (`rtl/Unit_EXE.v`, `iCurrentIP`),
+        // which has moved to the next instruction by the time LEA executes: the whole-program
+        // RTL differential (`tests/theia_rtl.rs`) shows address + 1.
+        Sem::Lea => [u32::from(pc.wrapping_add(1)); 3],
         Sem::Return => {
             returned = Some(w.imm() & 1 != 0);
             // The RTL writes the immediate to the destination (usually row 0, which the unit
@@ -528,12 +586,15 @@ pub fn execute(
             [w.imm(), d[1], d[2]]
         }
     };
-    if writes {
-        write(profile, state, w.dst, result, pc)?;
-    }
+    let wrote = if writes {
+        write(profile, state, w.dst, result, pc)?
+    } else {
+        None
+    };
     Ok(Step {
         result,
         next,
         returned,
+        wrote: wrote.filter(|_| rtl),
     })
 }

@@ -120,6 +120,39 @@ fn reads(sem: Sem) -> (bool, bool) {
     }
 }
 
+/// rtl: whether `next`, run right after `w`, reads a row `w` writes through another address
+/// than `w`'s destination field, and so sees the row's old value (`exec::Cursor::stale`).
+/// The code leaves to the interpreter before such a `w` (conservatively: any operation that
+/// may write), which tracks the old value; ordinary programs never alias addresses.
+pub fn reads_stale(profile: Profile, w: Word, next: Word) -> bool {
+    if profile != Profile::Rtl {
+        return false;
+    }
+    let Some(info) = w.info() else { return false };
+    let Some(next_info) = next.info() else {
+        return false;
+    };
+    let row = (w.dst & 0x7F) as usize;
+    if matches!(info.sem, Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::Ret) || !profile.writable(row)
+    {
+        return false;
+    }
+    let (ra, rb) = match next_info.sem {
+        // the host's interpreter reads OMWRITE's data too
+        Sem::OmWrite => (true, true),
+        s => reads(s),
+    };
+    let mut srcs = Vec::new();
+    if ra && !next.is_imm() {
+        srcs.push(next.src1);
+    }
+    if rb {
+        srcs.push(if next.is_imm() { next.dst } else { next.src2 });
+    }
+    srcs.iter()
+        .any(|&a| a != w.dst && (a & 0x7F) as usize == row)
+}
+
 /// One compiled code region (instruction memory or ROM).
 struct Region {
     base: u16,
@@ -152,6 +185,9 @@ pub struct Lowering<'a, E: Emit> {
     profile: Profile,
     labels: BTreeMap<u16, E::Label>,
     leaders: BTreeSet<u16>,
+    /// rtl: the leaders that hold RETURN. Reached from a RET (or as a run's first
+    /// instruction) such a RETURN never reports done (`exec::step`): the interpreter decides.
+    return_leaders: Vec<u16>,
     dispatch: E::Label,
 }
 
@@ -174,12 +210,26 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
         }
         let leaders = leaders(code, entries);
+        let return_leaders = if profile == Profile::Rtl {
+            leaders
+                .iter()
+                .copied()
+                .filter(|&a| {
+                    code.fetch(a)
+                        .and_then(|raw| Word::decode(raw).info())
+                        .is_some_and(|i| i.sem == Sem::Return)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let dispatch = e.label();
         let mut lw = Lowering {
             e,
             profile,
             labels,
             leaders,
+            return_leaders,
             dispatch,
         };
         lw.e.prologue(dispatch);
@@ -195,7 +245,20 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 let l = lw.labels[&pc];
                 lw.e.bind(l);
-                lw.instruction(pc, w, known);
+                let next = r.words.get(i + 1).map(|&n| Word::decode(n));
+                let ret_then_return = profile == Profile::Rtl
+                    && w.info().is_some_and(|i| i.sem == Sem::Ret)
+                    && next
+                        .and_then(|n| n.info())
+                        .is_some_and(|i| i.sem == Sem::Return);
+                match next {
+                    // the interpreter tracks the old value of the row (`reads_stale`) and
+                    // ends the run at a RET followed by RETURN (`exec::step`)
+                    Some(n) if reads_stale(profile, w, n) || ret_then_return => {
+                        lw.exit_at(pc, EXIT_TO_END)
+                    }
+                    _ => lw.instruction(pc, w, known),
+                }
                 prev_dst = Some(w.dst);
             }
             if !r.words.is_empty() {
@@ -257,6 +320,14 @@ impl<'a, E: Emit> Lowering<'a, E> {
             if used.iter().any(|&a| a >= 132) {
                 return self.exit_at(pc, EXIT_TO_END);
             }
+        }
+        if sem == Sem::Return && self.return_leaders.contains(&pc) {
+            // a run that starts here: the interpreter reports the stall (steps are below 2^32
+            // in practice; a wrapped count only sends a RETURN to the interpreter needlessly)
+            let go = self.e.label();
+            self.e.branch_mem32_ne(STEPS, 0, go);
+            self.exit_at(pc, EXIT_TO_END);
+            self.e.bind(go);
         }
         let target = branch_target(w, sem);
         let target_label = target.and_then(|t| self.labels.get(&t).copied());
@@ -329,8 +400,24 @@ impl<'a, E: Emit> Lowering<'a, E> {
             Sem::Ret => {
                 self.e.load32(0, RETURN_ADDR);
                 self.e.store32_imm(JUMPED_FROM, pc as u32);
+                // returning to a RETURN: the interpreter reports the stall
+                let exits: Vec<(u16, E::Label)> = self
+                    .return_leaders
+                    .clone()
+                    .into_iter()
+                    .map(|a| (a, self.e.label()))
+                    .collect();
                 let d = self.dispatch;
+                for &(a, l) in &exits {
+                    self.e.imm(1, a as u64);
+                    self.e.branch(Cond::Eq, false, 0, 1, l);
+                }
                 self.e.jump(d);
+                for (a, l) in exits {
+                    self.e.bind(l);
+                    self.e.store32_imm(PC, a as u32);
+                    self.e.exit(EXIT_TO_END);
+                }
             }
             _ => {}
         }
@@ -609,8 +696,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Lea => {
+                // the interpreter's reading: the fetch unit's pointer, address + 1
                 for c in 0..3 {
-                    e.store32_imm(res(c), pc as u32);
+                    e.store32_imm(res(c), u32::from(pc.wrapping_add(1)));
                 }
             }
             Sem::Return => {

@@ -204,6 +204,9 @@ impl TheiaCompiled {
                 last_dst: ctx.last_dst as u16,
                 steps: ctx.steps,
                 jumped_from: (ctx.jumped_from != NO_JUMP).then_some(ctx.jumped_from as u16),
+                // the code leaves before an instruction that reads a stale row (see
+                // `lower::reads_stale`): nothing pending here
+                stale: None,
             };
             if kind == EXIT_RETURNED {
                 let out = RunOutcome {
