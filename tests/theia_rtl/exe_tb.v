@@ -14,7 +14,8 @@
 //                                    then 128 lines X Y Z  (register rows 0..127)
 // Output per case:  O AX AY AZ DX DY DZ    one per clock with the output write enable
 //                   T AX AY AZ             one per texture read (data: see tmem_data)
-//                   D DONE RETVAL CYCLES   DONE 0 when no oDone came (a stall)
+//                   D DONE RETVAL CYCLES RA RX RY RZ   DONE 0 when no oDone came (a stall);
+//                                          RA the return address, R* the ALU's result flops
 //                   G ROW X Y Z            128 lines
 `timescale 1ns / 1ps
 `include "aDefinitions.v"
@@ -110,6 +111,7 @@ module picajit_exe_tb;
   reg [31:0] hi, lo, x, y, z;
   reg [7:0] tag;
   reg [95:0] row;
+  reg [15:0] ra;
   initial begin
     fd = $fopen(`CASES, "r");
     if (fd == 0) begin
@@ -124,6 +126,10 @@ module picajit_exe_tb;
         Reset = 1;
         Trigger = 0;
         repeat (3) @(negedge Clock);
+        // The fetch unit keeps presenting the word at its pointer, which the new program
+        // replaces: a CALL there would set the return address, an effect of loading the
+        // memory behind the unit's back that the RTL's one-time load never has.
+        ra = EXE.IFU.rReturnAddress;
         // rows past the program hold NOP (0): the fetch unit reads ahead of the executed
         // instruction, and unknown bits there would fire its CALL edge detector
         // (`always @(posedge IsCall)`) in simulation
@@ -145,6 +151,7 @@ module picajit_exe_tb;
         end
         Reset = 0;
         repeat (3) @(negedge Clock);
+        EXE.IFU.rReturnAddress = ra;
         logging = 1;
         Trigger = 1;
         @(negedge Clock);
@@ -163,7 +170,8 @@ module picajit_exe_tb;
         repeat (3) @(negedge Clock);
         Reset = 1;
         logging = 0;
-        $display("D %0d %0d %0d", done, retval, cycles);
+        $display("D %0d %0d %0d %h %h %h %h", done, retval, cycles, EXE.IFU.rReturnAddress,
+                 EXE.ALU2ResultA, EXE.ALU2ResultB, EXE.ALU2ResultC);
         for (i = 0; i < 128; i = i + 1) begin
           case (i / 32)
             0: row = MEM.IMEM.Ram[i % 32];

@@ -237,6 +237,10 @@ pub fn step(
     let w = Word::decode(raw);
     let info = table::by_code(w.op).ok_or(TheiaError::UndefinedOperation { pc, op: w.op })?;
     if !completes(profile, info.sem, info.rtl) {
+        // the fetch unit presents the next word while the unit waits (see below for CALL)
+        if profile == Profile::Rtl && op_at(code, pc.wrapping_add(1)) == Some(Sem::Call) {
+            state.return_addr = pc.wrapping_add(2);
+        }
         return Ok(Some(RunOutcome {
             status: Status::Stalled { pc, op: w.op },
             steps: cur.steps,
@@ -248,7 +252,36 @@ pub fn step(
             steps: cur.steps,
         }));
     }
+    // rtl: the return-address register takes the fetch unit's pointer + 1 at each rising
+    // edge of "the presented word is a CALL" (`rtl/Module_InstructionFetch.v`: `always @
+    // (posedge IsCall) rReturnAddress <= oIP+1`), whether that CALL executes or not:
+    // * The word after an instruction is presented while it executes unless it takes a
+    //   branch; for RET (whose return takes effect two clocks later) that is before the RET
+    //   reads the register: RET at R followed by CALL returns to R + 2.
+    // * A CALL reached by fallthrough, at the run's start or by a return: its address + 1.
+    // * A CALL that a taken jump at J presents: the pointer is still J + 1, so J + 2.
+    // * No edge when the word presented before was a CALL too: a CALL whose target is a
+    //   CALL, a return to a CALL from a RET followed by CALL.
+    let rtl = profile == Profile::Rtl;
+    let ret_then_call = op_at(code, pc.wrapping_add(1)) == Some(Sem::Call);
+    if rtl && info.sem == Sem::Ret && ret_then_call {
+        state.return_addr = pc.wrapping_add(2);
+    }
+    let ra_before = state.return_addr;
+    let call_ra = (rtl && info.sem == Sem::Call).then(|| {
+        match cur.jumped_from.map(|j| (j, op_at(code, j))) {
+            None => Some(pc.wrapping_add(1)),
+            Some((_, Some(Sem::Call))) => None,
+            Some((j, Some(Sem::Ret))) => (op_at(code, j.wrapping_add(1)) != Some(Sem::Call))
+                .then_some(pc.wrapping_add(1)),
+            Some((j, _)) => Some(j.wrapping_add(2)),
+        }
+        .unwrap_or(ra_before)
+    });
     let st = execute(profile, state, io, w, info.sem, pc, cur.last_dst, cur.stale)?;
+    if let Some(ra) = call_ra {
+        state.return_addr = ra;
+    }
     let first = cur.steps == 0;
     cur.steps += 1;
     cur.stale = st.wrote;
@@ -260,7 +293,14 @@ pub fn step(
             // RETURN (`rtl/Module_InstructionFetch.v`, `oExecutionDone = wLastInstruction &
             // iEXEDone`): the one before RETURN, or a taken jump to it. A RETURN that starts
             // the run or follows a RET executes (and writes) with the fetch unit already past
-            // it, and then nothing completes again: the unit never reports done.
+            // it, and then nothing completes again: the unit never reports done. The fetch
+            // unit presents the two words after it meanwhile (a CALL among them sets the
+            // return address, see above).
+            if op_at(code, pc.wrapping_add(1)) == Some(Sem::Call) {
+                state.return_addr = pc.wrapping_add(2);
+            } else if op_at(code, pc.wrapping_add(2)) == Some(Sem::Call) {
+                state.return_addr = pc.wrapping_add(3);
+            }
             return Ok(Some(RunOutcome {
                 status: Status::Stalled { pc, op: w.op },
                 steps: cur.steps,
@@ -297,6 +337,11 @@ pub fn step(
     Ok(None)
 }
 
+/// The operation of the word at `addr`, if there is a defined one.
+fn op_at(code: &Code, addr: u16) -> Option<Sem> {
+    Some(Word::decode(code.fetch(addr)?).info()?.sem)
+}
+
 /// The value of the RETURN at `addr`, if the word there is one.
 pub fn return_at(code: &Code, addr: u16) -> Option<bool> {
     let w = Word::decode(code.fetch(addr)?);
@@ -305,10 +350,7 @@ pub fn return_at(code: &Code, addr: u16) -> Option<bool> {
 
 /// Whether the instruction that jumped to the current one was a RET.
 fn after_ret(code: &Code, jumped_from: Option<u16>) -> bool {
-    jumped_from
-        .and_then(|f| code.fetch(f))
-        .and_then(|raw| Word::decode(raw).info())
-        .is_some_and(|i| i.sem == Sem::Ret)
+    jumped_from.and_then(|f| op_at(code, f)) == Some(Sem::Ret)
 }
 
 /// Whether an operation completes in a profile. The manual documents INTP, RESCALE and

@@ -188,6 +188,8 @@ pub struct Lowering<'a, E: Emit> {
     /// rtl: the leaders that hold RETURN. Reached from a RET (or as a run's first
     /// instruction) such a RETURN never reports done (`exec::step`): the interpreter decides.
     return_leaders: Vec<u16>,
+    /// rtl: the addresses that hold CALL.
+    call_words: BTreeSet<u16>,
     dispatch: E::Label,
 }
 
@@ -223,6 +225,16 @@ impl<'a, E: Emit> Lowering<'a, E> {
         } else {
             Vec::new()
         };
+        let mut call_words = BTreeSet::new();
+        if profile == Profile::Rtl {
+            for r in &regions {
+                for (i, &raw) in r.words.iter().enumerate() {
+                    if Word::decode(raw).info().is_some_and(|i| i.sem == Sem::Call) {
+                        call_words.insert(r.base.wrapping_add(i as u16));
+                    }
+                }
+            }
+        }
         let dispatch = e.label();
         let mut lw = Lowering {
             e,
@@ -230,6 +242,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
             labels,
             leaders,
             return_leaders,
+            call_words,
             dispatch,
         };
         lw.e.prologue(dispatch);
@@ -246,15 +259,16 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 let l = lw.labels[&pc];
                 lw.e.bind(l);
                 let next = r.words.get(i + 1).map(|&n| Word::decode(n));
-                let ret_then_return = profile == Profile::Rtl
+                let ret_then = profile == Profile::Rtl
                     && w.info().is_some_and(|i| i.sem == Sem::Ret)
                     && next
                         .and_then(|n| n.info())
-                        .is_some_and(|i| i.sem == Sem::Return);
+                        .is_some_and(|i| matches!(i.sem, Sem::Return | Sem::Call));
                 match next {
-                    // the interpreter tracks the old value of the row (`reads_stale`) and
-                    // ends the run at a RET followed by RETURN (`exec::step`)
-                    Some(n) if reads_stale(profile, w, n) || ret_then_return => {
+                    // the interpreter tracks the old value of the row (`reads_stale`), ends
+                    // the run at a RET followed by RETURN and takes the return address from
+                    // a CALL after a RET (`exec::step`)
+                    Some(n) if reads_stale(profile, w, n) || ret_then => {
                         lw.exit_at(pc, EXIT_TO_END)
                     }
                     _ => lw.instruction(pc, w, known),
@@ -330,7 +344,11 @@ impl<'a, E: Emit> Lowering<'a, E> {
             self.e.bind(go);
         }
         let target = branch_target(w, sem);
-        let target_label = target.and_then(|t| self.labels.get(&t).copied());
+        // rtl: a CALL that a taken jump presents takes the jump's address + 2 as its return
+        // address (`exec::step`); the interpreter runs such jumps
+        let target_label = target
+            .filter(|t| !self.call_words.contains(t))
+            .and_then(|t| self.labels.get(&t).copied());
         let budget_exit = self.e.label();
         let start = self.e.label();
         self.e.branch_budget(budget_exit);
