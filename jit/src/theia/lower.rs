@@ -186,7 +186,8 @@ pub struct Lowering<'a, E: Emit> {
     labels: BTreeMap<u16, E::Label>,
     leaders: BTreeSet<u16>,
     /// rtl: the leaders that hold RETURN. Reached from a RET (or as a run's first
-    /// instruction) such a RETURN never reports done (`exec::step`): the interpreter decides.
+    /// instruction) such a RETURN never reports done (`exec::step`): entered from the
+    /// dispatcher or a RET, the interpreter runs it.
     return_leaders: Vec<u16>,
     /// rtl: the addresses that hold CALL.
     call_words: BTreeSet<u16>,
@@ -283,9 +284,26 @@ impl<'a, E: Emit> Lowering<'a, E> {
         }
         // The dispatcher: scratch 0 holds a code address.
         lw.e.bind(dispatch);
+        // A RETURN at an entry starts the run here: the interpreter reports that it never
+        // reports done (`exec::step`). (RETs to a RETURN leave before the dispatcher; a
+        // RETURN after I/O resumes a run, with steps counted.)
+        let entry_returns: Vec<u16> = lw
+            .return_leaders
+            .iter()
+            .copied()
+            .filter(|a| entries.contains(a))
+            .collect();
         let leaders: Vec<u16> = lw.leaders.iter().copied().collect();
+        let mut return_exits = Vec::new();
         for a in leaders {
             if let Some(&l) = lw.labels.get(&a) {
+                let l = if entry_returns.contains(&a) {
+                    let x = lw.e.label();
+                    return_exits.push((a, x));
+                    x
+                } else {
+                    l
+                };
                 lw.e.imm(1, a as u64);
                 lw.e.branch(Cond::Eq, false, 0, 1, l);
             }
@@ -293,6 +311,11 @@ impl<'a, E: Emit> Lowering<'a, E> {
         // Not a leader or not loaded: the interpreter goes on from there.
         lw.e.store32(PC, 0);
         lw.e.exit(EXIT_TO_END);
+        for (a, x) in return_exits {
+            lw.e.bind(x);
+            lw.e.store32_imm(PC, a as u32);
+            lw.e.exit(EXIT_TO_END);
+        }
         lw.e.epilogue();
     }
 
@@ -334,14 +357,6 @@ impl<'a, E: Emit> Lowering<'a, E> {
             if used.iter().any(|&a| a >= 132) {
                 return self.exit_at(pc, EXIT_TO_END);
             }
-        }
-        if sem == Sem::Return && self.return_leaders.contains(&pc) {
-            // a run that starts here: the interpreter reports the stall (steps are below 2^32
-            // in practice; a wrapped count only sends a RETURN to the interpreter needlessly)
-            let go = self.e.label();
-            self.e.branch_mem32_ne(STEPS, 0, go);
-            self.exit_at(pc, EXIT_TO_END);
-            self.e.bind(go);
         }
         let target = branch_target(w, sem);
         // rtl: a CALL that a taken jump presents takes the jump's address + 2 as its return
