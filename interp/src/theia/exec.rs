@@ -103,7 +103,9 @@ pub enum Status {
     Returned(bool),
     /// The step budget ran out before the instruction at `pc`.
     Budget { pc: u16 },
-    /// The instruction at `pc` never completes in this profile.
+    /// The instruction at `pc` never completes in this profile, or (rtl) it is a RETURN
+    /// that executed but that the unit never reports as done (the run's first instruction,
+    /// or the one a RET returned to: see [`step`]).
     Stalled { pc: u16, op: u16 },
 }
 
@@ -111,7 +113,8 @@ pub enum Status {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOutcome {
     pub status: Status,
-    /// Executed instructions, RETURN included (a stalled one is not counted).
+    /// Executed instructions, RETURN included (an operation that never completes is not
+    /// counted; a RETURN that executed and never reports done is).
     pub steps: u64,
 }
 
