@@ -563,6 +563,19 @@ fn exe_program(rng: &mut Rng, n: usize) -> Vec<u64> {
                 }
             }
         };
+        // The bench's texture memory answers once per rising request, and back-to-back
+        // TMREADs keep the request up (`rtl/Module_VectorALU.v`, `oTMEMDataRequest`); the
+        // ROM separates its TMREADs with NOPs (`rtl/Module_ROM.v` rows 260-267), and so does
+        // this generator.
+        let prev_tmread = words
+            .last()
+            .and_then(|&p| Word::decode(p).info())
+            .is_some_and(|o| o.sem == Sem::TmRead);
+        let info = if prev_tmread && info.sem == Sem::TmRead {
+            table::by_name("NOP").unwrap()
+        } else {
+            info
+        };
         let target = imem(rng.next() % (n as u64 + 1));
         let w = match info.sem {
             Sem::Jump(..) => Word::new(info.code, target, exe_reg(rng), exe_reg(rng)),
