@@ -163,7 +163,11 @@ fn run_text_entry_and_set_forms() {
     // unit reports the end when an instruction completes while it presents RETURN); the
     // manual profile returns.
     assert_eq!(
-        (v["steps"].as_u64(), v["status"].as_str(), v["return_value"].is_null()),
+        (
+            v["steps"].as_u64(),
+            v["status"].as_str(),
+            v["return_value"].is_null()
+        ),
         (Some(1), Some("stalled"), true)
     );
     let v: Value = serde_json::from_str(&ok(&[

@@ -150,10 +150,7 @@ fn scratch_rtl(
     bench: &str,
     hold_operands: bool,
 ) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "picajit-theia-{what}-{}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("picajit-theia-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for &f in files {
         let mut s = std::fs::read_to_string(checkout.join("rtl").join(f))
@@ -250,9 +247,8 @@ fn hold_alu_operands(src: &str) -> String {
     let start = src.find("module VectorALU").expect("module VectorALU");
     let end = start + src[start..].find(");").expect("VectorALU port list") + 2;
     let mut body = src[end..].to_string();
-    let mut decl = String::from(
-        "\n// picajit (scratch copy only): operands held from the trigger cycle\n",
-    );
+    let mut decl =
+        String::from("\n// picajit (scratch copy only): operands held from the trigger cycle\n");
     for (name, width) in [
         ("iChannel_Ax", "`WIDTH"),
         ("iChannel_Bx", "`WIDTH"),
@@ -485,7 +481,11 @@ const EXE_FILES: [&str; 19] = [
 
 /// The texture word at an address: the same function as the bench's `tmem_data`.
 fn tmem_data(a: [u32; 3]) -> [u32; 3] {
-    [a[0] ^ 0x1234_5678, a[1].wrapping_mul(3), a[2].rotate_left(7)]
+    [
+        a[0] ^ 0x1234_5678,
+        a[1].wrapping_mul(3),
+        a[2].rotate_left(7),
+    ]
 }
 
 /// The bench's view of I/O: output writes (consecutive repeats are one write: the RTL holds
@@ -547,10 +547,7 @@ fn exe_reg(rng: &mut Rng) -> u16 {
 /// previous instruction's destination or alias its row, and a final RETURN.
 fn exe_program(rng: &mut Rng, n: usize) -> Vec<u64> {
     let imem = |row: u64| 0x8000u16 | (1 + row) as u16;
-    let stalls: Vec<&table::OpInfo> = OPS
-        .iter()
-        .filter(|o| o.rtl == RtlSupport::Stalls)
-        .collect();
+    let stalls: Vec<&table::OpInfo> = OPS.iter().filter(|o| o.rtl == RtlSupport::Stalls).collect();
     let mut words: Vec<u64> = Vec::with_capacity(n + 1);
     for i in 0..n {
         let info = if rng.next() % 300 == 0 {
@@ -694,7 +691,12 @@ fn run_programs(checkout: &Path, rom: &[u64], programs: &[Program]) -> usize {
         if *rtl != want {
             let mut msg = format!("{}: the RTL and the interpreter differ\n", p.what);
             if rtl.done != want.done {
-                writeln!(msg, "  done: RTL {:?}, interpreter {:?}", rtl.done, want.done).unwrap();
+                writeln!(
+                    msg,
+                    "  done: RTL {:?}, interpreter {:?}",
+                    rtl.done, want.done
+                )
+                .unwrap();
             }
             if rtl.return_addr != want.return_addr {
                 writeln!(
@@ -718,7 +720,12 @@ fn run_programs(checkout: &Path, rom: &[u64], programs: &[Program]) -> usize {
                 }
             }
             if rtl.io != want.io {
-                writeln!(msg, "  I/O: RTL {:x?}\n       interpreter {:x?}", rtl.io, want.io).unwrap();
+                writeln!(
+                    msg,
+                    "  I/O: RTL {:x?}\n       interpreter {:x?}",
+                    rtl.io, want.io
+                )
+                .unwrap();
             }
             writeln!(msg, "  program (row 1 on):").unwrap();
             for (i, &w) in p.code.iter().enumerate() {
@@ -726,7 +733,10 @@ fn run_programs(checkout: &Path, rom: &[u64], programs: &[Program]) -> usize {
                 let name = table::by_code(d.op).map_or("?", |o| o.name);
                 writeln!(msg, "    {:#06x} {name:<10} {:016x}", 0x8001 + i, w).unwrap();
             }
-            panic!("{msg}(the bench and its cases are kept in {})", dir.display());
+            panic!(
+                "{msg}(the bench and its cases are kept in {})",
+                dir.display()
+            );
         }
         matched += 1;
     }
@@ -774,20 +784,37 @@ fn fixed_programs() -> Vec<Program> {
             vec![retn(1), call(0x8001), call(0x8001), call(0x8001)],
         ),
         ("RET to RETURN", vec![call(0x8004), retn(1), 0, ret]),
-        ("RET to INC, RETURN", vec![call(0x8004), inc(71), retn(1), ret]),
+        (
+            "RET to INC, RETURN",
+            vec![call(0x8004), inc(71), retn(1), ret],
+        ),
         ("JMP to RETURN", vec![jmp(0x8003), inc(71), retn(1)]),
         ("CALL to RETURN", vec![call(0x8003), inc(71), retn(0)]),
         ("JEQX to RETURN", vec![jeqx, inc(71), retn(1)]),
         ("LEA first", vec![lea(72), retn(1)]),
-        ("LEA at a jump target", vec![jmp(0x8003), 0, lea(72), retn(1)]),
-        ("LEA at a return point", vec![call(0x8004), lea(72), retn(1), ret]),
+        (
+            "LEA at a jump target",
+            vec![jmp(0x8003), 0, lea(72), retn(1)],
+        ),
+        (
+            "LEA at a return point",
+            vec![call(0x8004), lea(72), retn(1), ret],
+        ),
         (
             "JMP to CALL",
             vec![jmp(0x8004), inc(71), retn(1), call(0x8006), retn(0), ret],
         ),
         (
             "RET followed by CALL",
-            vec![call(0x8004), inc(71), retn(1), ret, call(0x8001), inc(72), retn(0)],
+            vec![
+                call(0x8004),
+                inc(71),
+                retn(1),
+                ret,
+                call(0x8001),
+                inc(72),
+                retn(0),
+            ],
         ),
         (
             "RET to CALL",
@@ -831,8 +858,15 @@ fn programs_match_the_rtl_execution_unit() {
         let mut imem = vec![0x8001u64];
         imem.extend(&p.code);
         state.regs.clone_from(&p.regs);
-        run(Profile::Rtl, &Code::imem(imem), &mut state, &mut BenchIo::default(), 0x8001, 100)
-            .unwrap();
+        run(
+            Profile::Rtl,
+            &Code::imem(imem),
+            &mut state,
+            &mut BenchIo::default(),
+            0x8001,
+            100,
+        )
+        .unwrap();
     }
     while programs.len() <= n {
         let len = 2 + (rng.next() % 30) as usize;

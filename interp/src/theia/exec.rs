@@ -275,8 +275,9 @@ pub fn step(
         match cur.jumped_from.map(|j| (j, op_at(code, j))) {
             None => Some(pc.wrapping_add(1)),
             Some((_, Some(Sem::Call))) => None,
-            Some((j, Some(Sem::Ret))) => (op_at(code, j.wrapping_add(1)) != Some(Sem::Call))
-                .then_some(pc.wrapping_add(1)),
+            Some((j, Some(Sem::Ret))) => {
+                (op_at(code, j.wrapping_add(1)) != Some(Sem::Call)).then_some(pc.wrapping_add(1))
+            }
             Some((j, _)) => Some(j.wrapping_add(2)),
         }
         .unwrap_or(ra_before)
