@@ -14,7 +14,7 @@
 //! returned to 0xFFFFFFFF, and MAG gives 0x016A09E6 for every input; the reference images of the
 //! original project need the working reading, which is the one the interpreter implements.
 
-use picajit_interp::theia::exec::{execute, run, Code, RecordIo, State, Status};
+use picajit_interp::theia::exec::{execute, run, Code, Prev, RecordIo, State, Status};
 use picajit_interp::theia::table::{self, RtlSupport, Sem, OPS};
 use picajit_interp::theia::{Profile, Word};
 use std::fmt::Write as _;
@@ -359,8 +359,10 @@ fn interpret(c: &Case) -> Option<([u32; 3], bool)> {
         w,
         info.sem,
         0,
-        0xFFFF,
-        None,
+        Prev {
+            last_dst: 0xFFFF,
+            stale: None,
+        },
     )
     .unwrap();
     Some((step.result, step.next.is_some()))

@@ -282,7 +282,11 @@ pub fn step(
         }
         .unwrap_or(ra_before)
     });
-    let st = execute(profile, state, io, w, info.sem, pc, cur.last_dst, cur.stale)?;
+    let prev = Prev {
+        last_dst: cur.last_dst,
+        stale: cur.stale,
+    };
+    let st = execute(profile, state, io, w, info.sem, pc, prev)?;
     if let Some(ra) = call_ra {
         state.return_addr = ra;
     }
@@ -431,6 +435,14 @@ fn write(
         .then(|| (row, std::mem::replace(&mut state.regs[row], value))))
 }
 
+/// What the previous instruction leaves for the next one's operand reads (rtl): its
+/// destination field (forwarding) and the row it wrote with the row's old value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Prev {
+    pub last_dst: u16,
+    pub stale: Option<(usize, [u32; 3])>,
+}
+
 /// Executes one instruction whose operation completes in `profile`.
 pub fn execute(
     profile: Profile,
@@ -439,9 +451,9 @@ pub fn execute(
     w: Word,
     sem: Sem,
     pc: u16,
-    last_dst: u16,
-    stale: Option<(usize, [u32; 3])>,
+    prev: Prev,
 ) -> Result<Step, TheiaError> {
+    let Prev { last_dst, stale } = prev;
     let rtl = profile == Profile::Rtl;
     // Source roles (`Module_ExecutionFSM.v` lines 104-110): ALU channel A is source 1 (or the
     // immediate in x), channel B source 2 (or the destination's current value).
