@@ -411,19 +411,34 @@ fn render_own_scene() {
         "examples/theia/scene",
         "--frames",
         "2",
+        "--threads",
+        "2",
         "--time-ms",
         "20",
         "--rounds",
         "1",
     ]);
     assert!(text.contains("THEIA frames"), "{text}");
-    let row = text
+    // One row per engine and host thread count (1..2, the scene's two GPU cores).
+    let rows: Vec<Vec<&str>> = text
         .lines()
-        .find(|l| l.starts_with("examples/theia/scene"))
-        .expect("scene row");
-    // 148 instructions: 136 plus the NOP that starts CPPU and USERCONSTANTS (per core) and
-    // RGU (per pixel)
-    assert!(row.contains(" 4x2 ") && row.contains(" 148 "), "{row}");
+        .filter(|l| l.starts_with("examples/theia/scene"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    let jit = if cfg!(target_arch = "aarch64") {
+        "a64"
+    } else {
+        "x64"
+    };
+    for (row, (engine, threads)) in
+        rows.iter()
+            .zip([("interp", "1"), ("interp", "2"), (jit, "1"), (jit, "2")])
+    {
+        // 148 instructions: 136 plus the NOP that starts CPPU and USERCONSTANTS (per core)
+        // and RGU (per pixel)
+        assert_eq!(&row[1..6], &["4x2", "2", "148", engine, threads], "{text}");
+    }
     // A scene directory without its files is a clear error.
     let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
     assert!(err.contains("Instructions.mem: "), "{err}");
