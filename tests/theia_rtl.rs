@@ -6,6 +6,12 @@
 //! when iverilog or the checkout is missing. `PICAJIT_THEIA_RTL_CASES` sets the vector count
 //! (default 3000).
 //!
+//! `programs_match_the_rtl_execution_unit` runs whole programs on the original execution and
+//! memory units (bench `tests/theia_rtl/exe_tb.v`) and on the interpreter (rtl profile):
+//! fixed control-flow shapes and random programs (`PICAJIT_THEIA_RTL_PROGRAMS`, default 300);
+//! registers, result flops, return address, I/O and done must agree. `docs/theia.md`
+//! ("Whole-program RTL differential") lists the scratch copy's changes and why.
+//!
 //! The RTL is simulated from a scratch copy in which the flops that hand results between
 //! modules assign non-blockingly (the same hardware; as written, iverilog's event order decides
 //! whether a divider result is seen in the cycle it is produced, and it is not). One flop is left
