@@ -65,7 +65,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 5
+#define PICAJIT_API_VERSION_MINOR 6
 
 /**
  * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
@@ -534,8 +534,8 @@ typedef struct PicajitTheiaScene PicajitTheiaScene;
 typedef struct PicajitUniforms PicajitUniforms;
 
 /**
- * A USC program parsed and checked for the scope (immutable; usable from any number of
- * threads at once).
+ * A USC program parsed and checked for the scope, with its machine code when it runs on a
+ * JIT (immutable; usable from any number of threads at once).
  */
 typedef struct PicajitUscProgram PicajitUscProgram;
 
@@ -1682,8 +1682,9 @@ PicajitStatus picajit_uniforms_set_bools(struct PicajitUniforms *uniforms, uint1
 PicajitStatus picajit_uniforms_get_bools(const struct PicajitUniforms *uniforms, uint16_t *bits);
 
 /**
- * Parse and check a USC program (ISR text, NUL-terminated UTF-8). `options` may be NULL
- * for the defaults.
+ * Parse and check a USC program (ISR text, NUL-terminated UTF-8) to run on the reference
+ * interpreter. `options` may be NULL for the defaults. The same as
+ * `picajit_usc_program_create_for` with `PICAJIT_BACKEND_INTERPRETER`.
  *
  * Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
  * message), `PICAJIT_ERR_PROGRAM` for a program outside the scope ("not supported: NAME")
@@ -1696,6 +1697,34 @@ PicajitStatus picajit_uniforms_get_bools(const struct PicajitUniforms *uniforms,
 PicajitStatus picajit_usc_program_create(const char *source,
                                          const struct PicajitUscOptions *options,
                                          struct PicajitUscProgram **out);
+
+/**
+ * Parse and check a USC program as `picajit_usc_program_create` does and compile it for
+ * `backend` (a `PicajitBackend`): AUTO is the host's JIT where this host runs it (x86-64
+ * with AVX2 and FMA, AArch64), else the interpreter; INTERPRETER the reference interpreter;
+ * X64 and A64 that JIT (A64 on other hosts only in builds with the `a64-emu` feature, under
+ * the emulator). Every engine gives the interpreter's results bit for bit. Added in API 1.6.
+ *
+ * Errors: as `picajit_usc_program_create`; `PICAJIT_ERR_BACKEND_UNAVAILABLE` when this
+ * host cannot run `backend`'s code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown value.
+ *
+ * # Safety
+ * `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
+ * or writable.
+ */
+PicajitStatus picajit_usc_program_create_for(const char *source,
+                                             const struct PicajitUscOptions *options,
+                                             uint32_t backend,
+                                             struct PicajitUscProgram **out);
+
+/**
+ * The engine a USC program runs on (a `PicajitBackend`: INTERPRETER, X64 or A64) in
+ * `*out`. Added in API 1.6.
+ *
+ * # Safety
+ * `program` must be NULL or a live program; `out` NULL or writable.
+ */
+PicajitStatus picajit_usc_program_backend(const struct PicajitUscProgram *program, uint32_t *out);
 
 /**
  * Fill `options` with the defaults (fused FMAD, CNDLT as commented).

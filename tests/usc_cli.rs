@@ -5,7 +5,7 @@
 mod cli_run;
 mod target_exe;
 
-use cli_run::{fails, ok};
+use cli_run::{fails, ok, picajit};
 
 #[test]
 fn run_json_format_is_exact() {
@@ -47,6 +47,34 @@ fn run_json_format_is_exact() {
         assert_eq!(
             jit.replace(r#""engine":"x64""#, r#""engine":"interp""#),
             out
+        );
+    }
+    // So does the AArch64 JIT (natively, or under the emulator in builds with it).
+    let argv = [
+        "run",
+        "--isa",
+        "usc",
+        "examples/usc/divergent_loop.usc",
+        "--instances",
+        "4",
+        "--set",
+        "vi0=27,1,6,7",
+        "--json",
+        "--engine",
+        "a64",
+    ];
+    let a64 = picajit(&argv);
+    if a64.status.success() {
+        let got = String::from_utf8(a64.stdout).unwrap();
+        assert_eq!(
+            got.replace(r#""engine":"a64""#, r#""engine":"interp""#),
+            out
+        );
+    } else {
+        let err = String::from_utf8_lossy(&a64.stderr);
+        assert!(
+            err.contains("a64-emu") && !err.contains("panicked"),
+            "{err}"
         );
     }
 }
@@ -137,7 +165,6 @@ fn run_values_registers_and_budget() {
         (vec!["--set", "q0=3"], "not a register"),
         (vec!["--set", "r0=zz"], "bad value"),
         (vec!["--set", "p0=2"], "0 or 1"),
-        (vec!["--engine", "a64"], "not implemented"),
         (vec!["--engine", "z80"], "expected auto"),
     ] {
         let mut a = vec!["run", "--isa", "usc", p];

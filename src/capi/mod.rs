@@ -92,8 +92,9 @@ pub use uniforms::{
     PicajitUniforms,
 };
 pub use usc::{
-    picajit_usc_options_init, picajit_usc_program_create, picajit_usc_program_destroy,
-    picajit_usc_run, picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
+    picajit_usc_options_init, picajit_usc_program_backend, picajit_usc_program_create,
+    picajit_usc_program_create_for, picajit_usc_program_destroy, picajit_usc_run,
+    picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
     picajit_usc_state_get_p0, picajit_usc_state_set, picajit_usc_state_set_p0, PicajitUscBank,
     PicajitUscOptions, PicajitUscProgram, PicajitUscRunInfo, PicajitUscState,
 };
@@ -106,7 +107,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 5;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 6;
 
 /// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
 /// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).

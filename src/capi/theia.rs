@@ -140,8 +140,13 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
     check_ptr(p, what)?;
     // SAFETY: non-NULL, NUL-terminated by precondition.
     let s = unsafe { CStr::from_ptr(p) };
-    if s.to_bytes().len() > 16 << 20 {
-        return Err(Error::invalid(format!("{what} is longer than 16 MiB")));
+    // The Rust entries check their own limits too; checking here first keeps the status
+    // INVALID_ARGUMENT for every over-long text, as it was before those limits existed.
+    let limit = asm::MAX_SOURCE_BYTES.max(crate::theia::mem::MAX_TEXT_BYTES);
+    if s.to_bytes().len() > limit {
+        return Err(Error::invalid(format!(
+            "{what} is longer than {limit} bytes"
+        )));
     }
     s.to_str()
         .map_err(|_| Error::invalid(format!("{what} is not UTF-8")))

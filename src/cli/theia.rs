@@ -249,11 +249,20 @@ fn profile_of(name: &str) -> Profile {
     Profile::from_name(name).unwrap_or_default()
 }
 
+/// Reads a source or `.mem` file, refusing one over the assembler's and `.mem` reader's limit
+/// before reading it.
 fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() > 16 << 20 {
-        return Err(format!("{}: larger than 16 MiB", path.display()));
+    let limit = asm::MAX_SOURCE_BYTES.max(picajit::theia::mem::MAX_TEXT_BYTES);
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if len > limit as u64 {
+        return Err(format!(
+            "{}: {len} bytes is larger than the {limit} a THEIA source or .mem file may have",
+            path.display()
+        ));
     }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
 }
 

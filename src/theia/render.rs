@@ -98,8 +98,15 @@ fn err<T>(s: impl Into<String>) -> Result<T, RenderError> {
     Err(RenderError(s.into()))
 }
 
-/// `$readmemh`'s reading: hex words separated by white space, `//` comments.
+/// `$readmemh`'s reading: hex words separated by white space, `//` comments. Text longer
+/// than [`MAX_FILE_BYTES`] is refused, as [`Scene::load`] refuses such files.
 pub fn readmemh(text: &str) -> Result<Vec<u32>, String> {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "{} bytes of text; at most {MAX_FILE_BYTES} are accepted",
+            text.len()
+        ));
+    }
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let code = line.find("//").map_or(line, |p| &line[..p]);

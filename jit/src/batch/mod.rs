@@ -433,6 +433,14 @@ pub fn eligibility(
     if !features.contains(HostFeatures::AVX2.union(HostFeatures::AVX)) {
         return Some("the host has no AVX2");
     }
+    let no_lane_code = analysis
+        .nodes
+        .iter()
+        .filter_map(|n| n.instr.opcode())
+        .any(|op| !x64::has_lane_code(op.unit()));
+    if no_lane_code {
+        return Some("an opcode has no lane code");
+    }
     if program.kind() == ShaderKind::Geometry {
         return geometry::plan(program, analysis).err();
     }

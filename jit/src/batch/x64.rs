@@ -84,11 +84,15 @@ use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
+use picajit_interp::float::precision::{
+    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
+    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     format_instruction, CmpOp, CondOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
-    Swizzle,
+    Swizzle, Unit,
 };
 use picajit_interp::program::Program;
 
@@ -103,16 +107,16 @@ const ABS: u32 = 0x7FFF_FFFF;
 const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = 0xFFFF_FF80;
+const TRUNC17: u32 = F24_GRID_F32;
 const ONE: u32 = 0x3F80_0000;
 /// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = 0x5F7F_FFFF;
+const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
 /// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = 0x207F_FFFF;
+const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
 /// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = 0x007F_FFFF;
+const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = 0x42FF_FE00;
+const LITP_LIM: u32 = LITP_LIMIT_F32;
 /// 2^31, the MOVA saturation bound.
 const TWO31: u32 = 0x4F00_0000;
 
@@ -121,9 +125,9 @@ const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
 const QNAN64: u64 = 0x7FF8_0000_0000_0000;
 /// One unit in the 17th significant bit of an f64.
-const ULP17: u64 = 1 << 36;
-/// f64 bits with the 36 fraction bits below the 17-bit grid cleared.
-const GRID17: u64 = !((1u64 << 36) - 1);
+const ULP17: u64 = F24_ULP_F64;
+/// f64 bits with the fraction bits below the 17-bit grid cleared.
+const GRID17: u64 = F24_GRID_F64;
 
 const MXCSR_DEFAULT: u32 = 0x1F80;
 const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
@@ -207,46 +211,57 @@ struct Usage {
 /// The components of source `n` (0-2) of `instr` it reads, per the operand descriptor `d`
 /// (bit c = component c of the register, after the swizzle).
 pub(super) fn read_components(instr: &Instruction, d: OperandDesc, n: usize) -> u8 {
-    let mask = d.mask().lanes();
-    let lanes: [bool; 4] = match *instr {
-        Instruction::Binary { op, .. } => match op.base() {
-            Opcode::Dp3 => [true, true, true, false],
-            Opcode::Dp4 | Opcode::Dph | Opcode::Dst => [true; 4],
-            _ => mask,
-        },
-        Instruction::Unary { op, .. } => match op {
-            Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => [true, false, false, false],
-            Opcode::Litp => [true, true, false, true],
-            _ => mask,
-        },
-        Instruction::Mova { .. } => [mask[0], mask[1], false, false],
-        Instruction::Cmp { .. } => [true, true, false, false],
-        _ => mask,
-    };
-    let swizzle = d.swizzle(n);
-    (0..4)
-        .filter(|&c| lanes[c])
-        .fold(0, |m, c| m | 1 << swizzle.lane(c))
+    instr.operands().map_or(0, |o| o.reads(n, d))
 }
 
-/// Which sources of an instruction are read through the input flush (rule 1): the
-/// arithmetic that flushes its operands. A source not listed is read as it is.
+/// Which sources of an instruction are read through the input flush (rule 1): those the
+/// opcode table's flush column gives a flushed component. A source not listed is read as it
+/// is. EX2 and LG2 flush in their own lane code (`ex2`, `lg2`), so their operand is read as
+/// it is here.
 fn flushed_sources(instr: &Instruction) -> [bool; 3] {
-    match *instr {
-        Instruction::Binary { op, .. } => match op.base() {
-            Opcode::Add | Opcode::Mul | Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph | Opcode::Dst => {
-                [true, true, false]
-            }
-            _ => [false; 3],
-        },
-        Instruction::Unary { op, .. } => [
-            matches!(op, Opcode::Flr | Opcode::Rcp | Opcode::Rsq),
-            false,
-            false,
-        ],
-        Instruction::Mad { .. } => [true; 3],
-        _ => [false; 3],
-    }
+    let Some(op) = instr.opcode() else {
+        return [false; 3];
+    };
+    let self_flushing = matches!(op.unit(), Unit::Ex2 | Unit::Lg2);
+    [0, 1, 2].map(|n| op.flushed(n, 0xF) != 0 && !self_flushing)
+}
+
+/// The units this generator has lane code for: a program using another one (an opcode added
+/// with only its per-vertex lowering) is not eligible, and its batches run per vertex.
+pub(super) fn has_lane_code(unit: Unit) -> bool {
+    matches!(
+        unit,
+        Unit::Add
+            | Unit::Mul
+            | Unit::Max
+            | Unit::Min
+            | Unit::Sge
+            | Unit::Slt
+            | Unit::Dp3
+            | Unit::Dp4
+            | Unit::Dph
+            | Unit::Dst
+            | Unit::Mad
+            | Unit::Mov
+            | Unit::Flr
+            | Unit::Rcp
+            | Unit::Rsq
+            | Unit::Ex2
+            | Unit::Lg2
+            | Unit::Litp
+            | Unit::Mova
+            | Unit::Cmp
+            | Unit::Emit
+            | Unit::Flow
+    )
+}
+
+/// Which sources of an instruction also have components read as they are (DST's z and w).
+fn partly_raw(instr: &Instruction) -> [bool; 3] {
+    let Some(op) = instr.opcode() else {
+        return [false; 3];
+    };
+    [0, 1, 2].map(|n| op.reads(n, 0xF) & !op.flushed(n, 0xF) != 0)
 }
 
 fn mode_mxcsr(mode: FloatMode) -> u32 {
@@ -480,21 +495,12 @@ impl Gen<'_> {
         }
         for node in &self.analysis.nodes {
             let instr = &node.instr;
-            let (srcs, dst): ([Option<SrcReg>; 3], Option<DstReg>) = match *instr {
-                Instruction::Binary {
-                    dst, src1, src2, ..
-                } => ([Some(src1), Some(src2), None], Some(dst)),
-                Instruction::Unary { dst, src, .. } => ([Some(src), None, None], Some(dst)),
-                Instruction::Mova { src, .. } => ([Some(src), None, None], None),
-                Instruction::Cmp { src1, src2, .. } => ([Some(src1), Some(src2), None], None),
-                Instruction::Mad {
-                    dst,
-                    src1,
-                    src2,
-                    src3,
-                    ..
-                } => ([Some(src1), Some(src2), Some(src3)], Some(dst)),
-                _ => ([None; 3], None),
+            let (srcs, dst) = match instr.operands() {
+                Some(o) => (
+                    [0, 1, 2].map(|n| (n < o.op.sources()).then_some(o.src[n])),
+                    o.dst,
+                ),
+                None => ([None; 3], None),
             };
             let flushed = flushed_sources(instr);
             // A MOV of an input into a temporary that flushing arithmetic reads gets the
@@ -511,15 +517,14 @@ impl Gen<'_> {
                 }
             }
             // DST also reads components z and w of its sources as they are.
-            let dst_op =
-                matches!(instr, Instruction::Binary { op, .. } if op.base() == Opcode::Dst);
+            let raw_too = partly_raw(instr);
             for (k, r) in srcs.into_iter().enumerate() {
                 match r {
                     Some(SrcReg::Input(i)) => {
                         if flushed[k] {
                             u.inputs_flushed |= 1 << (i & 15);
                         }
-                        if !flushed[k] || dst_op {
+                        if !flushed[k] || raw_too[k] {
                             u.inputs_raw |= 1 << (i & 15);
                         }
                     }
@@ -1932,7 +1937,7 @@ impl Gen<'_> {
         y.vandps(T2, T1, qnan);
         y.vandnps(v, T1, v);
         y.vorps(v, v, T2);
-        y.vpsrlq(T1, v, 36);
+        y.vpsrlq(T1, v, F24_F64_DROP as u8);
         y.vpand(T1, T1, one);
         y.vpaddq(T1, T1, half_m1);
         y.vpaddq(v, v, T1);
@@ -2043,11 +2048,7 @@ impl Gen<'_> {
                 if d.mask().0 & 0xF == 0 {
                     return Ok(());
                 }
-                let (r1, r2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
+                let [r1, r2, _] = instr.operands().map_or([rel; 3], |o| o.rel);
                 let fl = flushed_sources(instr);
                 // DST reads components z and w as they are.
                 let fl = [0, 1].map(|k| fl[k] && op.base() != Opcode::Dst);
@@ -2241,7 +2242,7 @@ impl Gen<'_> {
                 }
             }
             Instruction::Mad {
-                op,
+                op: _,
                 dst,
                 src1,
                 src2,
@@ -2254,12 +2255,8 @@ impl Gen<'_> {
                 if d.mask().0 & 0xF == 0 {
                     return Ok(());
                 }
-                let (r2, r3) = if op == Opcode::Madi {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let s1 = self.operand(src1, RelIndex::None, d, 0, true);
+                let [r1, r2, r3] = instr.operands().map_or([rel; 3], |o| o.rel);
+                let s1 = self.operand(src1, r1, d, 0, true);
                 let s2 = self.operand(src2, r2, d, 1, true);
                 let s3 = self.operand(src3, r3, d, 2, true);
                 for c in 0..4 {
