@@ -92,7 +92,7 @@ fn compiled_shaders_are_send_and_sync() {
 #[allow(deprecated)]
 fn caller_mxcsr_equal_to_the_mode_is_kept() {
     use picajit::interp::float::Rounding;
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..60 {
         let case = generate(seed, &Config::default());
