@@ -16,7 +16,7 @@ use picajit_interp::usc::UscOptions;
 
 /// `text` followed by comment lines (`comment` starts each) up to exactly `len` bytes.
 fn padded(text: &str, comment: &str, len: usize) -> String {
-    assert!(text.len() + comment.len() + 1 <= len);
+    assert!(text.len() + comment.len() < len);
     let mut s = String::with_capacity(len);
     s.push_str(text);
     if !s.ends_with('\n') {
