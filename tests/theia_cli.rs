@@ -348,6 +348,23 @@ fn errors() {
     std::fs::write(&jump, "\tJMP 40000 VOID VOID\n").unwrap();
     assert!(fails(&["run", "--isa", "theia", jump.to_str().unwrap()]).contains("no code is loaded"));
     assert!(fails(&["disasm", "--isa", "theia", "no/such/file.mem"]).contains("no/such/file.mem"));
+    // Sources and .mem files over the readers' limit are refused before they are read (sparse
+    // files: their length is all that is looked at).
+    for name in ["huge.theia", "huge.mem"] {
+        let huge = scratch(name);
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(picajit::theia::asm::MAX_SOURCE_BYTES as u64 + 1)
+            .unwrap();
+        for cmd in ["run", "asm", "disasm", "info"] {
+            let e = fails(&[cmd, "--isa", "theia", huge.to_str().unwrap()]);
+            assert!(
+                e.contains("larger than the 16777216 a THEIA source or .mem file may have"),
+                "{cmd} {name}: {e}"
+            );
+        }
+        std::fs::remove_file(&huge).unwrap();
+    }
 }
 
 #[test]

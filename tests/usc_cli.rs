@@ -183,6 +183,20 @@ fn run_values_registers_and_budget() {
     std::fs::write(&unsup, "0 : fadd ft0, sh0, sh1\n1 : fdsx ft0, r2\n").unwrap();
     let err = fails(&["run", "--isa", "usc", unsup.to_str().unwrap()]);
     assert!(err.contains("unsup.usc:2:5: not supported: fdsx"), "{err}");
+    // A file over the parser's limit is refused before it is read (a sparse file: its length
+    // is all that is looked at).
+    let huge = dir.join("huge.usc");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(picajit::usc::parse::MAX_SOURCE_BYTES as u64 + 1)
+        .unwrap();
+    for cmd in ["run", "asm", "info"] {
+        let err = fails(&[cmd, "--isa", "usc", huge.to_str().unwrap()]);
+        assert!(
+            err.contains("larger than the 4194304 a USC source may have"),
+            "{cmd}: {err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
