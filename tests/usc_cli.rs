@@ -216,11 +216,10 @@ fn asm_disasm_info_bench() {
     let out = ok(&["bench", "--isa", "usc", "--time-ms", "1", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = v.as_array().unwrap();
-    let engines = if picajit::jit::usc::x64::available() {
-        2
-    } else {
-        1
-    };
+    // The interpreter and the host's JIT (x86-64 with AVX2 and FMA, or AArch64).
+    let host_jit = picajit::jit::usc::x64::available()
+        || picajit::jit::Backend::host() == Some(picajit::jit::Backend::A64);
+    let engines = if host_jit { 2 } else { 1 };
     assert_eq!(rows.len(), 3 * engines);
     assert_eq!(rows[rows.len() - 1]["program"], "divergent_loop");
     let out = ok(&[

@@ -1,5 +1,5 @@
 //! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, both behind one
-//! [`masm::MacroAssembler`] trait driven by one shared [`lower`]ing.
+//! [`masm::MacroAssembler`] trait driven by one shared lowering (`lower.rs`).
 //!
 //! # Pipeline
 //!
@@ -9,7 +9,7 @@
 //!
 //! * [`analysis`] explores everything reachable from the entry point under the hardware's
 //!   CALL/IF/LOOP stack rules, resolved statically (see [`analysis::regions`]).
-//! * [`lower`] turns each block into masm calls; [`x64`] implements them with SSE4.1, [`a64`]
+//! * `lower.rs` turns each block into masm calls; [`x64`] implements them with SSE4.1, [`a64`]
 //!   with NEON.
 //! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
 //!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
@@ -72,7 +72,7 @@ pub mod error;
 pub mod features;
 mod invoke;
 pub mod layout;
-pub mod lower;
+pub(crate) mod lower;
 pub mod masm;
 pub mod runtime;
 mod shader;

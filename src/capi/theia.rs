@@ -11,6 +11,7 @@ use crate::theia::{asm, MemImage};
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
 use picajit_interp::theia::{Profile, TheiaError};
+use picajit_jit::theia::ctx::TheiaCtx;
 use picajit_jit::theia::{compile, TheiaCompiled};
 use picajit_jit::Backend;
 use std::ffi::{c_char, c_void, CStr};
@@ -289,11 +290,7 @@ pub unsafe extern "C" fn picajit_theia_run(
         let entry = asm::imem_address(entry_index as usize);
         // SAFETY: non-NULL, aligned, readable and writable by precondition.
         let st = unsafe { &mut *state };
-        let mut s = State::new(p.profile);
-        let rows = s.regs.len();
-        s.regs.copy_from_slice(&st.regs[..rows]);
-        s.last_result = st.last_result;
-        s.return_addr = st.return_addr as u16;
+        let rows = p.profile.register_count();
         let mut cio = CIo(if io.is_null() {
             PicajitTheiaIo {
                 user: std::ptr::null_mut(),
@@ -305,12 +302,31 @@ pub unsafe extern "C" fn picajit_theia_run(
             unsafe { *io }
         });
         let r = match &p.compiled {
-            Some(c) => c.run(&mut s, &mut cio, entry, budget),
-            None => exec::run(p.profile, &p.code, &mut s, &mut cio, entry, budget),
+            // The code runs on a context block filled from the caller's struct (one copy in,
+            // one out; no `State` in between).
+            Some(c) => {
+                let mut ctx = TheiaCtx::default();
+                ctx.regs[..rows].copy_from_slice(&st.regs[..rows]);
+                ctx.last_result = st.last_result;
+                ctx.return_addr = u32::from(st.return_addr as u16);
+                let r = c.run_ctx(&mut ctx, &mut cio, entry, budget);
+                st.regs[..rows].copy_from_slice(&ctx.regs[..rows]);
+                st.last_result = ctx.last_result;
+                st.return_addr = u32::from(ctx.return_addr as u16);
+                r
+            }
+            None => {
+                let mut s = State::new(p.profile);
+                s.regs.copy_from_slice(&st.regs[..rows]);
+                s.last_result = st.last_result;
+                s.return_addr = st.return_addr as u16;
+                let r = exec::run(p.profile, &p.code, &mut s, &mut cio, entry, budget);
+                st.regs[..rows].copy_from_slice(&s.regs);
+                st.last_result = s.last_result;
+                st.return_addr = s.return_addr as u32;
+                r
+            }
         };
-        st.regs[..rows].copy_from_slice(&s.regs);
-        st.last_result = s.last_result;
-        st.return_addr = s.return_addr as u32;
         let out = r.map_err(|e: TheiaError| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
         let res = match out.status {
             Status::Returned(v) => PicajitTheiaResult {

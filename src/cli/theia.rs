@@ -73,6 +73,11 @@ struct RenderArgs {
     /// Compare with this PPM and print the differing-pixel count and largest difference.
     #[arg(long)]
     compare: Option<PathBuf>,
+    /// The ROM's default code as the checkout has it (032c448), or as the older reference
+    /// images need it (early-2010: no colour for a missed pixel, the commented-out texel
+    /// pairing; see the README).
+    #[arg(long, default_value = "032c448", value_parser = ["032c448", "early-2010"])]
+    rom_reading: String,
     /// Output PPM.
     #[arg(short, long)]
     output: PathBuf,
@@ -171,8 +176,17 @@ fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
 
 fn render(a: RenderArgs) -> Result<(), String> {
     use picajit::theia::render::{self, Engine, Image, Scene};
+    let reading = render::RomReading::from_name(&a.rom_reading).expect("clap checked");
     let rom = match rtl_checkout(&a) {
-        Some(dir) => picajit::theia::rom::load(&dir)?.words,
+        Some(dir) => reading
+            .apply(&picajit::theia::rom::load(&dir)?.words)
+            .map_err(|e| e.to_string())?,
+        None if reading != render::RomReading::AsCommitted => {
+            return Err(format!(
+                "--rom-reading {} needs the ROM: a checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR)",
+                a.rom_reading
+            ))
+        }
         None => {
             eprintln!("note: no checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR): the ROM's default code is absent, so every entry point must lie in the instruction memory");
             Vec::new()
@@ -671,6 +685,7 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
             threads: Some(1),
             rtl: None,
             compare: None,
+            rom_reading: String::new(),
             output: PathBuf::new(),
         };
         let rom = match rtl_checkout(&ra) {

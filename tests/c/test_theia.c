@@ -256,6 +256,24 @@ int main(int argc, char **argv) {
         }
     }
 
+    /* Both engines leave the same whole state (result flops and return address included). */
+    for (int p = 0; p < 2; p++) {
+        PicajitTheiaState out[2];
+        for (int b = 0; b < 2; b++) {
+            PicajitTheiaProgram *prog = NULL;
+            CHECK(picajit_theia_program_create(RAY, 0, backends[b], (uint32_t)p, &prog) ==
+                  PICAJIT_OK);
+            PicajitTheiaResult r;
+            setup(&out[b], 0.1);
+            out[b].last_result[0] = 0x1234;
+            out[b].return_addr = 0x8005;
+            CHECK(picajit_theia_run(prog, &out[b], 0, 1000, NULL, &r) == PICAJIT_OK);
+            CHECK(out[b].return_addr == 0x8005 && out[b].last_result[0] == 1);
+            picajit_theia_program_destroy(prog);
+        }
+        CHECK(memcmp(&out[0], &out[1], sizeof out[0]) == 0);
+    }
+
     /* I/O callbacks, a stall, an undefined operation in a .mem image */
     const char *io_src = "\tSETX R1 32'h7\n\tOMWRITE OREG_PIXEL_COLOR R1 R1\n\tTMREAD R2 R1 VOID\n"
                          "\tRETURN RT_TRUE\n\tINTP R3 R1 VOID\n\tRETURN RT_TRUE\n";

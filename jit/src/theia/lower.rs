@@ -133,6 +133,39 @@ fn reads(sem: Sem) -> (bool, bool) {
     }
 }
 
+/// rtl: whether `next`, run right after `w`, reads a row `w` writes through another address
+/// than `w`'s destination field, and so sees the row's old value (`exec::Cursor::stale`).
+/// The code leaves to the interpreter before such a `w` (conservatively: any operation that
+/// may write), which tracks the old value; ordinary programs never alias addresses.
+pub fn reads_stale(profile: Profile, w: Word, next: Word) -> bool {
+    if profile != Profile::Rtl {
+        return false;
+    }
+    let Some(info) = w.info() else { return false };
+    let Some(next_info) = next.info() else {
+        return false;
+    };
+    let row = (w.dst & 0x7F) as usize;
+    if matches!(info.sem, Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::Ret) || !profile.writable(row)
+    {
+        return false;
+    }
+    let (ra, rb) = match next_info.sem {
+        // the host's interpreter reads OMWRITE's data too
+        Sem::OmWrite => (true, true),
+        s => reads(s),
+    };
+    let mut srcs = Vec::new();
+    if ra && !next.is_imm() {
+        srcs.push(next.src1);
+    }
+    if rb {
+        srcs.push(if next.is_imm() { next.dst } else { next.src2 });
+    }
+    srcs.iter()
+        .any(|&a| a != w.dst && (a & 0x7F) as usize == row)
+}
+
 /// One compiled code region (instruction memory or ROM).
 struct Region {
     base: u16,
@@ -194,6 +227,12 @@ pub struct Lowering<'a, E: Emit> {
     profile: Profile,
     labels: BTreeMap<u16, E::Label>,
     leaders: BTreeSet<u16>,
+    /// rtl: the leaders that hold RETURN. Reached from a RET (or as a run's first
+    /// instruction) such a RETURN never reports done (`exec::step`): entered from the
+    /// dispatcher at an entry or from a RET, the interpreter runs it.
+    return_leaders: Vec<u16>,
+    /// rtl: the addresses that hold CALL.
+    call_words: BTreeSet<u16>,
     dispatch: E::Label,
     /// Out-of-line exits to the interpreter: (label, address).
     stubs: Vec<(E::Label, u16)>,
@@ -239,12 +278,34 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
         }
         let leaders = leaders(code, entries);
+        let is = |raw: u64, sem: Sem| Word::decode(raw).info().is_some_and(|i| i.sem == sem);
+        let return_leaders = if profile == Profile::Rtl {
+            leaders
+                .iter()
+                .copied()
+                .filter(|&a| code.fetch(a).is_some_and(|raw| is(raw, Sem::Return)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut call_words = BTreeSet::new();
+        if profile == Profile::Rtl {
+            for r in &regions {
+                for (i, &raw) in r.words.iter().enumerate() {
+                    if is(raw, Sem::Call) {
+                        call_words.insert(r.base.wrapping_add(i as u16));
+                    }
+                }
+            }
+        }
         let dispatch = e.label();
         let mut lw = Lowering {
             e,
             profile,
             labels,
             leaders,
+            return_leaders,
+            call_words,
             dispatch,
             stubs: Vec::new(),
             cold: Vec::new(),
@@ -269,17 +330,33 @@ impl<'a, E: Emit> Lowering<'a, E> {
         // The dispatcher: scratch 0 holds a code address; a binary search over the leaders
         // (the ROM has dozens of jump targets, and every run enters here).
         lw.e.bind(dispatch);
-        let targets: Vec<(u16, E::Label)> = lw
-            .leaders
-            .iter()
-            .filter_map(|a| lw.labels.get(a).map(|&l| (*a, l)))
-            .collect();
+        // A RETURN at an entry starts the run here: the interpreter reports that it never
+        // reports done (`exec::step`). (RETs to a RETURN leave before the dispatcher; a
+        // RETURN after I/O resumes a run, with steps counted.)
+        let mut return_exits = Vec::new();
+        let mut targets: Vec<(u16, E::Label)> = Vec::new();
+        for &a in &lw.leaders {
+            if let Some(&l) = lw.labels.get(&a) {
+                if lw.return_leaders.contains(&a) && entries.contains(&a) {
+                    let x = lw.e.label();
+                    return_exits.push((a, x));
+                    targets.push((a, x));
+                } else {
+                    targets.push((a, l));
+                }
+            }
+        }
         let miss = lw.e.label();
         lw.dispatch_search(&targets, miss);
         // Not a leader or not loaded: the interpreter goes on from there.
         lw.e.bind(miss);
         lw.e.store32(PC, 0);
         lw.e.exit(EXIT_TO_END);
+        for (a, x) in return_exits {
+            lw.e.bind(x);
+            lw.e.store32_imm(PC, a as u32);
+            lw.e.exit(EXIT_TO_END);
+        }
         lw.e.epilogue();
     }
 
@@ -313,7 +390,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
         }
         if let Some(t) = branch_target(w, sem) {
-            if !self.labels.contains_key(&t) {
+            // rtl: a CALL that a taken jump presents takes the jump's address + 2 as its
+            // return address (`exec::step`); the interpreter runs such jumps
+            if !self.labels.contains_key(&t) || self.call_words.contains(&t) {
                 return Kind::Exit;
             }
         }
@@ -325,7 +404,21 @@ impl<'a, E: Emit> Lowering<'a, E> {
 
     fn region(&mut self, r: &Region) {
         let words: Vec<Word> = r.words.iter().map(|&raw| Word::decode(raw)).collect();
-        let kinds: Vec<Kind> = words.iter().map(|&w| self.kind(w)).collect();
+        let mut kinds: Vec<Kind> = words.iter().map(|&w| self.kind(w)).collect();
+        // The interpreter tracks the old value of a row the next instruction reads through
+        // another address (`reads_stale`), ends the run at a RET followed by RETURN and takes
+        // the return address from a CALL after a RET (`exec::step`).
+        for i in 0..words.len().saturating_sub(1) {
+            let (w, next) = (words[i], words[i + 1]);
+            let ret_then = self.profile == Profile::Rtl
+                && w.info().is_some_and(|i| i.sem == Sem::Ret)
+                && next
+                    .info()
+                    .is_some_and(|i| matches!(i.sem, Sem::Return | Sem::Call));
+            if ret_then || reads_stale(self.profile, w, next) {
+                kinds[i] = Kind::Exit;
+            }
+        }
         let pc_of = |i: usize| r.base.wrapping_add(i as u16);
         let ends: Vec<bool> = (0..words.len())
             .map(|i| {
@@ -590,8 +683,23 @@ impl<'a, E: Emit> Lowering<'a, E> {
             Sem::Ret => {
                 self.e.load32(0, RETURN_ADDR);
                 self.e.store32_imm(JUMPED_FROM, pc as u32);
+                // returning to a RETURN: the interpreter reports that it never reports done
+                let exits: Vec<(u16, E::Label)> = self
+                    .return_leaders
+                    .clone()
+                    .into_iter()
+                    .map(|a| (a, self.e.label()))
+                    .collect();
                 let d = self.dispatch;
+                for &(a, l) in &exits {
+                    self.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
+                }
                 self.e.jump(d);
+                for (a, l) in exits {
+                    self.e.bind(l);
+                    self.e.store32_imm(PC, a as u32);
+                    self.e.exit(EXIT_TO_END);
+                }
             }
             Sem::OmWrite => {
                 // A full queue: the host empties it and the code goes on at the next
@@ -912,8 +1020,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 }
             }
             Sem::Lea => {
+                // the interpreter's reading: the fetch unit's pointer, address + 1
                 for c in 0..3 {
-                    put_imm(e, c, pc as u32);
+                    put_imm(e, c, u32::from(pc.wrapping_add(1)));
                 }
             }
             Sem::Return => {

@@ -219,6 +219,9 @@ impl TheiaCompiled {
                 last_dst: ctx.last_dst as u16,
                 steps: ctx.steps,
                 jumped_from: (ctx.jumped_from != NO_JUMP).then_some(ctx.jumped_from as u16),
+                // the code leaves before an instruction that reads a stale row (see
+                // `lower::reads_stale`): nothing pending here
+                stale: None,
             };
             match kind {
                 EXIT_RETURNED => {
@@ -245,6 +248,9 @@ impl TheiaCompiled {
                         last_dst: w.dst,
                         steps: cur.steps + 1,
                         jumped_from: None,
+                        // a TMREAD whose successor reads its row through another address is
+                        // left to the interpreter (`lower::reads_stale`)
+                        stale: None,
                     };
                     continue;
                 }
