@@ -1,12 +1,12 @@
 //! Assembler memory: peak heap bytes per source byte, and time, for large sources of several
-//! shapes (`picajit::testgen::AsmStress`). Heap use is counted by a global allocator wrapper
+//! shapes (`picajit_testkit::testgen::AsmStress`). Heap use is counted by a global allocator wrapper
 //! (exact, unlike RSS); the source buffer itself (1 byte per byte) is included.
 //!
 //! `cargo bench --bench asm_memory` (sizes 4 and 32 MB; `PICAJIT_ASM_MB=100` for another size).
 //! The target is at most 16 bytes of peak memory per source byte.
 
 use picajit::asm::{assemble_with_warnings, SourceFile};
-use picajit::testgen::{asm_stress_source, AsmStress};
+use picajit_testkit::testgen::{asm_stress_source, AsmStress};
 use std::time::Instant;
 
 #[path = "../tests/counting_alloc/mod.rs"]

@@ -65,7 +65,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 5
+#define PICAJIT_API_VERSION_MINOR 6
 
 /**
  * The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
@@ -520,14 +520,22 @@ typedef struct PicajitShader PicajitShader;
 typedef struct PicajitTheiaProgram PicajitTheiaProgram;
 
 /**
+ * A THEIA scene for whole-GPU rendering (`picajit render --isa theia`): the original
+ * project's scene files (Params.mem, Vertex.mem, Textures.mem, Instructions.mem with the
+ * entry-point table) and, optionally, the ROM's default code read from a checkout of the
+ * original project. Immutable after creation; may be rendered from several threads at once.
+ */
+typedef struct PicajitTheiaScene PicajitTheiaScene;
+
+/**
  * A uniform set, tied to the float mode of the engine it was created from (values set as
  * f32 are converted with it).
  */
 typedef struct PicajitUniforms PicajitUniforms;
 
 /**
- * A USC program parsed and checked for the scope (immutable; usable from any number of
- * threads at once).
+ * A USC program parsed and checked for the scope, with its machine code when it runs on a
+ * JIT (immutable; usable from any number of threads at once).
  */
 typedef struct PicajitUscProgram PicajitUscProgram;
 
@@ -851,6 +859,28 @@ typedef struct PicajitTheiaResult {
    */
   uint32_t pc;
 } PicajitTheiaResult;
+
+/**
+ * Counters of one `picajit_theia_render`.
+ */
+typedef struct PicajitTheiaRenderStats {
+  uint32_t width;
+  uint32_t height;
+  /**
+   * GPU cores the frame was split over.
+   */
+  uint32_t cores;
+  uint64_t pixels;
+  /**
+   * Program runs (entry points triggered) and instructions executed, over all cores.
+   */
+  uint64_t runs;
+  uint64_t steps;
+  /**
+   * Pixels whose MAIN reported a hit.
+   */
+  uint64_t hits;
+} PicajitTheiaRenderStats;
 
 /**
  * Options of `picajit_usc_program_create`: the readings of seed 004 that are selectable
@@ -1474,6 +1504,84 @@ PicajitStatus picajit_theia_run(const struct PicajitTheiaProgram *p,
                                 struct PicajitTheiaResult *result);
 
 /**
+ * Loads a scene directory (`Params.mem`, `Vertex.mem`, `Textures.mem`, `Instructions.mem`,
+ * each at most 64 MiB). `rtl_dir`, if not NULL, is a checkout of the original project whose
+ * ROM (`rtl/Module_ROM.v` with `rtl/aDefinitions.v`) supplies the default code; with NULL,
+ * every entry point the scene uses must lie in its instruction memory. Errors:
+ * PICAJIT_ERR_PROGRAM (a file missing, unreadable or malformed, a resolution outside
+ * 1..4096, an entry-point table too short), PICAJIT_ERR_INVALID_ARGUMENT (the ROM could not
+ * be read), PICAJIT_ERR_NULL.
+ *
+ * # Safety
+ * `dir` NULL or NUL-terminated; `rtl_dir` NULL or NUL-terminated; `out` NULL or writable.
+ */
+PicajitStatus picajit_theia_scene_load(const char *dir,
+                                       const char *rtl_dir,
+                                       struct PicajitTheiaScene **out);
+
+/**
+ * Creates a scene from the texts of its four files (NUL-terminated, each at most 16 MiB:
+ * `$readmemh` words for Params, Vertex and Textures, the `.mem` format for Instructions).
+ * `rtl_dir` and the errors as for `picajit_theia_scene_load`.
+ *
+ * # Safety
+ * Every text NULL or NUL-terminated; `rtl_dir` NULL or NUL-terminated; `out` NULL or
+ * writable.
+ */
+PicajitStatus picajit_theia_scene_create(const char *params,
+                                         const char *vertex,
+                                         const char *textures,
+                                         const char *instructions,
+                                         const char *rtl_dir,
+                                         struct PicajitTheiaScene **out);
+
+/**
+ * Releases a scene; NULL is accepted (PICAJIT_OK). A destroyed or foreign handle is
+ * PICAJIT_ERR_INVALID_HANDLE.
+ *
+ * # Safety
+ * No other thread may be using `scene`.
+ */
+PicajitStatus picajit_theia_scene_destroy(struct PicajitTheiaScene *scene);
+
+/**
+ * The image size of a scene (its `CREG_RESOLUTION`) and its GPU core count (the initial and
+ * final position pairs of Params.mem up to the one ending at the last row). A render writes
+ * `width * height * 3` bytes.
+ *
+ * # Safety
+ * `scene` NULL or live; the outputs NULL or writable.
+ */
+PicajitStatus picajit_theia_scene_info(const struct PicajitTheiaScene *scene,
+                                       uint32_t *width,
+                                       uint32_t *height,
+                                       uint32_t *cores);
+
+/**
+ * Renders one frame as the RTL's control and IO units run the scene (the rtl profile; see
+ * docs/theia.md): `backend` a `PicajitBackend` (AUTO: the host's JIT; INTERPRETER: the
+ * reference interpreter; X64/A64: that JIT, A64 only where it runs), `cores` the GPU's core
+ * count (0: the scene's; at most 64 and at most the position pairs Params.mem holds),
+ * `threads` host threads over the cores (0: one per host CPU). The image goes to `rgb` as
+ * `width * height` pixels of three bytes, rows top to bottom; `rgb_len` must be at least
+ * that. `stats` may be NULL. Errors: PICAJIT_ERR_EXEC (a run failed: an undefined
+ * operation, a jump without code, a stall, the per-run budget of 1,000,000 steps; the
+ * message names the core, pixel and entry point), PICAJIT_ERR_BACKEND_UNAVAILABLE,
+ * PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL, PICAJIT_ERR_INVALID_HANDLE.
+ *
+ * # Safety
+ * `scene` NULL or live; `rgb` NULL or writable for `rgb_len` bytes; `stats` NULL or
+ * writable.
+ */
+PicajitStatus picajit_theia_render(const struct PicajitTheiaScene *scene,
+                                   uint32_t backend,
+                                   uint32_t cores,
+                                   uint32_t threads,
+                                   uint8_t *rgb,
+                                   size_t rgb_len,
+                                   struct PicajitTheiaRenderStats *stats);
+
+/**
  * Create a uniform set with every float uniform 0.0, every int uniform (0,0,0,0) and every
  * bool false. Release it with `picajit_uniforms_destroy`.
  *
@@ -1574,8 +1682,9 @@ PicajitStatus picajit_uniforms_set_bools(struct PicajitUniforms *uniforms, uint1
 PicajitStatus picajit_uniforms_get_bools(const struct PicajitUniforms *uniforms, uint16_t *bits);
 
 /**
- * Parse and check a USC program (ISR text, NUL-terminated UTF-8). `options` may be NULL
- * for the defaults.
+ * Parse and check a USC program (ISR text, NUL-terminated UTF-8) to run on the reference
+ * interpreter. `options` may be NULL for the defaults. The same as
+ * `picajit_usc_program_create_for` with `PICAJIT_BACKEND_INTERPRETER`.
  *
  * Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
  * message), `PICAJIT_ERR_PROGRAM` for a program outside the scope ("not supported: NAME")
@@ -1588,6 +1697,34 @@ PicajitStatus picajit_uniforms_get_bools(const struct PicajitUniforms *uniforms,
 PicajitStatus picajit_usc_program_create(const char *source,
                                          const struct PicajitUscOptions *options,
                                          struct PicajitUscProgram **out);
+
+/**
+ * Parse and check a USC program as `picajit_usc_program_create` does and compile it for
+ * `backend` (a `PicajitBackend`): AUTO is the host's JIT where this host runs it (x86-64
+ * with AVX2 and FMA, AArch64), else the interpreter; INTERPRETER the reference interpreter;
+ * X64 and A64 that JIT (A64 on other hosts only in builds with the `a64-emu` feature, under
+ * the emulator). Every engine gives the interpreter's results bit for bit. Added in API 1.6.
+ *
+ * Errors: as `picajit_usc_program_create`; `PICAJIT_ERR_BACKEND_UNAVAILABLE` when this
+ * host cannot run `backend`'s code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown value.
+ *
+ * # Safety
+ * `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
+ * or writable.
+ */
+PicajitStatus picajit_usc_program_create_for(const char *source,
+                                             const struct PicajitUscOptions *options,
+                                             uint32_t backend,
+                                             struct PicajitUscProgram **out);
+
+/**
+ * The engine a USC program runs on (a `PicajitBackend`: INTERPRETER, X64 or A64) in
+ * `*out`. Added in API 1.6.
+ *
+ * # Safety
+ * `program` must be NULL or a live program; `out` NULL or writable.
+ */
+PicajitStatus picajit_usc_program_backend(const struct PicajitUscProgram *program, uint32_t *out);
 
 /**
  * Fill `options` with the defaults (fused FMAD, CNDLT as commented).

@@ -18,6 +18,5 @@ pub mod bench;
 pub mod capi;
 pub mod engine;
 pub mod shbin;
-pub mod testgen;
 pub mod theia;
 pub mod usc;

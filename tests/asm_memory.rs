@@ -5,7 +5,7 @@
 //! reports the same ratio for larger sources.)
 
 use picajit::asm::{assemble, assemble_with_warnings, SourceFile, MAX_SOURCE_BYTES};
-use picajit::testgen::{asm_stress_source, AsmStress};
+use picajit_testkit::testgen::{asm_stress_source, AsmStress};
 
 mod counting_alloc;
 

@@ -245,14 +245,95 @@ fn bench_thread_scaling_and_batch_columns() {
         "{md}"
     );
     assert!(md.contains("| shader | 1 thread | 2 threads |"), "{md}");
-    assert!(md.contains("peer JIT ns (batch 1, reference)"), "{md}");
+    assert!(
+        md.contains("peer JIT ns (one vertex per call, reference)"),
+        "{md}"
+    );
     let row = md
         .lines()
         .find(|l| l.starts_with("| `mvp.v.pica` |") && l.contains("19-20"))
         .unwrap_or_else(|| panic!("no summary row with the peer figure: {md}"));
     if cfg!(target_arch = "x86_64") {
         assert!(md.contains("x64 ns (batch 1) | x64 ns (batch 16)"), "{md}");
-        assert!(row.split('|').count() > 8, "{row}");
+        // The ratio columns divide by the middle of the quoted range, 19.5 ns.
+        let head: Vec<&str> = md
+            .lines()
+            .find(|l| l.starts_with("| shader | instr./vertex"))
+            .expect("summary header")
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(head.len(), cells.len(), "{row}");
+        let cell = |name: &str| {
+            let k = head.iter().position(|h| *h == name);
+            cells[k.unwrap_or_else(|| panic!("no column {name}: {md}"))]
+        };
+        let ours_1: f64 = cell("x64 ns (batch 1)").parse().expect("batch 1 time");
+        let ours_16: f64 = cell("x64 ns (batch 16)").parse().expect("batch 16 time");
+        let slow: f64 = cell("x64 batch 1 / peer (time; goal <= 0.8)")
+            .parse()
+            .expect("batch 1 ratio");
+        let fast: f64 = cell("peer / x64 batch 16 (speed; goal >= 8)")
+            .trim_end_matches('x')
+            .parse()
+            .expect("batch 16 ratio");
+        assert!(
+            (slow - ours_1 / 19.5).abs() <= 0.006 + 0.001 * slow,
+            "{row}"
+        );
+        assert!((fast - 19.5 / ours_16).abs() <= 0.06 + 0.01 * fast, "{row}");
+    }
+}
+
+/// `--clock cpu` samples the thread's CPU time (Linux) and says so; unknown clocks are
+/// refused.
+#[test]
+fn bench_clock_choice() {
+    let run = |clock: &str| {
+        picajit(&[
+            "bench",
+            "--engine",
+            "interp",
+            "--float",
+            "f24",
+            "--batch",
+            "1",
+            "--time-ms",
+            "2",
+            "--samples",
+            "2",
+            "--clock",
+            clock,
+            "-q",
+            "examples/mvp.v.pica",
+        ])
+    };
+    let out = run("sundial");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown clock 'sundial'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run("cpu");
+    if cfg!(target_os = "linux") {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("times are the thread's CPU time"), "{text}");
+        let ns: f64 = text
+            .lines()
+            .find(|l| l.starts_with("mvp.v.pica"))
+            .and_then(|l| l.split_whitespace().nth(4))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no mvp row: {text}"));
+        assert!(ns > 0.0, "{text}");
+    } else {
+        assert!(!out.status.success());
     }
 }
 

@@ -289,14 +289,16 @@ fn theia_c_tests_pass_and_are_memcheck_clean() {
     let sources = [manifest_dir().join("tests/c/test_theia.c")];
     let exe = dir.join("test_theia");
     build_c(&sources, &exe, Link::Shared);
-    let out = run(&mut target_command(&exe));
+    // picajit's own scene (no GPL data), rendered through picajit_theia_render
+    let scene = manifest_dir().join("examples/theia/scene");
+    let out = run(target_command(&exe).arg(&scene));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(" 0 failed"),
         "C tests did not report success:\n{stdout}"
     );
     if valgrind_available() {
-        memcheck(&exe, &[]);
+        memcheck(&exe, &[&scene]);
     }
 }
 

@@ -10,7 +10,7 @@ use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{decode, Instruction};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms, UnitState};
-use picajit::testgen;
+use picajit_testkit::testgen;
 
 const MODES: [FloatMode; 3] = [
     FloatMode::F24(Rounding::TowardZero),

@@ -4,7 +4,7 @@
 //!
 //! * every example vertex shader with its benchmark workload, in all three float modes, with
 //!   proof that the SoA path ran (`CompiledShader::batch_lanes`/`batch_stats`);
-//! * thousands of random programs (`picajit::testgen`, straight-line and with control flow)
+//! * thousands of random programs (`picajit_testkit::testgen`, straight-line and with control flow)
 //!   over batches of 1, 7, 8, 9 and 64 vertices whose inputs differ per vertex and are full of
 //!   special values (zeros of both signs, subnormal patterns, extremes, inf, NaN), so that
 //!   lanes of one group take different rare paths;
@@ -24,8 +24,8 @@ use picajit::interp::exec::Interpreter;
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms};
-use picajit::testgen::{generate, Config};
 use picajit_jit::{compile, Backend, BatchError, BatchInfo, CompiledShader, HostFeatures};
+use picajit_testkit::testgen::{generate, Config};
 
 const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
 const F24N: FloatMode = FloatMode::F24(Rounding::NearestEven);
@@ -1217,11 +1217,11 @@ fn moved_registers_on(b: Backend) {
     for mode in MODES {
         let shader = compile_on(&w.program, mode, b);
         let specials: Vec<f32> = match mode {
-            FloatMode::F32 => picajit::testgen::F32_SPECIALS
+            FloatMode::F32 => picajit_testkit::testgen::F32_SPECIALS
                 .iter()
                 .map(|&b| f32::from_bits(b))
                 .collect(),
-            FloatMode::F24(_) => picajit::testgen::F24_SPECIALS
+            FloatMode::F24(_) => picajit_testkit::testgen::F24_SPECIALS
                 .iter()
                 .map(|&b| F24::from_bits(b).to_f32())
                 .collect(),

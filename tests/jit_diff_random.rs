@@ -1,4 +1,4 @@
-//! Differential fuzzing in CI: thousands of random programs (`picajit::testgen`), each run on
+//! Differential fuzzing in CI: thousands of random programs (`picajit_testkit::testgen`), each run on
 //! the interpreter and on compiled code (x86-64 natively; AArch64 natively or under the
 //! emulator), compared bit for bit (registers, flags, address registers, instruction counts,
 //! errors, emitted vertices).
@@ -14,10 +14,10 @@ use jit_common::check_case_with;
 use jit_common::{check_case, with_backend, Outcome};
 use picajit::interp::float::{FloatMode, Rounding};
 use picajit::interp::program::ShaderKind;
-use picajit::testgen::{from_bytes, generate, Config};
 use picajit_jit::Backend;
 #[cfg(target_arch = "x86_64")]
 use picajit_jit::HostFeatures;
+use picajit_testkit::testgen::{from_bytes, generate, Config};
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn cases(default: u64) -> u64 {

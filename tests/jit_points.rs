@@ -1885,7 +1885,7 @@ fn true_read_lanes(op: picajit::interp::isa::Opcode, m: u8, pos: usize) -> u8 {
         (Dph | Dphi, 0) => 0b0111,
         (Dst | Dsti, 0) => m & 0b0110,
         (Dst | Dsti, _) => m & 0b1010,
-        _ => points_gen::read_lanes(op, m),
+        _ => op.reads(pos, m),
     }
 }
 
@@ -1901,10 +1901,7 @@ fn every_opcode_reads_exactly_its_lanes() {
     };
     use points_gen::Node;
     use Opcode::*;
-    let ops = [
-        Add, Dp3, Dp4, Dph, Dst, Mul, Sge, Slt, Max, Min, Dphi, Dsti, Sgei, Slti, Ex2, Lg2, Litp,
-        Flr, Rcp, Rsq, Mov, Mova, Cmp, Mad, Madi,
-    ];
+    let ops: Vec<Opcode> = Opcode::arithmetic().collect();
     let mask_of = |m: u8| WriteMask::from_lanes([m & 1 != 0, m & 2 != 0, m & 4 != 0, m & 8 != 0]);
     let ident = OperandDesc::new(WriteMask::XYZW, [false; 3], [Swizzle::IDENTITY; 3]).0;
     let (mut must_not, mut must, mut grouped) = (0, 0, 0);
@@ -2035,7 +2032,7 @@ fn every_opcode_reads_exactly_its_lanes() {
                     };
                     let by_rule = Sim::check(&gen).is_empty();
                     let reads = true_read_lanes(op, m, pos) & 1 << lane != 0;
-                    let counted = points_gen::read_lanes(op, m) & 1 << lane != 0;
+                    let counted = op.reads(pos, m) & 1 << lane != 0;
                     assert_eq!(by_rule, !counted, "the rule's count: {}", what());
                     if has_avx2() {
                         let eligible = shader.points_ineligibility().is_none();

@@ -85,11 +85,76 @@ fn compiled_shaders_are_send_and_sync() {
     check::<CodeCache>();
 }
 
+/// A caller whose MXCSR control bits are the mode's already (the generated code then loads
+/// nothing, `jit/src/x64/masm.rs` "Float environment"), with exception flags set or not,
+/// gets the interpreter's results on both entries and its control bits back.
+#[test]
+#[allow(deprecated)]
+fn caller_mxcsr_equal_to_the_mode_is_kept() {
+    use picajit::interp::float::Rounding;
+    use picajit_testkit::testgen::{generate, Config};
+    use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+    for seed in 0..60 {
+        let case = generate(seed, &Config::default());
+        let Ok(shader) = compile(
+            &case.program,
+            case.mode,
+            Backend::X64,
+            HostFeatures::detect(),
+        ) else {
+            continue;
+        };
+        let control = match case.mode {
+            FloatMode::F24(Rounding::TowardZero) => 0x7F80,
+            FloatMode::F24(Rounding::NearestEven) => 0x1F80,
+            FloatMode::F32 => 0x9F80,
+        };
+        let mut want = Registers::default();
+        want.input = case.inputs;
+        let expected = Interpreter::new(&case.program, case.mode)
+            .run(&mut want, &case.uniforms, None, 4000)
+            .is_ok();
+        for flags in [0u32, 0x21, 0x3F] {
+            // SAFETY: changes only this thread's SSE control register; restored below.
+            let saved = unsafe { _mm_getcsr() };
+            unsafe { _mm_setcsr(control | flags) };
+            let mut r = Registers::default();
+            r.input = case.inputs;
+            let got = shader.try_run(&mut r, &case.uniforms, None, 4000);
+            let mut out = [[[0.0f32; 4]; 16]; 3];
+            let batch = shader.run_batch(&[case.inputs; 3], &mut out, &case.uniforms, 4000);
+            let after = unsafe { _mm_getcsr() };
+            unsafe { _mm_setcsr(saved) };
+            assert_eq!(
+                after & 0xFFC0,
+                control,
+                "seed {seed}: MXCSR control bits kept"
+            );
+            if got.is_ok() && expected {
+                assert_eq!(
+                    jit_common::reg_bits(&r),
+                    jit_common::reg_bits(&want),
+                    "seed {seed}, flags {flags:#x}"
+                );
+            }
+            if batch.is_ok() && expected && case.program.kind() == ShaderKind::Vertex {
+                for row in &out {
+                    assert_eq!(
+                        row.map(|l| l.map(f32::to_bits)),
+                        want.output.map(|l| l.map(f32::to_bits)),
+                        "seed {seed}, flags {flags:#x}: batch entry"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Generated code installs its own float environment and gives the caller's back.
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_is_ignored_and_restored() {
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..30 {
         let case = generate(seed, &Config::default());

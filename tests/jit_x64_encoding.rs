@@ -8,11 +8,11 @@
 //! Code generation works on any host, so this test runs everywhere.
 
 use picajit::interp::float::{FloatMode, MaxRule, Rounding};
-use picajit::testgen::{generate, Config};
 use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter};
 use picajit_jit::x64::asm::{Asm, Mem, XOp};
 use picajit_jit::x64::regs::*;
 use picajit_jit::{compile_with, Backend, HostFeatures};
+use picajit_testkit::testgen::{generate, Config};
 
 /// Decode the instruction stream of `a` (without the pool) into Intel syntax, one line each.
 fn decode(a: Asm) -> (Vec<String>, Vec<u8>, usize) {
@@ -199,6 +199,7 @@ fn vector_forms() {
         "ldmxcsr [rbx+44h]"
     );
     assert_eq!(one(|a| a.stmxcsr(RBX, 0x44)), "stmxcsr [rbx+44h]");
+    assert_eq!(one(|a| a.lfence()), "lfence");
 }
 
 #[test]
@@ -914,9 +915,9 @@ mod soa {
     #[test]
     fn generated_soa_code_decodes_cleanly() {
         use picajit::interp::float::{FloatMode, MaxRule, Rounding};
-        use picajit::testgen::{generate, Config};
         use picajit_jit::iced_x86::Code;
         use picajit_jit::{compile_with, Backend, HostFeatures};
+        use picajit_testkit::testgen::{generate, Config};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
         }

@@ -159,6 +159,29 @@ fn run_text_entry_and_set_forms() {
         "22",
     ]))
     .unwrap();
+    // A run that starts at a RETURN: the RTL executes it but never reports done (the fetch
+    // unit reports the end when an instruction completes while it presents RETURN); the
+    // manual profile returns.
+    assert_eq!(
+        (
+            v["steps"].as_u64(),
+            v["status"].as_str(),
+            v["return_value"].is_null()
+        ),
+        (Some(1), Some("stalled"), true)
+    );
+    let v: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--isa",
+        "theia",
+        mem.to_str().unwrap(),
+        "--json",
+        "--entry",
+        "22",
+        "--profile",
+        "manual",
+    ]))
+    .unwrap();
     assert_eq!(
         (v["steps"].as_u64(), v["return_value"].as_bool()),
         (Some(1), Some(true))
@@ -325,6 +348,23 @@ fn errors() {
     std::fs::write(&jump, "\tJMP 40000 VOID VOID\n").unwrap();
     assert!(fails(&["run", "--isa", "theia", jump.to_str().unwrap()]).contains("no code is loaded"));
     assert!(fails(&["disasm", "--isa", "theia", "no/such/file.mem"]).contains("no/such/file.mem"));
+    // Sources and .mem files over the readers' limit are refused before they are read (sparse
+    // files: their length is all that is looked at).
+    for name in ["huge.theia", "huge.mem"] {
+        let huge = scratch(name);
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(picajit::theia::asm::MAX_SOURCE_BYTES as u64 + 1)
+            .unwrap();
+        for cmd in ["run", "asm", "disasm", "info"] {
+            let e = fails(&[cmd, "--isa", "theia", huge.to_str().unwrap()]);
+            assert!(
+                e.contains("larger than the 16777216 a THEIA source or .mem file may have"),
+                "{cmd} {name}: {e}"
+            );
+        }
+        std::fs::remove_file(&huge).unwrap();
+    }
 }
 
 #[test]
@@ -388,17 +428,34 @@ fn render_own_scene() {
         "examples/theia/scene",
         "--frames",
         "2",
+        "--threads",
+        "2",
         "--time-ms",
         "20",
         "--rounds",
         "1",
     ]);
     assert!(text.contains("THEIA frames"), "{text}");
-    let row = text
+    // One row per engine and host thread count (1..2, the scene's two GPU cores).
+    let rows: Vec<Vec<&str>> = text
         .lines()
-        .find(|l| l.starts_with("examples/theia/scene"))
-        .expect("scene row");
-    assert!(row.contains(" 4x2 ") && row.contains(" 136 "), "{row}");
+        .filter(|l| l.starts_with("examples/theia/scene"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    let jit = if cfg!(target_arch = "aarch64") {
+        "a64"
+    } else {
+        "x64"
+    };
+    for (row, (engine, threads)) in
+        rows.iter()
+            .zip([("interp", "1"), ("interp", "2"), (jit, "1"), (jit, "2")])
+    {
+        // 148 instructions: 136 plus the NOP that starts CPPU and USERCONSTANTS (per core)
+        // and RGU (per pixel)
+        assert_eq!(&row[1..6], &["4x2", "2", "148", engine, threads], "{text}");
+    }
     // A scene directory without its files is a clear error.
     let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
     assert!(err.contains("Instructions.mem: "), "{err}");

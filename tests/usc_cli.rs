@@ -5,7 +5,7 @@
 mod cli_run;
 mod target_exe;
 
-use cli_run::{fails, ok};
+use cli_run::{fails, ok, picajit};
 
 #[test]
 fn run_json_format_is_exact() {
@@ -47,6 +47,34 @@ fn run_json_format_is_exact() {
         assert_eq!(
             jit.replace(r#""engine":"x64""#, r#""engine":"interp""#),
             out
+        );
+    }
+    // So does the AArch64 JIT (natively, or under the emulator in builds with it).
+    let argv = [
+        "run",
+        "--isa",
+        "usc",
+        "examples/usc/divergent_loop.usc",
+        "--instances",
+        "4",
+        "--set",
+        "vi0=27,1,6,7",
+        "--json",
+        "--engine",
+        "a64",
+    ];
+    let a64 = picajit(&argv);
+    if a64.status.success() {
+        let got = String::from_utf8(a64.stdout).unwrap();
+        assert_eq!(
+            got.replace(r#""engine":"a64""#, r#""engine":"interp""#),
+            out
+        );
+    } else {
+        let err = String::from_utf8_lossy(&a64.stderr);
+        assert!(
+            err.contains("a64-emu") && !err.contains("panicked"),
+            "{err}"
         );
     }
 }
@@ -137,7 +165,6 @@ fn run_values_registers_and_budget() {
         (vec!["--set", "q0=3"], "not a register"),
         (vec!["--set", "r0=zz"], "bad value"),
         (vec!["--set", "p0=2"], "0 or 1"),
-        (vec!["--engine", "a64"], "not implemented"),
         (vec!["--engine", "z80"], "expected auto"),
     ] {
         let mut a = vec!["run", "--isa", "usc", p];
@@ -156,6 +183,20 @@ fn run_values_registers_and_budget() {
     std::fs::write(&unsup, "0 : fadd ft0, sh0, sh1\n1 : fdsx ft0, r2\n").unwrap();
     let err = fails(&["run", "--isa", "usc", unsup.to_str().unwrap()]);
     assert!(err.contains("unsup.usc:2:5: not supported: fdsx"), "{err}");
+    // A file over the parser's limit is refused before it is read (a sparse file: its length
+    // is all that is looked at).
+    let huge = dir.join("huge.usc");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(picajit::usc::parse::MAX_SOURCE_BYTES as u64 + 1)
+        .unwrap();
+    for cmd in ["run", "asm", "info"] {
+        let err = fails(&[cmd, "--isa", "usc", huge.to_str().unwrap()]);
+        assert!(
+            err.contains("larger than the 4194304 a USC source may have"),
+            "{cmd}: {err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -175,11 +216,10 @@ fn asm_disasm_info_bench() {
     let out = ok(&["bench", "--isa", "usc", "--time-ms", "1", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = v.as_array().unwrap();
-    let engines = if picajit::jit::usc::x64::available() {
-        2
-    } else {
-        1
-    };
+    // The interpreter and the host's JIT (x86-64 with AVX2 and FMA, or AArch64).
+    let host_jit = picajit::jit::usc::x64::available()
+        || picajit::jit::Backend::host() == Some(picajit::jit::Backend::A64);
+    let engines = if host_jit { 2 } else { 1 };
     assert_eq!(rows.len(), 3 * engines);
     assert_eq!(rows[rows.len() - 1]["program"], "divergent_loop");
     let out = ok(&[

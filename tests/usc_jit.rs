@@ -1,13 +1,35 @@
-//! The USC x86-64 JIT against the reference interpreter: the whole state (every register of
-//! every bank, p0, the execution mask, which registers were written) and the outcome must be
-//! identical, on the seed's examples, the examples in `examples/usc`, one program per
-//! instruction shape and random programs of random valid groups, at 1 to 16 instances.
+//! The USC JIT (x86-64 AVX2 natively, AArch64 NEON under the unicorn emulator) against the
+//! reference interpreter: the whole state (every register of every bank, p0, the execution
+//! mask, which registers were written) and the outcome must be identical, on the seed's
+//! examples, the examples in `examples/usc`, one program per instruction shape and random
+//! programs of random valid groups, at 1 to 16 instances.
 
 use picajit::usc::testgen::{random_program, random_state};
 use picajit::usc::{compile, parse};
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, State, UscOptions};
-use picajit_jit::usc::x64;
+use picajit_jit::usc::{self as jit, x64, UscCode};
+use picajit_jit::Backend;
+
+/// The backends this host runs: x86-64 with AVX2 and FMA, AArch64 natively or emulated.
+fn backends() -> Vec<Backend> {
+    let mut v = Vec::new();
+    if x64::available() {
+        v.push(Backend::X64);
+    } else {
+        eprintln!("x64 skipped: no AVX2+FMA host");
+    }
+    assert!(jit::a64::available(), "the tests enable emulate-a64");
+    v.push(Backend::A64);
+    v
+}
+
+fn compile_all(p: &Prepared, text: &str) -> Vec<UscCode> {
+    backends()
+        .into_iter()
+        .map(|b| jit::compile(p, b).unwrap_or_else(|e| panic!("{b}: {e}\n{text}")))
+        .collect()
+}
 
 fn snapshot(st: &State) -> Vec<u32> {
     let mut v = Vec::new();
@@ -21,9 +43,16 @@ fn snapshot(st: &State) -> Vec<u32> {
     v
 }
 
-/// Runs `p` on both engines from `st`; panics with the program text on any difference.
+/// Runs `p` on the interpreter and on every backend from `st`; panics with the program text
+/// on any difference.
 fn compare(text: &str, p: &Prepared, st: &State, budget: u64) {
-    let code = x64::compile(p).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    for code in compile_all(p, text) {
+        compare_code(text, p, &code, st, budget);
+    }
+}
+
+fn compare_code(text: &str, p: &Prepared, code: &UscCode, st: &State, budget: u64) {
+    let text = &format!("[{}] {text}", code.backend());
     let mut a = st.clone();
     let mut b = st.clone();
     let ra = p.run(&mut a, budget);
@@ -49,19 +78,8 @@ fn compare(text: &str, p: &Prepared, st: &State, budget: u64) {
     assert_eq!(a.p0_touched(), b.p0_touched(), "p0 written\n{text}");
 }
 
-fn skip() -> bool {
-    if !x64::available() {
-        eprintln!("skipped: no AVX2+FMA host");
-        return true;
-    }
-    false
-}
-
 #[test]
 fn examples_match_the_interpreter() {
-    if skip() {
-        return;
-    }
     let mut seed = 1u64;
     for file in ["vertex_transform", "lighting", "divergent_loop"] {
         let text = std::fs::read_to_string(format!("examples/usc/{file}.usc")).unwrap();
@@ -93,16 +111,14 @@ fn examples_match_the_interpreter() {
                 compare(&text, &p, &st, 100_000);
             }
         }
-        let code = x64::compile(&p).unwrap();
-        eprintln!("{file}: {code:?}");
+        for code in compile_all(&p, &text) {
+            eprintln!("{file}: {code:?}");
+        }
     }
 }
 
 #[test]
 fn seed_examples_match_the_interpreter() {
-    if skip() {
-        return;
-    }
     let text = include_str!("usc/seed_examples.usc");
     let mut ran = 0;
     for (k, ex) in text.split("\n#### ").enumerate().skip(1) {
@@ -123,9 +139,6 @@ fn seed_examples_match_the_interpreter() {
 /// `PICAJIT_USC_CASES` sets the number of programs (default 400).
 #[test]
 fn random_programs_match_the_interpreter() {
-    if skip() {
-        return;
-    }
     let cases: u64 = std::env::var("PICAJIT_USC_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -137,12 +150,15 @@ fn random_programs_match_the_interpreter() {
         let text = random_program(&mut rng, 12);
         let program = parse(&text).unwrap();
         let p = Prepared::new(&program, UscOptions::default()).unwrap();
-        let code = x64::compile(&p).unwrap();
-        native += code.native_groups;
-        total += code.groups;
+        let codes = compile_all(&p, &text);
+        native += codes[0].native_groups;
+        total += codes[0].groups;
         for n in [1 + rng.below(16) as usize, 16] {
             let st = random_state(n, case * 7 + n as u64);
-            compare(&text, &p, &st, 1 + rng.below(300));
+            let budget = 1 + rng.below(300);
+            for code in &codes {
+                compare_code(&text, &p, code, &st, budget);
+            }
         }
     }
     eprintln!("{native} of {total} groups native");
@@ -153,18 +169,17 @@ fn random_programs_match_the_interpreter() {
 /// above would see a wrong lane, so make sure a mismatch is reported at all.
 #[test]
 fn comparison_catches_a_difference() {
-    if skip() {
-        return;
-    }
     let text = "0 : fadd ft0, vi0, c64\n    mov r0, ft0\n";
     let p = compile(text, UscOptions::default()).unwrap();
-    let code = x64::compile(&p).unwrap();
     let st = random_state(16, 5);
     let mut a = st.clone();
-    let mut b = st.clone();
     p.run(&mut a, 10).unwrap();
-    code.run(&p, &mut b, 10).unwrap();
-    assert_eq!(snapshot(&a), snapshot(&b));
+    let mut b = st.clone();
+    for code in compile_all(&p, text) {
+        b = st.clone();
+        code.run(&p, &mut b, 10).unwrap();
+        assert_eq!(snapshot(&a), snapshot(&b), "{}", code.backend());
+    }
     b.set(
         Reg {
             bank: Bank::R,
@@ -174,4 +189,47 @@ fn comparison_catches_a_difference() {
         0x1234,
     );
     assert_ne!(snapshot(&a), snapshot(&b));
+}
+
+/// The generated code of both backends decodes completely (iced-x86, yaxpeax-arm) up to the
+/// constant pool, and the AArch64 forms the lowering relies on decode as those instructions
+/// (dynasm's operand order and arrangements for the NEON forms the other backends do not use).
+#[test]
+fn generated_code_decodes_completely() {
+    use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions};
+    use picajit_jit::yaxpeax_arch::{Decoder as _, U8Reader};
+    use picajit_jit::yaxpeax_arm::armv8::a64::InstDecoder;
+    let mut texts: Vec<String> = ["vertex_transform", "lighting", "divergent_loop"]
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("examples/usc/{f}.usc")).unwrap())
+        .collect();
+    let mut rng = picajit::usc::testgen::Rng::new(0xDEC0DE);
+    texts.extend((0..60).map(|_| random_program(&mut rng, 12)));
+    let mut a64_text = String::new();
+    for text in &texts {
+        let p = compile(text, UscOptions::default()).unwrap();
+        let (code, len, _, _) = x64::generate(&p).unwrap();
+        let mut d = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
+        while d.can_decode() {
+            assert_ne!(d.decode().code(), Code::INVALID, "x64\n{text}");
+        }
+        let (code, len, _, _) = jit::a64::generate(&p).unwrap();
+        let dec = InstDecoder::default();
+        for w in code[..len].chunks(4) {
+            match dec.decode(&mut U8Reader::new(w)) {
+                Ok(i) => {
+                    a64_text.push_str(&i.to_string());
+                    a64_text.push('\n');
+                }
+                Err(e) => panic!("a64 {w:02x?}: {e}\n{text}"),
+            }
+        }
+    }
+    for form in [
+        "fcvtl v", "fcvtl2 v", "fcvtn v", "fcvtn2 v", "frintn v", "fsqrt v", "fdiv v", "umull v",
+        "umull2 v", "uaddw v", "uzp1 v", "uzp2 v", "ushl v", "sshl v", "fmla v", "bsl v",
+        "umaxv s", "frintm v", "cmgt v", "fcmgt v", "fcmge v",
+    ] {
+        assert!(a64_text.contains(form), "{form} not emitted");
+    }
 }

@@ -1,5 +1,5 @@
 //! Writes the seed corpus under `fuzz/seeds/TARGET/` from the example shaders (`examples/`)
-//! and the test programs (`picajit::testgen`, the generator behind the differential tests).
+//! and the test programs (`picajit_testkit::testgen`, the generator behind the differential tests).
 //! `scripts/fuzz.sh` copies the seeds into the working corpus before each run.
 //!
 //! ```sh
@@ -10,8 +10,8 @@ use picajit::asm::{assemble, disassemble, disassemble_program, SourceFile};
 use picajit::interp::float::{FloatMode, Rounding};
 use picajit::interp::program::ShaderKind;
 use picajit::shbin::Shbin;
-use picajit::testgen::{generate, Config};
 use picajit_fuzz::{encode_raw, encode_structured};
+use picajit_testkit::testgen::{generate, Config};
 use std::path::{Path, PathBuf};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {

@@ -41,8 +41,8 @@ pub mod theia;
 use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{
-    decode, encode, format_instruction, CmpOp, Condition, DstReg, Instruction, Opcode, RelIndex,
-    SrcReg,
+    decode, encode, format_instruction, CmpOp, Condition, DstReg, Format, Instruction, Opcode,
+    RelIndex, SrcReg,
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
@@ -107,7 +107,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub use picajit::testgen::{F24_SPECIALS, F32_SPECIALS};
+pub use picajit_testkit::testgen::{F24_SPECIALS, F32_SPECIALS};
 
 /// A value as the input describes it, before conversion to a float mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,28 +241,17 @@ fn num(b: u8) -> u8 {
     }
 }
 
-const BINARY: [Opcode; 10] = [
-    Opcode::Add,
-    Opcode::Dp3,
-    Opcode::Dp4,
-    Opcode::Dph,
-    Opcode::Dst,
-    Opcode::Mul,
-    Opcode::Sge,
-    Opcode::Slt,
-    Opcode::Max,
-    Opcode::Min,
-];
-const BINARY_I: [Opcode; 4] = [Opcode::Dphi, Opcode::Dsti, Opcode::Sgei, Opcode::Slti];
-const UNARY: [Opcode; 7] = [
-    Opcode::Ex2,
-    Opcode::Lg2,
-    Opcode::Litp,
-    Opcode::Flr,
-    Opcode::Rcp,
-    Opcode::Rsq,
-    Opcode::Mov,
-];
+/// The opcode table's opcodes of one layout, in code order (the selector bytes of the
+/// structured input index these lists).
+fn ops_of(format: Format) -> Vec<Opcode> {
+    Opcode::with_format(format)
+        .filter(|&op| op != Opcode::Mova)
+        .collect()
+}
+
+fn pick(list: &[Opcode], byte: u8) -> Opcode {
+    list[byte as usize % list.len()]
+}
 const UNDEFINED: [u32; 8] = [0x10, 0x11, 0x14, 0x15, 0x16, 0x17, 0x1C, 0x1F];
 
 /// Read one structured operation at address `pc` of a `len`-word program.
@@ -270,7 +259,7 @@ fn read_op(r: &mut Reader, pc: u32, len: u32) -> u32 {
     let class = r.u8() % CLASSES;
     let instr = match class {
         0 => Instruction::Binary {
-            op: BINARY[r.u8() as usize % BINARY.len()],
+            op: pick(&ops_of(Format::One), r.u8()),
             dst: DstReg::from_raw(r.u8()),
             src1: SrcReg::from_wide(r.u8()),
             src2: SrcReg::from_narrow(r.u8()),
@@ -278,7 +267,7 @@ fn read_op(r: &mut Reader, pc: u32, len: u32) -> u32 {
             desc: r.u8() & 0x7F,
         },
         1 => Instruction::Binary {
-            op: BINARY_I[r.u8() as usize % BINARY_I.len()],
+            op: pick(&ops_of(Format::OneI), r.u8()),
             dst: DstReg::from_raw(r.u8()),
             src1: SrcReg::from_narrow(r.u8()),
             src2: SrcReg::from_wide(r.u8()),
@@ -286,7 +275,7 @@ fn read_op(r: &mut Reader, pc: u32, len: u32) -> u32 {
             desc: r.u8() & 0x7F,
         },
         2 => Instruction::Unary {
-            op: UNARY[r.u8() as usize % UNARY.len()],
+            op: pick(&ops_of(Format::OneU), r.u8()),
             dst: DstReg::from_raw(r.u8()),
             src: SrcReg::from_wide(r.u8()),
             rel: RelIndex::from_raw(r.u8() & 3),
@@ -642,9 +631,9 @@ fn encode_op(instr: Instruction, _pc: u32, len: u32) -> Option<Vec<u8>> {
             rel,
             desc,
         } => {
-            let (class, sel) = match pos(&BINARY, op) {
+            let (class, sel) = match pos(&ops_of(Format::One), op) {
                 Some(p) => (0, p),
-                None => (1, pos(&BINARY_I, op)?),
+                None => (1, pos(&ops_of(Format::OneI), op)?),
             };
             vec![
                 class,
@@ -664,7 +653,7 @@ fn encode_op(instr: Instruction, _pc: u32, len: u32) -> Option<Vec<u8>> {
             desc,
         } => vec![
             2,
-            pos(&UNARY, op)?,
+            pos(&ops_of(Format::OneU), op)?,
             dst.raw()?,
             src_byte(src)?,
             rel.raw(),
@@ -696,7 +685,7 @@ fn encode_op(instr: Instruction, _pc: u32, len: u32) -> Option<Vec<u8>> {
             desc,
         } => vec![
             5,
-            (op == Opcode::Madi) as u8,
+            op.is_inverted() as u8,
             dst.raw()?,
             src_byte(src1)?,
             src_byte(src2)?,

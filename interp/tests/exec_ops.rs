@@ -1,4 +1,5 @@
-//! Instruction-level behaviour of the reference interpreter: pica-float.md §11A vectors that
+//! Instruction-level behaviour of the reference interpreter: pf §11A vectors (the float
+//! research notes cited in `interp/src/float/mod.rs`) that
 //! need whole instructions (relative addressing, MOVA, LITP flags, broadcasts, DP/MAD
 //! specials), operand descriptors, and geometry-shader emission with output banking.
 

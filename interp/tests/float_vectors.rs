@@ -1,4 +1,5 @@
-//! Golden vectors of the float model (docs/pica-float.md §11A, §11B, §11C), the special-value
+//! Golden vectors of the float model (pf §11A, §11B, §11C: the float research notes cited
+//! in `interp/src/float/mod.rs`), the special-value
 //! rules of both modes, random sweeps against an independent exact reference, and the identities
 //! the JIT backends rely on.
 

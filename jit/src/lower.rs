@@ -1,7 +1,9 @@
 //! Architecture-independent lowering: walks the analysed blocks and turns every instruction and
 //! every exit into [`MacroAssembler`] calls. No host register is named here, so both backends
-//! share every semantic decision (which source is relatively addressed, which descriptor slot a
-//! source uses, when a write mask makes an instruction a no-op, how stack effects become jumps).
+//! share every semantic decision (when a write mask makes an instruction a no-op, how stack
+//! effects become jumps). Which source is relatively addressed and which descriptor slot a
+//! source uses come from the opcode table (`Instruction::operands`); an opcode's lowering is
+//! the arm of its unit in `Lowerer::alu`.
 //!
 //! # Layout and budget
 //!
@@ -15,7 +17,7 @@
 use crate::analysis::{Analysis, Exit, Flow, Target};
 use crate::error::{CompileError, CompileResult};
 use crate::masm::{BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, Val};
-use picajit_interp::isa::{DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg};
+use picajit_interp::isa::{DstReg, Instruction, OperandDesc, Operands, RelIndex, SrcReg, Unit};
 use picajit_interp::program::{Program, ShaderKind};
 
 const V0: Val = Val(0);
@@ -147,141 +149,21 @@ impl<'a, M: MacroAssembler> Lowerer<'a, M> {
     }
 
     fn instruction(&mut self, instr: &Instruction, pc: u32, slot: Option<u8>) -> CompileResult<()> {
+        if let Some(ops) = instr.operands() {
+            return self.alu(instr, &ops);
+        }
         let m = &mut self.masm;
         match *instr {
-            Instruction::Binary {
-                op,
-                dst,
-                src1,
-                src2,
-                rel,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                if d.mask().0 == 0 {
-                    return Ok(());
-                }
-                let (r1, r2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let m = &mut self.masm;
-                m.load(V0, &source(src1, r1, d, 0));
-                m.load(V1, &source(src2, r2, d, 1));
-                match op.base() {
-                    Opcode::Add => m.binary(BinaryKind::Add, V0, V0, V1),
-                    Opcode::Mul => m.binary(BinaryKind::Mul, V0, V0, V1),
-                    Opcode::Max => m.binary(BinaryKind::Max, V0, V0, V1),
-                    Opcode::Min => m.binary(BinaryKind::Min, V0, V0, V1),
-                    Opcode::Sge => m.binary(BinaryKind::Sge, V0, V0, V1),
-                    Opcode::Slt => m.binary(BinaryKind::Slt, V0, V0, V1),
-                    Opcode::Dp3 => m.dot(DotKind::Dp3, V0, V0, V1),
-                    Opcode::Dp4 => m.dot(DotKind::Dp4, V0, V0, V1),
-                    Opcode::Dph => m.dot(DotKind::Dph, V0, V0, V1),
-                    Opcode::Dst => m.dst(V0, V0, V1),
-                    other => {
-                        return Err(CompileError::Internal(format!(
-                            "{other} decoded as a binary instruction"
-                        )))
-                    }
-                }
-                m.store(&dest(dst, d), V0);
-            }
-            Instruction::Unary {
-                op,
-                dst,
-                src,
-                rel,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                let write = d.mask().0 != 0;
-                // LITP sets the flags even when it writes no lane.
-                if !write && op != Opcode::Litp {
-                    return Ok(());
-                }
-                let m = &mut self.masm;
-                m.load(V0, &source(src, rel, d, 0));
-                match op {
-                    Opcode::Mov => {}
-                    Opcode::Flr => m.flr(V0, V0),
-                    Opcode::Rcp => m.scalar(ScalarKind::Rcp, V0, V0),
-                    Opcode::Rsq => m.scalar(ScalarKind::Rsq, V0, V0),
-                    Opcode::Ex2 => m.scalar(ScalarKind::Ex2, V0, V0),
-                    Opcode::Lg2 => m.scalar(ScalarKind::Lg2, V0, V0),
-                    Opcode::Litp => m.litp(V0, V0),
-                    other => {
-                        return Err(CompileError::Internal(format!(
-                            "{other} decoded as a unary instruction"
-                        )))
-                    }
-                }
-                if write {
-                    m.store(&dest(dst, d), V0);
-                }
-            }
-            Instruction::Mova { src, rel, desc } => {
-                let d = self.desc(desc);
-                let (x, y) = (d.mask().has(0), d.mask().has(1));
-                if x || y {
-                    let m = &mut self.masm;
-                    m.load(V0, &source(src, rel, d, 0));
-                    m.mova(V0, x, y);
-                }
-            }
-            Instruction::Cmp {
-                src1,
-                src2,
-                rel,
-                x,
-                y,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                let m = &mut self.masm;
-                m.load(V0, &source(src1, rel, d, 0));
-                m.load(V1, &source(src2, RelIndex::None, d, 1));
-                m.cmp(V0, V1, x, y);
-            }
-            Instruction::Mad {
-                op,
-                dst,
-                src1,
-                src2,
-                src3,
-                rel,
-                desc,
-            } => {
-                let d = self.desc(desc);
-                if d.mask().0 == 0 {
-                    return Ok(());
-                }
-                let (r2, r3) = if op == Opcode::Madi {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let m = &mut self.masm;
-                m.load(V0, &source(src1, RelIndex::None, d, 0));
-                m.load(V1, &source(src2, r2, d, 1));
-                m.load(V2, &source(src3, r3, d, 2));
-                m.mad(V0, V0, V1, V2);
-                m.store(&dest(dst, d), V0);
-            }
-            Instruction::Emit => {
-                if self.program.kind() == ShaderKind::Geometry {
-                    m.emit_vertex(pc);
-                }
+            // EMIT and SETEMIT do nothing in vertex shaders.
+            Instruction::Emit if self.program.kind() == ShaderKind::Geometry => {
+                m.emit_vertex(pc);
             }
             Instruction::SetEmit {
                 vtx,
                 primitive,
                 winding,
-            } => {
-                if self.program.kind() == ShaderKind::Geometry {
-                    m.set_emit(vtx, primitive, winding);
-                }
+            } if self.program.kind() == ShaderKind::Geometry => {
+                m.set_emit(vtx, primitive, winding);
             }
             Instruction::Loop { i, .. } => {
                 let slot = slot.ok_or_else(|| {
@@ -289,19 +171,81 @@ impl<'a, M: MacroAssembler> Lowerer<'a, M> {
                 })?;
                 m.loop_init(i, slot);
             }
-            // Pure control flow: handled by the node's exit.
-            Instruction::Nop
-            | Instruction::End
-            | Instruction::Break
-            | Instruction::BreakC { .. }
-            | Instruction::Call { .. }
-            | Instruction::CallC { .. }
-            | Instruction::CallU { .. }
-            | Instruction::IfC { .. }
-            | Instruction::IfU { .. }
-            | Instruction::JmpC { .. }
-            | Instruction::JmpU { .. }
-            | Instruction::Undefined { .. } => {}
+            // Arithmetic is `alu`; the rest is pure control flow, which the node's exit
+            // handles (the analysis gives every other instruction its exit).
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'a, M: MacroAssembler> Lowerer<'a, M> {
+    /// One arithmetic instruction: its sources loaded into `V0..`, the unit's operation, the
+    /// result stored under the write mask. An instruction that writes nothing is skipped
+    /// (LITP still sets the flags, CMP writes only them).
+    fn alu(&mut self, instr: &Instruction, ops: &Operands) -> CompileResult<()> {
+        let d = self.desc(ops.desc);
+        let unit = ops.op.unit();
+        let write = match unit {
+            Unit::Mova => d.mask().has(0) || d.mask().has(1),
+            _ => d.mask().0 & 0xF != 0,
+        };
+        if !write && !matches!(unit, Unit::Litp | Unit::Cmp) {
+            return Ok(());
+        }
+        let m = &mut self.masm;
+        for (n, reg, rel) in ops.sources() {
+            m.load(Val(n as u8), &source(reg, rel, d, n));
+        }
+        match unit {
+            Unit::Add => m.binary(BinaryKind::Add, V0, V0, V1),
+            Unit::Mul => m.binary(BinaryKind::Mul, V0, V0, V1),
+            Unit::Max => m.binary(BinaryKind::Max, V0, V0, V1),
+            Unit::Min => m.binary(BinaryKind::Min, V0, V0, V1),
+            Unit::Sge => m.binary(BinaryKind::Sge, V0, V0, V1),
+            Unit::Slt => m.binary(BinaryKind::Slt, V0, V0, V1),
+            Unit::Dp3 => m.dot(DotKind::Dp3, V0, V0, V1),
+            Unit::Dp4 => m.dot(DotKind::Dp4, V0, V0, V1),
+            Unit::Dph => m.dot(DotKind::Dph, V0, V0, V1),
+            Unit::Dst => m.dst(V0, V0, V1),
+            Unit::Mad => m.mad(V0, V0, V1, V2),
+            Unit::Mov => {}
+            Unit::Flr => m.flr(V0, V0),
+            Unit::Rcp => m.scalar(ScalarKind::Rcp, V0, V0),
+            Unit::Rsq => m.scalar(ScalarKind::Rsq, V0, V0),
+            Unit::Ex2 => m.scalar(ScalarKind::Ex2, V0, V0),
+            Unit::Lg2 => m.scalar(ScalarKind::Lg2, V0, V0),
+            Unit::Litp => m.litp(V0, V0),
+            Unit::Mova => {
+                m.mova(V0, d.mask().has(0), d.mask().has(1));
+                return Ok(());
+            }
+            Unit::Cmp => {
+                if let Instruction::Cmp { x, y, .. } = *instr {
+                    m.cmp(V0, V1, x, y);
+                }
+                return Ok(());
+            }
+            #[cfg(feature = "made-up-opcode")]
+            Unit::Sub => {
+                // a - b is a + (-b): negating a register operand is exact, and ADD flushes
+                // the negated operand as the float model's SUB does.
+                let mut b = source(ops.src[1], ops.rel[1], d, 1);
+                b.negate = !b.negate;
+                m.load(V1, &b);
+                m.binary(BinaryKind::Add, V0, V0, V1)
+            }
+            other => {
+                return Err(CompileError::Internal(format!(
+                    "{} ({other:?}) has no lowering",
+                    ops.op
+                )))
+            }
+        }
+        if let Some(dst) = ops.dst {
+            if write {
+                m.store(&dest(dst, d), V0);
+            }
         }
         Ok(())
     }

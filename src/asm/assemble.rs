@@ -168,19 +168,10 @@ fn lane_bits(s: usize, lane: usize) -> u64 {
     3 << (4 + 9 * s + 1 + (6 - 2 * lane))
 }
 
+/// Lane-wise operations: each source component is read only where the write mask writes
+/// (the opcode table's read masks).
 fn is_per_lane(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Add
-            | Opcode::Mul
-            | Opcode::Sge
-            | Opcode::Slt
-            | Opcode::Flr
-            | Opcode::Max
-            | Opcode::Min
-            | Opcode::Mov
-            | Opcode::Mad
-    )
+    op.sources() > 0 && op.reads(0, 0) == 0 && op.reads(0, 0xF) == 0xF
 }
 
 /// Descriptor bits picasso compares when sharing descriptors (`op` is the base opcode, `mask`
@@ -234,50 +225,12 @@ pub(crate) fn picasso_care(op: Opcode, mask: u8, nsrc: usize) -> u64 {
 /// [`picasso_care`]). Pinned instructions must agree with their descriptor on these.
 pub(crate) fn hw_care(op: Opcode, mask: u8, nsrc: usize) -> u64 {
     let op = op.base();
-    let lane_on = |l: usize| mask & (8 >> l) != 0;
-    let mut used = [[false; 4]; 3];
-    match op {
-        op if is_per_lane(op) => {
-            for s in used.iter_mut().take(nsrc) {
-                for (l, u) in s.iter_mut().enumerate() {
-                    *u = lane_on(l);
-                }
-            }
-        }
-        Opcode::Dp3 => {
-            used = [
-                [true, true, true, false],
-                [true, true, true, false],
-                [false; 4],
-            ]
-        }
-        Opcode::Dp4 => used = [[true; 4], [true; 4], [false; 4]],
-        Opcode::Dph => used = [[true, true, true, false], [true; 4], [false; 4]],
-        Opcode::Dst => {
-            used = [
-                [false, true, true, false],
-                [false, true, false, true],
-                [false; 4],
-            ]
-        }
-        Opcode::Litp => used[0] = [true, true, false, true],
-        Opcode::Ex2 | Opcode::Lg2 | Opcode::Rcp | Opcode::Rsq => {
-            used[0] = [true, false, false, false]
-        }
-        Opcode::Mova => used[0] = [lane_on(0), lane_on(1), false, false],
-        Opcode::Cmp => {
-            used = [
-                [true, true, false, false],
-                [true, true, false, false],
-                [false; 4],
-            ]
-        }
-        _ => {
-            for s in used.iter_mut().take(nsrc) {
-                *s = [true; 4];
-            }
-        }
-    }
+    // The components each source reads, from the opcode table (bit c = component c).
+    let write = WriteMask(mask).components();
+    let used = [0, 1, 2].map(|s| {
+        let reads = if s < nsrc { op.reads(s, write) } else { 0 };
+        [0, 1, 2, 3].map(|c| reads & (1 << c) != 0)
+    });
     let mut care = match op {
         Opcode::Cmp => 0,
         Opcode::Mova => 0xC,
@@ -1504,7 +1457,7 @@ impl Assembler {
                 let (Some(a), Some(b)) = (a, b) else {
                     return Err(self.err(loc, "missing source"));
                 };
-                let has_i = matches!(base, Opcode::Dph | Opcode::Dst | Opcode::Sge | Opcode::Slt);
+                let has_i = base.inverted().is_some();
                 let inverted = if exact {
                     op.is_inverted()
                 } else {
@@ -1525,15 +1478,9 @@ impl Assembler {
                 if !exact {
                     self.input_combination(&[a, b])?;
                 }
-                let final_op = if inverted {
-                    match base {
-                        Opcode::Dph => Opcode::Dphi,
-                        Opcode::Dst => Opcode::Dsti,
-                        Opcode::Sge => Opcode::Sgei,
-                        _ => Opcode::Slti,
-                    }
-                } else {
-                    base
+                let final_op = match base.inverted() {
+                    Some(i) if inverted => i,
+                    _ => base,
                 };
                 let (Some(src1), Some(src2)) = (a.src(), b.src()) else {
                     return Err(self.err(loc, "bad source"));
@@ -1563,7 +1510,7 @@ impl Assembler {
                     return Err(self.err(loc, "missing source"));
                 };
                 let inverted = if exact {
-                    op == Opcode::Madi
+                    op.is_inverted()
                 } else {
                     !is_const(&b)
                         && (is_const(&c) || (c.rel != RelIndex::None && b.rel == RelIndex::None))
@@ -1584,7 +1531,10 @@ impl Assembler {
                 (
                     (
                         Instruction::Mad {
-                            op: if inverted { Opcode::Madi } else { Opcode::Mad },
+                            op: match base.inverted() {
+                                Some(i) if inverted => i,
+                                _ => base,
+                            },
                             dst: d,
                             src1,
                             src2,

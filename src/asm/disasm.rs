@@ -1335,37 +1335,22 @@ fn arith_text(ins: &Instruction, d: OperandDesc, literal: bool) -> Option<String
             op.base().mnemonic()
         }
     };
-    Some(match *ins {
-        Instruction::Binary {
-            op,
-            dst,
-            src1,
-            src2,
-            rel,
-            ..
-        } => {
-            let (r1, r2) = if op.is_inverted() {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
-            format!(
-                "{} {dst}{}, {}, {}",
-                mn(op),
-                mask_text(d.mask().0)?,
-                src_text(d.neg(0), src1, r1, d.swizzle(0)),
-                src_text(d.neg(1), src2, r2, d.swizzle(1))
-            )
+    let ops = ins.operands()?;
+    let src = |n: usize| src_text(d.neg(n), ops.src[n], ops.rel[n], d.swizzle(n));
+    Some(match (*ins, ops.dst) {
+        (Instruction::Cmp { x, y, .. }, _) => {
+            format!("cmp {}, {}, {}, {}", src(0), x.name(), y.name(), src(1))
         }
-        Instruction::Unary {
-            op, dst, src, rel, ..
-        } => format!(
-            "{} {dst}{}, {}",
-            mn(op),
-            mask_text(d.mask().0)?,
-            src_text(d.neg(0), src, rel, d.swizzle(0))
-        ),
-        Instruction::Mova { src, rel, .. } => {
+        (_, Some(dst)) => {
+            let mut text = format!("{} {dst}{}", mn(ops.op), mask_text(d.mask().0)?);
+            for n in 0..ops.op.sources() {
+                text.push_str(", ");
+                text.push_str(&src(n));
+            }
+            text
+        }
+        // MOVA, the one instruction without a register destination or flags.
+        (_, None) => {
             let m = d.mask().0;
             let lanes = match (m & 8 != 0, m & 4 != 0) {
                 (true, true) => "xy",
@@ -1373,49 +1358,8 @@ fn arith_text(ins: &Instruction, d: OperandDesc, literal: bool) -> Option<String
                 (false, true) => "y",
                 (false, false) => return None,
             };
-            format!(
-                "mova a0.{lanes}, {}",
-                src_text(d.neg(0), src, rel, d.swizzle(0))
-            )
+            format!("mova a0.{lanes}, {}", src(0))
         }
-        Instruction::Cmp {
-            src1,
-            src2,
-            rel,
-            x,
-            y,
-            ..
-        } => format!(
-            "cmp {}, {}, {}, {}",
-            src_text(d.neg(0), src1, rel, d.swizzle(0)),
-            x.name(),
-            y.name(),
-            src_text(d.neg(1), src2, RelIndex::None, d.swizzle(1))
-        ),
-        Instruction::Mad {
-            op,
-            dst,
-            src1,
-            src2,
-            src3,
-            rel,
-            ..
-        } => {
-            let (r2, r3) = if op == Opcode::Madi {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
-            format!(
-                "{} {dst}{}, {}, {}, {}",
-                mn(op),
-                mask_text(d.mask().0)?,
-                src_text(d.neg(0), src1, RelIndex::None, d.swizzle(0)),
-                src_text(d.neg(1), src2, r2, d.swizzle(1)),
-                src_text(d.neg(2), src3, r3, d.swizzle(2))
-            )
-        }
-        _ => return None,
     })
 }
 

@@ -905,11 +905,7 @@ fn parse_insn(c: &mut Cursor, m: Name) -> PResult<Insn> {
                 }) else {
                     return Err((m.loc, format!("unknown instruction `{}`", m.text)));
                 };
-                let nsrc = match op.format() {
-                    picajit_interp::isa::Format::OneU => 1,
-                    picajit_interp::isa::Format::Five | picajit_interp::isa::Format::FiveI => 3,
-                    _ => 2,
-                };
+                let nsrc = op.sources();
                 need(c)?;
                 let dst = parse_operand(c)?;
                 let mut srcs = Vec::new();

@@ -57,6 +57,69 @@ pub struct Settings {
     /// Vertex-shader batches start every vertex from a given unit state and hand the last
     /// vertex's state back (`Shader::run_batch_state`), to measure what that costs.
     pub unit_state: bool,
+    /// What a sample's time is read from.
+    pub clock: Clock,
+}
+
+/// What the time of a sample is read from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// Elapsed time: what a caller waits, including time the thread spends preempted.
+    #[default]
+    Wall,
+    /// CPU time of the measuring thread (Linux).
+    /// On a machine shared with other work, a preempted thread's wall-clock samples grow by
+    /// whole time slices; its CPU time does not, so ratios stay comparable under load
+    /// (caches and a busy sibling hyperthread still slow it down).
+    ThreadCpu,
+}
+
+impl Clock {
+    /// `wall` or `cpu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Clock::Wall => "wall",
+            Clock::ThreadCpu => "cpu",
+        }
+    }
+
+    /// Inverse of [`Self::name`].
+    pub fn parse(s: &str) -> Option<Clock> {
+        match s {
+            "wall" => Some(Clock::Wall),
+            "cpu" => Some(Clock::ThreadCpu),
+            _ => None,
+        }
+    }
+
+    /// True when this clock can be read on this host.
+    pub fn available(self) -> bool {
+        match self {
+            Clock::Wall => true,
+            Clock::ThreadCpu => thread_cpu_ns().is_some(),
+        }
+    }
+
+    /// Nanoseconds since some fixed point of this clock (the thread's start for CPU time).
+    fn now(self, wall_origin: Instant) -> f64 {
+        match self {
+            Clock::Wall => wall_origin.elapsed().as_secs_f64() * 1e9,
+            Clock::ThreadCpu => thread_cpu_ns().unwrap_or(0) as f64,
+        }
+    }
+}
+
+/// CPU time of the calling thread in nanoseconds (Linux: `CLOCK_THREAD_CPUTIME_ID`).
+#[cfg(target_os = "linux")]
+fn thread_cpu_ns() -> Option<u64> {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
+}
+
+/// CPU time of the calling thread: not read on this host.
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_ns() -> Option<u64> {
+    None
 }
 
 impl Default for Settings {
@@ -70,6 +133,7 @@ impl Default for Settings {
             compile_samples: 21,
             budget: DEFAULT_BUDGET,
             unit_state: false,
+            clock: Clock::Wall,
         }
     }
 }
@@ -304,15 +368,16 @@ struct Cell<'p> {
 }
 
 impl Cell<'_> {
-    /// Time `iterations` batches; per-vertex nanoseconds.
-    fn sample(&mut self) -> Result<f64, String> {
-        let start = Instant::now();
+    /// Time `iterations` batches on `clock`; per-vertex nanoseconds.
+    fn sample(&mut self, clock: Clock) -> Result<f64, String> {
+        let origin = Instant::now();
+        let start = clock.now(origin);
         for _ in 0..self.iterations {
             let stats = self.runner.run()?;
             self.deopts += stats.deopts;
             self.vertices += self.runner.batch();
         }
-        let elapsed = start.elapsed().as_secs_f64() * 1e9;
+        let elapsed = clock.now(origin) - start;
         Ok(elapsed / (self.iterations as f64 * self.runner.batch() as f64))
     }
 }
@@ -409,7 +474,7 @@ pub fn measure(
                 .collect();
             for _ in 0..samples {
                 for cell in cells.iter_mut().filter(|c| c.error.is_none()) {
-                    match cell.sample() {
+                    match cell.sample(settings.clock) {
                         Ok(ns) => cell.samples.push(ns),
                         Err(e) => cell.error = Some(e),
                     }

@@ -79,8 +79,11 @@ pub use state::{
 };
 pub use theia::{
     picajit_theia_program_create, picajit_theia_program_destroy, picajit_theia_program_length,
-    picajit_theia_run, PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram,
-    PicajitTheiaResult, PicajitTheiaState, PicajitTheiaStatus, PICAJIT_THEIA_ROWS,
+    picajit_theia_render, picajit_theia_run, picajit_theia_scene_create,
+    picajit_theia_scene_destroy, picajit_theia_scene_info, picajit_theia_scene_load,
+    PicajitTheiaIo, PicajitTheiaProfile, PicajitTheiaProgram, PicajitTheiaRenderStats,
+    PicajitTheiaResult, PicajitTheiaScene, PicajitTheiaState, PicajitTheiaStatus,
+    PICAJIT_THEIA_ROWS,
 };
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,
@@ -89,8 +92,9 @@ pub use uniforms::{
     PicajitUniforms,
 };
 pub use usc::{
-    picajit_usc_options_init, picajit_usc_program_create, picajit_usc_program_destroy,
-    picajit_usc_run, picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
+    picajit_usc_options_init, picajit_usc_program_backend, picajit_usc_program_create,
+    picajit_usc_program_create_for, picajit_usc_program_destroy, picajit_usc_run,
+    picajit_usc_state_create, picajit_usc_state_destroy, picajit_usc_state_get,
     picajit_usc_state_get_p0, picajit_usc_state_set, picajit_usc_state_set_p0, PicajitUscBank,
     PicajitUscOptions, PicajitUscProgram, PicajitUscRunInfo, PicajitUscState,
 };
@@ -103,7 +107,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 1;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 5;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 6;
 
 /// The largest SHBIN image `picajit_shader_load_shbin` and `picajit_shbin_dvle_count` accept,
 /// in bytes (16 MiB; a real SHBIN is a few tens of kilobytes).

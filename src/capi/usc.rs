@@ -1,21 +1,26 @@
 //! PowerVR USC programs (seed 004) through the C ABI: compile ISR text, create a register
 //! state for 1-16 instances, set registers per instance, run, read back. Same conventions as
 //! the PICA200 functions (statuses, last error, checked handles, no panic across the
-//! boundary). USC programs run on the reference interpreter (the USC JIT backends are not
-//! implemented yet).
+//! boundary). A program runs on the reference interpreter (`picajit_usc_program_create`) or
+//! on the engine `picajit_usc_program_create_for` picks: the x86-64 or AArch64 JIT
+//! (`picajit_jit::usc`), bit-exact with the interpreter.
 
+use super::engine::PicajitBackend;
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use crate::usc::{compile, UscError};
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
+use picajit_jit::usc::UscCode;
+use picajit_jit::Backend;
 use std::ffi::{c_char, CStr};
 
-/// A USC program parsed and checked for the scope (immutable; usable from any number of
-/// threads at once).
+/// A USC program parsed and checked for the scope, with its machine code when it runs on a
+/// JIT (immutable; usable from any number of threads at once).
 #[derive(Debug)]
 pub struct PicajitUscProgram {
     prepared: Prepared,
+    code: Option<UscCode>,
 }
 
 /// The registers of 1-16 USC instances: per-instance r, vi, i, idx, p0 and execution mask;
@@ -113,8 +118,9 @@ fn lane(state: &State, instance: u32) -> Result<usize> {
     }
 }
 
-/// Parse and check a USC program (ISR text, NUL-terminated UTF-8). `options` may be NULL
-/// for the defaults.
+/// Parse and check a USC program (ISR text, NUL-terminated UTF-8) to run on the reference
+/// interpreter. `options` may be NULL for the defaults. The same as
+/// `picajit_usc_program_create_for` with `PICAJIT_BACKEND_INTERPRETER`.
 ///
 /// Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
 /// message), `PICAJIT_ERR_PROGRAM` for a program outside the scope ("not supported: NAME")
@@ -130,30 +136,124 @@ pub unsafe extern "C" fn picajit_usc_program_create(
     out: *mut *mut PicajitUscProgram,
 ) -> PicajitStatus {
     call("picajit_usc_program_create", || {
-        error::check_ptr(source, "source")?;
-        // SAFETY: non-NULL (checked above) and NUL-terminated by this function's contract.
-        let text = unsafe { CStr::from_ptr(source) }
-            .to_str()
-            .map_err(|e| Error::invalid(format!("source is not UTF-8: {e}")))?;
-        let opts = if options.is_null() {
-            UscOptions::default()
-        } else {
-            // SAFETY: non-NULL and readable by this function's contract.
-            let o = unsafe { error::borrow(options, "options") }?;
-            UscOptions {
-                fused_fmad: o.fused_fmad != 0,
-                cndlt_literal: o.cndlt_literal != 0,
-            }
-        };
-        error::check_ptr(out, "out")?;
-        let prepared = compile(text, opts).map_err(|e| match e {
-            UscError::Parse(p) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, p),
-            UscError::Prepare(p) => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p),
-        })?;
-        let h = handle::create(PicajitUscProgram { prepared })?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, h, "out") }
+        // SAFETY: forwarded contract.
+        unsafe {
+            create(
+                source,
+                options,
+                PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32,
+                out,
+            )
+        }
     })
+}
+
+/// Parse and check a USC program as `picajit_usc_program_create` does and compile it for
+/// `backend` (a `PicajitBackend`): AUTO is the host's JIT where this host runs it (x86-64
+/// with AVX2 and FMA, AArch64), else the interpreter; INTERPRETER the reference interpreter;
+/// X64 and A64 that JIT (A64 on other hosts only in builds with the `a64-emu` feature, under
+/// the emulator). Every engine gives the interpreter's results bit for bit. Added in API 1.6.
+///
+/// Errors: as `picajit_usc_program_create`; `PICAJIT_ERR_BACKEND_UNAVAILABLE` when this
+/// host cannot run `backend`'s code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown value.
+///
+/// # Safety
+/// `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_usc_program_create_for(
+    source: *const c_char,
+    options: *const PicajitUscOptions,
+    backend: u32,
+    out: *mut *mut PicajitUscProgram,
+) -> PicajitStatus {
+    call("picajit_usc_program_create_for", || {
+        // SAFETY: forwarded contract.
+        unsafe { create(source, options, backend, out) }
+    })
+}
+
+/// The engine a USC program runs on (a `PicajitBackend`: INTERPRETER, X64 or A64) in
+/// `*out`. Added in API 1.6.
+///
+/// # Safety
+/// `program` must be NULL or a live program; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_usc_program_backend(
+    program: *const PicajitUscProgram,
+    out: *mut u32,
+) -> PicajitStatus {
+    call("picajit_usc_program_backend", || {
+        // SAFETY: a live program by this function's contract.
+        let p = unsafe { handle::get(program, "program") }?;
+        let b = match p.code.as_ref().map(UscCode::backend) {
+            None => PicajitBackend::PICAJIT_BACKEND_INTERPRETER,
+            Some(Backend::X64) => PicajitBackend::PICAJIT_BACKEND_X64,
+            Some(Backend::A64) => PicajitBackend::PICAJIT_BACKEND_A64,
+        };
+        // SAFETY: writable by this function's contract.
+        unsafe { error::write_out(out, b as u32, "out") }
+    })
+}
+
+/// The host's USC JIT, where this host runs it.
+fn host_backend() -> Option<Backend> {
+    match Backend::host()? {
+        Backend::X64 if picajit_jit::usc::x64::available() => Some(Backend::X64),
+        Backend::A64 if picajit_jit::usc::a64::available() => Some(Backend::A64),
+        _ => None,
+    }
+}
+
+/// # Safety
+/// As `picajit_usc_program_create_for`.
+unsafe fn create(
+    source: *const c_char,
+    options: *const PicajitUscOptions,
+    backend: u32,
+    out: *mut *mut PicajitUscProgram,
+) -> Result<()> {
+    error::check_ptr(source, "source")?;
+    // SAFETY: non-NULL (checked above) and NUL-terminated by the caller's contract.
+    let text = unsafe { CStr::from_ptr(source) }
+        .to_str()
+        .map_err(|e| Error::invalid(format!("source is not UTF-8: {e}")))?;
+    let opts = if options.is_null() {
+        UscOptions::default()
+    } else {
+        // SAFETY: non-NULL and readable by the caller's contract.
+        let o = unsafe { error::borrow(options, "options") }?;
+        UscOptions {
+            fused_fmad: o.fused_fmad != 0,
+            cndlt_literal: o.cndlt_literal != 0,
+        }
+    };
+    error::check_ptr(out, "out")?;
+    let backend = match backend {
+        b if b == PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32 => None,
+        b if b == PicajitBackend::PICAJIT_BACKEND_AUTO as u32 => host_backend(),
+        b if b == PicajitBackend::PICAJIT_BACKEND_X64 as u32 => Some(Backend::X64),
+        b if b == PicajitBackend::PICAJIT_BACKEND_A64 as u32 => Some(Backend::A64),
+        b => {
+            return Err(Error::invalid(format!(
+                "backend {b} is not a PicajitBackend"
+            )))
+        }
+    };
+    let prepared = compile(text, opts).map_err(|e| match e {
+        UscError::Parse(p) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, p),
+        UscError::Prepare(p) => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p),
+    })?;
+    let code = match backend {
+        None => None,
+        Some(b) => Some(
+            picajit_jit::usc::compile(&prepared, b)
+                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE, e))?,
+        ),
+    };
+    let h = handle::create(PicajitUscProgram { prepared, code })?;
+    // SAFETY: `out` is writable by the caller's contract (checked non-NULL above).
+    unsafe { error::write_out(out, h, "out") }
 }
 
 /// Fill `options` with the defaults (fused FMAD, CNDLT as commented).
@@ -339,10 +439,11 @@ pub unsafe extern "C" fn picajit_usc_run(
         if !info.is_null() {
             error::check_ptr(info, "info")?;
         }
-        let out = p
-            .prepared
-            .run(&mut s.state, budget)
-            .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
+        let out = match &p.code {
+            Some(code) => code.run(&p.prepared, &mut s.state, budget),
+            None => p.prepared.run(&mut s.state, budget),
+        }
+        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
         if !info.is_null() {
             let i = PicajitUscRunInfo {
                 done: u32::from(out.status == Status::Done),

@@ -72,6 +72,11 @@ pub struct BenchArgs {
     /// scaling. 0 means the host's core count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// What sample times are read from: `wall` (elapsed time) or `cpu` (the measuring
+    /// thread's CPU time, Linux: comparable on a machine shared with other work, since time
+    /// spent preempted is left out). Thread scaling is always measured on wall time.
+    #[arg(long, default_value = "wall")]
+    clock: String,
 }
 
 fn settings(args: &BenchArgs) -> Result<Settings, String> {
@@ -103,6 +108,14 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
     if engines.is_empty() || modes.is_empty() || batches.is_empty() {
         return Err("nothing to measure: no engine, float mode or batch size".into());
     }
+    let clock = bench::Clock::parse(args.clock.trim())
+        .ok_or_else(|| format!("unknown clock '{}' (wall, cpu)", args.clock))?;
+    if !clock.available() {
+        return Err(format!(
+            "the {} clock cannot be read on this host",
+            clock.name()
+        ));
+    }
     if args.samples == 0 || args.compile_samples == 0 {
         return Err("--samples and --compile-samples must be at least 1".into());
     }
@@ -115,6 +128,7 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
         compile_samples: args.compile_samples,
         budget: picajit::engine::budget_or_default(args.budget),
         unit_state: args.unit_state,
+        clock,
     })
 }
 
@@ -392,17 +406,26 @@ fn opt(v: Option<f64>, digits: usize, suffix: &str) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}{suffix}"))
 }
 
+/// How the header names the clock (nothing for the default, wall-clock time).
+fn clock_note(clock: bench::Clock) -> &'static str {
+    match clock {
+        bench::Clock::Wall => "",
+        bench::Clock::ThreadCpu => "; times are the thread's CPU time",
+    }
+}
+
 fn header(report: &Report) -> String {
     let s = &report.settings;
     let load = |l: Option<f64>| opt(l, 2, "");
     format!(
-        "picajit bench on {} ({} CPUs); load average {} -> {}; {} samples in {} ms per cell\n",
+        "picajit bench on {} ({} CPUs); load average {} -> {}; {} samples in {} ms per cell{}\n",
         report.cpu,
         report.cpus,
         load(report.load.0),
         load(report.load.1),
         s.samples,
-        s.time_per_cell.as_millis()
+        s.time_per_cell.as_millis(),
+        clock_note(s.clock)
     )
 }
 
@@ -606,12 +629,13 @@ fn markdown(report: &Report) -> String {
     let load = |l: Option<f64>| opt(l, 2, "");
     let mut out = format!(
         "{} ({} CPUs, load average {} -> {}); {} mode, batch {batch}; ns per vertex \
-         (geometry shaders: per input point)\n\n",
+         (geometry shaders: per input point){}\n\n",
         report.cpu,
         report.cpus,
         load(report.load.0),
         load(report.load.1),
-        mode_label(mode)
+        mode_label(mode),
+        clock_note(report.settings.clock)
     );
     let mut head = vec![
         "shader".to_string(),
@@ -643,7 +667,13 @@ fn markdown(report: &Report) -> String {
         head.push(format!("{e} 8-lane compile us"));
         head.push(format!("{e} 8-lane code bytes"));
     }
-    head.push("peer JIT ns (batch 1, reference)".into());
+    head.push("peer JIT ns (one vertex per call, reference)".into());
+    if let Some(&e) = jits.first() {
+        if let Some(b) = small {
+            head.push(format!("{e} batch {b} / peer (time; goal <= 0.8)"));
+        }
+        head.push(format!("peer / {e} batch {batch} (speed; goal >= 8)"));
+    }
     out.push_str(&format!("| {} |\n", head.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
     for w in &report.workloads {
@@ -700,7 +730,16 @@ fn markdown(report: &Report) -> String {
         for &e in &codegen {
             row.extend(code_cells(e));
         }
-        row.push(peer_reference(&w.name).unwrap_or("-").to_string());
+        let peer = peer_reference(&w.name);
+        row.push(peer.map_or_else(|| "-".into(), |(lo, hi)| peer_text(lo, hi)));
+        if let Some(&e) = jits.first() {
+            // A range is compared at its middle.
+            let mid = peer.map(|(lo, hi)| (lo + hi) / 2.0);
+            if let Some(b) = small {
+                row.push(opt(ns(e, mode, b).zip(mid).map(|(t, p)| t / p), 2, ""));
+            }
+            row.push(opt(ns(e, mode, batch).zip(mid).map(|(t, p)| p / t), 1, "x"));
+        }
         out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
     out.push_str(PEER_NOTE);
@@ -710,17 +749,28 @@ fn markdown(report: &Report) -> String {
 /// The peer figures issue 16 reports (Azahar's x86-64 shader JIT, one vertex per call, f24,
 /// ns per vertex, on an AMD EPYC with 2 vCPUs), shown beside ours as a reference: Azahar is
 /// GPL and not built here, so these are quoted, not measured by this tool.
-fn peer_reference(shader: &str) -> Option<&'static str> {
+fn peer_reference(shader: &str) -> Option<(f64, f64)> {
     match shader {
-        "mvp.v.pica" => Some("19-20"),
-        "lights8.v.pica" => Some("466"),
+        "mvp.v.pica" => Some((19.0, 20.0)),
+        "lights8.v.pica" => Some((466.0, 466.0)),
         _ => None,
+    }
+}
+
+/// A peer figure as issue 16 quotes it: one number, or a range.
+fn peer_text(lo: f64, hi: f64) -> String {
+    if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo}-{hi}")
     }
 }
 
 const PEER_NOTE: &str = "\nReference column: Azahar's shader JIT with one vertex per call, ns per \
      vertex, as quoted in issue 16 (AMD EPYC, 2 vCPUs; not measured by this tool; only mvp and \
-     lights8 were reported).\n";
+     lights8 were reported). Azahar has no batch path, so both ratio columns divide by the same \
+     figure (a range at its middle): our batch-1 time over it (issue 16 asks for at most 0.8), \
+     and it over our time at the large batch (issue 16 asks for at least 8).\n";
 
 fn to_json(report: &Report) -> Value {
     let s = &report.settings;
@@ -807,6 +857,7 @@ fn to_json(report: &Report) -> Value {
             "samples": s.samples,
             "compile_samples": s.compile_samples,
             "budget": s.budget,
+            "clock": s.clock.name(),
         },
         "shaders": shaders,
         "compile": compiles,

@@ -73,6 +73,11 @@ struct RenderArgs {
     /// Compare with this PPM and print the differing-pixel count and largest difference.
     #[arg(long)]
     compare: Option<PathBuf>,
+    /// The ROM's default code as the checkout has it (032c448), or as the older reference
+    /// images need it (early-2010: no colour for a missed pixel, the commented-out texel
+    /// pairing; see the README).
+    #[arg(long, default_value = "032c448", value_parser = ["032c448", "early-2010"])]
+    rom_reading: String,
     /// Output PPM.
     #[arg(short, long)]
     output: PathBuf,
@@ -116,13 +121,17 @@ struct BenchArgs {
     rounds: u32,
     #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
     profile: String,
-    /// Also time whole frames of these scene directories (as `render`, one thread, rtl
-    /// profile): interpreter and x86-64 JIT, images compared first.
+    /// Also time whole frames of these scene directories (as `render`, rtl profile):
+    /// interpreter and the host's JIT on 1..N host threads, images compared first.
     #[arg(long = "scene", value_name = "DIR")]
     scenes: Vec<PathBuf>,
-    /// Frames per scene and engine; the median is reported.
+    /// Frames per scene, engine and thread count; the median is reported.
     #[arg(long, default_value_t = 1)]
     frames: u32,
+    /// Most host threads for `--scene` (each count from 1 is timed; at most the scene's
+    /// GPU cores; default: the host's CPUs).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 /// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
@@ -167,8 +176,17 @@ fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
 
 fn render(a: RenderArgs) -> Result<(), String> {
     use picajit::theia::render::{self, Engine, Image, Scene};
+    let reading = render::RomReading::from_name(&a.rom_reading).expect("clap checked");
     let rom = match rtl_checkout(&a) {
-        Some(dir) => picajit::theia::rom::load(&dir)?.words,
+        Some(dir) => reading
+            .apply(&picajit::theia::rom::load(&dir)?.words)
+            .map_err(|e| e.to_string())?,
+        None if reading != render::RomReading::AsCommitted => {
+            return Err(format!(
+                "--rom-reading {} needs the ROM: a checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR)",
+                a.rom_reading
+            ))
+        }
         None => {
             eprintln!("note: no checkout of the original project (--rtl DIR or PICAJIT_THEIA_DIR): the ROM's default code is absent, so every entry point must lie in the instruction memory");
             Vec::new()
@@ -245,11 +263,20 @@ fn profile_of(name: &str) -> Profile {
     Profile::from_name(name).unwrap_or_default()
 }
 
+/// Reads a source or `.mem` file, refusing one over the assembler's and `.mem` reader's limit
+/// before reading it.
 fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() > 16 << 20 {
-        return Err(format!("{}: larger than 16 MiB", path.display()));
+    let limit = asm::MAX_SOURCE_BYTES.max(picajit::theia::mem::MAX_TEXT_BYTES);
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if len > limit as u64 {
+        return Err(format!(
+            "{}: {len} bytes is larger than the {limit} a THEIA source or .mem file may have",
+            path.display()
+        ));
     }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
 }
 
@@ -570,6 +597,28 @@ fn info(input: Option<&Path>, profile: Profile) -> Result<(), String> {
 }
 
 /// A built-in bench program: its source, entry name and register setup.
+/// The timed runs' I/O: a checksum of what is written and read (the engines were compared
+/// with [`RecordIo`] before timing). Cheaper than recording, so that the harness's share of a
+/// run is small for both engines.
+#[derive(Default)]
+struct SumIo {
+    sum: u32,
+}
+
+impl exec::Io for SumIo {
+    fn omem_write(&mut self, addr: [u32; 3], data: [u32; 3]) {
+        for v in addr.into_iter().chain(data) {
+            self.sum = self.sum.rotate_left(5) ^ v;
+        }
+    }
+    fn tmem_read(&mut self, addr: [u32; 3]) -> [u32; 3] {
+        for v in addr {
+            self.sum = self.sum.rotate_left(5) ^ v;
+        }
+        [0; 3]
+    }
+}
+
 struct BenchProgram {
     name: &'static str,
     source: &'static str,
@@ -602,22 +651,31 @@ fn bench_programs() -> Vec<BenchProgram> {
     ]
 }
 
-/// `bench --scene`: median seconds per frame on the interpreter and the x86-64 JIT.
+/// `bench --scene`: median seconds per frame on the interpreter and the host's JIT, on 1..N
+/// host threads over the scene's GPU cores.
 fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
     use picajit::theia::render::{self, Engine, Scene};
+    let max_threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
     outln!(
-        "THEIA frames (rtl profile, one thread, compilation included): median of {} frame(s)",
+        "THEIA frames (rtl profile, compilation included, images compared first): median of {} frame(s); speed-up against the interpreter on one thread",
         a.frames.max(1)
     );
     outln!(
-        "{:<40} {:>9} {:>12} {:>12} {:>12} {:>9}",
+        "{:<40} {:>9} {:>6} {:>12} {:>7} {:>8} {:>12} {:>9}",
         "scene",
         "size",
+        "cores",
         "steps",
-        "interp s",
-        "jit s",
+        "engine",
+        "threads",
+        "s/frame",
         "speed-up"
     );
+    // The host's own JIT: frames are timed natively, never under emulation.
+    let jit = picajit::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
     for dir in &a.scenes {
         let ra = RenderArgs {
             scene: dir.clone(),
@@ -627,6 +685,7 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
             threads: Some(1),
             rtl: None,
             compare: None,
+            rom_reading: String::new(),
             output: PathBuf::new(),
         };
         let rom = match rtl_checkout(&ra) {
@@ -634,42 +693,54 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
             None => Vec::new(),
         };
         let scene = Scene::load(dir, None).map_err(|e| e.to_string())?;
-        // The host's own JIT: frames are timed natively, never under emulation.
-        let jit = picajit::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
-        let mut times = [Vec::new(), Vec::new()];
-        let mut images = Vec::new();
-        let mut steps = 0;
-        for _ in 0..a.frames.max(1) {
-            for (i, engine) in [Engine::Interp, Engine::Jit(jit)].into_iter().enumerate() {
-                let t = Instant::now();
-                let (img, st) =
-                    render::render(&scene, &rom, engine, 1).map_err(|e| e.to_string())?;
-                times[i].push(t.elapsed().as_secs_f64());
-                steps = st.steps;
-                images.push(img);
+        let cores = scene.cores();
+        let mut reference: Option<render::Image> = None;
+        let mut base = f64::NAN;
+        for (name, engine) in [("interp", Engine::Interp), ("x64", Engine::Jit(jit))] {
+            let name = if engine == Engine::Interp {
+                name.to_string()
+            } else {
+                jit.to_string()
+            };
+            for threads in 1..=max_threads.min(cores.max(1)) {
+                let mut times = Vec::new();
+                let mut steps = 0;
+                for _ in 0..a.frames.max(1) {
+                    let t = Instant::now();
+                    let (img, st) =
+                        render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
+                    times.push(t.elapsed().as_secs_f64());
+                    steps = st.steps;
+                    match &reference {
+                        None => reference = Some(img),
+                        Some(r) if *r != img => {
+                            return Err(format!(
+                                "{}: the {name} image on {threads} thread(s) differs from the interpreter's",
+                                dir.display()
+                            ))
+                        }
+                        Some(_) => {}
+                    }
+                }
+                times.sort_by(f64::total_cmp);
+                let t = times[times.len() / 2];
+                if base.is_nan() {
+                    base = t;
+                }
+                let img = reference.as_ref().expect("rendered");
+                outln!(
+                    "{:<40} {:>9} {:>6} {:>12} {:>7} {:>8} {:>12.4} {:>8.1}x",
+                    dir.display(),
+                    format!("{}x{}", img.width, img.height),
+                    cores,
+                    steps,
+                    name,
+                    threads,
+                    t,
+                    base / t
+                );
             }
         }
-        if images.windows(2).any(|w| w[0] != w[1]) {
-            return Err(format!(
-                "{}: the x86-64 JIT's image differs from the interpreter's",
-                dir.display()
-            ));
-        }
-        let med = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let (ti, tj) = (med(&mut times[0]), med(&mut times[1]));
-        let img = &images[0];
-        outln!(
-            "{:<40} {:>9} {:>12} {:>12.3} {:>12.3} {:>8.1}x",
-            dir.display(),
-            format!("{}x{}", img.width, img.height),
-            steps,
-            ti,
-            tj,
-            ti / tj
-        );
     }
     Ok(())
 }
@@ -753,7 +824,7 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                 if which == 1 && jit.is_none() {
                     continue;
                 }
-                let mut io = RecordIo::default();
+                let mut io = SumIo::default();
                 let mut s = base.clone();
                 // The JIT runs on state kept in its context block, as an embedder would.
                 let mut base_ctx = picajit::jit::theia::ctx::TheiaCtx::default();
@@ -763,23 +834,34 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                 let mut runs = 0u64;
                 while start.elapsed().as_nanos() < per {
                     for _ in 0..32 {
-                        io.omem_writes.clear();
-                        io.tmem_reads.clear();
+                        // Only the inputs are reset between runs (the examples write every
+                        // other register before reading it), as an embedder that keeps the
+                        // unit's state would; copying the whole register file would add the
+                        // same harness time to both engines.
                         let r = if which == 0 {
-                            s.regs.copy_from_slice(&base.regs);
+                            for &(addr, v) in &init {
+                                s.regs[addr as usize] = v;
+                            }
                             s.last_result = base.last_result;
                             exec::run(profile, &code, &mut s, &mut io, entry, 1_000_000)
                         } else {
-                            ctx.regs = base_ctx.regs;
+                            for &(addr, v) in &init {
+                                ctx.regs[addr as usize] = v;
+                            }
                             ctx.last_result = base_ctx.last_result;
                             let j = jit.as_ref().expect("checked");
                             j.run_ctx(&mut ctx, &mut io, entry, 1_000_000)
                         };
-                        std::hint::black_box(r.map_err(|e| e.to_string())?);
+                        // By reference: copying the outcome out would add a store-forwarding
+                        // stall of the harness to both engines.
+                        if let Err(e) = std::hint::black_box(&r) {
+                            return Err(e.to_string());
+                        }
                     }
                     runs += 32;
                 }
                 let ns = start.elapsed().as_nanos() as f64 / runs as f64;
+                std::hint::black_box(io.sum);
                 if which == 0 {
                     interp_ns.push(ns);
                 } else {

@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 use picajit::interp::usc::program::{Bank, Program, Reg};
 use picajit::interp::usc::table::Unit;
 use picajit::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
-use picajit::jit::usc::{x64, UscCode};
+use picajit::jit::usc::{a64, x64, UscCode};
 use picajit::usc::{parse, print, register};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -201,6 +201,17 @@ fn apply_sets(st: &mut State, sets: &[String]) -> Result<(), String> {
 }
 
 fn load(path: &Path) -> Result<(String, Program), String> {
+    // Refused before reading, so a huge file costs nothing (the parser checks the same limit).
+    let limit = picajit::usc::parse::MAX_SOURCE_BYTES;
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if len > limit as u64 {
+        return Err(format!(
+            "{}: {len} bytes is larger than the {limit} a USC source may have",
+            path.display()
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let program = parse(&text).map_err(|e| format!("{}:{e}", path.display()))?;
     Ok((text, program))
@@ -210,18 +221,22 @@ fn prepare(path: &Path, program: &Program, opts: UscOptions) -> Result<Prepared,
     Prepared::new(program, opts).map_err(|e| format!("{}:{e}", path.display()))
 }
 
-/// The engine a run uses: `auto` is the x86-64 JIT where the host runs it, else the
-/// interpreter.
+/// The engine a run uses: `auto` is the host's JIT where the host runs it (x86-64 with AVX2
+/// and FMA, AArch64), else the interpreter. `a64` runs natively on AArch64 hosts and under the emulator elsewhere (builds
+/// with the `a64-emu` feature, which enables `emulate-a64`).
 fn engine(name: &str) -> Result<&'static str, String> {
     match name {
         "auto" if x64::available() => Ok("x64"),
+        "auto" if picajit::jit::Backend::host() == Some(picajit::jit::Backend::A64) => Ok("a64"),
         "auto" | "interp" => Ok("interp"),
         "x64" if x64::available() => Ok("x64"),
         "x64" => Err(
             "--engine x64: the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into(),
         ),
+        "a64" if a64::available() => Ok("a64"),
         "a64" => Err(
-            "--engine a64: the USC AArch64 backend is not implemented yet (use interp or x64)"
+            "--engine a64: AArch64 code runs on AArch64 hosts, or under the emulator in builds \
+             with the a64-emu feature (emulate-a64)"
                 .into(),
         ),
         _ => Err(format!(
@@ -239,7 +254,7 @@ fn run_on(
     budget: u64,
 ) -> Result<picajit::interp::usc::Outcome, picajit::interp::usc::ExecError> {
     match (engine, code) {
-        ("x64", Some(c)) => c.run(prepared, st, budget),
+        ("x64" | "a64", Some(c)) => c.run(prepared, st, budget),
         _ => prepared.run(st, budget),
     }
 }
@@ -254,10 +269,10 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let (_, program) = load(&args.input)?;
     let prepared = prepare(&args.input, &program, args.readings.options())?;
-    let code = if engine == "x64" {
-        Some(x64::compile(&prepared)?)
-    } else {
-        None
+    let code = match engine {
+        "x64" => Some(x64::compile(&prepared)?),
+        "a64" => Some(a64::compile(&prepared)?),
+        _ => None,
     };
     let mut st = State::new(args.instances).map_err(|e| e.to_string())?;
     apply_sets(&mut st, &args.set)?;
@@ -354,14 +369,18 @@ fn info(input: &Path) -> Result<(), String> {
     outln!("  writes: {}", list(&written));
     match Prepared::new(&program, UscOptions::default()) {
         Ok(p) => {
-            let (code, len, _, native) = x64::generate(&p)?;
-            let _ = code;
+            let (_, len, _, native) = x64::generate(&p)?;
             outln!(
                 "  runs on: interp, x64 ({native} of {} groups compiled to AVX2 code, the others call the interpreter's step; {len} bytes){}",
                 p.groups.len(),
                 if x64::available() { "" } else { " (this host lacks AVX2/FMA)" }
             );
-            outln!("  a64: the USC AArch64 backend is not implemented yet");
+            let (_, len, _, native) = a64::generate(&p)?;
+            outln!(
+                "  a64: {native} of {} groups compiled to NEON code, the others run the interpreter's step between calls; {len} bytes{}",
+                p.groups.len(),
+                if a64::available() { "" } else { " (this build runs no AArch64 code: a64-emu feature off)" }
+            );
         }
         Err(e) => outln!("  does not run: {e}"),
     }
@@ -449,19 +468,21 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         }
     }
     let opts = args.readings.options();
-    let engines: Vec<&str> = if x64::available() {
-        vec!["interp", "x64"]
-    } else {
-        vec!["interp"]
+    // The host's JIT only: AArch64 code is timed natively, never under the emulator.
+    let host_jit = match picajit::jit::Backend::host() {
+        Some(picajit::jit::Backend::X64) if x64::available() => Some("x64"),
+        Some(picajit::jit::Backend::A64) => Some("a64"),
+        _ => None,
     };
+    let engines: Vec<&str> = std::iter::once("interp").chain(host_jit).collect();
     // (program, engine, groups executed, median ns per run, speed-up over the interpreter)
     let mut rows: Vec<(String, &str, u64, f64, f64)> = Vec::new();
     for (name, program) in &programs {
         let prepared = Prepared::new(program, opts).map_err(|e| format!("{name}:{e}"))?;
-        let code = if engines.contains(&"x64") {
-            Some(x64::compile(&prepared)?)
-        } else {
-            None
+        let code = match host_jit {
+            Some("x64") => Some(x64::compile(&prepared)?),
+            Some(_) => Some(a64::compile(&prepared)?),
+            None => None,
         };
         let mut base = State::new(args.instances).map_err(|e| e.to_string())?;
         workload(name, &mut base);
@@ -477,7 +498,8 @@ fn bench(args: BenchArgs) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             if o != out || st != reference {
                 return Err(format!(
-                    "{name}: the x64 JIT disagrees with the interpreter"
+                    "{name}: the {} JIT disagrees with the interpreter",
+                    c.backend()
                 ));
             }
         }
@@ -526,7 +548,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!(
-        "USC, {} instances per run (a64: the USC AArch64 backend is not implemented yet)",
+        "USC, {} instances per run (the host's JIT; AArch64 code is timed only on AArch64 hosts)",
         args.instances
     );
     outln!(

@@ -35,6 +35,12 @@ use std::fmt;
 /// The length of the entry-point table at the start of every `.mem` file.
 pub const TABLE_LEN: usize = ENTRY_POINTS.len();
 
+/// The most source text [`assemble`] accepts (16 MiB). The instruction memory holds at most
+/// 32 755 instructions, a few megabytes of source even with long comments, while labels and
+/// line bookkeeping grow with the text, so the limit bounds what a hostile file can claim.
+/// Larger input is an error that says so (line 1).
+pub const MAX_SOURCE_BYTES: usize = 16 << 20;
+
 /// An assembly error with its 1-based source line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AsmError {
@@ -202,6 +208,15 @@ pub fn assemble(src: &str) -> Result<Program, AsmError> {
 
 /// Assembles a source file with the given label layout.
 pub fn assemble_with(src: &str, layout: Layout) -> Result<Program, AsmError> {
+    if src.len() > MAX_SOURCE_BYTES {
+        return Err(err(
+            1,
+            format!(
+                "the source is {} bytes; the THEIA assembler accepts at most {MAX_SOURCE_BYTES}",
+                src.len()
+            ),
+        ));
+    }
     // Pass 1: label and entry-point addresses.
     let mut labels: HashMap<&str, usize> = HashMap::new();
     let mut label_list = Vec::new();

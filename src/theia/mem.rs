@@ -29,8 +29,22 @@ impl std::error::Error for MemError {}
 /// The largest file we read: the instruction memory's 15-bit address space.
 pub const MAX_ROWS: usize = 0x8000;
 
+/// The most `.mem` text [`MemImage::parse`] accepts (16 MiB, the same as the assembler's
+/// [`super::asm::MAX_SOURCE_BYTES`]): [`MAX_ROWS`] rows with the original assembler's
+/// comments are about 2.5 MB, and a file of blank or comment lines would otherwise be scanned
+/// however long it is. Larger text is an error that says so.
+pub const MAX_TEXT_BYTES: usize = 16 << 20;
+
 impl MemImage {
+    /// Reads the text of a `.mem` file: the length word, then the rows (see the module docs).
+    /// Text over [`MAX_TEXT_BYTES`] or more than [`MAX_ROWS`] rows is refused.
     pub fn parse(text: &str) -> Result<MemImage, MemError> {
+        if text.len() > MAX_TEXT_BYTES {
+            return Err(MemError(format!(
+                "the .mem text is {} bytes; at most {MAX_TEXT_BYTES} are accepted",
+                text.len()
+            )));
+        }
         let mut tokens = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let code = line.find("//").map_or(line, |p| &line[..p]);

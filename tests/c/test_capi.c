@@ -1692,6 +1692,90 @@ static void test_usc(void) {
     FAILS(picajit_usc_state_destroy(st), PICAJIT_ERR_INVALID_HANDLE, "USC state");
     OK(picajit_usc_program_destroy(prog));
     OK(picajit_usc_program_destroy(NULL));
+
+    /* Every engine (API 1.6): the same results as the interpreter, bit for bit. A JIT this
+       host or build cannot run is reported as unavailable; AUTO always gives an engine. */
+    const uint32_t backends[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO,
+                                 PICAJIT_BACKEND_X64, PICAJIT_BACKEND_A64};
+    /* Floats too: a fused multiply-add, a reciprocal, a test and a divergent store. */
+    const char *fsrc = "0 : fmad ft0, vi0, vi1, vi2\n    mov r3, ft0\n"
+                       "1 : frcp r4, vi1\n"
+                       "2 : fadd ft0, vi0, vi1\n    tstg ftt, p0, ft0, c0\n"
+                       "3 : if (p0) mov r5, vi2\n";
+    uint32_t want[16][4];
+    int have_want = 0, jits = 0;
+    for (size_t b = 0; b < sizeof backends / sizeof backends[0]; b++) {
+        PicajitUscProgram *q = NULL, *fq = NULL;
+        PicajitStatus s = picajit_usc_program_create_for(src, NULL, backends[b], &q);
+        if (s == PICAJIT_ERR_BACKEND_UNAVAILABLE) {
+            CHECK(backends[b] == PICAJIT_BACKEND_X64 || backends[b] == PICAJIT_BACKEND_A64);
+            CHECK(q == NULL);
+            continue;
+        }
+        CHECK(s == PICAJIT_OK);
+        uint32_t active = 99;
+        OK(picajit_usc_program_backend(q, &active));
+        if (backends[b] == PICAJIT_BACKEND_AUTO) {
+            CHECK(active != PICAJIT_BACKEND_AUTO);
+        } else {
+            CHECK(active == backends[b]);
+        }
+        jits += active != PICAJIT_BACKEND_INTERPRETER;
+        OK(picajit_usc_state_create(4, &st));
+        for (uint32_t l = 0; l < 4; l++) {
+            OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, start[l]));
+        }
+        OK(picajit_usc_run(q, st, 1000000, &info));
+        CHECK(info.done == 1 && info.steps == 1226);
+        for (uint32_t l = 0; l < 4; l++) {
+            uint32_t v = 0;
+            OK(picajit_usc_state_get(st, PICAJIT_USC_R, 1, l, &v));
+            CHECK(v == steps[l]);
+        }
+        OK(picajit_usc_run(q, st, 5, &info));
+        CHECK(info.done == 0 && info.steps == 5);
+        OK(picajit_usc_state_destroy(st));
+        OK(picajit_usc_program_create_for(fsrc, NULL, backends[b], &fq));
+        OK(picajit_usc_state_create(16, &st));
+        for (uint32_t l = 0; l < 16; l++) {
+            const float x = (float)l - 7.5f, y = 0.25f * (float)l + 0.1f, z = -3.0f / (1.0f + l);
+            uint32_t wx, wy, wz;
+            memcpy(&wx, &x, 4);
+            memcpy(&wy, &y, 4);
+            memcpy(&wz, &z, 4);
+            OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, wx));
+            OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 1, l, wy));
+            OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 2, l, wz));
+        }
+        OK(picajit_usc_run(fq, st, 100, &info));
+        CHECK(info.done == 1 && info.steps == 4);
+        for (uint32_t l = 0; l < 16; l++) {
+            uint32_t got[4];
+            OK(picajit_usc_state_get(st, PICAJIT_USC_R, 3, l, &got[0]));
+            OK(picajit_usc_state_get(st, PICAJIT_USC_R, 4, l, &got[1]));
+            OK(picajit_usc_state_get(st, PICAJIT_USC_R, 5, l, &got[2]));
+            OK(picajit_usc_state_get_p0(st, l, &got[3]));
+            if (!have_want) {
+                memcpy(want[l], got, sizeof got);
+            } else {
+                CHECK(memcmp(want[l], got, sizeof got) == 0);
+            }
+        }
+        have_want = 1;
+        OK(picajit_usc_state_destroy(st));
+        OK(picajit_usc_program_destroy(q));
+        OK(picajit_usc_program_destroy(fq));
+    }
+    CHECK(have_want);
+    /* p0 follows the test: x + y > 0 from instance 5 on (x = l - 7.5, y = l / 4 + 0.1). */
+    CHECK(want[5][3] == 0 && want[6][3] == 1 && want[15][3] == 1);
+    CHECK(want[5][2] == 0 && want[6][2] != 0);
+    fprintf(stderr, "USC engines: %d JIT(s) compared with the interpreter\n", jits);
+    PicajitUscProgram *none = NULL;
+    FAILS(picajit_usc_program_create_for(src, NULL, 9, &none), PICAJIT_ERR_INVALID_ARGUMENT,
+          "not a PicajitBackend");
+    uint32_t active = 0;
+    FAILS(picajit_usc_program_backend(NULL, &active), PICAJIT_ERR_NULL, "program");
 }
 
 int main(int argc, char **argv) {

@@ -85,7 +85,147 @@ static void tm_read(void *user, const uint32_t *addr, uint32_t *out) {
     out[2] = addr[2] + 3;
 }
 
-int main(void) {
+/* The whole file at `dir/name`, NUL-terminated (NULL if unreadable). */
+static char *slurp(const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Reference.ppm (plain P3) of the scene into `rgb`; returns the pixel count or -1. */
+static int read_ppm(const char *dir, uint8_t *rgb, int max) {
+    char *t = slurp(dir, "Reference.ppm");
+    if (!t) return -1;
+    int w = 0, h = 0, m = 0, off = 0, k = 0;
+    if (sscanf(t, "P3 %d %d %d%n", &w, &h, &m, &off) != 3 || w * h * 3 > max) {
+        free(t);
+        return -1;
+    }
+    const char *p = t + off;
+    for (k = 0; k < w * h * 3; k++) {
+        int v, used;
+        if (sscanf(p, "%d%n", &v, &used) != 1) break;
+        rgb[k] = (uint8_t)v;
+        p += used;
+    }
+    free(t);
+    return k == w * h * 3 ? w * h : -1;
+}
+
+/* Whole-GPU rendering of picajit's own scene (examples/theia/scene) through the C ABI. */
+static void render_tests(const char *dir) {
+    PicajitTheiaScene *scene = NULL;
+    CHECK(picajit_theia_scene_load(dir, NULL, &scene) == PICAJIT_OK);
+    uint32_t w = 0, h = 0, cores = 0;
+    CHECK(picajit_theia_scene_info(scene, &w, &h, &cores) == PICAJIT_OK);
+    CHECK(w == 4 && h == 2 && cores == 2);
+    uint8_t want[4 * 2 * 3];
+    CHECK(read_ppm(dir, want, (int)sizeof want) == 8);
+    const uint32_t engines[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO};
+    for (int e = 0; e < 2; e++) {
+        for (uint32_t threads = 0; threads < 3; threads++) {
+            uint8_t rgb[4 * 2 * 3 + 1];
+            memset(rgb, 0xEE, sizeof rgb);
+            PicajitTheiaRenderStats st;
+            CHECK(picajit_theia_render(scene, engines[e], 0, threads, rgb, sizeof rgb, &st) ==
+                  PICAJIT_OK);
+            CHECK(memcmp(rgb, want, sizeof want) == 0);
+            CHECK(rgb[sizeof want] == 0xEE); /* nothing past the image */
+            CHECK(st.width == 4 && st.height == 2 && st.cores == 2 && st.pixels == 8);
+            CHECK(st.hits == 4 && st.steps > 0 && st.runs > 0);
+        }
+        /* one GPU core: it renders its own part (the first row) and the image is that
+           core's output memory over both rows */
+        uint8_t one[4 * 2 * 3];
+        static const uint8_t zero[4 * 3];
+        PicajitTheiaRenderStats st1;
+        CHECK(picajit_theia_render(scene, engines[e], 1, 1, one, sizeof one, &st1) ==
+              PICAJIT_OK);
+        CHECK(memcmp(one, want, 4 * 3) == 0 && memcmp(one + 4 * 3, zero, sizeof zero) == 0);
+        CHECK(st1.cores == 1 && st1.pixels == 4 && st1.hits == 2);
+    }
+
+    /* The same scene from buffers. */
+    char *params = slurp(dir, "Params.mem"), *vertex = slurp(dir, "Vertex.mem");
+    char *textures = slurp(dir, "Textures.mem"), *instr = slurp(dir, "Instructions.mem");
+    CHECK(params && vertex && textures && instr);
+    PicajitTheiaScene *mem = NULL;
+    CHECK(picajit_theia_scene_create(params, vertex, textures, instr, NULL, &mem) ==
+          PICAJIT_OK);
+    uint8_t rgb[4 * 2 * 3];
+    CHECK(picajit_theia_render(mem, PICAJIT_BACKEND_AUTO, 0, 1, rgb, sizeof rgb, NULL) ==
+          PICAJIT_OK);
+    CHECK(memcmp(rgb, want, sizeof want) == 0);
+
+    /* errors */
+    CHECK(picajit_theia_render(scene, PICAJIT_BACKEND_AUTO, 0, 1, rgb, sizeof rgb - 1, NULL) ==
+          PICAJIT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(picajit_last_error(), "needs 24 bytes") != NULL);
+    CHECK(picajit_theia_render(scene, PICAJIT_BACKEND_AUTO, 3, 1, rgb, sizeof rgb, NULL) ==
+          PICAJIT_ERR_INVALID_ARGUMENT);
+    CHECK(picajit_theia_render(scene, 99, 0, 1, rgb, sizeof rgb, NULL) ==
+          PICAJIT_ERR_INVALID_ARGUMENT);
+    CHECK(picajit_theia_render(scene, PICAJIT_BACKEND_AUTO, 0, 1, NULL, 24, NULL) ==
+          PICAJIT_ERR_NULL);
+    CHECK(picajit_theia_render(NULL, PICAJIT_BACKEND_AUTO, 0, 1, rgb, 24, NULL) ==
+          PICAJIT_ERR_NULL);
+    CHECK(picajit_theia_scene_info(scene, NULL, &h, &cores) == PICAJIT_ERR_NULL);
+    PicajitTheiaScene *bad = NULL;
+    CHECK(picajit_theia_scene_load("/nonexistent-theia-scene", NULL, &bad) ==
+          PICAJIT_ERR_PROGRAM && bad == NULL);
+    CHECK(picajit_theia_scene_load(dir, "/nonexistent-theia-rtl", &bad) ==
+          PICAJIT_ERR_INVALID_ARGUMENT && bad == NULL);
+    CHECK(picajit_theia_scene_create("zz", vertex, textures, instr, NULL, &bad) ==
+          PICAJIT_ERR_PROGRAM && bad == NULL);
+    CHECK(picajit_theia_scene_create(params, vertex, textures, "x", NULL, &bad) ==
+          PICAJIT_ERR_PROGRAM && bad == NULL);
+    CHECK(picajit_theia_scene_create(params, NULL, textures, instr, NULL, &bad) ==
+          PICAJIT_ERR_NULL);
+    /* a resolution of 0 x 0 */
+    CHECK(picajit_theia_scene_create("13 0 0 0", vertex, textures, instr, NULL, &bad) ==
+          PICAJIT_ERR_PROGRAM);
+    /* every entry point at an undefined operation: the render fails with the run's error */
+    char undef[1024] = "26\n";
+    for (int k = 0; k < 12; k++) strcat(undef, "00000000 0000800C\n");
+    strcat(undef, "00060000 00000000\n");
+    PicajitTheiaScene *broken = NULL;
+    CHECK(picajit_theia_scene_create(params, vertex, textures, undef, NULL, &broken) ==
+          PICAJIT_OK);
+    for (int e = 0; e < 2; e++) {
+        CHECK(picajit_theia_render(broken, engines[e], 0, 0, rgb, sizeof rgb, NULL) ==
+              PICAJIT_ERR_EXEC);
+        CHECK(strstr(picajit_last_error(), "undefined THEIA operation") != NULL);
+    }
+    CHECK(picajit_theia_scene_destroy(broken) == PICAJIT_OK);
+    CHECK(picajit_theia_scene_destroy(mem) == PICAJIT_OK);
+    CHECK(picajit_theia_scene_destroy(mem) == PICAJIT_ERR_INVALID_HANDLE);
+    CHECK(picajit_theia_scene_destroy(scene) == PICAJIT_OK);
+    CHECK(picajit_theia_scene_destroy(NULL) == PICAJIT_OK);
+    free(params);
+    free(vertex);
+    free(textures);
+    free(instr);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        render_tests(argv[1]);
+    } else {
+        failed++;
+        fprintf(stderr, "usage: test_theia SCENE_DIR (examples/theia/scene)\n");
+    }
     const uint32_t backends[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO};
     for (int p = 0; p < 2; p++) {
         for (int b = 0; b < 2; b++) {
@@ -114,6 +254,24 @@ int main(void) {
             CHECK(picajit_theia_run(NULL, &s, 0, 10, NULL, &r) == PICAJIT_ERR_NULL);
             picajit_theia_program_destroy(prog);
         }
+    }
+
+    /* Both engines leave the same whole state (result flops and return address included). */
+    for (int p = 0; p < 2; p++) {
+        PicajitTheiaState out[2];
+        for (int b = 0; b < 2; b++) {
+            PicajitTheiaProgram *prog = NULL;
+            CHECK(picajit_theia_program_create(RAY, 0, backends[b], (uint32_t)p, &prog) ==
+                  PICAJIT_OK);
+            PicajitTheiaResult r;
+            setup(&out[b], 0.1);
+            out[b].last_result[0] = 0x1234;
+            out[b].return_addr = 0x8005;
+            CHECK(picajit_theia_run(prog, &out[b], 0, 1000, NULL, &r) == PICAJIT_OK);
+            CHECK(out[b].return_addr == 0x8005 && out[b].last_result[0] == 1);
+            picajit_theia_program_destroy(prog);
+        }
+        CHECK(memcmp(&out[0], &out[1], sizeof out[0]) == 0);
     }
 
     /* I/O callbacks, a stall, an undefined operation in a .mem image */

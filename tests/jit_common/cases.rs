@@ -11,8 +11,8 @@ use crate::jit_common::{backend, check_regs, check_shader, emulator_note, listin
 use picajit::interp::exec::{ExecError, Interpreter};
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{
-    encode, CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
-    Swizzle, WriteMask,
+    encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
+    SrcReg, Swizzle, WriteMask,
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
@@ -167,31 +167,19 @@ fn fill(mode: FloatMode, k: usize) -> (Registers, Uniforms) {
     (r, u)
 }
 
-const BINARY: [Opcode; 14] = [
-    Opcode::Add,
-    Opcode::Dp3,
-    Opcode::Dp4,
-    Opcode::Dph,
-    Opcode::Dst,
-    Opcode::Mul,
-    Opcode::Sge,
-    Opcode::Slt,
-    Opcode::Max,
-    Opcode::Min,
-    Opcode::Dphi,
-    Opcode::Dsti,
-    Opcode::Sgei,
-    Opcode::Slti,
-];
-const UNARY: [Opcode; 7] = [
-    Opcode::Ex2,
-    Opcode::Lg2,
-    Opcode::Litp,
-    Opcode::Flr,
-    Opcode::Rcp,
-    Opcode::Rsq,
-    Opcode::Mov,
-];
+/// Two-source opcodes from the opcode table: the wide-first ones, then the I-forms.
+fn binary() -> Vec<Opcode> {
+    Opcode::with_format(Format::One)
+        .chain(Opcode::with_format(Format::OneI))
+        .collect()
+}
+
+/// One-source opcodes with a destination register (MOVA writes a0).
+fn unary() -> Vec<Opcode> {
+    Opcode::with_format(Format::OneU)
+        .filter(|&op| op != Opcode::Mova)
+        .collect()
+}
 
 /// Wide-slot sources: every class, and every relative-address mode on constants.
 fn wide_sources() -> Vec<(SrcReg, RelIndex)> {
@@ -241,7 +229,7 @@ fn run_single(instr: Instruction, descs: &[u64], mode: FloatMode, cases: usize) 
 
 pub fn every_binary_opcode_every_operand_shape() {
     for mode in MODES {
-        for op in BINARY {
+        for op in binary() {
             for (wide, rel) in wide_sources() {
                 for (di, _) in shapes().iter().enumerate() {
                     let narrow = SrcReg::Temp((di * 3 % 16) as u8);
@@ -272,7 +260,7 @@ pub fn every_binary_opcode_every_operand_shape() {
 
 pub fn every_unary_opcode_every_operand_shape() {
     for mode in MODES {
-        for op in UNARY {
+        for op in unary() {
             for (src, rel) in wide_sources() {
                 for di in 0..shapes().len() {
                     let i = Instruction::Unary {
@@ -318,9 +306,12 @@ pub fn mova_cmp_mad_every_operand_shape() {
                         4,
                     );
                 }
-                for op in [Opcode::Mad, Opcode::Madi] {
+                let three: Vec<Opcode> = Opcode::with_format(Format::Five)
+                    .chain(Opcode::with_format(Format::FiveI))
+                    .collect();
+                for op in three {
                     let narrow = SrcReg::Input(di as u8 + 1);
-                    let (src2, src3) = if op == Opcode::Madi {
+                    let (src2, src3) = if op.is_inverted() {
                         (narrow, wide)
                     } else {
                         (wide, narrow)
@@ -350,9 +341,8 @@ pub fn special_value_matrix() {
     let full = desc(0xF, [false; 3], [0x1B; 3]);
     for mode in MODES {
         let s = specials(mode);
-        let ops: Vec<Instruction> = BINARY[..10]
-            .iter()
-            .map(|&op| Instruction::Binary {
+        let ops: Vec<Instruction> = Opcode::with_format(Format::One)
+            .map(|op| Instruction::Binary {
                 op,
                 dst: DstReg::Output(0),
                 src1: SrcReg::Input(0),
@@ -360,7 +350,7 @@ pub fn special_value_matrix() {
                 rel: RelIndex::None,
                 desc: 0,
             })
-            .chain(UNARY.iter().map(|&op| Instruction::Unary {
+            .chain(unary().into_iter().map(|op| Instruction::Unary {
                 op,
                 dst: DstReg::Output(0),
                 src: SrcReg::Input(0),
@@ -1167,7 +1157,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
 }
 
 pub fn batch_matches_per_vertex_interpreter() {
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     for seed in 0..40 {
         let case = generate(
             seed,
@@ -1213,7 +1203,7 @@ pub fn batch_matches_per_vertex_interpreter() {
 }
 
 pub fn cache_reuses_identical_code_only() {
-    use picajit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Config};
     let case = generate(7, &Config::default());
     let cache = CodeCache::new();
     let f = HostFeatures::detect();

@@ -8,8 +8,8 @@ use picajit::interp::float::FloatMode;
 use picajit::interp::isa::{decode, format_instruction};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
-use picajit::testgen::TestCase;
 use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
+use picajit_testkit::testgen::TestCase;
 use std::cell::Cell;
 
 thread_local! {

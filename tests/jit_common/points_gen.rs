@@ -31,7 +31,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::Uniforms;
-use picajit::testgen::{F24_SPECIALS, F32_SPECIALS};
+use picajit_testkit::testgen::{F24_SPECIALS, F32_SPECIALS};
 
 // ---------------------------------------------------------------- random numbers
 
@@ -445,23 +445,11 @@ pub struct Sim<'a> {
     record: Option<Facts>,
 }
 
-/// The lanes (bit l = lane l, before the swizzle) of its sources an instruction reads, with
-/// write mask `m` (lane bits): the lanes it writes for lane-wise operations, x/y for MOVA by
-/// its mask, x and y for CMP (always), x for RCP, RSQ, EX2 and LG2, x, y and w for LITP (its
-/// cmp flags are written whatever the mask), x, y and z for DP3. DP4, DPH and DST count as
-/// reading all four: DPH ignores a.w and DST reads fewer, but nothing is lost by not
-/// relying on that, and the JIT does not either.
+/// The lanes (bit l = lane l, before the swizzle) any source of an instruction reads, with
+/// write mask `m` (lane bits): the union of the opcode table's read masks
+/// ([`Opcode::reads`] gives them per source).
 pub fn read_lanes(op: Opcode, m: u8) -> u8 {
-    use Opcode::*;
-    match op {
-        Dp3 => 0b0111,
-        Dp4 | Dph | Dphi | Dst | Dsti => 0xF,
-        Ex2 | Lg2 | Rcp | Rsq => 0b0001,
-        Litp => 0b1011,
-        Cmp => 0b0011,
-        Mova => m & 3,
-        _ => m & 0xF,
-    }
+    (0..op.sources()).fold(0, |a, n| a | op.reads(n, m))
 }
 
 /// Components a source with swizzle `s` reads in `lanes`.
@@ -560,80 +548,25 @@ impl<'a> Sim<'a> {
 
     fn instr(&mut self, i: &Instruction, mut st: Abs) -> Option<Abs> {
         let d = |k: u8| OperandDesc(self.gen.descs[k as usize]);
-        match *i {
-            Instruction::Binary {
-                op,
-                dst,
-                src1,
-                src2,
-                rel,
-                desc,
-            } => {
-                let dd = d(desc);
-                let l = read_lanes(op, lanes(dd.mask()));
-                let (r1, r2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                self.read(&st, src1, r1, dd.swizzle(0), l);
-                self.read(&st, src2, r2, dd.swizzle(1), l);
-                self.write(&mut st, dst, lanes(dd.mask()));
+        if let Some(o) = i.operands() {
+            let dd = d(o.desc);
+            let m = lanes(dd.mask());
+            for (n, reg, rel) in o.sources() {
+                self.read(&st, reg, rel, dd.swizzle(n), o.op.reads(n, m));
             }
-            Instruction::Unary {
-                op,
-                dst,
-                src,
-                rel,
-                desc,
-            } => {
-                let dd = d(desc);
-                let l = read_lanes(op, lanes(dd.mask()));
-                self.read(&st, src, rel, dd.swizzle(0), l);
-                self.write(&mut st, dst, lanes(dd.mask()));
-            }
-            Instruction::Mova { src, rel, desc } => {
-                let dd = d(desc);
-                let l = read_lanes(Opcode::Mova, lanes(dd.mask()));
-                self.read(&st, src, rel, dd.swizzle(0), l);
-                st.a0 |= lanes(dd.mask()) & 3;
-                if let Some(f) = &mut self.record {
-                    f.a0 |= lanes(dd.mask()) & 3;
+            match (o.dst, o.op) {
+                (Some(dst), _) => self.write(&mut st, dst, m),
+                (None, Opcode::Mova) => {
+                    st.a0 |= m & 3;
+                    if let Some(f) = &mut self.record {
+                        f.a0 |= m & 3;
+                    }
                 }
+                (None, _) => {}
             }
-            Instruction::Cmp {
-                src1,
-                src2,
-                rel,
-                desc,
-                ..
-            } => {
-                let dd = d(desc);
-                let l = read_lanes(Opcode::Cmp, 0);
-                self.read(&st, src1, rel, dd.swizzle(0), l);
-                self.read(&st, src2, RelIndex::None, dd.swizzle(1), l);
-            }
-            Instruction::Mad {
-                op,
-                dst,
-                src1,
-                src2,
-                src3,
-                rel,
-                desc,
-            } => {
-                let dd = d(desc);
-                let (r2, r3) = if op == Opcode::Madi {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let l = read_lanes(op, lanes(dd.mask()));
-                self.read(&st, src1, RelIndex::None, dd.swizzle(0), l);
-                self.read(&st, src2, r2, dd.swizzle(1), l);
-                self.read(&st, src3, r3, dd.swizzle(2), l);
-                self.write(&mut st, dst, lanes(dd.mask()));
-            }
+            return Some(st);
+        }
+        match *i {
             Instruction::SetEmit {
                 vtx,
                 primitive,
@@ -863,12 +796,9 @@ struct Builder<'r> {
     quirks: bool,
 }
 
-fn all_ops() -> &'static [Opcode] {
-    use Opcode::*;
-    &[
-        Add, Dp3, Dp4, Dph, Dst, Mul, Sge, Slt, Max, Min, Dphi, Dsti, Sgei, Slti, Ex2, Lg2, Litp,
-        Flr, Rcp, Rsq, Mov, Mova, Cmp, Mad, Madi,
-    ]
+/// Every opcode with register sources, from the opcode table.
+fn all_ops() -> Vec<Opcode> {
+    Opcode::arithmetic().collect()
 }
 
 impl Builder<'_> {
@@ -1027,7 +957,7 @@ impl Builder<'_> {
     /// A random arithmetic instruction; `dst` forces the destination and mask.
     fn alu(&mut self, st: &Abs, dst: Option<(DstReg, u8)>) -> Option<Instruction> {
         use Opcode::*;
-        let mut op = self.r.pick(all_ops());
+        let mut op = self.r.pick(&all_ops());
         if dst.is_some() && matches!(op, Mova | Cmp) {
             op = Mov;
         }
@@ -1823,12 +1753,11 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
             // … then an instruction reads component c in one lane it reads, the others in
             // the rest (writing only components the program writes anyway).
             use Opcode::*;
-            let op = r.pick(&[
-                Add, Dp3, Dp4, Dph, Dst, Mul, Sge, Slt, Max, Min, Dphi, Dsti, Sgei, Slti, Ex2, Lg2,
-                Litp, Flr, Rcp, Rsq, Mov, Cmp, Mad, Madi,
-            ]);
+            let ops: Vec<Opcode> = Opcode::arithmetic().filter(|&op| op != Mova).collect();
+            let op = r.pick(&ops);
             let m = r.subset(w);
-            let read = read_lanes(op, m);
+            // The temporary is the first source.
+            let read = op.reads(0, m);
             let lane = r.pick(&(0..4u8).filter(|&l| read & 1 << l != 0).collect::<Vec<_>>());
             let ok = (w & !(1 << c)) | (!w & 0xF);
             let sel = (0..4u8).map(|l| {

@@ -223,12 +223,11 @@ impl Interpreter {
                     let a = read(regs, uniforms, a);
                     alu1(regs, *alu, dst, a, mode);
                 }
-                Op::Mad { dst, a, b, c } => {
+                Op::Alu3 { alu, dst, a, b, c } => {
                     let a = read(regs, uniforms, a);
                     let b = read(regs, uniforms, b);
                     let c = read(regs, uniforms, c);
-                    let r = lanewise(dst, |l| float::mad(a[l], b[l], c[l], mode));
-                    write(regs, dst, r);
+                    alu3(regs, *alu, dst, a, b, c, mode);
                 }
                 Op::Mova { a, mask } => {
                     let a = read(regs, uniforms, a);
@@ -449,6 +448,8 @@ fn alu2(
         Alu::Dp4 => [float::dp4(a, b, m); 4],
         Alu::Dph => [float::dph(a, b, m); 4],
         Alu::Dst => float::dst(a, b, m),
+        #[cfg(feature = "made-up-opcode")]
+        Alu::Sub => lanewise(dst, |l| float::add(a[l], -b[l], m)),
         // One-source operations never reach here (the pre-decoder routes them to alu1).
         _ => return,
     };
@@ -470,6 +471,24 @@ fn alu1(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], m: FloatMode) {
             v
         }
         // Two-source operations never reach here.
+        _ => return,
+    };
+    write(regs, dst, r);
+}
+
+#[inline(always)]
+fn alu3(
+    regs: &mut Registers,
+    alu: Alu,
+    dst: &Dst,
+    a: [f32; 4],
+    b: [f32; 4],
+    c: [f32; 4],
+    m: FloatMode,
+) {
+    let r = match alu {
+        Alu::Mad => lanewise(dst, |l| float::mad(a[l], b[l], c[l], m)),
+        // Only MAD has three sources.
         _ => return,
     };
     write(regs, dst, r);

@@ -1,7 +1,7 @@
 //! Turns code words plus descriptors into [`Op`]s the run loop can execute without
 //! re-reading bit fields: swizzles become lane tables, registers become typed locations.
 
-use crate::isa::{decode, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg};
+use crate::isa::{decode, Condition, DstReg, Instruction, OperandDesc, RelIndex, SrcReg};
 use crate::isa::{CmpOp, WriteMask};
 use crate::program::Program;
 
@@ -32,27 +32,9 @@ pub(crate) struct Dst {
     pub mask: [bool; 4],
 }
 
-/// Arithmetic operations, I-forms folded into their base form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Alu {
-    Add,
-    Dp3,
-    Dp4,
-    Dph,
-    Dst,
-    Mul,
-    Sge,
-    Slt,
-    Max,
-    Min,
-    Ex2,
-    Lg2,
-    Litp,
-    Flr,
-    Rcp,
-    Rsq,
-    Mov,
-}
+/// What an arithmetic instruction computes: the opcode table's unit (I-forms share their
+/// twin's).
+pub(crate) use crate::isa::Unit as Alu;
 
 /// One pre-decoded instruction.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,7 +50,8 @@ pub(crate) enum Op {
         dst: Dst,
         a: Src,
     },
-    Mad {
+    Alu3 {
+        alu: Alu,
         dst: Dst,
         a: Src,
         b: Src,
@@ -160,112 +143,52 @@ fn dst(reg: DstReg, mask: WriteMask) -> Dst {
     }
 }
 
-fn alu_of(op: Opcode) -> Alu {
-    match op.base() {
-        Opcode::Add => Alu::Add,
-        Opcode::Dp3 => Alu::Dp3,
-        Opcode::Dp4 => Alu::Dp4,
-        Opcode::Dph => Alu::Dph,
-        Opcode::Dst => Alu::Dst,
-        Opcode::Mul => Alu::Mul,
-        Opcode::Sge => Alu::Sge,
-        Opcode::Slt => Alu::Slt,
-        Opcode::Max => Alu::Max,
-        Opcode::Min => Alu::Min,
-        Opcode::Ex2 => Alu::Ex2,
-        Opcode::Lg2 => Alu::Lg2,
-        Opcode::Litp => Alu::Litp,
-        Opcode::Flr => Alu::Flr,
-        Opcode::Rcp => Alu::Rcp,
-        Opcode::Rsq => Alu::Rsq,
-        _ => Alu::Mov,
-    }
-}
-
 /// Pre-decode one word.
 pub(crate) fn predecode_word(word: u32, program: &Program) -> Op {
     let d = |i: u8| OperandDesc(program.opdesc(i as usize));
-    match decode(word) {
-        Instruction::Binary {
-            op,
-            dst: r,
-            src1,
-            src2,
-            rel,
-            desc,
-        } => {
-            let dd = d(desc);
-            let (r1, r2) = if op.is_inverted() {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
-            Op::Alu2 {
-                alu: alu_of(op),
-                dst: dst(r, dd.mask()),
-                a: src(src1, r1, dd, 0),
-                b: src(src2, r2, dd, 1),
-            }
-        }
-        Instruction::Unary {
-            op,
-            dst: r,
-            src: s,
-            rel,
-            desc,
-        } => {
-            let dd = d(desc);
-            Op::Alu1 {
-                alu: alu_of(op),
-                dst: dst(r, dd.mask()),
-                a: src(s, rel, dd, 0),
-            }
-        }
-        Instruction::Mova { src: s, rel, desc } => {
-            let dd = d(desc);
-            Op::Mova {
-                a: src(s, rel, dd, 0),
-                mask: [dd.mask().has(0), dd.mask().has(1)],
-            }
-        }
-        Instruction::Cmp {
-            src1,
-            src2,
-            rel,
-            x,
-            y,
-            desc,
-        } => {
-            let dd = d(desc);
-            Op::Cmp {
-                a: src(src1, rel, dd, 0),
-                b: src(src2, RelIndex::None, dd, 1),
+    let instr = decode(word);
+    if let Some(ops) = instr.operands() {
+        let dd = d(ops.desc);
+        let s = |n: usize| src(ops.src[n], ops.rel[n], dd, n);
+        return match (instr, ops.dst) {
+            (Instruction::Cmp { x, y, .. }, _) => Op::Cmp {
+                a: s(0),
+                b: s(1),
                 x,
                 y,
+            },
+            (_, Some(r)) => {
+                let (alu, dst) = (ops.op.unit(), dst(r, dd.mask()));
+                match ops.op.sources() {
+                    1 => Op::Alu1 { alu, dst, a: s(0) },
+                    2 => Op::Alu2 {
+                        alu,
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                    },
+                    _ => Op::Alu3 {
+                        alu,
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                        c: s(2),
+                    },
+                }
             }
-        }
-        Instruction::Mad {
-            op,
-            dst: r,
-            src1,
-            src2,
-            src3,
-            rel,
-            desc,
-        } => {
-            let dd = d(desc);
-            let (r2, r3) = if op == Opcode::Madi {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
-            Op::Mad {
-                dst: dst(r, dd.mask()),
-                a: src(src1, RelIndex::None, dd, 0),
-                b: src(src2, r2, dd, 1),
-                c: src(src3, r3, dd, 2),
-            }
-        }
+            // MOVA: the only instruction writing a0.
+            (_, None) => Op::Mova {
+                a: s(0),
+                mask: [dd.mask().has(0), dd.mask().has(1)],
+            },
+        };
+    }
+    match instr {
+        Instruction::Binary { .. }
+        | Instruction::Unary { .. }
+        | Instruction::Mova { .. }
+        | Instruction::Cmp { .. }
+        | Instruction::Mad { .. } => Op::Undefined(word),
         Instruction::Nop => Op::Nop,
         Instruction::End => Op::End,
         Instruction::Break => Op::Break,

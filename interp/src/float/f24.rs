@@ -1,5 +1,6 @@
 //! The f24 bit format (`s:1 e:7 m:16`, bias 63) and its lossless f32 embedding.
 
+use super::precision::{F24_MIN_NORMAL_F32, F24_OVERFLOW_F32};
 use super::Rounding;
 use core::fmt;
 
@@ -7,11 +8,6 @@ use core::fmt;
 /// them injectively into f32 (NaN payloads included), so registers can store f32 without loss.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct F24(u32);
-
-/// f32 bits of `2^-62`, the smallest normal f24 magnitude.
-const F32_MIN_NORMAL_F24: u32 = 0x2080_0000;
-/// f32 bits of `2^64`, the first magnitude an f24 cannot hold.
-const F32_OVERFLOW_F24: u32 = 0x5F80_0000;
 
 impl F24 {
     /// `+0`.
@@ -124,9 +120,9 @@ impl F24 {
             // correct next binade, and inf cannot overflow the u32.
             Rounding::NearestEven => (mag + 0x3F + ((mag >> 7) & 1)) & !0x7F,
         };
-        if t >= F32_OVERFLOW_F24 {
+        if t >= F24_OVERFLOW_F32 {
             F24(sign | 0x7F_0000)
-        } else if t < F32_MIN_NORMAL_F24 {
+        } else if t < F24_MIN_NORMAL_F32 {
             F24::ZERO
         } else {
             F24(sign | (((t >> 23) - 64) << 16) | ((t >> 7) & 0xFFFF))

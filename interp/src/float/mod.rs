@@ -1,7 +1,9 @@
 //! The PICA200 shader-unit float model: the single definition of every float result that the
 //! interpreter and both JIT backends must reproduce bit for bit.
 //!
-//! Evidence tags follow `docs/pica-float.md` (cited as "pf §n"): **HW** = measured on hardware
+//! Evidence tags follow the project's float research notes, "PICA200 shader-unit floating
+//! point: a developer spec" (kept with the project's shared notes, not in this repository;
+//! cited as "pf §n"): **HW** = measured on hardware
 //! (3dbrew "Floating-Point Behavior" table or the aroulin/yuriks `fp-tests` suite), **HW-indirect**
 //! = implied by a hardware result, **DOC** = community documentation, **CHOSEN** = no public evidence;
 //! the value here is our decision and may be revisited once the pf §11C vectors are run on hardware.
@@ -108,6 +110,7 @@
 
 pub mod f24;
 pub mod ops;
+pub mod precision;
 pub mod transcendental;
 
 pub use f24::F24;

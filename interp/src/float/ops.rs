@@ -5,6 +5,10 @@
 //! exact result (products of two 24-bit significands always fit; sums carry their lost low part
 //! separately, from TwoSum), and [`round_to_mode`]'s integer code rounds it once.
 
+use super::precision::{
+    F24_F64_DROP, F24_GRID_F32, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_SIG_BITS, F32_F64_DROP,
+    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+};
 use super::{FloatMode, Rounding, CANONICAL_NAN};
 
 const F64_SIGN: u64 = 1 << 63;
@@ -31,12 +35,12 @@ pub(crate) struct Params {
 }
 
 const F24_RTZ: Params = Params {
-    drop: 36,
+    drop: F24_F64_DROP,
     nearest: false,
     min_f64: (1023 - 62) << 52,
     ovf_f64: (1023 + 64) << 52,
-    min_f32: 0x2080_0000,
-    prec: 17,
+    min_f32: F24_MIN_NORMAL_F32,
+    prec: F24_SIG_BITS,
     min_exp: -62,
     max_exp: 64,
 };
@@ -45,11 +49,11 @@ const F24_RNE: Params = Params {
     ..F24_RTZ
 };
 const F32_RNE: Params = Params {
-    drop: 29,
+    drop: F32_F64_DROP,
     nearest: true,
     min_f64: (1023 - 126) << 52,
     ovf_f64: (1023 + 128) << 52,
-    min_f32: 0x0080_0000,
+    min_f32: F32_MIN_NORMAL_F32,
     prec: 24,
     min_exp: -126,
     max_exp: 128,
@@ -376,8 +380,7 @@ pub fn mova(x: f32) -> i32 {
 /// [`min`] rules, and the flags `(x >= 0, w >= 0)` (raw compares, NaN gives false).
 #[inline]
 pub fn litp(src: [f32; 4]) -> ([f32; 4], bool, bool) {
-    // 127.99609375 = 0x7FFF / 256 (f24 0x45FFFC); this literal parses to exactly that f32.
-    const LIM: f32 = 127.996_09;
+    const LIM: f32 = f32::from_bits(LITP_LIMIT_F32);
     let [x, y, _, w] = src;
     let out = [max(x, 0.0), max(min(y, LIM), -LIM), 0.0, max(w, 0.0)];
     (out, x >= 0.0, w >= 0.0)
@@ -399,11 +402,11 @@ pub fn f24_fixup_rtz(x_rz: f32) -> f32 {
     if b & 0x7FFF_FFFF > 0x7F80_0000 {
         return CANONICAL_NAN;
     }
-    let t = b & 0xFFFF_FF80;
+    let t = b & F24_GRID_F32;
     let mag = t & 0x7FFF_FFFF;
-    if mag >= 0x5F80_0000 {
+    if mag >= F24_OVERFLOW_F32 {
         f32::from_bits((t & 0x8000_0000) | 0x7F80_0000)
-    } else if mag < 0x2080_0000 {
+    } else if mag < F24_MIN_NORMAL_F32 {
         0.0
     } else {
         f32::from_bits(t)

@@ -106,6 +106,7 @@
 //! deterministic and host-independent.
 
 use super::ops::{f24_fixup_rne_from_f64, f24_fixup_rtz, f32_fixup, finish, params, round_scaled};
+use super::precision::F24_ULP_F64;
 use super::{FloatMode, Rounding, CANONICAL_NAN};
 use core::cmp::Ordering;
 
@@ -204,9 +205,6 @@ pub static LG2_LOG: [i64; 65] = [
 
 /// `round((-1)^k / ((k + 1)·ln2) · 2^30)`, k = 0..4 (Q30): `log2(1+z)/z` as a series in `z`.
 pub static LG2_POLY: [i64; 5] = [1549082005, -774541002, 516360668, -387270501, 309816401];
-
-/// f64 bits of one 17-bit ulp at the f64 fraction's scale.
-const ULP17: u64 = 1 << 36;
 
 /// EX2 step 2: `floor(x · 2^32)` as i64, saturated to `±2^40` for `|x| >= 256`; `+0` for `E == 0`.
 #[inline]
@@ -338,15 +336,15 @@ fn sq_times_cmp_one(g_bits: u64, x: f32) -> Ordering {
 #[inline]
 fn rsq_f24_exact(x: f32, r: Rounding) -> f64 {
     let q = 1.0 / (x as f64).sqrt();
-    let mut t = q.to_bits() & !(ULP17 - 1);
+    let mut t = q.to_bits() & !(F24_ULP_F64 - 1);
     // `q` is within 2^-52 of the exact value, so the truncation is off by at most one ulp.
     if sq_times_cmp_one(t, x) == Ordering::Greater {
-        t -= ULP17;
-    } else if sq_times_cmp_one(t + ULP17, x) != Ordering::Greater {
-        t += ULP17;
+        t -= F24_ULP_F64;
+    } else if sq_times_cmp_one(t + F24_ULP_F64, x) != Ordering::Greater {
+        t += F24_ULP_F64;
     }
-    if r == Rounding::NearestEven && sq_times_cmp_one(t + ULP17 / 2, x) == Ordering::Less {
-        t += ULP17;
+    if r == Rounding::NearestEven && sq_times_cmp_one(t + F24_ULP_F64 / 2, x) == Ordering::Less {
+        t += F24_ULP_F64;
     }
     f64::from_bits(t)
 }
@@ -424,8 +422,8 @@ pub fn rsq_jit_recipe_rz(
     }
     let xd = x as f64;
     let r = sqrt_f64_rz(div_f64_rz(1.0, xd));
-    let t = r.to_bits() & !(ULP17 - 1);
-    let u = f64::from_bits(t + ULP17);
+    let t = r.to_bits() & !(F24_ULP_F64 - 1);
+    let u = f64::from_bits(t + F24_ULP_F64);
     let y = if u * u * xd <= 1.0 {
         u
     } else {

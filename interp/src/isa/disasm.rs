@@ -3,7 +3,6 @@
 //! that produces re-assemblable files (labels, blocks, directives) builds on this.
 
 use super::instruction::Instruction;
-use super::opcode::Opcode;
 use super::operand::{OperandDesc, RelIndex, SrcReg, Swizzle};
 use std::fmt::Write;
 
@@ -30,93 +29,49 @@ pub fn format_instruction(instr: &Instruction, descs: &[u64]) -> String {
             let _ = write!(out, ".{}", desc.mask());
         }
     };
+    if let Some(ops) = instr.operands() {
+        let d = desc_of(ops.desc);
+        let src = |out: &mut String, n: usize| {
+            src_text(out, d.neg(n), ops.src[n], ops.rel[n], d.swizzle(n));
+        };
+        match (*instr, ops.dst) {
+            (Instruction::Cmp { x, y, .. }, _) => {
+                let _ = write!(out, "{:<7} ", "cmp");
+                src(&mut out, 0);
+                let _ = write!(out, ", {}, {}, ", x.name(), y.name());
+                src(&mut out, 1);
+            }
+            (_, Some(dst)) => {
+                let _ = write!(out, "{:<7} ", ops.op.mnemonic());
+                dst_text(&mut out, &dst, d);
+                for n in 0..ops.op.sources() {
+                    out.push_str(", ");
+                    src(&mut out, n);
+                }
+            }
+            // MOVA, the one instruction without a register destination or flags.
+            (_, None) => {
+                // Lanes always spelled out: picasso reads a bare `a0` as `a0.x`, so leaving
+                // them implicit would misread as one lane.
+                let m = d.mask();
+                let lanes = match (m.has(0), m.has(1)) {
+                    (true, true) => ".xy",
+                    (true, false) => ".x",
+                    (false, true) => ".y",
+                    (false, false) => " (no lanes)",
+                };
+                let _ = write!(out, "{:<7} a0{lanes}, ", "mova");
+                src(&mut out, 0);
+            }
+        }
+        return out.trim_end().to_string();
+    }
     match *instr {
-        Instruction::Binary {
-            op,
-            dst,
-            src1,
-            src2,
-            rel,
-            desc,
-        } => {
-            let d = desc_of(desc);
-            let (r1, r2) = if op.is_inverted() {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
-            let _ = write!(out, "{:<7} ", op.mnemonic());
-            dst_text(&mut out, &dst, d);
-            out.push_str(", ");
-            src_text(&mut out, d.neg(0), src1, r1, d.swizzle(0));
-            out.push_str(", ");
-            src_text(&mut out, d.neg(1), src2, r2, d.swizzle(1));
-        }
-        Instruction::Unary {
-            op,
-            dst,
-            src,
-            rel,
-            desc,
-        } => {
-            let d = desc_of(desc);
-            let _ = write!(out, "{:<7} ", op.mnemonic());
-            dst_text(&mut out, &dst, d);
-            out.push_str(", ");
-            src_text(&mut out, d.neg(0), src, rel, d.swizzle(0));
-        }
-        Instruction::Mova { src, rel, desc } => {
-            let d = desc_of(desc);
-            // Lanes always spelled out: picasso reads a bare `a0` as `a0.x`, so leaving them
-            // implicit would misread as one lane.
-            let m = d.mask();
-            let lanes = match (m.has(0), m.has(1)) {
-                (true, true) => ".xy",
-                (true, false) => ".x",
-                (false, true) => ".y",
-                (false, false) => " (no lanes)",
-            };
-            let _ = write!(out, "{:<7} a0{lanes}, ", "mova");
-            src_text(&mut out, d.neg(0), src, rel, d.swizzle(0));
-        }
-        Instruction::Cmp {
-            src1,
-            src2,
-            rel,
-            x,
-            y,
-            desc,
-        } => {
-            let d = desc_of(desc);
-            let _ = write!(out, "{:<7} ", "cmp");
-            src_text(&mut out, d.neg(0), src1, rel, d.swizzle(0));
-            let _ = write!(out, ", {}, {}, ", x.name(), y.name());
-            src_text(&mut out, d.neg(1), src2, RelIndex::None, d.swizzle(1));
-        }
-        Instruction::Mad {
-            op,
-            dst,
-            src1,
-            src2,
-            src3,
-            rel,
-            desc,
-        } => {
-            let d = desc_of(desc);
-            let (r2, r3) = if op == Opcode::Madi {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
-            let _ = write!(out, "{:<7} ", op.mnemonic());
-            dst_text(&mut out, &dst, d);
-            out.push_str(", ");
-            src_text(&mut out, d.neg(0), src1, RelIndex::None, d.swizzle(0));
-            out.push_str(", ");
-            src_text(&mut out, d.neg(1), src2, r2, d.swizzle(1));
-            out.push_str(", ");
-            src_text(&mut out, d.neg(2), src3, r3, d.swizzle(2));
-        }
+        Instruction::Binary { .. }
+        | Instruction::Unary { .. }
+        | Instruction::Mova { .. }
+        | Instruction::Cmp { .. }
+        | Instruction::Mad { .. } => {}
         Instruction::Nop => out.push_str("nop"),
         Instruction::End => out.push_str("end"),
         Instruction::Break => out.push_str("break"),

@@ -7,8 +7,8 @@ mod opcode;
 mod operand;
 
 pub use disasm::format_instruction;
-pub use instruction::{decode, encode, unused_bits, EncodeError, Instruction};
-pub use opcode::{Format, Opcode};
+pub use instruction::{decode, encode, unused_bits, EncodeError, Instruction, Operands};
+pub use opcode::{Format, Opcode, Reads, Unit};
 pub use operand::{
     CmpOp, CondOp, Condition, DstReg, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };

@@ -196,6 +196,12 @@ impl WriteMask {
         [self.has(0), self.has(1), self.has(2), self.has(3)]
     }
 
+    /// The written components as a bit set, bit c = component c (x = bit 0): the form
+    /// [`crate::isa::Reads`] and [`crate::isa::Opcode::reads`] take.
+    pub fn components(self) -> u8 {
+        (0..4).filter(|&c| self.has(c)).fold(0, |m, c| m | 1 << c)
+    }
+
     /// Build from per-lane booleans, x first.
     pub fn from_lanes(lanes: [bool; 4]) -> WriteMask {
         WriteMask(

@@ -103,7 +103,9 @@ pub enum Status {
     Returned(bool),
     /// The step budget ran out before the instruction at `pc`.
     Budget { pc: u16 },
-    /// The instruction at `pc` never completes in this profile.
+    /// The instruction at `pc` never completes in this profile, or (rtl) it is a RETURN
+    /// that executed but that the unit never reports as done (the run's first instruction,
+    /// or the one a RET returned to: see [`step`]).
     Stalled { pc: u16, op: u16 },
 }
 
@@ -111,7 +113,8 @@ pub enum Status {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOutcome {
     pub status: Status,
-    /// Executed instructions, RETURN included (a stalled one is not counted).
+    /// Executed instructions, RETURN included (an operation that never completes is not
+    /// counted; a RETURN that executed and never reports done is).
     pub steps: u64,
 }
 
@@ -167,6 +170,11 @@ pub struct Cursor {
     pub steps: u64,
     /// Set after a jump, so that a fetch outside the code names the jump.
     pub jumped_from: Option<u16>,
+    /// rtl: the row the previous instruction wrote and its value before that write. The write
+    /// lands in the clock edge in which the next instruction's operands are read from the
+    /// register file, so that instruction reads the old value through any address other than
+    /// the forwarded one (an alias: the rows decode address bits 6:0 only).
+    pub stale: Option<(usize, [u32; 3])>,
 }
 
 impl Cursor {
@@ -178,6 +186,7 @@ impl Cursor {
             last_dst: 0,
             steps: 0,
             jumped_from: None,
+            stale: None,
         }
     }
 }
@@ -231,6 +240,10 @@ pub fn step(
     let w = Word::decode(raw);
     let info = table::by_code(w.op).ok_or(TheiaError::UndefinedOperation { pc, op: w.op })?;
     if !completes(profile, info.sem, info.rtl) {
+        // the fetch unit presents the next word while the unit waits (see below for CALL)
+        if profile == Profile::Rtl && op_at(code, pc.wrapping_add(1)) == Some(Sem::Call) {
+            state.return_addr = pc.wrapping_add(2);
+        }
         return Ok(Some(RunOutcome {
             status: Status::Stalled { pc, op: w.op },
             steps: cur.steps,
@@ -242,15 +255,82 @@ pub fn step(
             steps: cur.steps,
         }));
     }
-    let st = execute(profile, state, io, w, info.sem, pc, cur.last_dst)?;
+    // rtl: the return-address register takes the fetch unit's pointer + 1 at each rising
+    // edge of "the presented word is a CALL" (`rtl/Module_InstructionFetch.v`: `always @
+    // (posedge IsCall) rReturnAddress <= oIP+1`), whether that CALL executes or not:
+    // * The word after an instruction is presented while it executes unless it takes a
+    //   branch; for RET (whose return takes effect two clocks later) that is before the RET
+    //   reads the register: RET at R followed by CALL returns to R + 2.
+    // * A CALL reached by fallthrough, at the run's start or by a return: its address + 1.
+    // * A CALL that a taken jump at J presents: the pointer is still J + 1, so J + 2.
+    // * No edge when the word presented before was a CALL too: a CALL whose target is a
+    //   CALL, a return to a CALL from a RET followed by CALL.
+    let rtl = profile == Profile::Rtl;
+    let ret_then_call = op_at(code, pc.wrapping_add(1)) == Some(Sem::Call);
+    if rtl && info.sem == Sem::Ret && ret_then_call {
+        state.return_addr = pc.wrapping_add(2);
+    }
+    let ra_before = state.return_addr;
+    let call_ra = (rtl && info.sem == Sem::Call).then(|| {
+        match cur.jumped_from.map(|j| (j, op_at(code, j))) {
+            None => Some(pc.wrapping_add(1)),
+            Some((_, Some(Sem::Call))) => None,
+            Some((j, Some(Sem::Ret))) => {
+                (op_at(code, j.wrapping_add(1)) != Some(Sem::Call)).then_some(pc.wrapping_add(1))
+            }
+            Some((j, _)) => Some(j.wrapping_add(2)),
+        }
+        .unwrap_or(ra_before)
+    });
+    let prev = Prev {
+        last_dst: cur.last_dst,
+        stale: cur.stale,
+    };
+    let st = execute(profile, state, io, w, info.sem, pc, prev)?;
+    if let Some(ra) = call_ra {
+        state.return_addr = ra;
+    }
+    let first = cur.steps == 0;
     cur.steps += 1;
+    cur.stale = st.wrote;
     cur.last_dst = w.dst;
     state.last_result = st.result;
     if let Some(r) = st.returned {
+        if profile == Profile::Rtl && (first || after_ret(code, cur.jumped_from)) {
+            // The fetch unit signals the end when an instruction completes while it presents
+            // RETURN (`rtl/Module_InstructionFetch.v`, `oExecutionDone = wLastInstruction &
+            // iEXEDone`): the one before RETURN, or a taken jump to it. A RETURN that starts
+            // the run or follows a RET executes (and writes) with the fetch unit already past
+            // it, and then nothing completes again: the unit never reports done. The fetch
+            // unit presents the two words after it meanwhile (a CALL among them sets the
+            // return address, see above).
+            if op_at(code, pc.wrapping_add(1)) == Some(Sem::Call) {
+                state.return_addr = pc.wrapping_add(2);
+            } else if op_at(code, pc.wrapping_add(2)) == Some(Sem::Call) {
+                state.return_addr = pc.wrapping_add(3);
+            }
+            return Ok(Some(RunOutcome {
+                status: Status::Stalled { pc, op: w.op },
+                steps: cur.steps,
+            }));
+        }
         return Ok(Some(RunOutcome {
             status: Status::Returned(r),
             steps: cur.steps,
         }));
+    }
+    if profile == Profile::Rtl && info.sem == Sem::Ret {
+        // The fetch unit still presents the word after the RET when the RET completes (the
+        // return address takes effect two clocks later: `rtl/Module_InstructionFetch.v`,
+        // `wSubReturnDelay2`). If that word is RETURN, the unit reports done there, with that
+        // RETURN's value. (It then goes on executing from the return address until the
+        // control unit's next trigger resets it; that tail is not modelled.)
+        if let Some(v) = return_at(code, pc.wrapping_add(1)) {
+            return Ok(Some(RunOutcome {
+                status: Status::Returned(v),
+                steps: cur.steps,
+            }));
+        }
     }
     match st.next {
         Some(t) => {
@@ -263,6 +343,22 @@ pub fn step(
         }
     }
     Ok(None)
+}
+
+/// The operation of the word at `addr`, if there is a defined one.
+fn op_at(code: &Code, addr: u16) -> Option<Sem> {
+    Some(Word::decode(code.fetch(addr)?).info()?.sem)
+}
+
+/// The value of the RETURN at `addr`, if the word there is one.
+pub fn return_at(code: &Code, addr: u16) -> Option<bool> {
+    let w = Word::decode(code.fetch(addr)?);
+    (w.info()?.sem == Sem::Return).then_some(w.imm() & 1 != 0)
+}
+
+/// Whether the instruction that jumped to the current one was a RET.
+fn after_ret(code: &Code, jumped_from: Option<u16>) -> bool {
+    jumped_from.and_then(|f| op_at(code, f)) == Some(Sem::Ret)
 }
 
 /// Whether an operation completes in a profile. The manual documents INTP, RESCALE and
@@ -288,6 +384,8 @@ pub struct Step {
     pub next: Option<u16>,
     /// RETURN's value.
     pub returned: Option<bool>,
+    /// rtl: the register row written and its previous value (see [`Cursor::stale`]).
+    pub wrote: Option<(usize, [u32; 3])>,
 }
 
 /// Reads a register as instruction `pc` sees it.
@@ -296,17 +394,22 @@ fn read(
     state: &State,
     addr: u16,
     last_dst: u16,
+    stale: Option<(usize, [u32; 3])>,
     pc: u16,
 ) -> Result<[u32; 3], TheiaError> {
     match profile {
         // Data forwarding (`Module_InstructionDecode.v` lines 65-69, 139-153): a source whose
         // 16-bit address equals the previous instruction's destination field takes the ALU's
-        // result flops, whether or not that result was written.
-        Profile::Rtl => Ok(if addr == last_dst {
-            state.last_result
-        } else {
-            state.regs[(addr & 0x7F) as usize]
-        }),
+        // result flops, whether or not that result was written. Another address of the row
+        // the previous instruction wrote reads the row as it was before (see `Cursor::stale`).
+        Profile::Rtl => {
+            let row = (addr & 0x7F) as usize;
+            Ok(match stale {
+                _ if addr == last_dst => state.last_result,
+                Some((r, old)) if r == row => old,
+                _ => state.regs[row],
+            })
+        }
         Profile::Manual => state
             .regs
             .get(addr as usize)
@@ -315,21 +418,29 @@ fn read(
     }
 }
 
-/// Writes a register as the profile's memory map allows (see [`Profile::writable`]).
+/// Writes a register as the profile's memory map allows (see [`Profile::writable`]); returns
+/// the row written and its previous value.
 fn write(
     profile: Profile,
     state: &mut State,
     addr: u16,
     value: [u32; 3],
     pc: u16,
-) -> Result<(), TheiaError> {
+) -> Result<Option<(usize, [u32; 3])>, TheiaError> {
     let row = profile
         .row(addr)
         .ok_or(TheiaError::RegisterOutOfRange { pc, addr })?;
-    if profile.writable(row) {
-        state.regs[row] = value;
-    }
-    Ok(())
+    Ok(profile
+        .writable(row)
+        .then(|| (row, std::mem::replace(&mut state.regs[row], value))))
+}
+
+/// What the previous instruction leaves for the next one's operand reads (rtl): its
+/// destination field (forwarding) and the row it wrote with the row's old value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Prev {
+    pub last_dst: u16,
+    pub stale: Option<(usize, [u32; 3])>,
 }
 
 /// Executes one instruction whose operation completes in `profile`.
@@ -340,8 +451,9 @@ pub fn execute(
     w: Word,
     sem: Sem,
     pc: u16,
-    last_dst: u16,
+    prev: Prev,
 ) -> Result<Step, TheiaError> {
+    let Prev { last_dst, stale } = prev;
     let rtl = profile == Profile::Rtl;
     // Source roles (`Module_ExecutionFSM.v` lines 104-110): ALU channel A is source 1 (or the
     // immediate in x), channel B source 2 (or the destination's current value).
@@ -349,7 +461,7 @@ pub fn execute(
         if w.is_imm() {
             Ok([w.imm(), 0, 0])
         } else {
-            read(profile, state, w.src1, last_dst, pc)
+            read(profile, state, w.src1, last_dst, stale, pc)
         }
     };
     let b = || -> Result<[u32; 3], TheiaError> {
@@ -358,6 +470,7 @@ pub fn execute(
             state,
             if w.is_imm() { w.dst } else { w.src2 },
             last_dst,
+            stale,
             pc,
         )
     };
@@ -425,7 +538,7 @@ pub fn execute(
             if rtl {
                 [v[0], v[1], z]
             } else {
-                let d = read(profile, state, w.dst, last_dst, pc)?;
+                let d = read(profile, state, w.dst, last_dst, stale, pc)?;
                 [d[0], d[1], z]
             }
         }
@@ -460,7 +573,10 @@ pub fn execute(
             [0; 3]
         }
         Sem::TmRead => io.tmem_read(a()?),
-        Sem::Lea => [pc as u32; 3],
+        // The ALU reads the fetch unit's instruction pointer (`rtl/Unit_EXE.v`, `iCurrentIP`),
+        // which has moved to the next instruction by the time LEA executes: the whole-program
+        // RTL differential (`tests/theia_rtl.rs`) shows address + 1.
+        Sem::Lea => [u32::from(pc.wrapping_add(1)); 3],
         Sem::Return => {
             returned = Some(w.imm() & 1 != 0);
             // The RTL writes the immediate to the destination (usually row 0, which the unit
@@ -528,12 +644,15 @@ pub fn execute(
             [w.imm(), d[1], d[2]]
         }
     };
-    if writes {
-        write(profile, state, w.dst, result, pc)?;
-    }
+    let wrote = if writes {
+        write(profile, state, w.dst, result, pc)?
+    } else {
+        None
+    };
     Ok(Step {
         result,
         next,
         returned,
+        wrote: wrote.filter(|_| rtl),
     })
 }

@@ -9,7 +9,7 @@
 //!   no accuracy; FRCP and FSQRT are IEEE division and square root, FRSQ is checked against
 //!   midpoints in exact integer arithmetic, FLOG and FEXP are evaluated in fixed point with an
 //!   error bound and re-evaluated with 116 fraction bits when the 60-bit result is too close to
-//!   a rounding boundary; `tests/usc_float.rs` checks with `PICAJIT_USC_EXHAUSTIVE=1` that the
+//!   a rounding boundary; `tests/usc_interp.rs` checks with `PICAJIT_USC_EXHAUSTIVE=1` that the
 //!   116-bit evaluation is never too close, over every input).
 
 /// The canonical NaN every float arithmetic result that is a NaN becomes.

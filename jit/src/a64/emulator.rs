@@ -71,7 +71,7 @@ const _: () = assert!(EMIT_G + (EMIT_MAX * std::mem::size_of::<EmitRecord>()) as
 const _: () = assert!(BATCH_IN_G + (BATCH_ROWS * ROW) as u64 <= BATCH_OUT_G);
 const _: () = assert!(BATCH_OUT_G + (BATCH_ROWS * ROW) as u64 <= DATA_BASE + DATA_SIZE);
 const _: () = assert!(DATA_BASE + DATA_SIZE <= STACK_BASE);
-const _: () = assert!(EMIT_MAX >= crate::EMIT_CAPACITY);
+const _: () = assert!(EMIT_MAX >= crate::shader::EMIT_CAPACITY);
 const _: () = assert!(std::mem::size_of::<JitContext>() <= 0x400);
 const _: () = assert!(std::mem::size_of::<Registers>() <= 0xC00);
 const _: () = assert!(std::mem::size_of::<Uniforms>() <= 0x1000);

@@ -42,6 +42,10 @@ use crate::masm::{
 };
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
+use picajit_interp::float::precision::{
+    F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
+    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
@@ -50,7 +54,7 @@ const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const ONE: u32 = 0x3F80_0000;
 /// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = 0x42FF_FE00;
+const LITP_LIM: u32 = LITP_LIMIT_F32;
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
 
@@ -157,8 +161,8 @@ impl A64Masm {
 
     fn min_f32(&self) -> u32 {
         match self.mode {
-            FloatMode::F32 => 0x0080_0000,
-            FloatMode::F24(_) => 0x2080_0000,
+            FloatMode::F32 => F32_MIN_NORMAL_F32,
+            FloatMode::F24(_) => F24_MIN_NORMAL_F32,
         }
     }
 
@@ -180,8 +184,8 @@ impl A64Masm {
             (K_MIN2, min2),
             (K_ONE, ONE),
             (K_INF, INF),
-            (K_TRUNC, 0xFFFF_FF80),
-            (K_OVF2, 0x5F80_0000 << 1),
+            (K_TRUNC, F24_GRID_F32),
+            (K_OVF2, F24_OVERFLOW_F32 << 1),
         ] {
             self.a.load_const(r, [v; 4]);
         }
@@ -391,7 +395,7 @@ impl A64Masm {
     fn body_rsq(&mut self, v: Vreg) {
         let special = self.a.new_label();
         let back = self.a.new_label();
-        let grid = !((1u64 << 36) - 1);
+        let grid = F24_GRID_F64;
         let a = &mut self.a;
         a.fmov_ws(G9, v);
         a.sub_wi(G10, G9, 1);
@@ -407,7 +411,7 @@ impl A64Masm {
                 a.fsqrt_d(T6, T6);
                 a.fmov_xd(G9, T6);
                 a.and_xi(G9, G9, grid); // t
-                a.mov_imm_x(G10, 1 << 36);
+                a.mov_imm_x(G10, F24_ULP_F64);
                 a.add_x(G10, G9, G10); // u = t + ulp17
                 a.fmov_dx(T6, G10);
                 a.fmul_d(T7, T6, T6);
@@ -429,7 +433,7 @@ impl A64Masm {
                 a.fmul_d(T7, T6, T6);
                 a.fmul_d(T7, T7, T4); // h·h·x, exact
                 a.fcmp_d(T7, T5);
-                a.mov_imm_x(G10, 1 << 36);
+                a.mov_imm_x(G10, F24_ULP_F64);
                 a.add_x(G10, G9, G10);
                 a.csel_x(G9, G10, G9, Cond::Mi); // h·h·x < 1: the root is above the midpoint
                 a.fmov_dx(T6, G9);

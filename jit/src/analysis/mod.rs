@@ -108,11 +108,8 @@ impl Analysis {
     pub fn written_registers(&self) -> (u16, u16) {
         let (mut temps, mut outputs) = (0u16, 0u16);
         for n in &self.nodes {
-            let dst = match n.instr {
-                Instruction::Binary { dst, .. }
-                | Instruction::Unary { dst, .. }
-                | Instruction::Mad { dst, .. } => dst,
-                _ => continue,
+            let Some(dst) = n.instr.operands().and_then(|o| o.dst) else {
+                continue;
             };
             match dst {
                 DstReg::Temp(i) => temps |= 1 << (i & 15),
@@ -127,19 +124,10 @@ impl Analysis {
     pub fn read_temps(&self) -> u16 {
         let mut temps = 0u16;
         for n in &self.nodes {
-            let srcs = match n.instr {
-                Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
-                    [Some(src1), Some(src2), None]
-                }
-                Instruction::Unary { src, .. } | Instruction::Mova { src, .. } => {
-                    [Some(src), None, None]
-                }
-                Instruction::Mad {
-                    src1, src2, src3, ..
-                } => [Some(src1), Some(src2), Some(src3)],
-                _ => [None; 3],
+            let Some(o) = n.instr.operands() else {
+                continue;
             };
-            for s in srcs.into_iter().flatten() {
+            for (_, s, _) in o.sources() {
                 if let SrcReg::Temp(i) = s {
                     temps |= 1 << (i & 15);
                 }

@@ -1135,7 +1135,7 @@ impl LaneEmitter for Gen {
     }
 
     fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
-        const LITP_LIM: u32 = 0x42FF_FE00;
+        const LITP_LIM: u32 = picajit_interp::float::precision::LITP_LIMIT_F32;
         const SIGN: u32 = 0x8000_0000;
         let (x, w) = (vreg(V::A), vreg(V::B));
         self.load(V::A, s, 0);

@@ -138,41 +138,14 @@ impl Facts {
 pub(super) fn alu_parts(
     instr: &Instruction,
 ) -> Option<(u8, Vec<SrcReg>, RelIndex, Option<DstReg>)> {
-    Some(match *instr {
-        Instruction::Binary {
-            desc,
-            dst,
-            src1,
-            src2,
-            rel,
-            ..
-        } => (desc, vec![src1, src2], rel, Some(dst)),
-        Instruction::Unary {
-            desc,
-            dst,
-            src,
-            rel,
-            ..
-        } => (desc, vec![src], rel, Some(dst)),
-        Instruction::Mova { desc, src, rel } => (desc, vec![src], rel, None),
-        Instruction::Cmp {
-            desc,
-            src1,
-            src2,
-            rel,
-            ..
-        } => (desc, vec![src1, src2], rel, None),
-        Instruction::Mad {
-            desc,
-            dst,
-            src1,
-            src2,
-            src3,
-            rel,
-            ..
-        } => (desc, vec![src1, src2, src3], rel, Some(dst)),
-        _ => return None,
-    })
+    let o = instr.operands()?;
+    let rel = o.rel.into_iter().find(|&r| r != RelIndex::None);
+    Some((
+        o.desc,
+        o.src[..o.op.sources()].to_vec(),
+        rel.unwrap_or(RelIndex::None),
+        o.dst,
+    ))
 }
 
 /// Bits 4n..4n+4 of a component set for register `n` with components `m` (bit c).

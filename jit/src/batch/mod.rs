@@ -434,6 +434,14 @@ pub fn eligibility(
     features: HostFeatures,
     backend: Backend,
 ) -> Option<&'static str> {
+    let no_lane_code = analysis
+        .nodes
+        .iter()
+        .filter_map(|n| n.instr.opcode())
+        .any(|op| !walk::has_lane_code(op.unit()));
+    if no_lane_code {
+        return Some("an opcode has no lane code");
+    }
     if backend == Backend::A64 {
         // NEON is part of AArch64; the lane emitter's subset is in `a64`.
         return (program.kind() == ShaderKind::Geometry)

@@ -24,7 +24,7 @@ use super::geometry::alu_parts;
 use crate::analysis::{Analysis, Exit, Flow, Guard, Target};
 use crate::error::{CompileError, CompileResult};
 use picajit_interp::isa::{
-    CmpOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
+    CmpOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Unit,
 };
 use picajit_interp::program::Program;
 
@@ -188,49 +188,59 @@ pub trait LaneEmitter {
     fn emit(&mut self, pc: u32) -> CompileResult<()>;
 }
 
-/// Which sources of an instruction are read through the input flush (rule 1): the
-/// arithmetic that flushes its operands. A source not listed is read as it is.
+/// Which sources of an instruction are read through the input flush (rule 1): those the
+/// opcode table's flush column gives a flushed component. A source not listed is read as it
+/// is. EX2 and LG2 flush in their own lane code, so their operand is read as it is here.
 pub fn flushed_sources(instr: &Instruction) -> [bool; 3] {
-    match *instr {
-        Instruction::Binary { op, .. } => match op.base() {
-            Opcode::Add | Opcode::Mul | Opcode::Dp3 | Opcode::Dp4 | Opcode::Dph | Opcode::Dst => {
-                [true, true, false]
-            }
-            _ => [false; 3],
-        },
-        Instruction::Unary { op, .. } => [
-            matches!(op, Opcode::Flr | Opcode::Rcp | Opcode::Rsq),
-            false,
-            false,
-        ],
-        Instruction::Mad { .. } => [true; 3],
-        _ => [false; 3],
-    }
+    let Some(op) = instr.opcode() else {
+        return [false; 3];
+    };
+    let self_flushing = matches!(op.unit(), Unit::Ex2 | Unit::Lg2);
+    [0, 1, 2].map(|n| op.flushed(n, 0xF) != 0 && !self_flushing)
 }
 
 /// The components of source `n` (0-2) of `instr` it reads, per the operand descriptor `d`
 /// (bit c = component c of the register, after the swizzle).
 pub fn read_components(instr: &Instruction, d: OperandDesc, n: usize) -> u8 {
-    let mask = d.mask().lanes();
-    let lanes: [bool; 4] = match *instr {
-        Instruction::Binary { op, .. } => match op.base() {
-            Opcode::Dp3 => [true, true, true, false],
-            Opcode::Dp4 | Opcode::Dph | Opcode::Dst => [true; 4],
-            _ => mask,
-        },
-        Instruction::Unary { op, .. } => match op {
-            Opcode::Rcp | Opcode::Rsq | Opcode::Ex2 | Opcode::Lg2 => [true, false, false, false],
-            Opcode::Litp => [true, true, false, true],
-            _ => mask,
-        },
-        Instruction::Mova { .. } => [mask[0], mask[1], false, false],
-        Instruction::Cmp { .. } => [true, true, false, false],
-        _ => mask,
+    instr.operands().map_or(0, |o| o.reads(n, d))
+}
+
+/// The units the lane walker has lane code for: a program using another one (an opcode added
+/// with only its per-vertex lowering) is not eligible, and its batches run per vertex.
+pub fn has_lane_code(unit: Unit) -> bool {
+    matches!(
+        unit,
+        Unit::Add
+            | Unit::Mul
+            | Unit::Max
+            | Unit::Min
+            | Unit::Sge
+            | Unit::Slt
+            | Unit::Dp3
+            | Unit::Dp4
+            | Unit::Dph
+            | Unit::Dst
+            | Unit::Mad
+            | Unit::Mov
+            | Unit::Flr
+            | Unit::Rcp
+            | Unit::Rsq
+            | Unit::Ex2
+            | Unit::Lg2
+            | Unit::Litp
+            | Unit::Mova
+            | Unit::Cmp
+            | Unit::Emit
+            | Unit::Flow
+    )
+}
+
+/// Which sources of an instruction also have components read as they are (DST's z and w).
+fn partly_raw(instr: &Instruction) -> [bool; 3] {
+    let Some(op) = instr.opcode() else {
+        return [false; 3];
     };
-    let swizzle = d.swizzle(n);
-    (0..4)
-        .filter(|&c| lanes[c])
-        .fold(0, |m, c| m | 1 << swizzle.lane(c))
+    [0, 1, 2].map(|n| op.reads(n, 0xF) & !op.flushed(n, 0xF) != 0)
 }
 
 /// Registers a program uses, for the per-group transposes and clears.
@@ -288,14 +298,14 @@ pub fn usage(program: &Program, analysis: &Analysis) -> Usage {
             }
         }
         // DST also reads components z and w of its sources as they are.
-        let dst_op = matches!(instr, Instruction::Binary { op, .. } if op.base() == Opcode::Dst);
+        let raw_too = partly_raw(instr);
         for (k, r) in srcs.into_iter().enumerate() {
             match r {
                 SrcReg::Input(i) => {
                     if flushed[k] {
                         u.inputs_flushed |= 1 << (i & 15);
                     }
-                    if !flushed[k] || dst_op {
+                    if !flushed[k] || raw_too[k] {
                         u.inputs_raw |= 1 << (i & 15);
                     }
                 }
@@ -673,11 +683,7 @@ impl<'a, E: LaneEmitter> Walker<'a, E> {
                 if d.mask().0 & 0xF == 0 {
                     return Ok(());
                 }
-                let (r1, r2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
+                let [r1, r2, _] = instr.operands().map_or([rel; 3], |o| o.rel);
                 let fl = flushed_sources(instr);
                 // DST reads components z and w as they are.
                 let fl = [0, 1].map(|k| fl[k] && op.base() != Opcode::Dst);
@@ -840,7 +846,7 @@ impl<'a, E: LaneEmitter> Walker<'a, E> {
                 }
             }
             Instruction::Mad {
-                op,
+                op: _,
                 dst,
                 src1,
                 src2,
@@ -853,12 +859,8 @@ impl<'a, E: LaneEmitter> Walker<'a, E> {
                 if d.mask().0 & 0xF == 0 {
                     return Ok(());
                 }
-                let (r2, r3) = if op == Opcode::Madi {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
-                let s1 = e.operand(src1, RelIndex::None, d, 0, true);
+                let [r1, r2, r3] = instr.operands().map_or([rel; 3], |o| o.rel);
+                let s1 = e.operand(src1, r1, d, 0, true);
                 let s2 = e.operand(src2, r2, d, 1, true);
                 let s3 = e.operand(src3, r3, d, 2, true);
                 for c in 0..4 {

@@ -85,6 +85,10 @@ use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
+use picajit_interp::float::precision::{
+    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
+    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
@@ -103,16 +107,16 @@ const ABS: u32 = 0x7FFF_FFFF;
 const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = 0xFFFF_FF80;
+const TRUNC17: u32 = F24_GRID_F32;
 const ONE: u32 = 0x3F80_0000;
 /// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = 0x5F7F_FFFF;
+const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
 /// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = 0x207F_FFFF;
+const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
 /// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = 0x007F_FFFF;
+const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = 0x42FF_FE00;
+const LITP_LIM: u32 = LITP_LIMIT_F32;
 /// 2^31, the MOVA saturation bound.
 const TWO31: u32 = 0x4F00_0000;
 
@@ -121,9 +125,9 @@ const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
 const QNAN64: u64 = 0x7FF8_0000_0000_0000;
 /// One unit in the 17th significant bit of an f64.
-const ULP17: u64 = 1 << 36;
-/// f64 bits with the 36 fraction bits below the 17-bit grid cleared.
-const GRID17: u64 = !((1u64 << 36) - 1);
+const ULP17: u64 = F24_ULP_F64;
+/// f64 bits with the fraction bits below the 17-bit grid cleared.
+const GRID17: u64 = F24_GRID_F64;
 
 const MXCSR_DEFAULT: u32 = 0x1F80;
 const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
@@ -1329,7 +1333,7 @@ impl Gen {
         y.vandps(T2, T1, qnan);
         y.vandnps(v, T1, v);
         y.vorps(v, v, T2);
-        y.vpsrlq(T1, v, 36);
+        y.vpsrlq(T1, v, F24_F64_DROP as u8);
         y.vpand(T1, T1, one);
         y.vpaddq(T1, T1, half_m1);
         y.vpaddq(v, v, T1);

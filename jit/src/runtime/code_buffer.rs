@@ -25,6 +25,10 @@ pub enum Status {
 /// with the `emulate-a64` feature, AArch64 code under the emulator (`crate::a64::emulator`).
 pub struct ExecCode {
     inner: Inner,
+    /// Start address and length of natively mapped code ((0, 0) for emulated code), kept
+    /// so that a call does not go through the buffer's (out-of-line) `Deref` twice: perf on
+    /// THEIA's short runs showed those calls.
+    span: (usize, usize),
 }
 
 enum Inner {
@@ -54,8 +58,10 @@ impl ExecCode {
         // the range (`dc cvau`/`ic ivau`, or `sys_icache_invalidate` on Apple) before running.
         #[cfg(target_arch = "aarch64")]
         dynasmrt::cache_control::synchronize_icache(&buf);
+        let span = (buf.as_ptr() as usize, buf.len());
         Ok(ExecCode {
             inner: Inner::Native(buf),
+            span,
         })
     }
 
@@ -64,6 +70,7 @@ impl ExecCode {
     pub fn emulated(code: &[u8]) -> Result<ExecCode, String> {
         Ok(ExecCode {
             inner: Inner::Emulated(crate::a64::emulator::EmuCode::new(code)?),
+            span: (0, 0),
         })
     }
 
@@ -125,6 +132,7 @@ impl ExecCode {
     /// The code at `entry` must be a complete function generated for this host's backend (or,
     /// emulated, for AArch64) with the signature `fn(*mut u8) -> u32` of the backend's ABI,
     /// touching no memory but `data.len()` bytes from that pointer and its own stack.
+    #[inline]
     pub unsafe fn call_plain(
         &self,
         entry: usize,
@@ -135,7 +143,7 @@ impl ExecCode {
             Inner::Native(buf) => {
                 let _ = cap;
                 // SAFETY: forwarded contract.
-                Ok(unsafe { call_plain_native(buf, entry, data.as_mut_ptr()) })
+                Ok(unsafe { call_plain_native(buf, self.span, entry, data.as_mut_ptr()) })
             }
             #[cfg(feature = "emulate-a64")]
             Inner::Emulated(e) => e.call_plain(entry, data, cap),
@@ -155,7 +163,7 @@ impl ExecCode {
             // SAFETY: the code at offset 0 is a complete function of the signature
             // `call_plain_native` calls on this host (caller's contract), and `arg` is valid
             // for everything it touches.
-            Inner::Native(buf) => Some(unsafe { call_plain_native(buf, 0, arg.cast()) }),
+            Inner::Native(buf) => Some(unsafe { call_plain_native(buf, self.span, 0, arg.cast()) }),
             #[cfg(feature = "emulate-a64")]
             Inner::Emulated(_) => None,
         }
@@ -166,8 +174,15 @@ impl ExecCode {
 ///
 /// As [`ExecCode::call_plain`].
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-unsafe fn call_plain_native(buf: &ExecutableBuffer, entry: usize, data: *mut u8) -> u32 {
-    assert!(entry < buf.len());
+#[inline]
+unsafe fn call_plain_native(
+    buf: &ExecutableBuffer,
+    span: (usize, usize),
+    entry: usize,
+    data: *mut u8,
+) -> u32 {
+    // `span` is `buf`'s start and length (recorded at mapping)
+    assert!(entry < span.1);
     #[cfg(target_arch = "x86_64")]
     type Entry = unsafe extern "sysv64" fn(*mut u8) -> u32;
     #[cfg(target_arch = "aarch64")]
@@ -176,14 +191,21 @@ unsafe fn call_plain_native(buf: &ExecutableBuffer, entry: usize, data: *mut u8)
     dynasmrt::cache_control::prepare_for_execution(buf);
     // SAFETY: the caller guarantees a complete function with this signature at `entry`; the
     // mapping is executable and outlives the call.
-    let f: Entry = unsafe { std::mem::transmute(buf.as_ptr().add(entry)) };
+    let f: Entry = unsafe { std::mem::transmute((span.0 + entry) as *const u8) };
+    #[cfg(not(target_arch = "aarch64"))]
+    let _ = buf;
     // SAFETY: the caller guarantees the code only touches `data` and its stack.
     unsafe { f(data) }
 }
 
 /// No backend targets this host: native code is never created here.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-unsafe fn call_plain_native(_buf: &ExecutableBuffer, _entry: usize, _data: *mut u8) -> u32 {
+unsafe fn call_plain_native(
+    _buf: &ExecutableBuffer,
+    _span: (usize, usize),
+    _entry: usize,
+    _data: *mut u8,
+) -> u32 {
     u32::MAX
 }
 

@@ -31,6 +31,18 @@ impl A64Emit {
         A64Emit { ops, epilogue }
     }
 
+    fn bcc(&mut self, c: Cond, l: DynamicLabel) {
+        match c {
+            Cond::Eq => a64!(self.ops; b.eq =>l),
+            Cond::Ne => a64!(self.ops; b.ne =>l),
+            Cond::Ugt => a64!(self.ops; b.hi =>l),
+            Cond::Slt => a64!(self.ops; b.lt =>l),
+            Cond::Sgt => a64!(self.ops; b.gt =>l),
+            Cond::Sle => a64!(self.ops; b.le =>l),
+            Cond::Sge => a64!(self.ops; b.ge =>l),
+        }
+    }
+
     pub fn finish(self) -> Result<Vec<u8>, String> {
         self.ops
             .finalize()
@@ -114,6 +126,45 @@ impl Emit for A64Emit {
         }
     }
 
+    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R) {
+        let (a, b, d) = (r(a), r(b), r(d));
+        if sub {
+            a64!(self.ops; subs W(d), W(a), W(b));
+        } else {
+            a64!(self.ops; adds W(d), W(a), W(b));
+        }
+        a64!(self.ops
+            ; cset W(TMP), vs
+            ; eor W(d), W(d), W(TMP), lsl 31
+        );
+    }
+
+    fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32) {
+        let (a, d) = (r(a), r(d));
+        let k = TMP2;
+        if wide {
+            self.mov_imm(k, v as i64 as u64);
+            match op {
+                Alu::Add => a64!(self.ops; add X(d), X(a), X(k)),
+                Alu::Sub => a64!(self.ops; sub X(d), X(a), X(k)),
+                Alu::And => a64!(self.ops; and X(d), X(a), X(k)),
+                Alu::Or => a64!(self.ops; orr X(d), X(a), X(k)),
+                Alu::Xor => a64!(self.ops; eor X(d), X(a), X(k)),
+                Alu::Mul => a64!(self.ops; mul X(d), X(a), X(k)),
+            }
+        } else {
+            self.mov_imm(k, v as u32 as u64);
+            match op {
+                Alu::Add => a64!(self.ops; add W(d), W(a), W(k)),
+                Alu::Sub => a64!(self.ops; sub W(d), W(a), W(k)),
+                Alu::And => a64!(self.ops; and W(d), W(a), W(k)),
+                Alu::Or => a64!(self.ops; orr W(d), W(a), W(k)),
+                Alu::Xor => a64!(self.ops; eor W(d), W(a), W(k)),
+                Alu::Mul => a64!(self.ops; mul W(d), W(a), W(k)),
+            }
+        }
+    }
+
     fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8) {
         let (a, d, n) = (r(a), r(d), n as u32);
         if wide {
@@ -145,15 +196,18 @@ impl Emit for A64Emit {
         } else {
             a64!(self.ops; cmp W(r(a)), W(r(b)));
         }
-        match c {
-            Cond::Eq => a64!(self.ops; b.eq =>l),
-            Cond::Ne => a64!(self.ops; b.ne =>l),
-            Cond::Ugt => a64!(self.ops; b.hi =>l),
-            Cond::Slt => a64!(self.ops; b.lt =>l),
-            Cond::Sgt => a64!(self.ops; b.gt =>l),
-            Cond::Sle => a64!(self.ops; b.le =>l),
-            Cond::Sge => a64!(self.ops; b.ge =>l),
+        self.bcc(c, l);
+    }
+
+    fn branch_imm(&mut self, c: Cond, wide: bool, a: R, v: i32, l: DynamicLabel) {
+        if wide {
+            self.mov_imm(TMP2, v as i64 as u64);
+            a64!(self.ops; cmp X(r(a)), X(TMP2));
+        } else {
+            self.mov_imm(TMP2, v as u32 as u64);
+            a64!(self.ops; cmp W(r(a)), W(TMP2));
         }
+        self.bcc(c, l);
     }
 
     fn branch_mem32_ne(&mut self, off: u32, v: u32, l: DynamicLabel) {
@@ -172,15 +226,29 @@ impl Emit for A64Emit {
         );
     }
 
-    fn branch_budget(&mut self, l: DynamicLabel) {
+    fn branch_budget_n(&mut self, n: u32, l: DynamicLabel) {
+        self.mov_imm(TMP2, n as u64);
         a64!(self.ops
-            ; cmp x20, x21
-            ; b.hs =>l
+            ; add X(TMP), x20, X(TMP2)
+            ; cmp X(TMP), x21
+            ; b.hi =>l
         );
     }
 
-    fn count_step(&mut self) {
-        a64!(self.ops; add x20, x20, 1);
+    fn count_steps(&mut self, n: u32) {
+        self.mov_imm(TMP2, n as u64);
+        a64!(self.ops; add x20, x20, X(TMP2));
+    }
+
+    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R) {
+        // register-offset form: no alignment requirement on `off`
+        self.mov_imm(TMP2, off as u64);
+        a64!(self.ops; add X(TMP), X(CTX), X(r(base)));
+        if wide {
+            a64!(self.ops; str X(r(s)), [X(TMP), X(TMP2)]);
+        } else {
+            a64!(self.ops; str W(r(s)), [X(TMP), X(TMP2)]);
+        }
     }
 
     fn exit(&mut self, kind: u32) {

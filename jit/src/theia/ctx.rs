@@ -24,8 +24,25 @@ pub struct TheiaCtx {
     pub opa: [u32; 3],
     pub opb: [u32; 3],
     pub res: [u32; 3],
-    pub _pad: u32,
+    /// OMWRITE requests the code queued; the host hands them to the I/O side, in order,
+    /// whenever the code returns.
+    pub oq_len: u32,
+    pub oq: [OmWrite; OQ_CAP],
 }
+
+/// One queued OMWRITE. The code stores each vector as 8 bytes (x, y) and 4 bytes (z), the
+/// widths at which Rust copies a `[u32; 3]`: a load spanning two smaller stores still in the
+/// store buffer stalls, and perf showed such stalls (4-byte stores read back 8 or 16 bytes
+/// at a time) taking most of the host's time per run.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OmWrite {
+    pub addr: [u32; 3],
+    pub data: [u32; 3],
+}
+
+/// Capacity of the OMWRITE queue; the code returns to the host when it is full.
+pub const OQ_CAP: usize = 32;
 
 pub const REGS: u32 = 0;
 pub const LAST_RESULT: u32 = (ROWS * 12) as u32;
@@ -39,16 +56,21 @@ pub const JUMPED_FROM: u32 = EXIT_ARG + 4;
 pub const OPA: u32 = JUMPED_FROM + 4;
 pub const OPB: u32 = OPA + 12;
 pub const RES: u32 = OPB + 12;
+pub const OQ_LEN: u32 = RES + 12;
+pub const OQ: u32 = OQ_LEN + 4;
 
 /// `jumped_from` when execution did not arrive by a jump.
 pub const NO_JUMP: u32 = u32::MAX;
 
 /// Exit codes: RETURN executed (value in `exit_arg`).
 pub const EXIT_RETURNED: u32 = 0;
-/// The host runs the instruction at `pc` with the interpreter, then calls the code again.
-pub const EXIT_ONE: u32 = 1;
+/// TMREAD at `pc`: its address vector is staged in `opa`; the host reads the texture,
+/// commits the instruction and calls the code again at `pc + 1`.
+pub const EXIT_TMREAD: u32 = 1;
 /// The host goes on with the interpreter from `pc` until the run ends.
 pub const EXIT_TO_END: u32 = 2;
+/// The OMWRITE queue is full: the host empties it and calls the code again at `pc`.
+pub const EXIT_FLUSH: u32 = 3;
 
 impl Default for TheiaCtx {
     fn default() -> Self {
@@ -65,7 +87,8 @@ impl Default for TheiaCtx {
             opa: [0; 3],
             opb: [0; 3],
             res: [0; 3],
-            _pad: 0,
+            oq_len: 0,
+            oq: [OmWrite::default(); OQ_CAP],
         }
     }
 }
@@ -103,6 +126,8 @@ mod tests {
         assert_eq!(offset_of!(TheiaCtx, opa) as u32, OPA);
         assert_eq!(offset_of!(TheiaCtx, opb) as u32, OPB);
         assert_eq!(offset_of!(TheiaCtx, res) as u32, RES);
+        assert_eq!(offset_of!(TheiaCtx, oq_len) as u32, OQ_LEN);
+        assert_eq!(offset_of!(TheiaCtx, oq) as u32, OQ);
         assert_eq!(std::mem::size_of::<TheiaCtx>() % 8, 0);
         assert_eq!(STEPS % 8, 0);
     }

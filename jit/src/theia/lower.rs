@@ -2,17 +2,19 @@
 //! [`Emit`] calls (integer operations on eight 64-bit scratch registers, loads and stores
 //! of the context, branches), and each backend (`x64.rs`, `a64.rs`) encodes those.
 //!
-//! Per instruction: the budget check, the operands staged into the context (`OPA`, `OPB`;
-//! the forwarding rule of the rtl profile decided statically where the previous instruction
-//! is known, at run time at leaders), the result components computed one by one into `RES`,
-//! then the commit (result flops, last destination, register write if the profile allows
-//! it) and the step count. Operations the generated code does not perform (I/O, stalls,
-//! undefined codes, register errors) leave to the host, which runs the interpreter there.
+//! Per instruction: the operands read from their register rows or the result flops (the
+//! forwarding rule of the rtl profile decided statically where the previous instruction is
+//! known, by a run-time test at leaders, which stages them into `OPA`/`OPB`), then the result
+//! components computed one by one and stored straight to the destination row (when the
+//! profile lets the unit write it) and to the result flops (where something reads them, see
+//! [`Lowering`]). The budget check and the step count are per block. OMWRITE is queued in
+//! the context for the host; TMREAD and operations the generated code does not perform
+//! (stalls, undefined codes, register errors) leave to the host.
 
 use super::ctx::*;
 use picajit_interp::theia::arith::ONE;
 use picajit_interp::theia::exec::{completes, Code, IMEM_BIT};
-use picajit_interp::theia::table::{Component, Sem, Test, RTL_SWIZZLES, SWIZZLES};
+use picajit_interp::theia::table::{Sem, Test, RTL_SWIZZLES, SWIZZLES};
 use picajit_interp::theia::{Profile, Word};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,19 +62,31 @@ pub trait Emit {
     fn store32_imm(&mut self, off: u32, v: u32);
     fn imm(&mut self, d: R, v: u64);
     fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R);
+    /// `d` = the 32-bit `a + b` (`a - b` if `sub`) with bit 31 flipped when the signed
+    /// operation overflows: the RTL adders' result, the exact sum's sign over its low 31 bits.
+    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R);
+    /// `alu` with an immediate second operand (sign-extended for 64-bit operations).
+    fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32);
     fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8);
     /// `d` = the low 32 bits of `a`, sign-extended.
     fn sext32(&mut self, d: R, a: R);
     /// `d` = `a / b` (64-bit unsigned; `b` is not zero).
     fn udiv(&mut self, d: R, a: R, b: R);
     fn branch(&mut self, c: Cond, wide: bool, a: R, b: R, l: Self::Label);
+    /// `branch` comparing with an immediate (sign-extended for 64-bit comparisons).
+    fn branch_imm(&mut self, c: Cond, wide: bool, a: R, v: i32, l: Self::Label);
     /// Branch when the 32-bit context word at `off` differs from `v`.
     fn branch_mem32_ne(&mut self, off: u32, v: u32, l: Self::Label);
     /// `r -= 1`, branch when not zero (64-bit).
     fn dec_branch_nz(&mut self, r: R, l: Self::Label);
-    /// Branch when the step count has reached the budget.
-    fn branch_budget(&mut self, l: Self::Label);
-    fn count_step(&mut self);
+    /// Branch when the step count plus `n` exceeds the budget (`n` >= 1: the next `n`
+    /// instructions do not all run before the interpreter's `steps >= budget` test stops).
+    fn branch_budget_n(&mut self, n: u32, l: Self::Label);
+    /// Add `n` to the step count.
+    fn count_steps(&mut self, n: u32);
+    /// Store `s` (64 bits if `wide`, else the low 32) at context offset `off` plus the byte
+    /// offset in `base` (any alignment).
+    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R);
     /// Store the step count and return `kind` (see [`super::ctx`]).
     fn exit(&mut self, kind: u32);
     /// The prologue: set up, load the entry address into scratch 0, jump to `dispatch`.
@@ -114,10 +128,42 @@ fn reads(sem: Sem) -> (bool, bool) {
         | Sem::Neg
         | Sem::Unscale
         | Sem::Rescale
-        | Sem::OmWrite
         | Sem::TmRead => (true, false),
         _ => (true, true),
     }
+}
+
+/// rtl: whether `next`, run right after `w`, reads a row `w` writes through another address
+/// than `w`'s destination field, and so sees the row's old value (`exec::Cursor::stale`).
+/// The code leaves to the interpreter before such a `w` (conservatively: any operation that
+/// may write), which tracks the old value; ordinary programs never alias addresses.
+pub fn reads_stale(profile: Profile, w: Word, next: Word) -> bool {
+    if profile != Profile::Rtl {
+        return false;
+    }
+    let Some(info) = w.info() else { return false };
+    let Some(next_info) = next.info() else {
+        return false;
+    };
+    let row = (w.dst & 0x7F) as usize;
+    if matches!(info.sem, Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::Ret) || !profile.writable(row)
+    {
+        return false;
+    }
+    let (ra, rb) = match next_info.sem {
+        // the host's interpreter reads OMWRITE's data too
+        Sem::OmWrite => (true, true),
+        s => reads(s),
+    };
+    let mut srcs = Vec::new();
+    if ra && !next.is_imm() {
+        srcs.push(next.src1);
+    }
+    if rb {
+        srcs.push(if next.is_imm() { next.dst } else { next.src2 });
+    }
+    srcs.iter()
+        .any(|&a| a != w.dst && (a & 0x7F) as usize == row)
 }
 
 /// One compiled code region (instruction memory or ROM).
@@ -146,13 +192,71 @@ pub fn leaders(code: &Code, entries: &[u16]) -> BTreeSet<u16> {
     l
 }
 
+/// How the code treats one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Compiled.
+    Code,
+    /// TMREAD: staged and handed to the host ([`EXIT_TMREAD`]).
+    TmRead,
+    /// Left to the interpreter from here on ([`EXIT_TO_END`]): undefined codes, operations
+    /// that stall, register errors of the manual profile, jumps to addresses without code.
+    Exit,
+}
+
+/// The previous instruction as a straight-line successor sees it (rtl forwarding).
+#[derive(Clone, Copy, Debug)]
+struct Prev {
+    dst: u16,
+    /// It wrote its result to the destination row, so the row holds the result flops' value.
+    wrote: bool,
+}
+
 /// Lowers a whole program.
+///
+/// Code is emitted in blocks: straight-line runs of compiled instructions that start at a
+/// leader or after a transfer and end at a transfer (jump, CALL, RET, RETURN), an OMWRITE,
+/// or before a leader or an instruction the code does not perform. At every block boundary
+/// the context holds the complete state (registers, result flops, last destination); inside
+/// a block the result flops and the last destination are only stored where something reads
+/// them, registers are written as the profile allows, and the budget is checked once, for the
+/// whole block, at its start (so a block either runs completely or the interpreter runs
+/// from its first instruction).
 pub struct Lowering<'a, E: Emit> {
     e: &'a mut E,
     profile: Profile,
     labels: BTreeMap<u16, E::Label>,
     leaders: BTreeSet<u16>,
+    /// rtl: the leaders that hold RETURN. Reached from a RET (or as a run's first
+    /// instruction) such a RETURN never reports done (`exec::step`): entered from the
+    /// dispatcher at an entry or from a RET, the interpreter runs it.
+    return_leaders: Vec<u16>,
+    /// rtl: the addresses that hold CALL.
+    call_words: BTreeSet<u16>,
     dispatch: E::Label,
+    /// Out-of-line exits to the interpreter: (label, address).
+    stubs: Vec<(E::Label, u16)>,
+    /// Out-of-line full multiplier forms.
+    cold: Vec<ColdMul<E::Label>>,
+    /// Per register row: known, at this point of straight-line code, to hold the same value
+    /// in x, y and z (DOT, MAG and broadcast swizzles produce such rows, and per-component
+    /// operations keep them). Forgotten at every leader. Per-component operations on such
+    /// operands compute one component and store it three times: exact, since every
+    /// component would compute the same function of the same values.
+    bcast: Vec<bool>,
+    /// The same for the result flops.
+    last_bcast: bool,
+}
+
+/// A multiplication's full form, emitted after the program: entered at `full` with the
+/// operands in `x`, `y`; continues at `done` with the product in `d`.
+struct ColdMul<L> {
+    full: L,
+    done: L,
+    d: R,
+    x: R,
+    y: R,
+    unscaled: bool,
 }
 
 impl<'a, E: Emit> Lowering<'a, E> {
@@ -174,72 +278,99 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
         }
         let leaders = leaders(code, entries);
+        let is = |raw: u64, sem: Sem| Word::decode(raw).info().is_some_and(|i| i.sem == sem);
+        let return_leaders = if profile == Profile::Rtl {
+            leaders
+                .iter()
+                .copied()
+                .filter(|&a| code.fetch(a).is_some_and(|raw| is(raw, Sem::Return)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut call_words = BTreeSet::new();
+        if profile == Profile::Rtl {
+            for r in &regions {
+                for (i, &raw) in r.words.iter().enumerate() {
+                    if is(raw, Sem::Call) {
+                        call_words.insert(r.base.wrapping_add(i as u16));
+                    }
+                }
+            }
+        }
         let dispatch = e.label();
         let mut lw = Lowering {
             e,
             profile,
             labels,
             leaders,
+            return_leaders,
+            call_words,
             dispatch,
+            stubs: Vec::new(),
+            cold: Vec::new(),
+            bcast: vec![false; ROWS],
+            last_bcast: false,
         };
         lw.e.prologue(dispatch);
         for r in &regions {
-            let mut prev_dst: Option<u16> = None;
-            for (i, &raw) in r.words.iter().enumerate() {
-                let pc = r.base.wrapping_add(i as u16);
-                let w = Word::decode(raw);
-                let known = if lw.leaders.contains(&pc) {
-                    None
-                } else {
-                    prev_dst
-                };
-                let l = lw.labels[&pc];
-                lw.e.bind(l);
-                lw.instruction(pc, w, known);
-                prev_dst = Some(w.dst);
-            }
-            if !r.words.is_empty() {
-                // Falling off the end: the interpreter reports it.
-                let end = r.base.wrapping_add(r.words.len() as u16);
-                lw.exit_at(end, EXIT_TO_END);
-            }
+            lw.region(r);
         }
-        // The dispatcher: scratch 0 holds a code address.
+        // Exits of blocks whose budget check failed: the interpreter runs from the block's
+        // first instruction, with the state complete in the context.
+        for (l, pc) in std::mem::take(&mut lw.stubs) {
+            lw.e.bind(l);
+            lw.exit_at(pc, EXIT_TO_END);
+        }
+        for c in std::mem::take(&mut lw.cold) {
+            lw.e.bind(c.full);
+            mul_full(lw.e, c.d, c.x, c.y, c.unscaled);
+            lw.e.jump(c.done);
+        }
+        // The dispatcher: scratch 0 holds a code address; a binary search over the leaders
+        // (the ROM has dozens of jump targets, and every run enters here).
         lw.e.bind(dispatch);
-        let leaders: Vec<u16> = lw.leaders.iter().copied().collect();
-        for a in leaders {
+        // A RETURN at an entry starts the run here: the interpreter reports that it never
+        // reports done (`exec::step`). (RETs to a RETURN leave before the dispatcher; a
+        // RETURN after I/O resumes a run, with steps counted.)
+        let mut return_exits = Vec::new();
+        let mut targets: Vec<(u16, E::Label)> = Vec::new();
+        for &a in &lw.leaders {
             if let Some(&l) = lw.labels.get(&a) {
-                lw.e.imm(1, a as u64);
-                lw.e.branch(Cond::Eq, false, 0, 1, l);
+                if lw.return_leaders.contains(&a) && entries.contains(&a) {
+                    let x = lw.e.label();
+                    return_exits.push((a, x));
+                    targets.push((a, x));
+                } else {
+                    targets.push((a, l));
+                }
             }
         }
+        let miss = lw.e.label();
+        lw.dispatch_search(&targets, miss);
         // Not a leader or not loaded: the interpreter goes on from there.
+        lw.e.bind(miss);
         lw.e.store32(PC, 0);
         lw.e.exit(EXIT_TO_END);
+        for (a, x) in return_exits {
+            lw.e.bind(x);
+            lw.e.store32_imm(PC, a as u32);
+            lw.e.exit(EXIT_TO_END);
+        }
         lw.e.epilogue();
     }
 
-    /// Leaves to the host at `pc` (jumped_from: none).
-    fn exit_at(&mut self, pc: u16, kind: u32) {
-        self.e.store32_imm(PC, pc as u32);
-        self.e.store32_imm(JUMPED_FROM, NO_JUMP);
-        self.e.exit(kind);
-    }
-
-    fn instruction(&mut self, pc: u16, w: Word, known: Option<u16>) {
+    fn kind(&self, w: Word) -> Kind {
         let Some(info) = w.info() else {
-            return self.exit_at(pc, EXIT_TO_END);
+            return Kind::Exit;
         };
         let sem = info.sem;
         if !completes(self.profile, sem, info.rtl) {
-            return self.exit_at(pc, EXIT_TO_END);
-        }
-        if is_io(sem) {
-            return self.exit_at(pc, EXIT_ONE);
+            return Kind::Exit;
         }
         // Register addresses the manual profile does not have: the interpreter reports them.
-        let (ra, rb) = reads(sem);
         if self.profile == Profile::Manual {
+            let (ra, rb) = reads(sem);
             let mut used = Vec::new();
             if ra && !w.is_imm() {
                 used.push(w.src1);
@@ -255,19 +386,181 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 used.push(w.dst);
             }
             if used.iter().any(|&a| a >= 132) {
-                return self.exit_at(pc, EXIT_TO_END);
+                return Kind::Exit;
             }
         }
-        let target = branch_target(w, sem);
-        let target_label = target.and_then(|t| self.labels.get(&t).copied());
-        let budget_exit = self.e.label();
-        let start = self.e.label();
-        self.e.branch_budget(budget_exit);
-        self.e.jump(start);
-        self.e.bind(budget_exit);
-        self.exit_at(pc, EXIT_TO_END);
-        self.e.bind(start);
+        if let Some(t) = branch_target(w, sem) {
+            // rtl: a CALL that a taken jump presents takes the jump's address + 2 as its
+            // return address (`exec::step`); the interpreter runs such jumps
+            if !self.labels.contains_key(&t) || self.call_words.contains(&t) {
+                return Kind::Exit;
+            }
+        }
+        if sem == Sem::TmRead {
+            return Kind::TmRead;
+        }
+        Kind::Code
+    }
 
+    fn region(&mut self, r: &Region) {
+        let words: Vec<Word> = r.words.iter().map(|&raw| Word::decode(raw)).collect();
+        let mut kinds: Vec<Kind> = words.iter().map(|&w| self.kind(w)).collect();
+        // The interpreter tracks the old value of a row the next instruction reads through
+        // another address (`reads_stale`), ends the run at a RET followed by RETURN and takes
+        // the return address from a CALL after a RET (`exec::step`).
+        for i in 0..words.len().saturating_sub(1) {
+            let (w, next) = (words[i], words[i + 1]);
+            let ret_then = self.profile == Profile::Rtl
+                && w.info().is_some_and(|i| i.sem == Sem::Ret)
+                && next
+                    .info()
+                    .is_some_and(|i| matches!(i.sem, Sem::Return | Sem::Call));
+            if ret_then || reads_stale(self.profile, w, next) {
+                kinds[i] = Kind::Exit;
+            }
+        }
+        let pc_of = |i: usize| r.base.wrapping_add(i as u16);
+        let ends: Vec<bool> = (0..words.len())
+            .map(|i| {
+                let sem = words[i].info().map(|i| i.sem);
+                matches!(
+                    sem,
+                    Some(
+                        Sem::Jump(..)
+                            | Sem::Jmp
+                            | Sem::Call
+                            | Sem::Ret
+                            | Sem::Return
+                            | Sem::OmWrite
+                    )
+                ) || i + 1 == words.len()
+                    || kinds[i + 1] != Kind::Code
+                    || self.leaders.contains(&pc_of(i + 1))
+            })
+            .collect();
+        let mut prev: Option<Prev> = None;
+        let mut i = 0;
+        while i < words.len() {
+            let pc = pc_of(i);
+            let l = self.labels[&pc];
+            self.e.bind(l);
+            let known = if self.leaders.contains(&pc) || i == 0 {
+                None
+            } else {
+                prev
+            };
+            if known.is_none() {
+                self.forget();
+            }
+            match kinds[i] {
+                Kind::Exit => {
+                    self.exit_at(pc, EXIT_TO_END);
+                    self.forget();
+                    prev = None;
+                    i += 1;
+                }
+                Kind::TmRead => {
+                    self.budget_check(1, pc);
+                    let w = words[i];
+                    let base = self.stage(OPA, w.src1, known);
+                    if base != OPA {
+                        for c in 0..3 {
+                            self.e.load32(0, base + c * 4);
+                            self.e.store32(OPA + c * 4, 0);
+                        }
+                    }
+                    self.e.store32_imm(PC, pc as u32);
+                    self.e.store32_imm(JUMPED_FROM, NO_JUMP);
+                    self.e.exit(EXIT_TMREAD);
+                    self.forget();
+                    prev = None;
+                    i += 1;
+                }
+                Kind::Code => {
+                    let mut n = 1;
+                    while !ends[i + n - 1] {
+                        n += 1;
+                    }
+                    self.budget_check(n as u32, pc);
+                    let mut known = known;
+                    for k in 0..n {
+                        let pc = pc_of(i + k);
+                        if k > 0 {
+                            let l = self.labels[&pc];
+                            self.e.bind(l);
+                        }
+                        let last = k + 1 == n;
+                        let p = self.instruction(pc, words[i + k], known, last, n as u32);
+                        known = Some(p);
+                    }
+                    prev = known;
+                    if !ends_block_with_transfer(words[i + n - 1]) && i + n == words.len() {
+                        // Falling off the end: the interpreter reports it.
+                        let end = pc_of(i + n);
+                        self.exit_at(end, EXIT_TO_END);
+                    }
+                    i += n;
+                }
+            }
+        }
+    }
+
+    /// Jumps to the label of the address in scratch 0 among `targets` (sorted), else to `miss`.
+    fn dispatch_search(&mut self, targets: &[(u16, E::Label)], miss: E::Label) {
+        if targets.len() <= 4 {
+            for &(a, l) in targets {
+                self.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
+            }
+            self.e.jump(miss);
+            return;
+        }
+        let mid = targets.len() / 2;
+        let upper = self.e.label();
+        // addresses are 16-bit, zero-extended: unsigned order is address order
+        self.e
+            .branch_imm(Cond::Ugt, false, 0, targets[mid - 1].0 as i32, upper);
+        self.dispatch_search(&targets[..mid], miss);
+        self.e.bind(upper);
+        self.dispatch_search(&targets[mid..], miss);
+    }
+
+    /// Nothing known about register contents (at leaders).
+    fn forget(&mut self) {
+        self.bcast.iter_mut().for_each(|b| *b = false);
+        self.last_bcast = false;
+    }
+
+    /// Whether an operand read as [`Self::stage`] reads it is known to be a broadcast.
+    fn src_bcast(&self, addr: u16, known: Option<Prev>) -> bool {
+        match self.profile {
+            Profile::Manual => self.bcast.get(addr as usize).copied().unwrap_or(false),
+            Profile::Rtl => match known {
+                Some(p) if p.dst == addr && !p.wrote => self.last_bcast,
+                Some(_) => self.bcast[(addr & 0x7F) as usize],
+                None => false,
+            },
+        }
+    }
+
+    /// The block of `n` instructions at `pc` runs only if all of them fit in the budget.
+    fn budget_check(&mut self, n: u32, pc: u16) {
+        let l = self.e.label();
+        self.e.branch_budget_n(n, l);
+        self.stubs.push((l, pc));
+    }
+
+    /// Leaves to the host at `pc` (jumped_from: none).
+    fn exit_at(&mut self, pc: u16, kind: u32) {
+        self.e.store32_imm(PC, pc as u32);
+        self.e.store32_imm(JUMPED_FROM, NO_JUMP);
+        self.e.exit(kind);
+    }
+
+    /// One compiled instruction; `last` when it ends its block of `n` (which then stores the
+    /// result flops and last destination, counts the block's steps and transfers).
+    fn instruction(&mut self, pc: u16, w: Word, known: Option<Prev>, last: bool, n: u32) -> Prev {
+        let sem = w.info().expect("compiled instructions are defined").sem;
+        let (ra, rb) = reads(sem);
         // Where the operands are read from.
         let abase = if ra && !w.is_imm() {
             self.stage(OPA, w.src1, known)
@@ -280,47 +573,108 @@ impl<'a, E: Emit> Lowering<'a, E> {
             OPB
         };
         let imm = w.imm();
-        match sem {
-            Sem::Jump(c, t) => {
-                let taken = self.e.label();
-                let not_taken = self.e.label();
-                self.decide(c, t, abase, bbase, taken, not_taken);
-                self.e.bind(taken);
-                match target_label {
-                    None => self.exit_at(pc, EXIT_TO_END),
-                    Some(tl) => {
-                        self.commit_zero(w.dst);
-                        self.e.count_step();
-                        self.e.jump(tl);
+        let a_bcast =
+            !ra || (!w.is_imm() && self.src_bcast(w.src1, known)) || (w.is_imm() && imm == 0);
+        let b_bcast = !rb || self.src_bcast(if w.is_imm() { w.dst } else { w.src2 }, known);
+        let per_component = matches!(
+            sem,
+            Sem::Add
+                | Sem::Sub
+                | Sem::Inc
+                | Sem::Dec
+                | Sem::Div
+                | Sem::Mul
+                | Sem::IMul
+                | Sem::Mod
+                | Sem::Frac
+                | Sem::IntP
+                | Sem::Neg
+                | Sem::Unscale
+                | Sem::Rescale
+                | Sem::Copy
+        );
+        let uniform = per_component && a_bcast && b_bcast;
+        let result_bcast = uniform
+            || match sem {
+                Sem::Dot | Sem::Mag | Sem::Zero | Sem::Lea | Sem::Return | Sem::OmWrite => true,
+                Sem::Nop | Sem::DebugPrint => true,
+                Sem::Jump(..) | Sem::Jmp | Sem::Call => true,
+                Sem::Swizzle3D => {
+                    let known_pattern = if self.profile == Profile::Rtl {
+                        RTL_SWIZZLES.contains(&imm)
+                    } else {
+                        (imm as usize) < SWIZZLES.len()
+                    };
+                    !known_pattern || {
+                        let p = SWIZZLES[imm as usize].1;
+                        p[0] == p[1] && p[1] == p[2]
                     }
                 }
-                self.e.bind(not_taken);
+                _ => false,
+            };
+        match sem {
+            Sem::Jump(c, t) => {
+                let c = c as u32;
+                self.e.load32(0, abase + c * 4);
+                self.e.load32(1, bbase + c * 4);
                 self.commit_zero(w.dst);
-                self.e.count_step();
-                return;
+                self.e.count_steps(n);
+                let tl = self.labels[&w.dst];
+                let fall = self.e.label();
+                self.decide(t, tl, fall);
+                self.e.bind(fall);
+                self.last_bcast = true;
+                return Prev {
+                    dst: w.dst,
+                    wrote: false,
+                };
             }
             Sem::Jmp | Sem::Call => {
-                let Some(tl) = target_label else {
-                    return self.exit_at(pc, EXIT_TO_END);
-                };
                 if sem == Sem::Call {
                     self.e.store32_imm(RETURN_ADDR, pc.wrapping_add(1) as u32);
                 }
                 self.commit_zero(w.dst);
-                self.e.count_step();
+                self.e.count_steps(n);
+                let tl = self.labels[&w.dst];
                 self.e.jump(tl);
-                return;
+                self.last_bcast = true;
+                return Prev {
+                    dst: w.dst,
+                    wrote: false,
+                };
             }
             _ => {}
         }
-        self.compute(sem, w, pc, imm, abase, bbase);
         let writes = match sem {
-            Sem::Nop | Sem::Ret => false,
+            Sem::Nop | Sem::DebugPrint | Sem::Ret => false,
             Sem::Return => self.profile == Profile::Rtl,
             _ => true,
         };
-        self.commit(w.dst, writes);
-        self.e.count_step();
+        let row = self
+            .profile
+            .row(w.dst)
+            .filter(|&r| writes && self.profile.writable(r));
+        let mut targets = Vec::new();
+        if let Some(r) = row {
+            targets.push(REGS + r as u32 * 12);
+        }
+        // The result flops: read at block boundaries, and by the next instruction when the
+        // destination row does not hold the result.
+        if last || row.is_none() {
+            targets.push(LAST_RESULT);
+        }
+        if sem == Sem::OmWrite {
+            self.omwrite(abase, bbase);
+        }
+        self.compute(sem, w, pc, imm, abase, bbase, &targets, uniform);
+        self.last_bcast = result_bcast;
+        if let Some(r) = row {
+            self.bcast[r] = result_bcast;
+        }
+        if last {
+            self.e.store32_imm(LAST_DST, w.dst as u32);
+            self.e.count_steps(n);
+        }
         match sem {
             Sem::Return => {
                 self.e.store32_imm(EXIT_ARG, imm & 1);
@@ -329,23 +683,70 @@ impl<'a, E: Emit> Lowering<'a, E> {
             Sem::Ret => {
                 self.e.load32(0, RETURN_ADDR);
                 self.e.store32_imm(JUMPED_FROM, pc as u32);
+                // returning to a RETURN: the interpreter reports that it never reports done
+                let exits: Vec<(u16, E::Label)> = self
+                    .return_leaders
+                    .clone()
+                    .into_iter()
+                    .map(|a| (a, self.e.label()))
+                    .collect();
                 let d = self.dispatch;
+                for &(a, l) in &exits {
+                    self.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
+                }
                 self.e.jump(d);
+                for (a, l) in exits {
+                    self.e.bind(l);
+                    self.e.store32_imm(PC, a as u32);
+                    self.e.exit(EXIT_TO_END);
+                }
+            }
+            Sem::OmWrite => {
+                // A full queue: the host empties it and the code goes on at the next
+                // instruction (a leader).
+                let go_on = self.e.label();
+                self.e.load32(0, OQ_LEN);
+                self.e.branch_imm(Cond::Ne, false, 0, OQ_CAP as i32, go_on);
+                self.exit_at(pc.wrapping_add(1), EXIT_FLUSH);
+                self.e.bind(go_on);
             }
             _ => {}
         }
+        Prev {
+            dst: w.dst,
+            wrote: row.is_some(),
+        }
     }
 
-    /// Where a register operand's three components are read from: straight from the register
-    /// row or the result flops when that is known at compile time, otherwise (a leader in the
-    /// rtl profile) copied into the context at `stage_off` by a run-time forwarding test.
-    fn stage(&mut self, stage_off: u32, addr: u16, known: Option<u16>) -> u32 {
+    /// Appends (A, B) to the OMWRITE queue (the code returns when it fills, so there is room).
+    fn omwrite(&mut self, abase: u32, bbase: u32) {
+        let e = &mut *self.e;
+        e.load32(7, OQ_LEN);
+        e.alu_imm(Alu::Mul, true, 6, 7, 24);
+        for (base, off) in [(abase, OQ), (bbase, OQ + 12)] {
+            e.load32(0, base);
+            e.load32(1, base + 4);
+            e.shift(Shift::Shl, true, 1, 1, 32);
+            e.alu(Alu::Or, true, 0, 0, 1);
+            e.store_at(true, 6, off, 0);
+            e.load32(0, base + 8);
+            e.store_at(false, 6, off + 8, 0);
+        }
+        e.alu_imm(Alu::Add, false, 7, 7, 1);
+        e.store32(OQ_LEN, 7);
+    }
+
+    /// Where a register operand's three components are read from: the register row or the
+    /// result flops when that is known at compile time, otherwise (a leader in the rtl
+    /// profile) copied into the context at `stage_off` by a run-time forwarding test.
+    fn stage(&mut self, stage_off: u32, addr: u16, known: Option<Prev>) -> u32 {
         match self.profile {
             Profile::Manual => REGS + addr as u32 * 12,
             Profile::Rtl => {
                 let row = (addr & 0x7F) as u32;
                 match known {
-                    Some(prev) if prev == addr => LAST_RESULT,
+                    // The previous result, in the row when it was written there.
+                    Some(p) if p.dst == addr && !p.wrote => LAST_RESULT,
                     Some(_) => REGS + row * 12,
                     None => {
                         let not_fwd = self.e.label();
@@ -369,20 +770,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
         }
     }
 
-    /// Result flops, last destination and (if `writes` and the profile allows) the register.
-    fn commit(&mut self, dst: u16, writes: bool) {
-        let row = self.profile.row(dst);
-        let write_row = row.filter(|&r| writes && self.profile.writable(r));
-        for c in 0..3 {
-            self.e.load32(0, RES + c * 4);
-            self.e.store32(LAST_RESULT + c * 4, 0);
-            if let Some(r) = write_row {
-                self.e.store32(REGS + r as u32 * 12 + c * 4, 0);
-            }
-        }
-        self.e.store32_imm(LAST_DST, dst as u32);
-    }
-
+    /// A transfer's commit: result (0, 0, 0), no register write.
     fn commit_zero(&mut self, dst: u16) {
         for c in 0..3 {
             self.e.store32_imm(LAST_RESULT + c * 4, 0);
@@ -390,19 +778,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
         self.e.store32_imm(LAST_DST, dst as u32);
     }
 
-    /// Branches to `taken` or `not_taken` for a conditional jump on staged A and B.
-    fn decide(
-        &mut self,
-        c: Component,
-        t: Test,
-        abase: u32,
-        bbase: u32,
-        taken: E::Label,
-        not_taken: E::Label,
-    ) {
-        let c = c as u32;
-        self.e.load32(0, abase + c * 4);
-        self.e.load32(1, bbase + c * 4);
+    /// Branches to `taken` or `not_taken` for a conditional jump on the component values in
+    /// scratch 0 (A) and 1 (B).
+    fn decide(&mut self, t: Test, taken: E::Label, not_taken: E::Label) {
         let e = &mut *self.e;
         if self.profile == Profile::Manual {
             let cond = match t {
@@ -445,29 +823,61 @@ impl<'a, E: Emit> Lowering<'a, E> {
         e.jump(not_taken);
     }
 
-    /// Computes the result components into `RES`.
-    fn compute(&mut self, sem: Sem, w: Word, pc: u16, imm: u32, abase: u32, bbase: u32) {
+    /// Computes the result components and stores each to every base offset in `targets`.
+    /// Component `c` of a result is stored before component `c + 1` is computed; the
+    /// operations whose components read other components of their operands (CROSS,
+    /// SWIZZLE3D) compute all three first.
+    #[allow(clippy::too_many_arguments)]
+    fn compute(
+        &mut self,
+        sem: Sem,
+        w: Word,
+        pc: u16,
+        imm: u32,
+        abase: u32,
+        bbase: u32,
+        targets: &[u32],
+        uniform: bool,
+    ) {
         let rtl = self.profile == Profile::Rtl;
         let e = &mut *self.e;
+        let cold = &mut self.cold;
         let a = |c: u32| abase + c * 4;
         let b = |c: u32| bbase + c * 4;
-        let res = |c: u32| RES + c * 4;
+        // A uniform operation computes component 0 only and stores it to all three.
+        let comps = if uniform { 1 } else { 3 };
+        let put = |e: &mut E, c: u32, s: R| {
+            for &t in targets {
+                if uniform {
+                    for k in 0..3 {
+                        e.store32(t + k * 4, s);
+                    }
+                } else {
+                    e.store32(t + c * 4, s);
+                }
+            }
+        };
+        let put_imm = |e: &mut E, c: u32, v: u32| {
+            for &t in targets {
+                e.store32_imm(t + c * 4, v);
+            }
+        };
         match sem {
-            Sem::Nop | Sem::DebugPrint | Sem::Zero => {
+            Sem::Nop | Sem::DebugPrint | Sem::Zero | Sem::OmWrite => {
                 for c in 0..3 {
-                    e.store32_imm(res(c), 0);
+                    put_imm(e, c, 0);
                 }
             }
             Sem::Add | Sem::Sub => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     add_sub(e, rtl, sem == Sem::Sub, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Inc | Sem::Dec | Sem::IncX | Sem::IncY | Sem::IncZ => {
-                for c in 0..3 {
+                for c in 0..comps {
                     let inc = match sem {
                         Sem::Inc | Sem::Dec => ONE,
                         Sem::IncX if c == 0 => ONE,
@@ -478,23 +888,23 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     e.load32(0, a(c));
                     e.imm(1, inc as u64);
                     add_sub(e, rtl, sem == Sem::Dec, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Div => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
                     div(e, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Mul | Sem::IMul => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
-                    mul(e, 0, 0, 1, sem == Sem::IMul);
-                    e.store32(res(c), 0);
+                    mul(e, cold, 0, 0, 1, sem == Sem::IMul);
+                    put(e, c, 0);
                 }
             }
             Sem::Dot | Sem::Mag => {
@@ -503,7 +913,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 for c in 0..3 {
                     e.load32(0, a(c));
                     e.load32(1, if sem == Sem::Mag { a(c) } else { b(c) });
-                    mul(e, 0, 0, 1, false);
+                    mul(e, cold, 0, 0, 1, false);
                     e.alu(Alu::Add, true, 7, 7, 0);
                 }
                 if sem == Sem::Mag {
@@ -512,7 +922,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     narrow(e, rtl, 0, 7);
                 }
                 for c in 0..3 {
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Cross => {
@@ -522,46 +932,48 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 {
                     e.load32(0, a(p.0));
                     e.load32(1, b(p.1));
-                    mul(e, 7, 0, 1, false);
+                    mul(e, cold, 7, 0, 1, false);
                     e.load32(0, a(q.0));
                     e.load32(1, b(q.1));
-                    mul(e, 0, 0, 1, false);
+                    mul(e, cold, 0, 0, 1, false);
                     e.alu(Alu::Sub, true, 7, 7, 0);
                     narrow(e, rtl, 0, 7);
-                    e.store32(res(c as u32), 0);
+                    e.store32(RES + c as u32 * 4, 0);
+                }
+                for c in 0..3 {
+                    e.load32(0, RES + c * 4);
+                    put(e, c, 0);
                 }
             }
             Sem::Copy => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::MulP => {
+                // z first: it reads x and y, which the stores of z leave alone.
                 e.load32(0, a(0));
                 e.load32(1, a(1));
-                mul(e, 7, 0, 1, false);
-                e.store32(res(2), 7);
-                if rtl {
-                    for c in 0..2 {
-                        e.load32(0, a(c));
-                        e.store32(res(c), 0);
-                    }
-                } else {
-                    for c in 0..2 {
-                        e.load32(0, REGS + w.dst as u32 * 12 + c * 4);
-                        e.store32(res(c), 0);
-                    }
+                mul(e, cold, 7, 0, 1, false);
+                put(e, 2, 7);
+                for c in 0..2 {
+                    let from = if rtl {
+                        a(c)
+                    } else {
+                        REGS + w.dst as u32 * 12 + c * 4
+                    };
+                    e.load32(0, from);
+                    put(e, c, 0);
                 }
             }
             Sem::Mod => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.load32(1, b(c));
-                    e.imm(2, ONE as u64);
-                    e.alu(Alu::Sub, false, 1, 1, 2);
+                    e.alu_imm(Alu::Sub, false, 1, 1, ONE as i32);
                     e.alu(Alu::And, false, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Frac | Sem::IntP => {
@@ -570,19 +982,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 } else {
                     !(ONE - 1)
                 };
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
-                    e.imm(1, m as u64);
-                    e.alu(Alu::And, false, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    e.alu_imm(Alu::And, false, 0, 0, m as i32);
+                    put(e, c, 0);
                 }
             }
             Sem::Neg => {
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(1, a(c));
                     e.imm(0, 0);
                     e.alu(Alu::Sub, false, 0, 0, 1);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Unscale | Sem::Rescale => {
@@ -591,10 +1002,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     (_, true) => Shift::Shr,
                     _ => Shift::Sar,
                 };
-                for c in 0..3 {
+                for c in 0..comps {
                     e.load32(0, a(c));
                     e.shift(op, false, 0, 0, 17);
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::XchangeX | Sem::XchangeY | Sem::XchangeZ => {
@@ -605,17 +1016,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 for c in 0..3 {
                     e.load32(0, if c == k { b(c) } else { a(c) });
-                    e.store32(res(c), 0);
+                    put(e, c, 0);
                 }
             }
             Sem::Lea => {
+                // the interpreter's reading: the fetch unit's pointer, address + 1
                 for c in 0..3 {
-                    e.store32_imm(res(c), pc as u32);
+                    put_imm(e, c, u32::from(pc.wrapping_add(1)));
                 }
             }
             Sem::Return => {
                 for c in 0..3 {
-                    e.store32_imm(res(c), imm);
+                    put_imm(e, c, imm);
                 }
             }
             Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
@@ -626,10 +1038,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 for c in 0..3 {
                     if c == k {
-                        e.store32_imm(res(c), imm);
+                        put_imm(e, c, imm);
                     } else {
                         e.load32(0, b(c));
-                        e.store32(res(c), 0);
+                        put(e, c, 0);
                     }
                 }
             }
@@ -639,33 +1051,43 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 } else {
                     (imm as usize) < SWIZZLES.len()
                 };
-                for c in 0..3 {
-                    if known {
+                if known {
+                    for c in 0..3u8 {
                         let src = SWIZZLES[imm as usize].1[c as usize] as u32;
-                        e.load32(0, b(src));
-                        e.store32(res(c), 0);
-                    } else {
-                        e.store32_imm(res(c), 0);
+                        e.load32(c, b(src));
+                    }
+                    for c in 0..3u8 {
+                        put(e, c as u32, c);
+                    }
+                } else {
+                    for c in 0..3 {
+                        put_imm(e, c, 0);
                     }
                 }
             }
-            Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::OmWrite | Sem::TmRead => {
+            Sem::Jump(..) | Sem::Jmp | Sem::Call | Sem::TmRead => {
                 unreachable!("handled by the caller")
             }
         }
     }
 }
 
-/// `d` = ADD/SUB of 32-bit `x`, `y` (rtl: exact 64-bit sum, sign over low 31 bits).
-/// Uses scratch 0-3.
+/// Whether a block's last instruction leaves it by itself (no fall-through to the next
+/// address). Conditional jumps fall through when not taken.
+fn ends_block_with_transfer(w: Word) -> bool {
+    matches!(
+        w.info().map(|i| i.sem),
+        Some(Sem::Jmp | Sem::Call | Sem::Ret | Sem::Return)
+    )
+}
+
+/// `d` = ADD/SUB of 32-bit `x`, `y` (rtl: exact sum, its sign over its low 31 bits, which is
+/// the wrapped sum with bit 31 flipped when the signed operation overflows).
 fn add_sub<E: Emit>(e: &mut E, rtl: bool, sub: bool, d: R, x: R, y: R) {
-    let op = if sub { Alu::Sub } else { Alu::Add };
     if rtl {
-        e.sext32(2, x);
-        e.sext32(3, y);
-        e.alu(op, true, 2, 2, 3);
-        narrow(e, true, d, 2);
+        e.add_sign_kept(sub, d, x, y);
     } else {
+        let op = if sub { Alu::Sub } else { Alu::Add };
         e.alu(op, false, d, x, y);
     }
 }
@@ -676,12 +1098,11 @@ fn narrow<E: Emit>(e: &mut E, rtl: bool, d: R, s: R) {
     if rtl {
         e.shift(Shift::Shr, true, 4, s, 63);
         e.shift(Shift::Shl, false, 4, 4, 31);
-        e.imm(5, 0x7FFF_FFFF);
-        e.alu(Alu::And, false, 5, s, 5);
+        e.alu_imm(Alu::And, false, 5, s, 0x7FFF_FFFF);
         e.alu(Alu::Or, false, d, 4, 5);
     } else {
-        e.imm(5, 0xFFFF_FFFF);
-        e.alu(Alu::And, true, d, s, 5);
+        // a 32-bit operation keeps the low 32 bits
+        e.alu(Alu::Or, false, d, s, s);
     }
 }
 
@@ -696,7 +1117,42 @@ fn magnitude<E: Emit>(e: &mut E, d: R, x: R) {
 
 /// `d` (64-bit) = `mul_rtl(x, y, unscaled)`, the closed form of
 /// `picajit_interp::theia::arith::mul_rtl_closed`. `x`, `y` are clobbered; uses scratch 2-6.
-fn mul<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
+///
+/// The closed form's correction for the wrapped 2|A| and 3|A| partial products is zero
+/// when |x| <= 0x55555555 (then 3|x| < 2^32 and bit 31 of |x| is clear); the product is
+/// then the signed 64-bit product of x and y, and the RTL's magnitude shift with the sign
+/// applied afterwards is that product divided by 2^17 rounding toward zero. Only the other
+/// x values take the full form, emitted out of line after the program.
+fn mul<E: Emit>(e: &mut E, cold: &mut Vec<ColdMul<E::Label>>, d: R, x: R, y: R, unscaled: bool) {
+    let full = e.label();
+    let done = e.label();
+    e.alu_imm(Alu::Add, false, 2, x, 0x5555_5555);
+    e.branch_imm(Cond::Ugt, false, 2, 0xAAAA_AAAAu32 as i32, full);
+    e.sext32(2, x);
+    e.sext32(3, y);
+    e.alu(Alu::Mul, true, 2, 2, 3);
+    if unscaled {
+        e.alu(Alu::Or, true, d, 2, 2);
+    } else {
+        // toward zero: add 2^17 - 1 to negative products before the arithmetic shift
+        e.shift(Shift::Sar, true, 3, 2, 63);
+        e.shift(Shift::Shr, true, 3, 3, 64 - 17);
+        e.alu(Alu::Add, true, 2, 2, 3);
+        e.shift(Shift::Sar, true, d, 2, 17);
+    }
+    e.bind(done);
+    cold.push(ColdMul {
+        full,
+        done,
+        d,
+        x,
+        y,
+        unscaled,
+    });
+}
+
+/// The closed form for every `x`.
+fn mul_full<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
     // sign: bit 31 of x ^ y, as 0 or all ones in scratch 2
     e.alu(Alu::Xor, false, 2, x, y);
     e.sext32(2, 2);
@@ -737,15 +1193,13 @@ fn div<E: Emit>(e: &mut E, d: R, x: R, y: R) {
     e.shift(Shift::Shl, true, x, x, 17);
     let zero = e.label();
     let done = e.label();
-    e.imm(3, 0);
-    e.branch(Cond::Eq, true, y, 3, zero);
+    e.branch_imm(Cond::Eq, true, y, 0, zero);
     e.udiv(3, x, y);
     e.jump(done);
     e.bind(zero);
     e.imm(3, 0x0FFF_FFFF);
     e.bind(done);
-    e.imm(4, 0x7FFF_FFFF);
-    e.alu(Alu::And, false, 3, 3, 4);
+    e.alu_imm(Alu::And, false, 3, 3, 0x7FFF_FFFF);
     e.alu(Alu::Xor, false, 3, 3, 2);
     e.alu(Alu::Sub, false, d, 3, 2);
 }
@@ -767,8 +1221,7 @@ fn sqrt<E: Emit>(e: &mut E, d: R, s: R) {
     let next = e.label();
     e.bind(top);
     e.shift(Shift::Shl, false, 1, 1, 1);
-    e.imm(6, 1);
-    e.alu(Alu::Add, false, 1, 1, 6); // sum = (sum << 1) + 1
+    e.alu_imm(Alu::Add, false, 1, 1, 1); // sum = (sum << 1) + 1
     e.shift(Shift::Shr, true, 6, s, 62);
     e.shift(Shift::Shl, true, s, s, 2);
     e.shift(Shift::Shl, false, 2, 2, 2);
@@ -776,12 +1229,10 @@ fn sqrt<E: Emit>(e: &mut E, d: R, s: R) {
     e.branch(Cond::Ugt, false, 1, 2, keep);
     e.alu(Alu::Add, false, 3, 3, 4); // result += 1 << group
     e.alu(Alu::Sub, false, 2, 2, 1); // diff -= sum
-    e.imm(6, 1);
-    e.alu(Alu::Add, false, 1, 1, 6); // sum += 1
+    e.alu_imm(Alu::Add, false, 1, 1, 1); // sum += 1
     e.jump(next);
     e.bind(keep);
-    e.imm(6, 1);
-    e.alu(Alu::Sub, false, 1, 1, 6); // sum -= 1
+    e.alu_imm(Alu::Sub, false, 1, 1, 1); // sum -= 1
     e.bind(next);
     e.shift(Shift::Shr, false, 4, 4, 1);
     e.dec_branch_nz(5, top);

@@ -6,9 +6,11 @@
 //!   (the arithmetic recipes are those of `picajit_interp::theia::arith`, the multiplier in
 //!   its closed form `mul_rtl_closed`);
 //! * `x64.rs` and `a64.rs` encode them;
-//! * [`TheiaCompiled::run`] calls the code and hands the instructions it does not perform
-//!   (OMWRITE, TMREAD, operations that stall, undefined codes, register errors, the last steps
-//!   before the budget) to the reference interpreter, from the exact state the code left.
+//! * [`TheiaCompiled::run`] calls the code, hands the OMWRITE requests the code queued to
+//!   the I/O side, performs TMREAD for it, and hands what the code does not perform
+//!   (operations that stall, undefined codes, register errors, jumps to addresses without
+//!   code, the last block before the budget) to the reference interpreter, from the exact
+//!   state the code left.
 //!
 //! The result is bit-exact with `picajit_interp::theia::run` in both profiles:
 //! `tests/theia_jit.rs` runs both on examples and random programs.
@@ -20,9 +22,9 @@ pub mod x64;
 
 use crate::runtime::code_buffer::ExecCode;
 use crate::Backend;
-use ctx::{TheiaCtx, EXIT_ONE, EXIT_RETURNED, EXIT_TO_END, NO_JUMP};
+use ctx::{TheiaCtx, EXIT_FLUSH, EXIT_RETURNED, EXIT_TMREAD, EXIT_TO_END, NO_JUMP};
 use picajit_interp::theia::exec::{self, Code, Cursor, Io, RunOutcome, State, Status, TheiaError};
-use picajit_interp::theia::Profile;
+use picajit_interp::theia::{Profile, Word};
 use std::time::{Duration, Instant};
 
 /// A compiled THEIA program.
@@ -140,7 +142,7 @@ impl TheiaCompiled {
     }
 
     /// [`Self::run`], also returning how many of the executed instructions the interpreter
-    /// ran (I/O, the steps after an exit to the interpreter).
+    /// ran (the steps after an exit to the interpreter).
     pub fn run_counted(
         &self,
         state: &mut State,
@@ -173,6 +175,9 @@ impl TheiaCompiled {
         self.run_ctx_counted(ctx, io, entry, budget).map(|(o, _)| o)
     }
 
+    // Inlined into both callers: returned through memory, the result was copied with a
+    // 16-byte load of smaller stores, which stalls (perf on `bench --isa theia`).
+    #[inline(always)]
     fn run_ctx_counted(
         &self,
         ctx: &mut TheiaCtx,
@@ -180,12 +185,12 @@ impl TheiaCompiled {
         entry: u16,
         budget: u64,
     ) -> Result<(RunOutcome, u64), TheiaError> {
-        let mut interpreted = 0u64;
         let mut cur = Cursor::start(entry);
         let cap = budget
             .saturating_add(16)
             .saturating_mul(2048)
             .min(usize::MAX as u64) as usize;
+        ctx.oq_len = 0;
         loop {
             ctx.last_dst = cur.last_dst as u32;
             ctx.pc = cur.pc as u32;
@@ -199,26 +204,63 @@ impl TheiaCompiled {
                 Ok(k) => k,
                 Err(e) => panic!("THEIA code failed under the emulator: {e}"),
             };
+            // The queued output writes, in program order, before anything else happens.
+            let queued = (ctx.oq_len as usize).min(ctx::OQ_CAP);
+            for q in &ctx.oq[..queued] {
+                // Each vector copied whole (`black_box` keeps the compiler from merging the
+                // two into one 16-byte load, which would stall on the code's stores).
+                let addr = *std::hint::black_box(&q.addr);
+                let data = *std::hint::black_box(&q.data);
+                io.omem_write(addr, data);
+            }
+            ctx.oq_len = 0;
             cur = Cursor {
                 pc: ctx.pc as u16,
                 last_dst: ctx.last_dst as u16,
                 steps: ctx.steps,
                 jumped_from: (ctx.jumped_from != NO_JUMP).then_some(ctx.jumped_from as u16),
+                // the code leaves before an instruction that reads a stale row (see
+                // `lower::reads_stale`): nothing pending here
+                stale: None,
             };
-            if kind == EXIT_RETURNED {
-                let out = RunOutcome {
-                    status: Status::Returned(ctx.exit_arg != 0),
-                    steps: ctx.steps,
-                };
-                return Ok((out, interpreted));
-            }
-            if kind != EXIT_ONE && kind != EXIT_TO_END {
-                panic!("THEIA code returned an unknown exit code {kind}");
+            match kind {
+                EXIT_RETURNED => {
+                    let out = RunOutcome {
+                        status: Status::Returned(ctx.exit_arg != 0),
+                        steps: ctx.steps,
+                    };
+                    return Ok((out, 0));
+                }
+                EXIT_FLUSH => continue,
+                EXIT_TMREAD => {
+                    // What `exec::step` does for TMREAD (the code checked the budget and
+                    // staged the forwarded address vector).
+                    let w = Word::decode(self.code.fetch(cur.pc).expect("TMREAD is loaded"));
+                    let result = io.tmem_read(ctx.opa);
+                    ctx.last_result = result;
+                    if let Some(row) = self.profile.row(w.dst) {
+                        if self.profile.writable(row) {
+                            ctx.regs[row] = result;
+                        }
+                    }
+                    cur = Cursor {
+                        pc: cur.pc.wrapping_add(1),
+                        last_dst: w.dst,
+                        steps: cur.steps + 1,
+                        jumped_from: None,
+                        // a TMREAD whose successor reads its row through another address is
+                        // left to the interpreter (`lower::reads_stale`)
+                        stale: None,
+                    };
+                    continue;
+                }
+                EXIT_TO_END => {}
+                _ => panic!("THEIA code returned an unknown exit code {kind}"),
             }
             // The interpreter takes over from the exact state the code left.
             let mut state = State::new(self.profile);
             state_from_ctx(&mut state, ctx);
-            let mut end = None;
+            let mut interpreted = 0u64;
             loop {
                 let before = cur.steps;
                 let r = exec::step(self.profile, &self.code, &mut state, io, &mut cur, budget);
@@ -229,16 +271,11 @@ impl TheiaCompiled {
                         return Err(e);
                     }
                     Ok(Some(out)) => {
-                        end = Some(out);
-                        break;
+                        ctx_from_state(ctx, &state);
+                        return Ok((out, interpreted));
                     }
-                    Ok(None) if kind == EXIT_ONE => break,
                     Ok(None) => {}
                 }
-            }
-            ctx_from_state(ctx, &state);
-            if let Some(out) = end {
-                return Ok((out, interpreted));
             }
         }
     }

@@ -33,6 +33,18 @@ impl X64Emit {
         X64Emit { ops, epilogue }
     }
 
+    fn jcc(&mut self, c: Cond, l: DynamicLabel) {
+        match c {
+            Cond::Eq => x64!(self.ops; je =>l),
+            Cond::Ne => x64!(self.ops; jne =>l),
+            Cond::Ugt => x64!(self.ops; ja =>l),
+            Cond::Slt => x64!(self.ops; jl =>l),
+            Cond::Sgt => x64!(self.ops; jg =>l),
+            Cond::Sle => x64!(self.ops; jle =>l),
+            Cond::Sge => x64!(self.ops; jge =>l),
+        }
+    }
+
     pub fn finish(self) -> Result<Vec<u8>, String> {
         self.ops
             .finalize()
@@ -87,28 +99,106 @@ impl Emit for X64Emit {
 
     fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R) {
         let (a, b, d) = (r(a), r(b), r(d));
-        if wide {
-            x64!(self.ops; mov rax, Rq(a));
-            match op {
-                Alu::Add => x64!(self.ops; add rax, Rq(b)),
-                Alu::Sub => x64!(self.ops; sub rax, Rq(b)),
-                Alu::And => x64!(self.ops; and rax, Rq(b)),
-                Alu::Or => x64!(self.ops; or rax, Rq(b)),
-                Alu::Xor => x64!(self.ops; xor rax, Rq(b)),
-                Alu::Mul => x64!(self.ops; imul rax, Rq(b)),
+        let commutes = !matches!(op, Alu::Sub);
+        // Two-operand forms: compute in `d` when that leaves `b` intact, else through rax.
+        let (dst, src) = if d == a {
+            (d, b)
+        } else if d != b {
+            if wide {
+                x64!(self.ops; mov Rq(d), Rq(a));
+            } else {
+                x64!(self.ops; mov Rd(d), Rd(a));
             }
-            x64!(self.ops; mov Rq(d), rax);
+            (d, b)
+        } else if commutes {
+            (d, a)
         } else {
-            x64!(self.ops; mov eax, Rd(a));
-            match op {
-                Alu::Add => x64!(self.ops; add eax, Rd(b)),
-                Alu::Sub => x64!(self.ops; sub eax, Rd(b)),
-                Alu::And => x64!(self.ops; and eax, Rd(b)),
-                Alu::Or => x64!(self.ops; or eax, Rd(b)),
-                Alu::Xor => x64!(self.ops; xor eax, Rd(b)),
-                Alu::Mul => x64!(self.ops; imul eax, Rd(b)),
+            if wide {
+                x64!(self.ops; mov rax, Rq(a));
+            } else {
+                x64!(self.ops; mov eax, Rd(a));
             }
-            x64!(self.ops; mov Rd(d), eax);
+            (RAX, b)
+        };
+        if wide {
+            match op {
+                Alu::Add => x64!(self.ops; add Rq(dst), Rq(src)),
+                Alu::Sub => x64!(self.ops; sub Rq(dst), Rq(src)),
+                Alu::And => x64!(self.ops; and Rq(dst), Rq(src)),
+                Alu::Or => x64!(self.ops; or Rq(dst), Rq(src)),
+                Alu::Xor => x64!(self.ops; xor Rq(dst), Rq(src)),
+                Alu::Mul => x64!(self.ops; imul Rq(dst), Rq(src)),
+            }
+        } else {
+            match op {
+                Alu::Add => x64!(self.ops; add Rd(dst), Rd(src)),
+                Alu::Sub => x64!(self.ops; sub Rd(dst), Rd(src)),
+                Alu::And => x64!(self.ops; and Rd(dst), Rd(src)),
+                Alu::Or => x64!(self.ops; or Rd(dst), Rd(src)),
+                Alu::Xor => x64!(self.ops; xor Rd(dst), Rd(src)),
+                Alu::Mul => x64!(self.ops; imul Rd(dst), Rd(src)),
+            }
+        }
+        if dst != d {
+            if wide {
+                x64!(self.ops; mov Rq(d), rax);
+            } else {
+                x64!(self.ops; mov Rd(d), eax);
+            }
+        }
+    }
+
+    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R) {
+        let (a, b, d) = (r(a), r(b), r(d));
+        x64!(self.ops; mov eax, Rd(a));
+        if sub {
+            x64!(self.ops; sub eax, Rd(b));
+        } else {
+            x64!(self.ops; add eax, Rd(b));
+        }
+        // overflow is rare: a branch costs less than materialising the flag
+        x64!(self.ops
+            ; jno >ok
+            ; xor eax, 0x8000_0000u32 as i32
+            ; ok:
+            ; mov Rd(d), eax
+        );
+    }
+
+    fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32) {
+        let (a, d) = (r(a), r(d));
+        if op == Alu::Mul {
+            if wide {
+                x64!(self.ops; imul Rq(d), Rq(a), v);
+            } else {
+                x64!(self.ops; imul Rd(d), Rd(a), v);
+            }
+            return;
+        }
+        if wide {
+            if d != a {
+                x64!(self.ops; mov Rq(d), Rq(a));
+            }
+            match op {
+                Alu::Add => x64!(self.ops; add Rq(d), v),
+                Alu::Sub => x64!(self.ops; sub Rq(d), v),
+                Alu::And => x64!(self.ops; and Rq(d), v),
+                Alu::Or => x64!(self.ops; or Rq(d), v),
+                Alu::Xor => x64!(self.ops; xor Rq(d), v),
+                Alu::Mul => unreachable!(),
+            }
+        } else {
+            if d != a {
+                x64!(self.ops; mov Rd(d), Rd(a));
+            }
+            match op {
+                Alu::Add => x64!(self.ops; add Rd(d), v),
+                Alu::Sub => x64!(self.ops; sub Rd(d), v),
+                Alu::And => x64!(self.ops; and Rd(d), v),
+                Alu::Or => x64!(self.ops; or Rd(d), v),
+                Alu::Xor => x64!(self.ops; xor Rd(d), v),
+                Alu::Mul => unreachable!(),
+            }
         }
     }
 
@@ -116,21 +206,23 @@ impl Emit for X64Emit {
         let (a, d) = (r(a), r(d));
         let n = n as i8;
         if wide {
-            x64!(self.ops; mov rax, Rq(a));
-            match op {
-                Shift::Shl => x64!(self.ops; shl rax, n),
-                Shift::Shr => x64!(self.ops; shr rax, n),
-                Shift::Sar => x64!(self.ops; sar rax, n),
+            if d != a {
+                x64!(self.ops; mov Rq(d), Rq(a));
             }
-            x64!(self.ops; mov Rq(d), rax);
+            match op {
+                Shift::Shl => x64!(self.ops; shl Rq(d), n),
+                Shift::Shr => x64!(self.ops; shr Rq(d), n),
+                Shift::Sar => x64!(self.ops; sar Rq(d), n),
+            }
         } else {
-            x64!(self.ops; mov eax, Rd(a));
-            match op {
-                Shift::Shl => x64!(self.ops; shl eax, n),
-                Shift::Shr => x64!(self.ops; shr eax, n),
-                Shift::Sar => x64!(self.ops; sar eax, n),
+            if d != a {
+                x64!(self.ops; mov Rd(d), Rd(a));
             }
-            x64!(self.ops; mov Rd(d), eax);
+            match op {
+                Shift::Shl => x64!(self.ops; shl Rd(d), n),
+                Shift::Shr => x64!(self.ops; shr Rd(d), n),
+                Shift::Sar => x64!(self.ops; sar Rd(d), n),
+            }
         }
     }
 
@@ -153,15 +245,16 @@ impl Emit for X64Emit {
         } else {
             x64!(self.ops; cmp Rd(r(a)), Rd(r(b)));
         }
-        match c {
-            Cond::Eq => x64!(self.ops; je =>l),
-            Cond::Ne => x64!(self.ops; jne =>l),
-            Cond::Ugt => x64!(self.ops; ja =>l),
-            Cond::Slt => x64!(self.ops; jl =>l),
-            Cond::Sgt => x64!(self.ops; jg =>l),
-            Cond::Sle => x64!(self.ops; jle =>l),
-            Cond::Sge => x64!(self.ops; jge =>l),
+        self.jcc(c, l);
+    }
+
+    fn branch_imm(&mut self, c: Cond, wide: bool, a: R, v: i32, l: DynamicLabel) {
+        if wide {
+            x64!(self.ops; cmp Rq(r(a)), v);
+        } else {
+            x64!(self.ops; cmp Rd(r(a)), v);
         }
+        self.jcc(c, l);
     }
 
     fn branch_mem32_ne(&mut self, off: u32, v: u32, l: DynamicLabel) {
@@ -178,15 +271,24 @@ impl Emit for X64Emit {
         );
     }
 
-    fn branch_budget(&mut self, l: DynamicLabel) {
+    fn branch_budget_n(&mut self, n: u32, l: DynamicLabel) {
         x64!(self.ops
-            ; cmp r12, r13
-            ; jae =>l
+            ; lea rax, [r12 + n as i32]
+            ; cmp rax, r13
+            ; ja =>l
         );
     }
 
-    fn count_step(&mut self) {
-        x64!(self.ops; add r12, 1);
+    fn count_steps(&mut self, n: u32) {
+        x64!(self.ops; add r12, n as i32);
+    }
+
+    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R) {
+        if wide {
+            x64!(self.ops; mov QWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rq(r(s)));
+        } else {
+            x64!(self.ops; mov DWORD [Rq(CTX) + Rq(r(base)) + off as i32], Rd(r(s)));
+        }
     }
 
     fn exit(&mut self, kind: u32) {
@@ -199,7 +301,6 @@ impl Emit for X64Emit {
     }
 
     fn prologue(&mut self, dispatch: DynamicLabel) {
-        let _ = RAX;
         x64!(self.ops
             ; push rbx
             ; push rbp

@@ -1,31 +1,37 @@
 //! JIT for PowerVR USC programs (seed 004): instances as SIMD lanes.
 //!
-//! The x86-64 backend ([`x64`]) keeps the 16 instances of a task in two AVX2 registers per
-//! value (lanes 0-7 and 8-15): each group is compiled twice, once per half, with the half's
-//! execution mask (instances that exist, whose Pe bit is set unless the group says
-//! `(ignorepe)`, and whose predicate holds); stores blend into the executing lanes only, so
-//! divergent instances (CNDST/CNDEF/CNDEND/CNDLT and predicated groups) run masked, and a
-//! predicated branch jumps when any (or all) of the running instances agree.
+//! `lower.rs` walks the program once for both hosts: each group is compiled once per *chunk*
+//! of lanes (x86-64: two chunks of eight lanes, one AVX2 register each; AArch64: four
+//! chunks of four lanes, one NEON register each), with the chunk's execution mask (instances
+//! that exist, whose Pe bit is set unless the group says `(ignorepe)`, and whose predicate
+//! holds); stores blend into the executing lanes only, so divergent instances
+//! (CNDST/CNDEF/CNDEND/CNDLT and predicated groups) run masked, and a predicated branch
+//! jumps when any (or all) of the running instances agree. `x64.rs` and `a64.rs` encode the
+//! lowering's operations.
 //!
-//! Groups the backend does not lower (integer, PCK/UNPCK, FRSQ/FLOG/FEXP, the rarer bitwise
-//! and conditional instructions, links, writes to shared registers) call the reference
+//! FRSQ, FLOG and FEXP are computed in f64 and rounded to f32 once; a lane whose f64
+//! result lies too near a rounding boundary for its error bound sends the group to the
+//! interpreter (`lower::COMPLEX_MARGIN`), so the results are the correctly rounded ones of
+//! `picajit_interp::usc::float`.
+//!
+//! Groups the lowering does not perform (integer, PCK/UNPCK, the rarer bitwise and
+//! conditional instructions, links, writes to shared registers) run the reference
 //! interpreter's step for that group ([`picajit_interp::usc::Prepared::step`]) on the same
-//! register memory, so their results are the interpreter's by construction. Generated code
-//! and interpreter steps share the state: the per-instance banks are the interpreter's
-//! arrays (16 lanes per register), p0 and Pe are lane masks in [`UscCtx`] and are copied to
-//! and from the interpreter's state around each step.
+//! registers, so their results are the interpreter's by construction. The x86-64 code calls
+//! it through the context; the AArch64 code, which also runs under the emulator where host
+//! calls are impossible, leaves with the group's index and is called again at the group the
+//! step continues with.
 //!
-//! `tests/usc_jit.rs` runs every instruction shape and random programs on both engines and
-//! compares the whole state bit for bit.
+//! `tests/usc_jit.rs` runs every instruction shape and random programs on the interpreter
+//! and both backends and compares the whole state bit for bit.
 
-#[cfg(target_arch = "x86_64")]
 use crate::runtime::code_buffer::ExecCode;
+use crate::Backend;
 use picajit_interp::usc::program::Reg;
-use picajit_interp::usc::{ExecError, Outcome, Prepared, State, MAX_INSTANCES};
-// The interpreter calls and the run's result exist only where the x86-64 code runs.
-#[cfg(target_arch = "x86_64")]
-use picajit_interp::usc::{Flow, Status};
+use picajit_interp::usc::{ExecError, Flow, Outcome, Prepared, State, Status, MAX_INSTANCES};
 
+pub mod a64;
+pub mod lower;
 pub mod x64;
 
 /// What generated code sees: the register banks, the lane masks and the run's counters.
@@ -115,8 +121,8 @@ pub enum Site {
 
 /// A compiled USC program.
 pub struct UscCode {
-    #[cfg(target_arch = "x86_64")]
-    code: ExecCode,
+    exec: ExecCode,
+    backend: Backend,
     sites: Vec<Site>,
     /// Bytes of machine code.
     pub code_bytes: usize,
@@ -130,8 +136,8 @@ impl std::fmt::Debug for UscCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "UscCode({} bytes, {}/{} groups native)",
-            self.code_bytes, self.native_groups, self.groups
+            "UscCode({}, {} bytes, {}/{} groups native)",
+            self.backend, self.code_bytes, self.native_groups, self.groups
         )
     }
 }
@@ -157,35 +163,6 @@ fn sync_out(ctx: &mut UscCtx, st: &State) {
     for l in 0..MAX_INSTANCES {
         ctx.p0[l] = if st.p0[l] { !0 } else { 0 };
         ctx.pe[l] = if st.pe[l] { !0 } else { 0 };
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-/// FRSQ, FLOG or FEXP (`op` 0, 1, 2) of the 16 words at `data`, in place: the float model's
-/// functions, for generated code.
-extern "sysv64" fn complex(op: u32, data: *mut u32) {
-    // SAFETY: generated code passes its context's 16-word scratch area.
-    let d = unsafe { std::slice::from_raw_parts_mut(data, MAX_INSTANCES) };
-    let f = match op {
-        0 => picajit_interp::usc::float::frsq,
-        1 => picajit_interp::usc::float::flog,
-        _ => picajit_interp::usc::float::fexp,
-    };
-    for v in d {
-        *v = f(*v);
-    }
-}
-
-/// Address of `complex` for the code generator; 0 off x86-64, where the code is generated
-/// only to be inspected (`x64::compile` refuses to make it executable there).
-pub fn complex_fn() -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        complex as *const () as usize
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        0
     }
 }
 
@@ -218,10 +195,97 @@ extern "sysv64" fn helper(ctx: *mut UscCtx, group: u32) -> u32 {
     r.unwrap_or(FAILED)
 }
 
+/// Compiles `p` for `backend` (x86-64: this host with AVX2 and FMA; AArch64: natively on
+/// AArch64 hosts, under the emulator elsewhere with the `emulate-a64` feature).
+pub fn compile(p: &Prepared, backend: Backend) -> Result<UscCode, String> {
+    match backend {
+        Backend::X64 => x64::compile(p),
+        Backend::A64 => a64::compile(p),
+    }
+}
+
 impl UscCode {
+    /// The instruction set of the code.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
     /// Runs the program from its first group on `state` until it ends or `budget` groups
     /// have executed: the same result as [`Prepared::run`].
     pub fn run(&self, p: &Prepared, state: &mut State, budget: u64) -> Result<Outcome, ExecError> {
+        match self.backend {
+            Backend::X64 => self.run_x64(p, state, budget),
+            Backend::A64 => self.run_a64(p, state, budget),
+        }
+    }
+
+    /// The AArch64 run: the block in and out, the interpreter's step at each helper exit.
+    fn run_a64(&self, p: &Prepared, state: &mut State, budget: u64) -> Result<Outcome, ExecError> {
+        let mut b = a64::block_from_state(state, self.sites.len());
+        let mut group = 0usize;
+        let mut steps = 0u64;
+        let mut link = None;
+        // Far above what the groups between two exits need (a group is at most a few
+        // hundred instructions per chunk); reaching it means a bug, reported as an error.
+        let cap = budget
+            .saturating_add(16)
+            .saturating_mul(16384)
+            .min(usize::MAX as u64) as usize;
+        let status = loop {
+            b[a64::blk::STEPS..][..8].copy_from_slice(&steps.to_le_bytes());
+            b[a64::blk::BUDGET..][..8].copy_from_slice(&budget.to_le_bytes());
+            b[a64::blk::GROUP..][..4].copy_from_slice(&(group as u32).to_le_bytes());
+            // SAFETY: the code was generated by `a64::generate`: a complete function
+            // `fn(*mut u8) -> u32` touching only the block, which is laid out as `a64::blk`
+            // with one word per write site of the code.
+            let kind = unsafe { self.exec.call_plain(0, &mut b, cap) }.map_err(|e| {
+                ExecError::Invalid {
+                    message: format!("USC AArch64 code failed under the emulator: {e}"),
+                    span: Default::default(),
+                }
+            })?;
+            steps = u64::from_le_bytes(b[a64::blk::STEPS..][..8].try_into().expect("8 bytes"));
+            match kind {
+                exit::DONE => break Status::Done,
+                exit::BUDGET => break Status::Budget,
+                a64::EXIT_HELPER => {}
+                k => {
+                    return Err(ExecError::Invalid {
+                        message: format!("USC AArch64 code returned an unknown exit {k}"),
+                        span: Default::default(),
+                    })
+                }
+            }
+            let gi = u32::from_le_bytes(b[a64::blk::GROUP..][..4].try_into().expect("4 bytes"));
+            let gi = gi as usize;
+            a64::state_from_block(state, &b);
+            let r = p.step(gi, state, &mut link);
+            a64::state_to_block(&mut b, state);
+            group = match r? {
+                Flow::Next => gi + 1,
+                Flow::Jump(t) => t.min(p.groups.len()),
+            };
+        };
+        a64::state_from_block(state, &b);
+        self.mark_sites(state, |k| {
+            let o = a64::blk::SITES + 4 * k;
+            u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes")) != 0
+        });
+        Ok(Outcome { status, steps })
+    }
+
+    fn mark_sites(&self, st: &mut State, wrote: impl Fn(usize) -> bool) {
+        for (k, s) in self.sites.iter().enumerate() {
+            if wrote(k) {
+                match s {
+                    Site::Reg(r) => st.mark_touched(*r),
+                    Site::P0 => st.mark_p0_touched(),
+                }
+            }
+        }
+    }
+
+    fn run_x64(&self, p: &Prepared, state: &mut State, budget: u64) -> Result<Outcome, ExecError> {
         #[cfg(target_arch = "x86_64")]
         {
             let n = state.instances();
@@ -268,19 +332,12 @@ impl UscCode {
             // in `ctx` is valid for the run: the banks are the state's arrays (sizes as the
             // generator assumes, `Bank::count`), `sites` has one word per site, `env` lives
             // until after the call.
-            let code = unsafe { self.code.call_sysv(&mut ctx as *mut UscCtx) }
+            let code = unsafe { self.exec.call_sysv(&mut ctx as *mut UscCtx) }
                 .expect("x86-64 code is native");
             // SAFETY: the generated code has returned; `env.state` is `state`.
             let st = unsafe { &mut *env.state };
             sync_in(&ctx, st);
-            for (k, s) in self.sites.iter().enumerate() {
-                if sites[k] != 0 {
-                    match s {
-                        Site::Reg(r) => st.mark_touched(*r),
-                        Site::P0 => st.mark_p0_touched(),
-                    }
-                }
-            }
+            self.mark_sites(st, |k| sites[k] != 0);
             match code {
                 exit::DONE => Ok(Outcome {
                     status: Status::Done,
@@ -298,8 +355,8 @@ impl UscCode {
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (p, state, budget, &self.sites);
-            unreachable!("USC code is only created on x86-64 hosts")
+            let _ = (p, state, budget);
+            unreachable!("USC x86-64 code is only created on x86-64 hosts")
         }
     }
 }

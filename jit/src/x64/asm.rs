@@ -331,6 +331,11 @@ impl Asm {
         }
     }
 
+    /// `lfence`
+    pub fn lfence(&mut self) {
+        x64!(self.ops; lfence);
+    }
+
     /// `stmxcsr [base + disp]`
     pub fn stmxcsr(&mut self, b: Gpr, o: i32) {
         x64!(self.ops; stmxcsr [Rq(b.0) + o]);

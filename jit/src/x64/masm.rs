@@ -2,7 +2,23 @@
 //!
 //! # Float environment
 //!
-//! The prologue saves the caller's MXCSR and loads the mode's; every exit restores it:
+//! The prologue saves the caller's MXCSR and loads the mode's; every exit restores it. Both
+//! loads are skipped when the caller's control bits are the mode's already (F24 RNE called
+//! from Rust, whose MXCSR is the default): the status bits (the exception flags) are the
+//! caller's to save under both the System V and the Windows x64 conventions, so flags the
+//! shader raises may stay set then. Skipping both loads took one-vertex F24 RNE `mvp` from
+//! about 216 to 147 ns per vertex on an Intel Xeon (family 6, model 167), thread CPU time.
+//!
+//! Where the loads stay (F24 RTZ, F32), what they cost depends on the program, measured on
+//! the same machine by building the code without them (wrong results, timing only):
+//! nothing for `mvp` and `lighting`, about half of a one-vertex `skinning` call (113 -> 62 ns).
+//! The mechanism was not found (no hardware counters in that virtual machine), but the
+//! programs that suffer are those that use an address register: an `lfence` after the
+//! restoring `ldmxcsr` took one-vertex `skinning` from about 120 to 74 ns, `skinning4` 165 ->
+//! 117, `lights_loop` 125 -> 78, `branches` 109 -> 85 (`lights8` unchanged), while it cost
+//! `mvp` and `lighting` about 12 ns each. So the epilogue fences only after code that uses
+//! MOVA, LOOP or relative uniform reads. Loading the mode's value with the exception flags
+//! set was also tried and lost (`mvp` 43 -> 100 ns).
 //!
 //! | mode | MXCSR | arithmetic |
 //! |---|---|---|
@@ -38,6 +54,10 @@ use crate::masm::{
 };
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
+use picajit_interp::float::precision::{
+    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
+    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
@@ -46,19 +66,21 @@ const ABS: u32 = 0x7FFF_FFFF;
 const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = 0xFFFF_FF80;
+const TRUNC17: u32 = F24_GRID_F32;
 const ONE: u32 = 0x3F80_0000;
 /// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = 0x5F7F_FFFF;
+const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
 /// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = 0x207F_FFFF;
+const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
 /// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = 0x007F_FFFF;
+const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = 0x42FF_FE00;
+const LITP_LIM: u32 = LITP_LIMIT_F32;
 
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
+/// The status bits of MXCSR (exception flags): not compared when deciding to load it.
+const MXCSR_STATUS: u32 = 0x3F;
 const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
 const MXCSR_FTZ: u32 = 0x1F80 | 0x8000;
 
@@ -125,6 +147,9 @@ pub struct X64Masm {
     batch_zero: (u16, u16),
     /// Rows of temporaries held in registers since the last join (see [`TempCache`]).
     temp_cache: TempCache,
+    /// The body writes or reads an address register (MOVA, LOOP, relative uniform reads):
+    /// the epilogue fences after restoring MXCSR (see the module docs).
+    indexed: bool,
 }
 
 /// Up to three temporaries' full rows in xmm13-xmm15, which nothing else uses: the value
@@ -218,6 +243,7 @@ impl X64Masm {
             slow_sites: Vec::new(),
             batch_zero: (0xFFFF, 0xFFFF),
             temp_cache: TempCache::default(),
+            indexed: false,
         }
     }
 
@@ -229,6 +255,20 @@ impl X64Masm {
     pub fn with_batch_zero(mut self, read_temps: u16, written_outputs: u16) -> X64Masm {
         self.batch_zero = (read_temps, written_outputs);
         self
+    }
+
+    /// Save the caller's MXCSR in the context and load `mxcsr` (at `m` in the constant pool)
+    /// unless the caller's control bits are `mxcsr` already (see the module docs). Clobbers
+    /// rcx.
+    fn enter_float_env(a: &mut Asm, mxcsr: u32, m: Mem) {
+        let skip = a.new_label();
+        a.stmxcsr(CTX, CTX_SAVED_MXCSR);
+        a.mov_rm32(RCX, CTX, CTX_SAVED_MXCSR);
+        a.and_ri32(RCX, !MXCSR_STATUS as i32);
+        a.cmp_ri32(RCX, mxcsr as i32);
+        a.je(skip);
+        a.ldmxcsr(m);
+        a.bind(skip);
     }
 
     /// Direct access to the assembler (encoding tests).
@@ -299,7 +339,7 @@ impl X64Masm {
     /// untouched. Truncating before comparing changes neither comparison: both bounds plus one
     /// are multiples of 128, so truncation keeps every lane on its side of them (a NaN may
     /// truncate to inf, which is still above `high`). Three dependent operations from `src`
-    /// to `v`. Clobbers S0, S1, rax.
+    /// to `v` with AVX (four without). Clobbers S0, S1, rax.
     fn fixup_fast(&mut self, v: Xmm, src: Xmm, high_m1: u32, trunc: u32, slow: DynamicLabel) {
         let abs_trunc = self.c(ABS & trunc);
         let high = self.c(high_m1);
@@ -310,11 +350,20 @@ impl X64Masm {
         self.a.movmskps(RAX, S0);
         self.a.test_rr32(RAX, RAX);
         self.a.jne(slow);
-        // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
-        self.v3(V3::And, v, src, S1);
-        if trunc != !0 {
+        if trunc != !0 && self.avx {
+            // `src & trunc` does not wait for the comparison: one dependent operation fewer
+            // between `src` and `v` (and, compare, and) on the path every DP, MUL and ADD
+            // result takes.
             let t = self.c(trunc);
-            self.v3(V3::And, v, v, t);
+            self.v3(V3::And, S0, src, t);
+            self.v3(V3::And, v, S0, S1);
+        } else {
+            // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
+            self.v3(V3::And, v, src, S1);
+            if trunc != !0 {
+                let t = self.c(trunc);
+                self.v3(V3::And, v, v, t);
+            }
         }
     }
 
@@ -422,7 +471,7 @@ impl X64Masm {
         let qnan = self.a.splat64(0x7FF8_0000_0000_0000);
         let one = self.a.splat64(1);
         let half_m1 = self.a.splat64((1 << 35) - 1);
-        let mask = self.a.splat64(!((1u64 << 36) - 1));
+        let mask = self.a.splat64(F24_GRID_F64);
         let a = &mut self.a;
         a.movaps(S0, d);
         a.cmppd(S0, d, 3); // unordered
@@ -431,7 +480,7 @@ impl X64Masm {
         a.andps(S0, qnan);
         a.orps(S6, S0); // d with NaN lanes canonical
         a.movaps(S0, S6);
-        a.psrlq(S0, 36);
+        a.psrlq(S0, F24_F64_DROP as u8);
         a.pand(S0, one);
         a.paddq(S0, half_m1);
         a.paddq(S6, S0);
@@ -498,7 +547,7 @@ impl X64Masm {
     fn body_rsq(&mut self, v: Xmm) {
         let special = self.a.new_label();
         let one = self.a.splat64(0x3FF0_0000_0000_0000);
-        let grid = self.a.splat64(!((1u64 << 36) - 1));
+        let grid = self.a.splat64(F24_GRID_F64);
         let a = &mut self.a;
         a.movd_rx(RAX, v);
         a.lea_r32(RCX, RAX, -1);
@@ -507,7 +556,7 @@ impl X64Masm {
         a.cvtss2sd(S1, v);
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => {
-                let ulp = self.a.splat64(1 << 36);
+                let ulp = self.a.splat64(F24_ULP_F64);
                 let a = &mut self.a;
                 // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
                 a.movaps(S2, one);
@@ -528,7 +577,7 @@ impl X64Masm {
                 self.fixup_rtz(v);
             }
             FloatMode::F24(Rounding::NearestEven) => {
-                let ulp = self.a.splat64(1 << 36);
+                let ulp = self.a.splat64(F24_ULP_F64);
                 let half = self.a.splat64(1 << 35);
                 let a = &mut self.a;
                 a.sqrtsd(S2, S1);
@@ -966,6 +1015,7 @@ impl X64Masm {
                 true,
             ),
             SrcLoc::Const { index, rel } => {
+                self.indexed = true;
                 let off = match rel {
                     RelIndex::A0X => REG_A0,
                     RelIndex::A0Y => REG_A0 + 4,
@@ -1040,7 +1090,8 @@ impl MacroAssembler for X64Masm {
     }
 
     fn prologue(&mut self) {
-        let m = self.c(mode_mxcsr(self.mode));
+        let mxcsr = mode_mxcsr(self.mode);
+        let m = self.c(mxcsr);
         let body = self.a.new_label();
         let epilogue = self.epilogue;
         // Single-invocation entry (offset 0). Six pushes leave rsp 16-byte aligned minus 8, so
@@ -1055,8 +1106,7 @@ impl MacroAssembler for X64Masm {
         a.mov_rm64(OUTPUT, CTX, CTX_OUTPUT);
         a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
         a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
-        a.stmxcsr(CTX, CTX_SAVED_MXCSR);
-        a.ldmxcsr(m);
+        Self::enter_float_env(a, mxcsr, m);
         a.call_label(body);
         a.jmp(epilogue);
 
@@ -1071,8 +1121,7 @@ impl MacroAssembler for X64Masm {
         a.mov_rr64(CTX, RDI);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
-        a.stmxcsr(CTX, CTX_SAVED_MXCSR);
-        a.ldmxcsr(m);
+        Self::enter_float_env(a, mxcsr, m);
         a.bind(top);
         a.mov_rm64(RAX, CTX, CTX_BATCH_DONE);
         a.cmp_rm64(RAX, CTX, CTX_BATCH_COUNT);
@@ -1155,6 +1204,7 @@ impl MacroAssembler for X64Masm {
     }
 
     fn loop_init(&mut self, int: u8, slot: u8) {
+        self.indexed = true;
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
         self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
     }
@@ -1410,6 +1460,7 @@ impl MacroAssembler for X64Masm {
     }
 
     fn mova(&mut self, a: Val, x: bool, y: bool) {
+        self.indexed = true;
         let v = val(a);
         let big = self.c(0x4F00_0000); // 2^31
         let a_ = &mut self.a;
@@ -1494,7 +1545,16 @@ impl MacroAssembler for X64Masm {
         a.bind(epilogue);
         a.mov_mr64(CTX, CTX_BUDGET, BUDGET);
         a.mov_mr64(CTX, CTX_OUTPUT, OUTPUT);
+        let kept = a.new_label();
+        a.mov_rm32(RCX, CTX, CTX_SAVED_MXCSR);
+        a.and_ri32(RCX, !MXCSR_STATUS as i32);
+        a.cmp_ri32(RCX, mode_mxcsr(self.mode) as i32);
+        a.je(kept);
         a.ldmxcsr(Mem::Base(CTX, CTX_SAVED_MXCSR));
+        if self.indexed {
+            a.lfence();
+        }
+        a.bind(kept);
         for r in SAVED.iter().rev() {
             a.pop(*r);
         }

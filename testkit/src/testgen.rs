@@ -13,8 +13,8 @@
 
 use picajit_interp::float::{FloatMode, Rounding, F24};
 use picajit_interp::isa::{
-    encode, CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
-    Swizzle, WriteMask,
+    encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
+    SrcReg, Swizzle, WriteMask,
 };
 use picajit_interp::program::{Program, ShaderKind};
 use picajit_interp::state::Uniforms;
@@ -219,9 +219,12 @@ fn alu(s: &mut Stream) -> Instruction {
     use Opcode::*;
     match s.below(20) {
         0..=8 => {
-            let op = s.pick(&[
-                Add, Dp3, Dp4, Dph, Dst, Mul, Sge, Slt, Max, Min, Dphi, Dsti, Sgei, Slti, Add, Mul,
-            ]);
+            // The opcode table's two-source opcodes, ADD and MUL twice as often.
+            let ops: Vec<Opcode> = Opcode::with_format(Format::One)
+                .chain(Opcode::with_format(Format::OneI))
+                .chain([Add, Mul])
+                .collect();
+            let op = s.pick(&ops);
             let (src1, src2) = if op.is_inverted() {
                 (narrow(s), wide(s))
             } else {
@@ -237,7 +240,13 @@ fn alu(s: &mut Stream) -> Instruction {
             }
         }
         9..=13 => Instruction::Unary {
-            op: s.pick(&[Ex2, Lg2, Litp, Flr, Rcp, Rsq, Mov, Mov, Mov]),
+            // One-source opcodes with a destination, MOV three times as often.
+            op: s.pick(
+                &Opcode::with_format(Format::OneU)
+                    .filter(|&op| op != Mova)
+                    .chain([Mov, Mov])
+                    .collect::<Vec<_>>(),
+            ),
             dst: dst(s),
             src: wide(s),
             rel: rel(s),
