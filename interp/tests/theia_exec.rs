@@ -297,15 +297,33 @@ fn conditional_jumps() {
 #[test]
 fn return_value_is_bit_zero_and_rtl_return_writes_its_destination() {
     for p in Profile::ALL {
-        let r = exec(p, vec![imm("RETURN", 0, 3)], &[]);
+        // The RETURNs follow a NOP: in the RTL a RETURN that starts the run executes but is
+        // never reported done (`interp/src/theia/exec.rs`, `step`), asserted below.
+        let r = exec(p, vec![nop(), imm("RETURN", 0, 3)], &[]);
         assert_eq!(
             r.out,
             RunOutcome {
                 status: Status::Returned(true),
+                steps: 2
+            }
+        );
+        let r = exec(p, vec![imm("RETURN", 0, 3)], &[]);
+        let first = if p == Profile::Rtl {
+            Status::Stalled {
+                pc: IMEM_BIT,
+                op: 0x40,
+            }
+        } else {
+            Status::Returned(true)
+        };
+        assert_eq!(
+            r.out,
+            RunOutcome {
+                status: first,
                 steps: 1
             }
         );
-        let r = exec(p, vec![imm("RETURN", R1, 2)], &[]);
+        let r = exec(p, vec![nop(), imm("RETURN", R1, 2)], &[]);
         assert_eq!(r.out.status, Status::Returned(false));
         let want = if p == Profile::Rtl { [2; 3] } else { [0; 3] };
         assert_eq!(r.state.regs[R1 as usize], want);
@@ -394,14 +412,21 @@ fn rtl_forwarding_of_the_previous_result() {
     assert_eq!(r.state.regs[R1 as usize], [1, 2, 3]);
     assert_eq!(r.state.regs[R2 as usize], [1, 2, 3]);
 
-    // Forwarding compares all 16 address bits: 0x80+R1 reads row R1, not the forwarded value.
+    // Forwarding compares all 16 address bits: 0x80+R1 reads row R1, not the forwarded
+    // value, and the row as it was before the previous instruction's write, which lands in
+    // the same clock edge (the whole-program RTL differential, `tests/theia_rtl.rs`).
     let code = vec![
         i3("COPY", R1, C1, 0),
         i3("COPY", R2, 0x80 + R1, 0),
         ret(true),
     ];
     let r = exec(Profile::Rtl, code, &[(C1, [1, 2, 3]), (R1, [5, 5, 5])]);
-    assert_eq!(r.state.regs[R2 as usize], [1, 2, 3], "written by then");
+    assert_eq!(
+        r.state.regs[R2 as usize],
+        [5, 5, 5],
+        "old value through the alias"
+    );
+    assert_eq!(r.state.regs[R1 as usize], [1, 2, 3], "written");
 
     // A jump's destination field is its target: the next instruction reading that address
     // gets the jump's ALU result, zeros.
@@ -472,7 +497,9 @@ fn io_operations() {
         assert_eq!(r.io.omem_writes, vec![([1, 2, 3], [4, 5, 6])]);
         assert_eq!(r.io.tmem_reads, vec![[1, 2, 3]]);
         assert_eq!(r.state.regs[R3 as usize], [0; 3]);
-        assert_eq!(r.state.regs[C1 as usize], [(IMEM_BIT + 3) as u32; 3]);
+        // LEA at index 3 gives the address after its own (the whole-program RTL
+        // differential, `tests/theia_rtl.rs`, shows address + 1).
+        assert_eq!(r.state.regs[C1 as usize], [(IMEM_BIT + 4) as u32; 3]);
     }
 }
 
@@ -489,9 +516,9 @@ fn budget_stall_and_errors() {
                 steps: 101
             }
         );
-        let r = exec_with(p, vec![ret(true)], &[], 0);
-        assert_eq!(r.out.status, Status::Budget { pc: IMEM_BIT });
-        let r = exec_with(p, vec![ret(true)], &[], 1);
+        let r = exec_with(p, vec![nop(), ret(true)], &[], 1);
+        assert_eq!(r.out.status, Status::Budget { pc: IMEM_BIT + 1 });
+        let r = exec_with(p, vec![nop(), ret(true)], &[], 2);
         assert_eq!(r.out.status, Status::Returned(true));
     }
     let mut s = State::new(Profile::Rtl);
