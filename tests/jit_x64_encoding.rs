@@ -347,7 +347,7 @@ fn generated_programs_decode_cleanly() {
 
 mod soa {
     use super::decode;
-    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE};
+    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE, THREE_OPERAND_FORMS};
     use picajit_jit::iced_x86::{Decoder, DecoderOptions};
     use picajit_jit::x64::asm::{Asm, Mem};
     use picajit_jit::x64::regs::*;
@@ -361,60 +361,9 @@ mod soa {
         v[0].replace("ymmword ptr ", "")
     }
 
-    type Rrr = fn(&mut Yasm<'static>, Ymm, Ymm, YOp);
-
-    macro_rules! rrr {
-        ($($m:ident),* $(,)?) => {
-            vec![$((stringify!($m), (|y: &mut Yasm, d, a, b| y.$m(d, a, b)) as fn(&mut Yasm, Ymm, Ymm, YOp))),*]
-        };
-    }
-
     #[test]
     fn three_operand_forms() {
-        let forms = rrr!(
-            vaddps,
-            vmulps,
-            vdivps,
-            vmaxps,
-            vminps,
-            vandps,
-            vandnps,
-            vorps,
-            vxorps,
-            vpand,
-            vpandn,
-            vpor,
-            vpxor,
-            vpaddd,
-            vpsubd,
-            vpcmpgtd,
-            vpcmpeqd,
-            vpaddq,
-            vpcmpgtq,
-            vaddpd,
-            vmulpd,
-            vdivpd,
-            vunpcklps,
-            vunpckhps,
-            vunpcklpd,
-            vunpckhpd,
-            vsubpd,
-            vpmuludq,
-            vpmaxud,
-            vpsrlvd,
-            vpermd,
-            vpmuldq,
-            vpsrlvq,
-            vpsllvq,
-            vpcmpeqq,
-            vpsubq,
-            vpsllvd,
-            vpsravd,
-            vfmadd231ps,
-            vsubps,
-        );
-        let _: Option<Rrr> = None;
-        for (name, f) in forms {
+        for &(name, f) in THREE_OPERAND_FORMS {
             assert_eq!(
                 yone(|y| f(y, Ymm(9), Ymm(1), YOp::Reg(Ymm(12)))),
                 format!("{name} ymm9,ymm1,ymm12")

@@ -108,6 +108,12 @@ macro_rules! vex_rrr {
                 }
             )*
         }
+
+        /// Every three-operand form above, by mnemonic: the encoding test
+        /// (`tests/jit_x64_encoding.rs`) decodes each, so a form added here is checked
+        /// without a second list to keep in step.
+        pub const THREE_OPERAND_FORMS: &[(&str, fn(&mut Yasm<'_>, Ymm, Ymm, YOp))] =
+            &[$((stringify!($m), |y, d, a, b| y.$m(d, a, b))),*];
     };
 }
 
