@@ -462,9 +462,9 @@ fn render_own_scene() {
 }
 
 /// `render --rom-reading`: both readings of the original project's ROM through the command
-/// line, with the differing-pixel counts and largest channel differences against each scene's
-/// `Reference.ppm` that the README's pixel table gives (the same figures `tests/theia_render.rs`
-/// bounds through the library), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for
+/// line, with every differing-pixel count and largest channel difference against each scene's
+/// `Reference.ppm` that the README's pixel table gives (exactly: `tests/theia_render.rs` holds
+/// the library to them as bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for
 /// a reading that does not exist and for a reading other than the committed ROM without a
 /// checkout.
 #[test]
@@ -518,8 +518,11 @@ fn render_rom_readings() {
         "a64"
     };
     // (scene, user shader, reading, differing pixels, largest channel difference)
-    let cases: [(&str, Option<&str>, &str, usize, u8); 5] = [
+    let cases: [(&str, Option<&str>, &str, usize, u8); 8] = [
         ("examples/scenes/example3", None, "032c448", 0, 0),
+        ("examples/scenes/example3", None, "early-2010", 21064, 255),
+        ("examples/scenes/example1", None, "032c448", 35975, 255),
+        ("examples/scenes/example2", None, "032c448", 38546, 255),
         (
             "examples/shaders/example1",
             Some("Example1.shdr"),
