@@ -76,7 +76,8 @@
 
 use super::asm::{pred, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
-use super::walk::{has_lane_branches, LaneEmitter, Select, Usage, Walker, V};
+use super::usage::{has_lane_branches, Usage};
+use crate::lower::{LaneEmitter, Select, V};
 use super::*;
 use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
@@ -359,13 +360,13 @@ pub fn generate(
             "geometry SoA code with lane masks".into(),
         ));
     }
-    let usage = super::walk::usage(program, analysis);
+    let usage = super::usage::usage(program, analysis);
     g.inputs_flushed = usage.inputs_flushed;
     let body = g.a.new_label();
     g.entry(usage, body);
     g.a.align16();
     g.a.bind(body);
-    Walker::new(&mut g, program, analysis).walk()?;
+    crate::lower::lower_lanes(&mut g, program, analysis)?;
     g.exits();
     g.emit_cold();
     let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
