@@ -225,7 +225,11 @@ fn lanes_match_interpreter(backend: Backend) {
         for (k, (w, g)) in want.iter().zip(&got).enumerate() {
             for o in 0..3 {
                 let (wb, gb) = (w[o].map(f32::to_bits), g[o].map(f32::to_bits));
-                assert_eq!(wb, gb, "{backend:?} {mode:?} vertex {k} o{o}: {:?}", inputs[k]);
+                assert_eq!(
+                    wb, gb,
+                    "{backend:?} {mode:?} vertex {k} o{o}: {:?}",
+                    inputs[k]
+                );
             }
         }
     }

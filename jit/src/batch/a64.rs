@@ -70,13 +70,13 @@
 )]
 
 use super::usage::Usage;
-use crate::lower::{LaneEmitter, Select, V};
 use super::*;
 use crate::a64::asm::{Asm, Cond};
 use crate::a64::masm::{A64Masm, K_ONE, K_SIGN};
 use crate::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::lower::{LaneEmitter, Select, V};
 use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;

@@ -58,8 +58,7 @@
 //! computation, so results are composed component by component, from only the source
 //! components the swizzle selects. Both shapes are driven by the same walker and the same
 //! per-unit lowering (`jit/src/lower/`); the lane shape (`lower/lanes.rs`) composes each unit
-//! from the lane operations of [`crate::lower::LaneEmitter`], which [`x64`] and `a64`
-//! implement.
+//! from the lane operations of its `LaneEmitter` trait, which [`x64`] and `a64` implement.
 
 pub(crate) mod a64;
 pub mod asm;

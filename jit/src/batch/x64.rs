@@ -77,11 +77,11 @@
 use super::asm::{pred, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
 use super::usage::{has_lane_branches, Usage};
-use crate::lower::{LaneEmitter, Select, V};
 use super::*;
 use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
+use crate::lower::{LaneEmitter, Select, V};
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;

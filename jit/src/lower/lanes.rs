@@ -213,17 +213,7 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
     type Operand = E::Operand;
     type Value = LaneValue;
 
-    fn new_label(&mut self) -> E::Label {
-        self.e.new_label()
-    }
-
-    fn bind(&mut self, l: E::Label) {
-        self.e.bind(l)
-    }
-
-    fn jump(&mut self, l: E::Label) {
-        self.e.jump(l)
-    }
+    forward_control!(e);
 
     fn block_start(&mut self, index: usize, len: u32) {
         self.e.block_start(index, len)
@@ -246,14 +236,6 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
         self.e.supports(instr)
     }
 
-    fn exit_end(&mut self) {
-        self.e.exit_end()
-    }
-
-    fn exit_deopt(&mut self, pc: u32) {
-        self.e.exit_deopt(pc)
-    }
-
     fn branch(&mut self, guard: Guard, target: E::Label, split: Option<E::Label>, pc: u32) {
         match guard {
             Guard::Bool { b, value } => self.e.branch_bool(b, value, target),
@@ -264,14 +246,6 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
                 self.e.branch_cond(c, target, split, pc)
             }
         }
-    }
-
-    fn loop_init(&mut self, int: u8, slot: u8) {
-        self.e.loop_init(int, slot)
-    }
-
-    fn loop_step(&mut self, int: u8, slot: u8, again: E::Label) {
-        self.e.loop_step(int, slot, again)
     }
 
     fn lane_masks(&self) -> bool {

@@ -40,6 +40,40 @@
 //! its initial state by code that can, so the budget outcome (and every other error) is the
 //! interpreter's by construction.
 
+/// The control methods of [`Emitter`] that both host traits spell alike, forwarded to the
+/// adapter's host emitter in field `$host`.
+macro_rules! forward_control {
+    ($host:ident) => {
+        fn new_label(&mut self) -> Self::Label {
+            self.$host.new_label()
+        }
+
+        fn bind(&mut self, l: Self::Label) {
+            self.$host.bind(l)
+        }
+
+        fn jump(&mut self, l: Self::Label) {
+            self.$host.jump(l)
+        }
+
+        fn exit_end(&mut self) {
+            self.$host.exit_end()
+        }
+
+        fn exit_deopt(&mut self, pc: u32) {
+            self.$host.exit_deopt(pc)
+        }
+
+        fn loop_init(&mut self, int: u8, slot: u8) {
+            self.$host.loop_init(int, slot)
+        }
+
+        fn loop_step(&mut self, int: u8, slot: u8, again: Self::Label) {
+            self.$host.loop_step(int, slot, again)
+        }
+    };
+}
+
 pub(crate) mod lanes;
 pub(crate) mod ops;
 pub(crate) mod scalar;

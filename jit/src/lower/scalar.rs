@@ -35,17 +35,7 @@ impl<M: MacroAssembler> Emitter for Scalar<M> {
     type Operand = Val;
     type Value = Val;
 
-    fn new_label(&mut self) -> M::Label {
-        self.m.new_label()
-    }
-
-    fn bind(&mut self, l: M::Label) {
-        self.m.bind(l)
-    }
-
-    fn jump(&mut self, l: M::Label) {
-        self.m.jump(l)
-    }
+    forward_control!(m);
 
     fn block_start(&mut self, _index: usize, len: u32) {
         self.m.charge_budget(len)
@@ -63,24 +53,8 @@ impl<M: MacroAssembler> Emitter for Scalar<M> {
         true
     }
 
-    fn exit_end(&mut self) {
-        self.m.exit_end()
-    }
-
-    fn exit_deopt(&mut self, pc: u32) {
-        self.m.exit_deopt(pc)
-    }
-
     fn branch(&mut self, guard: Guard, target: M::Label, _split: Option<M::Label>, _pc: u32) {
         self.m.branch(guard, target)
-    }
-
-    fn loop_init(&mut self, int: u8, slot: u8) {
-        self.m.loop_init(int, slot)
-    }
-
-    fn loop_step(&mut self, int: u8, slot: u8, again: M::Label) {
-        self.m.loop_step(int, slot, again)
     }
 
     fn operand(
