@@ -71,7 +71,8 @@ pub trait LaneEmitter {
     fn bind(&mut self, l: Self::Label);
     /// Jump to `l`.
     fn jump(&mut self, l: Self::Label);
-    /// Lanes may diverge: stores are masked, splits park lanes (see "Divergence" in `x64.rs`).
+    /// Lanes may diverge: stores are masked, splits park lanes (see "Divergence" in
+    /// `batch/x64.rs`).
     /// Emitters without lane masks return false, and a branch whose lanes disagree stops the
     /// group ([`LaneEmitter::branch_cond`]).
     fn lane_masks(&self) -> bool;
