@@ -213,6 +213,7 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
     type Label = E::Label;
     type Operand = E::Operand;
     type Value = LaneValue;
+    const PREPARES_FLUSH: bool = true;
 
     forward_control!(e);
 

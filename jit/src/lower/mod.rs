@@ -125,6 +125,9 @@ pub trait Emitter {
     type Operand: Copy;
     /// A unit's result, as [`Emitter::store`] takes it.
     type Value: Copy;
+    /// [`Emitter::operand`] reads its `flushing` argument (otherwise the lowering does not
+    /// look the flush column up and passes false).
+    const PREPARES_FLUSH: bool;
 
     /// A new unbound label.
     fn new_label(&mut self) -> Self::Label;

@@ -65,7 +65,11 @@ fn alu<E: Emitter>(
     }
     // DST reads z and w as they are (its code flushes y itself), so its operands are
     // prepared unflushed.
-    let flushing = flushed_sources(instr).map(|f| f && unit != Unit::Dst);
+    let flushing = if E::PREPARES_FLUSH {
+        flushed_sources(instr).map(|f| f && unit != Unit::Dst)
+    } else {
+        [false; 3]
+    };
     let mut src = [None; 3];
     for (n, reg, rel) in ops.sources() {
         src[n] = Some(e.operand(n, reg, rel, d, flushing[n]));

@@ -34,6 +34,8 @@ impl<M: MacroAssembler> Emitter for Scalar<M> {
     type Label = M::Label;
     type Operand = Val;
     type Value = Val;
+    // The masm's arithmetic flushes its own operands.
+    const PREPARES_FLUSH: bool = false;
 
     forward_control!(m);
 
@@ -65,7 +67,6 @@ impl<M: MacroAssembler> Emitter for Scalar<M> {
         d: OperandDesc,
         _flushing: bool,
     ) -> Val {
-        // The masm's arithmetic flushes its own operands.
         let loc = match reg {
             SrcReg::Input(i) => SrcLoc::Input(i & 15),
             SrcReg::Temp(i) => SrcLoc::Temp(i & 15),
