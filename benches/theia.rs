@@ -39,7 +39,12 @@ impl Io for SumIo {
 
 /// (name, source, entry label, inputs): the programs and inputs of `picajit bench --isa theia`
 /// (a ray that hits the triangle; a texel to convert).
-fn programs() -> Vec<(&'static str, &'static str, &'static str, Vec<(u16, [u32; 3])>)> {
+fn programs() -> Vec<(
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<(u16, [u32; 3])>,
+)> {
     let q = |v: f64| (v * 131072.0).round() as i64 as i32 as u32;
     let r = |n: &str| regs::by_name(n).expect("register name");
     vec![
@@ -81,9 +86,16 @@ fn programs_bench(c: &mut Criterion) {
         }
         let steps = {
             let mut s = base.clone();
-            exec::run(profile, &code, &mut s, &mut SumIo::default(), entry, 1 << 20)
-                .expect("the example runs")
-                .steps
+            exec::run(
+                profile,
+                &code,
+                &mut s,
+                &mut SumIo::default(),
+                entry,
+                1 << 20,
+            )
+            .expect("the example runs")
+            .steps
         };
         let mut group = c.benchmark_group(format!("theia/{name}"));
         // Throughput: THEIA instructions executed per second.

@@ -502,7 +502,10 @@ fn render_rom_readings() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&no_checkout.stderr);
-    assert!(!no_checkout.status.success() && !err.contains("panicked"), "{err}");
+    assert!(
+        !no_checkout.status.success() && !err.contains("panicked"),
+        "{err}"
+    );
     assert!(
         err.contains("--rom-reading early-2010 needs the ROM: a checkout of the original project"),
         "{err}"
@@ -565,7 +568,10 @@ fn render_rom_readings() {
         }
         let text = ok(&args);
         let want = format!("{px} differing pixels, largest channel difference {max}");
-        assert!(text.contains(&want), "{dir} --rom-reading {reading}: {text}");
+        assert!(
+            text.contains(&want),
+            "{dir} --rom-reading {reading}: {text}"
+        );
     }
     std::fs::remove_file(&out).ok();
 }
