@@ -37,14 +37,17 @@ impl Io for SumIo {
     }
 }
 
-/// (name, source, entry label, inputs): the programs and inputs of `picajit bench --isa theia`
-/// (a ray that hits the triangle; a texel to convert).
-fn programs() -> Vec<(
+/// A program of `examples/theia`: name, source, entry point, inputs (register, value).
+type Program = (
     &'static str,
     &'static str,
     &'static str,
     Vec<(u16, [u32; 3])>,
-)> {
+);
+
+/// The programs and inputs of `picajit bench --isa theia` (a ray that hits the triangle; a
+/// texel to convert).
+fn programs() -> Vec<Program> {
     let q = |v: f64| (v * 131072.0).round() as i64 as i32 as u32;
     let r = |n: &str| regs::by_name(n).expect("register name");
     vec![
