@@ -416,14 +416,24 @@ impl Gen {
         // 4096-vertex `mvp` batch spent a quarter of its time, waiting for the rows (each
         // row is 256 bytes, so the hardware prefetchers see a sparse stream). A prefetch
         // past the end of the batch is harmless: it never faults.
+        // The same for the output lines the program writes: the group's stores then find
+        // their lines in cache (on a line no other core holds, a read brings it in exclusive,
+        // so the store needs no further request).
+        let ahead = PREFETCH_GROUPS * 256 * LANES as i32;
         let inputs = usage.inputs_raw | usage.inputs_flushed;
         for line in 0..4 {
             if (inputs >> (4 * line)) & 0xF != 0 {
                 for k in 0..LANES as i32 {
-                    a.prefetcht0(
-                        ROWS_IN,
-                        PREFETCH_GROUPS * 256 * LANES as i32 + 256 * k + 64 * line,
-                    );
+                    a.prefetcht0(ROWS_IN, ahead + 256 * k + 64 * line);
+                }
+            }
+        }
+        if self.gs.is_none() {
+            for line in 0..4 {
+                if (usage.outputs >> (4 * line)) & 0xF != 0 {
+                    for k in 0..LANES as i32 {
+                        a.prefetcht0(R14, ahead + 256 * k + 64 * line);
+                    }
                 }
             }
         }
