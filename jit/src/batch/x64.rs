@@ -611,7 +611,17 @@ impl Gen {
             }
         }
         // Outputs the program never writes are +0 in every row; pairs of adjacent ones are
-        // cleared with one 32-byte store when both are wanted.
+        // cleared with one 32-byte store when both are wanted. A caller that wants none of
+        // them (an emulator's output map names registers the program writes) skips the
+        // register-by-register mask tests with one test: they were about 30 instructions
+        // per group of a short shader.
+        let unwritten = !usage.outputs;
+        if unwritten == 0 {
+            return;
+        }
+        let done = self.a.new_label();
+        self.a.test_mi16(RBX, SOA_OUT_MASK, unwritten);
+        self.a.je(done);
         self.y().vxorps(T0, T0, T0);
         let mut o = 0;
         while o < 16 {
@@ -642,6 +652,7 @@ impl Gen {
             }
             self.a.bind(next);
         }
+        self.a.bind(done);
     }
 
     /// o`o` := +0 in the eight output rows if the caller wants it. T0 must be zero.
