@@ -30,9 +30,9 @@ pub fn generate(
     }
     // The batch entry clears, per row, only the temporaries some instruction may read before
     // the entry block wrote them, and the written outputs the entry block does not write
-    // whole (the multi-vertex code's rule, `batch::walk::Usage`): the others are written
+    // whole (the multi-vertex code's rule, `batch::usage::Usage`): the others are written
     // before any read, or never read.
-    let usage = crate::batch::walk::usage(program, analysis);
+    let usage = crate::batch::usage::usage(program, analysis);
     let mask = |per: [u8; 16]| {
         (0..16)
             .filter(|&i| per[i] != 0)
