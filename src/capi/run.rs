@@ -124,8 +124,9 @@ impl Batch<'_> {
 }
 
 impl Batch<'_> {
-    /// [`Batch::run`] over `threads` contiguous parts of the batch at once (scoped threads;
-    /// vertices are independent, so the outputs are those of one run). Only the last part
+    /// [`Batch::run`] over `threads` contiguous parts of the batch at once (the calling thread
+    /// and the persistent workers of `src/pool.rs`; vertices are independent, so the outputs
+    /// are those of one run). Only the last part
     /// hands a state back. On failure the lowest failing vertex is reported, as one run
     /// reports it, and its stats are those of the vertices before it; parts after it may
     /// have written their outputs.
@@ -154,28 +155,23 @@ impl Batch<'_> {
             lo = hi;
         }
         type PartResult = (PicajitRunStats, Result<Option<UnitState>>);
-        let results: Vec<PartResult> = std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .map(|(lo, hi, out)| {
-                    let input = &inputs[lo * self.input.stride..];
-                    let part = Batch {
-                        state_out: self.state_out && hi == count,
-                        base: self.base + lo,
-                        ..*self
-                    };
-                    scope.spawn(move || {
-                        let mut s = PicajitRunStats::default();
-                        let r = part.run(input, out, hi - lo, &mut s);
-                        (s, r)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
+        let jobs: Vec<_> = parts
+            .into_iter()
+            .map(|(lo, hi, out)| {
+                let input = &inputs[lo * self.input.stride..];
+                let part = Batch {
+                    state_out: self.state_out && hi == count,
+                    base: self.base + lo,
+                    ..*self
+                };
+                move || {
+                    let mut s = PicajitRunStats::default();
+                    let r = part.run(input, out, hi - lo, &mut s);
+                    (s, r)
+                }
+            })
+            .collect();
+        let results: Vec<PartResult> = crate::pool::run_parts(jobs);
         let mut last = None;
         for (k, (s, r)) in results.into_iter().enumerate() {
             let lo = k * per;
@@ -201,8 +197,9 @@ impl Batch<'_> {
 /// output_layout->stride`, as the layouts describe; every vertex starts from a clean
 /// register state. `count` may be 0. `stats` may be NULL.
 ///
-/// Batches of at least 8192 vertices run on every core of the host (contiguous parts on
-/// threads the call starts and joins; see `options->threads` of `picajit_shader_run_batch_ex`).
+/// Batches of at least 8192 vertices run on every core of the host (contiguous parts on the
+/// calling thread and the process's worker threads, which the first such call starts and
+/// later calls reuse; see `options->threads` of `picajit_shader_run_batch_ex`).
 ///
 /// Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
 /// which: the lowest failing vertex; earlier outputs are written, and when the batch was
