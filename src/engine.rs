@@ -176,8 +176,11 @@ pub struct Shader {
 }
 
 /// Vertices a batch needs before [`Shader::set_threads`]'s automatic setting splits it
-/// across the host's cores: starting a thread costs tens of microseconds, which a batch of
-/// this size at a few nanoseconds per vertex (`mvp`, the cheapest example) repays.
+/// across the host's cores. A split on the worker pool costs about 5 us of CPU time per
+/// call (`benches/split.rs`; README "Results"), and a part of this size of `mvp`, the
+/// cheapest example, takes about 100 us, so the split repays its cost many times over; the
+/// wall-clock crossover on an idle machine has not been measured, so the threshold is not
+/// lowered towards it.
 pub const PARALLEL_MIN_BATCH: usize = 8192;
 
 /// Fewest vertices one thread of a split batch takes, whatever the thread count asked for.
