@@ -40,6 +40,7 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::{self, Src, VecOps, QNAN64};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::precision::{
@@ -100,6 +101,135 @@ enum Stub {
     Rsq(Vreg),
     Ex2(Vreg),
     Lg2(Vreg),
+}
+
+/// The NEON primitives of the float recipes (`crate::recipes`): four f32 (or two f64) lanes
+/// of a q register. Constants come from the pinned registers where one holds them (`movi`
+/// or a literal load into `k` otherwise); magnitude keys are `|x| << 1`, compared unsigned.
+pub(crate) struct QV<'a> {
+    a: &'a mut Asm,
+    /// Scratch register for constants.
+    k: Vreg,
+    /// The mode's smallest normal `<< 1` (what `K_MIN2` holds).
+    min2: u32,
+}
+
+impl QV<'_> {
+    fn reg(&mut self, b: Src<Vreg>) -> Vreg {
+        let v = match b {
+            Src::R(r) => return r,
+            Src::K(v) => v,
+            Src::K64(v) => {
+                self.a.load_const(
+                    self.k,
+                    [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32],
+                );
+                return self.k;
+            }
+        };
+        for (r, pinned) in [
+            (K_SIGN, SIGN),
+            (K_CANON, CANONICAL_NAN_BITS),
+            (K_ONE, ONE),
+            (K_INF, INF),
+            (K_TRUNC, F24_GRID_F32),
+        ] {
+            if v == pinned {
+                return r;
+            }
+        }
+        if v < 256 {
+            self.a.movi_4s(self.k, v, 0);
+        } else {
+            self.a.load_const(self.k, [v; 4]);
+        }
+        self.k
+    }
+}
+
+impl VecOps for QV<'_> {
+    type R = Vreg;
+
+    fn and(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.a.and_16b(d, a, b);
+    }
+
+    fn or(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.a.orr_16b(d, a, b);
+    }
+
+    fn xor(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.a.eor_16b(d, a, b);
+    }
+
+    fn andn(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        let a = self.reg(a);
+        self.a.bic_16b(d, a, m);
+    }
+
+    fn add32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.a.add_4s(d, a, b);
+    }
+
+    fn add64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.a.add_2d(d, a, b);
+    }
+
+    fn shr32(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.a.ushr_4s(d, a, n);
+    }
+
+    fn shr64(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.a.ushr_2d(d, a, n);
+    }
+
+    fn mag(&mut self, d: Vreg, a: Vreg) {
+        self.a.shl_4s(d, a, 1);
+    }
+
+    fn key_gt(&mut self, d: Vreg, m: Vreg, k: u32) {
+        // `|x| << 1 > k << 1` is `|x| << 1 >= (k + 1) << 1` (keys are even): use whichever
+        // bound a pinned register holds.
+        for (r, bound) in [(K_MIN2, self.min2), (K_OVF2, F24_OVERFLOW_F32 << 1)] {
+            if (k + 1) << 1 == bound {
+                self.a.cmhs_4s(d, m, r);
+                return;
+            }
+        }
+        let r = if k << 1 == INF << 1 {
+            K_NAN2
+        } else {
+            self.a.load_const(self.k, [k << 1; 4]);
+            self.k
+        };
+        self.a.cmhi_4s(d, m, r);
+    }
+
+    fn ordered(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        if a == b {
+            self.a.fcmeq_4s(d, a, a);
+        } else {
+            self.a.fcmeq_4s(self.k, b, b);
+            self.a.fcmeq_4s(d, a, a);
+            self.a.and_16b(d, d, self.k);
+        }
+    }
+
+    fn quiet_nan64(&mut self, d: Vreg, t: Vreg) {
+        self.a.fcmeq_2d(t, d, d);
+        let q = self.reg(Src::K64(QNAN64));
+        self.a.bif_16b(d, q, t);
+    }
+
+    fn select(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        let a = self.reg(a);
+        self.a.bit_16b(d, a, m);
+    }
 }
 
 /// One annotation: code offset, PICA address, text.
@@ -191,64 +321,50 @@ impl A64Masm {
         }
     }
 
+    /// The recipes' view of this emitter (`crate::recipes`), materialising constants that no
+    /// pinned register holds in `k`.
+    fn qv(&mut self, k: Vreg) -> QV<'_> {
+        let min2 = self.min_f32() << 1;
+        QV {
+            a: &mut self.a,
+            k,
+            min2,
+        }
+    }
+
     /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
     /// `|x| << 1 >= min << 1` keeps infinities and NaNs. Clobbers T0.
     pub fn flush(&mut self, v: Vreg) {
-        self.a.shl_4s(T0, v, 1);
-        self.a.cmhs_4s(T0, T0, K_MIN2);
-        self.a.and_16b(v, v, T0);
+        let mode = self.mode;
+        recipes::flush(&mut self.qv(T1), mode, v, T0);
     }
 
     /// `float::f24_fixup_rtz` on four lanes, in place. Clobbers T0-T2.
     fn body_fixup_rtz(&mut self, v: Vreg) {
-        let a = &mut self.a;
-        a.shl_4s(T0, v, 1);
-        a.cmhi_4s(T1, T0, K_NAN2); // NaN lanes
-        a.and_16b(v, v, K_TRUNC);
-        a.shl_4s(T0, v, 1);
-        a.cmhs_4s(T2, T0, K_OVF2); // |t| >= 2^64
-        a.cmhs_4s(T0, T0, K_MIN2); // |t| >= 2^-62
-        a.and_16b(v, v, T0);
-        a.and_16b(T0, v, K_SIGN);
-        a.orr_16b(T0, T0, K_INF);
-        a.bit_16b(v, T0, T2);
-        a.bit_16b(v, K_CANON, T1);
+        recipes::f24_fixup_rtz(&mut self.qv(T3), v, v, [T0, T1, T2]);
     }
 
     /// `float::f32_fixup` on four lanes, in place. Clobbers T0, T1.
     fn body_fixup_f32(&mut self, v: Vreg) {
-        let a = &mut self.a;
-        a.shl_4s(T0, v, 1);
-        a.cmhi_4s(T1, T0, K_NAN2);
-        a.cmhs_4s(T0, T0, K_MIN2);
-        a.and_16b(v, v, T0);
-        a.bit_16b(v, K_CANON, T1);
+        recipes::f32_fixup(&mut self.qv(T2), v, v, [T0, T1]);
     }
 
     /// Round the two f64 lanes of `d` to the mode's precision, nearest-even, on their bit
-    /// patterns (NaN made quiet-canonical first so the increment cannot carry out of it), and
-    /// flush rounded magnitudes below the mode's smallest normal to +0. Clobbers T0, T1.
+    /// patterns (`recipes::round_f64`), and flush rounded magnitudes below the mode's
+    /// smallest normal to +0. Clobbers T0, T1.
     fn body_round_f64(&mut self, d: Vreg) {
-        let drop = 53 - self.prec();
+        let prec = self.prec();
+        recipes::round_f64(&mut self.qv(T1), d, prec, T0);
         let min_f64: u64 = match self.mode {
             FloatMode::F32 => (1023 - 126) << 52,
             FloatMode::F24(_) => (1023 - 62) << 52,
         };
         let splat64 = |v: u64| [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32];
-        let a = &mut self.a;
-        a.fcmeq_2d(T0, d, d);
-        a.load_const(T1, splat64(0x7FF8_0000_0000_0000));
-        a.bif_16b(d, T1, T0);
-        a.ushr_2d(T0, d, drop);
-        a.load_const(T1, splat64(1));
-        a.and_16b(T0, T0, T1);
-        a.load_const(T1, splat64((1 << (drop - 1)) - 1));
-        a.add_2d(T0, T0, T1);
-        a.add_2d(d, d, T0);
-        a.load_const(T1, splat64(!((1u64 << drop) - 1)));
-        a.and_16b(d, d, T1);
         // Rule 3 before narrowing: FCVTN would round a value below the smallest normal a
-        // second time, onto the subnormal grid (2^-126 - 2^-150 → 2^-126 in F32 mode).
+        // second time, onto the subnormal grid (2^-126 - 2^-150 → 2^-126 in F32 mode). The
+        // x86-64 paths round only F24 values through f64, whose tiny results the f32 range
+        // step after narrowing clears.
+        let a = &mut self.a;
         a.shl_2d(T0, d, 1);
         a.load_const(T1, splat64(min_f64 << 1));
         a.cmhs_2d(T0, T0, T1);
@@ -279,18 +395,7 @@ impl A64Masm {
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => self.fixup_rtz(v),
             FloatMode::F24(Rounding::NearestEven) => {
-                // Integer RNE of the f32 bits to 17 bits (NaN lanes restored afterwards).
-                let a = &mut self.a;
-                a.shl_4s(T0, v, 1);
-                a.cmhi_4s(T2, T0, K_NAN2);
-                a.ushr_4s(T0, v, 7);
-                a.movi_4s(T1, 1, 0);
-                a.and_16b(T0, T0, T1);
-                a.movi_4s(T1, 0x3F, 0);
-                a.add_4s(T0, T0, T1);
-                a.add_4s(v, v, T0);
-                a.and_16b(v, v, K_TRUNC);
-                a.bit_16b(v, K_CANON, T2);
+                recipes::rne17_f32(&mut self.qv(T1), v, [T0, T2]);
                 self.fixup_rtz(v);
             }
             FloatMode::F32 => self.fixup_f32(v),
@@ -336,27 +441,16 @@ impl A64Masm {
         self.flush(b);
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => {
-                let x = &mut self.a;
-                x.fmul_4s(T4, a, b);
-                // A NaN product of non-NaN inputs is inf × 0: +0 (rule 6).
-                x.fcmeq_4s(T5, a, a);
-                x.fcmeq_4s(T6, b, b);
-                x.and_16b(T5, T5, T6);
-                x.fcmeq_4s(T6, T4, T4);
-                x.bic_16b(T5, T5, T6);
-                x.bic_16b(a, T4, T5);
+                self.a.fmul_4s(T4, a, b);
+                let mut q = self.qv(T6);
+                q.ordered(T5, a, b);
+                recipes::inf_times_zero(&mut q, a, T4, T5, T6);
                 self.fixup_rtz(a);
             }
             _ => {
-                let x = &mut self.a;
-                x.fcmeq_4s(SA, a, a);
-                x.fcmeq_4s(T6, b, b);
-                x.and_16b(SA, SA, T6);
+                self.qv(T6).ordered(SA, a, b);
                 self.f64_binop(a, b, true);
-                let x = &mut self.a;
-                x.fcmeq_4s(T6, a, a);
-                x.bic_16b(SA, SA, T6);
-                x.bic_16b(a, a, SA);
+                recipes::inf_times_zero(&mut self.qv(T6), a, a, SA, T6);
             }
         }
     }

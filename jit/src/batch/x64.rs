@@ -74,21 +74,22 @@
     reason = "component indices address masks, swizzles and register arrays in parallel"
 )]
 
-use super::asm::{pred, Yasm, Ymm, HOT_BASE};
+use super::asm::{pred, YOp, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
 use super::walk::{has_lane_branches, LaneEmitter, Select, Usage, Walker, V};
 use super::*;
 use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
+use crate::recipes::{
+    self, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE, QNAN64,
+    SIGN, TRUNC17,
+};
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
-use picajit_interp::float::precision::{
-    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
-    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
-};
+use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
 use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
@@ -103,18 +104,6 @@ macro_rules! x64 {
     };
 }
 
-const ABS: u32 = 0x7FFF_FFFF;
-const SIGN: u32 = 0x8000_0000;
-const INF: u32 = 0x7F80_0000;
-const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = F24_GRID_F32;
-const ONE: u32 = 0x3F80_0000;
-/// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
-/// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
-/// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
 const LITP_LIM: u32 = LITP_LIMIT_F32;
 /// 2^31, the MOVA saturation bound.
@@ -123,7 +112,6 @@ const TWO31: u32 = 0x4F00_0000;
 const ONE64: u64 = 0x3FF0_0000_0000_0000;
 const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
-const QNAN64: u64 = 0x7FF8_0000_0000_0000;
 /// One unit in the 17th significant bit of an f64.
 const ULP17: u64 = F24_ULP_F64;
 /// f64 bits with the fraction bits below the 17-bit grid cleared.
@@ -182,13 +170,12 @@ struct Operand {
     negate: bool,
 }
 
-/// Out-of-line rare cases of the fix-ups.
+/// Out-of-line rare cases of the fix-ups (`recipes::fixup_slow` of `v`, with the operands of
+/// a product).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cold {
-    /// F24 RTZ: overflow, inf and NaN lanes (T0 holds the value with tiny lanes cleared).
-    Rtz { v: Ymm, mul: Option<(Ymm, Ymm)> },
-    /// F32: NaN lanes.
-    F32 { v: Ymm, mul: Option<(Ymm, Ymm)> },
+struct Cold {
+    v: Ymm,
+    mul: Option<(Ymm, Ymm)>,
 }
 
 fn mode_mxcsr(mode: FloatMode) -> u32 {
@@ -1158,94 +1145,37 @@ impl Gen {
     }
 
     // ---------------------------------------------------------------- float model
-
-    fn min_m1(&self) -> u32 {
-        match self.mode {
-            FloatMode::F32 => F32_MIN_M1,
-            FloatMode::F24(_) => F24_MIN_M1,
-        }
-    }
+    // The recipes are `crate::recipes`, over the eight-lane primitives of `Yasm` (below).
 
     /// Rule 1: lanes below the mode's smallest normal (and -0) become +0. Clobbers T0.
     fn flush(&mut self, v: Ymm) {
-        let abs = self.y().splat(ABS);
-        let min_m1 = self.min_m1();
-        let min = self.y().splat(min_m1);
-        let mut y = self.y();
-        y.vandps(T0, v, abs);
-        y.vpcmpgtd(T0, T0, min);
-        y.vandps(v, v, T0);
+        let mode = self.mode;
+        recipes::flush(&mut self.y(), mode, v, T0);
     }
 
     /// `d` = all-ones in the NaN lanes of `v`.
     fn isnan(&mut self, d: Ymm, v: Ymm) {
-        let abs = self.y().splat(ABS);
-        let inf = self.y().splat(INF);
-        let mut y = self.y();
-        y.vandps(d, v, abs);
-        y.vpcmpgtd(d, d, inf);
+        self.y().mag_gt(d, v, INF);
     }
 
     /// The mode's fix-up of `v`, the raw f32 result of an operation on flushed inputs (F24 RTZ,
-    /// F32). `mul = Some((a, b))`: `v = a · b` and `inf × 0` must be repaired (rule 6).
-    /// Clobbers T0-T2, rax.
+    /// F32; F24 RNE: the range step after rounding). `mul = Some((a, b))`: `v = a · b` and
+    /// `inf × 0` must be repaired (rule 6). The fast path is inline; lanes that need more
+    /// (F24: overflow, inf, NaN; F32: NaN) call a shared cold routine
+    /// (`recipes::fixup_slow`) from a two-instruction stub. Clobbers T0-T2, rax.
     fn fix(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        match self.mode {
-            FloatMode::F32 => self.fix_f32(v, mul),
-            _ => self.fix_rtz(v, mul),
-        }
+        let cold = self.a.new_label();
+        let back = self.a.new_label();
+        let mode = self.mode;
+        recipes::fixup_fast(&mut self.y(), mode, v, v, [T0, T1], cold);
+        self.a.bind(back);
+        self.cold.push((cold, back, Cold { v, mul }));
     }
 
     /// `float::f24_fixup_rtz` on eight lanes (the range step of the RNE paths too).
     fn fix_rtz(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        let abs = self.y().splat(ABS);
-        let ovf = self.y().splat(F24_OVF_M1);
-        let min = self.y().splat(F24_MIN_M1);
-        let trunc = self.y().splat(TRUNC17);
-        let cold = self.a.new_label();
-        let back = self.a.new_label();
-        let mut y = self.y();
-        y.vandps(T0, v, abs);
-        y.vpcmpgtd(T1, T0, ovf); // overflow, inf, NaN: rare
-        y.vpcmpgtd(T0, T0, min);
-        y.vandps(T0, T0, v); // tiny, -0 → +0
-        y.vmovmskps(RAX, T1);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(cold);
-        self.y().vandps(v, T0, trunc);
-        self.a.bind(back);
-        self.cold.push((cold, back, Cold::Rtz { v, mul }));
-    }
-
-    /// `float::f32_fixup` on eight lanes.
-    fn fix_f32(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        let abs = self.y().splat(ABS);
-        let inf = self.y().splat(INF);
-        let min = self.y().splat(F32_MIN_M1);
-        let cold = self.a.new_label();
-        let back = self.a.new_label();
-        let mut y = self.y();
-        y.vandps(T0, v, abs);
-        y.vpcmpgtd(T1, T0, inf); // NaN: rare (overflow to inf is already right)
-        y.vpcmpgtd(T0, T0, min);
-        y.vandps(v, T0, v);
-        y.vmovmskps(RAX, T1);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(cold);
-        self.a.bind(back);
-        self.cold.push((cold, back, Cold::F32 { v, mul }));
-    }
-
-    /// Rule 6 on T0 (the product, NaN lanes intact): a NaN product of non-NaN inputs `a`, `b`
-    /// is `inf × 0` and becomes +0. Clobbers T1, T2.
-    fn repair_inf_times_zero(&mut self, a: Ymm, b: Ymm) {
-        self.isnan(T1, a);
-        self.isnan(T2, b);
-        self.y().vpor(T1, T1, T2);
-        self.isnan(T2, T0);
-        let mut y = self.y();
-        y.vpandn(T1, T1, T2); // NaN product, ordered inputs
-        y.vpandn(T0, T1, T0);
+        debug_assert!(self.mode != FloatMode::F32);
+        self.fix(v, mul);
     }
 
     fn emit_cold(&mut self) {
@@ -1256,12 +1186,6 @@ impl Gen {
                 "cold paths of the fix-ups".into(),
             ));
         }
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        let trunc = self.y().splat(TRUNC17);
-        let abs = self.y().splat(ABS);
-        let ovf = self.y().splat(F24_OVF_M1);
-        let inf = self.y().splat(INF);
-        let mant = self.y().splat(MANT);
         // Each distinct case is one subroutine; a site's cold label is a `call` of it and a
         // jump back (the cases repeat across sites, and one copy per site was most of the
         // code of shaders with many results).
@@ -1279,90 +1203,40 @@ impl Gen {
             self.a.call_label(routine);
             self.a.jmp(back);
         }
-        for (kind, routine) in routines {
+        let mode = self.mode;
+        for (Cold { v, mul }, routine) in routines {
             self.a.bind(routine);
-            match kind {
-                Cold::Rtz { v, mul } => {
-                    if let Some((a, b)) = mul {
-                        self.repair_inf_times_zero(a, b);
-                    }
-                    // Truncation keeps NaNs NaN: x86 arithmetic NaNs have the quiet bit set.
-                    let mut y = self.y();
-                    y.vandps(v, T0, trunc);
-                    y.vandps(T0, v, abs);
-                    y.vpcmpgtd(T1, T0, inf); // NaN lanes
-                    y.vpcmpgtd(T2, T0, ovf); // overflow lanes
-                    y.vandps(T0, T2, mant);
-                    y.vandnps(T0, T0, v); // no mantissa on overflow lanes
-                    y.vandps(T2, T2, inf);
-                    y.vorps(T0, T0, T2); // ±inf on overflow lanes
-                    y.vandnps(v, T1, T0);
-                    y.vandps(T1, T1, canon);
-                    y.vorps(v, v, T1);
-                }
-                Cold::F32 { v, mul } => {
-                    // T0 = v with tiny lanes cleared (the fast path stored it in v already).
-                    self.y().vmovaps(T0, v);
-                    if let Some((a, b)) = mul {
-                        self.repair_inf_times_zero(a, b);
-                    }
-                    self.isnan(T1, T0);
-                    let mut y = self.y();
-                    y.vandnps(v, T1, T0);
-                    y.vandps(T1, T1, canon);
-                    y.vorps(v, v, T1);
-                }
-            }
+            recipes::fixup_slow(&mut self.y(), mode, v, v, mul, [T0, T1, T2]);
             self.a.ret();
         }
     }
 
-    /// Round four f64 lanes of `v` to 17 significant bits, nearest-even, on their bit
-    /// patterns (NaN made quiet-canonical first so the increment cannot carry out of it).
-    /// Clobbers T1, T2.
+    /// Round four f64 lanes of `v` to 17 significant bits, nearest-even. Clobbers T1.
     fn round_f64_rne17(&mut self, v: Ymm) {
-        let abs = self.y().splat64(ABS64);
-        let inf = self.y().splat64(INF64);
-        let qnan = self.y().splat64(QNAN64);
-        let one = self.y().splat64(1);
-        let half_m1 = self.y().splat64((1 << 35) - 1);
-        let grid = self.y().splat64(GRID17);
-        let mut y = self.y();
-        y.vandps(T1, v, abs);
-        y.vpcmpgtq(T1, T1, inf); // NaN lanes
-        y.vandps(T2, T1, qnan);
-        y.vandnps(v, T1, v);
-        y.vorps(v, v, T2);
-        y.vpsrlq(T1, v, F24_F64_DROP as u8);
-        y.vpand(T1, T1, one);
-        y.vpaddq(T1, T1, half_m1);
-        y.vpaddq(v, v, T1);
-        y.vpand(v, v, grid);
+        recipes::round_f64_rne17(&mut self.y(), v, T1);
     }
 
     /// F24 RNE `d = round(a op b)` through f64 (`op`: true = multiply, false = add), then the
     /// range rules. `d` may be `a` or `b`. Clobbers T0-T3.
     fn f64_binop(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
-        let mut y = self.y();
-        y.vcvtps2pd(T0, a);
-        y.vcvtps2pd(T1, b);
-        if mul {
-            y.vmulpd(T0, T0, T1);
-        } else {
-            y.vaddpd(T0, T0, T1);
+        for half in [T0, T3] {
+            let mut y = self.y();
+            if half == T0 {
+                y.vcvtps2pd(T0, a);
+                y.vcvtps2pd(T1, b);
+            } else {
+                y.vextractf128_hi(T3, a);
+                y.vcvtps2pd(T3, T3);
+                y.vextractf128_hi(T1, b);
+                y.vcvtps2pd(T1, T1);
+            }
+            if mul {
+                y.vmulpd(half, half, T1);
+            } else {
+                y.vaddpd(half, half, T1);
+            }
+            self.round_f64_rne17(half);
         }
-        self.round_f64_rne17(T0);
-        let mut y = self.y();
-        y.vextractf128_hi(T3, a);
-        y.vcvtps2pd(T3, T3);
-        y.vextractf128_hi(T1, b);
-        y.vcvtps2pd(T1, T1);
-        if mul {
-            y.vmulpd(T3, T3, T1);
-        } else {
-            y.vaddpd(T3, T3, T1);
-        }
-        self.round_f64_rne17(T3);
         let mut y = self.y();
         y.vcvtpd2ps(T0, T0);
         y.vcvtpd2ps(T3, T3);
@@ -1385,15 +1259,9 @@ impl Gen {
     /// Clobbers T0-T4.
     fn mul_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
         if self.is_rne() {
-            self.isnan(T4, a);
-            self.isnan(T0, b);
-            self.y().vpor(T4, T4, T0);
+            self.y().ordered(T4, a, b);
             self.f64_binop(d, a, b, true);
-            // A NaN product from non-NaN inputs is inf × 0: +0 (rule 6).
-            self.isnan(T0, d);
-            let mut y = self.y();
-            y.vpandn(T4, T4, T0);
-            y.vpandn(d, T4, d);
+            recipes::inf_times_zero(&mut self.y(), d, d, T4, T0);
         } else {
             self.y().vmulps(d, a, b);
             self.fix(d, Some((a, b)));
@@ -1402,29 +1270,10 @@ impl Gen {
 
     /// The mode's rounding of an exact f32 result (FLR).
     fn fix_exact(&mut self, v: Ymm) {
-        if !self.is_rne() {
-            self.fix(v, None);
-            return;
+        if self.is_rne() {
+            recipes::rne17_f32(&mut self.y(), v, [T0, T3]);
         }
-        let abs = self.y().splat(ABS);
-        let inf = self.y().splat(INF);
-        let one = self.y().splat(1);
-        let bias = self.y().splat(0x3F);
-        let trunc = self.y().splat(TRUNC17);
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        let mut y = self.y();
-        y.vandps(T3, v, abs);
-        y.vpcmpgtd(T3, T3, inf); // NaN lanes of the input
-        y.vpsrld(T0, v, 7);
-        y.vpand(T0, T0, one);
-        y.vpaddd(T0, T0, bias);
-        y.vpaddd(v, v, T0);
-        y.vpand(v, v, trunc);
-        // NaN lanes may have carried into anything: canonical before the range step.
-        y.vandnps(v, T3, v);
-        y.vandps(T3, T3, canon);
-        y.vorps(v, v, T3);
-        self.fix_rtz(v, None);
+        self.fix(v, None);
     }
 
     // ---------------------------------------------------------------- instructions
@@ -1480,10 +1329,7 @@ impl Gen {
         self.y().vextractf128_hi(B, A);
         self.rsq_half(P[2], B);
         self.y().vinsertf128_hi(P[0], C, P[2]);
-        match self.mode {
-            FloatMode::F32 => self.fix_f32(P[0], None),
-            _ => self.fix_rtz(P[0], None),
-        }
+        self.fix(P[0], None);
         // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
         let mut y = self.y();
         y.vpcmpeqd(T0, P[3], zero);
@@ -1933,6 +1779,103 @@ impl Gen {
 }
 
 /// The host register of a value slot.
+/// The AVX2 primitives of the float recipes (`crate::recipes`): eight f32 (or four f64)
+/// lanes.
+impl Yasm<'_> {
+    fn src(&mut self, b: Src<Ymm>) -> YOp {
+        match b {
+            Src::R(r) => YOp::Reg(r),
+            Src::K(k) => YOp::Mem(self.splat(k)),
+            Src::K64(k) => YOp::Mem(self.splat64(k)),
+        }
+    }
+}
+
+impl VecOps for Yasm<'_> {
+    type R = Ymm;
+
+    fn and(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        self.vandps(d, a, b);
+    }
+
+    fn or(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        self.vorps(d, a, b);
+    }
+
+    fn xor(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        self.vxorps(d, a, b);
+    }
+
+    fn andn(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
+        let a = self.src(a);
+        self.vandnps(d, m, a);
+    }
+
+    fn add32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        self.vpaddd(d, a, b);
+    }
+
+    fn add64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        self.vpaddq(d, a, b);
+    }
+
+    fn shr32(&mut self, d: Ymm, a: Ymm, n: u32) {
+        self.vpsrld(d, a, n as u8);
+    }
+
+    fn shr64(&mut self, d: Ymm, a: Ymm, n: u32) {
+        self.vpsrlq(d, a, n as u8);
+    }
+
+    fn mag(&mut self, d: Ymm, a: Ymm) {
+        let abs = self.splat(ABS);
+        self.vandps(d, a, abs);
+    }
+
+    fn key_gt(&mut self, d: Ymm, m: Ymm, k: u32) {
+        let k = self.splat(k);
+        self.vpcmpgtd(d, m, k);
+    }
+
+    fn ordered(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.vcmpps(d, a, b, pred::ORD);
+    }
+
+    fn quiet_nan64(&mut self, d: Ymm, t: Ymm) {
+        let abs = self.splat64(ABS64);
+        let inf = self.splat64(INF64);
+        self.vandps(t, d, abs);
+        self.vpcmpgtq(t, t, inf);
+        self.select(d, t, Src::K64(QNAN64));
+    }
+
+    fn select(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
+        let a = self.src(a);
+        self.vandnps(d, m, d);
+        self.vandps(m, m, a);
+        self.vorps(d, d, m);
+    }
+}
+
+impl Branching for Yasm<'_> {
+    type Label = DynamicLabel;
+
+    fn branch_any(&mut self, m: Ymm, l: DynamicLabel) {
+        self.vmovmskps(RAX, m);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(l);
+    }
+
+    fn three_operand(&self) -> bool {
+        true
+    }
+}
+
 fn ymm(v: V) -> Ymm {
     match v {
         V::A => A,
