@@ -25,7 +25,7 @@ use picajit_interp::float::precision::{
     F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32,
     F32_MIN_NORMAL_F32,
 };
-use picajit_interp::float::{FloatMode, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, CANONICAL_NAN_BITS};
 
 /// Magnitude bits of an f32.
 pub const ABS: u32 = 0x7FFF_FFFF;
@@ -104,8 +104,11 @@ pub trait VecOps {
     /// Make the NaN lanes of the f64 lanes of `d` the quiet NaN [`QNAN64`]. Clobbers `t`.
     fn quiet_nan64(&mut self, d: Self::R, t: Self::R);
 
-    /// `d = m ? a : d` bitwise. May clobber `m`; `a` must not be `d` or `m`.
+    /// `d = m ? a : d` bitwise. May clobber `m`; `a` must not be `m`.
     fn select(&mut self, d: Self::R, m: Self::R, a: Src<Self::R>) {
+        if a == Src::R(d) {
+            return;
+        }
         // d ^ ((d ^ a) & m), with the masked difference built in `m`.
         self.xor(d, d, a);
         self.and(m, m, Src::R(d));
@@ -278,4 +281,159 @@ pub fn fixup_slow<E: VecOps>(
     } else {
         fixup(e, mode, v, src, t);
     }
+}
+
+/// What the rounded arithmetic recipes need beyond [`VecOps`]: f32 and f64 arithmetic,
+/// conversion between f32 lanes and f64 halves, and the host's way of reaching the rounding
+/// and range steps (a shared subroutine on some hosts, inline code on others; each is one of
+/// the recipes above).
+pub trait Arith: VecOps {
+    /// The float mode of the code.
+    fn mode(&self) -> FloatMode;
+    /// `d` = the low (`hi` false) or high half of the f32 lanes of `a`, as f64.
+    fn widen(&mut self, d: Self::R, a: Self::R, hi: bool);
+    /// `d` = the f64 lanes of `lo` then `hi`, as f32 (rounded by the float environment:
+    /// exact here, the values are on the mode's grid). May clobber `lo` and `hi`.
+    fn narrow(&mut self, d: Self::R, lo: Self::R, hi: Self::R);
+    /// `d = a + b` (`mul` false) or `a · b` on f64 lanes.
+    fn op64(&mut self, d: Self::R, a: Self::R, b: Self::R, mul: bool);
+    /// `d = a + b` on f32 lanes, rounded by the mode's float environment.
+    fn add32f(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// [`round_f64`] of `d` to the mode's precision.
+    fn round64(&mut self, d: Self::R);
+    /// The mode's range rules ([`fixup`]) of `v` in place.
+    fn range(&mut self, v: Self::R);
+    /// [`rne17_f32`] then [`f24_fixup_rtz`] of `v` in place (F24 RNE).
+    fn rne17(&mut self, v: Self::R);
+    /// [`f64_binop`] with the host's temporaries (inline or in a shared subroutine).
+    fn binop64(&mut self, d: Self::R, a: Self::R, b: Self::R, mul: bool);
+    /// `d` = the f32 lanes of `a` rounded toward -inf (exact).
+    fn floor(&mut self, d: Self::R, a: Self::R);
+    /// `d = a > b ? a : b` on f32 lanes (the second operand when either is NaN).
+    fn fmax(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d = a < b ? a : b` on f32 lanes (the second operand when either is NaN).
+    fn fmin(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d` = all-ones where `a <= b` (false when either is NaN).
+    fn le(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d` = all-ones where `a < b` (false when either is NaN).
+    fn lt(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d` = all-ones in the lanes of `a` that are -inf.
+    fn is_neg_inf(&mut self, d: Self::R, a: Self::R);
+}
+
+/// `d = round(a op b)` lane-wise through f64 (`op`: true = multiply, false = add; exact
+/// products and sums of f24 values), then the mode's range rules. `d` may be `a` or `b`;
+/// `t` (two temporaries per half: `a`'s and `b`'s) must differ from them.
+pub fn f64_binop<E: Arith>(e: &mut E, d: E::R, a: E::R, b: E::R, mul: bool, t: [E::R; 4]) {
+    for (hi, [x, y]) in [(false, [t[0], t[1]]), (true, [t[2], t[3]])] {
+        e.widen(x, a, hi);
+        e.widen(y, b, hi);
+        e.op64(x, x, y, mul);
+        e.round64(x);
+    }
+    e.narrow(d, t[0], t[2]);
+    e.range(d);
+}
+
+/// The mode's rounding of an f32 result computed on flushed inputs with the mode's float
+/// environment (F24 RTZ, F32) or exactly (F24 RNE: FLR, where the integer RNE rounds it).
+pub fn fixup_mode<E: Arith>(e: &mut E, v: E::R) {
+    match e.mode() {
+        FloatMode::F24(picajit_interp::float::Rounding::NearestEven) => e.rne17(v),
+        _ => e.range(v),
+    }
+}
+
+/// `d = float::add(a, b)` lane-wise for flushed operands (or mode results): through f64 in
+/// F24 RNE ([`f64_binop`]), else the f32 sum and the mode's fix-up.
+pub fn add<E: Arith>(e: &mut E, d: E::R, a: E::R, b: E::R) {
+    if e.mode() == FloatMode::F24(picajit_interp::float::Rounding::NearestEven) {
+        e.binop64(d, a, b, false);
+    } else {
+        e.add32f(d, a, b);
+        fixup_mode(e, d);
+    }
+}
+
+/// Horizontal steps of the per-vertex code (one vertex's four components in a register).
+pub trait Horizontal: Arith {
+    /// `d` = the pairwise sums of the f64 lanes: (a0 + a1, b0 + b1).
+    fn hadd64(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// The low two f32 lanes of `d` = the f64 lanes of `a` as f32.
+    fn narrow_lo(&mut self, d: Self::R, a: Self::R);
+    /// Every f32 lane of `v` = lane 0.
+    fn broadcast0(&mut self, v: Self::R);
+    /// `d` = `a` with neighbouring f32 lanes swapped (1, 0, 3, 2).
+    fn swap_pairs(&mut self, d: Self::R, a: Self::R);
+    /// `d` = `a` with its halves swapped (2, 3, 0, 1).
+    fn swap_halves(&mut self, d: Self::R, a: Self::R);
+}
+
+/// The sum of the four f32 lanes of `p` (mode results) as the float model adds them,
+/// `(p0 + p1) + (p2 + p3)`, in every lane (DP3/DP4/DPH). Clobbers `t`.
+pub fn pairwise_sum<E: Horizontal>(e: &mut E, p: E::R, t: [E::R; 2]) {
+    let [t0, t1] = t;
+    if e.mode() == FloatMode::F24(picajit_interp::float::Rounding::NearestEven) {
+        e.widen(t0, p, false);
+        e.widen(t1, p, true);
+        e.hadd64(t0, t0, t1); // (p0+p1, p2+p3)
+        e.round64(t0);
+        e.narrow_lo(p, t0);
+        e.range(p);
+        e.widen(t0, p, false);
+        e.hadd64(t0, t0, t0);
+        e.round64(t0);
+        e.narrow_lo(p, t0);
+        e.range(p);
+        e.broadcast0(p);
+    } else {
+        // Every lane computes the same sums (IEEE addition commutes); lane 0 adds p0 + p1 in
+        // that operand order, as the model does.
+        e.swap_pairs(t0, p);
+        e.add32f(p, p, t0); // (p0+p1, p1+p0, p2+p3, p3+p2)
+        fixup_mode(e, p);
+        e.swap_halves(t0, p);
+        e.add32f(p, p, t0); // every lane: (p0+p1) + (p2+p3)
+        fixup_mode(e, p);
+    }
+}
+
+/// FLR of the flushed `a` into `d`: the floor (exact) and the mode's rounding of it.
+pub fn flr<E: Arith>(e: &mut E, d: E::R, a: E::R) {
+    e.floor(d, a);
+    fixup_mode(e, d);
+}
+
+/// MAX: `a > b ? a : b` on raw operands (NaN: `b`), and under
+/// [`MaxRule::NegInfSecond`] (`docs/float-max.md`) a -inf `b` is the result. Clobbers `t`,
+/// which must differ from `d` and `b`.
+pub fn max<E: Arith>(e: &mut E, rule: MaxRule, d: E::R, a: E::R, b: E::R, t: E::R) {
+    e.fmax(d, a, b);
+    if rule == MaxRule::NegInfSecond {
+        e.is_neg_inf(t, b);
+        e.select(d, t, Src::R(b));
+    }
+}
+
+/// SGE (`slt` false) or SLT on raw operands: 1.0 where `a >= b` (`a < b`), else +0, NaN
+/// comparing false. `t` may be `d` when `d` may be written before the operands are read.
+pub fn set_if<E: Arith>(e: &mut E, slt: bool, d: E::R, a: E::R, b: E::R, t: E::R) {
+    if slt {
+        e.lt(t, a, b);
+    } else {
+        e.le(t, b, a);
+    }
+    e.and(d, t, Src::K(ONE));
+}
+
+/// The tables of the EX2 and LG2 algorithms (`picajit_interp::float::transcendental`) as the
+/// little-endian bytes every host's constant pool takes: EX2's 2^(i/64), LG2's reciprocals
+/// and LG2's logarithms.
+pub fn transcendental_tables() -> [Vec<u8>; 3] {
+    use picajit_interp::float::transcendental::{EX2_TABLE, LG2_LOG, LG2_RECIP};
+    [
+        EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    ]
 }

@@ -82,27 +82,22 @@ use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::recipes::{
-    self, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE, QNAN64,
-    SIGN, TRUNC17,
+    self, Arith, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE,
+    QNAN64, SIGN, TRUNC17,
 };
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
-use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
 };
 use picajit_interp::program::Program;
 
-/// `dynasm!` with the architecture pinned to x86-64.
-macro_rules! x64 {
-    ($ops:expr; $($t:tt)*) => {
-        dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
-    };
-}
+use crate::x64::asm::x64;
 
 /// 127.99609375, the LITP clamp.
 const LITP_LIM: u32 = LITP_LIMIT_F32;
@@ -1150,12 +1145,12 @@ impl Gen {
     /// Rule 1: lanes below the mode's smallest normal (and -0) become +0. Clobbers T0.
     fn flush(&mut self, v: Ymm) {
         let mode = self.mode;
-        recipes::flush(&mut self.y(), mode, v, T0);
+        recipes::flush(self, mode, v, T0);
     }
 
     /// `d` = all-ones in the NaN lanes of `v`.
     fn isnan(&mut self, d: Ymm, v: Ymm) {
-        self.y().mag_gt(d, v, INF);
+        self.mag_gt(d, v, INF);
     }
 
     /// The mode's fix-up of `v`, the raw f32 result of an operation on flushed inputs (F24 RTZ,
@@ -1167,7 +1162,7 @@ impl Gen {
         let cold = self.a.new_label();
         let back = self.a.new_label();
         let mode = self.mode;
-        recipes::fixup_fast(&mut self.y(), mode, v, v, [T0, T1], cold);
+        recipes::fixup_fast(self, mode, v, v, [T0, T1], cold);
         self.a.bind(back);
         self.cold.push((cold, back, Cold { v, mul }));
     }
@@ -1206,52 +1201,14 @@ impl Gen {
         let mode = self.mode;
         for (Cold { v, mul }, routine) in routines {
             self.a.bind(routine);
-            recipes::fixup_slow(&mut self.y(), mode, v, v, mul, [T0, T1, T2]);
+            recipes::fixup_slow(self, mode, v, v, mul, [T0, T1, T2]);
             self.a.ret();
         }
     }
 
-    /// Round four f64 lanes of `v` to 17 significant bits, nearest-even. Clobbers T1.
-    fn round_f64_rne17(&mut self, v: Ymm) {
-        recipes::round_f64_rne17(&mut self.y(), v, T1);
-    }
-
-    /// F24 RNE `d = round(a op b)` through f64 (`op`: true = multiply, false = add), then the
-    /// range rules. `d` may be `a` or `b`. Clobbers T0-T3.
-    fn f64_binop(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
-        for half in [T0, T3] {
-            let mut y = self.y();
-            if half == T0 {
-                y.vcvtps2pd(T0, a);
-                y.vcvtps2pd(T1, b);
-            } else {
-                y.vextractf128_hi(T3, a);
-                y.vcvtps2pd(T3, T3);
-                y.vextractf128_hi(T1, b);
-                y.vcvtps2pd(T1, T1);
-            }
-            if mul {
-                y.vmulpd(half, half, T1);
-            } else {
-                y.vaddpd(half, half, T1);
-            }
-            self.round_f64_rne17(half);
-        }
-        let mut y = self.y();
-        y.vcvtpd2ps(T0, T0);
-        y.vcvtpd2ps(T3, T3);
-        y.vinsertf128_hi(d, T0, T3);
-        self.fix_rtz(d, None);
-    }
-
     /// `d = float::add(a, b)` for flushed inputs (or mode results). Clobbers T0-T3.
     fn add_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        if self.is_rne() {
-            self.f64_binop(d, a, b, false);
-        } else {
-            self.y().vaddps(d, a, b);
-            self.fix(d, None);
-        }
+        recipes::add(self, d, a, b);
     }
 
     /// `d = float::mul(a, b)` for inputs loaded by [`Self::load_flushed`]. `d` must differ
@@ -1259,21 +1216,13 @@ impl Gen {
     /// Clobbers T0-T4.
     fn mul_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
         if self.is_rne() {
-            self.y().ordered(T4, a, b);
-            self.f64_binop(d, a, b, true);
-            recipes::inf_times_zero(&mut self.y(), d, d, T4, T0);
+            self.ordered(T4, a, b);
+            self.binop64(d, a, b, true);
+            recipes::inf_times_zero(self, d, d, T4, T0);
         } else {
             self.y().vmulps(d, a, b);
             self.fix(d, Some((a, b)));
         }
-    }
-
-    /// The mode's rounding of an exact f32 result (FLR).
-    fn fix_exact(&mut self, v: Ymm) {
-        if self.is_rne() {
-            recipes::rne17_f32(&mut self.y(), v, [T0, T3]);
-        }
-        self.fix(v, None);
     }
 
     // ---------------------------------------------------------------- instructions
@@ -1287,13 +1236,13 @@ impl Gen {
             y.vcvtps2pd(B, A);
             y.vmovups(P[1], one);
             y.vdivpd(P[1], P[1], B);
-            self.round_f64_rne17(P[1]);
+            self.round64(P[1]);
             let mut y = self.y();
             y.vextractf128_hi(B, A);
             y.vcvtps2pd(B, B);
             y.vmovups(P[2], one);
             y.vdivpd(P[2], P[2], B);
-            self.round_f64_rne17(P[2]);
+            self.round64(P[2]);
             let mut y = self.y();
             y.vcvtpd2ps(P[1], P[1]);
             y.vcvtpd2ps(P[2], P[2]);
@@ -1460,9 +1409,8 @@ impl Gen {
         // p:
         self.mulhi_u32(P[2], r, P[1]);
         // Step 6: T = EX2_TABLE[i], then mant = min(T + (T · p >> 32), 2^32 - 1).
-        let table = self
-            .a
-            .table(EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect());
+        let [table, _, _] = recipes::transcendental_tables();
+        let table = self.a.table(table);
         self.a.lea_label(RAX, table);
         let mut y = self.y();
         y.vpcmpeqd(C, C, C);
@@ -1568,12 +1516,9 @@ impl Gen {
         y.vpaddd(T3, B, c2_16);
         y.vpsrld(T3, T3, 17); // j
         y.vpor(m, B, c2_23);
-        let recip = self
-            .a
-            .table(LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect());
-        let logs = self
-            .a
-            .table(LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect());
+        let [_, recip, logs] = recipes::transcendental_tables();
+        let recip = self.a.table(recip);
+        let logs = self.a.table(logs);
         self.a.lea_label(RAX, recip);
         self.a.lea_label(RCX, logs);
         let mut y = self.y();
@@ -1781,92 +1726,178 @@ impl Gen {
 /// The host register of a value slot.
 /// The AVX2 primitives of the float recipes (`crate::recipes`): eight f32 (or four f64)
 /// lanes.
-impl Yasm<'_> {
+impl Gen {
     fn src(&mut self, b: Src<Ymm>) -> YOp {
         match b {
             Src::R(r) => YOp::Reg(r),
-            Src::K(k) => YOp::Mem(self.splat(k)),
-            Src::K64(k) => YOp::Mem(self.splat64(k)),
+            Src::K(k) => YOp::Mem(self.y().splat(k)),
+            Src::K64(k) => YOp::Mem(self.y().splat64(k)),
         }
     }
 }
 
-impl VecOps for Yasm<'_> {
+impl VecOps for Gen {
     type R = Ymm;
 
     fn and(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
         let b = self.src(b);
-        self.vandps(d, a, b);
+        self.y().vandps(d, a, b);
     }
 
     fn or(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
         let b = self.src(b);
-        self.vorps(d, a, b);
+        self.y().vorps(d, a, b);
     }
 
     fn xor(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
         let b = self.src(b);
-        self.vxorps(d, a, b);
+        self.y().vxorps(d, a, b);
     }
 
     fn andn(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
         let a = self.src(a);
-        self.vandnps(d, m, a);
+        self.y().vandnps(d, m, a);
     }
 
     fn add32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
         let b = self.src(b);
-        self.vpaddd(d, a, b);
+        self.y().vpaddd(d, a, b);
     }
 
     fn add64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
         let b = self.src(b);
-        self.vpaddq(d, a, b);
+        self.y().vpaddq(d, a, b);
     }
 
     fn shr32(&mut self, d: Ymm, a: Ymm, n: u32) {
-        self.vpsrld(d, a, n as u8);
+        self.y().vpsrld(d, a, n as u8);
     }
 
     fn shr64(&mut self, d: Ymm, a: Ymm, n: u32) {
-        self.vpsrlq(d, a, n as u8);
+        self.y().vpsrlq(d, a, n as u8);
     }
 
     fn mag(&mut self, d: Ymm, a: Ymm) {
-        let abs = self.splat(ABS);
-        self.vandps(d, a, abs);
+        let abs = self.y().splat(ABS);
+        self.y().vandps(d, a, abs);
     }
 
     fn key_gt(&mut self, d: Ymm, m: Ymm, k: u32) {
-        let k = self.splat(k);
-        self.vpcmpgtd(d, m, k);
+        let k = self.y().splat(k);
+        self.y().vpcmpgtd(d, m, k);
     }
 
     fn ordered(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.vcmpps(d, a, b, pred::ORD);
+        self.y().vcmpps(d, a, b, pred::ORD);
     }
 
     fn quiet_nan64(&mut self, d: Ymm, t: Ymm) {
-        let abs = self.splat64(ABS64);
-        let inf = self.splat64(INF64);
-        self.vandps(t, d, abs);
-        self.vpcmpgtq(t, t, inf);
-        self.select(d, t, Src::K64(QNAN64));
+        let abs = self.y().splat64(ABS64);
+        let inf = self.y().splat64(INF64);
+        let mut y = self.y();
+        y.vandps(t, d, abs);
+        y.vpcmpgtq(t, t, inf);
+        VecOps::select(self, d, t, Src::K64(QNAN64));
     }
 
     fn select(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
+        if let Src::R(r) = a {
+            self.y().vblendvps(d, d, r, m);
+            return;
+        }
         let a = self.src(a);
-        self.vandnps(d, m, d);
-        self.vandps(m, m, a);
-        self.vorps(d, d, m);
+        let mut y = self.y();
+        y.vandnps(d, m, d);
+        y.vandps(m, m, a);
+        y.vorps(d, d, m);
     }
 }
 
-impl Branching for Yasm<'_> {
+impl Arith for Gen {
+    fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    fn widen(&mut self, d: Ymm, a: Ymm, hi: bool) {
+        let s = if hi {
+            self.y().vextractf128_hi(d, a);
+            d
+        } else {
+            a
+        };
+        self.y().vcvtps2pd(d, s);
+    }
+
+    fn narrow(&mut self, d: Ymm, lo: Ymm, hi: Ymm) {
+        let mut y = self.y();
+        y.vcvtpd2ps(lo, lo);
+        y.vcvtpd2ps(hi, hi);
+        y.vinsertf128_hi(d, lo, hi);
+    }
+
+    fn op64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
+        if mul {
+            self.y().vmulpd(d, a, b);
+        } else {
+            self.y().vaddpd(d, a, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vaddps(d, a, b);
+    }
+
+    /// Inline; clobbers T1.
+    fn round64(&mut self, d: Ymm) {
+        recipes::round_f64_rne17(self, d, T1);
+    }
+
+    fn range(&mut self, v: Ymm) {
+        self.fix(v, None);
+    }
+
+    /// Inline; clobbers T0-T3.
+    fn rne17(&mut self, v: Ymm) {
+        recipes::rne17_f32(self, v, [T0, T3]);
+        self.fix(v, None);
+    }
+
+    /// Inline; clobbers T0-T3.
+    fn binop64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
+        recipes::f64_binop(self, d, a, b, mul, [T0, T1, T3, T1]);
+    }
+
+    fn floor(&mut self, d: Ymm, a: Ymm) {
+        self.y().vroundps(d, a, 0x9); // floor, no precision exception
+    }
+
+    fn fmax(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vmaxps(d, a, b);
+    }
+
+    fn fmin(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vminps(d, a, b);
+    }
+
+    fn le(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::LE);
+    }
+
+    fn lt(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::LT);
+    }
+
+    fn is_neg_inf(&mut self, d: Ymm, a: Ymm) {
+        let neg_inf = self.y().splat(SIGN | INF);
+        self.y().vpcmpeqd(d, a, neg_inf);
+    }
+}
+
+impl Branching for Gen {
     type Label = DynamicLabel;
 
     fn branch_any(&mut self, m: Ymm, l: DynamicLabel) {
-        self.vmovmskps(RAX, m);
+        self.y().vmovmskps(RAX, m);
         self.a.test_rr32(RAX, RAX);
         self.a.jne(l);
     }
@@ -2192,34 +2223,16 @@ impl LaneEmitter for Gen {
         let (d, a, b) = (ymm(d), ymm(a), ymm(b));
         match op {
             Select::Max => {
-                self.y().vmaxps(d, a, b); // a > b ? a : b
-                if self.max_rule == MaxRule::NegInfSecond {
-                    // A -inf second operand is the result (docs/float-max.md).
-                    let neg_inf = self.y().splat(SIGN | INF);
-                    let mut y = self.y();
-                    y.vmovups(T0, neg_inf);
-                    y.vcmpps(T0, b, T0, pred::EQ);
-                    y.vblendvps(d, d, b, T0);
-                }
+                let rule = self.max_rule;
+                recipes::max(self, rule, d, a, b, T0)
             }
-            Select::Min => self.y().vminps(d, a, b), // a < b ? a : b
-            Select::Sge | Select::Slt => {
-                let one = self.y().splat(ONE);
-                let mut y = self.y();
-                if op == Select::Sge {
-                    y.vcmpps(d, b, a, pred::LE); // b <= a: false for NaN
-                } else {
-                    y.vcmpps(d, a, b, pred::LT);
-                }
-                y.vandps(d, d, one);
-            }
+            Select::Min => self.fmin(d, a, b),
+            Select::Sge | Select::Slt => recipes::set_if(self, op == Select::Slt, d, a, b, d),
         }
     }
 
     fn flr(&mut self, d: V, a: V) {
-        let d = ymm(d);
-        self.y().vroundps(d, ymm(a), 0x9); // floor, no precision exception
-        self.fix_exact(d);
+        recipes::flr(self, ymm(d), ymm(a));
     }
 
     fn scalar(&mut self, op: Opcode, s: &Operand) {

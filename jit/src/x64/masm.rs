@@ -52,11 +52,13 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
-use crate::recipes::{self, Branching, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN};
+use crate::recipes::{
+    self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
+};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
-use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
@@ -94,24 +96,23 @@ enum V3 {
 /// lanes of an xmm register, VEX three-operand forms where AVX is allowed, else SSE with a
 /// copy where the destination is not the first source.
 struct XV<'a> {
-    a: &'a mut Asm,
-    avx: bool,
+    m: &'a mut X64Masm,
 }
 
 impl XV<'_> {
     fn op(&mut self, b: Src<Xmm>) -> XOp {
         match b {
             Src::R(r) => XOp::Reg(r),
-            Src::K(k) => XOp::Mem(self.a.splat(k)),
-            Src::K64(k) => XOp::Mem(self.a.splat64(k)),
+            Src::K(k) => XOp::Mem(self.m.a.splat(k)),
+            Src::K64(k) => XOp::Mem(self.m.a.splat64(k)),
         }
     }
 
     /// `d = a op b`: the VEX form with AVX (only forms without an immediate: dynasm
     /// mis-encodes the VEX imm8 ones), else a copy and the SSE form.
     fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: XOp) {
-        let x = &mut *self.a;
-        if self.avx {
+        let x = &mut self.m.a;
+        if self.m.avx {
             match op {
                 V3::And => x.vandps(d, a, b),
                 V3::Or => x.vorps(d, a, b),
@@ -143,27 +144,27 @@ impl XV<'_> {
         let b = self.op(b);
         if d != a && b == XOp::Reg(d) {
             assert!(commutes, "SSE form would clobber the source");
-            f(self.a, d, XOp::Reg(a));
+            f(&mut self.m.a, d, XOp::Reg(a));
             return;
         }
         if d != a {
-            self.a.movaps(d, a);
+            self.m.a.movaps(d, a);
         }
-        f(self.a, d, b);
+        f(&mut self.m.a, d, b);
     }
 
     /// A shift by an immediate, in place after a copy.
     fn shift(&mut self, f: fn(&mut Asm, Xmm, u8), d: Xmm, a: Xmm, n: u32) {
         if d != a {
-            self.a.movaps(d, a);
+            self.m.a.movaps(d, a);
         }
-        f(self.a, d, n as u8);
+        f(&mut self.m.a, d, n as u8);
     }
 
     /// A commutative operation with a VEX form.
     fn c3(&mut self, op: V3, d: Xmm, a: Xmm, b: Src<Xmm>) {
         match b {
-            Src::R(r) if r == d && !self.avx => self.v3(op, d, d, XOp::Reg(a)),
+            Src::R(r) if r == d && !self.m.avx => self.v3(op, d, d, XOp::Reg(a)),
             _ => {
                 let b = self.op(b);
                 self.v3(op, d, a, b)
@@ -189,12 +190,12 @@ impl VecOps for XV<'_> {
 
     fn andn(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
         let a = self.op(a);
-        if self.avx || d == m || a != XOp::Reg(d) {
+        if self.m.avx || d == m || a != XOp::Reg(d) {
             self.v3(V3::AndN, d, m, a);
         } else {
             // `d` is `a`: the SSE form writes `m`.
-            self.a.andnps(m, a);
-            self.a.movaps(d, m);
+            self.m.a.andnps(m, a);
+            self.m.a.movaps(d, m);
         }
     }
 
@@ -215,31 +216,34 @@ impl VecOps for XV<'_> {
     }
 
     fn mag(&mut self, d: Xmm, a: Xmm) {
-        let abs = self.a.splat(ABS);
+        let abs = self.m.a.splat(ABS);
         self.v3(V3::And, d, a, abs.into());
     }
 
     fn key_gt(&mut self, d: Xmm, m: Xmm, k: u32) {
-        let k = self.a.splat(k);
+        let k = self.m.a.splat(k);
         self.v3(V3::Gt, d, m, k.into());
     }
 
     fn ordered(&mut self, d: Xmm, a: Xmm, b: Xmm) {
         let (a, b) = if d == b { (b, a) } else { (a, b) };
         if d != a {
-            self.a.movaps(d, a);
+            self.m.a.movaps(d, a);
         }
-        self.a.cmpps(d, b, 7);
+        self.m.a.cmpps(d, b, 7);
     }
 
     fn quiet_nan64(&mut self, d: Xmm, t: Xmm) {
-        self.a.movaps(t, d);
-        self.a.cmppd(t, d, 3); // unordered
+        self.m.a.movaps(t, d);
+        self.m.a.cmppd(t, d, 3); // unordered
         self.select(d, t, Src::K64(QNAN64));
     }
 
     fn select(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
-        if self.avx {
+        if a == Src::R(d) {
+            return;
+        }
+        if self.m.avx {
             self.v3(V3::AndN, d, m, XOp::Reg(d));
             let a = self.op(a);
             self.v3(V3::And, m, m, a);
@@ -254,17 +258,128 @@ impl VecOps for XV<'_> {
     }
 }
 
+impl Arith for XV<'_> {
+    fn mode(&self) -> FloatMode {
+        self.m.mode
+    }
+
+    fn widen(&mut self, d: Xmm, a: Xmm, hi: bool) {
+        // The high half moves down first (`movhlps`); `cvtps2pd` converts the low two lanes.
+        let s = if hi {
+            self.m.a.movhlps(d, a);
+            d
+        } else {
+            a
+        };
+        self.m.a.cvtps2pd(d, s);
+    }
+
+    fn narrow(&mut self, d: Xmm, lo: Xmm, hi: Xmm) {
+        let x = &mut self.m.a;
+        x.cvtpd2ps(d, lo);
+        x.cvtpd2ps(hi, hi);
+        x.movlhps(d, hi);
+    }
+
+    fn op64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
+        debug_assert_eq!(d, a);
+        if mul {
+            self.m.a.mulpd(d, b);
+        } else {
+            self.m.a.addpd(d, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert_eq!(d, a);
+        self.m.a.addps(d, b);
+    }
+
+    fn round64(&mut self, d: Xmm) {
+        self.m.outline(Stub::RoundF64(d));
+    }
+
+    fn range(&mut self, v: Xmm) {
+        self.m.fixup_inline(v, None);
+    }
+
+    fn rne17(&mut self, v: Xmm) {
+        self.m.outline(Stub::FixupRne17(v));
+    }
+
+    /// A shared subroutine per register pair (`Stub::F64Binop`), in place on `a`.
+    fn binop64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
+        debug_assert_eq!(d, a);
+        self.m.outline(Stub::F64Binop(a, b, mul));
+    }
+
+    fn floor(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.roundps(d, a, 0x9); // floor, precision exception suppressed
+    }
+
+    fn fmax(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.sse(Asm::maxps, d, a, Src::R(b), false);
+    }
+
+    fn fmin(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.sse(Asm::minps, d, a, Src::R(b), false);
+    }
+
+    fn le(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert!(d != b);
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 2);
+    }
+
+    fn lt(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert!(d != b);
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 1);
+    }
+
+    fn is_neg_inf(&mut self, d: Xmm, a: Xmm) {
+        self.sse(Asm::pcmpeqd, d, a, Src::K(SIGN | INF), false);
+    }
+}
+
+impl Horizontal for XV<'_> {
+    fn hadd64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert_eq!(d, a);
+        self.m.a.haddpd(d, b);
+    }
+
+    fn narrow_lo(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.cvtpd2ps(d, a);
+    }
+
+    fn broadcast0(&mut self, v: Xmm) {
+        self.m.a.shufps(v, v, 0);
+    }
+
+    fn swap_pairs(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.pshufd(d, a, 0xB1);
+    }
+
+    fn swap_halves(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.pshufd(d, a, 0x4E);
+    }
+}
+
 impl Branching for XV<'_> {
     type Label = DynamicLabel;
 
     fn branch_any(&mut self, m: Xmm, l: DynamicLabel) {
-        self.a.movmskps(RAX, m);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(l);
+        self.m.a.movmskps(RAX, m);
+        self.m.a.test_rr32(RAX, RAX);
+        self.m.a.jne(l);
     }
 
     fn three_operand(&self) -> bool {
-        self.avx
+        self.m.avx
     }
 }
 
@@ -462,10 +577,7 @@ impl X64Masm {
 
     /// The recipes' view of this emitter (`crate::recipes`).
     fn xv(&mut self) -> XV<'_> {
-        XV {
-            a: &mut self.a,
-            avx: self.avx,
-        }
+        XV { m: self }
     }
 
     /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
@@ -532,18 +644,6 @@ impl X64Masm {
     pub fn fixup_f32(&mut self, v: Xmm) {
         debug_assert!(self.mode == FloatMode::F32);
         self.fixup_inline(v, None);
-    }
-
-    fn round_f64_rne17(&mut self, d: Xmm) {
-        self.outline(Stub::RoundF64(d));
-    }
-
-    fn fixup_rne17_f32(&mut self, v: Xmm) {
-        self.outline(Stub::FixupRne17(v));
-    }
-
-    fn f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
-        self.outline(Stub::F64Binop(a, b, mul));
     }
 
     /// RSQ of the flushed lane 0 of `v`, following the proven recipes of
@@ -696,7 +796,7 @@ impl X64Masm {
     /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
     /// `picajit_interp::float::transcendental` step by step (tables in the constant pool).
     fn body_ex2(&mut self, v: Xmm) {
-        let table: Vec<u8> = EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let [table, _, _] = recipes::transcendental_tables();
         let table = self.a.table(table);
         let [b1, b2, b3, b4] = EX2_POLY;
         let (nan, sat, zero_x, right, have_x, pos) = (
@@ -791,8 +891,7 @@ impl X64Masm {
     /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
     /// `picajit_interp::float::transcendental` step by step.
     fn body_lg2(&mut self, v: Xmm) {
-        let recip: Vec<u8> = LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let logs: Vec<u8> = LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let [_, recip, logs] = recipes::transcendental_tables();
         let recip = self.a.table(recip);
         let logs = self.a.table(logs);
         let (nan, pinf, ninf, pos, back) = (
@@ -911,49 +1010,20 @@ impl X64Masm {
         }
     }
 
-    /// The mode's rounding of an f32 result computed on flushed inputs with the mode's MXCSR
-    /// (F24 RTZ, F32) or exactly (F24 RNE: FLR).
+    /// The mode's rounding of an f32 result (`recipes::fixup_mode`).
     fn fixup_mode(&mut self, v: Xmm) {
-        match self.mode {
-            FloatMode::F24(Rounding::TowardZero) => self.fixup_rtz(v),
-            FloatMode::F24(Rounding::NearestEven) => self.fixup_rne17_f32(v),
-            FloatMode::F32 => self.fixup_f32(v),
-        }
+        recipes::fixup_mode(&mut self.xv(), v);
     }
 
-    /// F24 RNE lane-wise `a = round(a op b)` through f64 (`op` = addpd or mulpd).
-    fn body_f64_binop(&mut self, a_: Xmm, b: Xmm, mul: bool) {
-        let a = &mut self.a;
-        a.cvtps2pd(S1, a_);
-        a.movhlps(S0, a_);
-        a.cvtps2pd(S2, S0);
-        a.cvtps2pd(S3, b);
-        a.movhlps(S0, b);
-        a.cvtps2pd(S4, S0);
-        if mul {
-            a.mulpd(S1, S3);
-            a.mulpd(S2, S4);
-        } else {
-            a.addpd(S1, S3);
-            a.addpd(S2, S4);
-        }
-        self.round_f64_rne17(S1);
-        self.round_f64_rne17(S2);
-        let a = &mut self.a;
-        a.cvtpd2ps(a_, S1);
-        a.cvtpd2ps(S0, S2);
-        a.movlhps(a_, S0);
-        self.fixup_rtz(a_);
+    /// F24 RNE lane-wise `a = round(a op b)` through f64 (`recipes::f64_binop`; the body of
+    /// `Stub::F64Binop`).
+    fn body_f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
+        recipes::f64_binop(&mut self.xv(), a, a, b, mul, [S1, S3, S2, S4]);
     }
 
     /// Lane-wise add of two flushed operands (or mode results) into `a`.
     fn add_flushed(&mut self, a: Xmm, b: Xmm) {
-        if self.is_rne() {
-            self.f64_binop(a, b, false);
-        } else {
-            self.a.addps(a, b);
-            self.fixup_mode(a);
-        }
+        recipes::add(&mut self.xv(), a, a, b);
     }
 
     /// `float::mul` lane-wise: `a = mul(a, b)`. Clobbers `b` (flushed in place).
@@ -962,7 +1032,7 @@ impl X64Masm {
         self.flush(b);
         if self.is_rne() {
             self.xv().ordered(S5, a, b);
-            self.f64_binop(a, b, true);
+            self.xv().binop64(a, a, b, true);
             recipes::inf_times_zero(&mut self.xv(), a, a, S5, S0);
         } else {
             // The product goes to S5; the fix-up writes the result over `a`, whose old value
@@ -972,34 +1042,10 @@ impl X64Masm {
         }
     }
 
-    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`.
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`
+    /// (`recipes::pairwise_sum`).
     fn pairwise_sum(&mut self, p: Xmm) {
-        if self.is_rne() {
-            let a = &mut self.a;
-            a.cvtps2pd(S1, p);
-            a.movhlps(S0, p);
-            a.cvtps2pd(S2, S0);
-            a.haddpd(S1, S2); // (p0+p1, p2+p3)
-            self.round_f64_rne17(S1);
-            self.a.cvtpd2ps(p, S1);
-            self.fixup_rtz(p);
-            let a = &mut self.a;
-            a.cvtps2pd(S1, p);
-            a.haddpd(S1, S1);
-            self.round_f64_rne17(S1);
-            self.a.cvtpd2ps(p, S1);
-            self.fixup_rtz(p);
-            self.a.shufps(p, p, 0);
-        } else {
-            // Shuffle + add instead of haddps (several uops on most cores); lane 0 computes
-            // p0 + p1 in that operand order, as the model does.
-            self.a.pshufd(S3, p, 0xB1);
-            self.a.addps(p, S3); // (p0+p1, p1+p0, p2+p3, p3+p2)
-            self.fixup_mode(p);
-            self.a.pshufd(S3, p, 0x4E);
-            self.a.addps(p, S3); // every lane: (p0+p1) + (p2+p3)
-            self.fixup_mode(p);
-        }
+        recipes::pairwise_sum(&mut self.xv(), p, [S1, S2]);
     }
 
     fn src_mem(&mut self, loc: SrcLoc) -> (Mem, bool) {
@@ -1316,38 +1362,17 @@ impl MacroAssembler for X64Masm {
                 self.mov(d, x);
             }
             BinaryKind::Max => {
-                self.a.maxps(x, y);
-                if self.max_rule == MaxRule::NegInfSecond {
-                    // A -inf second operand is the result (docs/float-max.md): x where y is
-                    // not -inf, y where it is.
-                    let neg_inf = self.c(SIGN | INF);
-                    self.a.movaps(S0, y);
-                    self.a.pcmpeqd(S0, neg_inf);
-                    self.a.movaps(S1, S0);
-                    self.a.andps(S1, y);
-                    self.a.andnps(S0, x);
-                    self.a.orps(S0, S1);
-                    self.mov(x, S0);
-                }
+                let rule = self.max_rule;
+                recipes::max(&mut self.xv(), rule, x, x, y, S0);
                 self.mov(d, x);
             }
             BinaryKind::Min => {
-                self.a.minps(x, y);
+                self.xv().fmin(x, x, y);
                 self.mov(d, x);
             }
-            BinaryKind::Sge => {
-                let one = self.c(ONE);
-                self.a.movaps(S0, y);
-                self.a.cmpps(S0, x, 2); // b <= a: false for NaN
-                self.a.andps(S0, one);
-                self.a.movaps(d, S0);
-            }
-            BinaryKind::Slt => {
-                let one = self.c(ONE);
-                self.a.movaps(S0, x);
-                self.a.cmpps(S0, y, 1);
-                self.a.andps(S0, one);
-                self.a.movaps(d, S0);
+            BinaryKind::Sge | BinaryKind::Slt => {
+                let slt = kind == BinaryKind::Slt;
+                recipes::set_if(&mut self.xv(), slt, d, x, y, S0);
             }
         }
     }
@@ -1390,8 +1415,7 @@ impl MacroAssembler for X64Masm {
     fn flr(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
         self.flush(x);
-        self.a.roundps(x, x, 0x9); // floor, precision exception suppressed
-        self.fixup_mode(x);
+        recipes::flr(&mut self.xv(), x, x);
         self.mov(d, x);
     }
 
@@ -1405,7 +1429,7 @@ impl MacroAssembler for X64Masm {
                     self.a.cvtss2sd(S0, x);
                     self.a.movaps(S1, one);
                     self.a.divsd(S1, S0);
-                    self.round_f64_rne17(S1);
+                    self.xv().round64(S1);
                     self.a.cvtpd2ps(x, S1);
                     self.fixup_rtz(x);
                 } else {
