@@ -78,6 +78,11 @@ pub trait VecOps {
 
     /// `d = a & b`
     fn and(&mut self, d: Self::R, a: Self::R, b: Src<Self::R>);
+    /// `d = a & b` on integer data (a host with separate integer and float bypass domains
+    /// keeps integer chains in the integer one).
+    fn and_int(&mut self, d: Self::R, a: Self::R, b: Src<Self::R>) {
+        self.and(d, a, b);
+    }
     /// `d = a | b`
     fn or(&mut self, d: Self::R, a: Self::R, b: Src<Self::R>);
     /// `d = a ^ b`
@@ -199,10 +204,10 @@ pub fn rne17_f32<E: VecOps>(e: &mut E, v: E::R, t: [E::R; 2]) {
     let [t0, t1] = t;
     e.mag_gt(t1, v, INF); // NaN lanes
     e.shr32(t0, v, 7);
-    e.and(t0, t0, Src::K(1));
+    e.and_int(t0, t0, Src::K(1));
     e.add32(t0, t0, Src::K(0x3F));
     e.add32(v, v, Src::R(t0));
-    e.and(v, v, Src::K(TRUNC17));
+    e.and_int(v, v, Src::K(TRUNC17));
     e.select(v, t1, Src::K(CANONICAL_NAN_BITS));
 }
 
@@ -212,10 +217,10 @@ pub fn round_f64<E: VecOps>(e: &mut E, d: E::R, prec: u32, t: E::R) {
     let drop = 53 - prec;
     e.quiet_nan64(d, t);
     e.shr64(t, d, drop);
-    e.and(t, t, Src::K64(1));
+    e.and_int(t, t, Src::K64(1));
     e.add64(t, t, Src::K64((1 << (drop - 1)) - 1));
     e.add64(d, d, Src::R(t));
-    e.and(d, d, Src::K64(!((1u64 << drop) - 1)));
+    e.and_int(d, d, Src::K64(!((1u64 << drop) - 1)));
 }
 
 /// [`round_f64`] to the f24 grid (17 bits).
@@ -322,16 +327,20 @@ pub trait Arith: VecOps {
 }
 
 /// `d = round(a op b)` lane-wise through f64 (`op`: true = multiply, false = add; exact
-/// products and sums of f24 values), then the mode's range rules. `d` may be `a` or `b`;
-/// `t` (two temporaries per half: `a`'s and `b`'s) must differ from them.
+/// products and sums of f24 values), then the mode's range rules. `d` may be `a` or `b`; `t`
+/// (`a`'s low and high halves, then `b`'s) must differ from them. Both halves are computed
+/// before either is rounded: the per-vertex code is latency-bound.
 pub fn f64_binop<E: Arith>(e: &mut E, d: E::R, a: E::R, b: E::R, mul: bool, t: [E::R; 4]) {
-    for (hi, [x, y]) in [(false, [t[0], t[1]]), (true, [t[2], t[3]])] {
-        e.widen(x, a, hi);
-        e.widen(y, b, hi);
-        e.op64(x, x, y, mul);
-        e.round64(x);
-    }
-    e.narrow(d, t[0], t[2]);
+    let [alo, ahi, blo, bhi] = t;
+    e.widen(alo, a, false);
+    e.widen(ahi, a, true);
+    e.widen(blo, b, false);
+    e.widen(bhi, b, true);
+    e.op64(alo, alo, blo, mul);
+    e.op64(ahi, ahi, bhi, mul);
+    e.round64(alo);
+    e.round64(ahi);
+    e.narrow(d, alo, ahi);
     e.range(d);
 }
 

@@ -192,7 +192,7 @@ impl Arith for QV<'_> {
 
     /// Inline; clobbers T0-T7.
     fn binop64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
-        recipes::f64_binop(self, d, a, b, mul, [T4, T6, T5, T7]);
+        recipes::f64_binop(self, d, a, b, mul, [T4, T5, T6, T7]);
     }
 
     fn floor(&mut self, d: Vreg, a: Vreg) {

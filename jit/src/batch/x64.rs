@@ -87,6 +87,7 @@ use crate::recipes::{
 };
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
+use crate::x64::masm::mode_mxcsr;
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
@@ -111,10 +112,6 @@ const INF64: u64 = 0x7FF0_0000_0000_0000;
 const ULP17: u64 = F24_ULP_F64;
 /// f64 bits with the fraction bits below the 17-bit grid cleared.
 const GRID17: u64 = F24_GRID_F64;
-
-const MXCSR_DEFAULT: u32 = 0x1F80;
-const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
-const MXCSR_FTZ: u32 = 0x1F80 | 0x8000;
 
 /// Source components.
 const A: Ymm = Ymm(0);
@@ -171,14 +168,6 @@ struct Operand {
 struct Cold {
     v: Ymm,
     mul: Option<(Ymm, Ymm)>,
-}
-
-fn mode_mxcsr(mode: FloatMode) -> u32 {
-    match mode {
-        FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
-        FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
-        FloatMode::F32 => MXCSR_FTZ,
-    }
 }
 
 fn bank_off(bank: i32, reg: u8) -> i32 {
@@ -1754,6 +1743,11 @@ impl VecOps for Gen {
         self.y().vxorps(d, a, b);
     }
 
+    fn and_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        self.y().vpand(d, a, b);
+    }
+
     fn andn(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
         let a = self.src(a);
         self.y().vandnps(d, m, a);
@@ -1864,7 +1858,7 @@ impl Arith for Gen {
 
     /// Inline; clobbers T0-T3.
     fn binop64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
-        recipes::f64_binop(self, d, a, b, mul, [T0, T1, T3, T1]);
+        recipes::f64_binop(self, d, a, b, mul, [T0, T3, T1, T2]);
     }
 
     fn floor(&mut self, d: Ymm, a: Ymm) {

@@ -188,6 +188,10 @@ impl VecOps for XV<'_> {
         self.sse(Asm::xorps, d, a, b, true);
     }
 
+    fn and_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::pand, d, a, b, true);
+    }
+
     fn andn(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
         let a = self.op(a);
         if self.m.avx || d == m || a != XOp::Reg(d) {
@@ -485,7 +489,8 @@ fn val(v: Val) -> Xmm {
     VALS[v.0 as usize]
 }
 
-fn mode_mxcsr(mode: FloatMode) -> u32 {
+/// The MXCSR value of a float mode's arithmetic (both x86-64 emitters load it).
+pub(crate) fn mode_mxcsr(mode: FloatMode) -> u32 {
     match mode {
         FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
         FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
@@ -1018,7 +1023,7 @@ impl X64Masm {
     /// F24 RNE lane-wise `a = round(a op b)` through f64 (`recipes::f64_binop`; the body of
     /// `Stub::F64Binop`).
     fn body_f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
-        recipes::f64_binop(&mut self.xv(), a, a, b, mul, [S1, S3, S2, S4]);
+        recipes::f64_binop(&mut self.xv(), a, a, b, mul, [S1, S2, S3, S4]);
     }
 
     /// Lane-wise add of two flushed operands (or mode results) into `a`.
