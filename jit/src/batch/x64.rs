@@ -1723,44 +1723,43 @@ impl Gen {
             Src::K64(k) => YOp::Mem(self.y().splat64(k)),
         }
     }
+
+    /// A three-operand form with the recipe's second source.
+    fn rrr(&mut self, f: fn(&mut Yasm<'_>, Ymm, Ymm, YOp), d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        f(&mut self.y(), d, a, b);
+    }
 }
 
 impl VecOps for Gen {
     type R = Ymm;
 
     fn and(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        self.y().vandps(d, a, b);
+        self.rrr(|y, d, a, b| y.vandps(d, a, b), d, a, b);
     }
 
     fn or(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        self.y().vorps(d, a, b);
+        self.rrr(|y, d, a, b| y.vorps(d, a, b), d, a, b);
     }
 
     fn xor(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        self.y().vxorps(d, a, b);
+        self.rrr(|y, d, a, b| y.vxorps(d, a, b), d, a, b);
     }
 
     fn and_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        self.y().vpand(d, a, b);
+        self.rrr(|y, d, a, b| y.vpand(d, a, b), d, a, b);
     }
 
     fn andn(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
-        let a = self.src(a);
-        self.y().vandnps(d, m, a);
+        self.rrr(|y, d, m, a| y.vandnps(d, m, a), d, m, a);
     }
 
     fn add32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        self.y().vpaddd(d, a, b);
+        self.rrr(|y, d, a, b| y.vpaddd(d, a, b), d, a, b);
     }
 
     fn add64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        self.y().vpaddq(d, a, b);
+        self.rrr(|y, d, a, b| y.vpaddq(d, a, b), d, a, b);
     }
 
     fn shr32(&mut self, d: Ymm, a: Ymm, n: u32) {

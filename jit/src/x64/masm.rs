@@ -268,9 +268,11 @@ impl Arith for XV<'_> {
     }
 
     fn widen(&mut self, d: Xmm, a: Xmm, hi: bool) {
-        // The high half moves down first (`movhlps`); `cvtps2pd` converts the low two lanes.
+        // The high half moves down first; `cvtps2pd` converts the low two lanes. `pshufd`
+        // writes all of `d` (`movhlps d, a` would keep d's high half, a false dependency on
+        // its last writer that chained one-vertex F24 RNE operations: 5-25% slower).
         let s = if hi {
-            self.m.a.movhlps(d, a);
+            self.m.a.pshufd(d, a, 0xEE);
             d
         } else {
             a
