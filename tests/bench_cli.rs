@@ -46,15 +46,17 @@ const TINY: &[&str] = &[
 /// Whether the x86-64 JIT runs the example `name` eight invocations per group on this host,
 /// as the JIT decides: vertex-shader batches, point-mode geometry draws (`run_points`).
 fn has_lanes(name: &str) -> bool {
+    EngineKind::X64.runs_here() && has_lanes_on(name, picajit_jit::Backend::X64)
+}
+
+/// Whether `backend` has eight-lane code for the example `name` (generated, whether or not
+/// this host runs it).
+fn has_lanes_on(name: &str, backend: picajit_jit::Backend) -> bool {
     let w = Workload::examples()
         .expect("examples assemble")
         .into_iter()
         .find(|w| w.name == name)
         .expect("an example");
-    let backend = picajit_jit::Backend::X64;
-    if !EngineKind::X64.runs_here() {
-        return false;
-    }
     let features = picajit_jit::HostFeatures::for_backend(backend);
     let code = picajit_jit::compile(&w.program, FloatMode::default(), backend, features)
         .expect("the examples compile");
@@ -148,10 +150,11 @@ fn bench_writes_json_and_svg_for_every_example() {
             assert!(c["compile_us"].as_f64().unwrap_or(-1.0) >= 0.0, "{c}");
         }
         // The 8-lane code is reported beside the per-vertex code where it exists (AArch64:
-        // vertex shaders, whether this host runs the code or only generates it).
+        // vertex shaders and point-mode geometry shaders, whether this host runs the code
+        // or only generates it).
         let name = c["shader"].as_str().unwrap_or("");
         let lanes = (c["engine"] == "x64" && has_lanes(name))
-            || (c["engine"] == "a64" && name.ends_with(".v.pica"));
+            || (c["engine"] == "a64" && has_lanes_on(name, picajit_jit::Backend::A64));
         if lanes {
             assert!(c["lane_code_bytes"].as_u64().unwrap_or(0) > 0, "{c}");
             assert!(c["lane_compile_us"].as_f64().unwrap_or(-1.0) > 0.0, "{c}");

@@ -1387,3 +1387,66 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
         }
     }
 }
+
+/// What the NEON batch code executes per vertex, counted under the emulator (x86-64 hosts):
+/// every instruction, the broadcast uniform reads and the budget checks, which an eight-lane
+/// variant (two q registers per component, one body run per group instead of two halves)
+/// would execute once per group instead of once per half. The per-vertex code's count is
+/// beside it. `cargo test --test jit_batch a64_instructions -- --nocapture` prints the table
+/// DEVELOPERS.md quotes ("NEON: four lanes per body run").
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn a64_instructions_per_vertex() {
+    use picajit_jit::a64::emulator::count_instructions;
+    let workloads = Workload::examples().unwrap();
+    let n = 256;
+    eprintln!(
+        "| shader | lane code bytes | per vertex: total | broadcast | budget | per-vertex code |"
+    );
+    for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
+        let mode = F24Z;
+        let shader = compile_on(&w.program, mode, Backend::A64);
+        let uniforms = w.uniforms(mode);
+        let inputs = w.inputs(mode, n);
+        let mut out = vec![[[0.0f32; 4]; 16]; n];
+        // Generated and loaded before counting.
+        shader
+            .run_batch(&inputs, &mut out, &uniforms, 1 << 20)
+            .unwrap();
+        let before = shader.batch_stats();
+        count_instructions(true);
+        shader
+            .run_batch(&inputs, &mut out, &uniforms, 1 << 20)
+            .unwrap();
+        let c = count_instructions(false);
+        let s = shader.batch_stats();
+        assert_eq!(
+            s.groups - before.groups,
+            (n / 8) as u64,
+            "{}: {s:?}",
+            w.name
+        );
+        // The per-vertex code, for comparison: batches shorter than a group run per vertex.
+        count_instructions(true);
+        let mut one = vec![[[0.0f32; 4]; 16]; 7];
+        shader
+            .run_batch(&inputs[..7], &mut one, &uniforms, 1 << 20)
+            .unwrap();
+        let p = count_instructions(false);
+        assert!(
+            c.total > 0 && c.broadcast > 0 && c.budget > 0 && p.total > 0,
+            "{}: {c:?}",
+            w.name
+        );
+        let per = |x: u64, k: usize| x as f64 / k as f64;
+        eprintln!(
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {:.0} |",
+            w.name,
+            shader.batch_code().0.len(),
+            per(c.total, n),
+            per(c.broadcast, n),
+            per(c.budget, n),
+            per(p.total, 7),
+        );
+    }
+}

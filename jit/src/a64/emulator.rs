@@ -82,6 +82,31 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 thread_local! {
     static EMU: RefCell<Option<Emu>> = const { RefCell::new(None) };
     static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static COUNTS: std::cell::Cell<InstructionCounts> =
+        const { std::cell::Cell::new(InstructionCounts { total: 0, broadcast: 0, budget: 0 }) };
+}
+
+/// AArch64 instructions emulated calls on this thread executed while counting was on
+/// ([`count_instructions`]): a measurement of generated code (what the bench table cannot
+/// time without AArch64 hardware), not used by the runtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstructionCounts {
+    /// Every instruction.
+    pub total: u64,
+    /// Broadcast reads of one value for all lanes: `ldr s` with an immediate offset and
+    /// `dup v.4s, v.s[0]` (uniform reads of the multi-vertex code).
+    pub broadcast: u64,
+    /// Budget checks of the multi-vertex code: `subs x24, x24, #n` and the branch after it.
+    pub budget: u64,
+}
+
+/// Start counting the instructions emulated calls on this thread execute (from zero), or
+/// stop; returns the counts so far. Counting runs a hook per instruction: measurement only.
+pub fn count_instructions(on: bool) -> InstructionCounts {
+    let counts = COUNTS.with(|c| c.replace(InstructionCounts::default()));
+    COUNTING.with(|c| c.set(on));
+    counts
 }
 
 /// Why the last emulated call on this thread failed, if it did (diagnostics).
@@ -233,8 +258,38 @@ impl Emu {
             .map_err(|e| err("lr", e))?;
         uc.reg_write(RegisterARM64::FPCR, 0)
             .map_err(|e| err("fpcr", e))?;
-        uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap)
-            .map_err(|e| err("emu_start", e))?;
+        let hook = if COUNTING.with(|c| c.get()) {
+            let h = uc
+                .add_code_hook(CODE_BASE, CODE_BASE + CODE_MAX as u64 - 1, |uc, addr, _| {
+                    let mut word = [0u8; 4];
+                    let w = match uc.mem_read(addr, &mut word) {
+                        Ok(()) => u32::from_le_bytes(word),
+                        Err(_) => 0,
+                    };
+                    COUNTS.with(|c| {
+                        let mut n = c.get();
+                        n.total += 1;
+                        // LDR St, [Xn, #imm]; DUP Vd.4S, Vn.S[0].
+                        if w & 0xFFC0_0000 == 0xBD40_0000 || w & 0xFFFF_FC00 == 0x4E04_0400 {
+                            n.broadcast += 1;
+                        }
+                        // SUBS X24, X24, #imm (and the B.LO after it).
+                        if w & 0xFFC0_03FF == 0xF100_0318 {
+                            n.budget += 2;
+                        }
+                        c.set(n);
+                    });
+                })
+                .map_err(|e| err("hook", e))?;
+            Some(h)
+        } else {
+            None
+        };
+        let started = uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap);
+        if let Some(h) = hook {
+            uc.remove_hook(h).map_err(|e| err("unhook", e))?;
+        }
+        started.map_err(|e| err("emu_start", e))?;
         let pc = uc.pc_read().map_err(|e| err("pc", e))?;
         if pc != SENTINEL {
             return Err(format!(
