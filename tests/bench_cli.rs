@@ -93,7 +93,15 @@ fn bench_writes_json_and_svg_for_every_example() {
     assert_eq!(disc["emitted_per_invocation"].as_f64(), Some(34.0));
 
     let results = v["results"].as_array().expect("results");
-    let host_jit = EngineKind::X64.runs_here().then_some("x64");
+    // The host's JIT: x86-64 here, or AArch64 natively (`scripts/test-aarch64.sh`), where
+    // its NEON 8-lane code runs vertex batches and point-mode draws.
+    let host_jit = if EngineKind::X64.runs_here() {
+        Some(("x64", picajit_jit::Backend::X64))
+    } else {
+        EngineKind::A64
+            .runs_here()
+            .then_some(("a64", picajit_jit::Backend::A64))
+    };
     for (name, _) in EXAMPLES {
         for float in ["f24-rtz", "f24-rne", "f32"] {
             for batch in [1, 8] {
@@ -117,7 +125,7 @@ fn bench_writes_json_and_svg_for_every_example() {
                     per_instr > 0.0 && per_instr < per_vertex,
                     "ns per instruction is ns per vertex over the instruction count: {interp}"
                 );
-                if let Some(jit) = host_jit {
+                if let Some((jit, backend)) = host_jit {
                     let r = cell(jit).expect("host JIT measured");
                     assert!(r["error"].is_null(), "{r}");
                     assert!(r["speedup_vs_interp"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
@@ -126,7 +134,7 @@ fn bench_writes_json_and_svg_for_every_example() {
                     // Batches of eight invocations go to the 8-lane path where the JIT has
                     // one for the shader (vertex batches, point-mode geometry draws);
                     // `branches` diverges within groups there.
-                    let lanes = batch == 8 && has_lanes(name);
+                    let lanes = batch == 8 && has_lanes_on(name, backend);
                     if lanes {
                         let groups = r["lane_groups"].as_u64().expect("lane counters");
                         let reruns = r["lane_reruns"].as_u64().expect("lane counters");

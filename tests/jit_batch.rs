@@ -1450,3 +1450,176 @@ fn a64_instructions_per_vertex() {
         );
     }
 }
+
+/// The C ABI's point-mode draw (`picajit_geometry_run_points`) reaches the eight-lane
+/// geometry code of both JITs (AArch64 under the emulator here): `picajit_shader_get_info`
+/// reports the 8-lane path, and the emitted vertices, their flags and the instruction count
+/// equal the interpreter's through the same calls, for each point-mode example.
+#[test]
+fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
+    use picajit::capi::*;
+    use std::ptr::null_mut;
+    let mut jits = vec![PicajitBackend::PICAJIT_BACKEND_A64];
+    if backends().contains(&Backend::X64) {
+        jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
+    }
+    let mut seen = 0;
+    for w in Workload::examples()
+        .expect("examples")
+        .into_iter()
+        .filter(|w| {
+            w.kind() == ShaderKind::Geometry
+                && w.gs_mode == picajit::interp::program::GsInputMode::Point
+        })
+    {
+        seen += 1;
+        let (name, src) = picajit::bench::EXAMPLES
+            .iter()
+            .find(|(n, _)| *n == w.name)
+            .expect("example source");
+        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: src }])
+            .expect("assembles")
+            .to_bytes();
+        let n = 203;
+        let inputs: Vec<f32> = w
+            .inputs(F24Z, n)
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
+        let table = w.uniforms(F24Z);
+        let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
+        // SAFETY (whole block): every pointer passed is a live local of the right size, and
+        // every handle comes from the library and is destroyed once.
+        let run = |backend: PicajitBackend| unsafe {
+            let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
+            assert_eq!(
+                picajit_engine_config_init(&mut cfg),
+                PicajitStatus::PICAJIT_OK
+            );
+            cfg.backend = backend as u32;
+            let mut engine = null_mut();
+            assert_eq!(
+                picajit_engine_create(&cfg, &mut engine),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut shader = null_mut();
+            assert_eq!(
+                picajit_shader_load_shbin(
+                    engine,
+                    shbin.as_ptr().cast(),
+                    shbin.len(),
+                    0,
+                    &mut shader
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut uniforms = null_mut();
+            assert_eq!(
+                picajit_uniforms_create(engine, &mut uniforms),
+                PicajitStatus::PICAJIT_OK
+            );
+            assert_eq!(
+                picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
+                PicajitStatus::PICAJIT_OK
+            );
+            for (i, v) in (0..4u32).map(|i| (i, table.int(i as usize))) {
+                assert_eq!(
+                    picajit_uniforms_set_int(uniforms, i, v.as_ptr()),
+                    PicajitStatus::PICAJIT_OK
+                );
+            }
+            assert_eq!(
+                picajit_uniforms_set_bools(uniforms, table.bools() & !(1 << 15)),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut geometry = null_mut();
+            assert_eq!(
+                picajit_geometry_create(&mut geometry),
+                PicajitStatus::PICAJIT_OK
+            );
+            assert_eq!(
+                picajit_geometry_set_mode(geometry, 0, 0, 0),
+                PicajitStatus::PICAJIT_OK
+            );
+            let layout = PicajitVertexLayout {
+                format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
+                flags: 0,
+                mask: 0xFFFF,
+                stride: 256,
+            };
+            let mut stats = PicajitRunStats::default();
+            assert_eq!(
+                picajit_geometry_run_points(
+                    geometry,
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs.as_ptr().cast(),
+                    n,
+                    &mut stats,
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut pending = 0;
+            assert_eq!(
+                picajit_geometry_pending(geometry, &mut pending),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut out = vec![0f32; 64 * pending];
+            let mut infos = vec![std::mem::zeroed::<PicajitEmitInfo>(); pending];
+            let mut taken = 0;
+            assert_eq!(
+                picajit_geometry_take(
+                    geometry,
+                    &layout,
+                    out.as_mut_ptr().cast(),
+                    infos.as_mut_ptr(),
+                    pending,
+                    &mut taken
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            assert_eq!(taken, pending);
+            let mut info = std::mem::zeroed::<PicajitShaderInfo>();
+            info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
+            assert_eq!(
+                picajit_shader_get_info(shader, &mut info),
+                PicajitStatus::PICAJIT_OK
+            );
+            picajit_geometry_destroy(geometry);
+            picajit_uniforms_destroy(uniforms);
+            picajit_shader_destroy(shader);
+            picajit_engine_destroy(engine);
+            let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+            let flags: Vec<(u32, bool, bool)> = infos
+                .iter()
+                .map(|i| (i.slot, i.primitive, i.winding))
+                .collect();
+            (
+                bits,
+                flags,
+                stats.instructions,
+                info.backend,
+                info.batch_path,
+                info.batch_lanes,
+            )
+        };
+        let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
+        assert!(!want.1.is_empty(), "{name}: no vertices emitted");
+        for jit in &jits {
+            let got = run(*jit);
+            assert_eq!(got.3, *jit as u32, "{name}: {jit:?} not active");
+            assert_eq!(
+                (got.4, got.5),
+                (PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32, 8),
+                "{name}: {jit:?}"
+            );
+            assert_eq!(got.2, want.2, "{name}: {jit:?} instruction count");
+            assert_eq!(got.1, want.1, "{name}: {jit:?} flags");
+            assert!(got.0 == want.0, "{name}: {jit:?} vertices differ");
+        }
+    }
+    assert_eq!(seen, 2, "both point-mode examples");
+}

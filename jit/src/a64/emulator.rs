@@ -281,6 +281,9 @@ impl Emu {
                     });
                 })
                 .map_err(|e| err("hook", e))?;
+            // Blocks translated before the hook existed would run without it.
+            uc.ctl_flush_tb()
+                .map_err(|e| err("flush translations", e))?;
             Some(h)
         } else {
             None
@@ -288,6 +291,8 @@ impl Emu {
         let started = uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap);
         if let Some(h) = hook {
             uc.remove_hook(h).map_err(|e| err("unhook", e))?;
+            uc.ctl_flush_tb()
+                .map_err(|e| err("flush translations", e))?;
         }
         started.map_err(|e| err("emu_start", e))?;
         let pc = uc.pc_read().map_err(|e| err("pc", e))?;

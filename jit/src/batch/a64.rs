@@ -34,12 +34,24 @@
 //! a table of `b` instructions. aL and the loop counters are owned per half; a lane that
 //! needs one it does not own stops the group, which reruns per vertex.
 //!
+//! # Geometry shaders and start states
+//!
+//! What the AVX2 code does, per half: point-mode geometry shaders that [`super::geometry::plan`]
+//! accepts run eight invocations per group. The lanes carry their registers over (the driver
+//! puts the call's state in the context; nothing is reset at a half's start); the group's
+//! places in the emit buffer are laid out once per group (lane k's vertices from place `k·E`),
+//! and each half restarts the EMIT cursor and the count of EMITs left. EMIT transposes the
+//! written output registers into the four lanes' rows and stores them and the flags word at
+//! each lane's place; it also keeps lane 3's and lane 2's rows for the final state, which
+//! the second half (lanes 7 and 6) overwrites: both halves take the same path, so the
+//! first half's copies never survive a finished group. `run_batch_from` code copies the
+//! `start_*` fields into each half's registers instead of zeroing them.
+//!
 //! # Subset
 //!
-//! Vertex shaders, groups starting from the clean state. Geometry shaders, `run_batch_from`
-//! batches and programs whose code would exceed the ±1 MiB reach of conditional branches and
-//! literal loads (thousands of blocks after the analysis unrolled calls and loops) run per
-//! vertex on AArch64.
+//! Programs whose code would exceed the ±1 MiB reach of conditional branches and literal
+//! loads (thousands of blocks after the analysis unrolled calls and loops) run per vertex
+//! on AArch64.
 //!
 //! # Registers
 //!
