@@ -84,14 +84,14 @@
 use super::geometry::GsPlan;
 use super::walk::{LaneEmitter, Select, Usage, Walker, V};
 use super::*;
-use crate::a64::asm::{a64, Asm, Cond};
+use crate::a64::asm::{Asm, Cond};
 use crate::a64::masm::{A64Masm, K_ONE, K_SIGN};
 use crate::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
 use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
 use crate::runtime::code_buffer::Status;
-use dynasmrt::{DynamicLabel, DynasmApi};
+use dynasmrt::DynamicLabel;
 use picajit_interp::isa::{
     CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
 };
@@ -709,7 +709,7 @@ impl Gen {
             a.add_x(G10, G10, G11);
             for k in 0..4 {
                 a.ldr_x(G9, G12, 8 * k as i32);
-                a64!(a.ops; str Q(R[k].0), [X(G9.0), X(G10.0)]);
+                a.str_q_reg(R[k], G9, G10);
             }
             a.bind(skip);
             self.ldr_q(S[0], CTX, SOA_GS_LAST7 + 16 * r);
@@ -725,8 +725,8 @@ impl Gen {
         let a = self.a();
         a.mov_imm_w(G13, flags.to_bits());
         for k in 0..4 {
-            a.ldr_x(G9, G12, 64 + 8 * k as i32);
-            a64!(a.ops; str W(G13.0), [X(G9.0), X(G10.0)]);
+            a.ldr_x(G9, G12, 64 + 8 * k);
+            a.str_w_reg(G13, G9, G10);
         }
         a.add_xi(G10, G10, 4);
         self.str_x(G10, CTX, SOA_GS_FLAG_CURSOR);
