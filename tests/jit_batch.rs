@@ -1392,7 +1392,8 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
 /// every instruction, the broadcast uniform reads and the budget checks, which an eight-lane
 /// variant (two q registers per component, one body run per group instead of two halves)
 /// would execute once per group instead of once per half. The per-vertex code's count is
-/// beside it. `cargo test --test jit_batch a64_instructions -- --nocapture` prints the table
+/// beside it (geometry shaders: per invocation of `run_points`). `cargo test --test jit_batch
+/// a64_instructions -- --nocapture` prints the table
 /// DEVELOPERS.md quotes ("NEON: four lanes per body run").
 #[test]
 #[cfg(target_arch = "x86_64")]
@@ -1446,6 +1447,64 @@ fn a64_instructions_per_vertex() {
             per(c.total, n),
             per(c.broadcast, n),
             per(c.budget, n),
+            per(p.total, 7),
+        );
+    }
+    // Point-mode geometry shaders, per invocation: the first invocation runs alone (b15 is
+    // clear), then 32 groups of eight.
+    for w in workloads.iter().filter(|w| {
+        w.kind() == ShaderKind::Geometry
+            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+    }) {
+        use picajit::interp::state::{EmitBuffer, GeometryState};
+        let mode = F24Z;
+        let shader = compile(&w.program, mode, Backend::A64, HostFeatures::detect()).unwrap();
+        assert_eq!(shader.points_ineligibility(), None, "{}", w.name);
+        let inputs = w.inputs(mode, n + 1);
+        let run = |k: usize| {
+            let mut uniforms = w.uniforms(mode);
+            uniforms.set_bool(15, false);
+            let (mut regs, mut gs) = (Registers::default(), GeometryState::default());
+            // Registers the program never writes would make every invocation run alone.
+            let mut out = EmitBuffer::new(picajit::engine::program_output_mask(&w.program));
+            count_instructions(true);
+            shader
+                .run_points(
+                    &mut regs,
+                    &mut uniforms,
+                    &mut gs,
+                    &inputs[..k],
+                    1 << 20,
+                    &mut out,
+                )
+                .unwrap();
+            count_instructions(false)
+        };
+        // The first call generates the code and learns the emit count.
+        run(n + 1);
+        let before = shader.batch_stats();
+        let c = run(n + 1);
+        let s = shader.batch_stats();
+        assert_eq!(
+            s.groups - before.groups,
+            (n / 8) as u64,
+            "{}: {s:?}",
+            w.name
+        );
+        let p = run(7);
+        assert!(
+            c.total > 0 && c.broadcast > 0 && p.total > 0,
+            "{}: {c:?}",
+            w.name
+        );
+        let per = |x: u64, k: usize| x as f64 / k as f64;
+        eprintln!(
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {:.0} |",
+            w.name,
+            shader.batch_code().0.len(),
+            per(c.total, n + 1),
+            per(c.broadcast, n + 1),
+            per(c.budget, n + 1),
             per(p.total, 7),
         );
     }
