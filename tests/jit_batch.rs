@@ -1258,8 +1258,9 @@ fn moved_registers_on(b: Backend) {
 
 /// The C ABI's batch calls reach the multi-vertex code of both JITs (AArch64 under the
 /// emulator here): `picajit_shader_get_info` reports the 8-lane path, and the output bytes
-/// and instruction counts of `picajit_shader_run_batch` equal the interpreter's through the
-/// same calls (same layouts and conversions), for each example vertex shader.
+/// and instruction counts of `picajit_shader_run_batch`, and of `picajit_shader_run_batch_ex`
+/// from a unit state (with the state handed back), equal the interpreter's through the same
+/// calls (same layouts and conversions), for each example vertex shader.
 #[test]
 fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
     use picajit::capi::*;
@@ -1355,6 +1356,37 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
                 ),
                 PicajitStatus::PICAJIT_OK
             );
+            // The same batch with every vertex starting from a given unit state
+            // (`run_batch_from` on the JITs), handing back the last vertex's state.
+            let mut opt = std::mem::zeroed::<PicajitRunOptions>();
+            assert_eq!(
+                picajit_run_options_init(&mut opt),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut start = std::mem::zeroed::<PicajitUnitState>();
+            for (k, row) in start.r.iter_mut().enumerate() {
+                *row = [0.25 * k as f32, 0.5, -1.0, 2.0];
+            }
+            (start.a0, start.al, start.cmp) = ([3, -2], 5, [1, 0]);
+            let mut end = std::mem::zeroed::<PicajitUnitState>();
+            opt.state_in = &start;
+            opt.state_out = &mut end;
+            let mut from = vec![0f32; 64 * n];
+            let mut from_stats = PicajitRunStats::default();
+            assert_eq!(
+                picajit_shader_run_batch_ex(
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs.as_ptr().cast(),
+                    &layout,
+                    from.as_mut_ptr().cast(),
+                    n,
+                    &opt,
+                    &mut from_stats,
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
             let mut info = std::mem::zeroed::<PicajitShaderInfo>();
             info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
             assert_eq!(
@@ -1365,12 +1397,21 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             picajit_shader_destroy(shader);
             picajit_engine_destroy(engine);
             let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+            let from_bits: Vec<u32> = from
+                .iter()
+                .chain(end.r.iter().flatten())
+                .map(|x| x.to_bits())
+                .chain(end.a0.map(|a| a as u32))
+                .chain([end.al as u32, u32::from(end.cmp[0]), u32::from(end.cmp[1])])
+                .collect();
             (
                 bits,
                 stats.instructions,
                 info.backend,
                 info.batch_path,
                 info.batch_lanes,
+                from_bits,
+                from_stats.instructions,
             )
         };
         let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
@@ -1384,6 +1425,14 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             );
             assert_eq!(got.1, want.1, "{name}: {jit:?} instruction count");
             assert!(got.0 == want.0, "{name}: {jit:?} outputs differ");
+            assert_eq!(
+                got.6, want.6,
+                "{name}: {jit:?} instruction count from a state"
+            );
+            assert!(
+                got.5 == want.5,
+                "{name}: {jit:?} outputs or final state differ from a state"
+            );
         }
     }
 }
