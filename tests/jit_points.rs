@@ -1,5 +1,7 @@
-//! `CompiledShader::run_points` (point-mode geometry shaders, eight invocations per AVX2
-//! group where the program allows it) against `Interpreter::run_points`, bit for bit:
+//! `CompiledShader::run_points` (point-mode geometry shaders, eight invocations per group
+//! where the program allows it: AVX2 on x86-64, NEON on AArch64, natively there and under
+//! unicorn on x86-64; every test runs on each, [`on_each_backend`]) against
+//! `Interpreter::run_points`, bit for bit:
 //! emitted vertices and their flags, every register, the whole geometry state (and what a
 //! later `take_output` replays from it), b15, instruction counts, and on failure the same
 //! `(index, error)` with the same state and emitted vertices up to that point.
@@ -15,7 +17,8 @@
 //!   groups;
 //! * `run` and `run_points` interleaved, then `take_output`.
 //!
-//! `PICAJIT_POINTS_CASES` scales the number of random programs per float mode;
+//! `PICAJIT_POINTS_CASES` scales the number of random programs per float mode (a quarter of
+//! them run on emulated NEON code);
 //! `PICAJIT_POINTS_SHRINK=1` shrinks a failing random program before reporting it.
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
