@@ -571,18 +571,19 @@ impl EmuCode {
                     .filter(|&f| f <= rows && f % LANES == 0)
                     .ok_or_else(|| format!("batch_done moved from {done} to {out_done}"))?;
                 let (row_bytes, flag_bytes) = (finished * row_stride, finished * flag_stride);
-                // SAFETY: the caller guarantees the places are writable for `batch_count`
-                // rows' worth of vertices; these are the next `finished` rows' worth.
-                let (rows_host, flags_host) = unsafe {
-                    (
-                        std::slice::from_raw_parts_mut(ctx.gs_rows_next as *mut u8, row_bytes),
-                        std::slice::from_raw_parts_mut(ctx.gs_flags_next as *mut u8, flag_bytes),
-                    )
-                };
-                uc.mem_read(BATCH_OUT_G, rows_host)
-                    .map_err(|e| err("read vertices", e))?;
-                uc.mem_read(flags_g, flags_host)
-                    .map_err(|e| err("read flags", e))?;
+                // The places are spare capacity (uninitialised): copied to, never borrowed.
+                let mut buf = vec![0u8; row_bytes.max(flag_bytes)];
+                for (from, len, to, what) in [
+                    (BATCH_OUT_G, row_bytes, ctx.gs_rows_next, "read vertices"),
+                    (flags_g, flag_bytes, ctx.gs_flags_next, "read flags"),
+                ] {
+                    uc.mem_read(from, &mut buf[..len])
+                        .map_err(|e| err(what, e))?;
+                    // SAFETY: the caller guarantees the places are writable for
+                    // `batch_count` rows' worth of vertices; these are the next `finished`
+                    // rows' worth, and `buf` holds `len` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), to as *mut u8, len) };
+                }
                 ctx.gs_rows_next += row_bytes as u64;
                 ctx.gs_flags_next += flag_bytes as u64;
                 ctx.batch_done = out_done;
