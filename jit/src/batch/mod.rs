@@ -1,6 +1,7 @@
 //! Multi-vertex ("structure of arrays") batch backend for x86-64 with AVX2: eight vertices per
 //! call of the generated code's body, each PICA register component (`r0.x`, `r0.y`, …) of the
-//! eight vertices in one 256-bit register.
+//! eight vertices in one 256-bit register. The AArch64 emitter (`a64`, NEON) runs the same
+//! groups, context and runtime as two halves of four lanes.
 //!
 //! # Why
 //!
@@ -13,7 +14,8 @@
 //!
 //! # Eligibility ([`eligibility`])
 //!
-//! A program runs here when the host has AVX2, [`Analysis`] built it (every program the
+//! A program runs here when the host has AVX2 (x86-64; NEON is part of AArch64), [`Analysis`]
+//! built it (every program the
 //! per-vertex backend compiles), and it is a vertex shader, or a geometry shader for which
 //! [`geometry::plan`] proves that eight consecutive point-mode invocations can run together
 //! ([`CompiledShader::run_points`]; see [`geometry`] for the proof and how EMIT writes
