@@ -438,18 +438,18 @@ fn alu2(
     max_rule: float::MaxRule,
 ) {
     let r = match alu {
-        Alu::Add => lanewise(dst, |l| float::add(a[l], b[l], m)),
-        Alu::Mul => lanewise(dst, |l| float::mul(a[l], b[l], m)),
+        Alu::Add => lanewise(dst, |l| float::fast::add(a[l], b[l], m)),
+        Alu::Mul => lanewise(dst, |l| float::fast::mul(a[l], b[l], m)),
         Alu::Max => lanewise(dst, |l| float::max_rule(a[l], b[l], max_rule)),
         Alu::Min => lanewise(dst, |l| float::min(a[l], b[l])),
         Alu::Sge => lanewise(dst, |l| float::sge(a[l], b[l])),
         Alu::Slt => lanewise(dst, |l| float::slt(a[l], b[l])),
-        Alu::Dp3 => [float::dp3(a, b, m); 4],
-        Alu::Dp4 => [float::dp4(a, b, m); 4],
-        Alu::Dph => [float::dph(a, b, m); 4],
+        Alu::Dp3 => [float::fast::dp3(a, b, m); 4],
+        Alu::Dp4 => [float::fast::dp4(a, b, m); 4],
+        Alu::Dph => [float::fast::dph(a, b, m); 4],
         Alu::Dst => float::dst(a, b, m),
         #[cfg(feature = "made-up-opcode")]
-        Alu::Sub => lanewise(dst, |l| float::add(a[l], -b[l], m)),
+        Alu::Sub => lanewise(dst, |l| float::fast::add(a[l], -b[l], m)),
         // One-source operations never reach here (the pre-decoder routes them to alu1).
         _ => return,
     };
@@ -487,7 +487,7 @@ fn alu3(
     m: FloatMode,
 ) {
     let r = match alu {
-        Alu::Mad => lanewise(dst, |l| float::mad(a[l], b[l], c[l], m)),
+        Alu::Mad => lanewise(dst, |l| float::fast::mad(a[l], b[l], c[l], m)),
         // Only MAD has three sources.
         _ => return,
     };
