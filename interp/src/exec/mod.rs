@@ -23,11 +23,10 @@ mod flow;
 mod predecode;
 
 use crate::float::{self, FloatMode, Rounding};
-use crate::isa::RelIndex;
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use flow::{CallFrame, IfFrame, LoopFrame, Stacks};
-use predecode::{predecode_word, Alu, Dst, Loc, Op, Src};
+use predecode::{predecode_word, Alu, Dst, Op, Src};
 use std::fmt;
 
 const MODE_F24_RTZ: u8 = 0;
@@ -214,6 +213,38 @@ impl Interpreter {
             let mut jump = None;
             let mut broke = false;
             match op {
+                Op::Dp4 { dst, a, b } => {
+                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    write(regs, dst, [float::fast::dp4(a, b, mode); 4]);
+                }
+                Op::Dp3 { dst, a, b } => {
+                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    write(regs, dst, [float::fast::dp3(a, b, mode); 4]);
+                }
+                Op::Dph { dst, a, b } => {
+                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    write(regs, dst, [float::fast::dph(a, b, mode); 4]);
+                }
+                Op::Mul { dst, a, b } => {
+                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let r = lanewise(dst, |l| float::fast::mul(a[l], b[l], mode));
+                    write(regs, dst, r);
+                }
+                Op::Add { dst, a, b } => {
+                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let r = lanewise(dst, |l| float::fast::add(a[l], b[l], mode));
+                    write(regs, dst, r);
+                }
+                Op::Mad { dst, a, b, c } => {
+                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let c = read(regs, uniforms, c);
+                    let r = lanewise(dst, |l| float::fast::mad(a[l], b[l], c[l], mode));
+                    write(regs, dst, r);
+                }
+                Op::Mov { dst, a } => {
+                    let a = read(regs, uniforms, a);
+                    write(regs, dst, a);
+                }
                 Op::Alu2 { alu, dst, a, b } => {
                     let a = read(regs, uniforms, a);
                     let b = read(regs, uniforms, b);
@@ -222,12 +253,6 @@ impl Interpreter {
                 Op::Alu1 { alu, dst, a } => {
                     let a = read(regs, uniforms, a);
                     alu1(regs, *alu, dst, a, mode);
-                }
-                Op::Alu3 { alu, dst, a, b, c } => {
-                    let a = read(regs, uniforms, a);
-                    let b = read(regs, uniforms, b);
-                    let c = read(regs, uniforms, c);
-                    alu3(regs, *alu, dst, a, b, c, mode);
                 }
                 Op::Mova { a, mask } => {
                     let a = read(regs, uniforms, a);
@@ -351,47 +376,24 @@ fn if_block(stacks: &mut Stacks, taken: bool, dest: u16, num: u8) -> Option<u32>
     }
 }
 
-/// Relative-address offset rule of seed 000.
-#[inline]
-fn const_index(index: u8, rel: RelIndex, regs: &Registers) -> usize {
-    let offset = match rel {
-        RelIndex::None => 0,
-        RelIndex::A0X => regs.a0[0],
-        RelIndex::A0Y => regs.a0[1],
-        RelIndex::AL => regs.al,
-    };
+/// Reads a source operand: bank, relative-address offset rule of seed 000, swizzle and
+/// negation, without a branch on any of them (operand kinds vary from one instruction to the
+/// next, so branches on them are mispredicted).
+#[inline(always)]
+fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
+    let offset = [0, regs.a0[0], regs.a0[1], regs.al][src.rel as usize & 3];
     let offset = if (-128..=127).contains(&offset) {
         offset
     } else {
         0
     };
-    (index as i32).wrapping_add(offset) as usize & 0x7F
-}
-
-#[inline(always)]
-fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
-    let raw = match src.loc {
-        Loc::Input(i) => regs.input[i as usize & 15],
-        Loc::Temp(i) => regs.temp[i as usize & 15],
-        Loc::Const(i, rel) => uniforms.float(const_index(i, rel, regs)),
-    };
-    let v = if src.identity {
-        raw
-    } else {
-        let s = src.swizzle;
-        [
-            raw[s[0] as usize & 3],
-            raw[s[1] as usize & 3],
-            raw[s[2] as usize & 3],
-            raw[s[3] as usize & 3],
-        ]
-    };
-    if src.neg {
-        // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
-        v.map(|x| -x)
-    } else {
-        v
-    }
+    let index = (src.index as i32).wrapping_add(offset) as usize & src.wrap as usize;
+    let banks: [&[[f32; 4]]; 3] = [&regs.input, &regs.temp, uniforms.float_table()];
+    let raw = banks[src.bank as usize][index];
+    let s = src.swizzle;
+    // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
+    let lane = |l: usize| f32::from_bits(raw[s[l] as usize & 3].to_bits() ^ src.neg);
+    [lane(0), lane(1), lane(2), lane(3)]
 }
 
 /// Store the masked lanes. The register is rewritten whole (a blend) rather than lane by
@@ -471,24 +473,6 @@ fn alu1(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], m: FloatMode) {
             v
         }
         // Two-source operations never reach here.
-        _ => return,
-    };
-    write(regs, dst, r);
-}
-
-#[inline(always)]
-fn alu3(
-    regs: &mut Registers,
-    alu: Alu,
-    dst: &Dst,
-    a: [f32; 4],
-    b: [f32; 4],
-    c: [f32; 4],
-    m: FloatMode,
-) {
-    let r = match alu {
-        Alu::Mad => lanewise(dst, |l| float::fast::mad(a[l], b[l], c[l], m)),
-        // Only MAD has three sources.
         _ => return,
     };
     write(regs, dst, r);

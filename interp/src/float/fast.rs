@@ -13,18 +13,18 @@
 //!   value on the mode's grid, `+0`, an infinity or the canonical NaN; the definition narrows
 //!   it to f32 and widens it again before the next step, and flushes it as the next step's
 //!   input, which changes nothing for such values (none is below the smallest normal).
-//! * **One test per rounding.** The rounding is `ops::finish`'s formula; its NaN, infinity,
-//!   overflow and underflow exits become one range test on the rounded magnitude (a NaN or
-//!   infinite value rounds to at least the overflow threshold, so it fails it too), and
-//!   whatever fails it (zeros, tiny and huge results, infinities, NaNs, `inf × 0`) goes to the
-//!   definition's own code, out of line. Shader data almost never takes that path, so the
-//!   branch is predicted.
+//! * **One test per operation.** Each rounding is `ops::finish`'s formula, with the underflow
+//!   to `+0` as a select and its NaN, infinity and overflow exits merged into one test (a NaN
+//!   or infinite value rounds to at least the overflow threshold, so it fails it too). An
+//!   operation computes every step as if none failed, then checks them all at once; if any
+//!   did (infinities, NaNs, `inf × 0`, overflow) the definition computes the result, out of
+//!   line. Shader data almost never goes there, so the one branch is predicted.
 //!
 //! `interp/tests/float_fast.rs` compares every function here with its definition: all of one
 //! operand's f24 patterns (and a sweep of f32 patterns) against a structured set of the other,
 //! and random pairs (hundreds of millions with `PICAJIT_FAST_FLOAT_PAIRS`).
 
-use super::ops::{finish, mul_p, params, Params, F64_SIGN};
+use super::ops::{finish, params, Params, F64_SIGN};
 use super::FloatMode;
 
 /// Rule 1 on an operand, widened to f64 (exact).
@@ -35,13 +35,15 @@ fn flush64(x: f32, p: Params) -> f64 {
     f32::from_bits(b) as f64
 }
 
-/// Rules 2-5 on `x + err` (see `ops::finish`) when the rounded magnitude is a normal of the
-/// mode, else `None`. `exact` says `err` is zero, so that products skip the remainder's tests.
+/// Rules 2-5 on `x + err` (see `ops::finish`), and whether that was all there was to do:
+/// false for an infinite or NaN `x` and for results that overflow, whose value here is not the
+/// definition's. `exact` says `err` is zero, so that products skip the remainder's tests.
 ///
-/// This is `finish`'s rounding with its three exits merged into one range test: a NaN or
-/// infinite `x` rounds to at least the overflow threshold, so it fails the test too.
+/// This is `finish`'s rounding with its NaN, infinity and overflow exits merged into one test
+/// (a NaN or infinite `x` rounds to at least the overflow threshold, so it fails it too) and
+/// the underflow to `+0` as a select.
 #[inline(always)]
-fn round_normal(x: f64, err: f64, exact: bool, p: Params) -> Option<f64> {
+fn round(x: f64, err: f64, exact: bool, p: Params) -> (f64, bool) {
     let bits = x.to_bits();
     let sign = bits & F64_SIGN;
     let mag = bits & !F64_SIGN;
@@ -59,104 +61,94 @@ fn round_normal(x: f64, err: f64, exact: bool, p: Params) -> Option<f64> {
         ((nonzero & opposite & (mag != 0)) as u64).wrapping_neg()
     };
     let t = mag.wrapping_add(bias) & !(unit - 1);
-    if t.wrapping_sub(p.min_f64) < p.ovf_f64 - p.min_f64 {
-        Some(f64::from_bits(sign | t))
-    } else {
-        None
-    }
+    let r = if t < p.min_f64 { 0 } else { sign | t };
+    (f64::from_bits(r), t < p.ovf_f64)
 }
 
-/// The rounded product of two flushed operands, as an f64.
+/// The rounded product of two flushed operands, as an f64, and whether it is the
+/// definition's (not for infinite or NaN products, `inf × 0` among them, and overflows).
 #[inline(always)]
-fn mul64(a: f64, b: f64, p: Params) -> f64 {
-    match round_normal(a * b, 0.0, true, p) {
-        Some(r) => r,
-        None => mul_rare(a, b, p),
-    }
+fn mul64(a: f64, b: f64, p: Params) -> (f64, bool) {
+    round(a * b, 0.0, true, p)
 }
 
-/// Products that are zero, tiny, huge, infinite or NaN: the definition's own steps.
-#[cold]
-#[inline(never)]
-fn mul_rare(a: f64, b: f64, p: Params) -> f64 {
-    // a and b are flushed f32 values, so the definition sees the same operands.
-    mul_p(a as f32, b as f32, p) as f64
-}
-
-/// The rounded sum of two flushed operands (or rounded results), as an f64.
+/// The rounded sum of two flushed operands (or rounded results), as [`mul64`].
 #[inline(always)]
-fn add64(a: f64, b: f64, p: Params) -> f64 {
+fn add64(a: f64, b: f64, p: Params) -> (f64, bool) {
     let s = a + b;
     let bb = s - a;
     let err = (a - (s - bb)) + (b - bb);
-    match round_normal(s, err, false, p) {
-        Some(r) => r,
-        None => add_rare(s, err, p),
-    }
-}
-
-/// Sums that round to zero, below the smallest normal, to infinity or NaN.
-#[cold]
-#[inline(never)]
-fn add_rare(s: f64, err: f64, p: Params) -> f64 {
-    finish(s, err, p) as f64
+    round(s, err, false, p)
 }
 
 #[inline(always)]
 fn narrow(x: f64) -> f32 {
-    // Every value the rounding returns is exact in f32 (NaN: the canonical payload survives).
+    // Every value the rounding returns is exact in f32.
     x as f32
 }
+
+// Each operation computes its result as if no rounding met an infinity, a NaN or an
+// overflow, then checks that once; otherwise the definition computes it, out of line.
 
 /// [`super::add`].
 #[inline(always)]
 pub fn add(a: f32, b: f32, m: FloatMode) -> f32 {
     let p = params(m);
-    narrow(add64(flush64(a, p), flush64(b, p), p))
+    match add64(flush64(a, p), flush64(b, p), p) {
+        (r, true) => narrow(r),
+        _ => rare::add(a, b, m),
+    }
 }
 
 /// [`super::mul`].
 #[inline(always)]
 pub fn mul(a: f32, b: f32, m: FloatMode) -> f32 {
     let p = params(m);
-    narrow(mul64(flush64(a, p), flush64(b, p), p))
+    match mul64(flush64(a, p), flush64(b, p), p) {
+        (r, true) => narrow(r),
+        _ => rare::mul(a, b, m),
+    }
 }
 
 /// [`super::mad`].
 #[inline(always)]
 pub fn mad(a: f32, b: f32, c: f32, m: FloatMode) -> f32 {
     let p = params(m);
-    let prod = mul64(flush64(a, p), flush64(b, p), p);
-    narrow(add64(prod, flush64(c, p), p))
-}
-
-#[inline(always)]
-fn products(a: [f32; 4], b: [f32; 4], p: Params) -> [f64; 4] {
-    // Written out: `array::map` with a closure was left as an out-of-line call per lane.
-    [
-        mul64(flush64(a[0], p), flush64(b[0], p), p),
-        mul64(flush64(a[1], p), flush64(b[1], p), p),
-        mul64(flush64(a[2], p), flush64(b[2], p), p),
-        mul64(flush64(a[3], p), flush64(b[3], p), p),
-    ]
+    let (prod, ok0) = mul64(flush64(a, p), flush64(b, p), p);
+    match add64(prod, flush64(c, p), p) {
+        (r, true) if ok0 => narrow(r),
+        _ => rare::mad(a, b, c, m),
+    }
 }
 
 /// [`super::dp4`].
 #[inline(always)]
 pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
-    let [p0, p1, p2, p3] = products(a, b, p);
-    narrow(add64(add64(p0, p1, p), add64(p2, p3, p), p))
+    let (p0, ok0) = mul64(flush64(a[0], p), flush64(b[0], p), p);
+    let (p1, ok1) = mul64(flush64(a[1], p), flush64(b[1], p), p);
+    let (p2, ok2) = mul64(flush64(a[2], p), flush64(b[2], p), p);
+    let (p3, ok3) = mul64(flush64(a[3], p), flush64(b[3], p), p);
+    let (s01, ok4) = add64(p0, p1, p);
+    let (s23, ok5) = add64(p2, p3, p);
+    match add64(s01, s23, p) {
+        (r, true) if ok0 & ok1 & ok2 & ok3 & ok4 & ok5 => narrow(r),
+        _ => rare::dp4(a, b, m),
+    }
 }
 
 /// [`super::dp3`].
 #[inline(always)]
 pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
-    let p0 = mul64(flush64(a[0], p), flush64(b[0], p), p);
-    let p1 = mul64(flush64(a[1], p), flush64(b[1], p), p);
-    let p2 = mul64(flush64(a[2], p), flush64(b[2], p), p);
-    narrow(add64(add64(p0, p1, p), p2, p))
+    let (p0, ok0) = mul64(flush64(a[0], p), flush64(b[0], p), p);
+    let (p1, ok1) = mul64(flush64(a[1], p), flush64(b[1], p), p);
+    let (p2, ok2) = mul64(flush64(a[2], p), flush64(b[2], p), p);
+    let (s01, ok3) = add64(p0, p1, p);
+    match add64(s01, p2, p) {
+        (r, true) if ok0 & ok1 & ok2 & ok3 => narrow(r),
+        _ => rare::dp3(a, b, m),
+    }
 }
 
 /// [`super::dph`].
@@ -165,14 +157,49 @@ pub fn dph(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     dp4([a[0], a[1], a[2], 1.0], b, m)
 }
 
+/// The definitions, kept out of line so that the fast paths stay small.
+mod rare {
+    use crate::float::{ops, FloatMode};
+
+    #[cold]
+    #[inline(never)]
+    pub fn add(a: f32, b: f32, m: FloatMode) -> f32 {
+        ops::add(a, b, m)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub fn mul(a: f32, b: f32, m: FloatMode) -> f32 {
+        ops::mul(a, b, m)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub fn mad(a: f32, b: f32, c: f32, m: FloatMode) -> f32 {
+        ops::mad(a, b, c, m)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
+        ops::dp4(a, b, m)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
+        ops::dp3(a, b, m)
+    }
+}
+
 /// [`super::round_to_mode`] for values already exact in f64: what the other operations'
 /// results go through.
 #[inline(always)]
 pub fn round_to_mode(x: f64, m: FloatMode) -> f32 {
     let p = params(m);
-    match round_normal(x, 0.0, true, p) {
-        Some(r) => narrow(r),
-        None => finish(x, 0.0, p),
+    match round(x, 0.0, true, p) {
+        (r, true) => narrow(r),
+        _ => finish(x, 0.0, p),
     }
 }
 

@@ -218,7 +218,7 @@ fn mul_exact(a: f32, b: f32, p: Params) -> f64 {
 }
 
 #[inline(always)]
-pub(crate) fn mul_p(a: f32, b: f32, p: Params) -> f32 {
+fn mul_p(a: f32, b: f32, p: Params) -> f32 {
     finish(mul_exact(a, b, p), 0.0, p)
 }
 
