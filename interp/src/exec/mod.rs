@@ -389,10 +389,12 @@ fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
     };
     let index = (src.index as i32).wrapping_add(offset) as usize & src.wrap as usize;
     let banks: [&[[f32; 4]]; 3] = [&regs.input, &regs.temp, uniforms.float_table()];
-    let raw = banks[src.bank as usize][index];
+    // Lane by lane from the row, not a copy of it: a 16-byte load of a row whose lanes were
+    // just stored one by one waits for the stores (store-forwarding stall).
+    let row = &banks[src.bank as usize][index];
     let s = src.swizzle;
     // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
-    let lane = |l: usize| f32::from_bits(raw[s[l] as usize & 3].to_bits() ^ src.neg);
+    let lane = |l: usize| f32::from_bits(row[s[l] as usize & 3].to_bits() ^ src.neg);
     [lane(0), lane(1), lane(2), lane(3)]
 }
 

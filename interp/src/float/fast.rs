@@ -121,14 +121,26 @@ pub fn mad(a: f32, b: f32, c: f32, m: FloatMode) -> f32 {
     }
 }
 
+/// Rule 1 on four operands at once (a form the compiler turns into vector operations).
+#[inline(always)]
+fn flush4(x: [f32; 4], p: Params) -> [f64; 4] {
+    let mut out = [0.0; 4];
+    for (o, x) in out.iter_mut().zip(x) {
+        let b = x.to_bits();
+        *o = f32::from_bits(if b & 0x7FFF_FFFF < p.min_f32 { 0 } else { b }) as f64;
+    }
+    out
+}
+
 /// [`super::dp4`].
 #[inline(always)]
 pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
-    let (p0, ok0) = mul64(flush64(a[0], p), flush64(b[0], p), p);
-    let (p1, ok1) = mul64(flush64(a[1], p), flush64(b[1], p), p);
-    let (p2, ok2) = mul64(flush64(a[2], p), flush64(b[2], p), p);
-    let (p3, ok3) = mul64(flush64(a[3], p), flush64(b[3], p), p);
+    let (fa, fb) = (flush4(a, p), flush4(b, p));
+    let (p0, ok0) = mul64(fa[0], fb[0], p);
+    let (p1, ok1) = mul64(fa[1], fb[1], p);
+    let (p2, ok2) = mul64(fa[2], fb[2], p);
+    let (p3, ok3) = mul64(fa[3], fb[3], p);
     let (s01, ok4) = add64(p0, p1, p);
     let (s23, ok5) = add64(p2, p3, p);
     match add64(s01, s23, p) {
@@ -141,9 +153,10 @@ pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
 #[inline(always)]
 pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
-    let (p0, ok0) = mul64(flush64(a[0], p), flush64(b[0], p), p);
-    let (p1, ok1) = mul64(flush64(a[1], p), flush64(b[1], p), p);
-    let (p2, ok2) = mul64(flush64(a[2], p), flush64(b[2], p), p);
+    let (fa, fb) = (flush4(a, p), flush4(b, p));
+    let (p0, ok0) = mul64(fa[0], fb[0], p);
+    let (p1, ok1) = mul64(fa[1], fb[1], p);
+    let (p2, ok2) = mul64(fa[2], fb[2], p);
     let (s01, ok3) = add64(p0, p1, p);
     match add64(s01, p2, p) {
         (r, true) if ok0 & ok1 & ok2 & ok3 => narrow(r),
