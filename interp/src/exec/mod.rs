@@ -199,6 +199,7 @@ impl Interpreter {
         let mut stacks = Stacks::default();
         let mut pc = self.entry;
         let mut executed: u64 = 0;
+        let mut offs = rel_offsets(regs);
         loop {
             let Some(op) = self.ops.get(pc as usize) else {
                 return Err(ExecError::PcOutOfRange {
@@ -214,57 +215,76 @@ impl Interpreter {
             let mut broke = false;
             match op {
                 Op::Dp4 { dst, a, b } => {
-                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
                     write(regs, dst, [float::fast::dp4(a, b, mode); 4]);
                 }
                 Op::Dp3 { dst, a, b } => {
-                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
                     write(regs, dst, [float::fast::dp3(a, b, mode); 4]);
                 }
                 Op::Dph { dst, a, b } => {
-                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
                     write(regs, dst, [float::fast::dph(a, b, mode); 4]);
                 }
                 Op::Mul { dst, a, b } => {
-                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
                     let r = lanewise(dst, |l| float::fast::mul(a[l], b[l], mode));
                     write(regs, dst, r);
                 }
                 Op::Add { dst, a, b } => {
-                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
                     let r = lanewise(dst, |l| float::fast::add(a[l], b[l], mode));
                     write(regs, dst, r);
                 }
                 Op::Mad { dst, a, b, c } => {
-                    let (a, b) = (read(regs, uniforms, a), read(regs, uniforms, b));
-                    let c = read(regs, uniforms, c);
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    let c = read(regs, &offs, uniforms, c);
                     let r = lanewise(dst, |l| float::fast::mad(a[l], b[l], c[l], mode));
                     write(regs, dst, r);
                 }
                 Op::Mov { dst, a } => {
-                    let a = read(regs, uniforms, a);
+                    let a = read(regs, &offs, uniforms, a);
                     write(regs, dst, a);
                 }
                 Op::Alu2 { alu, dst, a, b } => {
-                    let a = read(regs, uniforms, a);
-                    let b = read(regs, uniforms, b);
+                    let a = read(regs, &offs, uniforms, a);
+                    let b = read(regs, &offs, uniforms, b);
                     alu2(regs, *alu, dst, a, b, mode, self.max_rule);
                 }
                 Op::Alu1 { alu, dst, a } => {
-                    let a = read(regs, uniforms, a);
+                    let a = read(regs, &offs, uniforms, a);
                     alu1(regs, *alu, dst, a, mode);
                 }
                 Op::Mova { a, mask } => {
-                    let a = read(regs, uniforms, a);
+                    let a = read(regs, &offs, uniforms, a);
                     for l in 0..2 {
                         if mask[l] {
                             regs.a0[l] = float::mova(a[l]);
                         }
                     }
+                    offs = rel_offsets(regs);
                 }
                 Op::Cmp { a, b, x, y } => {
-                    let a = read(regs, uniforms, a);
-                    let b = read(regs, uniforms, b);
+                    let a = read(regs, &offs, uniforms, a);
+                    let b = read(regs, &offs, uniforms, b);
                     regs.cmp = [x.eval(a[0], b[0]) as u8, y.eval(a[1], b[1]) as u8];
                 }
                 Op::Nop => {}
@@ -327,6 +347,7 @@ impl Interpreter {
                         remaining: count as u32,
                         step: step as i32,
                     });
+                    offs = rel_offsets(regs);
                 }
                 &Op::JmpC { cond, dest } => {
                     if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
@@ -343,7 +364,10 @@ impl Interpreter {
             pc = if stacks.is_empty() {
                 jump.unwrap_or(pc + 1)
             } else {
-                stacks.next_pc(pc, jump, broke, &mut regs.al)
+                let next = stacks.next_pc(pc, jump, broke, &mut regs.al);
+                // A loop end steps aL.
+                offs[3] = rel_offsets(regs)[3];
+                next
             };
         }
     }
@@ -376,18 +400,22 @@ fn if_block(stacks: &mut Stacks, taken: bool, dest: u16, num: u8) -> Option<u32>
     }
 }
 
-/// Reads a source operand: bank, relative-address offset rule of seed 000, swizzle and
+/// The offsets a source's `rel` selects (none, a0.x, a0.y, aL) after the offset rule of seed
+/// 000 (outside -128..=127 ignored). The run loop keeps a copy, refreshed whenever a0 or aL
+/// may have changed, instead of building it at every read.
+#[inline(always)]
+fn rel_offsets(regs: &Registers) -> [i32; 4] {
+    let rule = |o: i32| if (-128..=127).contains(&o) { o } else { 0 };
+    [0, rule(regs.a0[0]), rule(regs.a0[1]), rule(regs.al)]
+}
+
+/// Reads a source operand: bank, relative address (`offs`, see [`rel_offsets`]), swizzle and
 /// negation, without a branch on any of them (operand kinds vary from one instruction to the
 /// next, so branches on them are mispredicted).
 #[inline(always)]
-fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
-    let offset = [0, regs.a0[0], regs.a0[1], regs.al][src.rel as usize & 3];
-    let offset = if (-128..=127).contains(&offset) {
-        offset
-    } else {
-        0
-    };
-    let index = (src.index as i32).wrapping_add(offset) as usize & src.wrap as usize;
+fn read(regs: &Registers, offs: &[i32; 4], uniforms: &Uniforms, src: &Src) -> [f32; 4] {
+    let index =
+        (src.index as i32).wrapping_add(offs[src.rel as usize & 3]) as usize & src.wrap as usize;
     let banks: [&[[f32; 4]]; 3] = [&regs.input, &regs.temp, uniforms.float_table()];
     // Lane by lane from the row, not a copy of it: a 16-byte load of a row whose lanes were
     // just stored one by one waits for the stores (store-forwarding stall).
