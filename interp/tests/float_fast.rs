@@ -234,3 +234,37 @@ fn round_to_mode_of_exact_values() {
         }
     }
 }
+
+#[test]
+fn four_lane_forms_on_the_selected_lanes() {
+    let n = pairs() / 4;
+    let set = structured();
+    for (k, m) in MODES.into_iter().enumerate() {
+        let mut rng = Rng::new(0x4444 + k as u64);
+        for i in 0..n {
+            let mut v = [[0.0f32; 4]; 3];
+            for x in v.iter_mut().flatten() {
+                *x = match rng.below(4) {
+                    0 => set[rng.below(set.len() as u32) as usize],
+                    1 => rng.f32_any(),
+                    _ => rng.f24(),
+                };
+            }
+            let [a, b, c] = v;
+            let mask = [0, 1, 2, 3].map(|l| (i >> l) & 1 != 0 || rng.below(2) == 0);
+            let got = [
+                fast::mul4(a, b, mask, m),
+                fast::add4(a, b, mask, m),
+                fast::mad4(a, b, c, mask, m),
+            ];
+            for l in (0..4).filter(|&l| mask[l]) {
+                let what = |op: &'static str| {
+                    move || format!("{op} lane {l} of {a:?}, {b:?}, {c:?} in {m:?}")
+                };
+                same(got[0][l], float::mul(a[l], b[l], m), what("mul4"));
+                same(got[1][l], float::add(a[l], b[l], m), what("add4"));
+                same(got[2][l], float::mad(a[l], b[l], c[l], m), what("mad4"));
+            }
+        }
+    }
+}

@@ -240,7 +240,7 @@ impl Interpreter {
                         read(regs, &offs, uniforms, a),
                         read(regs, &offs, uniforms, b),
                     );
-                    let r = lanewise(dst, |l| float::fast::mul(a[l], b[l], mode));
+                    let r = float::fast::mul4(a, b, dst.mask, mode);
                     write(regs, dst, r);
                 }
                 Op::Add { dst, a, b } => {
@@ -248,7 +248,7 @@ impl Interpreter {
                         read(regs, &offs, uniforms, a),
                         read(regs, &offs, uniforms, b),
                     );
-                    let r = lanewise(dst, |l| float::fast::add(a[l], b[l], mode));
+                    let r = float::fast::add4(a, b, dst.mask, mode);
                     write(regs, dst, r);
                 }
                 Op::Mad { dst, a, b, c } => {
@@ -257,7 +257,7 @@ impl Interpreter {
                         read(regs, &offs, uniforms, b),
                     );
                     let c = read(regs, &offs, uniforms, c);
-                    let r = lanewise(dst, |l| float::fast::mad(a[l], b[l], c[l], mode));
+                    let r = float::fast::mad4(a, b, c, dst.mask, mode);
                     write(regs, dst, r);
                 }
                 Op::Mov { dst, a } => {

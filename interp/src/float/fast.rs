@@ -132,6 +132,67 @@ fn flush4(x: [f32; 4], p: Params) -> [f64; 4] {
     out
 }
 
+/// [`super::mul`] on four lanes at once; lanes `mask` leaves out hold unspecified values.
+/// All four are computed (no branch per lane on the mask, which changes from one instruction
+/// to the next); only a selected lane's infinity, NaN or overflow sends the work to the
+/// definition.
+#[inline(always)]
+pub fn mul4(a: [f32; 4], b: [f32; 4], mask: [bool; 4], m: FloatMode) -> [f32; 4] {
+    let p = params(m);
+    let (fa, fb) = (flush4(a, p), flush4(b, p));
+    let mut r = [0.0; 4];
+    let mut ok = true;
+    for l in 0..4 {
+        let (v, o) = mul64(fa[l], fb[l], p);
+        r[l] = narrow(v);
+        ok &= o | !mask[l];
+    }
+    if ok {
+        r
+    } else {
+        rare::lanes(mask, |l| super::mul(a[l], b[l], m))
+    }
+}
+
+/// [`super::add`] on four lanes at once, as [`mul4`].
+#[inline(always)]
+pub fn add4(a: [f32; 4], b: [f32; 4], mask: [bool; 4], m: FloatMode) -> [f32; 4] {
+    let p = params(m);
+    let (fa, fb) = (flush4(a, p), flush4(b, p));
+    let mut r = [0.0; 4];
+    let mut ok = true;
+    for l in 0..4 {
+        let (v, o) = add64(fa[l], fb[l], p);
+        r[l] = narrow(v);
+        ok &= o | !mask[l];
+    }
+    if ok {
+        r
+    } else {
+        rare::lanes(mask, |l| super::add(a[l], b[l], m))
+    }
+}
+
+/// [`super::mad`] on four lanes at once, as [`mul4`].
+#[inline(always)]
+pub fn mad4(a: [f32; 4], b: [f32; 4], c: [f32; 4], mask: [bool; 4], m: FloatMode) -> [f32; 4] {
+    let p = params(m);
+    let (fa, fb, fc) = (flush4(a, p), flush4(b, p), flush4(c, p));
+    let mut r = [0.0; 4];
+    let mut ok = true;
+    for l in 0..4 {
+        let (prod, o0) = mul64(fa[l], fb[l], p);
+        let (v, o1) = add64(prod, fc[l], p);
+        r[l] = narrow(v);
+        ok &= (o0 & o1) | !mask[l];
+    }
+    if ok {
+        r
+    } else {
+        rare::lanes(mask, |l| super::mad(a[l], b[l], c[l], m))
+    }
+}
+
 /// [`super::dp4`].
 #[inline(always)]
 pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
@@ -196,6 +257,19 @@ mod rare {
     #[inline(never)]
     pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
         ops::dp4(a, b, m)
+    }
+
+    /// The selected lanes through `f` (the definition), the others `+0`.
+    #[cold]
+    #[inline(never)]
+    pub fn lanes(mask: [bool; 4], f: impl Fn(usize) -> f32) -> [f32; 4] {
+        let mut r = [0.0; 4];
+        for l in 0..4 {
+            if mask[l] {
+                r[l] = f(l);
+            }
+        }
+        r
     }
 
     #[cold]
