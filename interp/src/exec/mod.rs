@@ -87,6 +87,10 @@ pub struct RunInfo {
 #[derive(Clone, Debug)]
 pub struct Interpreter {
     ops: Vec<Op>,
+    /// `ends[a]`: some CALL, IF or LOOP of the program pushes a frame that ends at address
+    /// `a` (see [`flow::Stacks::next_pc`]). After an instruction whose successor is no such
+    /// address, and which did not BREAK, no stack can act, so the run loop skips them.
+    ends: Vec<bool>,
     entry: u32,
     kind: ShaderKind,
     mode: FloatMode,
@@ -96,12 +100,30 @@ pub struct Interpreter {
 impl Interpreter {
     /// Pre-decode `program` for execution in float mode `mode`.
     pub fn new(program: &Program, mode: FloatMode) -> Interpreter {
+        let ops: Vec<Op> = program
+            .code()
+            .iter()
+            .map(|&w| predecode_word(w, program))
+            .collect();
+        let mut ends = vec![false; ops.len() + 1];
+        for op in &ops {
+            // The frame ends as `flow` computes them; addresses past the code are never a
+            // next PC, so they need no entry.
+            let end = match *op {
+                Op::Call { dest, num }
+                | Op::CallC { dest, num, .. }
+                | Op::CallU { dest, num, .. } => dest as usize + num as usize,
+                Op::IfC { dest, .. } | Op::IfU { dest, .. } => dest as usize,
+                Op::Loop { dest, .. } => dest as usize + 1,
+                _ => continue,
+            };
+            if let Some(e) = ends.get_mut(end) {
+                *e = true;
+            }
+        }
         Interpreter {
-            ops: program
-                .code()
-                .iter()
-                .map(|&w| predecode_word(w, program))
-                .collect(),
+            ops,
+            ends,
             entry: program.entry() as u32,
             kind: program.kind(),
             mode,
@@ -361,7 +383,7 @@ impl Interpreter {
                 }
                 &Op::Undefined(word) => return Err(ExecError::UndefinedOpcode { pc, word }),
             }
-            pc = if stacks.is_empty() {
+            pc = if stacks.is_empty() || !(broke || self.ends[pc as usize + 1]) {
                 jump.unwrap_or(pc + 1)
             } else {
                 let next = stacks.next_pc(pc, jump, broke, &mut regs.al);
