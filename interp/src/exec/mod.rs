@@ -467,6 +467,13 @@ fn write(regs: &mut Registers, dst: &Dst, value: [f32; 4]) {
     ];
 }
 
+/// Every lane, for operations cheaper than a mispredicted branch on the mask (the store
+/// keeps only the masked lanes).
+#[inline(always)]
+fn all_lanes(f: impl Fn(usize) -> f32) -> [f32; 4] {
+    [f(0), f(1), f(2), f(3)]
+}
+
 /// Only the lanes the mask keeps are computed: most shader instructions write one or two
 /// lanes, and the float model's rounding costs more than the branch.
 #[inline(always)]
@@ -494,10 +501,10 @@ fn alu2(
     let r = match alu {
         Alu::Add => lanewise(dst, |l| float::fast::add(a[l], b[l], m)),
         Alu::Mul => lanewise(dst, |l| float::fast::mul(a[l], b[l], m)),
-        Alu::Max => lanewise(dst, |l| float::max_rule(a[l], b[l], max_rule)),
-        Alu::Min => lanewise(dst, |l| float::min(a[l], b[l])),
-        Alu::Sge => lanewise(dst, |l| float::sge(a[l], b[l])),
-        Alu::Slt => lanewise(dst, |l| float::slt(a[l], b[l])),
+        Alu::Max => all_lanes(|l| float::max_rule(a[l], b[l], max_rule)),
+        Alu::Min => all_lanes(|l| float::min(a[l], b[l])),
+        Alu::Sge => all_lanes(|l| float::sge(a[l], b[l])),
+        Alu::Slt => all_lanes(|l| float::slt(a[l], b[l])),
         Alu::Dp3 => [float::fast::dp3(a, b, m); 4],
         Alu::Dp4 => [float::fast::dp4(a, b, m); 4],
         Alu::Dph => [float::fast::dph(a, b, m); 4],
