@@ -86,11 +86,11 @@ pub struct RunInfo {
 /// A pre-decoded program ready to run.
 #[derive(Clone, Debug)]
 pub struct Interpreter {
-    ops: Vec<Op>,
-    /// `ends[a]`: some CALL, IF or LOOP of the program pushes a frame that ends at address
-    /// `a` (see [`flow::Stacks::next_pc`]). After an instruction whose successor is no such
-    /// address, and which did not BREAK, no stack can act, so the run loop skips them.
-    ends: Vec<bool>,
+    /// Each instruction with whether the address after it can end a stack frame: some CALL,
+    /// IF or LOOP of the program pushes a frame ending there (see
+    /// [`flow::Stacks::next_pc`]). After an instruction whose successor is no such address,
+    /// and which did not BREAK, no stack can act, so the run loop skips them.
+    ops: Vec<(Op, bool)>,
     entry: u32,
     kind: ShaderKind,
     mode: FloatMode,
@@ -122,8 +122,7 @@ impl Interpreter {
             }
         }
         Interpreter {
-            ops,
-            ends,
+            ops: ops.into_iter().zip(ends.into_iter().skip(1)).collect(),
             entry: program.entry() as u32,
             kind: program.kind(),
             mode,
@@ -223,7 +222,7 @@ impl Interpreter {
         let mut executed: u64 = 0;
         let mut offs = rel_offsets(regs);
         loop {
-            let Some(op) = self.ops.get(pc as usize) else {
+            let Some((op, next_can_end)) = self.ops.get(pc as usize) else {
                 return Err(ExecError::PcOutOfRange {
                     pc,
                     words: self.ops.len() as u32,
@@ -383,7 +382,7 @@ impl Interpreter {
                 }
                 &Op::Undefined(word) => return Err(ExecError::UndefinedOpcode { pc, word }),
             }
-            pc = if stacks.is_empty() || !(broke || self.ends[pc as usize + 1]) {
+            pc = if stacks.is_empty() || !(broke || *next_can_end) {
                 jump.unwrap_or(pc + 1)
             } else {
                 let next = stacks.next_pc(pc, jump, broke, &mut regs.al);
