@@ -76,11 +76,12 @@
 
 use super::asm::{pred, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
-use super::walk::{has_lane_branches, LaneEmitter, Select, Usage, Walker, V};
+use super::usage::{has_lane_branches, Usage};
 use super::*;
 use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
+use crate::lower::{LaneEmitter, Select, V};
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::*;
@@ -359,13 +360,13 @@ pub fn generate(
             "geometry SoA code with lane masks".into(),
         ));
     }
-    let usage = super::walk::usage(program, analysis);
+    let usage = super::usage::usage(program, analysis);
     g.inputs_flushed = usage.inputs_flushed;
     let body = g.a.new_label();
     g.entry(usage, body);
     g.a.align16();
     g.a.bind(body);
-    Walker::new(&mut g, program, analysis).walk()?;
+    crate::lower::lower_lanes(&mut g, program, analysis)?;
     g.exits();
     g.emit_cold();
     let (code, len) = g.a.finish().map_err(CompileError::Internal)?;
