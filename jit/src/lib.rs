@@ -77,6 +77,7 @@ mod invoke;
 pub mod layout;
 pub(crate) mod lower;
 pub mod masm;
+pub mod recipes;
 pub mod runtime;
 mod shader;
 pub mod theia;
