@@ -43,6 +43,49 @@ fn check_disjoint(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> Res
     Ok(())
 }
 
+/// A thread's staging rows for [`Batch::run`], kept between calls: a C caller that runs one
+/// vertex per call would otherwise pay two allocations per call. Stale contents never reach
+/// a caller: every input row is overwritten whole by `Layout::read` before it is used, and
+/// `Layout::write` reads only the output registers of the layout's mask, which the batch
+/// writes for every vertex it reports.
+struct StageRows {
+    input: Rows,
+    output: Rows,
+}
+
+type Rows = Vec<[[f32; 4]; 16]>;
+
+thread_local! {
+    // Plain vectors, not `StageRows`, so that replacing them runs no `Drop` of ours.
+    static STAGE_ROWS: std::cell::Cell<(Rows, Rows)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
+impl StageRows {
+    /// The calling thread's rows (or new ones), at least `len` of each.
+    fn take(len: usize) -> StageRows {
+        let (mut input, mut output) = STAGE_ROWS.try_with(|c| c.take()).unwrap_or_default();
+        for v in [&mut input, &mut output] {
+            if v.len() < len {
+                v.resize(len, [[0.0; 4]; 16]);
+            }
+        }
+        StageRows { input, output }
+    }
+}
+
+impl Drop for StageRows {
+    fn drop(&mut self) {
+        // Hand the rows back for the thread's next call (on every return path); during
+        // thread teardown the slot may be gone and they are simply freed.
+        let rows = (
+            std::mem::take(&mut self.input),
+            std::mem::take(&mut self.output),
+        );
+        let _ = STAGE_ROWS.try_with(|c| c.set(rows));
+    }
+}
+
 struct Batch<'a> {
     shader: &'a Shader,
     uniforms: &'a PicajitUniforms,
@@ -67,8 +110,11 @@ impl Batch<'_> {
         stats: &mut PicajitRunStats,
     ) -> Result<Option<UnitState>> {
         let shader = self.shader;
-        let mut staged_in = vec![[[0.0f32; 4]; 16]; CHUNK.min(count)];
-        let mut staged_out = staged_in.clone();
+        let mut rows = StageRows::take(CHUNK.min(count));
+        let StageRows {
+            input: staged_in,
+            output: staged_out,
+        } = &mut rows;
         // For `count` = 0: the state in, converted (the clean state without one).
         let mut last_state = self.state_out.then(|| {
             self.state_in
