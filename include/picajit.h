@@ -1363,8 +1363,9 @@ PicajitStatus picajit_shader_apply_constants(const struct PicajitShader *shader,
  * output_layout->stride`, as the layouts describe; every vertex starts from a clean
  * register state. `count` may be 0. `stats` may be NULL.
  *
- * Batches of at least 8192 vertices run on every core of the host (contiguous parts on
- * threads the call starts and joins; see `options->threads` of `picajit_shader_run_batch_ex`).
+ * Batches of at least 8192 vertices run on every core of the host (contiguous parts on the
+ * calling thread and the process's worker threads, which the first such call starts and
+ * later calls reuse; see `options->threads` of `picajit_shader_run_batch_ex`).
  *
  * Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
  * which: the lowest failing vertex; earlier outputs are written, and when the batch was

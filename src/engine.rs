@@ -176,8 +176,11 @@ pub struct Shader {
 }
 
 /// Vertices a batch needs before [`Shader::set_threads`]'s automatic setting splits it
-/// across the host's cores: starting a thread costs tens of microseconds, which a batch of
-/// this size at a few nanoseconds per vertex (`mvp`, the cheapest example) repays.
+/// across the host's cores. A split on the worker pool costs about 5 us of CPU time per
+/// call (`benches/split.rs`; README "Results"), and a part of this size of `mvp`, the
+/// cheapest example, takes about 100 us, so the split repays its cost many times over; the
+/// wall-clock crossover on an idle machine has not been measured, so the threshold is not
+/// lowered towards it.
 pub const PARALLEL_MIN_BATCH: usize = 8192;
 
 /// Fewest vertices one thread of a split batch takes, whatever the thread count asked for.
@@ -323,8 +326,10 @@ impl Shader {
     /// of the host ([`std::thread::available_parallelism`]) for batches of at least
     /// [`PARALLEL_MIN_BATCH`] vertices and one thread below; `1` never splits; `n` splits
     /// every batch into up to `n` contiguous parts of at least [`PARALLEL_MIN_PER_THREAD`]
-    /// vertices, run on scoped threads. Vertices are independent of each other (every one
-    /// starts from the same state), so the outputs and the state handed back are the same
+    /// vertices, run on the calling thread and persistent worker threads (one per core,
+    /// started by the first split batch and reused, with their staging rows and registers, by
+    /// later ones). Vertices are independent of each other (every one starts from the same
+    /// state), so the outputs and the state handed back are the same
     /// for every setting; a failing batch reports the lowest failing vertex, as one thread
     /// does, but parts after it may have written their outputs. Geometry shaders carry state
     /// from invocation to invocation and always run on one thread.
@@ -1295,8 +1300,9 @@ pub fn batch_threads(threads: usize, n: usize) -> usize {
 }
 
 /// Split `0..n` (`n == rows.len()`) into `threads` contiguous parts and run `run(range,
-/// rows of the range)` on each, the first on the calling thread and the others on scoped
-/// threads. Returns the sum of the parts' results, or the first error in part order (the
+/// rows of the range)` on each, the first on the calling thread and the others on the
+/// process's persistent workers (`src/pool.rs`: no thread is started per call, and each
+/// worker's thread-local staging rows and JIT registers are reused from batch to batch). Returns the sum of the parts' results, or the first error in part order (the
 /// parts' errors carry whatever indices `run` gives them). A panic in a part is resumed
 /// here.
 pub(crate) fn split_rows<R: Send, E: Send>(
@@ -1310,24 +1316,15 @@ pub(crate) fn split_rows<R: Send, E: Send>(
     }
     let per = n.div_ceil(threads);
     let run = &run;
-    let results: Vec<Result<u64, E>> = std::thread::scope(|scope| {
-        let mut parts = rows.chunks_mut(per).enumerate();
-        let first = parts.next();
-        let handles: Vec<_> = parts
-            .map(|(k, part)| {
-                let lo = k * per;
-                scope.spawn(move || run(lo..lo + part.len(), part))
-            })
-            .collect();
-        let mut results = Vec::with_capacity(threads);
-        if let Some((_, part)) = first {
-            results.push(run(0..part.len(), part));
-        }
-        for h in handles {
-            results.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        results
-    });
+    let jobs: Vec<_> = rows
+        .chunks_mut(per)
+        .enumerate()
+        .map(|(k, part)| {
+            let lo = k * per;
+            move || run(lo..lo + part.len(), part)
+        })
+        .collect();
+    let results = crate::pool::run_parts(jobs);
     let mut total = 0;
     for r in results {
         total += r?;

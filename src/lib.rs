@@ -17,6 +17,7 @@ pub mod asm;
 pub mod bench;
 pub mod capi;
 pub mod engine;
+mod pool;
 pub mod shbin;
 pub mod theia;
 pub mod usc;

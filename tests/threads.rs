@@ -326,6 +326,30 @@ fn c_abi_threads_option() {
             out.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
         };
         assert_eq!(plain.0, plain_one, "automatic threads");
+        // One vertex per call on this thread, after the batches above left their values in
+        // the thread's reused staging rows, alternating a layout of every register with one of
+        // o0 only: each call's bytes equal the batch's for the registers its layout names.
+        let o0 = PicajitVertexLayout { mask: 1, ..layout };
+        for k in 0..200 {
+            let lay = if k % 2 == 0 { &layout } else { &o0 };
+            let mut out = [0f32; 64];
+            assert_eq!(
+                picajit_shader_run_batch(
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs[64 * k..].as_ptr().cast(),
+                    lay,
+                    out.as_mut_ptr().cast(),
+                    1,
+                    null_mut(),
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            let named = if k % 2 == 0 { 64 } else { 4 };
+            let got: Vec<u32> = out[..named].iter().map(|x| x.to_bits()).collect();
+            assert_eq!(got, plain.0[64 * k..64 * k + named], "vertex {k} alone");
+        }
         picajit_uniforms_destroy(uniforms);
         picajit_shader_destroy(shader);
         picajit_engine_destroy(engine);

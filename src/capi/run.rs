@@ -43,6 +43,49 @@ fn check_disjoint(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> Res
     Ok(())
 }
 
+/// A thread's staging rows for [`Batch::run`], kept between calls: a C caller that runs one
+/// vertex per call would otherwise pay two allocations per call. Stale contents never reach
+/// a caller: every input row is overwritten whole by `Layout::read` before it is used, and
+/// `Layout::write` reads only the output registers of the layout's mask, which the batch
+/// writes for every vertex it reports.
+struct StageRows {
+    input: Rows,
+    output: Rows,
+}
+
+type Rows = Vec<[[f32; 4]; 16]>;
+
+thread_local! {
+    // Plain vectors, not `StageRows`, so that replacing them runs no `Drop` of ours.
+    static STAGE_ROWS: std::cell::Cell<(Rows, Rows)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
+impl StageRows {
+    /// The calling thread's rows (or new ones), at least `len` of each.
+    fn take(len: usize) -> StageRows {
+        let (mut input, mut output) = STAGE_ROWS.try_with(|c| c.take()).unwrap_or_default();
+        for v in [&mut input, &mut output] {
+            if v.len() < len {
+                v.resize(len, [[0.0; 4]; 16]);
+            }
+        }
+        StageRows { input, output }
+    }
+}
+
+impl Drop for StageRows {
+    fn drop(&mut self) {
+        // Hand the rows back for the thread's next call (on every return path); during
+        // thread teardown the slot may be gone and they are simply freed.
+        let rows = (
+            std::mem::take(&mut self.input),
+            std::mem::take(&mut self.output),
+        );
+        let _ = STAGE_ROWS.try_with(|c| c.set(rows));
+    }
+}
+
 struct Batch<'a> {
     shader: &'a Shader,
     uniforms: &'a PicajitUniforms,
@@ -67,8 +110,11 @@ impl Batch<'_> {
         stats: &mut PicajitRunStats,
     ) -> Result<Option<UnitState>> {
         let shader = self.shader;
-        let mut staged_in = vec![[[0.0f32; 4]; 16]; CHUNK.min(count)];
-        let mut staged_out = staged_in.clone();
+        let mut rows = StageRows::take(CHUNK.min(count));
+        let StageRows {
+            input: staged_in,
+            output: staged_out,
+        } = &mut rows;
         // For `count` = 0: the state in, converted (the clean state without one).
         let mut last_state = self.state_out.then(|| {
             self.state_in
@@ -124,8 +170,9 @@ impl Batch<'_> {
 }
 
 impl Batch<'_> {
-    /// [`Batch::run`] over `threads` contiguous parts of the batch at once (scoped threads;
-    /// vertices are independent, so the outputs are those of one run). Only the last part
+    /// [`Batch::run`] over `threads` contiguous parts of the batch at once (the calling thread
+    /// and the persistent workers of `src/pool.rs`; vertices are independent, so the outputs
+    /// are those of one run). Only the last part
     /// hands a state back. On failure the lowest failing vertex is reported, as one run
     /// reports it, and its stats are those of the vertices before it; parts after it may
     /// have written their outputs.
@@ -154,28 +201,23 @@ impl Batch<'_> {
             lo = hi;
         }
         type PartResult = (PicajitRunStats, Result<Option<UnitState>>);
-        let results: Vec<PartResult> = std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .map(|(lo, hi, out)| {
-                    let input = &inputs[lo * self.input.stride..];
-                    let part = Batch {
-                        state_out: self.state_out && hi == count,
-                        base: self.base + lo,
-                        ..*self
-                    };
-                    scope.spawn(move || {
-                        let mut s = PicajitRunStats::default();
-                        let r = part.run(input, out, hi - lo, &mut s);
-                        (s, r)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
+        let jobs: Vec<_> = parts
+            .into_iter()
+            .map(|(lo, hi, out)| {
+                let input = &inputs[lo * self.input.stride..];
+                let part = Batch {
+                    state_out: self.state_out && hi == count,
+                    base: self.base + lo,
+                    ..*self
+                };
+                move || {
+                    let mut s = PicajitRunStats::default();
+                    let r = part.run(input, out, hi - lo, &mut s);
+                    (s, r)
+                }
+            })
+            .collect();
+        let results: Vec<PartResult> = crate::pool::run_parts(jobs);
         let mut last = None;
         for (k, (s, r)) in results.into_iter().enumerate() {
             let lo = k * per;
@@ -201,8 +243,9 @@ impl Batch<'_> {
 /// output_layout->stride`, as the layouts describe; every vertex starts from a clean
 /// register state. `count` may be 0. `stats` may be NULL.
 ///
-/// Batches of at least 8192 vertices run on every core of the host (contiguous parts on
-/// threads the call starts and joins; see `options->threads` of `picajit_shader_run_batch_ex`).
+/// Batches of at least 8192 vertices run on every core of the host (contiguous parts on the
+/// calling thread and the process's worker threads, which the first such call starts and
+/// later calls reuse; see `options->threads` of `picajit_shader_run_batch_ex`).
 ///
 /// Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
 /// which: the lowest failing vertex; earlier outputs are written, and when the batch was
