@@ -92,10 +92,10 @@ fn compiled_shaders_are_send_and_sync() {
 #[allow(deprecated)]
 fn caller_mxcsr_equal_to_the_mode_is_kept() {
     use picajit::interp::float::Rounding;
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..60 {
-        let case = generate(seed, &Config::default());
+        let case = generate(seed, &Options::default());
         let Ok(shader) = compile(
             &case.program,
             case.mode,
@@ -154,10 +154,10 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_is_ignored_and_restored() {
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..30 {
-        let case = generate(seed, &Config::default());
+        let case = generate(seed, &Options::default());
         let Ok(shader) = compile(
             &case.program,
             case.mode,

@@ -12,7 +12,7 @@ use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelForma
 use picajit_jit::x64::asm::{Asm, Mem, XOp};
 use picajit_jit::x64::regs::*;
 use picajit_jit::{compile_with, Backend, HostFeatures};
-use picajit_testkit::testgen::{generate, Config};
+use picajit_testkit::testgen::{generate, Options};
 
 /// Decode the instruction stream of `a` (without the pool) into Intel syntax, one line each.
 fn decode(a: Asm) -> (Vec<String>, Vec<u8>, usize) {
@@ -305,9 +305,9 @@ fn generated_programs_decode_cleanly() {
         for seed in 0..150u64 {
             let case = generate(
                 seed + 1000 * k as u64,
-                &Config {
+                &Options {
                     mode,
-                    ..Config::default()
+                    ..Options::default()
                 },
             );
             // Odd seeds with the other MAX reading, whose MAX adds a compare and a select.
@@ -866,7 +866,7 @@ mod soa {
         use picajit::interp::float::{FloatMode, MaxRule, Rounding};
         use picajit_jit::iced_x86::Code;
         use picajit_jit::{compile_with, Backend, HostFeatures};
-        use picajit_testkit::testgen::{generate, Config};
+        use picajit_testkit::testgen::{generate, Options};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
         }
@@ -881,9 +881,9 @@ mod soa {
             for seed in 0..100u64 {
                 let case = generate(
                     seed + 5000 + 1000 * k as u64,
-                    &Config {
+                    &Options {
                         mode,
-                        ..Config::default()
+                        ..Options::default()
                     },
                 );
                 let rule = if seed % 2 == 1 {

@@ -1157,13 +1157,13 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
 }
 
 pub fn batch_matches_per_vertex_interpreter() {
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     for seed in 0..40 {
         let case = generate(
             seed,
-            &Config {
+            &Options {
                 flow: seed % 2 == 0,
-                ..Config::default()
+                ..Options::default()
             },
         );
         let Ok(shader) = compile(&case.program, case.mode, backend(), HostFeatures::detect())
@@ -1203,8 +1203,8 @@ pub fn batch_matches_per_vertex_interpreter() {
 }
 
 pub fn cache_reuses_identical_code_only() {
-    use picajit_testkit::testgen::{generate, Config};
-    let case = generate(7, &Config::default());
+    use picajit_testkit::testgen::{generate, Options};
+    let case = generate(7, &Options::default());
     let cache = CodeCache::new();
     let f = HostFeatures::detect();
     let a = cache.get_or_compile(&case.program, case.mode, backend(), f);

@@ -5,7 +5,6 @@
 
 use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::FloatMode;
-use picajit::interp::isa::{decode, format_instruction};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
@@ -41,78 +40,7 @@ pub enum Outcome {
     Unsupported,
 }
 
-/// All state as bit patterns.
-pub fn reg_bits(r: &Registers) -> Vec<u32> {
-    let mut v = Vec::with_capacity(200);
-    for bank in [&r.input, &r.temp, &r.output] {
-        for reg in bank.iter() {
-            v.extend(reg.iter().map(|x| x.to_bits()));
-        }
-    }
-    v.extend(r.a0.iter().map(|&x| x as u32));
-    v.push(r.al as u32);
-    v.push(r.cmp[0] as u32 | (r.cmp[1] as u32) << 8);
-    v
-}
-
-fn bank_bits(b: &[[f32; 4]; 16]) -> Vec<u32> {
-    b.iter()
-        .flat_map(|r| r.iter().map(|x| x.to_bits()))
-        .collect()
-}
-
-/// Geometry state as bit patterns.
-pub fn gs_bits(g: &GeometryState) -> Vec<u32> {
-    let mut v = vec![g.vertex_id as u32, g.primitive as u32, g.winding as u32];
-    v.extend(bank_bits(&g.other_bank));
-    for s in &g.slots {
-        v.extend(bank_bits(s));
-    }
-    v.push(g.emitted.len() as u32);
-    for e in &g.emitted {
-        v.extend(bank_bits(&e.outputs));
-        v.extend([e.slot as u32, e.primitive as u32, e.winding as u32]);
-    }
-    v
-}
-
-/// Program listing for failure messages.
-pub fn listing(p: &Program) -> String {
-    let mut s = format!("entry 0x{:03x}, kind {}\n", p.entry(), p.kind());
-    for (pc, &w) in p.code().iter().enumerate() {
-        s.push_str(&format!(
-            "  {pc:03x}: {w:08x}  {}\n",
-            format_instruction(&decode(w), p.opdescs())
-        ));
-    }
-    s
-}
-
-fn first_diff(a: &[u32], b: &[u32]) -> String {
-    let names = |i: usize| -> String {
-        let (bank, rest) = (i / 64, i % 64);
-        match bank {
-            0 => format!("v{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
-            1 => format!("r{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
-            2 => format!("o{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
-            _ => ["a0.x", "a0.y", "aL", "cmp"]
-                .get(rest)
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| format!("#{i}")),
-        }
-    };
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        if x != y {
-            return format!(
-                "{}: interp {x:08x} ({}) jit {y:08x} ({})",
-                names(i),
-                f32::from_bits(*x),
-                f32::from_bits(*y)
-            );
-        }
-    }
-    "lengths differ".into()
-}
+pub use picajit_testkit::compare::{first_diff, gs_bits, listing, reg_bits};
 
 /// Compile for [`backend`] with `features` and compare against the interpreter.
 pub fn check_with(
