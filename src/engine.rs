@@ -12,7 +12,7 @@ use picajit_interp::float::{FloatMode, MaxRule, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
-use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
+use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -147,6 +147,19 @@ impl fmt::Display for BatchError {
 }
 
 impl std::error::Error for BatchError {}
+
+/// The engine's error for a failed JIT invocation. The invocations the engine builds fail
+/// only as the interpreter does ([`picajit_jit::Error::Exec`]): they are never compiled-only
+/// and set no option their kind refuses.
+fn run_error(e: picajit_jit::Error) -> BatchError {
+    match e {
+        picajit_jit::Error::Exec { index, error } => BatchError {
+            vertex: index,
+            error,
+        },
+        other => unreachable!("a JIT invocation failed other than on the interpreter: {other}"),
+    }
+}
 
 /// What [`Shader::run_points`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -371,7 +384,16 @@ impl Shader {
         geometry: Option<&mut GeometryState>,
     ) -> Result<RunInfo, ExecError> {
         match &self.jit {
-            Some(code) => code.run(regs, uniforms, geometry, self.config.budget),
+            Some(code) => code
+                .invoke(
+                    Invocation::one(uniforms, regs)
+                        .geometry(geometry)
+                        .budget(self.config.budget),
+                )
+                .map(|o| RunInfo {
+                    instructions: o.instructions,
+                })
+                .map_err(|e| run_error(e).error),
             None => self
                 .interp
                 .run(regs, uniforms, geometry, self.config.budget),
@@ -534,18 +556,13 @@ impl Shader {
             }
             return Ok(total);
         };
-        code.run_batch_masked(
-            &inputs[..n],
-            &mut outputs[..n],
-            uniforms,
-            self.config.budget,
-            out_mask,
+        code.invoke(
+            Invocation::batch(uniforms, &inputs[..n], &mut outputs[..n])
+                .mask(out_mask)
+                .budget(self.config.budget),
         )
-        .map(|i| i.instructions)
-        .map_err(|e| BatchError {
-            vertex: e.index,
-            error: e.error,
-        })
+        .map(|o| o.instructions)
+        .map_err(run_error)
     }
 
     /// Run a point-mode geometry shader over many input points, as a GPU does for a draw:
@@ -675,9 +692,12 @@ impl Shader {
         let budget = self.config.budget;
         let r = match &self.jit {
             Some(code) => code
-                .run_points(regs, uniforms, geometry, inputs, budget, out)
-                .map(|i| i.instructions)
-                .map_err(|e| (e.index, e.error)),
+                .invoke(Invocation::points(uniforms, regs, geometry, inputs, out).budget(budget))
+                .map(|o| o.instructions)
+                .map_err(|e| {
+                    let e = run_error(e);
+                    (e.vertex, e.error)
+                }),
             None => self
                 .interp
                 .run_points(regs, uniforms, geometry, inputs, budget, out),
@@ -1013,19 +1033,14 @@ impl Shader {
             }
             return Ok(total);
         };
-        code.run_batch_from(
-            inputs,
-            outputs,
-            uniforms,
-            self.config.budget,
-            out_mask,
-            start,
+        code.invoke(
+            Invocation::batch(uniforms, inputs, outputs)
+                .mask(out_mask)
+                .from_state(start)
+                .budget(self.config.budget),
         )
-        .map(|i| i.instructions)
-        .map_err(|e| BatchError {
-            vertex: e.index,
-            error: e.error,
-        })
+        .map(|o| o.instructions)
+        .map_err(run_error)
     }
 
     /// Convert only the registers the program reads; the rest are zero.

@@ -13,20 +13,20 @@
 //!   with NEON.
 //! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
 //!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
-//!   emulator elsewhere (`a64::emulator`), through the same `run`/`try_run`/`run_batch`.
+//!   emulator elsewhere (`a64::emulator`), through the same [`CompiledShader::invoke`].
 //!
 //! # Correctness contract: deopt
 //!
 //! Compiled code reproduces the interpreter bit for bit on every invocation it finishes.
 //! Whatever it cannot reproduce (running out of budget, an undefined opcode, BREAK with an
 //! empty loop stack, running past the end of the program, a full EMIT buffer) makes it stop
-//! with a *deopt* status instead. [`CompiledShader::run`] then restores the registers (and
+//! with a *deopt* status instead. [`CompiledShader::invoke`] then restores the registers (and
 //! geometry state) it was given and re-runs that invocation on
 //! [`picajit_interp::exec::Interpreter`], so results, errors included, are identical by
 //! construction. Only the rows the program can write are saved for that (see
 //! [`Analysis::written_registers`]), and nothing when [`Analysis::run_bounds`] proves the run
-//! cannot stop early, which keeps short geometry shaders cheap. [`CompiledShader::try_run`]
-//! exposes the raw outcome for tests and statistics.
+//! cannot stop early, which keeps short geometry shaders cheap.
+//! [`Invocation::compiled_only`] exposes the raw outcome for tests and statistics.
 //!
 //! # Input contract (F24 modes)
 //!
@@ -43,25 +43,27 @@
 //! about 0.5 ns for MOV/MAX, 2 ns for ADD/MUL, 4 ns for MAD, 5.3 ns for DP4 and 18 ns for RSQ
 //! (divider-bound) on the development machine (AMD EPYC, IPC-bound at roughly 3.5). Batches
 //! of vertices run several per SIMD register on the multi-vertex backend ([`batch`]) where
-//! the host and the program allow it ([`CompiledShader::run_batch`]).
+//! the host and the program allow it ([`Invocation::batch`]).
 //!
-//! # Modules of the API
+//! # The facade
 //!
-//! This file names the target ([`Backend`]) and the outcomes of generated code ([`JitExit`],
-//! [`Emitted`]); the compiled shader and [`compile`] are in `shader.rs`, the calls that run it
-//! (one invocation, vertex batches, geometry point runs) with [`BatchInfo`] and [`BatchError`]
-//! in `invoke.rs`, compile errors in [`error`].
+//! What a user of the crate needs is re-exported here: the target ([`Backend`],
+//! [`HostFeatures`]), compiling ([`compile`], [`compile_with`], [`CodeCache`]) into a
+//! [`CompiledShader`], running it through one [`Invocation`] type that returns one
+//! [`Outcome`], and one [`Error`] type for both. This file also names the outcomes of
+//! generated code ([`JitExit`], [`Emitted`]); the compiled shader is in `shader.rs`, the
+//! invocation in `invocation.rs` and its drivers in `invoke.rs`.
 //!
 //! # API
 //!
 //! ```no_run
-//! use picajit_jit::{compile, Backend, HostFeatures};
+//! use picajit_jit::{compile, Backend, HostFeatures, Invocation};
 //! # fn f(program: &picajit_interp::program::Program, uniforms: &picajit_interp::state::Uniforms) {
 //! let mode = picajit_interp::float::FloatMode::default();
 //! let shader = compile(program, mode, Backend::X64, HostFeatures::detect()).unwrap();
 //! println!("{} bytes; {}", shader.code_size(), shader.analysis());
 //! let mut regs = picajit_interp::state::Registers::default();
-//! let info = shader.run(&mut regs, uniforms, None, 1 << 20);
+//! let outcome = shader.invoke(Invocation::one(uniforms, &mut regs).budget(1 << 20));
 //! # }
 //! ```
 
@@ -70,6 +72,7 @@ pub mod analysis;
 pub mod batch;
 pub mod error;
 pub mod features;
+mod invocation;
 mod invoke;
 pub mod layout;
 pub(crate) mod lower;
@@ -93,9 +96,10 @@ pub use yaxpeax_arch;
 pub use yaxpeax_arm;
 
 pub use analysis::Analysis;
-pub use error::CompileError;
+pub use error::Error;
 pub use features::HostFeatures;
-pub use invoke::{BatchError, BatchInfo};
+pub use invocation::{Invocation, Outcome, DEFAULT_BUDGET};
+pub(crate) use invoke::{BatchError, BatchInfo};
 pub use runtime::cache::{CacheKey, CodeCache};
 pub use shader::{compile, compile_with, CompiledShader};
 

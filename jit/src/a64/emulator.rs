@@ -1,7 +1,7 @@
 //! Running AArch64 code on other hosts, under the unicorn CPU emulator (feature
 //! `emulate-a64`). The runtime calls [`EmuCode::call_at`] exactly where it would call native
 //! code, with the same host-pointer [`JitContext`], so `CompiledShader::run`, `try_run` and
-//! `run_batch` (and every test) work unchanged.
+//! `Invocation::batch` (and every test) work unchanged.
 //!
 //! # Memory: copy in, copy out
 //!
