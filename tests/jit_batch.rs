@@ -24,7 +24,7 @@ use picajit::interp::exec::Interpreter;
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms};
-use picajit_jit::{compile, Backend, BatchError, BatchInfo, CompiledShader, HostFeatures};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, Outcome};
 use picajit_testkit::testgen::{self, generate, value, Options, Rng, Values};
 
 const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
@@ -75,17 +75,17 @@ fn reference(
     inputs: &[Row],
     uniforms: &Uniforms,
     budget: u64,
-) -> (Vec<Row>, Result<BatchInfo, BatchError>) {
+) -> (Vec<Row>, Result<Outcome, Error>) {
     let interp = Interpreter::new(program, mode);
     let mut out = vec![[[0.0; 4]; 16]; inputs.len()];
-    let mut info = BatchInfo::default();
+    let mut info = Outcome::default();
     let mut regs = Registers::default();
     for (k, row) in inputs.iter().enumerate() {
         regs.reset_working_state();
         regs.input = *row;
         match interp.run(&mut regs, uniforms, None, budget) {
             Ok(r) => info.instructions += r.instructions,
-            Err(error) => return (out, Err(BatchError { index: k, error })),
+            Err(error) => return (out, Err(Error::Exec { index: k, error })),
         }
         out[k] = regs.output;
     }
@@ -131,7 +131,7 @@ fn check_batch(
     let (want, want_info) = reference(program, mode, inputs, uniforms, budget);
     // Garbage in the output rows: every output register must be written by run_batch.
     let mut got = vec![[[f32::from_bits(0x7FC0_1234); 4]; 16]; inputs.len()];
-    let got_info = shader.run_batch(inputs, &mut got, uniforms, budget);
+    let got_info = shader.invoke(Invocation::batch(uniforms, inputs, &mut got).budget(budget));
     match (&want_info, &got_info) {
         (Ok(w), Ok(g)) => {
             assert_eq!(
@@ -151,7 +151,9 @@ fn check_batch(
         (Err(w), Err(g)) => {
             assert_eq!(w, g, "errors differ\n{}", what());
             // Rows before the failing one are finished.
-            let n = w.index;
+            let Error::Exec { index: n, .. } = *w else {
+                panic!("the reference fails only on the interpreter: {w}");
+            };
             assert!(
                 bits(&want[..n]) == bits(&got[..n]),
                 "outputs before the error differ: {}\n{}",
@@ -181,7 +183,11 @@ fn check_masked(
     let mask = masks[inputs.len() % masks.len()];
     let mut got = vec![[[f32::from_bits(SENTINEL); 4]; 16]; inputs.len()];
     shader
-        .run_batch_masked(inputs, &mut got, uniforms, budget, mask)
+        .invoke(
+            Invocation::batch(uniforms, inputs, &mut got)
+                .mask(mask)
+                .budget(budget),
+        )
         .unwrap_or_else(|e| panic!("masked run failed: {e:?}\n{}", what()));
     for (k, (w, g)) in want.iter().zip(&got).enumerate() {
         for o in 0..16 {
@@ -326,7 +332,7 @@ fn random_on(b: Backend, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, st
         let case = generate(seed, &cfg);
         let shader = match compile(&case.program, mode, b, HostFeatures::detect()) {
             Ok(s) => s,
-            Err(picajit_jit::CompileError::Unsupported(_)) => continue,
+            Err(picajit_jit::Error::Unsupported(_)) => continue,
             Err(e) => panic!("{e}"),
         };
         if b == Backend::A64 && shader.batch_lanes() == 1 {
@@ -1055,7 +1061,7 @@ fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32) {
                 .collect();
             let mut got = vec![[[0.0f32; 4]; 16]; n];
             shader
-                .run_batch(&inputs, &mut got, &uniforms, 1 << 10)
+                .invoke(Invocation::batch(&uniforms, &inputs, &mut got).budget(1 << 10))
                 .unwrap();
             assert_eq!(shader.batch_stats().fallbacks, 0);
             for (row, x) in got.iter().zip(&chunk[..n]) {

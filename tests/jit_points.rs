@@ -22,7 +22,7 @@
 
 mod jit_common;
 
-use jit_common::{gs_bits, reg_bits};
+use jit_common::{gs_bits, reg_bits, run_one};
 use picajit::bench::Workload;
 use picajit::interp::exec::{ExecError, Interpreter};
 use picajit::interp::float::{FloatMode, Rounding};
@@ -31,7 +31,7 @@ use picajit::interp::state::{
     EmitBuffer, EmittedVertex, GeometryState, Primitive, Registers, Uniforms,
 };
 use picajit_jit::batch::BatchStats;
-use picajit_jit::{compile, Backend, CompiledShader, HostFeatures};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation};
 use picajit_testkit::testgen::points::{
     self as points_gen, generate, mutate, vec4, Case, Facts, Gen, Sim, MUTATIONS,
 };
@@ -99,16 +99,15 @@ fn run_ref(
 fn run_jit(shader: &CompiledShader, st: &State, inputs: &[Row], budget: u64) -> (State, Res) {
     let mut s = st.clone();
     let r = shader
-        .run_points(
-            &mut s.regs,
-            &mut s.uniforms,
-            &mut s.gs,
-            inputs,
-            budget,
-            &mut s.out,
+        .invoke(
+            Invocation::points(&mut s.uniforms, &mut s.regs, &mut s.gs, inputs, &mut s.out)
+                .budget(budget),
         )
-        .map(|i| i.instructions)
-        .map_err(|e| (e.index, e.error));
+        .map(|o| o.instructions)
+        .map_err(|e| match e {
+            Error::Exec { index, error } => (index, error),
+            other => panic!("a point run failed other than on the interpreter: {other}"),
+        });
     (s, r)
 }
 
@@ -295,7 +294,7 @@ fn check(
     a.regs.input = *follow;
     b.regs.input = *follow;
     let fa = Interpreter::new(program, mode).run(&mut a.regs, &a.uniforms, Some(&mut a.gs), budget);
-    let fb = shader.run(&mut b.regs, &b.uniforms, Some(&mut b.gs), budget);
+    let fb = run_one(&shader, &mut b.regs, &b.uniforms, Some(&mut b.gs), budget);
     if fa != fb {
         return Err(format!("follow-up run: interp {fa:?}, jit {fb:?}"));
     }
@@ -391,7 +390,7 @@ fn random_state(
     let addr = |r: &mut Rng| match r.below(4) {
         0 | 1 => r.below(100) as i32 - 10,
         2 => r.below(400) as i32 - 200,
-        _ => r.next() as i32,
+        _ => r.u32() as i32,
     };
     regs.a0 = [addr(r), addr(r)];
     regs.al = addr(r);
@@ -608,7 +607,7 @@ fn plan(r: &mut Rng, mode: FloatMode, uniforms: &Uniforms, facts: &Facts) -> Pla
         9..=13 if all != 0 => {
             let mut m = 0;
             while m == 0 {
-                m = all & r.next() as u16;
+                m = all & r.u32() as u16;
             }
             m
         }
@@ -699,7 +698,7 @@ fn run_plans(
     tally.programs += 1;
     let shader = match compile(&program, mode, Backend::X64, HostFeatures::detect()) {
         Ok(s) => s,
-        Err(picajit_jit::CompileError::Unsupported(why)) => {
+        Err(picajit_jit::Error::Unsupported(why)) => {
             // Not compiled at all (the analysis' limits): nothing to compare.
             *tally.unsupported.entry(why.to_string()).or_default() += 1;
             return;
@@ -1325,7 +1324,7 @@ fn interleave(name: &str, program: &Program, mode: FloatMode, uniforms: &Uniform
         a.regs.input = *row;
         b.regs.input = *row;
         let ra = interp.run(&mut a.regs, &a.uniforms, Some(&mut a.gs), BUDGET);
-        let rb = shader.run(&mut b.regs, &b.uniforms, Some(&mut b.gs), BUDGET);
+        let rb = run_one(&shader, &mut b.regs, &b.uniforms, Some(&mut b.gs), BUDGET);
         if ra != rb {
             fail(step, format!("interp {ra:?} jit {rb:?}"));
         }
@@ -1703,7 +1702,7 @@ fn uniform_changes_between_calls() {
                     panic!("{name} {mode:?} step {step}: {d}");
                 }
                 (a, b) = (sa, sb);
-                let _ = r.next();
+                let _ = r.u32();
             }
             if has_avx2() {
                 assert!(shader.batch_stats().groups > 0, "{name} {mode:?}");

@@ -17,7 +17,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::Registers;
-use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures};
+use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::X64);
 
@@ -120,9 +120,11 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
             unsafe { _mm_setcsr(control | flags) };
             let mut r = Registers::default();
             r.input = case.inputs;
-            let got = shader.try_run(&mut r, &case.uniforms, None, 4000);
+            let got = jit_common::run_compiled(&shader, &mut r, &case.uniforms, None, 4000);
             let mut out = [[[0.0f32; 4]; 16]; 3];
-            let batch = shader.run_batch(&[case.inputs; 3], &mut out, &case.uniforms, 4000);
+            let batch = shader.invoke(
+                Invocation::batch(&case.uniforms, &[case.inputs; 3], &mut out).budget(4000),
+            );
             let after = unsafe { _mm_getcsr() };
             unsafe { _mm_setcsr(saved) };
             assert_eq!(
@@ -173,7 +175,7 @@ fn caller_mxcsr_is_ignored_and_restored() {
         unsafe { _mm_setcsr(hostile) };
         let mut r = Registers::default();
         r.input = case.inputs;
-        let got = shader.try_run(&mut r, &case.uniforms, None, 4000);
+        let got = jit_common::run_compiled(&shader, &mut r, &case.uniforms, None, 4000);
         let after = unsafe { _mm_getcsr() };
         unsafe { _mm_setcsr(saved) };
         assert_eq!(

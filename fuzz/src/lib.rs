@@ -9,12 +9,61 @@ use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::FloatMode;
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, JitExit};
 pub use picajit_testkit::compare::{bank_bits, first_diff, gs_bits, listing, reg_bits};
 pub use picajit_testkit::testgen::bytes::{
     encode_raw, encode_structured, Case, Row, Value, DIFF_BUDGET, EMULATED_BUDGET, MODES,
 };
 pub use picajit_testkit::testgen::{Rng, F24_SPECIALS, F32_SPECIALS};
+
+/// Compiled code only ([`Invocation::compiled_only`]): the raw stop instead of the
+/// interpreter's result.
+pub fn run_compiled(
+    shader: &CompiledShader,
+    regs: &mut Registers,
+    uniforms: &Uniforms,
+    geometry: Option<&mut GeometryState>,
+    budget: u64,
+) -> Result<RunInfo, JitExit> {
+    shader
+        .invoke(
+            Invocation::one(uniforms, regs)
+                .geometry(geometry)
+                .budget(budget)
+                .compiled_only(),
+        )
+        .map(|o| RunInfo {
+            instructions: o.instructions,
+        })
+        .map_err(|e| match e {
+            Error::Stopped(exit) => exit,
+            other => panic!("a compiled-only invocation failed other than by stopping: {other}"),
+        })
+}
+
+/// One invocation through the facade ([`Invocation::one`]), in the interpreter's result type
+/// so that it compares with [`Interpreter::run`] directly.
+pub fn run_one(
+    shader: &CompiledShader,
+    regs: &mut Registers,
+    uniforms: &Uniforms,
+    geometry: Option<&mut GeometryState>,
+    budget: u64,
+) -> Result<RunInfo, ExecError> {
+    shader
+        .invoke(
+            Invocation::one(uniforms, regs)
+                .geometry(geometry)
+                .budget(budget),
+        )
+        .map(|o| RunInfo {
+            instructions: o.instructions,
+        })
+        .map_err(|e| match e {
+            Error::Exec { error, .. } => error,
+            other => panic!("a single invocation failed other than on the interpreter: {other}"),
+        })
+}
 
 /// The backends to compare against the interpreter, with the CPU features to compile for:
 /// x86-64 on x86-64 hosts, AArch64 on AArch64 hosts and, with this crate's `a64` feature
@@ -45,8 +94,8 @@ pub fn compile_runnable(
 ) -> Option<CompiledShader> {
     match compile(program, mode, backend, features) {
         Ok(s) if s.is_executable() => Some(s),
-        Ok(_) | Err(CompileError::Unsupported(_)) => None,
-        Err(e @ CompileError::Internal(_)) => panic!(
+        Ok(_) | Err(Error::Unsupported(_)) => None,
+        Err(e) => panic!(
             "{backend} compile failed in {mode:?}: {e}\n{}",
             listing(program)
         ),
@@ -112,7 +161,13 @@ fn compare_invocations(
         // Compiled code only.
         let mut r2 = regs.clone();
         let mut g2 = gs.clone();
-        let e2 = shader.try_run(&mut r2, &uniforms, geometry.then_some(&mut g2), budget);
+        let e2 = run_compiled(
+            &shader,
+            &mut r2,
+            &uniforms,
+            geometry.then_some(&mut g2),
+            budget,
+        );
         match &e2 {
             Ok(info) => {
                 assert!(
@@ -151,7 +206,13 @@ fn compare_invocations(
         // Compiled code with the interpreter fallback: identical in every case.
         let mut r3 = regs.clone();
         let mut g3 = gs.clone();
-        let e3 = shader.run(&mut r3, &uniforms, geometry.then_some(&mut g3), budget);
+        let e3 = run_one(
+            &shader,
+            &mut r3,
+            &uniforms,
+            geometry.then_some(&mut g3),
+            budget,
+        );
         assert!(
             e1 == e3,
             "invocation {round}: run gave {e3:?}, the interpreter {e1:?}\n{}",
@@ -206,9 +267,15 @@ fn compare_points(
         let mut out = EmitBuffer::new(mask);
         let r = if jit {
             shader
-                .run_points(&mut regs, &mut u, &mut gs, &inputs, budget, &mut out)
-                .map(|i| i.instructions)
-                .map_err(|e| (e.index, e.error))
+                .invoke(
+                    Invocation::points(&mut u, &mut regs, &mut gs, &inputs, &mut out)
+                        .budget(budget),
+                )
+                .map(|o| o.instructions)
+                .map_err(|e| match e {
+                    Error::Exec { index, error } => (index, error),
+                    other => panic!("run_points failed other than on the interpreter: {other}"),
+                })
         } else {
             interp.run_points(&mut regs, &mut u, &mut gs, &inputs, budget, &mut out)
         };
@@ -284,7 +351,7 @@ fn compare_batch(
         }
     }
     let mut outputs = vec![[[f32::from_bits(0x7F80_1234); 4]; 16]; inputs.len()];
-    let got = shader.run_batch(&inputs, &mut outputs, uniforms, budget);
+    let got = shader.invoke(Invocation::batch(uniforms, &inputs, &mut outputs).budget(budget));
     match (&expected_result, &got) {
         (Ok(total), Ok(info)) => assert!(
             *total == info.instructions,
@@ -293,7 +360,10 @@ fn compare_batch(
             ctx()
         ),
         (Err((index, error)), Err(e)) => assert!(
-            *index == e.index && *error == e.error,
+            *e == Error::Exec {
+                index: *index,
+                error: error.clone()
+            },
             "batch: error {e}, the interpreter: vertex {index}: {error}\n{}",
             ctx()
         ),

@@ -231,7 +231,9 @@ impl CompiledShader {
                 inputs,
                 outputs,
             } => {
-                only_one("a batch takes no geometry state and always has the interpreter fallback")?;
+                only_one(
+                    "a batch takes no geometry state and always has the interpreter fallback",
+                )?;
                 let mask = mask.unwrap_or(0xFFFF);
                 let r = match from {
                     Some(start) => {

@@ -431,7 +431,9 @@ impl Prepared {
                 .map(|n| (n, 0))
                 .map_err(|(k, e)| (k, e.to_string()))?,
             Exec::Jit(code) => code
-                .invoke(Invocation::points(uniforms, regs, geometry, inputs, out).budget(self.budget))
+                .invoke(
+                    Invocation::points(uniforms, regs, geometry, inputs, out).budget(self.budget),
+                )
                 .map(|i| (i.instructions, i.deopts))
                 .map_err(|e| match e {
                     Error::Exec { index, error } => (index, error.to_string()),
@@ -492,7 +494,9 @@ impl Prepared {
                     })
                     .map_err(|e| match e {
                         Error::Exec { error, .. } => error,
-                        other => unreachable!("a JIT invocation failed other than on the interpreter: {other}"),
+                        other => unreachable!(
+                            "a JIT invocation failed other than on the interpreter: {other}"
+                        ),
                     }),
                 Exec::CodegenOnly => {
                     return Err((0, format!("{} code cannot run on this host", self.engine)))

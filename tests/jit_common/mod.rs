@@ -7,7 +7,7 @@ use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::FloatMode;
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, JitExit};
 use picajit_testkit::testgen::TestCase;
 use std::cell::Cell;
 
@@ -42,6 +42,54 @@ pub enum Outcome {
 
 pub use picajit_testkit::compare::{first_diff, gs_bits, listing, reg_bits};
 
+/// Compiled code only ([`Invocation::compiled_only`]): the raw stop instead of the
+/// interpreter's result.
+pub fn run_compiled(
+    shader: &CompiledShader,
+    regs: &mut Registers,
+    uniforms: &Uniforms,
+    geometry: Option<&mut GeometryState>,
+    budget: u64,
+) -> Result<RunInfo, JitExit> {
+    shader
+        .invoke(
+            Invocation::one(uniforms, regs)
+                .geometry(geometry)
+                .budget(budget)
+                .compiled_only(),
+        )
+        .map(|o| RunInfo {
+            instructions: o.instructions,
+        })
+        .map_err(|e| match e {
+            Error::Stopped(exit) => exit,
+            other => panic!("a compiled-only invocation failed other than by stopping: {other}"),
+        })
+}
+
+/// One invocation through the facade ([`Invocation::one`]), in the interpreter's result type
+/// so that it compares with [`Interpreter::run`] directly.
+pub fn run_one(
+    shader: &CompiledShader,
+    regs: &mut Registers,
+    uniforms: &Uniforms,
+    geometry: Option<&mut GeometryState>,
+    budget: u64,
+) -> Result<RunInfo, ExecError> {
+    shader
+        .invoke(
+            Invocation::one(uniforms, regs)
+                .geometry(geometry)
+                .budget(budget),
+        )
+        .map(|o| RunInfo {
+            instructions: o.instructions,
+        })
+        .map_err(|e| match e {
+            Error::Exec { error, .. } => error,
+            other => panic!("a single invocation failed other than on the interpreter: {other}"),
+        })
+}
 /// Compile for [`backend`] with `features` and compare against the interpreter.
 pub fn check_with(
     program: &Program,
@@ -53,7 +101,7 @@ pub fn check_with(
 ) -> Outcome {
     let shader = match compile(program, mode, backend(), features) {
         Ok(s) => s,
-        Err(CompileError::Unsupported(_)) => return Outcome::Unsupported,
+        Err(Error::Unsupported(_)) => return Outcome::Unsupported,
         Err(e) => panic!("{e}\n{}", listing(program)),
     };
     check_shader(&shader, program, uniforms, inputs, mode, budget)
@@ -90,7 +138,13 @@ pub fn check_regs(
     let mut g2 = GeometryState::default();
     let e1: Result<RunInfo, ExecError> =
         interp.run(&mut r1, uniforms, geometry.then_some(&mut g1), budget);
-    let e2 = shader.try_run(&mut r2, uniforms, geometry.then_some(&mut g2), budget);
+    let e2 = run_compiled(
+        &shader,
+        &mut r2,
+        uniforms,
+        geometry.then_some(&mut g2),
+        budget,
+    );
     let ctx = || {
         format!(
             "{} mode {mode:?}, budget {budget}\n{}\n{}{}",
@@ -146,7 +200,13 @@ pub fn check_regs(
             // The fallback path must reproduce the interpreter exactly.
             let mut r3 = init.clone();
             let mut g3 = GeometryState::default();
-            let e3 = shader.run(&mut r3, uniforms, geometry.then_some(&mut g3), budget);
+            let e3 = run_one(
+                &shader,
+                &mut r3,
+                uniforms,
+                geometry.then_some(&mut g3),
+                budget,
+            );
             assert_eq!(e1, e3, "fallback result differs\n{}", ctx());
             assert!(
                 reg_bits(&r1) == reg_bits(&r3),

@@ -81,7 +81,7 @@ impl Value {
             s @ 0x00..=0x3F => Value::F24Special(s % F24_SPECIALS.len() as u8),
             s @ 0x40..=0x7F => Value::F32Special((s - 0x40) % F32_SPECIALS.len() as u8),
             s @ 0x80..=0xDF => Value::Small(s - 0x80),
-            _ => Value::Raw(r.next()),
+            _ => Value::Raw(r.u32()),
         }
     }
 
@@ -119,7 +119,7 @@ impl Value {
     /// The default value of lane `lane` of row `row` of a bank (`salt` tells banks apart).
     fn default_for(salt: usize, row: usize, lane: usize) -> Value {
         let k = salt * 131 + row * 4 + lane;
-        if k.is_multiple_of(5) {
+        if k % 5 == 0 {
             Value::F24Special((k * 7 % F24_SPECIALS.len()) as u8)
         } else {
             Value::Small((k * 37 % 96) as u8)
@@ -326,9 +326,9 @@ fn read_op(r: &mut Rng, pc: u32, len: u32) -> u32 {
                 winding: b & 8 != 0,
             }
         }
-        20 => return r.next(),
+        20 => return r.u32(),
         _ => {
-            let w = r.next();
+            let w = r.u32();
             return UNDEFINED[(w >> 26) as usize % UNDEFINED.len()] << 26 | (w & 0x03FF_FFFF);
         }
     };
@@ -355,7 +355,7 @@ impl Case {
                 if r.rest().is_empty() {
                     break;
                 }
-                code.push(r.next());
+                code.push(r.u32());
             }
             for _ in 0..r.u8() as usize % 129 {
                 descs.push(r.u64());
@@ -373,7 +373,7 @@ impl Case {
                 code.push(encode(&Instruction::End).unwrap_or(0x8800_0000));
             }
             for _ in 0..r.u8() as usize % 129 {
-                descs.push(r.next() as u64);
+                descs.push(r.u32() as u64);
             }
             let e = r.u8();
             if e < 0xC0 {
@@ -399,7 +399,7 @@ impl Case {
         let inputs = (0..r.u8() % 8).map(|_| read_row(&mut r)).collect();
         let (temps, addr) = if header & 0x80 != 0 {
             let temps = (0..r.u8() % 8).map(|_| read_row(&mut r)).collect();
-            (temps, [r.next() as i32, r.next() as i32, r.next() as i32])
+            (temps, [r.u32() as i32, r.u32() as i32, r.u32() as i32])
         } else {
             (Vec::new(), [0; 3])
         };

@@ -112,7 +112,7 @@ impl<'a> Rng<'a> {
     }
 
     /// The next 32 random bits (four bytes, little-endian, in byte mode).
-    pub fn next(&mut self) -> u32 {
+    pub fn u32(&mut self) -> u32 {
         match &mut self.bytes {
             Some(b) => {
                 let mut v = [0u8; 4];
@@ -131,7 +131,7 @@ impl<'a> Rng<'a> {
         }
     }
 
-    /// The next byte (the low byte of [`Self::next`] when seeded).
+    /// The next byte (the low byte of [`Self::u32`] when seeded).
     pub fn u8(&mut self) -> u8 {
         match &mut self.bytes {
             Some(b) => match b.split_first() {
@@ -141,7 +141,7 @@ impl<'a> Rng<'a> {
                 }
                 None => 0,
             },
-            None => self.next() as u8,
+            None => self.u32() as u8,
         }
     }
 
@@ -150,9 +150,9 @@ impl<'a> Rng<'a> {
         u16::from_le_bytes([self.u8(), self.u8()])
     }
 
-    /// Little-endian u64 of two [`Self::next`]s.
+    /// Little-endian u64 of two [`Self::u32`]s.
     pub fn u64(&mut self) -> u64 {
-        self.next() as u64 | (self.next() as u64) << 32
+        self.u32() as u64 | (self.u32() as u64) << 32
     }
 
     /// The bytes not read yet (empty when seeded).
@@ -162,7 +162,7 @@ impl<'a> Rng<'a> {
 
     /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: u32) -> u32 {
-        self.next() % n.max(1)
+        self.u32() % n.max(1)
     }
 
     /// True `percent` times in a hundred.
@@ -178,7 +178,7 @@ impl<'a> Rng<'a> {
     /// A random non-empty subset of the bits of `set` (which must be non-zero).
     pub fn subset(&mut self, set: u8) -> u8 {
         loop {
-            let s = set & (self.next() as u8);
+            let s = set & (self.u32() as u8);
             if s != 0 {
                 return s;
             }
@@ -231,15 +231,15 @@ fn arbitrary_value(s: &mut Rng, mode: FloatMode) -> f32 {
             4..=6 => F24::from_f32(small(s), Rounding::TowardZero).to_f32(),
             7 => {
                 // Near 1.0 with random low mantissa bits (rounding-sensitive).
-                F24::from_bits(0x3F0000 | (s.next() & 0xFFFF) | (s.next() & 1) << 23).to_f32()
+                F24::from_bits(0x3F0000 | (s.u32() & 0xFFFF) | (s.u32() & 1) << 23).to_f32()
             }
-            _ => F24::from_bits(s.next()).to_f32(),
+            _ => F24::from_bits(s.u32()).to_f32(),
         },
         FloatMode::F32 => match s.below(10) {
             0..=3 => f32::from_bits(s.pick(F32_SPECIALS)),
             4..=6 => small(s),
-            7 => f32::from_bits(0x3F80_0000 | (s.next() & 0x7F_FFFF) | (s.next() & 1) << 31),
-            _ => f32::from_bits(s.next()),
+            7 => f32::from_bits(0x3F80_0000 | (s.u32() & 0x7F_FFFF) | (s.u32() & 1) << 31),
+            _ => f32::from_bits(s.u32()),
         },
     }
 }
@@ -248,7 +248,7 @@ fn swizzle(s: &mut Rng) -> Swizzle {
     if s.chance(40) {
         Swizzle::IDENTITY
     } else {
-        Swizzle((s.next() & 0xFF) as u8)
+        Swizzle((s.u32() & 0xFF) as u8)
     }
 }
 
@@ -256,7 +256,7 @@ fn descriptor(s: &mut Rng) -> u64 {
     let mask = if s.chance(45) {
         WriteMask::XYZW
     } else {
-        WriteMask((s.next() & 0xF) as u8)
+        WriteMask((s.u32() & 0xF) as u8)
     };
     let neg = [s.chance(25), s.chance(25), s.chance(25)];
     OperandDesc::new(mask, neg, [swizzle(s), swizzle(s), swizzle(s)]).0
@@ -423,7 +423,7 @@ fn flow(s: &mut Rng, pc: u32, len: u32, kind: ShaderKind) -> Instruction {
         19 => Instruction::Nop,
         20 if s.chance(30) => Instruction::Undefined {
             word: (s.pick(&[0x10u32, 0x11, 0x14, 0x17, 0x1C, 0x1F]) << 26)
-                | (s.next() & 0x3FF_FFFF),
+                | (s.u32() & 0x3FF_FFFF),
         },
         21..=23 if kind == ShaderKind::Geometry => Instruction::SetEmit {
             vtx: s.below(4) as u8,
@@ -557,12 +557,12 @@ pub fn value(s: &mut Rng, mode: FloatMode, dist: Values) -> f32 {
             _ => {
                 if f24 {
                     let e = 40 + s.below(48);
-                    F24::from_bits((s.next() & 0x80_FFFF) | (e << 16)).to_f32()
+                    F24::from_bits((s.u32() & 0x80_FFFF) | (e << 16)).to_f32()
                 } else if s.chance(50) {
-                    f32::from_bits(s.next() ^ (s.next() << 16))
+                    f32::from_bits(s.u32() ^ (s.u32() << 16))
                 } else {
                     let e = 100 + s.below(56);
-                    f32::from_bits((s.next() & 0x807F_FFFF) | (e << 23))
+                    f32::from_bits((s.u32() & 0x807F_FFFF) | (e << 23))
                 }
             }
         },
@@ -585,9 +585,9 @@ pub fn value(s: &mut Rng, mode: FloatMode, dist: Values) -> f32 {
             _ => {
                 if f24 {
                     let e = 40 + s.below(48);
-                    F24::from_bits((s.next() & 0x80_FFFF) | (e << 16)).to_f32()
+                    F24::from_bits((s.u32() & 0x80_FFFF) | (e << 16)).to_f32()
                 } else {
-                    f32::from_bits(s.next() ^ (s.next() << 16))
+                    f32::from_bits(s.u32() ^ (s.u32() << 16))
                 }
             }
         },
@@ -671,7 +671,7 @@ pub fn generate_from(rng: &mut Rng, cfg: &Options) -> TestCase {
 /// the float mode and shader kind; the rest drive every other choice.
 pub fn from_bytes(bytes: &[u8]) -> TestCase {
     let mut s = Rng::bytes(bytes);
-    let head = s.next();
+    let head = s.u32();
     let mode = match head % 3 {
         0 => FloatMode::F24(Rounding::TowardZero),
         1 => FloatMode::F24(Rounding::NearestEven),

@@ -917,7 +917,7 @@ impl Builder<'_, '_> {
                 let m = if op == Mova {
                     let m = self.r.subset(3);
                     if self.r.chance(30) {
-                        m | (self.r.next() as u8 & 0xC)
+                        m | (self.r.u32() as u8 & 0xC)
                     } else {
                         m
                     }
