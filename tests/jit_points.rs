@@ -294,7 +294,7 @@ fn check(
     a.regs.input = *follow;
     b.regs.input = *follow;
     let fa = Interpreter::new(program, mode).run(&mut a.regs, &a.uniforms, Some(&mut a.gs), budget);
-    let fb = run_one(&shader, &mut b.regs, &b.uniforms, Some(&mut b.gs), budget);
+    let fb = run_one(shader, &mut b.regs, &b.uniforms, Some(&mut b.gs), budget);
     if fa != fb {
         return Err(format!("follow-up run: interp {fa:?}, jit {fb:?}"));
     }

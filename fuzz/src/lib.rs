@@ -162,7 +162,7 @@ fn compare_invocations(
         let mut r2 = regs.clone();
         let mut g2 = gs.clone();
         let e2 = run_compiled(
-            &shader,
+            shader,
             &mut r2,
             &uniforms,
             geometry.then_some(&mut g2),
@@ -207,7 +207,7 @@ fn compare_invocations(
         let mut r3 = regs.clone();
         let mut g3 = gs.clone();
         let e3 = run_one(
-            &shader,
+            shader,
             &mut r3,
             &uniforms,
             geometry.then_some(&mut g3),

@@ -139,7 +139,7 @@ pub fn check_regs(
     let e1: Result<RunInfo, ExecError> =
         interp.run(&mut r1, uniforms, geometry.then_some(&mut g1), budget);
     let e2 = run_compiled(
-        &shader,
+        shader,
         &mut r2,
         uniforms,
         geometry.then_some(&mut g2),
@@ -201,7 +201,7 @@ pub fn check_regs(
             let mut r3 = init.clone();
             let mut g3 = GeometryState::default();
             let e3 = run_one(
-                &shader,
+                shader,
                 &mut r3,
                 uniforms,
                 geometry.then_some(&mut g3),

@@ -422,8 +422,7 @@ fn flow(s: &mut Rng, pc: u32, len: u32, kind: ShaderKind) -> Instruction {
         18 => Instruction::End,
         19 => Instruction::Nop,
         20 if s.chance(30) => Instruction::Undefined {
-            word: (s.pick(&[0x10u32, 0x11, 0x14, 0x17, 0x1C, 0x1F]) << 26)
-                | (s.u32() & 0x3FF_FFFF),
+            word: (s.pick(&[0x10u32, 0x11, 0x14, 0x17, 0x1C, 0x1F]) << 26) | (s.u32() & 0x3FF_FFFF),
         },
         21..=23 if kind == ShaderKind::Geometry => Instruction::SetEmit {
             vtx: s.below(4) as u8,
