@@ -16,7 +16,7 @@
 //! A program runs here when the host has AVX2, [`Analysis`] built it (every program the
 //! per-vertex backend compiles), and it is a vertex shader, or a geometry shader for which
 //! [`geometry::plan`] proves that eight consecutive point-mode invocations can run together
-//! ([`CompiledShader::run_points`]; see [`geometry`] for the proof and how EMIT writes
+//! ([`Invocation::points`](crate::Invocation::points); see [`geometry`] for the proof and how EMIT writes
 //! vertices). Control flow that depends only on
 //! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis) is compiled as
 //! usual. Conditions on the per-vertex cmp flags (IFC/CALLC/JMPC/BREAKC) test the eight
@@ -685,7 +685,7 @@ impl CompiledShader {
         None
     }
 
-    /// Why [`Self::run_points`] runs one invocation at a time (`None` when it runs [`LANES`]
+    /// Why a point run ([`Invocation::points`](crate::Invocation::points)) runs one invocation at a time (`None` when it runs [`LANES`]
     /// invocations per group on the multi-vertex backend, see [`geometry`]).
     pub fn points_ineligibility(&self) -> Option<&'static str> {
         if self.program.kind() != ShaderKind::Geometry {
@@ -700,7 +700,7 @@ impl CompiledShader {
     }
 
     /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit
-    /// state run on ([`Self::run_batch_from`]; zero until the first such batch).
+    /// state run on ([`Invocation::from_state`](crate::Invocation::from_state); zero until the first such batch).
     pub fn batch_from_stats(&self) -> BatchStats {
         Self::stats_of(self.soa_from.get().and_then(Option::as_ref))
     }
