@@ -1075,7 +1075,7 @@ pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
 
 /// Batches shorter than this (one eight-lane group) with a state out run per vertex in
 /// [`Shader::run_small_state`].
-const SMALL_BATCH: usize = picajit_jit::batch::LANES;
+const SMALL_BATCH: usize = picajit_jit::LANES;
 
 /// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
 /// or the one prepared for that entry.

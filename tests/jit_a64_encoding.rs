@@ -8,8 +8,8 @@
 //! Code generation works on any host, so this test runs everywhere.
 
 use picajit::interp::float::{FloatMode, Rounding};
-use picajit_jit::a64::asm::{Asm, Cond};
-use picajit_jit::a64::regs::*;
+use picajit_jit::testing::a64::asm::{Asm, Cond};
+use picajit_jit::testing::a64::regs::*;
 use picajit_jit::yaxpeax_arch::{Decoder, U8Reader};
 use picajit_jit::yaxpeax_arm::armv8::a64::InstDecoder;
 use picajit_jit::{compile, Backend, HostFeatures};

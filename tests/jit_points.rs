@@ -30,7 +30,7 @@ use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{
     EmitBuffer, EmittedVertex, GeometryState, Primitive, Registers, Uniforms,
 };
-use picajit_jit::batch::BatchStats;
+use picajit_jit::BatchStats;
 use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation};
 use picajit_testkit::testgen::points::{
     self as points_gen, generate, mutate, vec4, Case, Facts, Gen, Sim, MUTATIONS,

@@ -9,8 +9,8 @@
 
 use picajit::interp::float::{FloatMode, MaxRule, Rounding};
 use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter};
-use picajit_jit::x64::asm::{Asm, Mem, XOp};
-use picajit_jit::x64::regs::*;
+use picajit_jit::testing::x64::asm::{Asm, Mem, XOp};
+use picajit_jit::testing::x64::regs::*;
 use picajit_jit::{compile_with, Backend, HostFeatures};
 use picajit_testkit::testgen::{generate, Options};
 
@@ -347,10 +347,10 @@ fn generated_programs_decode_cleanly() {
 
 mod soa {
     use super::decode;
-    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE, THREE_OPERAND_FORMS};
     use picajit_jit::iced_x86::{Decoder, DecoderOptions};
-    use picajit_jit::x64::asm::{Asm, Mem};
-    use picajit_jit::x64::regs::*;
+    use picajit_jit::testing::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE, THREE_OPERAND_FORMS};
+    use picajit_jit::testing::x64::asm::{Asm, Mem};
+    use picajit_jit::testing::x64::regs::*;
 
     /// Emit one instruction through [`Yasm`] and decode it.
     fn yone(f: impl FnOnce(&mut Yasm)) -> String {
@@ -778,7 +778,7 @@ mod soa {
     fn geometry_emit_forms() {
         use picajit::bench::Workload;
         use picajit::interp::float::{FloatMode, Rounding};
-        use picajit_jit::batch::*;
+        use picajit_jit::testing::batch::*;
         use picajit_jit::{compile, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;

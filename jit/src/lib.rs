@@ -67,21 +67,52 @@
 //! # }
 //! ```
 
-pub mod a64;
-pub mod analysis;
-pub mod batch;
-pub mod error;
-pub mod features;
+// The crate's internals: the facade below re-exports what callers use; `testing` gives the
+// encoding tests the assemblers they decode.
+pub(crate) mod a64;
+pub(crate) mod analysis;
+pub(crate) mod batch;
+pub(crate) mod error;
+pub(crate) mod features;
 mod invocation;
 mod invoke;
-pub mod layout;
+pub(crate) mod layout;
 pub(crate) mod lower;
-pub mod masm;
-pub mod runtime;
+pub(crate) mod masm;
+pub(crate) mod runtime;
 mod shader;
 pub mod theia;
 pub mod usc;
-pub mod x64;
+pub(crate) mod x64;
+
+/// Internals that tests need and callers do not: the x86-64, AVX2 and AArch64 assemblers
+/// and register names, which `tests/jit_x64_encoding.rs` and `tests/jit_a64_encoding.rs`
+/// decode form by form (with the multi-vertex context offsets the geometry forms carry),
+/// and the emulator's last error for failure messages. Not part of the API.
+#[doc(hidden)]
+pub mod testing {
+    /// The per-vertex x86-64 assembler and its registers.
+    pub mod x64 {
+        pub use crate::x64::{asm, regs};
+    }
+    /// The per-vertex AArch64 assembler, its registers and (under emulation) the emulator's
+    /// last error.
+    pub mod a64 {
+        #[cfg(feature = "emulate-a64")]
+        pub use crate::a64::emulator::last_error;
+        pub use crate::a64::{asm, regs};
+    }
+    /// The AVX2 encoder of the multi-vertex code and the geometry fields of its context,
+    /// whose offsets the geometry EMIT forms carry.
+    pub mod batch {
+        pub use crate::batch::{
+            asm, SOA_GS_CURSOR, SOA_GS_EMITS, SOA_GS_FLAGS_NEXT, SOA_GS_FLAG_CURSOR,
+            SOA_GS_FLAG_STRIDE, SOA_GS_LANE_FLAGS, SOA_GS_LANE_ROWS, SOA_GS_LAST6, SOA_GS_LAST7,
+            SOA_GS_LEFT, SOA_GS_PREV7, SOA_GS_ROWS_NEXT, SOA_GS_ROW_OFF, SOA_GS_ROW_STRIDE,
+            SOA_GS_SLOT7, SOA_GS_SLOTS_HIT, SOA_GS_VSIZE,
+        };
+    }
+}
 
 /// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
 /// tools.
@@ -95,7 +126,8 @@ pub use yaxpeax_arch;
 #[cfg(feature = "disasm")]
 pub use yaxpeax_arm;
 
-pub use analysis::Analysis;
+pub use analysis::{Analysis, DeoptReason, RunBounds};
+pub use batch::{BatchStats, LANES};
 pub use error::Error;
 pub use features::HostFeatures;
 pub use invocation::{Invocation, Outcome, DEFAULT_BUDGET};

@@ -268,7 +268,7 @@ impl Prepared {
     }
 
     /// The multi-vertex path's counters so far, for JIT code that has one.
-    pub fn lane_stats(&self) -> Option<picajit_jit::batch::BatchStats> {
+    pub fn lane_stats(&self) -> Option<picajit_jit::BatchStats> {
         match &self.exec {
             Exec::Jit(code) if code.batch_lanes() > 1 => Some(code.batch_stats()),
             _ => None,
@@ -321,7 +321,7 @@ impl Prepared {
                     ),
                     // Fewer vertices than a group: one invocation each, the last one's
                     // registers are the state out (as `Shader::run_batch_state` does).
-                    Some(s) if inputs.len() < picajit_jit::batch::LANES => (|| {
+                    Some(s) if inputs.len() < picajit_jit::LANES => (|| {
                         let mut regs = Registers::default();
                         let mut info = Outcome::default();
                         for (index, (input, output)) in

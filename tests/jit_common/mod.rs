@@ -251,7 +251,7 @@ pub fn check_case_with(case: &TestCase, budget: u64, features: HostFeatures) -> 
 /// The emulator's last failure on this thread, for failure messages.
 #[cfg(not(target_arch = "aarch64"))]
 pub fn emulator_note() -> String {
-    match picajit_jit::a64::emulator::last_error() {
+    match picajit_jit::testing::a64::last_error() {
         Some(e) => format!("\nlast emulator error: {e}"),
         None => String::new(),
     }

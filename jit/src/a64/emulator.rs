@@ -258,11 +258,6 @@ impl EmuCode {
         self.code.len()
     }
 
-    /// True for empty code.
-    pub fn is_empty(&self) -> bool {
-        self.code.is_empty()
-    }
-
     /// Run the entry at `entry` on `ctx` in the emulator, with the semantics of a native call.
     ///
     /// # Safety

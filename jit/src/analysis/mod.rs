@@ -19,7 +19,7 @@ pub mod blocks;
 pub mod regions;
 
 pub use blocks::{Block, DeoptReason, Exit, Flow, Guard, Node, Target};
-pub use regions::{CallFrame, IfFrame, LoopFrame, StackContext};
+pub use regions::StackContext;
 
 use crate::error::CompileResult;
 use picajit_interp::isa::{DstReg, Instruction, SrcReg};
