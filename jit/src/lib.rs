@@ -51,7 +51,7 @@
 //! [`HostFeatures`]), compiling ([`compile`], [`compile_with`], [`CodeCache`]) into a
 //! [`CompiledShader`], running it through one [`Invocation`] type that returns one
 //! [`Outcome`], and one [`Error`] type for both. This file also names the outcomes of
-//! generated code ([`JitExit`], [`Emitted`]); the compiled shader is in `shader.rs`, the
+//! generated code ([`JitExit`], `Emitted`); the compiled shader is in `shader.rs`, the
 //! invocation in `invocation.rs` and its drivers in `invoke.rs`.
 //!
 //! # API
@@ -172,7 +172,7 @@ impl fmt::Display for Backend {
 
 /// What a masm produces: machine code plus `(code offset, PICA address, text)` marks.
 #[derive(Clone, Debug, Default)]
-pub struct Emitted {
+pub(crate) struct Emitted {
     /// Machine code (position independent: no absolute addresses), base address 0.
     pub code: Vec<u8>,
     /// Where each PICA instruction instance starts.
