@@ -166,12 +166,12 @@ impl CompiledShader {
         Ok(info)
     }
 
-    /// A vertex batch ([`Invocation::batch`](crate::Invocation::batch)) for a caller that
-    /// reads only the output registers in `out_mask` (bit n = o`n`), as an emulator reads only
-    /// the registers its output map names. Those are written exactly as with mask 0xFFFF; every other register of an output row
-    /// either keeps its previous contents or receives the vertex's value, whichever the
-    /// backend finds cheaper (the multi-vertex backend skips them: storing sixteen registers
-    /// per vertex costs more than a short shader).
+    /// A vertex batch ([`Invocation::batch`](crate::Invocation::batch)) for a caller that reads
+    /// only the output registers in `out_mask` (bit n = o`n`), as an emulator reads only the
+    /// registers its output map names. Those are written exactly as with mask 0xFFFF; every other
+    /// register of an output row either keeps its previous contents or receives the vertex's value,
+    /// whichever the backend finds cheaper (the multi-vertex backend skips them: storing sixteen
+    /// registers per vertex costs more than a short shader).
     pub(crate) fn run_batch_masked(
         &self,
         inputs: &[[[f32; 4]; 16]],

@@ -1,5 +1,5 @@
 //! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, both behind one
-//! [`masm::MacroAssembler`] trait driven by one shared lowering (`lower.rs`).
+//! `MacroAssembler` trait (`masm.rs`) driven by one shared lowering (`lower.rs`).
 //!
 //! # Pipeline
 //!
@@ -7,11 +7,11 @@
 //! Program ──analysis──► nodes/blocks ──lower + masm──► machine code ──runtime──► CompiledShader
 //! ```
 //!
-//! * [`analysis`] explores everything reachable from the entry point under the hardware's
-//!   CALL/IF/LOOP stack rules, resolved statically (see [`analysis::regions`]).
-//! * `lower.rs` turns each block into masm calls; [`x64`] implements them with SSE4.1, [`a64`]
+//! * `analysis/` explores everything reachable from the entry point under the hardware's
+//!   CALL/IF/LOOP stack rules, resolved statically (see `analysis/regions.rs`).
+//! * `lower.rs` turns each block into masm calls; `x64/` implements them with SSE4.1, `a64/`
 //!   with NEON.
-//! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
+//! * `runtime/` maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
 //!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
 //!   emulator elsewhere (`a64::emulator`), through the same [`CompiledShader::invoke`].
 //!
@@ -42,7 +42,7 @@
 //! rounding fix-ups (input flush, truncation, range and NaN rules), which dominate: per vertex
 //! about 0.5 ns for MOV/MAX, 2 ns for ADD/MUL, 4 ns for MAD, 5.3 ns for DP4 and 18 ns for RSQ
 //! (divider-bound) on the development machine (AMD EPYC, IPC-bound at roughly 3.5). Batches
-//! of vertices run several per SIMD register on the multi-vertex backend ([`batch`]) where
+//! of vertices run several per SIMD register on the multi-vertex backend (`batch/`) where
 //! the host and the program allow it ([`Invocation::batch`]).
 //!
 //! # The facade

@@ -16,8 +16,9 @@
 //! * Arithmetic methods take `(dst, a, b…)`. The lowering always passes `dst == a`; a backend
 //!   with destructive two-operand forms (x64 SSE) may rely on that, a three-operand ISA
 //!   (NEON) ignores it.
-//! * Float results must equal `picajit_interp::float` for the backend's [`FloatMode`](picajit_interp::float::FloatMode) bit for
-//!   bit, including `-0 → +0`, NaN canonicalisation, input flushing and `inf × 0 = +0`.
+//! * Float results must equal `picajit_interp::float` for the backend's
+//!   [`FloatMode`](picajit_interp::float::FloatMode) bit for bit, including `-0 → +0`, NaN
+//!   canonicalisation, input flushing and `inf × 0 = +0`.
 //!   MAX/MIN/SGE/SLT/CMP/LITP compare raw values (no flush, even with flush-to-zero enabled).
 //! * Control flow: `branch` jumps when the guard holds and falls through otherwise.
 //!   `charge_budget(n)` subtracts `n` from the remaining budget and leaves with status

@@ -300,10 +300,10 @@ impl EmuCode {
         })
     }
 
-    /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics
-    /// of a native call: groups of rows from `batch_done` while a whole group is left,
-    /// `batch_done`, `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished
-    /// groups written. Returns the status (0 done). Rows go through the guest row buffers in
+    /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics of a
+    /// native call: groups of rows from `batch_done` while a whole group is left, `batch_done`,
+    /// `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished groups
+    /// written. Returns the status (0 done). Rows go through the guest row buffers in
     /// chunks, as for the per-vertex batch entry; of the context, the guest gets only what
     /// the code reads before writing it (the flushed uniform tables and the scalars).
     ///

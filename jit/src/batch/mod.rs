@@ -16,8 +16,8 @@
 //! A program runs here when the host has AVX2, [`Analysis`] built it (every program the
 //! per-vertex backend compiles), and it is a vertex shader, or a geometry shader for which
 //! [`geometry::plan`] proves that eight consecutive point-mode invocations can run together
-//! ([`Invocation::points`](crate::Invocation::points); see [`geometry`] for the proof and how EMIT writes
-//! vertices). Control flow that depends only on
+//! ([`Invocation::points`](crate::Invocation::points); see [`geometry`] for the proof and how EMIT
+//! writes vertices). Control flow that depends only on
 //! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis) is compiled as
 //! usual. Conditions on the per-vertex cmp flags (IFC/CALLC/JMPC/BREAKC) test the eight
 //! flags with `vmovmskps`: if the running lanes agree, the branch is taken or not as a whole;
@@ -648,8 +648,9 @@ fn executable(code: &[u8], backend: Backend) -> CompileResult<Option<SoaExec>> {
 
 impl CompiledShader {
     /// Vertices `Invocation::batch` (geometry shaders: invocations `run_points`) processes per SoA
-    /// group: [`LANES`] when the program runs on the multi-vertex backend, 1 otherwise. Generates the multi-vertex code if `Invocation::batch` has
-    /// not yet, so a loader can call it to take that cost up front.
+    /// group: [`LANES`] when the program runs on the multi-vertex backend, 1 otherwise. Generates
+    /// the multi-vertex code if `Invocation::batch` has not yet, so a loader can call it to take
+    /// that cost up front.
     pub fn batch_lanes(&self) -> usize {
         if self.soa().is_some() {
             LANES
@@ -685,8 +686,9 @@ impl CompiledShader {
         None
     }
 
-    /// Why a point run ([`Invocation::points`](crate::Invocation::points)) runs one invocation at a time (`None` when it runs [`LANES`]
-    /// invocations per group on the multi-vertex backend, see [`geometry`]).
+    /// Why a point run ([`Invocation::points`](crate::Invocation::points)) runs one
+    /// invocation at a time (`None` when it runs [`LANES`] invocations per group on the
+    /// multi-vertex backend; `batch/geometry.rs` has the proof).
     pub fn points_ineligibility(&self) -> Option<&'static str> {
         if self.program.kind() != ShaderKind::Geometry {
             return Some("not a geometry shader");
@@ -699,8 +701,9 @@ impl CompiledShader {
         Self::stats_of(self.soa())
     }
 
-    /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit
-    /// state run on ([`Invocation::from_state`](crate::Invocation::from_state); zero until the first such batch).
+    /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit state
+    /// run on ([`Invocation::from_state`](crate::Invocation::from_state); zero until the first such
+    /// batch).
     pub fn batch_from_stats(&self) -> BatchStats {
         Self::stats_of(self.soa_from.get().and_then(Option::as_ref))
     }
@@ -881,7 +884,8 @@ fn add_part(
     Ok(())
 }
 
-/// `Invocation::batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
+/// `Invocation::batch` on the SoA path: full groups compiled, stopped groups and the tail per
+/// vertex.
 #[allow(clippy::too_many_arguments, reason = "one batch call's parameters")]
 pub(crate) fn run(
     shader: &CompiledShader,
