@@ -11,59 +11,11 @@ use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, JitExit};
 pub use picajit_testkit::compare::{bank_bits, first_diff, gs_bits, listing, reg_bits};
+pub use picajit_testkit::run::{run_compiled, run_one};
 pub use picajit_testkit::testgen::bytes::{
     encode_raw, encode_structured, Case, Row, Value, DIFF_BUDGET, EMULATED_BUDGET, MODES,
 };
 pub use picajit_testkit::testgen::{Rng, F24_SPECIALS, F32_SPECIALS};
-
-/// Compiled code only ([`Invocation::compiled_only`]): the raw stop instead of the
-/// interpreter's result.
-pub fn run_compiled(
-    shader: &CompiledShader,
-    regs: &mut Registers,
-    uniforms: &Uniforms,
-    geometry: Option<&mut GeometryState>,
-    budget: u64,
-) -> Result<RunInfo, JitExit> {
-    shader
-        .invoke(
-            Invocation::one(uniforms, regs)
-                .geometry(geometry)
-                .budget(budget)
-                .compiled_only(),
-        )
-        .map(|o| RunInfo {
-            instructions: o.instructions,
-        })
-        .map_err(|e| match e {
-            Error::Stopped(exit) => exit,
-            other => panic!("a compiled-only invocation failed other than by stopping: {other}"),
-        })
-}
-
-/// One invocation through the facade ([`Invocation::one`]), in the interpreter's result type
-/// so that it compares with [`Interpreter::run`] directly.
-pub fn run_one(
-    shader: &CompiledShader,
-    regs: &mut Registers,
-    uniforms: &Uniforms,
-    geometry: Option<&mut GeometryState>,
-    budget: u64,
-) -> Result<RunInfo, ExecError> {
-    shader
-        .invoke(
-            Invocation::one(uniforms, regs)
-                .geometry(geometry)
-                .budget(budget),
-        )
-        .map(|o| RunInfo {
-            instructions: o.instructions,
-        })
-        .map_err(|e| match e {
-            Error::Exec { error, .. } => error,
-            other => panic!("a single invocation failed other than on the interpreter: {other}"),
-        })
-}
 
 /// The backends to compare against the interpreter, with the CPU features to compile for:
 /// x86-64 on x86-64 hosts, AArch64 on AArch64 hosts and, with this crate's `a64` feature

@@ -4,7 +4,9 @@
 //! eligible for the eight-lane path, drawn from a seed or from fuzzer bytes
 //! ([`testgen::Options`], [`testgen::Rng`]), the fuzz targets' case format
 //! ([`testgen::bytes`]) and assembler stress sources. [`compare`] turns results into bit
-//! patterns and names the first difference.
+//! patterns and names the first difference; [`run`] runs single invocations through the JIT
+//! facade with results in the interpreter's types.
 
 pub mod compare;
+pub mod run;
 pub mod testgen;

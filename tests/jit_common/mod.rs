@@ -7,7 +7,7 @@ use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::FloatMode;
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, JitExit};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, JitExit};
 use picajit_testkit::testgen::TestCase;
 use std::cell::Cell;
 
@@ -41,55 +41,8 @@ pub enum Outcome {
 }
 
 pub use picajit_testkit::compare::{first_diff, gs_bits, listing, reg_bits};
+pub use picajit_testkit::run::{run_compiled, run_one};
 
-/// Compiled code only ([`Invocation::compiled_only`]): the raw stop instead of the
-/// interpreter's result.
-pub fn run_compiled(
-    shader: &CompiledShader,
-    regs: &mut Registers,
-    uniforms: &Uniforms,
-    geometry: Option<&mut GeometryState>,
-    budget: u64,
-) -> Result<RunInfo, JitExit> {
-    shader
-        .invoke(
-            Invocation::one(uniforms, regs)
-                .geometry(geometry)
-                .budget(budget)
-                .compiled_only(),
-        )
-        .map(|o| RunInfo {
-            instructions: o.instructions,
-        })
-        .map_err(|e| match e {
-            Error::Stopped(exit) => exit,
-            other => panic!("a compiled-only invocation failed other than by stopping: {other}"),
-        })
-}
-
-/// One invocation through the facade ([`Invocation::one`]), in the interpreter's result type
-/// so that it compares with [`Interpreter::run`] directly.
-pub fn run_one(
-    shader: &CompiledShader,
-    regs: &mut Registers,
-    uniforms: &Uniforms,
-    geometry: Option<&mut GeometryState>,
-    budget: u64,
-) -> Result<RunInfo, ExecError> {
-    shader
-        .invoke(
-            Invocation::one(uniforms, regs)
-                .geometry(geometry)
-                .budget(budget),
-        )
-        .map(|o| RunInfo {
-            instructions: o.instructions,
-        })
-        .map_err(|e| match e {
-            Error::Exec { error, .. } => error,
-            other => panic!("a single invocation failed other than on the interpreter: {other}"),
-        })
-}
 /// Compile for [`backend`] with `features` and compare against the interpreter.
 pub fn check_with(
     program: &Program,
