@@ -189,7 +189,10 @@ impl<'a> Invocation<'a> {
 impl CompiledShader {
     /// Run `invocation` (see [`Invocation`]): compiled code first, the interpreter for
     /// whatever compiled code cannot finish, so results and errors are the interpreter's.
-    #[inline]
+    // Always inlined: a caller builds one kind of invocation, so the other arms and the
+    // option checks fold away; as a call, building and matching the invocation cost one-vertex
+    // batches a few ns per vertex (`picajit bench --batch 1 --clock cpu`, `mvp`).
+    #[inline(always)]
     pub fn invoke(&self, invocation: Invocation<'_>) -> Result<Outcome, Error> {
         let Invocation {
             work,
