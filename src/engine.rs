@@ -8,7 +8,7 @@
 
 use crate::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
-use picajit_interp::float::{FloatMode, MaxRule, F24};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
@@ -413,7 +413,7 @@ impl Shader {
     /// [`Self::convert_inputs`] for one register.
     pub fn convert_row(&self, row: [f32; 4]) -> [f32; 4] {
         match self.config.float_mode {
-            FloatMode::F24(r) => row.map(|x| F24::from_f32(x, r).to_f32()),
+            FloatMode::F24(r) => row.map(|x| f32::from_bits(F24::upload_f32_bits(x.to_bits(), r))),
             FloatMode::F32 => row,
         }
     }
@@ -491,8 +491,8 @@ impl Shader {
             match self.config.float_mode {
                 FloatMode::F32 => self.run_batch_registers(uniforms, inputs, outputs, out_mask),
                 FloatMode::F24(_) => {
-                    self.run_batch_staged(uniforms, inputs, outputs, out_mask, |v| {
-                        self.convert_masked(v)
+                    self.run_batch_staged(uniforms, inputs, outputs, out_mask, |src, dst| {
+                        self.convert_chunk(src, dst)
                     })
                 }
             }
@@ -510,23 +510,24 @@ impl Shader {
     ) -> Result<u64, BatchError> {
         let n = inputs.len().min(outputs.len());
         self.split_batch(n, outputs, |range, outputs| {
-            self.run_batch_staged(uniforms, &inputs[range], outputs, out_mask, |v| {
-                self.expand_masked(v)
+            self.run_batch_staged(uniforms, &inputs[range], outputs, out_mask, |src, dst| {
+                self.expand_chunk(src, dst)
             })
         })
     }
 
     /// Stage the inputs as register values in chunks (bounded memory, the rows stay in
-    /// cache between conversion and execution) and run them.
+    /// cache between conversion and execution) and run them. `load` converts a chunk into
+    /// rows whose registers outside [`Self::input_mask`] are zero and stay untouched.
     fn run_batch_staged<T>(
         &self,
         uniforms: &Uniforms,
         inputs: &[T],
         outputs: &mut [[[f32; 4]; 16]],
         out_mask: u16,
-        load: impl Fn(&T) -> [[f32; 4]; 16],
+        load: impl Fn(&[T], &mut [[[f32; 4]; 16]]),
     ) -> Result<u64, BatchError> {
-        stage_chunks(inputs, outputs, load, |rows, outputs| {
+        stage_chunks(inputs, outputs, self.input_mask, load, |rows, outputs| {
             self.run_batch_registers(uniforms, rows, outputs, out_mask)
         })
     }
@@ -1003,7 +1004,12 @@ impl Shader {
         start: &UnitState,
         load: impl Fn(&T) -> [[f32; 4]; 16],
     ) -> Result<u64, BatchError> {
-        stage_chunks(inputs, outputs, load, |rows, outputs| {
+        let load_chunk = |src: &[T], dst: &mut [[[f32; 4]; 16]]| {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = load(s);
+            }
+        };
+        stage_chunks(inputs, outputs, 0xFFFF, load_chunk, |rows, outputs| {
             self.run_registers_from(uniforms, rows, outputs, out_mask, start)
         })
     }
@@ -1053,6 +1059,32 @@ impl Shader {
             mask &= mask - 1;
         }
         out
+    }
+
+    /// [`Self::convert_masked`] for a chunk of vertices, into rows whose other registers are
+    /// left as they are: the float mode is matched once per chunk, so that the upload
+    /// rounding (`F24::upload_f32_bits`, branch-free) runs as vector code over each register
+    /// instead of through `F24::from_f32` and back per value.
+    fn convert_chunk(&self, src: &[[[f32; 4]; 16]], dst: &mut [[[f32; 4]; 16]]) {
+        let mask = self.input_mask;
+        match self.config.float_mode {
+            FloatMode::F24(Rounding::TowardZero) => map_rows(src, dst, mask, |b| {
+                F24::upload_f32_bits(b, Rounding::TowardZero)
+            }),
+            FloatMode::F24(Rounding::NearestEven) => map_rows(src, dst, mask, |b| {
+                F24::upload_f32_bits(b, Rounding::NearestEven)
+            }),
+            FloatMode::F32 => map_rows(src, dst, mask, |b| b),
+        }
+    }
+
+    /// [`Self::expand_masked`] for a chunk of vertices (see [`Self::convert_chunk`]).
+    fn expand_chunk(&self, src: &[[[F24; 4]; 16]], dst: &mut [[[f32; 4]; 16]]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            for r in set_bits(self.input_mask) {
+                d[r] = s[r].map(F24::to_f32);
+            }
+        }
     }
 
     /// Widen only the raw registers the program reads; the rest are zero.
@@ -1318,30 +1350,154 @@ pub(crate) fn split_rows<R: Send, E: Send>(
     Ok(total)
 }
 
-/// Converts `inputs` to register rows with `load` in chunks of 256 (bounded memory; the rows
-/// stay in cache between conversion and execution) and hands each chunk to `run`, which
-/// reports failing vertices relative to the chunk.
+/// Indices of the set bits of `mask`, lowest first.
+fn set_bits(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
+}
+
+/// `dst[k][r] = f(src[k][r])` (on f32 bits) for the registers `r` in `mask`, the others left
+/// as they are. Inlined into each caller with its `f`, so the per-register loop is vector code.
+#[inline(always)]
+fn map_rows(
+    src: &[[[f32; 4]; 16]],
+    dst: &mut [[[f32; 4]; 16]],
+    mask: u16,
+    f: impl Fn(u32) -> u32 + Copy,
+) {
+    let conv = |row: &[f32; 4]| row.map(|x| f32::from_bits(f(x.to_bits())));
+    // One pass per vertex over its registers: each source row is read once, in address order.
+    if mask == 0xFFFF {
+        for (d, s) in dst.iter_mut().zip(src) {
+            for (dr, sr) in d.iter_mut().zip(s) {
+                *dr = conv(sr);
+            }
+        }
+        return;
+    }
+    let mut regs = [0usize; 16];
+    let mut count = 0;
+    for r in set_bits(mask) {
+        regs[count] = r;
+        count += 1;
+    }
+    let regs = &regs[..count];
+    // One register per 64-byte line the converted registers occupy.
+    let mut lines = [0usize; 4];
+    let mut nlines = 0;
+    for &r in regs {
+        if nlines == 0 || lines[nlines - 1] / 4 != r / 4 {
+            lines[nlines] = r;
+            nlines += 1;
+        }
+    }
+    let lines = &lines[..nlines];
+    // Reading each row's lines `PREFETCH` vertices before converting it starts those cache
+    // misses early (a batch of 65,536 vertices is 16 MiB of rows, mostly not in cache); the
+    // values only feed `touched`, which nothing waits for until the end.
+    let mut touched = 0u32;
+    for (k, (d, s)) in dst.iter_mut().zip(src).enumerate() {
+        if let Some(ahead) = src.get(k + PREFETCH) {
+            for &r in lines {
+                touched |= ahead[r][0].to_bits();
+            }
+        }
+        for &r in regs {
+            d[r] = conv(&s[r]);
+        }
+    }
+    std::hint::black_box(touched);
+}
+
+/// How far ahead [`map_rows`] reads input rows.
+const PREFETCH: usize = 16;
+
+/// Vertices converted per chunk of a staged batch: 256 rows are 64 KiB, which stay in the
+/// L2 cache between their conversion and the code that reads them.
+const STAGE_CHUNK: usize = 256;
+
+/// A thread's staging rows, kept between batches (a fresh 64 KiB buffer per call, allocated
+/// and zeroed, cost more than converting a 64-vertex batch): `dirty` has a bit for each
+/// register that some row may hold a non-zero value in.
+struct Staging {
+    rows: Vec<[[f32; 4]; 16]>,
+    dirty: u16,
+}
+
+thread_local! {
+    static STAGING: std::cell::Cell<Option<Staging>> = const { std::cell::Cell::new(None) };
+}
+
+impl Staging {
+    /// The calling thread's rows (or new ones): at least `len`, zero outside `mask`.
+    fn take(len: usize, mask: u16) -> Staging {
+        let mut s = STAGING
+            .try_with(|c| c.take())
+            .ok()
+            .flatten()
+            .unwrap_or(Staging {
+                rows: Vec::new(),
+                dirty: 0,
+            });
+        let stale = s.dirty & !mask;
+        if stale != 0 {
+            for row in &mut s.rows {
+                for r in set_bits(stale) {
+                    row[r] = [0.0; 4];
+                }
+            }
+        }
+        s.dirty = mask;
+        if s.rows.len() < len {
+            s.rows.resize(len, [[0.0; 4]; 16]);
+        }
+        s
+    }
+
+    /// Hand the rows back to the thread for its next batch.
+    fn give_back(self) {
+        // During thread teardown the slot may be gone: the rows are then just freed.
+        let _ = STAGING.try_with(|c| c.set(Some(self)));
+    }
+}
+
+/// Converts `inputs` to register rows with `load` in chunks of [`STAGE_CHUNK`] (bounded
+/// memory; the rows stay in cache between conversion and execution) and hands each chunk to
+/// `run`, which reports failing vertices relative to the chunk. `load` writes only the
+/// registers in `mask` of the rows it is given; the others are zero.
 fn stage_chunks<T>(
     inputs: &[T],
     outputs: &mut [[[f32; 4]; 16]],
-    load: impl Fn(&T) -> [[f32; 4]; 16],
+    mask: u16,
+    load: impl Fn(&[T], &mut [[[f32; 4]; 16]]),
     mut run: impl FnMut(&[[[f32; 4]; 16]], &mut [[[f32; 4]; 16]]) -> Result<u64, BatchError>,
 ) -> Result<u64, BatchError> {
-    const CHUNK: usize = 256;
     let n = inputs.len().min(outputs.len());
-    let mut scratch = vec![[[0.0f32; 4]; 16]; CHUNK.min(n)];
+    let mut staging = Staging::take(STAGE_CHUNK.min(n), mask);
     let mut total = 0;
     let mut base = 0;
+    let mut result = Ok(());
     while base < n {
-        let len = CHUNK.min(n - base);
-        for (dst, src) in scratch[..len].iter_mut().zip(&inputs[base..base + len]) {
-            *dst = load(src);
+        let len = STAGE_CHUNK.min(n - base);
+        let rows = &mut staging.rows[..len];
+        load(&inputs[base..base + len], rows);
+        match run(rows, &mut outputs[base..base + len]) {
+            Ok(t) => total += t,
+            Err(e) => {
+                result = Err(BatchError {
+                    vertex: base + e.vertex,
+                    error: e.error,
+                });
+                break;
+            }
         }
-        total += run(&scratch[..len], &mut outputs[base..base + len]).map_err(|e| BatchError {
-            vertex: base + e.vertex,
-            error: e.error,
-        })?;
         base += len;
     }
-    Ok(total)
+    staging.give_back();
+    result.map(|()| total)
 }

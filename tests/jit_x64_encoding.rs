@@ -221,6 +221,8 @@ fn integer_and_flow_forms() {
         "mov rax,1122334455667788h"
     );
     assert_eq!(one(|a| a.mov_rr64(RBX, RDI)), "mov rbx,rdi");
+    assert_eq!(one(|a| a.prefetcht0(R9, 0x1010)), "prefetcht0 [r9+1010h]");
+    assert_eq!(one(|a| a.prefetcht0(R13, 0x800)), "prefetcht0 [r13+800h]");
     assert_eq!(one(|a| a.lea_r32(RCX, RAX, 128)), "lea ecx,[rax+80h]");
     assert_eq!(one(|a| a.add_ri32(RAX, 5)), "add eax,5");
     assert_eq!(one(|a| a.and_ri32(RAX, 0x7F)), "and eax,7Fh");

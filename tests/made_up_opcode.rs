@@ -1,8 +1,9 @@
 //! Adding an opcode takes three places: its opcode-table row (`interp/src/isa/opcode.rs`), its
 //! semantics (`interp/src/exec/mod.rs`, on the float model) and its lowering
-//! (`jit/src/lower.rs`). The `made-up-opcode` feature adds SUB (code 0x14, `a - b`) in exactly
-//! those three places; this file proves that the assembler, both disassemblers, the
-//! interpreter, the analysis and both JITs then handle it with nothing else changed, and
+//! (`jit/src/lower/ops.rs`). The `made-up-opcode` feature adds SUB (code 0x14, `a - b`) in
+//! exactly those three places; this file proves that the assembler, both disassemblers, the
+//! interpreter, the analysis and both JITs (per-vertex and multi-vertex code) then handle it
+//! with nothing else changed, and
 //! that the shared differential cases (which draw their opcodes from the table) cover it.
 //!
 //! Run with `cargo test --features made-up-opcode --test made_up_opcode` (`scripts/test.sh`
@@ -169,25 +170,91 @@ fn jit_matches_interpreter(backend: Backend) {
     }
 }
 
+/// The one lowering (`jit/src/lower/ops.rs`) gives SUB lane code too: batches of it run on
+/// the multi-vertex code, every group finishing there, bit-exact with the interpreter per
+/// vertex.
+fn lanes_match_interpreter(backend: Backend) {
+    let p = program();
+    for mode in MODES {
+        let shader = compile(&p, mode, backend, HostFeatures::detect())
+            .unwrap_or_else(|e| panic!("{backend:?} {mode:?}: {e}"));
+        if backend == Backend::X64 && !HostFeatures::detect().contains(HostFeatures::AVX2) {
+            // No lane code without AVX2: nothing to prove on this host.
+            return;
+        }
+        assert_eq!(shader.batch_ineligibility(), None, "{backend:?} {mode:?}");
+        let mut uniforms = Uniforms::default();
+        for row in 0..96 {
+            uniforms.set_float_f32(row, [0.5, -2.0, f32::INFINITY, 1e-30], mode);
+        }
+        let vals = values(mode);
+        let n = vals.len();
+        // Every ordered pair of special values, in groups of eight.
+        let mut inputs = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                let mut row = [[0.0f32; 4]; 16];
+                row[0] = [vals[i], vals[j], vals[(i + j) % n], -vals[i]];
+                row[1] = [vals[j], vals[i], -vals[j], vals[(i + 2 * j + 1) % n]];
+                inputs.push(row);
+            }
+        }
+        inputs.truncate(inputs.len() / 8 * 8);
+        let interp = Interpreter::new(&p, mode);
+        let want: Vec<_> = inputs
+            .iter()
+            .map(|row| {
+                let mut regs = Registers::default();
+                regs.input = *row;
+                interp.run(&mut regs, &uniforms, None, 1000).unwrap();
+                regs.output
+            })
+            .collect();
+        let mut got = vec![[[f32::NAN; 4]; 16]; inputs.len()];
+        let before = shader.batch_stats();
+        shader
+            .run_batch(&inputs, &mut got, &uniforms, 1000)
+            .unwrap_or_else(|e| panic!("{backend:?} {mode:?}: {e:?}"));
+        let after = shader.batch_stats();
+        assert_eq!(
+            after.groups - before.groups,
+            inputs.len() as u64 / 8,
+            "{backend:?} {mode:?}: every group finishes on lane code"
+        );
+        assert_eq!(after.fallbacks, before.fallbacks, "{backend:?} {mode:?}");
+        for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+            for o in 0..3 {
+                let (wb, gb) = (w[o].map(f32::to_bits), g[o].map(f32::to_bits));
+                assert_eq!(
+                    wb, gb,
+                    "{backend:?} {mode:?} vertex {k} o{o}: {:?}",
+                    inputs[k]
+                );
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn x64_jit_matches_the_interpreter() {
     jit_matches_interpreter(Backend::X64);
-    // The multi-vertex backend has no lane code for it: batches run the per-vertex code.
-    let shader = compile(
-        &program(),
-        FloatMode::F32,
-        Backend::X64,
-        HostFeatures::detect(),
-    )
-    .unwrap();
-    let why = shader.batch_ineligibility();
-    assert!(why.is_some(), "SUB has no lane code, so no SoA batches");
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x64_lane_code_matches_the_interpreter() {
+    lanes_match_interpreter(Backend::X64);
 }
 
 #[test]
 fn a64_jit_matches_the_interpreter() {
     jit_matches_interpreter(Backend::A64);
+}
+
+#[test]
+fn a64_lane_code_matches_the_interpreter() {
+    lanes_match_interpreter(Backend::A64);
 }
 
 // The shared differential cases draw their two-source opcodes from the table, so they run

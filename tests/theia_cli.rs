@@ -460,3 +460,118 @@ fn render_own_scene() {
     let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
     assert!(err.contains("Instructions.mem: "), "{err}");
 }
+
+/// `render --rom-reading`: both readings of the original project's ROM through the command
+/// line, with every differing-pixel count and largest channel difference against each scene's
+/// `Reference.ppm` that the README's pixel table gives (exactly: `tests/theia_render.rs` holds
+/// the library to them as bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for
+/// a reading that does not exist and for a reading other than the committed ROM without a
+/// checkout.
+#[test]
+fn render_rom_readings() {
+    let out = scratch("rom_reading.ppm");
+    let out_s = out.to_str().unwrap();
+    // Errors first: they need no checkout.
+    let err = fails(&[
+        "render",
+        "--isa",
+        "theia",
+        "examples/theia/scene",
+        "--rom-reading",
+        "2009",
+        "-o",
+        out_s,
+    ]);
+    assert!(
+        err.contains("invalid value '2009'") && err.contains("early-2010"),
+        "{err}"
+    );
+    let no_checkout = target_exe::target_command(env!("CARGO_BIN_EXE_picajit"))
+        .args([
+            "render",
+            "--isa",
+            "theia",
+            "examples/theia/scene",
+            "--rom-reading",
+            "early-2010",
+            "-o",
+            out_s,
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("PICAJIT_THEIA_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&no_checkout.stderr);
+    assert!(
+        !no_checkout.status.success() && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--rom-reading early-2010 needs the ROM: a checkout of the original project"),
+        "{err}"
+    );
+    let Some(root) = std::env::var_os("PICAJIT_THEIA_DIR") else {
+        eprintln!("SKIPPED (pixel counts): set PICAJIT_THEIA_DIR to a checkout of the original THEIA project (freecores/theia_gpu, 032c448) to render its scenes with both ROM readings");
+        return;
+    };
+    let root = PathBuf::from(root);
+    let host = if cfg!(target_arch = "x86_64") {
+        "x64"
+    } else {
+        "a64"
+    };
+    // (scene, user shader, reading, differing pixels, largest channel difference)
+    let cases: [(&str, Option<&str>, &str, usize, u8); 8] = [
+        ("examples/scenes/example3", None, "032c448", 0, 0),
+        ("examples/scenes/example3", None, "early-2010", 21064, 255),
+        ("examples/scenes/example1", None, "032c448", 35975, 255),
+        ("examples/scenes/example2", None, "032c448", 38546, 255),
+        (
+            "examples/shaders/example1",
+            Some("Example1.shdr"),
+            "032c448",
+            33075,
+            255,
+        ),
+        (
+            "examples/shaders/example1",
+            Some("Example1.shdr"),
+            "early-2010",
+            1,
+            1,
+        ),
+        ("examples/scenes/example1", None, "early-2010", 7504, 252),
+        ("examples/scenes/example2", None, "early-2010", 10928, 208),
+    ];
+    for (dir, shader, reading, px, max) in cases {
+        let scene = root.join(dir);
+        let reference = scene.join("Reference.ppm");
+        let shader_path = shader.map(|s| scene.join(s));
+        let mut args: Vec<&str> = vec![
+            "render",
+            "--isa",
+            "theia",
+            scene.to_str().unwrap(),
+            "--engine",
+            host,
+            "--threads",
+            "2",
+            "--rom-reading",
+            reading,
+            "--compare",
+            reference.to_str().unwrap(),
+            "-o",
+            out_s,
+        ];
+        if let Some(p) = &shader_path {
+            args.extend(["--shader", p.to_str().unwrap()]);
+        }
+        let text = ok(&args);
+        let want = format!("{px} differing pixels, largest channel difference {max}");
+        assert!(
+            text.contains(&want),
+            "{dir} --rom-reading {reading}: {text}"
+        );
+    }
+    std::fs::remove_file(&out).ok();
+}

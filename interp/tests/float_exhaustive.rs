@@ -112,6 +112,33 @@ fn every_f24_pattern_round_trips_full() {
     }
 }
 
+/// `F24::upload_f32_bits` (the branch-free upload batches use) against `F24::from_f32` on
+/// f32 patterns: every one in release builds, every 257th plus the boundaries otherwise.
+#[test]
+fn upload_bits_match_from_f32() {
+    use picajit_interp::float::Rounding;
+    let check = |b: u32| {
+        for r in [Rounding::TowardZero, Rounding::NearestEven] {
+            let want = F24::from_f32(f32::from_bits(b), r).to_f32_bits();
+            assert_eq!(F24::upload_f32_bits(b, r), want, "{b:#010X} {r:?}");
+        }
+    };
+    for base in [0u32, 0x2080_0000, 0x5F80_0000, 0x7F80_0000] {
+        for d in 0..0x200u32 {
+            for s in [0, 0x8000_0000] {
+                check(s | base.wrapping_add(d));
+                check(s | base.wrapping_sub(d));
+            }
+        }
+    }
+    let stride = if cfg!(debug_assertions) { 257 } else { 1 };
+    let mut b = 0u64;
+    while b <= u64::from(u32::MAX) {
+        check(b as u32);
+        b += stride;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // RCP
 

@@ -270,7 +270,8 @@ impl CompiledShader {
     ) -> Result<BatchInfo, BatchError> {
         let n = inputs.len().min(outputs.len());
         let mut info = BatchInfo::default();
-        let mut regs = Registers::default();
+        let mut regs = RowRegisters::take();
+        let regs = &mut *regs;
         let mut start = 0;
         while start < n {
             let (finished, stopped) = match &self.exec {
@@ -288,7 +289,7 @@ impl CompiledShader {
                     let r = run_batch_compiled(
                         exec,
                         self.batch_entry,
-                        &mut regs,
+                        regs,
                         &inputs[start..n],
                         &mut outputs[start..n],
                         uniforms,
@@ -307,7 +308,7 @@ impl CompiledShader {
             info.deopts += 1;
             regs.reset_working_state();
             regs.input = inputs[index];
-            match self.interp.run(&mut regs, uniforms, None, budget) {
+            match self.interp.run(regs, uniforms, None, budget) {
                 Ok(r) => info.instructions += r.instructions,
                 Err(error) => return Err(BatchError { index, error }),
             }
@@ -315,6 +316,48 @@ impl CompiledShader {
             start = index + 1;
         }
         Ok(info)
+    }
+}
+
+/// The registers [`CompiledShader::run_batch_rows`] runs rows on, kept per thread between
+/// calls: zeroing a fresh `Registers` (about 800 bytes) was a tenth of the Rust side of a
+/// one-vertex call. Nothing carries over that a row could see: the batch entry clears, per
+/// row, every temporary the program reads, a0, aL and cmp (inputs and outputs are the
+/// caller's rows), and a row the interpreter re-runs starts from
+/// [`Registers::reset_working_state`].
+struct RowRegisters(Option<Box<Registers>>);
+
+thread_local! {
+    static SPARE_REGISTERS: std::cell::Cell<Option<Box<Registers>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+impl RowRegisters {
+    fn take() -> RowRegisters {
+        let spare = SPARE_REGISTERS.try_with(|c| c.take()).ok().flatten();
+        RowRegisters(Some(spare.unwrap_or_default()))
+    }
+}
+
+impl std::ops::Deref for RowRegisters {
+    type Target = Registers;
+    fn deref(&self) -> &Registers {
+        self.0.as_deref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for RowRegisters {
+    fn deref_mut(&mut self) -> &mut Registers {
+        self.0.as_deref_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for RowRegisters {
+    fn drop(&mut self) {
+        if let Some(regs) = self.0.take() {
+            // During thread teardown the slot may be gone: the registers are then just freed.
+            let _ = SPARE_REGISTERS.try_with(|c| c.set(Some(regs)));
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, both behind one
-//! `MacroAssembler` trait (`masm.rs`) driven by one shared lowering (`lower.rs`).
+//! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, each with
+//! one-invocation code (behind the `MacroAssembler` trait, `masm.rs`) and multi-vertex lane
+//! code (`batch/`), all four driven by one shared lowering (`lower/`).
 //!
 //! # Pipeline
 //!
@@ -9,8 +10,10 @@
 //!
 //! * `analysis/` explores everything reachable from the entry point under the hardware's
 //!   CALL/IF/LOOP stack rules, resolved statically (see `analysis/regions.rs`).
-//! * `lower.rs` turns each block into masm calls; `x64/` implements them with SSE4.1, `a64/`
-//!   with NEON.
+//! * `lower/` walks the blocks and lowers each instruction once, through an emitter of either
+//!   shape: masm calls for one invocation, which `x64/` implements with SSE4.1 and `a64/`
+//!   with NEON, or lane operations for a group of vertices (`batch/x64.rs` AVX2,
+//!   `batch/a64.rs` NEON).
 //! * `runtime/` maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
 //!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
 //!   emulator elsewhere (`a64::emulator`), through the same [`CompiledShader::invoke`].

@@ -1,4 +1,5 @@
-//! The `MacroAssembler` trait: what `lower.rs` asks a backend to emit, in PICA vocabulary.
+//! The `MacroAssembler` trait: what the lowering (`lower/`, through its scalar shape
+//! `lower/scalar.rs`) asks a one-invocation backend to emit, in PICA vocabulary.
 //!
 //! Each method is one PICA-level operation (a swizzled/negated source load, a masked store, a
 //! sanitised multiply, a dot product, a flag-setting compare, a loop step, an exit…). A backend
@@ -116,7 +117,7 @@ pub enum ScalarKind {
     Lg2,
 }
 
-/// What `lower.rs` needs from a backend.
+/// What the lowering needs from a one-invocation backend.
 pub trait MacroAssembler {
     /// A code position that can be bound once and jumped to.
     type Label: Copy;

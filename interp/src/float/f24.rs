@@ -129,6 +129,34 @@ impl F24 {
         }
     }
 
+    /// `F24::from_f32(f32::from_bits(b), r).to_f32_bits()` without branches: the register
+    /// value (f32 bits) an f32 upload leaves. Written with selects only, so that a loop over
+    /// many values (a batch's attributes) compiles to vector code; `tests/float_exhaustive.rs`
+    /// compares it with [`F24::from_f32`] on every f32 pattern in both roundings.
+    #[inline(always)]
+    pub const fn upload_f32_bits(b: u32, r: Rounding) -> u32 {
+        let sign = b & 0x8000_0000;
+        let mag = b & 0x7FFF_FFFF;
+        // As in `from_f32`: the rounded magnitude, whose f24 image maps back to `sign | t`.
+        let t = match r {
+            Rounding::TowardZero => mag & !0x7F,
+            Rounding::NearestEven => (mag + 0x3F + ((mag >> 7) & 1)) & !0x7F,
+        };
+        let v = if t >= F24_OVERFLOW_F32 {
+            sign | 0x7F80_0000
+        } else if t < F24_MIN_NORMAL_F32 {
+            0
+        } else {
+            sign | t
+        };
+        let v = if mag == 0 { sign } else { v };
+        if mag > 0x7F80_0000 {
+            super::CANONICAL_NAN_BITS
+        } else {
+            v
+        }
+    }
+
     /// The f24 whose [`F24::to_f32`] is exactly `x` (bit for bit), if there is one.
     pub fn from_f32_exact(x: f32) -> Option<F24> {
         let b = x.to_bits();

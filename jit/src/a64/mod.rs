@@ -17,7 +17,6 @@ pub mod regs;
 use crate::analysis::Analysis;
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
-use crate::lower::Lowerer;
 use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::Program;
 
@@ -32,5 +31,5 @@ pub fn generate(
 ) -> CompileResult<crate::Emitted> {
     let mut masm = masm::A64Masm::new(mode);
     masm.max_rule = max_rule;
-    Lowerer::new(masm, program, analysis).lower()
+    crate::lower::lower_scalar(masm, program, analysis)
 }

@@ -13,7 +13,7 @@
 //! Situations whose outcome is an interpreter error (undefined opcode, BREAK on an empty loop
 //! stack, running off the end of the program) are not errors here: they become *deopt exits*
 //! at the place they happen, because they may be unreachable at run time. So does running out
-//! of instruction budget, which compiled code checks once per block (see `lower.rs`).
+//! of instruction budget, which compiled code checks once per block (see `lower/mod.rs`).
 
 pub mod blocks;
 pub mod regions;

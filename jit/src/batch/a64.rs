@@ -1,5 +1,5 @@
 //! The NEON lane emitter: the AArch64 half of the SoA backend, driven by the same
-//! [`Walker`] as the AVX2 emitter (`x64.rs`).
+//! walker and per-unit lowering (`jit/src/lower/`) as the AVX2 emitter (`x64.rs`).
 //!
 //! # Lanes
 //!
@@ -69,13 +69,14 @@
     reason = "lane, component and row indices address register arrays and offsets in parallel"
 )]
 
-use super::walk::{LaneEmitter, Select, Usage, Walker, V};
+use super::usage::Usage;
 use super::*;
 use crate::a64::asm::{Asm, Cond};
 use crate::a64::masm::{A64Masm, K_ONE, K_SIGN};
 use crate::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::lower::{LaneEmitter, Select, V};
 use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
@@ -200,7 +201,7 @@ pub fn generate(
     let (end_lanes, set_inactive) = (a.new_label(), a.new_label());
     let mut g = Gen {
         m,
-        simt: super::walk::has_lane_branches(analysis),
+        simt: super::usage::has_lane_branches(analysis),
         nblocks: analysis.blocks.len(),
         end_lanes,
         set_inactive,
@@ -213,11 +214,11 @@ pub fn generate(
         marks: Vec::new(),
         al_row: None,
     };
-    let usage = super::walk::usage(program, analysis);
+    let usage = super::usage::usage(program, analysis);
     let body = g.a().new_label();
     g.entry(&usage, body);
     g.a().bind(body);
-    Walker::new(&mut g, program, analysis).walk()?;
+    crate::lower::lower_lanes(&mut g, program, analysis)?;
     g.exits();
     let Gen {
         m,

@@ -236,7 +236,7 @@ pub fn plan(program: &Program, analysis: &Analysis) -> Result<GsPlan, &'static s
             let dd = desc(d);
             for (k, s) in srcs.iter().enumerate() {
                 if let SrcReg::Temp(i) = *s {
-                    let read = comps(i, super::walk::read_components(&n.instr, dd, k));
+                    let read = comps(i, super::usage::read_components(&n.instr, dd, k));
                     if read & temps_written & !f.temp_must != 0 {
                         return Err("a temporary may be read before this invocation writes it");
                     }

@@ -50,21 +50,20 @@
 //! RSQ recipes with exact square tests. EX2 and LG2 are the float model's integer algorithms
 //! on eight lanes (64-bit steps four lanes at a time), checked against it on every f24 input.
 //!
-//! # Why a separate lowering
+//! # One lowering, two shapes
 //!
 //! [`crate::masm::MacroAssembler`] works on whole vec4 values (`load` applies a swizzle to one
 //! register, `binary` computes four lanes, `store` applies the mask), which is the right shape
-//! for AoS code. In SoA a component that is not written costs a full 8-lane computation, so
-//! the lowering must know the write mask *before* computing, and it must know which source
-//! component each result component reads (the swizzle) to load only those. Expressing that
-//! through the trait would need a lazy expression layer in the masm; [`x64`] instead walks the
-//! same [`Analysis`] blocks and exits as `lower.rs` (same budget charging, same flow shapes)
-//! with an instruction lowering that is component-aware.
+//! for one invocation. In SoA a component that is not written costs a full 8-lane
+//! computation, so results are composed component by component, from only the source
+//! components the swizzle selects. Both shapes are driven by the same walker and the same
+//! per-unit lowering (`jit/src/lower/`); the lane shape (`lower/lanes.rs`) composes each unit
+//! from the lane operations of its `LaneEmitter` trait, which [`x64`] and `a64` implement.
 
 pub(crate) mod a64;
 pub mod asm;
 pub mod geometry;
-pub(crate) mod walk;
+pub(crate) mod usage;
 pub mod x64;
 
 use crate::analysis::{Analysis, Exit, Guard};
@@ -434,14 +433,6 @@ pub fn eligibility(
     features: HostFeatures,
     backend: Backend,
 ) -> Option<&'static str> {
-    let no_lane_code = analysis
-        .nodes
-        .iter()
-        .filter_map(|n| n.instr.opcode())
-        .any(|op| !walk::has_lane_code(op.unit()));
-    if no_lane_code {
-        return Some("an opcode has no lane code");
-    }
     if backend == Backend::A64 {
         // NEON is part of AArch64; the lane emitter's subset is in `a64`.
         return (program.kind() == ShaderKind::Geometry)

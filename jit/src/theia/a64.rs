@@ -2,7 +2,8 @@
 //!
 //! The code is an `extern "C" fn(*mut TheiaCtx) -> u32`. Pinned registers: x19 the context,
 //! x20 the step count, x21 the budget (callee-saved, stored by the prologue); scratch 0-7 are
-//! x9-x16; x17 and x8 are temporaries of single operations. The code makes no calls.
+//! x9-x16; x17 and x8 are temporaries of single operations; x1-x3 are the result cache's
+//! slots (`lower::Cache`). The code makes no calls.
 
 #![allow(
     clippy::useless_conversion,
@@ -18,6 +19,8 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 const CTX: u8 = 19;
 const TMP: u8 = 17;
 const TMP2: u8 = 8;
+/// The result cache's slots (`lower::Cache`): x1-x3, which nothing else uses.
+const CACHE: [u8; 3] = [1, 2, 3];
 
 pub struct A64Emit {
     pub ops: VecAssembler<Aarch64Relocation>,
@@ -268,6 +271,14 @@ impl Emit for A64Emit {
             ; ldr w9, [x19, PC]
             ; b =>dispatch
         );
+    }
+
+    fn keep(&mut self, k: u8, s: R) {
+        a64!(self.ops; mov W(CACHE[k as usize]), W(r(s)));
+    }
+
+    fn restore(&mut self, d: R, k: u8) {
+        a64!(self.ops; mov W(r(d)), W(CACHE[k as usize]));
     }
 
     fn epilogue(&mut self) {

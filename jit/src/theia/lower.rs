@@ -93,6 +93,40 @@ pub trait Emit {
     fn prologue(&mut self, dispatch: Self::Label);
     /// The shared epilogue every [`Emit::exit`] jumps to.
     fn epilogue(&mut self);
+    /// Copy the low 32 bits of `s` into cache slot `k` (0..3): host registers that nothing
+    /// but [`Emit::keep`] writes (see [`Lowering`], "Result cache").
+    fn keep(&mut self, k: u8, s: R);
+    /// `d` = the zero-extended value cache slot `k` holds.
+    fn restore(&mut self, d: R, k: u8);
+}
+
+/// The result cache: which context words (offset) hold the value of which cache slot. The
+/// context is always written too; an entry only says that a load of that word may read the
+/// slot instead, which saves the store-forwarding latency on chains of dependent instructions.
+type Cache = Vec<(u32, u8)>;
+
+/// `d` = the context word at `off`, from its cache slot when one holds it.
+fn ld<E: Emit>(e: &mut E, cache: &Cache, d: R, off: u32) {
+    match cache.iter().find(|&&(o, _)| o == off) {
+        Some(&(_, k)) => e.restore(d, k),
+        None => e.load32(d, off),
+    }
+}
+
+/// Forgets the cache entries of the context words a store other than [`put_cached`] writes.
+fn stored(cache: &mut Cache, off: u32) {
+    cache.retain(|&(o, _)| o != off);
+}
+
+/// Stores `s` to the words `offs` and keeps it in slot `k` for later loads of them.
+fn put_cached<E: Emit>(e: &mut E, cache: &mut Cache, k: u8, s: R, offs: &[u32]) {
+    for &o in offs {
+        e.store32(o, s);
+    }
+    // the slot's old value is no longer any word's value
+    cache.retain(|&(o, slot)| slot != k && !offs.contains(&o));
+    e.keep(k, s);
+    cache.extend(offs.iter().map(|&o| (o, k)));
 }
 
 /// Where the code goes after one instruction, seen statically.
@@ -246,6 +280,11 @@ pub struct Lowering<'a, E: Emit> {
     bcast: Vec<bool>,
     /// The same for the result flops.
     last_bcast: bool,
+    /// Result cache (see [`Cache`]): results of the block so far, kept in three host
+    /// registers per component. Emptied at the start of every block (a block is entered from
+    /// the dispatcher, jumps or after the host, none of which keep the slots); inside a block
+    /// every store to a cached word goes through [`put_cached`] or [`stored`].
+    cache: Cache,
 }
 
 /// A multiplication's full form, emitted after the program: entered at `full` with the
@@ -311,6 +350,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
             cold: Vec::new(),
             bcast: vec![false; ROWS],
             last_bcast: false,
+            cache: Vec::new(),
         };
         lw.e.prologue(dispatch);
         for r in &regions {
@@ -482,6 +522,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                         n += 1;
                     }
                     self.budget_check(n as u32, pc);
+                    self.cache.clear();
                     let mut known = known;
                     for k in 0..n {
                         let pc = pc_of(i + k);
@@ -528,6 +569,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
     fn forget(&mut self) {
         self.bcast.iter_mut().for_each(|b| *b = false);
         self.last_bcast = false;
+        self.cache.clear();
     }
 
     /// Whether an operand read as [`Self::stage`] reads it is known to be a broadcast.
@@ -615,8 +657,8 @@ impl<'a, E: Emit> Lowering<'a, E> {
         match sem {
             Sem::Jump(c, t) => {
                 let c = c as u32;
-                self.e.load32(0, abase + c * 4);
-                self.e.load32(1, bbase + c * 4);
+                ld(self.e, &self.cache, 0, abase + c * 4);
+                ld(self.e, &self.cache, 1, bbase + c * 4);
                 self.commit_zero(w.dst);
                 self.e.count_steps(n);
                 let tl = self.labels[&w.dst];
@@ -774,6 +816,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
     fn commit_zero(&mut self, dst: u16) {
         for c in 0..3 {
             self.e.store32_imm(LAST_RESULT + c * 4, 0);
+            stored(&mut self.cache, LAST_RESULT + c * 4);
         }
         self.e.store32_imm(LAST_DST, dst as u32);
     }
@@ -842,38 +885,42 @@ impl<'a, E: Emit> Lowering<'a, E> {
         let rtl = self.profile == Profile::Rtl;
         let e = &mut *self.e;
         let cold = &mut self.cold;
+        let cache = &mut self.cache;
         let a = |c: u32| abase + c * 4;
         let b = |c: u32| bbase + c * 4;
         // A uniform operation computes component 0 only and stores it to all three.
         let comps = if uniform { 1 } else { 3 };
-        let put = |e: &mut E, c: u32, s: R| {
+        // Component c of the result goes to slot c; a uniform result's three words to slot 0.
+        let put = |e: &mut E, cache: &mut Cache, c: u32, s: R| {
+            let mut offs = Vec::with_capacity(6);
             for &t in targets {
                 if uniform {
-                    for k in 0..3 {
-                        e.store32(t + k * 4, s);
-                    }
+                    offs.extend((0..3).map(|k| t + k * 4));
                 } else {
-                    e.store32(t + c * 4, s);
+                    offs.push(t + c * 4);
                 }
             }
+            let slot = if uniform { 0 } else { c as u8 };
+            put_cached(e, cache, slot, s, &offs);
         };
-        let put_imm = |e: &mut E, c: u32, v: u32| {
+        let put_imm = |e: &mut E, cache: &mut Cache, c: u32, v: u32| {
             for &t in targets {
                 e.store32_imm(t + c * 4, v);
+                stored(cache, t + c * 4);
             }
         };
         match sem {
             Sem::Nop | Sem::DebugPrint | Sem::Zero | Sem::OmWrite => {
                 for c in 0..3 {
-                    put_imm(e, c, 0);
+                    put_imm(e, cache, c, 0);
                 }
             }
             Sem::Add | Sem::Sub => {
                 for c in 0..comps {
-                    e.load32(0, a(c));
-                    e.load32(1, b(c));
+                    ld(e, cache, 0, a(c));
+                    ld(e, cache, 1, b(c));
                     add_sub(e, rtl, sem == Sem::Sub, 0, 0, 1);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Inc | Sem::Dec | Sem::IncX | Sem::IncY | Sem::IncZ => {
@@ -885,34 +932,34 @@ impl<'a, E: Emit> Lowering<'a, E> {
                         Sem::IncZ if c == 2 => ONE,
                         _ => 0,
                     };
-                    e.load32(0, a(c));
+                    ld(e, cache, 0, a(c));
                     e.imm(1, inc as u64);
                     add_sub(e, rtl, sem == Sem::Dec, 0, 0, 1);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Div => {
                 for c in 0..comps {
-                    e.load32(0, a(c));
-                    e.load32(1, b(c));
+                    ld(e, cache, 0, a(c));
+                    ld(e, cache, 1, b(c));
                     div(e, 0, 0, 1);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Mul | Sem::IMul => {
                 for c in 0..comps {
-                    e.load32(0, a(c));
-                    e.load32(1, b(c));
+                    ld(e, cache, 0, a(c));
+                    ld(e, cache, 1, b(c));
                     mul(e, cold, 0, 0, 1, sem == Sem::IMul);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Dot | Sem::Mag => {
                 // 64-bit sum of the three products in scratch 7
                 e.imm(7, 0);
                 for c in 0..3 {
-                    e.load32(0, a(c));
-                    e.load32(1, if sem == Sem::Mag { a(c) } else { b(c) });
+                    ld(e, cache, 0, a(c));
+                    ld(e, cache, 1, if sem == Sem::Mag { a(c) } else { b(c) });
                     mul(e, cold, 0, 0, 1, false);
                     e.alu(Alu::Add, true, 7, 7, 0);
                 }
@@ -922,7 +969,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     narrow(e, rtl, 0, 7);
                 }
                 for c in 0..3 {
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Cross => {
@@ -930,50 +977,50 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     .into_iter()
                     .enumerate()
                 {
-                    e.load32(0, a(p.0));
-                    e.load32(1, b(p.1));
+                    ld(e, cache, 0, a(p.0));
+                    ld(e, cache, 1, b(p.1));
                     mul(e, cold, 7, 0, 1, false);
-                    e.load32(0, a(q.0));
-                    e.load32(1, b(q.1));
+                    ld(e, cache, 0, a(q.0));
+                    ld(e, cache, 1, b(q.1));
                     mul(e, cold, 0, 0, 1, false);
                     e.alu(Alu::Sub, true, 7, 7, 0);
                     narrow(e, rtl, 0, 7);
                     e.store32(RES + c as u32 * 4, 0);
                 }
                 for c in 0..3 {
-                    e.load32(0, RES + c * 4);
-                    put(e, c, 0);
+                    ld(e, cache, 0, RES + c * 4);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Copy => {
                 for c in 0..comps {
-                    e.load32(0, a(c));
-                    put(e, c, 0);
+                    ld(e, cache, 0, a(c));
+                    put(e, cache, c, 0);
                 }
             }
             Sem::MulP => {
                 // z first: it reads x and y, which the stores of z leave alone.
-                e.load32(0, a(0));
-                e.load32(1, a(1));
+                ld(e, cache, 0, a(0));
+                ld(e, cache, 1, a(1));
                 mul(e, cold, 7, 0, 1, false);
-                put(e, 2, 7);
+                put(e, cache, 2, 7);
                 for c in 0..2 {
                     let from = if rtl {
                         a(c)
                     } else {
                         REGS + w.dst as u32 * 12 + c * 4
                     };
-                    e.load32(0, from);
-                    put(e, c, 0);
+                    ld(e, cache, 0, from);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Mod => {
                 for c in 0..comps {
-                    e.load32(0, a(c));
-                    e.load32(1, b(c));
+                    ld(e, cache, 0, a(c));
+                    ld(e, cache, 1, b(c));
                     e.alu_imm(Alu::Sub, false, 1, 1, ONE as i32);
                     e.alu(Alu::And, false, 0, 0, 1);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Frac | Sem::IntP => {
@@ -983,17 +1030,17 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     !(ONE - 1)
                 };
                 for c in 0..comps {
-                    e.load32(0, a(c));
+                    ld(e, cache, 0, a(c));
                     e.alu_imm(Alu::And, false, 0, 0, m as i32);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Neg => {
                 for c in 0..comps {
-                    e.load32(1, a(c));
+                    ld(e, cache, 1, a(c));
                     e.imm(0, 0);
                     e.alu(Alu::Sub, false, 0, 0, 1);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Unscale | Sem::Rescale => {
@@ -1003,9 +1050,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     _ => Shift::Sar,
                 };
                 for c in 0..comps {
-                    e.load32(0, a(c));
+                    ld(e, cache, 0, a(c));
                     e.shift(op, false, 0, 0, 17);
-                    put(e, c, 0);
+                    put(e, cache, c, 0);
                 }
             }
             Sem::XchangeX | Sem::XchangeY | Sem::XchangeZ => {
@@ -1015,19 +1062,19 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     _ => 2,
                 };
                 for c in 0..3 {
-                    e.load32(0, if c == k { b(c) } else { a(c) });
-                    put(e, c, 0);
+                    ld(e, cache, 0, if c == k { b(c) } else { a(c) });
+                    put(e, cache, c, 0);
                 }
             }
             Sem::Lea => {
                 // the interpreter's reading: the fetch unit's pointer, address + 1
                 for c in 0..3 {
-                    put_imm(e, c, u32::from(pc.wrapping_add(1)));
+                    put_imm(e, cache, c, u32::from(pc.wrapping_add(1)));
                 }
             }
             Sem::Return => {
                 for c in 0..3 {
-                    put_imm(e, c, imm);
+                    put_imm(e, cache, c, imm);
                 }
             }
             Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
@@ -1038,10 +1085,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 };
                 for c in 0..3 {
                     if c == k {
-                        put_imm(e, c, imm);
+                        put_imm(e, cache, c, imm);
                     } else {
-                        e.load32(0, b(c));
-                        put(e, c, 0);
+                        ld(e, cache, 0, b(c));
+                        put(e, cache, c, 0);
                     }
                 }
             }
@@ -1054,14 +1101,14 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 if known {
                     for c in 0..3u8 {
                         let src = SWIZZLES[imm as usize].1[c as usize] as u32;
-                        e.load32(c, b(src));
+                        ld(e, cache, c, b(src));
                     }
                     for c in 0..3u8 {
-                        put(e, c as u32, c);
+                        put(e, cache, c as u32, c);
                     }
                 } else {
                     for c in 0..3 {
-                        put_imm(e, c, 0);
+                        put_imm(e, cache, c, 0);
                     }
                 }
             }

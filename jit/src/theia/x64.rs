@@ -3,8 +3,9 @@
 //!
 //! The code is an `extern "sysv64" fn(*mut TheiaCtx) -> u32`. Pinned registers: rbx the
 //! context, r12 the step count, r13 the budget; scratch 0-7 are r8, r9, r10, r11, rsi, r14,
-//! r15, rbp; rax, rcx, rdx are temporaries of single operations (rdx:rax for `div`). The
-//! prologue pushes the six callee-saved registers it uses.
+//! r15, rbp; rax is the temporary of single operations (rdx:rax for `div`); rcx, rdi and
+//! rdx are the result cache's slots (`lower::Cache`). The prologue pushes the six
+//! callee-saved registers it uses.
 
 #![allow(
     clippy::useless_conversion,
@@ -19,6 +20,9 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 
 const SCRATCH: [u8; 8] = [8, 9, 10, 11, 6, 14, 15, 5];
 const CTX: u8 = 3; // rbx
+/// The result cache's slots (`lower::Cache`): rcx, rdi, rdx (caller-saved; rdx saved
+/// around `div`).
+const CACHE: [u8; 3] = [1, 7, 2];
 const RAX: u8 = 0;
 
 pub struct X64Emit {
@@ -231,11 +235,14 @@ impl Emit for X64Emit {
     }
 
     fn udiv(&mut self, d: R, a: R, b: R) {
+        // rdx is cache slot 2 (`keep`): saved around the division, which writes it
         x64!(self.ops
+            ; push rdx
             ; mov rax, Rq(r(a))
             ; xor edx, edx
             ; div Rq(r(b))
             ; mov Rq(r(d)), rax
+            ; pop rdx
         );
     }
 
@@ -314,6 +321,14 @@ impl Emit for X64Emit {
             ; mov r8d, DWORD [rbx + PC as i32]
             ; jmp =>dispatch
         );
+    }
+
+    fn keep(&mut self, k: u8, s: R) {
+        x64!(self.ops; mov Rd(CACHE[k as usize]), Rd(r(s)));
+    }
+
+    fn restore(&mut self, d: R, k: u8) {
+        x64!(self.ops; mov Rd(r(d)), Rd(CACHE[k as usize]));
     }
 
     fn epilogue(&mut self) {

@@ -331,6 +331,11 @@ impl Asm {
         }
     }
 
+    /// `prefetcht0 [base + disp]`: a hint that never faults, whatever the address.
+    pub fn prefetcht0(&mut self, b: Gpr, o: i32) {
+        x64!(self.ops; prefetcht0 [Rq(b.0) + o]);
+    }
+
     /// `lfence`
     pub fn lfence(&mut self) {
         x64!(self.ops; lfence);

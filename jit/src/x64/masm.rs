@@ -142,9 +142,9 @@ pub struct X64Masm {
     stubs: StubTable<Stub, DynamicLabel>,
     /// Per-site exits to slow paths: (site label, label to return to, subroutine).
     slow_sites: Vec<(DynamicLabel, DynamicLabel, Stub)>,
-    /// Temporaries and outputs the batch entry clears before each row (see
-    /// [`X64Masm::with_batch_zero`]).
-    batch_zero: (u16, u16),
+    /// Temporaries and outputs the batch entry clears before each row, and the outputs every
+    /// finished row has set (see [`X64Masm::with_batch_zero`]).
+    batch_zero: (u16, u16, u16),
     /// Rows of temporaries held in registers since the last join (see [`TempCache`]).
     temp_cache: TempCache,
     /// The body writes or reads an address register (MOVA, LOOP, relative uniform reads):
@@ -241,7 +241,7 @@ impl X64Masm {
             exit_budget,
             stubs: StubTable::default(),
             slow_sites: Vec::new(),
-            batch_zero: (0xFFFF, 0xFFFF),
+            batch_zero: (0xFFFF, 0xFFFF, 0xFFFF),
             temp_cache: TempCache::default(),
             indexed: false,
         }
@@ -252,8 +252,11 @@ impl X64Masm {
     /// written before it is read or never read, and the caller clears the other outputs it
     /// wants (`Emitted::batch_outputs_zeroed`): clearing 32 registers per row was a tenth of
     /// a one-vertex `mvp` run.
-    pub fn with_batch_zero(mut self, read_temps: u16, written_outputs: u16) -> X64Masm {
-        self.batch_zero = (read_temps, written_outputs);
+    ///
+    /// `temps` and `outputs` are the registers cleared; `set` the outputs a finished row has
+    /// set (cleared, or written whole by the entry block, which every finished row runs).
+    pub fn with_batch_zero(mut self, temps: u16, outputs: u16, set: u16) -> X64Masm {
+        self.batch_zero = (temps, outputs, set);
         self
     }
 
@@ -1123,7 +1126,7 @@ impl MacroAssembler for X64Masm {
         a.mov_rm64(OUTPUT, CTX, CTX_BATCH_OUTPUT);
         a.add_rr64(OUTPUT, RAX);
         a.xorps(S0, S0);
-        let (temps, outputs) = self.batch_zero;
+        let (temps, outputs, _) = self.batch_zero;
         for i in 0..16 {
             if outputs & (1 << i) != 0 {
                 a.store_vec(Mem::Base(OUTPUT, VEC_SIZE * i), S0, false);
@@ -1557,7 +1560,7 @@ impl MacroAssembler for X64Masm {
             marks: self.marks,
             code_len,
             batch_entry: self.batch_entry,
-            batch_outputs_zeroed: self.batch_zero.1,
+            batch_outputs_zeroed: self.batch_zero.2,
         })
     }
 }

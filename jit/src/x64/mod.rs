@@ -12,7 +12,6 @@ pub mod regs;
 use crate::analysis::Analysis;
 use crate::error::CompileResult;
 use crate::features::HostFeatures;
-use crate::lower::Lowerer;
 use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::Program;
 
@@ -29,8 +28,22 @@ pub fn generate(
             "the x86-64 backend needs SSE4.1".into(),
         ));
     }
-    let mut masm = masm::X64Masm::new(mode, features)
-        .with_batch_zero(analysis.read_temps(), analysis.written_registers().1);
+    // The batch entry clears, per row, only the temporaries some instruction may read before
+    // the entry block wrote them, and the written outputs the entry block does not write
+    // whole (the multi-vertex code's rule, `batch::usage::Usage`): the others are written
+    // before any read, or never read.
+    let usage = crate::batch::usage::usage(program, analysis);
+    let mask = |per: [u8; 16]| {
+        (0..16)
+            .filter(|&i| per[i] != 0)
+            .fold(0u16, |m, i| m | 1 << i)
+    };
+    let written = analysis.written_registers().1;
+    let mut masm = masm::X64Masm::new(mode, features).with_batch_zero(
+        mask(usage.zero_temps) & analysis.read_temps(),
+        mask(usage.zero_outputs) & written,
+        written,
+    );
     masm.max_rule = max_rule;
-    Lowerer::new(masm, program, analysis).lower()
+    crate::lower::lower_scalar(masm, program, analysis)
 }
