@@ -477,7 +477,7 @@ impl Shader {
     /// exactly as `run_batch` writes them; the other registers of each output row either keep
     /// their contents or receive the vertex's values. The multi-vertex JIT skips them, which
     /// for short shaders saves a good part of the time (see
-    /// `picajit_jit::CompiledShader::run_batch_masked`).
+    /// `picajit_jit::Invocation::mask`).
     pub fn run_batch_masked(
         &self,
         uniforms: &Uniforms,
