@@ -1,5 +1,5 @@
-//! Point runs (`picajit_jit::Invocation::points`: point-mode geometry shaders, eight invocations per AVX2
-//! group where the program allows it) against `Interpreter::run_points`, bit for bit:
+//! Point runs (`picajit_jit::Invocation::points`: point-mode geometry shaders, eight invocations
+//! per AVX2 group where the program allows it) against `Interpreter::run_points`, bit for bit:
 //! emitted vertices and their flags, every register, the whole geometry state (and what a
 //! later `take_output` replays from it), b15, instruction counts, and on failure the same
 //! `(index, error)` with the same state and emitted vertices up to that point.
