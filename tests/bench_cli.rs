@@ -46,15 +46,17 @@ const TINY: &[&str] = &[
 /// Whether the x86-64 JIT runs the example `name` eight invocations per group on this host,
 /// as the JIT decides: vertex-shader batches, point-mode geometry draws (`run_points`).
 fn has_lanes(name: &str) -> bool {
+    EngineKind::X64.runs_here() && has_lanes_on(name, picajit_jit::Backend::X64)
+}
+
+/// Whether `backend` has eight-lane code for the example `name` (generated, whether or not
+/// this host runs it).
+fn has_lanes_on(name: &str, backend: picajit_jit::Backend) -> bool {
     let w = Workload::examples()
         .expect("examples assemble")
         .into_iter()
         .find(|w| w.name == name)
         .expect("an example");
-    let backend = picajit_jit::Backend::X64;
-    if !EngineKind::X64.runs_here() {
-        return false;
-    }
     let features = picajit_jit::HostFeatures::for_backend(backend);
     let code = picajit_jit::compile(&w.program, FloatMode::default(), backend, features)
         .expect("the examples compile");
@@ -91,7 +93,15 @@ fn bench_writes_json_and_svg_for_every_example() {
     assert_eq!(disc["emitted_per_invocation"].as_f64(), Some(34.0));
 
     let results = v["results"].as_array().expect("results");
-    let host_jit = EngineKind::X64.runs_here().then_some("x64");
+    // The host's JIT: x86-64 here, or AArch64 natively (`scripts/test-aarch64.sh`), where
+    // its NEON 8-lane code runs vertex batches and point-mode draws.
+    let host_jit = if EngineKind::X64.runs_here() {
+        Some(("x64", picajit_jit::Backend::X64))
+    } else {
+        EngineKind::A64
+            .runs_here()
+            .then_some(("a64", picajit_jit::Backend::A64))
+    };
     for (name, _) in EXAMPLES {
         for float in ["f24-rtz", "f24-rne", "f32"] {
             for batch in [1, 8] {
@@ -115,7 +125,7 @@ fn bench_writes_json_and_svg_for_every_example() {
                     per_instr > 0.0 && per_instr < per_vertex,
                     "ns per instruction is ns per vertex over the instruction count: {interp}"
                 );
-                if let Some(jit) = host_jit {
+                if let Some((jit, backend)) = host_jit {
                     let r = cell(jit).expect("host JIT measured");
                     assert!(r["error"].is_null(), "{r}");
                     assert!(r["speedup_vs_interp"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
@@ -124,7 +134,7 @@ fn bench_writes_json_and_svg_for_every_example() {
                     // Batches of eight invocations go to the 8-lane path where the JIT has
                     // one for the shader (vertex batches, point-mode geometry draws);
                     // `branches` diverges within groups there.
-                    let lanes = batch == 8 && has_lanes(name);
+                    let lanes = batch == 8 && has_lanes_on(name, backend);
                     if lanes {
                         let groups = r["lane_groups"].as_u64().expect("lane counters");
                         let reruns = r["lane_reruns"].as_u64().expect("lane counters");
@@ -148,10 +158,11 @@ fn bench_writes_json_and_svg_for_every_example() {
             assert!(c["compile_us"].as_f64().unwrap_or(-1.0) >= 0.0, "{c}");
         }
         // The 8-lane code is reported beside the per-vertex code where it exists (AArch64:
-        // vertex shaders, whether this host runs the code or only generates it).
+        // vertex shaders and point-mode geometry shaders, whether this host runs the code
+        // or only generates it).
         let name = c["shader"].as_str().unwrap_or("");
         let lanes = (c["engine"] == "x64" && has_lanes(name))
-            || (c["engine"] == "a64" && name.ends_with(".v.pica"));
+            || (c["engine"] == "a64" && has_lanes_on(name, picajit_jit::Backend::A64));
         if lanes {
             assert!(c["lane_code_bytes"].as_u64().unwrap_or(0) > 0, "{c}");
             assert!(c["lane_compile_us"].as_f64().unwrap_or(-1.0) > 0.0, "{c}");

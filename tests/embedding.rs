@@ -253,7 +253,7 @@ fn check_batches(
                         }
                         (e, r) => panic!("{what}: expected {e:?}, got {r:?}"),
                     }
-                    if eight_lane && with_state && n >= 8 && backend == BackendChoice::X64 {
+                    if eight_lane && with_state && n >= 8 && backend != BackendChoice::Interpreter {
                         if let Some(c) = shader.compiled() {
                             if c.batch_lanes() == 8 {
                                 assert!(
@@ -285,7 +285,7 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
-    let (mut checked, mut groups) = (0, 0);
+    let (mut checked, mut groups) = (0, [0, 0]);
     for seed in 0..cases {
         let case = testgen::generate(
             seed,
@@ -301,25 +301,38 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
             &[1, 9, 24],
             false,
         );
-        if let Some(c) = Shader::new(case.program.clone(), &config(BackendChoice::X64, case.mode))
-            .ok()
-            .and_then(|s| {
-                let mut o = vec![[[0.0f32; 4]; 16]; 64];
-                let ins = vec![case.inputs; 64];
-                let st = Rng(seed + 1).state(case.mode);
-                let _ = s.run_batch_state(&case.uniforms, &ins, &mut o, 0xFFFF, Some(&st), None);
-                s.compiled().map(|c| c.batch_from_stats().groups)
-            })
+        for (k, backend) in [BackendChoice::X64, BackendChoice::A64]
+            .into_iter()
+            .enumerate()
         {
-            groups += c;
+            if let Some(c) = Shader::new(case.program.clone(), &config(backend, case.mode))
+                .ok()
+                .and_then(|s| {
+                    let mut o = vec![[[0.0f32; 4]; 16]; 64];
+                    let ins = vec![case.inputs; 64];
+                    let st = Rng(seed + 1).state(case.mode);
+                    let _ =
+                        s.run_batch_state(&case.uniforms, &ins, &mut o, 0xFFFF, Some(&st), None);
+                    s.compiled().map(|c| c.batch_from_stats().groups)
+                })
+            {
+                groups[k] += c;
+            }
         }
     }
     assert!(checked > 0);
-    // Most generated programs finish groups on the eight-lane code from a state (x86-64
-    // only: elsewhere there is no x86-64 JIT to ask).
+    // Most generated programs finish groups on the eight-lane code from a state: x86-64
+    // natively (elsewhere there is no x86-64 JIT to ask), AArch64 natively or emulated.
     if cfg!(target_arch = "x86_64") {
-        assert!(groups > cases, "{groups} groups over {cases} programs");
+        assert!(
+            groups[0] > cases,
+            "x64: {groups:?} groups over {cases} programs"
+        );
     }
+    assert!(
+        groups[1] > cases,
+        "a64: {groups:?} groups over {cases} programs"
+    );
 }
 
 #[test]

@@ -1178,8 +1178,9 @@ fn moved_registers_on(b: Backend) {
 
 /// The C ABI's batch calls reach the multi-vertex code of both JITs (AArch64 under the
 /// emulator here): `picajit_shader_get_info` reports the 8-lane path, and the output bytes
-/// and instruction counts of `picajit_shader_run_batch` equal the interpreter's through the
-/// same calls (same layouts and conversions), for each example vertex shader.
+/// and instruction counts of `picajit_shader_run_batch`, and of `picajit_shader_run_batch_ex`
+/// from a unit state (with the state handed back), equal the interpreter's through the same
+/// calls (same layouts and conversions), for each example vertex shader.
 #[test]
 fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
     use picajit::capi::*;
@@ -1275,6 +1276,37 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
                 ),
                 PicajitStatus::PICAJIT_OK
             );
+            // The same batch with every vertex starting from a given unit state
+            // (`run_batch_from` on the JITs), handing back the last vertex's state.
+            let mut opt = std::mem::zeroed::<PicajitRunOptions>();
+            assert_eq!(
+                picajit_run_options_init(&mut opt),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut start = std::mem::zeroed::<PicajitUnitState>();
+            for (k, row) in start.r.iter_mut().enumerate() {
+                *row = [0.25 * k as f32, 0.5, -1.0, 2.0];
+            }
+            (start.a0, start.al, start.cmp) = ([3, -2], 5, [1, 0]);
+            let mut end = std::mem::zeroed::<PicajitUnitState>();
+            opt.state_in = &start;
+            opt.state_out = &mut end;
+            let mut from = vec![0f32; 64 * n];
+            let mut from_stats = PicajitRunStats::default();
+            assert_eq!(
+                picajit_shader_run_batch_ex(
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs.as_ptr().cast(),
+                    &layout,
+                    from.as_mut_ptr().cast(),
+                    n,
+                    &opt,
+                    &mut from_stats,
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
             let mut info = std::mem::zeroed::<PicajitShaderInfo>();
             info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
             assert_eq!(
@@ -1285,12 +1317,21 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             picajit_shader_destroy(shader);
             picajit_engine_destroy(engine);
             let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+            let from_bits: Vec<u32> = from
+                .iter()
+                .chain(end.r.iter().flatten())
+                .map(|x| x.to_bits())
+                .chain(end.a0.map(|a| a as u32))
+                .chain([end.al as u32, u32::from(end.cmp[0]), u32::from(end.cmp[1])])
+                .collect();
             (
                 bits,
                 stats.instructions,
                 info.backend,
                 info.batch_path,
                 info.batch_lanes,
+                from_bits,
+                from_stats.instructions,
             )
         };
         let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
@@ -1304,6 +1345,305 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             );
             assert_eq!(got.1, want.1, "{name}: {jit:?} instruction count");
             assert!(got.0 == want.0, "{name}: {jit:?} outputs differ");
+            assert_eq!(
+                got.6, want.6,
+                "{name}: {jit:?} instruction count from a state"
+            );
+            assert!(
+                got.5 == want.5,
+                "{name}: {jit:?} outputs or final state differ from a state"
+            );
         }
     }
+}
+
+/// What the NEON batch code executes per vertex, counted under the emulator (x86-64 hosts):
+/// every instruction, the broadcast uniform reads and the budget checks, which an eight-lane
+/// variant (two q registers per component, one body run per group instead of two halves)
+/// would execute once per group instead of once per half. The per-vertex code's count is
+/// beside it (geometry shaders: per invocation of `run_points`). `cargo test --test jit_batch
+/// a64_instructions -- --nocapture` prints the table
+/// DEVELOPERS.md quotes ("NEON: four lanes per body run").
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn a64_instructions_per_vertex() {
+    use picajit_jit::testing::a64::count_instructions;
+    let workloads = Workload::examples().unwrap();
+    let n = 256;
+    eprintln!(
+        "| shader | lane code bytes | per vertex: total | broadcast | budget | per-vertex code |"
+    );
+    for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
+        let mode = F24Z;
+        let shader = compile_on(&w.program, mode, Backend::A64);
+        let uniforms = w.uniforms(mode);
+        let inputs = w.inputs(mode, n);
+        let mut out = vec![[[0.0f32; 4]; 16]; n];
+        // Generated and loaded before counting.
+        shader
+            .invoke(Invocation::batch(&uniforms, &inputs, &mut out).budget(1 << 20))
+            .unwrap();
+        let before = shader.batch_stats();
+        count_instructions(true);
+        shader
+            .invoke(Invocation::batch(&uniforms, &inputs, &mut out).budget(1 << 20))
+            .unwrap();
+        let c = count_instructions(false);
+        let s = shader.batch_stats();
+        assert_eq!(
+            s.groups - before.groups,
+            (n / 8) as u64,
+            "{}: {s:?}",
+            w.name
+        );
+        // The per-vertex code, for comparison: batches shorter than a group run per vertex.
+        count_instructions(true);
+        let mut one = vec![[[0.0f32; 4]; 16]; 7];
+        shader
+            .invoke(Invocation::batch(&uniforms, &inputs[..7], &mut one).budget(1 << 20))
+            .unwrap();
+        let p = count_instructions(false);
+        assert!(
+            c.total > 0 && c.broadcast > 0 && c.budget > 0 && p.total > 0,
+            "{}: {c:?}",
+            w.name
+        );
+        let per = |x: u64, k: usize| x as f64 / k as f64;
+        eprintln!(
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {:.0} |",
+            w.name,
+            shader.batch_code().0.len(),
+            per(c.total, n),
+            per(c.broadcast, n),
+            per(c.budget, n),
+            per(p.total, 7),
+        );
+    }
+    // Point-mode geometry shaders, per invocation: the first invocation runs alone (b15 is
+    // clear), then 32 groups of eight.
+    for w in workloads.iter().filter(|w| {
+        w.kind() == ShaderKind::Geometry
+            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+    }) {
+        use picajit::interp::state::{EmitBuffer, GeometryState};
+        let mode = F24Z;
+        let shader = compile(&w.program, mode, Backend::A64, HostFeatures::detect()).unwrap();
+        assert_eq!(shader.points_ineligibility(), None, "{}", w.name);
+        let inputs = w.inputs(mode, n + 1);
+        let run = |k: usize| {
+            let mut uniforms = w.uniforms(mode);
+            uniforms.set_bool(15, false);
+            let (mut regs, mut gs) = (Registers::default(), GeometryState::default());
+            // Registers the program never writes would make every invocation run alone.
+            let mut out = EmitBuffer::new(picajit::engine::program_output_mask(&w.program));
+            count_instructions(true);
+            shader
+                .invoke(
+                    Invocation::points(&mut uniforms, &mut regs, &mut gs, &inputs[..k], &mut out)
+                        .budget(1 << 20),
+                )
+                .unwrap();
+            count_instructions(false)
+        };
+        // The first call generates the code and learns the emit count.
+        run(n + 1);
+        let before = shader.batch_stats();
+        let c = run(n + 1);
+        let s = shader.batch_stats();
+        assert_eq!(
+            s.groups - before.groups,
+            (n / 8) as u64,
+            "{}: {s:?}",
+            w.name
+        );
+        let p = run(7);
+        assert!(
+            c.total > 0 && c.broadcast > 0 && p.total > 0,
+            "{}: {c:?}",
+            w.name
+        );
+        let per = |x: u64, k: usize| x as f64 / k as f64;
+        eprintln!(
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {:.0} |",
+            w.name,
+            shader.batch_code().0.len(),
+            per(c.total, n + 1),
+            per(c.broadcast, n + 1),
+            per(c.budget, n + 1),
+            per(p.total, 7),
+        );
+    }
+}
+
+/// The C ABI's point-mode draw (`picajit_geometry_run_points`) reaches the eight-lane
+/// geometry code of both JITs (AArch64 under the emulator here): `picajit_shader_get_info`
+/// reports the 8-lane path, and the emitted vertices, their flags and the instruction count
+/// equal the interpreter's through the same calls, for each point-mode example.
+#[test]
+fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
+    use picajit::capi::*;
+    use std::ptr::null_mut;
+    let mut jits = vec![PicajitBackend::PICAJIT_BACKEND_A64];
+    if backends().contains(&Backend::X64) {
+        jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
+    }
+    let mut seen = 0;
+    for w in Workload::examples()
+        .expect("examples")
+        .into_iter()
+        .filter(|w| {
+            w.kind() == ShaderKind::Geometry
+                && w.gs_mode == picajit::interp::program::GsInputMode::Point
+        })
+    {
+        seen += 1;
+        let (name, src) = picajit::bench::EXAMPLES
+            .iter()
+            .find(|(n, _)| *n == w.name)
+            .expect("example source");
+        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: src }])
+            .expect("assembles")
+            .to_bytes();
+        let n = 203;
+        let inputs: Vec<f32> = w
+            .inputs(F24Z, n)
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
+        let table = w.uniforms(F24Z);
+        let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
+        // SAFETY (whole block): every pointer passed is a live local of the right size, and
+        // every handle comes from the library and is destroyed once.
+        let run = |backend: PicajitBackend| unsafe {
+            let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
+            assert_eq!(
+                picajit_engine_config_init(&mut cfg),
+                PicajitStatus::PICAJIT_OK
+            );
+            cfg.backend = backend as u32;
+            let mut engine = null_mut();
+            assert_eq!(
+                picajit_engine_create(&cfg, &mut engine),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut shader = null_mut();
+            assert_eq!(
+                picajit_shader_load_shbin(
+                    engine,
+                    shbin.as_ptr().cast(),
+                    shbin.len(),
+                    0,
+                    &mut shader
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut uniforms = null_mut();
+            assert_eq!(
+                picajit_uniforms_create(engine, &mut uniforms),
+                PicajitStatus::PICAJIT_OK
+            );
+            assert_eq!(
+                picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
+                PicajitStatus::PICAJIT_OK
+            );
+            for (i, v) in (0..4u32).map(|i| (i, table.int(i as usize))) {
+                assert_eq!(
+                    picajit_uniforms_set_int(uniforms, i, v.as_ptr()),
+                    PicajitStatus::PICAJIT_OK
+                );
+            }
+            assert_eq!(
+                picajit_uniforms_set_bools(uniforms, table.bools() & !(1 << 15)),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut geometry = null_mut();
+            assert_eq!(
+                picajit_geometry_create(&mut geometry),
+                PicajitStatus::PICAJIT_OK
+            );
+            assert_eq!(
+                picajit_geometry_set_mode(geometry, 0, 0, 0),
+                PicajitStatus::PICAJIT_OK
+            );
+            let layout = PicajitVertexLayout {
+                format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
+                flags: 0,
+                mask: 0xFFFF,
+                stride: 256,
+            };
+            let mut stats = PicajitRunStats::default();
+            assert_eq!(
+                picajit_geometry_run_points(
+                    geometry,
+                    shader,
+                    uniforms,
+                    &layout,
+                    inputs.as_ptr().cast(),
+                    n,
+                    &mut stats,
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut pending = 0;
+            assert_eq!(
+                picajit_geometry_pending(geometry, &mut pending),
+                PicajitStatus::PICAJIT_OK
+            );
+            let mut out = vec![0f32; 64 * pending];
+            let mut infos = vec![std::mem::zeroed::<PicajitEmitInfo>(); pending];
+            let mut taken = 0;
+            assert_eq!(
+                picajit_geometry_take(
+                    geometry,
+                    &layout,
+                    out.as_mut_ptr().cast(),
+                    infos.as_mut_ptr(),
+                    pending,
+                    &mut taken
+                ),
+                PicajitStatus::PICAJIT_OK
+            );
+            assert_eq!(taken, pending);
+            let mut info = std::mem::zeroed::<PicajitShaderInfo>();
+            info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
+            assert_eq!(
+                picajit_shader_get_info(shader, &mut info),
+                PicajitStatus::PICAJIT_OK
+            );
+            picajit_geometry_destroy(geometry);
+            picajit_uniforms_destroy(uniforms);
+            picajit_shader_destroy(shader);
+            picajit_engine_destroy(engine);
+            let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+            let flags: Vec<(u32, bool, bool)> = infos
+                .iter()
+                .map(|i| (i.slot, i.primitive, i.winding))
+                .collect();
+            (
+                bits,
+                flags,
+                stats.instructions,
+                info.backend,
+                info.batch_path,
+                info.batch_lanes,
+            )
+        };
+        let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
+        assert!(!want.1.is_empty(), "{name}: no vertices emitted");
+        for jit in &jits {
+            let got = run(*jit);
+            assert_eq!(got.3, *jit as u32, "{name}: {jit:?} not active");
+            assert_eq!(
+                (got.4, got.5),
+                (PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32, 8),
+                "{name}: {jit:?}"
+            );
+            assert_eq!(got.2, want.2, "{name}: {jit:?} instruction count");
+            assert_eq!(got.1, want.1, "{name}: {jit:?} flags");
+            assert!(got.0 == want.0, "{name}: {jit:?} vertices differ");
+        }
+    }
+    assert_eq!(seen, 2, "both point-mode examples");
 }

@@ -1,5 +1,7 @@
-//! Point runs (`picajit_jit::Invocation::points`: point-mode geometry shaders, eight invocations
-//! per AVX2 group where the program allows it) against `Interpreter::run_points`, bit for bit:
+//! Point runs (`picajit_jit::Invocation::points`: point-mode geometry shaders, eight
+//! invocations per group where the program allows it: AVX2 on x86-64, NEON on AArch64,
+//! natively there and under unicorn on x86-64; every test runs on each, [`on_each_backend`])
+//! against `Interpreter::run_points`, bit for bit:
 //! emitted vertices and their flags, every register, the whole geometry state (and what a
 //! later `take_output` replays from it), b15, instruction counts, and on failure the same
 //! `(index, error)` with the same state and emitted vertices up to that point.
@@ -16,9 +18,10 @@
 //!   groups;
 //! * `run` and `run_points` interleaved, then `take_output`.
 //!
-//! `PICAJIT_POINTS_CASES` scales the number of random programs per float mode;
+//! `PICAJIT_POINTS_CASES` scales the number of random programs per float mode (a quarter of
+//! them run on emulated NEON code);
 //! `PICAJIT_POINTS_SHRINK=1` shrinks a failing random program before reporting it.
-#![cfg(target_arch = "x86_64")]
+#![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 mod jit_common;
 
@@ -48,6 +51,49 @@ fn has_avx2() -> bool {
     HostFeatures::detect().contains(HostFeatures::AVX2)
 }
 
+thread_local! {
+    /// The JIT backend the current test compiles for (see [`on_each_backend`]).
+    static BACKEND: std::cell::Cell<Backend> = const { std::cell::Cell::new(Backend::X64) };
+}
+
+fn backend() -> Backend {
+    BACKEND.with(|b| b.get())
+}
+
+/// Emulated NEON code (AArch64 under unicorn on x86-64) runs far slower than native code.
+fn emulated() -> bool {
+    backend() == Backend::A64 && cfg!(target_arch = "x86_64")
+}
+
+/// Run `f` once per backend with geometry groups on this host: x86-64 (groups with AVX2,
+/// one invocation at a time without), and AArch64 (NEON: natively there, under the emulator
+/// on x86-64).
+fn on_each_backend(f: impl Fn()) {
+    let mut all = vec![Backend::A64];
+    if cfg!(target_arch = "x86_64") {
+        all.insert(0, Backend::X64);
+    }
+    for b in all {
+        BACKEND.with(|c| c.set(b));
+        eprintln!("backend {b}");
+        f();
+    }
+}
+
+/// `n` random programs natively, a quarter of them on emulated code.
+fn per_backend(n: u64) -> u64 {
+    if emulated() {
+        n.div_ceil(4)
+    } else {
+        n
+    }
+}
+
+/// The current backend runs eight invocations per group where the program allows it.
+fn group_path() -> bool {
+    backend() == Backend::A64 || has_avx2()
+}
+
 fn cases(default: u64) -> u64 {
     std::env::var("PICAJIT_POINTS_CASES")
         .ok()
@@ -56,7 +102,7 @@ fn cases(default: u64) -> u64 {
 }
 
 fn jit(program: &Program, mode: FloatMode) -> CompiledShader {
-    compile(program, mode, Backend::X64, HostFeatures::detect())
+    compile(program, mode, backend(), HostFeatures::detect())
         .unwrap_or_else(|e| panic!("compile failed: {e}\n{}", source(program)))
 }
 
@@ -456,6 +502,10 @@ const SIZES: [usize; 9] = [1, 7, 8, 9, 15, 16, 17, 64, 100];
 
 #[test]
 fn examples_match_and_run_in_groups() {
+    on_each_backend(examples_match_and_run_in_groups_on);
+}
+
+fn examples_match_and_run_in_groups_on() {
     let workloads = Workload::examples().unwrap();
     let mut seen = 0;
     for w in workloads.iter().filter(|w| {
@@ -469,7 +519,7 @@ fn examples_match_and_run_in_groups() {
         assert_eq!(all, 0b11, "{}: expected o0 and o1", w.name);
         for mode in MODES {
             let shader = jit(&w.program, mode);
-            if has_avx2() {
+            if group_path() {
                 assert_eq!(shader.points_ineligibility(), None, "{} {mode:?}", w.name);
             }
             let uniforms = w.uniforms(mode);
@@ -494,7 +544,7 @@ fn examples_match_and_run_in_groups() {
                     // The first invocation runs alone (b15 is clear), then whole groups; a
                     // group that emits another number of vertices than the shader expects
                     // stops (once per shader: it learns the number).
-                    if has_avx2() && n >= 9 && mask & !all == 0 {
+                    if group_path() && n >= 9 && mask & !all == 0 {
                         let full = (n as u64 - 1) / 8;
                         assert!(
                             ran.groups + ran.fallbacks == full && ran.fallbacks <= 1,
@@ -504,7 +554,7 @@ fn examples_match_and_run_in_groups() {
                     }
                 }
             }
-            if has_avx2() {
+            if group_path() {
                 let s = shader.batch_stats();
                 assert!(
                     s.fallbacks <= 1 && s.groups > 0,
@@ -532,7 +582,7 @@ fn examples_match_and_run_in_groups() {
                     &inputs[100],
                 )
                 .unwrap_or_else(|e| panic!("{} {mode:?} n={n} carried state: {e}", w.name));
-                if has_avx2() {
+                if group_path() {
                     assert!(ran.groups >= 1, "{} {mode:?} n={n}: {ran:?}", w.name);
                 }
                 // And with the banks different where nothing is written: exact, any path.
@@ -657,7 +707,7 @@ fn shrink(gen: &Gen, mode: FloatMode, p: &Plan) -> Gen {
             return false;
         }
         let program = g.program();
-        let Ok(shader) = compile(&program, mode, Backend::X64, HostFeatures::detect()) else {
+        let Ok(shader) = compile(&program, mode, backend(), HostFeatures::detect()) else {
             return false;
         };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -696,7 +746,7 @@ fn run_plans(
     let program = gen.program();
     let facts = Sim::reachable_facts(gen);
     tally.programs += 1;
-    let shader = match compile(&program, mode, Backend::X64, HostFeatures::detect()) {
+    let shader = match compile(&program, mode, backend(), HostFeatures::detect()) {
         Ok(s) => s,
         Err(picajit_jit::Error::Unsupported(why)) => {
             // Not compiled at all (the analysis' limits): nothing to compare.
@@ -706,7 +756,7 @@ fn run_plans(
         Err(e) => panic!("{label}: {e}\n{}", source(&program)),
     };
     let reason = shader.points_ineligibility();
-    if let (Some(e), true) = (eligible, has_avx2()) {
+    if let (Some(e), true) = (eligible, group_path()) {
         assert_eq!(
             reason.is_none(),
             e,
@@ -802,7 +852,7 @@ fn random_programs(mode: FloatMode, seed0: u64, n: u64) {
     assert!(unsupported * 100 <= n, "{mode:?}: {:?}", tally.unsupported);
     assert_eq!(tally.runs, 2 * (n - unsupported));
     assert!(tally.emitted > 0 && tally.failed_runs > 0);
-    if has_avx2() {
+    if group_path() {
         // Every program is eligible by the rule, and the JIT agrees (checked per program,
         // except for the quirky ones, most of which are eligible too).
         assert!(
@@ -826,17 +876,29 @@ fn random_programs(mode: FloatMode, seed0: u64, n: u64) {
 
 #[test]
 fn random_programs_f24_rtz() {
-    random_programs(F24Z, 1_000_000, cases(1000));
+    on_each_backend(random_programs_f24_rtz_on);
+}
+
+fn random_programs_f24_rtz_on() {
+    random_programs(F24Z, 1_000_000, per_backend(cases(1000)));
 }
 
 #[test]
 fn random_programs_f24_rne() {
-    random_programs(F24N, 2_000_000, cases(1000));
+    on_each_backend(random_programs_f24_rne_on);
+}
+
+fn random_programs_f24_rne_on() {
+    random_programs(F24N, 2_000_000, per_backend(cases(1000)));
 }
 
 #[test]
 fn random_programs_f32() {
-    random_programs(FloatMode::F32, 3_000_000, cases(1000));
+    on_each_backend(random_programs_f32_on);
+}
+
+fn random_programs_f32_on() {
+    random_programs(FloatMode::F32, 3_000_000, per_backend(cases(1000)));
 }
 
 // ---------------------------------------------------------------- mutations
@@ -885,12 +947,20 @@ fn mutated_programs(mode: FloatMode, seed0: u64, n: u64) {
 
 #[test]
 fn mutated_programs_f24_rtz() {
-    mutated_programs(F24Z, 4_000_000, cases(1000) / 3);
+    on_each_backend(mutated_programs_f24_rtz_on);
+}
+
+fn mutated_programs_f24_rtz_on() {
+    mutated_programs(F24Z, 4_000_000, per_backend(cases(1000)) / 3);
 }
 
 #[test]
 fn mutated_programs_f32() {
-    mutated_programs(FloatMode::F32, 5_000_000, cases(1000) / 3);
+    on_each_backend(mutated_programs_f32_on);
+}
+
+fn mutated_programs_f32_on() {
+    mutated_programs(FloatMode::F32, 5_000_000, per_backend(cases(1000)) / 3);
 }
 
 // ---------------------------------------------------------------- hand-written mutations
@@ -986,7 +1056,7 @@ fn hand_check(w: &Workload, eligible: bool, seed: u64) {
     let mut r = Rng::new(seed);
     for mode in MODES {
         let shader = jit(&w.program, mode);
-        if has_avx2() {
+        if group_path() {
             assert_eq!(
                 shader.points_ineligibility().is_none(),
                 eligible,
@@ -1029,7 +1099,7 @@ fn hand_check(w: &Workload, eligible: bool, seed: u64) {
                         source(&w.program)
                     )
                 });
-                if has_avx2() && eligible && n >= 16 {
+                if group_path() && eligible && n >= 16 {
                     assert!(ran.groups > 0, "{} {mode:?} n={n}: {ran:?}", w.name);
                 }
             }
@@ -1039,6 +1109,10 @@ fn hand_check(w: &Workload, eligible: bool, seed: u64) {
 
 #[test]
 fn hand_written_mutations_break_one_rule_each() {
+    on_each_backend(hand_written_mutations_break_one_rule_each_on);
+}
+
+fn hand_written_mutations_break_one_rule_each_on() {
     let base = hand_program("base", BASE);
     hand_check(&base, true, 1);
     for (k, (name, from, to)) in HAND_MUTATIONS.iter().enumerate() {
@@ -1111,6 +1185,10 @@ fn encode_word(i: picajit::interp::isa::Instruction) -> u32 {
 
 #[test]
 fn failing_invocations_stop_both_at_the_same_point() {
+    on_each_backend(failing_invocations_stop_both_at_the_same_point_on);
+}
+
+fn failing_invocations_stop_both_at_the_same_point_on() {
     use picajit::interp::isa::Instruction;
     let undefined = 0x10 << 26 | 0x1234;
     let words = [
@@ -1168,7 +1246,7 @@ fn failing_invocations_stop_both_at_the_same_point() {
                             None => {
                                 assert!(!ran.failed, "{}", ctx());
                                 // The failing path is never taken: groups run as usual.
-                                if has_avx2() && n >= 16 {
+                                if group_path() && n >= 16 {
                                     assert!(ran.groups > 0, "{}: {ran:?}", ctx());
                                 }
                             }
@@ -1182,6 +1260,10 @@ fn failing_invocations_stop_both_at_the_same_point() {
 
 #[test]
 fn budget_exhaustion_stops_both_at_the_same_point() {
+    on_each_backend(budget_exhaustion_stops_both_at_the_same_point_on);
+}
+
+fn budget_exhaustion_stops_both_at_the_same_point_on() {
     let workloads = Workload::examples().unwrap();
     for w in workloads.iter().filter(|w| {
         // Point mode: the other input modes run one invocation at a time, not in groups.
@@ -1210,7 +1292,7 @@ fn budget_exhaustion_stops_both_at_the_same_point() {
                     )
                     .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
                     assert_eq!(ran.failed, budget < c, "{}", ctx());
-                    if has_avx2() && budget >= c && n >= 17 {
+                    if group_path() && budget >= c && n >= 17 {
                         assert!(ran.groups > 0, "{}: {ran:?}", ctx());
                     }
                 }
@@ -1223,6 +1305,10 @@ fn budget_exhaustion_stops_both_at_the_same_point() {
 /// so the failing index is anywhere in the batch (the program runs one invocation at a time).
 #[test]
 fn data_dependent_failure_deep_in_the_batch() {
+    on_each_backend(data_dependent_failure_deep_in_the_batch_on);
+}
+
+fn data_dependent_failure_deep_in_the_batch_on() {
     let text = r#"
 .gsh point c0
 .constf zero(0.0, 0.0, 0.0, 0.0)
@@ -1271,6 +1357,10 @@ fn data_dependent_failure_deep_in_the_batch() {
 /// Hundreds of EMITs per invocation (the disc with a longer loop).
 #[test]
 fn many_emits_per_invocation() {
+    on_each_backend(many_emits_per_invocation_on);
+}
+
+fn many_emits_per_invocation_on() {
     let disc = include_str!("../examples/point_to_disc.g.pica");
     assert!(disc.contains(".consti fanloop(15, 0, 0, 0)"));
     let text = disc.replace(
@@ -1295,7 +1385,7 @@ fn many_emits_per_invocation() {
             )
             .unwrap_or_else(|e| panic!("{mode:?} n={n}: {e}"));
             assert_eq!(ran.emitted, n * 202);
-            if has_avx2() && n >= 17 {
+            if group_path() && n >= 17 {
                 assert!(ran.groups > 0, "{mode:?} n={n}: {ran:?}");
             }
         }
@@ -1392,13 +1482,17 @@ fn interleave(name: &str, program: &Program, mode: FloatMode, uniforms: &Uniform
     single(&mut a, &mut b, &rows[48], "run before an empty run_points");
     points(&mut a, &mut b, &rows[..0], "empty run_points");
     assert!(a.gs.emitted.is_empty() && b.gs.emitted.is_empty());
-    if has_avx2() && shader.points_ineligibility().is_none() {
+    if group_path() && shader.points_ineligibility().is_none() {
         assert!(g1 + g2 > 0, "{name} {mode:?}: no group ran");
     }
 }
 
 #[test]
 fn run_and_run_points_interleave() {
+    on_each_backend(run_and_run_points_interleave_on);
+}
+
+fn run_and_run_points_interleave_on() {
     let mut r = Rng::new(0x1A7E);
     let workloads = Workload::examples().unwrap();
     for w in workloads.iter().filter(|w| {
@@ -1522,6 +1616,10 @@ fn generator_covers_the_isa_and_the_shapes() {
 /// sets of flags at the same EMIT word. Also from a loop, whose body sets them each time.
 #[test]
 fn emit_in_a_subroutine_takes_the_callers_setemit() {
+    on_each_backend(emit_in_a_subroutine_takes_the_callers_setemit_on);
+}
+
+fn emit_in_a_subroutine_takes_the_callers_setemit_on() {
     let text = r#"
 .gsh point c0
 .fvec scale
@@ -1586,6 +1684,10 @@ fn emit_in_a_subroutine_takes_the_callers_setemit() {
 /// invocation that a group would not fit in one (which then runs per invocation).
 #[test]
 fn output_in_chunks() {
+    on_each_backend(output_in_chunks_on);
+}
+
+fn output_in_chunks_on() {
     let disc = include_str!("../examples/point_to_disc.g.pica");
     let long = disc.replace(
         ".consti fanloop(15, 0, 0, 0)",
@@ -1609,7 +1711,7 @@ fn output_in_chunks() {
     )
     .unwrap_or_else(|e| panic!("chunks: {e}"));
     assert_eq!(ran.emitted, 1000 * 514);
-    if has_avx2() {
+    if group_path() {
         assert!(ran.groups >= 120, "{ran:?}");
     }
     // Nested loops: 2 + 2·256·64 = 32770 vertices per invocation.
@@ -1641,6 +1743,10 @@ fn output_in_chunks() {
 /// emits and which EMITs run: the shader's expectation from the last call is wrong.
 #[test]
 fn uniform_changes_between_calls() {
+    on_each_backend(uniform_changes_between_calls_on);
+}
+
+fn uniform_changes_between_calls_on() {
     let w = Workload::examples()
         .unwrap()
         .into_iter()
@@ -1704,7 +1810,7 @@ fn uniform_changes_between_calls() {
                 (a, b) = (sa, sb);
                 let _ = r.u32();
             }
-            if has_avx2() {
+            if group_path() {
                 assert!(shader.batch_stats().groups > 0, "{name} {mode:?}");
             }
         }
@@ -1714,6 +1820,10 @@ fn uniform_changes_between_calls() {
 /// The same shader from several threads at once (each its own state).
 #[test]
 fn concurrent_calls_on_one_shader() {
+    on_each_backend(concurrent_calls_on_one_shader_on);
+}
+
+fn concurrent_calls_on_one_shader_on() {
     let w = Workload::examples()
         .unwrap()
         .into_iter()
@@ -1758,6 +1868,10 @@ fn concurrent_calls_on_one_shader() {
 /// partly written (o1.xy) and one never (o2), from carried-over state.
 #[test]
 fn final_state_for_each_emit_count() {
+    on_each_backend(final_state_for_each_emit_count_on);
+}
+
+fn final_state_for_each_emit_count_on() {
     for emits in 0..4 {
         for tail in 0..3 {
             let mut body = String::from("    setemit 1, prim\n    mov r1, a\n");
@@ -1802,7 +1916,7 @@ fn final_state_for_each_emit_count() {
                             &inputs[40],
                         )
                         .unwrap_or_else(|e| panic!("{mode:?} n={n} mask={mask:#x}: {e}\n{text}"));
-                        if has_avx2() && mask & !regs_of(&written) == 0 {
+                        if group_path() && mask & !regs_of(&written) == 0 {
                             assert!(ran.groups > 0, "{mode:?} n={n}: {ran:?}\n{text}");
                         }
                     }
@@ -1814,6 +1928,7 @@ fn final_state_for_each_emit_count() {
 
 /// Without AVX2 every invocation runs alone (and exactly).
 #[test]
+#[cfg(target_arch = "x86_64")]
 fn without_avx2_every_invocation_runs_alone() {
     let features = HostFeatures::detect().without(HostFeatures::AVX2);
     let mut r = Rng::new(0xA5);
@@ -1857,6 +1972,10 @@ fn true_read_lanes(op: picajit::interp::isa::Opcode, m: u8, pos: usize) -> u8 {
 /// holds the previous invocation's value, which must not matter.
 #[test]
 fn every_opcode_reads_exactly_its_lanes() {
+    on_each_backend(every_opcode_reads_exactly_its_lanes_on);
+}
+
+fn every_opcode_reads_exactly_its_lanes_on() {
     use picajit::interp::isa::{
         CmpOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
     };
@@ -1995,7 +2114,7 @@ fn every_opcode_reads_exactly_its_lanes() {
                     let reads = true_read_lanes(op, m, pos) & 1 << lane != 0;
                     let counted = op.reads(pos, m) & 1 << lane != 0;
                     assert_eq!(by_rule, !counted, "the rule's count: {}", what());
-                    if has_avx2() {
+                    if group_path() {
                         let eligible = shader.points_ineligibility().is_none();
                         if reads {
                             must_not += 1;
@@ -2025,7 +2144,7 @@ fn every_opcode_reads_exactly_its_lanes() {
                         &inputs[24],
                     )
                     .unwrap_or_else(|e| panic!("{e}: {}", what()));
-                    if has_avx2() && shader.points_ineligibility().is_none() {
+                    if group_path() && shader.points_ineligibility().is_none() {
                         assert!(ran.groups > 0, "{ran:?}: {}", what());
                         grouped += 1;
                     }
@@ -2034,7 +2153,7 @@ fn every_opcode_reads_exactly_its_lanes() {
         }
     }
     eprintln!("{must_not} programs read a lane, {must} do not; {grouped} ran in groups");
-    if has_avx2() {
+    if group_path() {
         assert!(must_not > 400 && must > 400 && grouped >= must);
     }
 }

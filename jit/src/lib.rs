@@ -82,6 +82,7 @@ mod invoke;
 pub(crate) mod layout;
 pub(crate) mod lower;
 pub(crate) mod masm;
+pub(crate) mod recipes;
 pub(crate) mod runtime;
 mod shader;
 pub mod theia;
@@ -102,7 +103,7 @@ pub mod testing {
     /// last error.
     pub mod a64 {
         #[cfg(feature = "emulate-a64")]
-        pub use crate::a64::emulator::last_error;
+        pub use crate::a64::emulator::{count_instructions, last_error};
         pub use crate::a64::{asm, regs};
     }
     /// The AVX2 encoder of the multi-vertex code and the geometry fields of its context,

@@ -720,9 +720,10 @@ impl PointsRun<'_> {
 /// invocations rather than after each. `count` may be 0. `stats` may be NULL
 /// (`instructions` in total, `vertices` = `count` on success).
 ///
-/// This is the fast way to run a point-mode draw: on the x86-64 JIT, groups of eight
-/// invocations run together on the multi-vertex backend where the program allows it
-/// (`picajit info --engine x64` says whether). Results are the interpreter's, bit for bit.
+/// This is the fast way to run a point-mode draw: on the x86-64 (AVX2) and AArch64 (NEON)
+/// JITs, groups of eight invocations run together on the multi-vertex backend where the
+/// program allows it (`picajit info --engine x64|a64` says whether). Results are the
+/// interpreter's, bit for bit.
 ///
 /// Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
 /// point mode, the shader is a vertex shader, the uniform set is of another float mode or

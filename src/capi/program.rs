@@ -110,9 +110,10 @@ pub enum PicajitBatchPath {
     PICAJIT_BATCH_INTERPRETER = 0,
     /// On the JIT's per-vertex code, one vertex per call.
     PICAJIT_BATCH_PER_VERTEX = 1,
-    /// On the JIT's eight-lane code (x86-64 with AVX2): eight vertices per group, the batch
-    /// tail and groups that must stop (per-lane loop state, budget, undefined opcodes) on the
-    /// per-vertex code. Results are the same on every path, bit for bit.
+    /// On the JIT's eight-lane code (x86-64 with AVX2; AArch64 NEON, two halves of four
+    /// lanes): eight vertices per group, the batch tail and groups that must stop (per-lane
+    /// loop state, budget, undefined opcodes) on the per-vertex code. Results are the same on
+    /// every path, bit for bit.
     PICAJIT_BATCH_EIGHT_LANE = 2,
 }
 

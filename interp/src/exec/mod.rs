@@ -23,11 +23,10 @@ mod flow;
 mod predecode;
 
 use crate::float::{self, FloatMode, Rounding};
-use crate::isa::RelIndex;
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use flow::{CallFrame, IfFrame, LoopFrame, Stacks};
-use predecode::{predecode_word, Alu, Dst, Loc, Op, Src};
+use predecode::{predecode_word, Alu, Dst, Op, Src};
 use std::fmt;
 
 const MODE_F24_RTZ: u8 = 0;
@@ -87,7 +86,11 @@ pub struct RunInfo {
 /// A pre-decoded program ready to run.
 #[derive(Clone, Debug)]
 pub struct Interpreter {
-    ops: Vec<Op>,
+    /// Each instruction with whether the address after it can end a stack frame: some CALL,
+    /// IF or LOOP of the program pushes a frame ending there (see
+    /// [`flow::Stacks::next_pc`]). After an instruction whose successor is no such address,
+    /// and which did not BREAK, no stack can act, so the run loop skips them.
+    ops: Vec<(Op, bool)>,
     entry: u32,
     kind: ShaderKind,
     mode: FloatMode,
@@ -97,12 +100,29 @@ pub struct Interpreter {
 impl Interpreter {
     /// Pre-decode `program` for execution in float mode `mode`.
     pub fn new(program: &Program, mode: FloatMode) -> Interpreter {
+        let ops: Vec<Op> = program
+            .code()
+            .iter()
+            .map(|&w| predecode_word(w, program))
+            .collect();
+        let mut ends = vec![false; ops.len() + 1];
+        for op in &ops {
+            // The frame ends as `flow` computes them; addresses past the code are never a
+            // next PC, so they need no entry.
+            let end = match *op {
+                Op::Call { dest, num }
+                | Op::CallC { dest, num, .. }
+                | Op::CallU { dest, num, .. } => dest as usize + num as usize,
+                Op::IfC { dest, .. } | Op::IfU { dest, .. } => dest as usize,
+                Op::Loop { dest, .. } => dest as usize + 1,
+                _ => continue,
+            };
+            if let Some(e) = ends.get_mut(end) {
+                *e = true;
+            }
+        }
         Interpreter {
-            ops: program
-                .code()
-                .iter()
-                .map(|&w| predecode_word(w, program))
-                .collect(),
+            ops: ops.into_iter().zip(ends.into_iter().skip(1)).collect(),
             entry: program.entry() as u32,
             kind: program.kind(),
             mode,
@@ -200,8 +220,9 @@ impl Interpreter {
         let mut stacks = Stacks::default();
         let mut pc = self.entry;
         let mut executed: u64 = 0;
+        let mut offs = rel_offsets(regs);
         loop {
-            let Some(op) = self.ops.get(pc as usize) else {
+            let Some((op, next_can_end)) = self.ops.get(pc as usize) else {
                 return Err(ExecError::PcOutOfRange {
                     pc,
                     words: self.ops.len() as u32,
@@ -214,32 +235,77 @@ impl Interpreter {
             let mut jump = None;
             let mut broke = false;
             match op {
+                Op::Dp4 { dst, a, b } => {
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    write(regs, dst, [float::fast::dp4(a, b, mode); 4]);
+                }
+                Op::Dp3 { dst, a, b } => {
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    write(regs, dst, [float::fast::dp3(a, b, mode); 4]);
+                }
+                Op::Dph { dst, a, b } => {
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    write(regs, dst, [float::fast::dph(a, b, mode); 4]);
+                }
+                Op::Mul { dst, a, b } => {
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    let r = float::fast::mul4(a, b, dst.mask, mode);
+                    write(regs, dst, r);
+                }
+                Op::Add { dst, a, b } => {
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    let r = float::fast::add4(a, b, dst.mask, mode);
+                    write(regs, dst, r);
+                }
+                Op::Mad { dst, a, b, c } => {
+                    let (a, b) = (
+                        read(regs, &offs, uniforms, a),
+                        read(regs, &offs, uniforms, b),
+                    );
+                    let c = read(regs, &offs, uniforms, c);
+                    let r = float::fast::mad4(a, b, c, dst.mask, mode);
+                    write(regs, dst, r);
+                }
+                Op::Mov { dst, a } => {
+                    let a = read(regs, &offs, uniforms, a);
+                    write(regs, dst, a);
+                }
                 Op::Alu2 { alu, dst, a, b } => {
-                    let a = read(regs, uniforms, a);
-                    let b = read(regs, uniforms, b);
+                    let a = read(regs, &offs, uniforms, a);
+                    let b = read(regs, &offs, uniforms, b);
                     alu2(regs, *alu, dst, a, b, mode, self.max_rule);
                 }
                 Op::Alu1 { alu, dst, a } => {
-                    let a = read(regs, uniforms, a);
+                    let a = read(regs, &offs, uniforms, a);
                     alu1(regs, *alu, dst, a, mode);
                 }
-                Op::Alu3 { alu, dst, a, b, c } => {
-                    let a = read(regs, uniforms, a);
-                    let b = read(regs, uniforms, b);
-                    let c = read(regs, uniforms, c);
-                    alu3(regs, *alu, dst, a, b, c, mode);
-                }
                 Op::Mova { a, mask } => {
-                    let a = read(regs, uniforms, a);
+                    let a = read(regs, &offs, uniforms, a);
                     for l in 0..2 {
                         if mask[l] {
                             regs.a0[l] = float::mova(a[l]);
                         }
                     }
+                    offs = rel_offsets(regs);
                 }
                 Op::Cmp { a, b, x, y } => {
-                    let a = read(regs, uniforms, a);
-                    let b = read(regs, uniforms, b);
+                    let a = read(regs, &offs, uniforms, a);
+                    let b = read(regs, &offs, uniforms, b);
                     regs.cmp = [x.eval(a[0], b[0]) as u8, y.eval(a[1], b[1]) as u8];
                 }
                 Op::Nop => {}
@@ -302,6 +368,7 @@ impl Interpreter {
                         remaining: count as u32,
                         step: step as i32,
                     });
+                    offs = rel_offsets(regs);
                 }
                 &Op::JmpC { cond, dest } => {
                     if cond.eval(regs.cmp[0] != 0, regs.cmp[1] != 0) {
@@ -315,10 +382,13 @@ impl Interpreter {
                 }
                 &Op::Undefined(word) => return Err(ExecError::UndefinedOpcode { pc, word }),
             }
-            pc = if stacks.is_empty() {
+            pc = if stacks.is_empty() || !(broke || *next_can_end) {
                 jump.unwrap_or(pc + 1)
             } else {
-                stacks.next_pc(pc, jump, broke, &mut regs.al)
+                let next = stacks.next_pc(pc, jump, broke, &mut regs.al);
+                // A loop end steps aL.
+                offs[3] = rel_offsets(regs)[3];
+                next
             };
         }
     }
@@ -351,47 +421,30 @@ fn if_block(stacks: &mut Stacks, taken: bool, dest: u16, num: u8) -> Option<u32>
     }
 }
 
-/// Relative-address offset rule of seed 000.
-#[inline]
-fn const_index(index: u8, rel: RelIndex, regs: &Registers) -> usize {
-    let offset = match rel {
-        RelIndex::None => 0,
-        RelIndex::A0X => regs.a0[0],
-        RelIndex::A0Y => regs.a0[1],
-        RelIndex::AL => regs.al,
-    };
-    let offset = if (-128..=127).contains(&offset) {
-        offset
-    } else {
-        0
-    };
-    (index as i32).wrapping_add(offset) as usize & 0x7F
+/// The offsets a source's `rel` selects (none, a0.x, a0.y, aL) after the offset rule of seed
+/// 000 (outside -128..=127 ignored). The run loop keeps a copy, refreshed whenever a0 or aL
+/// may have changed, instead of building it at every read.
+#[inline(always)]
+fn rel_offsets(regs: &Registers) -> [i32; 4] {
+    let rule = |o: i32| if (-128..=127).contains(&o) { o } else { 0 };
+    [0, rule(regs.a0[0]), rule(regs.a0[1]), rule(regs.al)]
 }
 
+/// Reads a source operand: bank, relative address (`offs`, see [`rel_offsets`]), swizzle and
+/// negation, without a branch on any of them (operand kinds vary from one instruction to the
+/// next, so branches on them are mispredicted).
 #[inline(always)]
-fn read(regs: &Registers, uniforms: &Uniforms, src: &Src) -> [f32; 4] {
-    let raw = match src.loc {
-        Loc::Input(i) => regs.input[i as usize & 15],
-        Loc::Temp(i) => regs.temp[i as usize & 15],
-        Loc::Const(i, rel) => uniforms.float(const_index(i, rel, regs)),
-    };
-    let v = if src.identity {
-        raw
-    } else {
-        let s = src.swizzle;
-        [
-            raw[s[0] as usize & 3],
-            raw[s[1] as usize & 3],
-            raw[s[2] as usize & 3],
-            raw[s[3] as usize & 3],
-        ]
-    };
-    if src.neg {
-        // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
-        v.map(|x| -x)
-    } else {
-        v
-    }
+fn read(regs: &Registers, offs: &[i32; 4], uniforms: &Uniforms, src: &Src) -> [f32; 4] {
+    let index =
+        (src.index as i32).wrapping_add(offs[src.rel as usize & 3]) as usize & src.wrap as usize;
+    let banks: [&[[f32; 4]]; 3] = [&regs.input, &regs.temp, uniforms.float_table()];
+    // Lane by lane from the row, not a copy of it: a 16-byte load of a row whose lanes were
+    // just stored one by one waits for the stores (store-forwarding stall).
+    let row = &banks[src.bank as usize][index];
+    let s = src.swizzle;
+    // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
+    let lane = |l: usize| f32::from_bits(row[s[l] as usize & 3].to_bits() ^ src.neg);
+    [lane(0), lane(1), lane(2), lane(3)]
 }
 
 /// Store the masked lanes. The register is rewritten whole (a blend) rather than lane by
@@ -411,6 +464,13 @@ fn write(regs: &mut Registers, dst: &Dst, value: [f32; 4]) {
         if m[2] { value[2] } else { old[2] },
         if m[3] { value[3] } else { old[3] },
     ];
+}
+
+/// Every lane, for operations cheaper than a mispredicted branch on the mask (the store
+/// keeps only the masked lanes).
+#[inline(always)]
+fn all_lanes(f: impl Fn(usize) -> f32) -> [f32; 4] {
+    [f(0), f(1), f(2), f(3)]
 }
 
 /// Only the lanes the mask keeps are computed: most shader instructions write one or two
@@ -438,18 +498,18 @@ fn alu2(
     max_rule: float::MaxRule,
 ) {
     let r = match alu {
-        Alu::Add => lanewise(dst, |l| float::add(a[l], b[l], m)),
-        Alu::Mul => lanewise(dst, |l| float::mul(a[l], b[l], m)),
-        Alu::Max => lanewise(dst, |l| float::max_rule(a[l], b[l], max_rule)),
-        Alu::Min => lanewise(dst, |l| float::min(a[l], b[l])),
-        Alu::Sge => lanewise(dst, |l| float::sge(a[l], b[l])),
-        Alu::Slt => lanewise(dst, |l| float::slt(a[l], b[l])),
-        Alu::Dp3 => [float::dp3(a, b, m); 4],
-        Alu::Dp4 => [float::dp4(a, b, m); 4],
-        Alu::Dph => [float::dph(a, b, m); 4],
+        Alu::Add => lanewise(dst, |l| float::fast::add(a[l], b[l], m)),
+        Alu::Mul => lanewise(dst, |l| float::fast::mul(a[l], b[l], m)),
+        Alu::Max => all_lanes(|l| float::max_rule(a[l], b[l], max_rule)),
+        Alu::Min => all_lanes(|l| float::min(a[l], b[l])),
+        Alu::Sge => all_lanes(|l| float::sge(a[l], b[l])),
+        Alu::Slt => all_lanes(|l| float::slt(a[l], b[l])),
+        Alu::Dp3 => [float::fast::dp3(a, b, m); 4],
+        Alu::Dp4 => [float::fast::dp4(a, b, m); 4],
+        Alu::Dph => [float::fast::dph(a, b, m); 4],
         Alu::Dst => float::dst(a, b, m),
         #[cfg(feature = "made-up-opcode")]
-        Alu::Sub => lanewise(dst, |l| float::add(a[l], -b[l], m)),
+        Alu::Sub => lanewise(dst, |l| float::fast::add(a[l], -b[l], m)),
         // One-source operations never reach here (the pre-decoder routes them to alu1).
         _ => return,
     };
@@ -471,24 +531,6 @@ fn alu1(regs: &mut Registers, alu: Alu, dst: &Dst, a: [f32; 4], m: FloatMode) {
             v
         }
         // Two-source operations never reach here.
-        _ => return,
-    };
-    write(regs, dst, r);
-}
-
-#[inline(always)]
-fn alu3(
-    regs: &mut Registers,
-    alu: Alu,
-    dst: &Dst,
-    a: [f32; 4],
-    b: [f32; 4],
-    c: [f32; 4],
-    m: FloatMode,
-) {
-    let r = match alu {
-        Alu::Mad => lanewise(dst, |l| float::mad(a[l], b[l], c[l], m)),
-        // Only MAD has three sources.
         _ => return,
     };
     write(regs, dst, r);

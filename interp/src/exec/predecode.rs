@@ -5,23 +5,27 @@ use crate::isa::{decode, Condition, DstReg, Instruction, OperandDesc, RelIndex, 
 use crate::isa::{CmpOp, WriteMask};
 use crate::program::Program;
 
-/// Where a source operand is read from.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Loc {
-    Input(u8),
-    Temp(u8),
-    /// A float uniform, with the address register added to its index.
-    Const(u8, RelIndex),
-}
+/// Register banks a source reads, as indices of the table the run loop builds.
+pub(crate) const BANK_INPUT: u8 = 0;
+pub(crate) const BANK_TEMP: u8 = 1;
+pub(crate) const BANK_CONST: u8 = 2;
 
-/// A source operand after its descriptor has been applied.
+/// A source operand after its descriptor has been applied, in a form the run loop reads
+/// without branching on the operand's kind (the kinds mix from one instruction to the next,
+/// so such branches are mispredicted).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Src {
-    pub loc: Loc,
+    /// [`BANK_INPUT`], [`BANK_TEMP`] or [`BANK_CONST`].
+    pub bank: u8,
+    pub index: u8,
+    /// Which address register is added to `index`: 0 none, 1 a0.x, 2 a0.y, 3 aL (always 0
+    /// for inputs and temporaries).
+    pub rel: u8,
+    /// Mask applied to the sum: 15 for inputs and temporaries, 0x7F for uniforms.
+    pub wrap: u8,
     pub swizzle: [u8; 4],
-    /// The swizzle is `.xyzw`, so reads can skip the lane shuffle.
-    pub identity: bool,
-    pub neg: bool,
+    /// `1 << 31` when the operand is negated, else 0: xored into each lane's bits.
+    pub neg: u32,
 }
 
 /// A destination register and its lane mask.
@@ -36,26 +40,58 @@ pub(crate) struct Dst {
 /// twin's).
 pub(crate) use crate::isa::Unit as Alu;
 
-/// One pre-decoded instruction.
+/// One pre-decoded instruction. The frequent arithmetic opcodes have their own variants, so
+/// that the run loop dispatches once per instruction instead of on the form and then on the
+/// unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Op {
+    Add {
+        dst: Dst,
+        a: Src,
+        b: Src,
+    },
+    Mul {
+        dst: Dst,
+        a: Src,
+        b: Src,
+    },
+    Dp3 {
+        dst: Dst,
+        a: Src,
+        b: Src,
+    },
+    Dp4 {
+        dst: Dst,
+        a: Src,
+        b: Src,
+    },
+    Dph {
+        dst: Dst,
+        a: Src,
+        b: Src,
+    },
+    Mad {
+        dst: Dst,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Mov {
+        dst: Dst,
+        a: Src,
+    },
+    /// Any other two-source unit.
     Alu2 {
         alu: Alu,
         dst: Dst,
         a: Src,
         b: Src,
     },
+    /// Any other one-source unit.
     Alu1 {
         alu: Alu,
         dst: Dst,
         a: Src,
-    },
-    Alu3 {
-        alu: Alu,
-        dst: Dst,
-        a: Src,
-        b: Src,
-        c: Src,
     },
     Mova {
         a: Src,
@@ -118,16 +154,26 @@ pub(crate) enum Op {
 }
 
 fn src(reg: SrcReg, rel: RelIndex, desc: OperandDesc, n: usize) -> Src {
-    let loc = match reg {
-        SrcReg::Input(i) => Loc::Input(i),
-        SrcReg::Temp(i) => Loc::Temp(i),
-        SrcReg::Const(i) => Loc::Const(i, rel),
+    let (bank, index, rel, wrap) = match reg {
+        SrcReg::Input(i) => (BANK_INPUT, i, 0, 15),
+        SrcReg::Temp(i) => (BANK_TEMP, i, 0, 15),
+        SrcReg::Const(i) => {
+            let rel = match rel {
+                RelIndex::None => 0,
+                RelIndex::A0X => 1,
+                RelIndex::A0Y => 2,
+                RelIndex::AL => 3,
+            };
+            (BANK_CONST, i, rel, 0x7F)
+        }
     };
     Src {
-        loc,
+        bank,
+        index,
+        rel,
+        wrap,
         swizzle: desc.swizzle(n).lanes(),
-        identity: desc.swizzle(n) == crate::isa::Swizzle::IDENTITY,
-        neg: desc.neg(n),
+        neg: (desc.neg(n) as u32) << 31,
     }
 }
 
@@ -159,16 +205,42 @@ pub(crate) fn predecode_word(word: u32, program: &Program) -> Op {
             },
             (_, Some(r)) => {
                 let (alu, dst) = (ops.op.unit(), dst(r, dd.mask()));
-                match ops.op.sources() {
-                    1 => Op::Alu1 { alu, dst, a: s(0) },
-                    2 => Op::Alu2 {
+                match (alu, ops.op.sources()) {
+                    (Alu::Add, 2) => Op::Add {
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                    },
+                    (Alu::Mul, 2) => Op::Mul {
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                    },
+                    (Alu::Dp3, 2) => Op::Dp3 {
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                    },
+                    (Alu::Dp4, 2) => Op::Dp4 {
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                    },
+                    (Alu::Dph, 2) => Op::Dph {
+                        dst,
+                        a: s(0),
+                        b: s(1),
+                    },
+                    (Alu::Mov, 1) => Op::Mov { dst, a: s(0) },
+                    (_, 1) => Op::Alu1 { alu, dst, a: s(0) },
+                    (_, 2) => Op::Alu2 {
                         alu,
                         dst,
                         a: s(0),
                         b: s(1),
                     },
-                    _ => Op::Alu3 {
-                        alu,
+                    // Only MAD has three sources.
+                    _ => Op::Mad {
                         dst,
                         a: s(0),
                         b: s(1),

@@ -109,6 +109,7 @@
 //! gradual underflow rounds to `2^-126`) still needs a slow path.
 
 pub mod f24;
+pub mod fast;
 pub mod ops;
 pub mod precision;
 pub mod transcendental;

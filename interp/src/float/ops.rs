@@ -11,19 +11,19 @@ use super::precision::{
 };
 use super::{FloatMode, Rounding, CANONICAL_NAN};
 
-const F64_SIGN: u64 = 1 << 63;
-const F64_INF: u64 = 0x7FF0_0000_0000_0000;
+pub(crate) const F64_SIGN: u64 = 1 << 63;
+pub(crate) const F64_INF: u64 = 0x7FF0_0000_0000_0000;
 
 /// A mode's rounding parameters, resolved once per operation.
 #[derive(Clone, Copy)]
 pub(crate) struct Params {
     /// f64 fraction bits below the mode's last kept bit (36 for F24, 29 for F32).
-    drop: u32,
-    nearest: bool,
+    pub(crate) drop: u32,
+    pub(crate) nearest: bool,
     /// f64 bits of the smallest normal: rounded magnitudes below it become +0 (rule 3).
-    min_f64: u64,
+    pub(crate) min_f64: u64,
     /// f64 bits of the overflow threshold: rounded magnitudes at or above it become inf (rule 3).
-    ovf_f64: u64,
+    pub(crate) ovf_f64: u64,
     /// f32 bits of the smallest normal: inputs below it are flushed (rule 1).
     pub(crate) min_f32: u32,
     /// Significant bits kept, implicit one included (17 or 24).

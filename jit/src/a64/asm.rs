@@ -287,6 +287,16 @@ impl Asm {
         a64!(self.ops; ldr Q(t.0), [X(base.0), X(idx.0)]);
     }
 
+    /// `str Qt, [Xn, Xm]` (unscaled register offset)
+    pub fn str_q_reg(&mut self, t: Vreg, base: Gpr, idx: Gpr) {
+        a64!(self.ops; str Q(t.0), [X(base.0), X(idx.0)]);
+    }
+
+    /// `str Wt, [Xn, Xm]` (unscaled register offset)
+    pub fn str_w_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
+        a64!(self.ops; str W(t.0), [X(base.0), X(idx.0)]);
+    }
+
     /// `stp Da, Db, [sp, #off]`
     pub fn stp_d_sp(&mut self, a: Vreg, b: Vreg, off: i32) {
         a64!(self.ops; stp D(a.0), D(b.0), [sp, off]);

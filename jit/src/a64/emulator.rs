@@ -33,11 +33,7 @@
 //! deopt with `deopt_pc = u32::MAX` (and the reason in [`last_error`]), so the runtime falls
 //! back to the interpreter and the differential tests flag it.
 
-use crate::batch::{
-    SoaContext, LANES, SOA_BATCH_COUNT, SOA_BATCH_DONE, SOA_BATCH_INPUT, SOA_BATCH_INSTRUCTIONS,
-    SOA_BATCH_OUTPUT, SOA_BATCH_SPLITS, SOA_BUDGET, SOA_DEOPT_PC, SOA_OUT_MASK, SOA_UNIFORMS,
-    SOA_UNIFORMS_FLUSHED, SOA_UNIFORMS_REL,
-};
+use crate::batch::*;
 use crate::layout::{EmitRecord, JitContext};
 use crate::runtime::code_buffer::Status;
 use picajit_interp::state::{Registers, Uniforms};
@@ -86,6 +82,31 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 thread_local! {
     static EMU: RefCell<Option<Emu>> = const { RefCell::new(None) };
     static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static COUNTS: std::cell::Cell<InstructionCounts> =
+        const { std::cell::Cell::new(InstructionCounts { total: 0, broadcast: 0, budget: 0 }) };
+}
+
+/// AArch64 instructions emulated calls on this thread executed while counting was on
+/// ([`count_instructions`]): a measurement of generated code (what the bench table cannot
+/// time without AArch64 hardware), not used by the runtime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstructionCounts {
+    /// Every instruction.
+    pub total: u64,
+    /// Broadcast reads of one value for all lanes: `ldr s` with an immediate offset and
+    /// `dup v.4s, v.s[0]` (uniform reads of the multi-vertex code).
+    pub broadcast: u64,
+    /// Budget checks of the multi-vertex code: `subs x24, x24, #n` and the branch after it.
+    pub budget: u64,
+}
+
+/// Start counting the instructions emulated calls on this thread execute (from zero), or
+/// stop; returns the counts so far. Counting runs a hook per instruction: measurement only.
+pub fn count_instructions(on: bool) -> InstructionCounts {
+    let counts = COUNTS.with(|c| c.replace(InstructionCounts::default()));
+    COUNTING.with(|c| c.set(on));
+    counts
 }
 
 /// Why the last emulated call on this thread failed, if it did (diagnostics).
@@ -149,6 +170,18 @@ unsafe impl Plain for Registers {}
 unsafe impl Plain for EmitRecord {}
 // SAFETY: an array of f32.
 unsafe impl Plain for [[f32; 4]; 16] {}
+// SAFETY: an array of f32 (`SoaContext::gs_slot7`).
+unsafe impl Plain for [[[f32; 4]; 16]; 4] {}
+// SAFETY: an array of f32 (`SoaBank`).
+unsafe impl Plain for [[[f32; LANES]; 4]; 16] {}
+// SAFETY: arrays of integers (a0, its row offsets, cmp).
+unsafe impl Plain for [[i32; LANES]; 2] {}
+// SAFETY: as above.
+unsafe impl Plain for [[u32; LANES]; 2] {}
+// SAFETY: integers.
+unsafe impl Plain for i32 {}
+// SAFETY: as above.
+unsafe impl Plain for u32 {}
 
 /// Write batch rows to guest memory from `base` on.
 fn write_rows(
@@ -225,8 +258,43 @@ impl Emu {
             .map_err(|e| err("lr", e))?;
         uc.reg_write(RegisterARM64::FPCR, 0)
             .map_err(|e| err("fpcr", e))?;
-        uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap)
-            .map_err(|e| err("emu_start", e))?;
+        let hook = if COUNTING.with(|c| c.get()) {
+            let h = uc
+                .add_code_hook(CODE_BASE, CODE_BASE + CODE_MAX as u64 - 1, |uc, addr, _| {
+                    let mut word = [0u8; 4];
+                    let w = match uc.mem_read(addr, &mut word) {
+                        Ok(()) => u32::from_le_bytes(word),
+                        Err(_) => 0,
+                    };
+                    COUNTS.with(|c| {
+                        let mut n = c.get();
+                        n.total += 1;
+                        // LDR St, [Xn, #imm]; DUP Vd.4S, Vn.S[0].
+                        if w & 0xFFC0_0000 == 0xBD40_0000 || w & 0xFFFF_FC00 == 0x4E04_0400 {
+                            n.broadcast += 1;
+                        }
+                        // SUBS X24, X24, #imm (and the B.LO after it).
+                        if w & 0xFFC0_03FF == 0xF100_0318 {
+                            n.budget += 2;
+                        }
+                        c.set(n);
+                    });
+                })
+                .map_err(|e| err("hook", e))?;
+            // Blocks translated before the hook existed would run without it.
+            uc.ctl_flush_tb()
+                .map_err(|e| err("flush translations", e))?;
+            Some(h)
+        } else {
+            None
+        };
+        let started = uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap);
+        if let Some(h) = hook {
+            uc.remove_hook(h).map_err(|e| err("unhook", e))?;
+            uc.ctl_flush_tb()
+                .map_err(|e| err("flush translations", e))?;
+        }
+        started.map_err(|e| err("emu_start", e))?;
         let pc = uc.pc_read().map_err(|e| err("pc", e))?;
         if pc != SENTINEL {
             return Err(format!(
@@ -327,6 +395,13 @@ impl EmuCode {
             w(uc, SOA_UNIFORMS, &SOA_UNIFORMS_G.to_le_bytes())?;
             w(uc, SOA_BUDGET, &ctx.budget.to_le_bytes())?;
             w(uc, SOA_OUT_MASK, &ctx.out_mask.to_le_bytes())?;
+            // What code generated for `run_batch_from` starts every group from (other code
+            // does not read it).
+            w(uc, SOA_START_TEMP, bytes_of(&ctx.start_temp))?;
+            w(uc, SOA_START_A0, bytes_of(&ctx.start_a0))?;
+            w(uc, SOA_START_A0_REL, bytes_of(&ctx.start_a0_rel))?;
+            w(uc, SOA_START_CMP, bytes_of(&ctx.start_cmp))?;
+            w(uc, SOA_START_AL, &ctx.start_al.to_le_bytes())?;
             let count = ctx.batch_count as usize;
             while ctx.batch_done as usize + LANES <= count {
                 let done = ctx.batch_done as usize;
@@ -392,6 +467,140 @@ impl EmuCode {
                 }
             }
             Ok(0)
+        })
+    }
+
+    /// [`Self::call_soa`] for geometry-shader code (`batch::geometry`): the registers the
+    /// lanes carry over go in and come back with the rows `geometry::materialise` reads, and
+    /// the emitted vertices of finished groups are written where `gs_rows_next` /
+    /// `gs_flags_next` lead (advanced past them), through a guest buffer in chunks of whole
+    /// groups.
+    ///
+    /// # Safety
+    ///
+    /// `ctx.uniforms` must be valid for reading, `ctx.batch_input` for reading `batch_count`
+    /// rows, and `gs_rows_next` / `gs_flags_next` for writing `batch_count · gs_row_stride`
+    /// / `batch_count · gs_flag_stride` bytes.
+    pub unsafe fn call_soa_gs(&self, ctx: &mut SoaContext) -> Result<u32, String> {
+        self.with_emu(|emu| {
+            // SAFETY: the caller guarantees `uniforms` is valid for reading.
+            let uniforms = unsafe { &*ctx.uniforms };
+            let w = |uc: &mut Unicorn<'static, ()>, off: i32, bytes: &[u8]| {
+                uc.mem_write(CTX_G + off as u64, bytes)
+                    .map_err(|e| err("write context", e))
+            };
+            let uc = &mut emu.uc;
+            uc.mem_write(SOA_UNIFORMS_G, bytes_of(uniforms))
+                .map_err(|e| err("write uniforms", e))?;
+            w(uc, SOA_UNIFORMS_FLUSHED, bytes_of(&ctx.uniforms_flushed))?;
+            w(uc, SOA_UNIFORMS_REL, bytes_of(&ctx.uniforms_rel))?;
+            w(uc, SOA_UNIFORMS, &SOA_UNIFORMS_G.to_le_bytes())?;
+            w(uc, SOA_BUDGET, &ctx.budget.to_le_bytes())?;
+            w(uc, SOA_OUT_MASK, &ctx.out_mask.to_le_bytes())?;
+            w(uc, SOA_TEMP, bytes_of(&ctx.temp))?;
+            w(uc, SOA_OUTPUT, bytes_of(&ctx.output))?;
+            w(uc, SOA_A0, bytes_of(&ctx.a0))?;
+            w(uc, SOA_A0_REL, bytes_of(&ctx.a0_rel))?;
+            w(uc, SOA_CMP, bytes_of(&ctx.cmp))?;
+            w(uc, SOA_AL, &ctx.al.to_le_bytes())?;
+            w(uc, SOA_GS_EMITS, &ctx.gs_emits.to_le_bytes())?;
+            w(uc, SOA_GS_VSIZE, &ctx.gs_vsize.to_le_bytes())?;
+            w(uc, SOA_GS_ROW_STRIDE, &ctx.gs_row_stride.to_le_bytes())?;
+            w(uc, SOA_GS_FLAG_STRIDE, &ctx.gs_flag_stride.to_le_bytes())?;
+            w(uc, SOA_GS_ROW_OFF, bytes_of(&ctx.gs_row_off))?;
+            w(uc, SOA_GS_SLOTS_HIT, &ctx.gs_slots_hit.to_le_bytes())?;
+            w(uc, SOA_BATCH_OUTPUT, &0u64.to_le_bytes())?;
+            // The group's emitted rows, then its flags, in the guest output row buffer.
+            let (row_stride, flag_stride) =
+                (ctx.gs_row_stride as usize, ctx.gs_flag_stride as usize);
+            let per_group = LANES * (row_stride + flag_stride);
+            let space = BATCH_ROWS * ROW;
+            let chunk_groups = space.checked_div(per_group).unwrap_or(BATCH_ROWS / LANES);
+            if chunk_groups == 0 {
+                return Err(format!(
+                    "{per_group} bytes of vertices per group do not fit the guest buffer"
+                ));
+            }
+            let count = ctx.batch_count as usize;
+            let mut status = 0;
+            while ctx.batch_done as usize + LANES <= count {
+                let done = ctx.batch_done as usize;
+                let rows = (count - done).min(BATCH_ROWS).min(chunk_groups * LANES);
+                let rows = rows - rows % LANES;
+                // SAFETY: the caller guarantees `batch_count` valid input rows.
+                let inp = unsafe { std::slice::from_raw_parts(ctx.batch_input.add(done), rows) };
+                let uc = &mut emu.uc;
+                write_rows(uc, BATCH_IN_G, inp)?;
+                let bias = (done * ROW) as u64;
+                w(
+                    uc,
+                    SOA_BATCH_INPUT,
+                    &BATCH_IN_G.wrapping_sub(bias).to_le_bytes(),
+                )?;
+                let flags_g = BATCH_OUT_G + (rows * row_stride) as u64;
+                w(uc, SOA_GS_ROWS_NEXT, &BATCH_OUT_G.to_le_bytes())?;
+                w(uc, SOA_GS_FLAGS_NEXT, &flags_g.to_le_bytes())?;
+                w(uc, SOA_BATCH_COUNT, &((done + rows) as u64).to_le_bytes())?;
+                w(uc, SOA_BATCH_DONE, &(done as u64).to_le_bytes())?;
+                w(
+                    uc,
+                    SOA_BATCH_INSTRUCTIONS,
+                    &ctx.batch_instructions.to_le_bytes(),
+                )?;
+                let w0 = emu.run(0, cap(ctx.budget, rows))?;
+                let uc = &emu.uc;
+                let mut word = [0u8; 8];
+                let r = |off: i32, buf: &mut [u8]| {
+                    uc.mem_read(CTX_G + off as u64, buf)
+                        .map_err(|e| err("read context", e))
+                };
+                r(SOA_BATCH_DONE, &mut word)?;
+                let out_done = u64::from_le_bytes(word);
+                r(SOA_BATCH_INSTRUCTIONS, &mut word)?;
+                ctx.batch_instructions = u64::from_le_bytes(word);
+                let mut half = [0u8; 4];
+                r(SOA_DEOPT_PC, &mut half)?;
+                ctx.deopt_pc = u32::from_le_bytes(half);
+                let finished = (out_done as usize)
+                    .checked_sub(done)
+                    .filter(|&f| f <= rows && f % LANES == 0)
+                    .ok_or_else(|| format!("batch_done moved from {done} to {out_done}"))?;
+                let (row_bytes, flag_bytes) = (finished * row_stride, finished * flag_stride);
+                // The places are spare capacity (uninitialised): copied to, never borrowed.
+                let mut buf = vec![0u8; row_bytes.max(flag_bytes)];
+                for (from, len, to, what) in [
+                    (BATCH_OUT_G, row_bytes, ctx.gs_rows_next, "read vertices"),
+                    (flags_g, flag_bytes, ctx.gs_flags_next, "read flags"),
+                ] {
+                    uc.mem_read(from, &mut buf[..len])
+                        .map_err(|e| err(what, e))?;
+                    // SAFETY: the caller guarantees the places are writable for
+                    // `batch_count` rows' worth of vertices; these are the next `finished`
+                    // rows' worth, and `buf` holds `len` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), to as *mut u8, len) };
+                }
+                ctx.gs_rows_next += row_bytes as u64;
+                ctx.gs_flags_next += flag_bytes as u64;
+                ctx.batch_done = out_done;
+                if w0 != 0 {
+                    status = w0;
+                    break;
+                }
+            }
+            let uc = &emu.uc;
+            let at = |off: i32| CTX_G + off as u64;
+            read_pod(uc, at(SOA_TEMP), &mut ctx.temp)?;
+            read_pod(uc, at(SOA_OUTPUT), &mut ctx.output)?;
+            read_pod(uc, at(SOA_A0), &mut ctx.a0)?;
+            read_pod(uc, at(SOA_A0_REL), &mut ctx.a0_rel)?;
+            read_pod(uc, at(SOA_CMP), &mut ctx.cmp)?;
+            read_pod(uc, at(SOA_AL), &mut ctx.al)?;
+            read_pod(uc, at(SOA_GS_SLOTS_HIT), &mut ctx.gs_slots_hit)?;
+            read_pod(uc, at(SOA_GS_LAST7), &mut ctx.gs_last7)?;
+            read_pod(uc, at(SOA_GS_PREV7), &mut ctx.gs_prev7)?;
+            read_pod(uc, at(SOA_GS_LAST6), &mut ctx.gs_last6)?;
+            read_pod(uc, at(SOA_GS_SLOT7), &mut ctx.gs_slot7)?;
+            Ok(status)
         })
     }
 

@@ -40,13 +40,14 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::{self, Arith, Horizontal, Src, VecOps, QNAN64};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::precision::{
     F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
     F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
 };
-use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
@@ -77,7 +78,7 @@ const K_TRUNC: Vreg = Vreg(25);
 const K_OVF2: Vreg = Vreg(24);
 
 // Scratch registers (see regs.rs): T0-T3 for the fix-ups and rounding, T4-T7 for the f64
-// halves, SA for the MUL NaN mask, T8/T9 for DST and the pairwise sum.
+// halves and the pairwise sum, SA for the MUL NaN mask, T8/T9 for DST.
 const T0: Vreg = SCRATCH[0];
 const T1: Vreg = SCRATCH[1];
 const T2: Vreg = SCRATCH[2];
@@ -100,6 +101,235 @@ enum Stub {
     Rsq(Vreg),
     Ex2(Vreg),
     Lg2(Vreg),
+}
+
+/// The NEON primitives of the float recipes (`crate::recipes`): four f32 (or two f64) lanes
+/// of a q register. Constants come from the pinned registers where one holds them (`movi`
+/// or a literal load into `k` otherwise); magnitude keys are `|x| << 1`, compared unsigned.
+pub(crate) struct QV<'a> {
+    m: &'a mut A64Masm,
+    /// Scratch register for constants.
+    k: Vreg,
+    /// The mode's smallest normal `<< 1` (what `K_MIN2` holds).
+    min2: u32,
+}
+
+impl QV<'_> {
+    fn reg(&mut self, b: Src<Vreg>) -> Vreg {
+        let v = match b {
+            Src::R(r) => return r,
+            Src::K(v) => v,
+            Src::K64(v) => {
+                self.m.a.load_const(
+                    self.k,
+                    [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32],
+                );
+                return self.k;
+            }
+        };
+        for (r, pinned) in [
+            (K_SIGN, SIGN),
+            (K_CANON, CANONICAL_NAN_BITS),
+            (K_ONE, ONE),
+            (K_INF, INF),
+            (K_TRUNC, F24_GRID_F32),
+        ] {
+            if v == pinned {
+                return r;
+            }
+        }
+        if v < 256 {
+            self.m.a.movi_4s(self.k, v, 0);
+        } else {
+            self.m.a.load_const(self.k, [v; 4]);
+        }
+        self.k
+    }
+}
+
+impl Arith for QV<'_> {
+    fn mode(&self) -> FloatMode {
+        self.m.mode
+    }
+
+    fn widen(&mut self, d: Vreg, a: Vreg, hi: bool) {
+        if hi {
+            self.m.a.fcvtl2_2d(d, a);
+        } else {
+            self.m.a.fcvtl_2d(d, a);
+        }
+    }
+
+    fn narrow(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
+        self.m.a.fcvtn_2s(d, lo);
+        self.m.a.fcvtn2_4s(d, hi);
+    }
+
+    fn op64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
+        if mul {
+            self.m.a.fmul_2d(d, a, b);
+        } else {
+            self.m.a.fadd_2d(d, a, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fadd_4s(d, a, b);
+    }
+
+    fn round64(&mut self, d: Vreg) {
+        self.m.outline(Stub::RoundF64(d));
+    }
+
+    fn range(&mut self, v: Vreg) {
+        self.m.fixup_out(v);
+    }
+
+    fn rne17(&mut self, v: Vreg) {
+        recipes::rne17_f32(&mut self.m.qv(T1), v, [T0, T2]);
+        self.m.fixup_rtz(v);
+    }
+
+    /// Inline; clobbers T0-T7.
+    fn binop64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
+        recipes::f64_binop(self, d, a, b, mul, [T4, T5, T6, T7]);
+    }
+
+    fn floor(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.frintm_4s(d, a);
+    }
+
+    /// `d` must differ from `a` and `b`.
+    fn fmax(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_4s(d, a, b); // NaN: false, b
+        self.m.a.bsl_16b(d, a, b);
+    }
+
+    /// `d` must differ from `a` and `b`.
+    fn fmin(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_4s(d, b, a);
+        self.m.a.bsl_16b(d, a, b);
+    }
+
+    fn le(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmge_4s(d, b, a);
+    }
+
+    fn lt(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_4s(d, b, a);
+    }
+
+    fn is_neg_inf(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.orr_16b(self.k, K_INF, K_SIGN);
+        self.m.a.fcmeq_4s(d, a, self.k);
+    }
+}
+
+impl Horizontal for QV<'_> {
+    fn hadd64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.faddp_2d(d, a, b);
+    }
+
+    fn narrow_lo(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtn_2s(d, a);
+    }
+
+    fn broadcast0(&mut self, v: Vreg) {
+        self.m.a.dup_4s(v, v, 0);
+    }
+
+    fn swap_pairs(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.rev64_4s(d, a);
+    }
+
+    fn swap_halves(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.ext_16b(d, a, a, 8);
+    }
+}
+
+impl VecOps for QV<'_> {
+    type R = Vreg;
+
+    fn and(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.and_16b(d, a, b);
+    }
+
+    fn or(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.orr_16b(d, a, b);
+    }
+
+    fn xor(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.eor_16b(d, a, b);
+    }
+
+    fn andn(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        let a = self.reg(a);
+        self.m.a.bic_16b(d, a, m);
+    }
+
+    fn add32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.add_4s(d, a, b);
+    }
+
+    fn add64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.add_2d(d, a, b);
+    }
+
+    fn shr32(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.ushr_4s(d, a, n);
+    }
+
+    fn shr64(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.ushr_2d(d, a, n);
+    }
+
+    fn mag(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.shl_4s(d, a, 1);
+    }
+
+    fn key_gt(&mut self, d: Vreg, m: Vreg, k: u32) {
+        // `|x| << 1 > k << 1` is `|x| << 1 >= (k + 1) << 1` (keys are even): use whichever
+        // bound a pinned register holds.
+        for (r, bound) in [(K_MIN2, self.min2), (K_OVF2, F24_OVERFLOW_F32 << 1)] {
+            if (k + 1) << 1 == bound {
+                self.m.a.cmhs_4s(d, m, r);
+                return;
+            }
+        }
+        let r = if k << 1 == INF << 1 {
+            K_NAN2
+        } else {
+            self.m.a.load_const(self.k, [k << 1; 4]);
+            self.k
+        };
+        self.m.a.cmhi_4s(d, m, r);
+    }
+
+    fn ordered(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        if a == b {
+            self.m.a.fcmeq_4s(d, a, a);
+        } else {
+            self.m.a.fcmeq_4s(self.k, b, b);
+            self.m.a.fcmeq_4s(d, a, a);
+            self.m.a.and_16b(d, d, self.k);
+        }
+    }
+
+    fn quiet_nan64(&mut self, d: Vreg, t: Vreg) {
+        self.m.a.fcmeq_2d(t, d, d);
+        let q = self.reg(Src::K64(QNAN64));
+        self.m.a.bif_16b(d, q, t);
+    }
+
+    fn select(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        let a = self.reg(a);
+        self.m.a.bit_16b(d, a, m);
+    }
 }
 
 /// One annotation: code offset, PICA address, text.
@@ -191,64 +421,46 @@ impl A64Masm {
         }
     }
 
+    /// The recipes' view of this emitter (`crate::recipes`), materialising constants that no
+    /// pinned register holds in `k`.
+    fn qv(&mut self, k: Vreg) -> QV<'_> {
+        let min2 = self.min_f32() << 1;
+        QV { m: self, k, min2 }
+    }
+
     /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
     /// `|x| << 1 >= min << 1` keeps infinities and NaNs. Clobbers T0.
     pub fn flush(&mut self, v: Vreg) {
-        self.a.shl_4s(T0, v, 1);
-        self.a.cmhs_4s(T0, T0, K_MIN2);
-        self.a.and_16b(v, v, T0);
+        let mode = self.mode;
+        recipes::flush(&mut self.qv(T1), mode, v, T0);
     }
 
     /// `float::f24_fixup_rtz` on four lanes, in place. Clobbers T0-T2.
     fn body_fixup_rtz(&mut self, v: Vreg) {
-        let a = &mut self.a;
-        a.shl_4s(T0, v, 1);
-        a.cmhi_4s(T1, T0, K_NAN2); // NaN lanes
-        a.and_16b(v, v, K_TRUNC);
-        a.shl_4s(T0, v, 1);
-        a.cmhs_4s(T2, T0, K_OVF2); // |t| >= 2^64
-        a.cmhs_4s(T0, T0, K_MIN2); // |t| >= 2^-62
-        a.and_16b(v, v, T0);
-        a.and_16b(T0, v, K_SIGN);
-        a.orr_16b(T0, T0, K_INF);
-        a.bit_16b(v, T0, T2);
-        a.bit_16b(v, K_CANON, T1);
+        recipes::f24_fixup_rtz(&mut self.qv(T3), v, v, [T0, T1, T2]);
     }
 
     /// `float::f32_fixup` on four lanes, in place. Clobbers T0, T1.
     fn body_fixup_f32(&mut self, v: Vreg) {
-        let a = &mut self.a;
-        a.shl_4s(T0, v, 1);
-        a.cmhi_4s(T1, T0, K_NAN2);
-        a.cmhs_4s(T0, T0, K_MIN2);
-        a.and_16b(v, v, T0);
-        a.bit_16b(v, K_CANON, T1);
+        recipes::f32_fixup(&mut self.qv(T2), v, v, [T0, T1]);
     }
 
     /// Round the two f64 lanes of `d` to the mode's precision, nearest-even, on their bit
-    /// patterns (NaN made quiet-canonical first so the increment cannot carry out of it), and
-    /// flush rounded magnitudes below the mode's smallest normal to +0. Clobbers T0, T1.
+    /// patterns (`recipes::round_f64`), and flush rounded magnitudes below the mode's
+    /// smallest normal to +0. Clobbers T0, T1.
     fn body_round_f64(&mut self, d: Vreg) {
-        let drop = 53 - self.prec();
+        let prec = self.prec();
+        recipes::round_f64(&mut self.qv(T1), d, prec, T0);
         let min_f64: u64 = match self.mode {
             FloatMode::F32 => (1023 - 126) << 52,
             FloatMode::F24(_) => (1023 - 62) << 52,
         };
         let splat64 = |v: u64| [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32];
-        let a = &mut self.a;
-        a.fcmeq_2d(T0, d, d);
-        a.load_const(T1, splat64(0x7FF8_0000_0000_0000));
-        a.bif_16b(d, T1, T0);
-        a.ushr_2d(T0, d, drop);
-        a.load_const(T1, splat64(1));
-        a.and_16b(T0, T0, T1);
-        a.load_const(T1, splat64((1 << (drop - 1)) - 1));
-        a.add_2d(T0, T0, T1);
-        a.add_2d(d, d, T0);
-        a.load_const(T1, splat64(!((1u64 << drop) - 1)));
-        a.and_16b(d, d, T1);
         // Rule 3 before narrowing: FCVTN would round a value below the smallest normal a
-        // second time, onto the subnormal grid (2^-126 - 2^-150 → 2^-126 in F32 mode).
+        // second time, onto the subnormal grid (2^-126 - 2^-150 → 2^-126 in F32 mode). The
+        // x86-64 paths round only F24 values through f64, whose tiny results the f32 range
+        // step after narrowing clears.
+        let a = &mut self.a;
         a.shl_2d(T0, d, 1);
         a.load_const(T1, splat64(min_f64 << 1));
         a.cmhs_2d(T0, T0, T1);
@@ -273,61 +485,15 @@ impl A64Masm {
         }
     }
 
-    /// The mode's rounding of an f32 result computed on flushed inputs with the mode's FPCR
-    /// (F24 RTZ, F32) or exactly (F24 RNE: FLR).
-    fn fixup_mode(&mut self, v: Vreg) {
-        match self.mode {
-            FloatMode::F24(Rounding::TowardZero) => self.fixup_rtz(v),
-            FloatMode::F24(Rounding::NearestEven) => {
-                // Integer RNE of the f32 bits to 17 bits (NaN lanes restored afterwards).
-                let a = &mut self.a;
-                a.shl_4s(T0, v, 1);
-                a.cmhi_4s(T2, T0, K_NAN2);
-                a.ushr_4s(T0, v, 7);
-                a.movi_4s(T1, 1, 0);
-                a.and_16b(T0, T0, T1);
-                a.movi_4s(T1, 0x3F, 0);
-                a.add_4s(T0, T0, T1);
-                a.add_4s(v, v, T0);
-                a.and_16b(v, v, K_TRUNC);
-                a.bit_16b(v, K_CANON, T2);
-                self.fixup_rtz(v);
-            }
-            FloatMode::F32 => self.fixup_f32(v),
-        }
-    }
-
-    /// `a = round(a op b)` lane-wise through f64 (exact products; sums of f24 values), then
-    /// the mode's integer rounding and range rules. Clobbers T0-T7.
-    fn f64_binop(&mut self, a_: Vreg, b: Vreg, mul: bool) {
-        let a = &mut self.a;
-        a.fcvtl_2d(T4, a_);
-        a.fcvtl2_2d(T5, a_);
-        a.fcvtl_2d(T6, b);
-        a.fcvtl2_2d(T7, b);
-        if mul {
-            a.fmul_2d(T4, T4, T6);
-            a.fmul_2d(T5, T5, T7);
-        } else {
-            a.fadd_2d(T4, T4, T6);
-            a.fadd_2d(T5, T5, T7);
-        }
-        self.outline(Stub::RoundF64(T4));
-        self.outline(Stub::RoundF64(T5));
-        self.a.fcvtn_2s(a_, T4);
-        self.a.fcvtn2_4s(a_, T5);
-        self.fixup_out(a_);
+    /// `a = round(a op b)` lane-wise through f64 (`recipes::f64_binop`: exact products; sums
+    /// of f24 values), then the mode's range rules. Clobbers T0-T7.
+    fn f64_binop(&mut self, a: Vreg, b: Vreg, mul: bool) {
+        self.qv(T1).binop64(a, a, b, mul);
     }
 
     /// Lane-wise add of two flushed operands (or mode results) into `a`.
     fn add_flushed(&mut self, a: Vreg, b: Vreg) {
-        match self.mode {
-            FloatMode::F24(Rounding::NearestEven) => self.f64_binop(a, b, false),
-            _ => {
-                self.a.fadd_4s(a, a, b);
-                self.fixup_mode(a);
-            }
-        }
+        recipes::add(&mut self.qv(T1), a, a, b);
     }
 
     /// `float::mul` lane-wise: `a = mul(a, b)`. Flushes `b` in place.
@@ -336,56 +502,24 @@ impl A64Masm {
         self.flush(b);
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => {
-                let x = &mut self.a;
-                x.fmul_4s(T4, a, b);
-                // A NaN product of non-NaN inputs is inf × 0: +0 (rule 6).
-                x.fcmeq_4s(T5, a, a);
-                x.fcmeq_4s(T6, b, b);
-                x.and_16b(T5, T5, T6);
-                x.fcmeq_4s(T6, T4, T4);
-                x.bic_16b(T5, T5, T6);
-                x.bic_16b(a, T4, T5);
+                self.a.fmul_4s(T4, a, b);
+                let mut q = self.qv(T6);
+                q.ordered(T5, a, b);
+                recipes::inf_times_zero(&mut q, a, T4, T5, T6);
                 self.fixup_rtz(a);
             }
             _ => {
-                let x = &mut self.a;
-                x.fcmeq_4s(SA, a, a);
-                x.fcmeq_4s(T6, b, b);
-                x.and_16b(SA, SA, T6);
+                self.qv(T6).ordered(SA, a, b);
                 self.f64_binop(a, b, true);
-                let x = &mut self.a;
-                x.fcmeq_4s(T6, a, a);
-                x.bic_16b(SA, SA, T6);
-                x.bic_16b(a, a, SA);
+                recipes::inf_times_zero(&mut self.qv(T6), a, a, SA, T6);
             }
         }
     }
 
-    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`.
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`
+    /// (`recipes::pairwise_sum`).
     fn pairwise_sum(&mut self, p: Vreg) {
-        if self.mode == FloatMode::F24(Rounding::NearestEven) {
-            let a = &mut self.a;
-            a.fcvtl_2d(T4, p);
-            a.fcvtl2_2d(T5, p);
-            a.faddp_2d(T4, T4, T5); // (p0+p1, p2+p3)
-            self.outline(Stub::RoundF64(T4));
-            self.a.fcvtn_2s(p, T4);
-            self.fixup_rtz(p);
-            self.a.fcvtl_2d(T4, p);
-            self.a.faddp_2d(T4, T4, T4);
-            self.outline(Stub::RoundF64(T4));
-            self.a.fcvtn_2s(p, T4);
-            self.fixup_rtz(p);
-            self.a.dup_4s(p, p, 0);
-        } else {
-            // Every lane computes the same sums (IEEE addition commutes).
-            self.a.rev64_4s(T8, p);
-            self.a.fadd_4s(p, p, T8); // (p0+p1, p1+p0, p2+p3, p3+p2)
-            self.fixup_mode(p);
-            self.a.ext_16b(T8, p, p, 8);
-            self.a.fadd_4s(p, p, T8);
-            self.fixup_mode(p);
-        }
+        recipes::pairwise_sum(&mut self.qv(T1), p, [T4, T5]);
     }
 
     /// RSQ of the flushed lane 0 of `v` into lane 0, following the proven recipes of
@@ -520,7 +654,7 @@ impl A64Masm {
     /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
     /// `picajit_interp::float::transcendental` step by step (table after the code).
     fn body_ex2(&mut self, v: Vreg) {
-        let table: Vec<u8> = EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let [table, _, _] = recipes::transcendental_tables();
         let table = self.a.table(table);
         let [b1, b2, b3, b4] = EX2_POLY;
         let a = &mut self.a;
@@ -604,8 +738,7 @@ impl A64Masm {
     /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
     /// `picajit_interp::float::transcendental` step by step.
     fn body_lg2(&mut self, v: Vreg) {
-        let recip: Vec<u8> = LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let logs: Vec<u8> = LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let [_, recip, logs] = recipes::transcendental_tables();
         let recip = self.a.table(recip);
         let logs = self.a.table(logs);
         let a = &mut self.a;
@@ -1009,28 +1142,17 @@ impl MacroAssembler for A64Masm {
                 self.a.mov_16b(d, x);
             }
             BinaryKind::Max => {
-                self.a.fcmgt_4s(T0, x, y); // NaN: false, b
-                self.a.bsl_16b(T0, x, y);
-                if self.max_rule == MaxRule::NegInfSecond {
-                    // A -inf second operand is the result (docs/float-max.md).
-                    self.a.orr_16b(T1, K_INF, K_SIGN);
-                    self.a.fcmeq_4s(T1, y, T1);
-                    self.a.bit_16b(T0, y, T1);
-                }
+                let rule = self.max_rule;
+                recipes::max(&mut self.qv(T1), rule, T0, x, y, T1);
                 self.a.mov_16b(d, T0);
             }
             BinaryKind::Min => {
-                self.a.fcmgt_4s(T0, y, x);
-                self.a.bsl_16b(T0, x, y);
+                self.qv(T1).fmin(T0, x, y);
                 self.a.mov_16b(d, T0);
             }
-            BinaryKind::Sge => {
-                self.a.fcmge_4s(T0, x, y); // false for NaN
-                self.a.and_16b(d, T0, K_ONE);
-            }
-            BinaryKind::Slt => {
-                self.a.fcmgt_4s(T0, y, x);
-                self.a.and_16b(d, T0, K_ONE);
+            BinaryKind::Sge | BinaryKind::Slt => {
+                let slt = kind == BinaryKind::Slt;
+                recipes::set_if(&mut self.qv(T1), slt, d, x, y, T0);
             }
         }
     }
@@ -1070,8 +1192,7 @@ impl MacroAssembler for A64Masm {
     fn flr(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
         self.flush(x);
-        self.a.frintm_4s(x, x);
-        self.fixup_mode(x);
+        recipes::flr(&mut self.qv(T1), x, x);
         self.a.mov_16b(d, x);
     }
 

@@ -34,12 +34,24 @@
 //! a table of `b` instructions. aL and the loop counters are owned per half; a lane that
 //! needs one it does not own stops the group, which reruns per vertex.
 //!
+//! # Geometry shaders and start states
+//!
+//! What the AVX2 code does, per half: point-mode geometry shaders that [`super::geometry::plan`]
+//! accepts run eight invocations per group. The lanes carry their registers over (the driver
+//! puts the call's state in the context; nothing is reset at a half's start); the group's
+//! places in the emit buffer are laid out once per group (lane k's vertices from place `k·E`),
+//! and each half restarts the EMIT cursor and the count of EMITs left. EMIT transposes the
+//! written output registers into the four lanes' rows and stores them and the flags word at
+//! each lane's place; it also keeps lane 3's and lane 2's rows for the final state, which
+//! the second half (lanes 7 and 6) overwrites: both halves take the same path, so the
+//! first half's copies never survive a finished group. `run_batch_from` code copies the
+//! `start_*` fields into each half's registers instead of zeroing them.
+//!
 //! # Subset
 //!
-//! Vertex shaders, groups starting from the clean state. Geometry shaders, `run_batch_from`
-//! batches and programs whose code would exceed the ±1 MiB reach of conditional branches and
-//! literal loads (thousands of blocks after the analysis unrolled calls and loops) run per
-//! vertex on AArch64.
+//! Programs whose code would exceed the ±1 MiB reach of conditional branches and literal
+//! loads (thousands of blocks after the analysis unrolled calls and loops) run per vertex
+//! on AArch64.
 //!
 //! # Registers
 //!
@@ -69,6 +81,7 @@
     reason = "lane, component and row indices address register arrays and offsets in parallel"
 )]
 
+use super::geometry::GsPlan;
 use super::usage::Usage;
 use super::*;
 use crate::a64::asm::{Asm, Cond};
@@ -109,6 +122,7 @@ const G9: Gpr = Gpr(9);
 const G10: Gpr = Gpr(10);
 const G11: Gpr = Gpr(11);
 const G12: Gpr = Gpr(12);
+const G13: Gpr = Gpr(13);
 const G16: Gpr = Gpr(16);
 
 /// The masm's value registers: operands in, result out of `V0`.
@@ -183,25 +197,45 @@ struct Gen {
     marks: Vec<Mark>,
     /// Within the current block: the index whose aL-relative row offset [`REL`] holds.
     al_row: Option<i32>,
+    /// Geometry shaders: what [`super::geometry::plan`] proved (see "Geometry shaders").
+    gs: Option<GsPlan>,
+    /// Node of the instruction being generated (EMIT looks up its SETEMIT parameters).
+    cur_node: usize,
+    /// Geometry shaders: an invocation emitted more or fewer vertices than expected.
+    exit_emits: DynamicLabel,
+    /// Groups start from `SoaContext::start_*` instead of the reset state
+    /// (`run_batch_from`).
+    from_state: bool,
 }
 
-/// Generate the NEON SoA code of an eligible vertex shader: `(code, instruction bytes,
-/// marks, what it reads of the per-call uniform copies)`, or `None` when the code would
-/// exceed the reach of AArch64 branches and literal loads.
+/// Generate the NEON SoA code of an eligible program (a vertex shader, or a geometry shader
+/// with its [`GsPlan`]; `from_state`: groups start from `SoaContext::start_*`): `(code,
+/// instruction bytes, marks, what it reads of the per-call uniform copies)`, or `None` when
+/// the code would exceed the reach of AArch64 branches and literal loads.
 pub fn generate(
     program: &Program,
     analysis: &Analysis,
     mode: FloatMode,
     max_rule: MaxRule,
+    gs: Option<&GsPlan>,
+    from_state: bool,
 ) -> CompileResult<Option<Generated>> {
     let mut m = A64Masm::new(mode);
     m.max_rule = max_rule;
     let a = m.asm();
     let (exit_done, exit_deopt, exit_budget) = (a.new_label(), a.new_label(), a.new_label());
-    let (end_lanes, set_inactive) = (a.new_label(), a.new_label());
+    let (end_lanes, set_inactive, exit_emits) = (a.new_label(), a.new_label(), a.new_label());
+    let simt = super::usage::has_lane_branches(analysis);
+    if gs.is_some() && (simt || from_state) {
+        // `geometry::plan` rules out cmp-dependent branches, and `codegen` starts geometry
+        // groups from the carried-over registers only.
+        return Err(CompileError::Internal(
+            "geometry SoA code with lane masks or from a start state".into(),
+        ));
+    }
     let mut g = Gen {
         m,
-        simt: super::usage::has_lane_branches(analysis),
+        simt,
         nblocks: analysis.blocks.len(),
         end_lanes,
         set_inactive,
@@ -213,6 +247,10 @@ pub fn generate(
         uniform_use: UniformUse::default(),
         marks: Vec::new(),
         al_row: None,
+        gs: gs.cloned(),
+        cur_node: 0,
+        exit_emits,
+        from_state,
     };
     let usage = super::usage::usage(program, analysis);
     let body = g.a().new_label();
@@ -364,9 +402,12 @@ impl Gen {
             a.add_xi(G16, Gpr(31), 0);
             a.str_x(ZR, G16, FRAME_SPLITS);
         }
+        if self.gs.is_some() {
+            self.gs_group_start();
+        }
 
         // One half: four rows, lanes at LANE.
-        a.bind(half);
+        self.a().bind(half);
         for i in 0..16u8 {
             let bit = 1 << i;
             if (usage.inputs_raw | usage.inputs_flushed) & bit == 0 {
@@ -387,43 +428,12 @@ impl Gen {
                 }
             }
         }
-        // The working registers every invocation starts from (`reset_working_state`; a0 = 0
-        // is row offset 128 of `uniforms_rel`).
-        let zero = R[0];
-        self.a().movi_zero(zero);
-        for i in 0..16u8 {
-            for (bank, used, z) in [
-                (SOA_TEMP, usage.temps, usage.zero_temps),
-                (SOA_OUTPUT, usage.outputs, usage.zero_outputs),
-            ] {
-                if used & (1 << i) != 0 {
-                    for c in 0..4 {
-                        if z[i as usize] & (1 << c) != 0 {
-                            self.str_q(zero, LANE, bank_off(bank, i) + 32 * c);
-                        }
-                    }
-                }
-            }
-        }
-        self.a().load_const(R[1], [16 * 128; 4]);
-        for k in 0..2 {
-            self.str_q(zero, LANE, SOA_A0 + 32 * k);
-            self.str_q(zero, LANE, SOA_CMP + 32 * k);
-            self.str_q(R[1], LANE, SOA_A0_REL + 32 * k);
-        }
-        self.str_w(ZR, CTX, SOA_AL);
-        if self.simt {
-            // Every lane of the half runs, owns aL and the loop counters.
-            self.str_q(zero, LANE, SOA_INACTIVE);
-            self.a().movz_w(MASK, ALL, 0);
-            for off in [SOA_ALIVE, SOA_AL_OWNER]
-                .into_iter()
-                .chain((0..4).map(|k| SOA_LOOP_OWNER + 4 * k))
-            {
-                self.str_w(MASK, CTX, off);
-            }
-            self.str_x(ZR, CTX, SOA_GROUP_INSTRUCTIONS);
-            self.str_w(ZR, CTX, SOA_SPLIT + 8);
+        if self.gs.is_some() {
+            // Geometry shaders carry their registers over, which the caller put in the
+            // context once per call (see `geometry`): only the half's EMIT cursor restarts.
+            self.gs_half_start();
+        } else {
+            self.vs_half_start(usage);
         }
         self.ldr_x(BUDGET, CTX, SOA_BUDGET);
         let a = self.a();
@@ -449,29 +459,8 @@ impl Gen {
             a.lsl_xi(G9, G9, 2); // four vertices, each the same count
             a.add_x(COUNT, COUNT, G9);
         }
-        // The outputs the caller wants (`out_mask`) back into the rows; those the program
-        // never writes are +0.
-        self.ldr_w(G12, CTX, SOA_OUT_MASK);
-        self.a().movi_zero(TR[0]);
-        for o in 0..16u8 {
-            let skip = self.a().new_label();
-            self.a().tbz_w(G12, u32::from(o), skip);
-            if usage.outputs & (1 << o) != 0 {
-                for c in 0..4 {
-                    self.ldr_q(R[c], LANE, bank_off(SOA_OUTPUT, o) + 32 * c as i32);
-                }
-                self.transpose(R);
-                for k in 0..4 {
-                    self.a()
-                        .str_q(R[k], ROWS_OUT, 256 * k as i32 + 16 * i32::from(o));
-                }
-            } else {
-                self.a().movi_zero(R[0]);
-                for k in 0..4 {
-                    self.a().str_q(R[0], ROWS_OUT, 256 * k + 16 * i32::from(o));
-                }
-            }
-            self.a().bind(skip);
+        if self.gs.is_none() {
+            self.vs_half_end(usage);
         }
         let a = self.a();
         a.add_xi(ROWS_IN, ROWS_IN, 4 * 256);
@@ -516,6 +505,131 @@ impl Gen {
         a.ret(LR);
     }
 
+    /// Vertex shaders, per half: the working registers every invocation starts from
+    /// (`reset_working_state`, or with `from_state` the `start_*` fields `run_batch_from`
+    /// filled).
+    fn vs_half_start(&mut self, usage: &Usage) {
+        let from_state = self.from_state;
+        // a0 = 0 is row offset 128 of `uniforms_rel`.
+        let zero = R[0];
+        self.a().movi_zero(zero);
+        for i in 0..16u8 {
+            for (bank, used, z) in [
+                (SOA_TEMP, usage.temps, usage.zero_temps),
+                (SOA_OUTPUT, usage.outputs, usage.zero_outputs),
+            ] {
+                if used & (1 << i) != 0 && !(from_state && bank == SOA_TEMP) {
+                    for c in 0..4 {
+                        if z[i as usize] & (1 << c) != 0 {
+                            self.str_q(zero, LANE, bank_off(bank, i) + 32 * c);
+                        }
+                    }
+                }
+            }
+        }
+        if from_state {
+            // Every temporary component some instruction may read before the group writes
+            // it (written by the program or not: the context may hold another call's start),
+            // then a0, its row offsets and cmp.
+            for i in 0..16u8 {
+                for c in 0..4 {
+                    if usage.zero_temps[i as usize] & (1 << c) != 0 {
+                        self.ldr_q(R[1], LANE, bank_off(SOA_START_TEMP, i) + 32 * c);
+                        self.str_q(R[1], LANE, bank_off(SOA_TEMP, i) + 32 * c);
+                    }
+                }
+            }
+            for k in 0..2 {
+                for (from, to) in [
+                    (SOA_START_A0, SOA_A0),
+                    (SOA_START_A0_REL, SOA_A0_REL),
+                    (SOA_START_CMP, SOA_CMP),
+                ] {
+                    self.ldr_q(R[1], LANE, from + 32 * k);
+                    self.str_q(R[1], LANE, to + 32 * k);
+                }
+            }
+            self.ldr_w(G9, CTX, SOA_START_AL);
+            self.str_w(G9, CTX, SOA_AL);
+        } else {
+            self.a().load_const(R[1], [16 * 128; 4]);
+            for k in 0..2 {
+                self.str_q(zero, LANE, SOA_A0 + 32 * k);
+                self.str_q(zero, LANE, SOA_CMP + 32 * k);
+                self.str_q(R[1], LANE, SOA_A0_REL + 32 * k);
+            }
+            self.str_w(ZR, CTX, SOA_AL);
+        }
+        if self.simt {
+            // Every lane of the half runs, owns aL and the loop counters.
+            self.str_q(zero, LANE, SOA_INACTIVE);
+            self.a().movz_w(MASK, ALL, 0);
+            for off in [SOA_ALIVE, SOA_AL_OWNER]
+                .into_iter()
+                .chain((0..4).map(|k| SOA_LOOP_OWNER + 4 * k))
+            {
+                self.str_w(MASK, CTX, off);
+            }
+            self.str_x(ZR, CTX, SOA_GROUP_INSTRUCTIONS);
+            self.str_w(ZR, CTX, SOA_SPLIT + 8);
+        }
+    }
+
+    /// Vertex shaders, after a half finished: the outputs the caller wants back into its
+    /// four rows.
+    fn vs_half_end(&mut self, usage: &Usage) {
+        // The outputs the caller wants (`out_mask`) back into the rows; those the program
+        // never writes are +0.
+        self.ldr_w(G12, CTX, SOA_OUT_MASK);
+        self.a().movi_zero(TR[0]);
+        for o in 0..16u8 {
+            let skip = self.a().new_label();
+            self.a().tbz_w(G12, u32::from(o), skip);
+            if usage.outputs & (1 << o) != 0 {
+                for c in 0..4 {
+                    self.ldr_q(R[c], LANE, bank_off(SOA_OUTPUT, o) + 32 * c as i32);
+                }
+                self.transpose(R);
+                for k in 0..4 {
+                    self.a()
+                        .str_q(R[k], ROWS_OUT, 256 * k as i32 + 16 * i32::from(o));
+                }
+            } else {
+                self.a().movi_zero(R[0]);
+                for k in 0..4 {
+                    self.a().str_q(R[0], ROWS_OUT, 256 * k + 16 * i32::from(o));
+                }
+            }
+            self.a().bind(skip);
+        }
+    }
+
+    /// Geometry shaders, per group: each of the eight lanes' first row and flags word in the
+    /// emit buffer (lane k's vertices from place `k·E` of the group on), the next group's.
+    fn gs_group_start(&mut self) {
+        self.ldr_x(G9, CTX, SOA_GS_ROWS_NEXT);
+        self.ldr_x(G10, CTX, SOA_GS_ROW_STRIDE);
+        self.ldr_x(G11, CTX, SOA_GS_FLAGS_NEXT);
+        self.ldr_x(G12, CTX, SOA_GS_FLAG_STRIDE);
+        for k in 0..LANES as i32 {
+            self.str_x(G9, CTX, SOA_GS_LANE_ROWS + 8 * k);
+            self.a().add_x(G9, G9, G10);
+            self.str_x(G11, CTX, SOA_GS_LANE_FLAGS + 8 * k);
+            self.a().add_x(G11, G11, G12);
+        }
+        self.str_x(G9, CTX, SOA_GS_ROWS_NEXT);
+        self.str_x(G11, CTX, SOA_GS_FLAGS_NEXT);
+    }
+
+    /// Geometry shaders, per half: the lanes' vertex cursors at their first place, E EMITs
+    /// to go.
+    fn gs_half_start(&mut self) {
+        self.str_x(ZR, CTX, SOA_GS_CURSOR);
+        self.str_x(ZR, CTX, SOA_GS_FLAG_CURSOR);
+        self.ldr_w(G9, CTX, SOA_GS_EMITS);
+        self.str_w(G9, CTX, SOA_GS_LEFT);
+    }
+
     /// The body's exits: status in w0, back to the half loop.
     fn exits(&mut self) {
         // A half that stops (here too) may leave lanes waiting: `waiting` and `pending` must
@@ -538,6 +652,7 @@ impl Gen {
             (self.exit_done, Status::Done as u32),
             (self.exit_deopt, Status::Deopt as u32),
             (self.exit_budget, Status::Budget as u32),
+            (self.exit_emits, STATUS_EMITS),
         ] {
             let a = self.a();
             a.bind(l);
@@ -553,6 +668,73 @@ impl Gen {
             self.clear_waiting();
             self.a().br(EXIT);
         }
+    }
+
+    /// EMIT in a geometry shader: each lane's vertex of the half (the output registers the
+    /// caller keeps, `SoaContext::gs_row_off`) and flags into its next place in the emit
+    /// buffer, and the rows [`super::geometry`] rebuilds the final state from (lane 3 of the
+    /// second half is lane 7, lane 2 is lane 6; the first half's, stored first, are
+    /// overwritten, since both halves take the same path). An EMIT beyond the E the group
+    /// expects leaves with [`STATUS_EMITS`] before writing anything. Clobbers x9-x13, x16.
+    fn gs_emit(&mut self, pc: u32) -> CompileResult<()> {
+        let gs = self.gs.as_ref().expect("geometry shader");
+        let flags = gs.emit_flags[self.cur_node].ok_or_else(|| {
+            CompileError::Internal(format!("EMIT at 0x{pc:03x} has no SETEMIT parameters"))
+        })?;
+        let written = gs.written_outputs;
+        let s = i32::from(flags.slot & 3);
+        let over = self.exit_emits;
+        self.ldr_w(G9, CTX, SOA_GS_LEFT);
+        self.a().subs_wi(G9, G9, 1);
+        self.a().b_cond(Cond::Lo, over);
+        self.str_w(G9, CTX, SOA_GS_LEFT);
+        self.ldr_x(G11, CTX, SOA_GS_CURSOR);
+        // x12: this half's `gs_lane_rows` (8 bytes per lane, 32 per half), `gs_lane_flags`
+        // 64 bytes on.
+        self.add_off(G13, LANE, SOA_GS_LANE_ROWS);
+        self.a().sub_x(G12, LANE, CTX);
+        self.a().add_x(G12, G13, G12);
+        for o in 0..16u8 {
+            if written & (1 << o) == 0 {
+                continue;
+            }
+            let r = i32::from(o);
+            for c in 0..4 {
+                self.ldr_q(R[c], LANE, bank_off(SOA_OUTPUT, o) + 32 * c as i32);
+            }
+            self.transpose(R);
+            let skip = self.a().new_label();
+            self.ldr_w(G10, CTX, SOA_GS_ROW_OFF + 4 * r);
+            let a = self.a();
+            a.tbnz_w(G10, 31, skip); // not stored
+            a.add_x(G10, G10, G11);
+            for k in 0..4 {
+                a.ldr_x(G9, G12, 8 * k as i32);
+                a.str_q_reg(R[k], G9, G10);
+            }
+            a.bind(skip);
+            self.ldr_q(S[0], CTX, SOA_GS_LAST7 + 16 * r);
+            self.str_q(S[0], CTX, SOA_GS_PREV7 + 16 * r);
+            self.str_q(R[3], CTX, SOA_GS_LAST7 + 16 * r);
+            self.str_q(R[2], CTX, SOA_GS_LAST6 + 16 * r);
+            self.str_q(R[3], CTX, SOA_GS_SLOT7 + 256 * s + 16 * r);
+        }
+        self.ldr_x(G9, CTX, SOA_GS_VSIZE);
+        self.a().add_x(G11, G11, G9);
+        self.str_x(G11, CTX, SOA_GS_CURSOR);
+        self.ldr_x(G10, CTX, SOA_GS_FLAG_CURSOR);
+        let a = self.a();
+        a.mov_imm_w(G13, flags.to_bits());
+        for k in 0..4 {
+            a.ldr_x(G9, G12, 64 + 8 * k);
+            a.str_w_reg(G13, G9, G10);
+        }
+        a.add_xi(G10, G10, 4);
+        self.str_x(G10, CTX, SOA_GS_FLAG_CURSOR);
+        self.ldr_w(G9, CTX, SOA_GS_SLOTS_HIT);
+        self.a().orr_wi(G9, G9, 1 << s);
+        self.str_w(G9, CTX, SOA_GS_SLOTS_HIT);
+        Ok(())
     }
 
     /// Lane masks: `waiting` and `pending` := 0. Clobbers x10, x11, S[0].
@@ -742,8 +924,9 @@ impl LaneEmitter for Gen {
         self.marks.push((at, pc, text));
     }
 
-    fn begin_instruction(&mut self, _node: usize, pc: u32, instr: &Instruction) {
+    fn begin_instruction(&mut self, node: usize, pc: u32, instr: &Instruction) {
         self.cur_pc = pc;
+        self.cur_node = node;
         if matches!(instr, Instruction::Loop { .. }) {
             self.al_row = None;
         }
@@ -752,8 +935,8 @@ impl LaneEmitter for Gen {
     fn end_instruction(&mut self, _instr: &Instruction) {}
 
     fn supports(&self, instr: &Instruction) -> bool {
-        // Vertex shaders only (see "Subset"): EMIT never reaches here.
-        !matches!(instr, Instruction::Emit)
+        // EMIT only in geometry shaders with a plan (see "Geometry shaders").
+        self.gs.is_some() || !matches!(instr, Instruction::Emit)
     }
 
     fn exit_end(&mut self) {
@@ -763,6 +946,12 @@ impl LaneEmitter for Gen {
             let a = self.a();
             a.cmp_w(MASK, G9);
             a.b_cond(Cond::Ne, l);
+        }
+        if self.gs.is_some() {
+            // Fewer EMITs than the group was told to expect.
+            let l = self.exit_emits;
+            self.ldr_w(G9, CTX, SOA_GS_LEFT);
+            self.a().cbnz_w(G9, l);
         }
         let l = self.exit_done;
         self.a().b(l);
@@ -1206,8 +1395,11 @@ impl LaneEmitter for Gen {
     }
 
     fn emit(&mut self, pc: u32) -> CompileResult<()> {
-        Err(CompileError::Internal(format!(
-            "EMIT at 0x{pc:03x} in NEON lane code (vertex shaders only)"
-        )))
+        if self.gs.is_none() {
+            return Err(CompileError::Internal(format!(
+                "EMIT at 0x{pc:03x} in NEON lane code of a vertex shader"
+            )));
+        }
+        self.gs_emit(pc)
     }
 }

@@ -28,12 +28,7 @@ use crate::x64::asm::{Asm, Mem};
 use crate::x64::regs::Gpr;
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
-/// `dynasm!` with the architecture pinned to x86-64.
-macro_rules! x64 {
-    ($ops:expr; $($t:tt)*) => {
-        dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
-    };
-}
+use crate::x64::asm::x64;
 
 /// A 256-bit register (its low half is the xmm register of the same number).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -338,14 +338,12 @@ fn transfer(instr: &Instruction, mut f: Facts, desc: &impl Fn(u8) -> OperandDesc
 /// Most bytes of emit-buffer rows and flags one call of the SoA code may write: calls for
 /// many points are cut into chunks of whole groups, so that what is reserved ahead stays
 /// bounded.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const CHUNK_BYTES: usize = 8 << 20;
 
-/// A point run ([`Invocation::points`](crate::Invocation::points)) on the SoA path: after the first
-/// invocation (alone when b15 is clear, since it may take another path), groups of eight run
-/// compiled; a group that stops runs per invocation, and so do the invocations after the last full
-/// group.
-#[cfg(target_arch = "x86_64")]
+/// A point run ([`Invocation::points`](crate::Invocation::points)) on the SoA path: after the
+/// first invocation (alone when b15 is clear, since it may take another path), groups of eight
+/// run compiled; a group that stops runs per invocation, and so do the invocations after the
+/// last full group.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     shader: &CompiledShader,
@@ -435,9 +433,9 @@ pub(crate) fn run(
         // (exclusively borrowed) and, per group, at most `emits` vertices per lane into the
         // places `gs_rows_next`/`gs_flags_next` lead to: `groups · 8 · emits` vertices of
         // rows and flags, exactly the spare capacity reserved above (the code counts the
-        // EMITs and leaves before an extra one writes). It follows the System V ABI and
-        // restores MXCSR.
-        let status = unsafe { call(&soa.exec, &mut ctx) };
+        // EMITs and leaves before an extra one writes). It follows the host's calling
+        // convention (System V, AAPCS64) and restores MXCSR / FPCR.
+        let status = unsafe { call(&soa.exec, &mut ctx, true) };
         if status == 0 {
             // SAFETY: every group finished, so each of its lanes wrote exactly `emits`
             // vertices (the code checks the count at END): the `vertices` places after the
@@ -477,24 +475,8 @@ pub(crate) fn run(
     Ok(info)
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run(
-    shader: &CompiledShader,
-    _soa: &SoaCode,
-    regs: &mut Registers,
-    uniforms: &mut Uniforms,
-    geometry: &mut GeometryState,
-    inputs: &[[[f32; 4]; 16]],
-    budget: u64,
-    out: &mut EmitBuffer,
-) -> Result<BatchInfo, BatchError> {
-    shader.run_points_each(regs, uniforms, geometry, inputs, budget, out)
-}
-
 /// The two output banks hold the same bits in every component the program never writes: an
 /// EMIT sends those from whichever bank is current, which the lanes do not track.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn banks_agree(plan: &GsPlan, regs: &Registers, geometry: &GeometryState) -> bool {
     (0..16).all(|r| {
         (0..4).all(|c| {
@@ -507,7 +489,6 @@ fn banks_agree(plan: &GsPlan, regs: &Registers, geometry: &GeometryState) -> boo
 /// Every lane starts a chunk with the registers the call has reached: components the program
 /// writes are written before they are read (see [`plan`]), the others keep these values.
 /// Only the registers the code touches (temporaries it reads or writes, outputs it writes).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn load_state(plan: &GsPlan, ctx: &mut SoaContext, regs: &Registers) {
     for r in crate::bits(plan.temps) {
         for c in 0..4 {
@@ -532,7 +513,6 @@ fn load_state(plan: &GsPlan, ctx: &mut SoaContext, regs: &Registers) {
 
 /// The registers and geometry state the last invocation of a finished chunk left (see the
 /// module docs, "State after a call").
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn materialise(
     plan: &GsPlan,
     ctx: &SoaContext,

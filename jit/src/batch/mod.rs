@@ -1,6 +1,7 @@
 //! Multi-vertex ("structure of arrays") batch backend for x86-64 with AVX2: eight vertices per
 //! call of the generated code's body, each PICA register component (`r0.x`, `r0.y`, …) of the
-//! eight vertices in one 256-bit register.
+//! eight vertices in one 256-bit register. The AArch64 emitter (`a64`, NEON) runs the same
+//! groups, context and runtime as two halves of four lanes.
 //!
 //! # Why
 //!
@@ -13,7 +14,8 @@
 //!
 //! # Eligibility ([`eligibility`])
 //!
-//! A program runs here when the host has AVX2, [`Analysis`] built it (every program the
+//! A program runs here when the host has AVX2 (x86-64; NEON is part of AArch64), [`Analysis`]
+//! built it (every program the
 //! per-vertex backend compiles), and it is a vertex shader, or a geometry shader for which
 //! [`geometry::plan`] proves that eight consecutive point-mode invocations can run together
 //! ([`Invocation::points`](crate::Invocation::points); see [`geometry`] for the proof and how EMIT
@@ -433,12 +435,8 @@ pub fn eligibility(
     features: HostFeatures,
     backend: Backend,
 ) -> Option<&'static str> {
-    if backend == Backend::A64 {
-        // NEON is part of AArch64; the lane emitter's subset is in `a64`.
-        return (program.kind() == ShaderKind::Geometry)
-            .then_some("geometry shaders run one invocation at a time on AArch64");
-    }
-    if !features.contains(HostFeatures::AVX2.union(HostFeatures::AVX)) {
+    // NEON is part of AArch64; x86-64 needs AVX2.
+    if backend == Backend::X64 && !features.contains(HostFeatures::AVX2.union(HostFeatures::AVX)) {
         return Some("the host has no AVX2");
     }
     if program.kind() == ShaderKind::Geometry {
@@ -490,17 +488,9 @@ pub struct SoaCode {
     skipped: AtomicU64,
     splits: AtomicU64,
     /// Geometry shaders: what [`geometry::plan`] proved.
-    #[cfg_attr(
-        not(target_arch = "x86_64"),
-        allow(dead_code, reason = "geometry groups run on x86-64 only")
-    )]
     gs: Option<geometry::GsPlan>,
     /// Geometry shaders: the vertices an invocation emitted when last counted (the E the
     /// code is told to expect).
-    #[cfg_attr(
-        not(target_arch = "x86_64"),
-        allow(dead_code, reason = "geometry groups run on x86-64 only")
-    )]
     gs_emits: std::sync::atomic::AtomicU32,
 }
 
@@ -553,12 +543,12 @@ fn codegen(
     }
     let generated = match backend {
         Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
-        // The NEON subset starts groups from the clean state only (see `a64`).
-        Backend::A64 if from_state => return Ok(None),
-        Backend::A64 => match a64::generate(program, analysis, mode, max_rule)? {
-            Some(generated) => generated,
-            None => return Ok(None),
-        },
+        Backend::A64 => {
+            match a64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)? {
+                Some(generated) => generated,
+                None => return Ok(None),
+            }
+        }
     };
     Ok(Some((generated, gs)))
 }
@@ -952,7 +942,7 @@ pub(crate) fn run(
         // since one is `&` and the other `&mut`), reads `*uniforms` (borrowed for the call)
         // and writes only `ctx` (exclusively borrowed). It follows the System V ABI and
         // restores MXCSR (see `x64::generate`).
-        let status = unsafe { call(&soa.exec, &mut ctx) };
+        let status = unsafe { call(&soa.exec, &mut ctx, false) };
         let done = ctx.batch_done as usize;
         info.instructions += ctx.batch_instructions;
         soa.splits.fetch_add(ctx.batch_splits, Ordering::Relaxed);
@@ -998,8 +988,11 @@ fn fill_start(ctx: &mut SoaContext, s: &UnitState) {
 /// # Safety
 ///
 /// `ctx` must describe valid batch rows (`batch_count` readable input rows, as many writable
-/// output rows) and a valid `uniforms` pointer; `exec` must come from [`compile`].
-unsafe fn call(exec: &SoaExec, ctx: &mut SoaContext) -> u32 {
+/// output rows; for geometry code, `geometry`, no output rows but the emit-buffer places its
+/// `gs_*` fields lead to, see [`geometry`]) and a valid `uniforms` pointer; `exec` must come
+/// from [`compile`].
+unsafe fn call(exec: &SoaExec, ctx: &mut SoaContext, geometry: bool) -> u32 {
+    let _ = geometry; // only the emulator copies differ
     match exec {
         #[cfg(target_arch = "x86_64")]
         SoaExec::Native(buf) => {
@@ -1025,9 +1018,16 @@ unsafe fn call(exec: &SoaExec, ctx: &mut SoaContext) -> u32 {
         }
         #[cfg(feature = "emulate-a64")]
         SoaExec::Emulated(code) => {
-            // SAFETY: forwarded contract: the emulator reads and writes, in place of the
-            // code, the rows and uniforms the context points at.
-            match unsafe { code.call_soa(ctx) } {
+            // The emulator reads and writes, in place of the code, the rows and uniforms the
+            // context points at.
+            let r = if geometry {
+                // SAFETY: forwarded contract (geometry: the emit-buffer places).
+                unsafe { code.call_soa_gs(ctx) }
+            } else {
+                // SAFETY: forwarded contract.
+                unsafe { code.call_soa(ctx) }
+            };
+            match r {
                 Ok(status) => status,
                 Err(e) => {
                     // As for per-vertex code: an emulator failure is a deopt of the group,

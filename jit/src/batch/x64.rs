@@ -74,7 +74,7 @@
     reason = "component indices address masks, swizzles and register arrays in parallel"
 )]
 
-use super::asm::{pred, Yasm, Ymm, HOT_BASE};
+use super::asm::{pred, YOp, Yasm, Ymm, HOT_BASE};
 use super::geometry::GsPlan;
 use super::usage::{has_lane_branches, Usage};
 use super::*;
@@ -82,43 +82,28 @@ use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::lower::{LaneEmitter, Select, V};
+use crate::recipes::{
+    self, Arith, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE,
+    QNAN64, SIGN, TRUNC17,
+};
 use crate::runtime::code_buffer::Status;
 use crate::x64::asm::{Asm, Mem};
+use crate::x64::masm::mode_mxcsr;
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
-use picajit_interp::float::precision::{
-    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
-    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
-};
-use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
+use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
 };
 use picajit_interp::program::Program;
 
-/// `dynasm!` with the architecture pinned to x86-64.
-macro_rules! x64 {
-    ($ops:expr; $($t:tt)*) => {
-        dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
-    };
-}
+use crate::x64::asm::x64;
 
 /// How many groups ahead the group entry prefetches input rows.
 const PREFETCH_GROUPS: i32 = 2;
 
-const ABS: u32 = 0x7FFF_FFFF;
-const SIGN: u32 = 0x8000_0000;
-const INF: u32 = 0x7F80_0000;
-const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = F24_GRID_F32;
-const ONE: u32 = 0x3F80_0000;
-/// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
-/// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
-/// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
 const LITP_LIM: u32 = LITP_LIMIT_F32;
 /// 2^31, the MOVA saturation bound.
@@ -127,15 +112,10 @@ const TWO31: u32 = 0x4F00_0000;
 const ONE64: u64 = 0x3FF0_0000_0000_0000;
 const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
-const QNAN64: u64 = 0x7FF8_0000_0000_0000;
 /// One unit in the 17th significant bit of an f64.
 const ULP17: u64 = F24_ULP_F64;
 /// f64 bits with the fraction bits below the 17-bit grid cleared.
 const GRID17: u64 = F24_GRID_F64;
-
-const MXCSR_DEFAULT: u32 = 0x1F80;
-const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
-const MXCSR_FTZ: u32 = 0x1F80 | 0x8000;
 
 /// Source components.
 const A: Ymm = Ymm(0);
@@ -186,21 +166,12 @@ struct Operand {
     negate: bool,
 }
 
-/// Out-of-line rare cases of the fix-ups.
+/// Out-of-line rare cases of the fix-ups (`recipes::fixup_slow` of `v`, with the operands of
+/// a product).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cold {
-    /// F24 RTZ: overflow, inf and NaN lanes (T0 holds the value with tiny lanes cleared).
-    Rtz { v: Ymm, mul: Option<(Ymm, Ymm)> },
-    /// F32: NaN lanes.
-    F32 { v: Ymm, mul: Option<(Ymm, Ymm)> },
-}
-
-fn mode_mxcsr(mode: FloatMode) -> u32 {
-    match mode {
-        FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
-        FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
-        FloatMode::F32 => MXCSR_FTZ,
-    }
+struct Cold {
+    v: Ymm,
+    mul: Option<(Ymm, Ymm)>,
 }
 
 fn bank_off(bank: i32, reg: u8) -> i32 {
@@ -1198,94 +1169,37 @@ impl Gen {
     }
 
     // ---------------------------------------------------------------- float model
-
-    fn min_m1(&self) -> u32 {
-        match self.mode {
-            FloatMode::F32 => F32_MIN_M1,
-            FloatMode::F24(_) => F24_MIN_M1,
-        }
-    }
+    // The recipes are `crate::recipes`, over the eight-lane primitives of `Yasm` (below).
 
     /// Rule 1: lanes below the mode's smallest normal (and -0) become +0. Clobbers T0.
     fn flush(&mut self, v: Ymm) {
-        let abs = self.y().splat(ABS);
-        let min_m1 = self.min_m1();
-        let min = self.y().splat(min_m1);
-        let mut y = self.y();
-        y.vandps(T0, v, abs);
-        y.vpcmpgtd(T0, T0, min);
-        y.vandps(v, v, T0);
+        let mode = self.mode;
+        recipes::flush(self, mode, v, T0);
     }
 
     /// `d` = all-ones in the NaN lanes of `v`.
     fn isnan(&mut self, d: Ymm, v: Ymm) {
-        let abs = self.y().splat(ABS);
-        let inf = self.y().splat(INF);
-        let mut y = self.y();
-        y.vandps(d, v, abs);
-        y.vpcmpgtd(d, d, inf);
+        self.mag_gt(d, v, INF);
     }
 
     /// The mode's fix-up of `v`, the raw f32 result of an operation on flushed inputs (F24 RTZ,
-    /// F32). `mul = Some((a, b))`: `v = a · b` and `inf × 0` must be repaired (rule 6).
-    /// Clobbers T0-T2, rax.
+    /// F32; F24 RNE: the range step after rounding). `mul = Some((a, b))`: `v = a · b` and
+    /// `inf × 0` must be repaired (rule 6). The fast path is inline; lanes that need more
+    /// (F24: overflow, inf, NaN; F32: NaN) call a shared cold routine
+    /// (`recipes::fixup_slow`) from a two-instruction stub. Clobbers T0-T2, rax.
     fn fix(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        match self.mode {
-            FloatMode::F32 => self.fix_f32(v, mul),
-            _ => self.fix_rtz(v, mul),
-        }
+        let cold = self.a.new_label();
+        let back = self.a.new_label();
+        let mode = self.mode;
+        recipes::fixup_fast(self, mode, v, v, [T0, T1], cold);
+        self.a.bind(back);
+        self.cold.push((cold, back, Cold { v, mul }));
     }
 
     /// `float::f24_fixup_rtz` on eight lanes (the range step of the RNE paths too).
     fn fix_rtz(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        let abs = self.y().splat(ABS);
-        let ovf = self.y().splat(F24_OVF_M1);
-        let min = self.y().splat(F24_MIN_M1);
-        let trunc = self.y().splat(TRUNC17);
-        let cold = self.a.new_label();
-        let back = self.a.new_label();
-        let mut y = self.y();
-        y.vandps(T0, v, abs);
-        y.vpcmpgtd(T1, T0, ovf); // overflow, inf, NaN: rare
-        y.vpcmpgtd(T0, T0, min);
-        y.vandps(T0, T0, v); // tiny, -0 → +0
-        y.vmovmskps(RAX, T1);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(cold);
-        self.y().vandps(v, T0, trunc);
-        self.a.bind(back);
-        self.cold.push((cold, back, Cold::Rtz { v, mul }));
-    }
-
-    /// `float::f32_fixup` on eight lanes.
-    fn fix_f32(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        let abs = self.y().splat(ABS);
-        let inf = self.y().splat(INF);
-        let min = self.y().splat(F32_MIN_M1);
-        let cold = self.a.new_label();
-        let back = self.a.new_label();
-        let mut y = self.y();
-        y.vandps(T0, v, abs);
-        y.vpcmpgtd(T1, T0, inf); // NaN: rare (overflow to inf is already right)
-        y.vpcmpgtd(T0, T0, min);
-        y.vandps(v, T0, v);
-        y.vmovmskps(RAX, T1);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(cold);
-        self.a.bind(back);
-        self.cold.push((cold, back, Cold::F32 { v, mul }));
-    }
-
-    /// Rule 6 on T0 (the product, NaN lanes intact): a NaN product of non-NaN inputs `a`, `b`
-    /// is `inf × 0` and becomes +0. Clobbers T1, T2.
-    fn repair_inf_times_zero(&mut self, a: Ymm, b: Ymm) {
-        self.isnan(T1, a);
-        self.isnan(T2, b);
-        self.y().vpor(T1, T1, T2);
-        self.isnan(T2, T0);
-        let mut y = self.y();
-        y.vpandn(T1, T1, T2); // NaN product, ordered inputs
-        y.vpandn(T0, T1, T0);
+        debug_assert!(self.mode != FloatMode::F32);
+        self.fix(v, mul);
     }
 
     fn emit_cold(&mut self) {
@@ -1296,12 +1210,6 @@ impl Gen {
                 "cold paths of the fix-ups".into(),
             ));
         }
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        let trunc = self.y().splat(TRUNC17);
-        let abs = self.y().splat(ABS);
-        let ovf = self.y().splat(F24_OVF_M1);
-        let inf = self.y().splat(INF);
-        let mant = self.y().splat(MANT);
         // Each distinct case is one subroutine; a site's cold label is a `call` of it and a
         // jump back (the cases repeat across sites, and one copy per site was most of the
         // code of shaders with many results).
@@ -1319,105 +1227,17 @@ impl Gen {
             self.a.call_label(routine);
             self.a.jmp(back);
         }
-        for (kind, routine) in routines {
+        let mode = self.mode;
+        for (Cold { v, mul }, routine) in routines {
             self.a.bind(routine);
-            match kind {
-                Cold::Rtz { v, mul } => {
-                    if let Some((a, b)) = mul {
-                        self.repair_inf_times_zero(a, b);
-                    }
-                    // Truncation keeps NaNs NaN: x86 arithmetic NaNs have the quiet bit set.
-                    let mut y = self.y();
-                    y.vandps(v, T0, trunc);
-                    y.vandps(T0, v, abs);
-                    y.vpcmpgtd(T1, T0, inf); // NaN lanes
-                    y.vpcmpgtd(T2, T0, ovf); // overflow lanes
-                    y.vandps(T0, T2, mant);
-                    y.vandnps(T0, T0, v); // no mantissa on overflow lanes
-                    y.vandps(T2, T2, inf);
-                    y.vorps(T0, T0, T2); // ±inf on overflow lanes
-                    y.vandnps(v, T1, T0);
-                    y.vandps(T1, T1, canon);
-                    y.vorps(v, v, T1);
-                }
-                Cold::F32 { v, mul } => {
-                    // T0 = v with tiny lanes cleared (the fast path stored it in v already).
-                    self.y().vmovaps(T0, v);
-                    if let Some((a, b)) = mul {
-                        self.repair_inf_times_zero(a, b);
-                    }
-                    self.isnan(T1, T0);
-                    let mut y = self.y();
-                    y.vandnps(v, T1, T0);
-                    y.vandps(T1, T1, canon);
-                    y.vorps(v, v, T1);
-                }
-            }
+            recipes::fixup_slow(self, mode, v, v, mul, [T0, T1, T2]);
             self.a.ret();
         }
     }
 
-    /// Round four f64 lanes of `v` to 17 significant bits, nearest-even, on their bit
-    /// patterns (NaN made quiet-canonical first so the increment cannot carry out of it).
-    /// Clobbers T1, T2.
-    fn round_f64_rne17(&mut self, v: Ymm) {
-        let abs = self.y().splat64(ABS64);
-        let inf = self.y().splat64(INF64);
-        let qnan = self.y().splat64(QNAN64);
-        let one = self.y().splat64(1);
-        let half_m1 = self.y().splat64((1 << 35) - 1);
-        let grid = self.y().splat64(GRID17);
-        let mut y = self.y();
-        y.vandps(T1, v, abs);
-        y.vpcmpgtq(T1, T1, inf); // NaN lanes
-        y.vandps(T2, T1, qnan);
-        y.vandnps(v, T1, v);
-        y.vorps(v, v, T2);
-        y.vpsrlq(T1, v, F24_F64_DROP as u8);
-        y.vpand(T1, T1, one);
-        y.vpaddq(T1, T1, half_m1);
-        y.vpaddq(v, v, T1);
-        y.vpand(v, v, grid);
-    }
-
-    /// F24 RNE `d = round(a op b)` through f64 (`op`: true = multiply, false = add), then the
-    /// range rules. `d` may be `a` or `b`. Clobbers T0-T3.
-    fn f64_binop(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
-        let mut y = self.y();
-        y.vcvtps2pd(T0, a);
-        y.vcvtps2pd(T1, b);
-        if mul {
-            y.vmulpd(T0, T0, T1);
-        } else {
-            y.vaddpd(T0, T0, T1);
-        }
-        self.round_f64_rne17(T0);
-        let mut y = self.y();
-        y.vextractf128_hi(T3, a);
-        y.vcvtps2pd(T3, T3);
-        y.vextractf128_hi(T1, b);
-        y.vcvtps2pd(T1, T1);
-        if mul {
-            y.vmulpd(T3, T3, T1);
-        } else {
-            y.vaddpd(T3, T3, T1);
-        }
-        self.round_f64_rne17(T3);
-        let mut y = self.y();
-        y.vcvtpd2ps(T0, T0);
-        y.vcvtpd2ps(T3, T3);
-        y.vinsertf128_hi(d, T0, T3);
-        self.fix_rtz(d, None);
-    }
-
     /// `d = float::add(a, b)` for flushed inputs (or mode results). Clobbers T0-T3.
     fn add_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        if self.is_rne() {
-            self.f64_binop(d, a, b, false);
-        } else {
-            self.y().vaddps(d, a, b);
-            self.fix(d, None);
-        }
+        recipes::add(self, d, a, b);
     }
 
     /// `d = float::mul(a, b)` for inputs loaded by [`Self::load_flushed`]. `d` must differ
@@ -1425,46 +1245,13 @@ impl Gen {
     /// Clobbers T0-T4.
     fn mul_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
         if self.is_rne() {
-            self.isnan(T4, a);
-            self.isnan(T0, b);
-            self.y().vpor(T4, T4, T0);
-            self.f64_binop(d, a, b, true);
-            // A NaN product from non-NaN inputs is inf × 0: +0 (rule 6).
-            self.isnan(T0, d);
-            let mut y = self.y();
-            y.vpandn(T4, T4, T0);
-            y.vpandn(d, T4, d);
+            self.ordered(T4, a, b);
+            self.binop64(d, a, b, true);
+            recipes::inf_times_zero(self, d, d, T4, T0);
         } else {
             self.y().vmulps(d, a, b);
             self.fix(d, Some((a, b)));
         }
-    }
-
-    /// The mode's rounding of an exact f32 result (FLR).
-    fn fix_exact(&mut self, v: Ymm) {
-        if !self.is_rne() {
-            self.fix(v, None);
-            return;
-        }
-        let abs = self.y().splat(ABS);
-        let inf = self.y().splat(INF);
-        let one = self.y().splat(1);
-        let bias = self.y().splat(0x3F);
-        let trunc = self.y().splat(TRUNC17);
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        let mut y = self.y();
-        y.vandps(T3, v, abs);
-        y.vpcmpgtd(T3, T3, inf); // NaN lanes of the input
-        y.vpsrld(T0, v, 7);
-        y.vpand(T0, T0, one);
-        y.vpaddd(T0, T0, bias);
-        y.vpaddd(v, v, T0);
-        y.vpand(v, v, trunc);
-        // NaN lanes may have carried into anything: canonical before the range step.
-        y.vandnps(v, T3, v);
-        y.vandps(T3, T3, canon);
-        y.vorps(v, v, T3);
-        self.fix_rtz(v, None);
     }
 
     // ---------------------------------------------------------------- instructions
@@ -1478,13 +1265,13 @@ impl Gen {
             y.vcvtps2pd(B, A);
             y.vmovups(P[1], one);
             y.vdivpd(P[1], P[1], B);
-            self.round_f64_rne17(P[1]);
+            self.round64(P[1]);
             let mut y = self.y();
             y.vextractf128_hi(B, A);
             y.vcvtps2pd(B, B);
             y.vmovups(P[2], one);
             y.vdivpd(P[2], P[2], B);
-            self.round_f64_rne17(P[2]);
+            self.round64(P[2]);
             let mut y = self.y();
             y.vcvtpd2ps(P[1], P[1]);
             y.vcvtpd2ps(P[2], P[2]);
@@ -1520,10 +1307,7 @@ impl Gen {
         self.y().vextractf128_hi(B, A);
         self.rsq_half(P[2], B);
         self.y().vinsertf128_hi(P[0], C, P[2]);
-        match self.mode {
-            FloatMode::F32 => self.fix_f32(P[0], None),
-            _ => self.fix_rtz(P[0], None),
-        }
+        self.fix(P[0], None);
         // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
         let mut y = self.y();
         y.vpcmpeqd(T0, P[3], zero);
@@ -1654,9 +1438,8 @@ impl Gen {
         // p:
         self.mulhi_u32(P[2], r, P[1]);
         // Step 6: T = EX2_TABLE[i], then mant = min(T + (T · p >> 32), 2^32 - 1).
-        let table = self
-            .a
-            .table(EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect());
+        let [table, _, _] = recipes::transcendental_tables();
+        let table = self.a.table(table);
         self.a.lea_label(RAX, table);
         let mut y = self.y();
         y.vpcmpeqd(C, C, C);
@@ -1762,12 +1545,9 @@ impl Gen {
         y.vpaddd(T3, B, c2_16);
         y.vpsrld(T3, T3, 17); // j
         y.vpor(m, B, c2_23);
-        let recip = self
-            .a
-            .table(LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect());
-        let logs = self
-            .a
-            .table(LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect());
+        let [_, recip, logs] = recipes::transcendental_tables();
+        let recip = self.a.table(recip);
+        let logs = self.a.table(logs);
         self.a.lea_label(RAX, recip);
         self.a.lea_label(RCX, logs);
         let mut y = self.y();
@@ -1973,6 +1753,193 @@ impl Gen {
 }
 
 /// The host register of a value slot.
+/// The AVX2 primitives of the float recipes (`crate::recipes`): eight f32 (or four f64)
+/// lanes.
+impl Gen {
+    fn src(&mut self, b: Src<Ymm>) -> YOp {
+        match b {
+            Src::R(r) => YOp::Reg(r),
+            Src::K(k) => YOp::Mem(self.y().splat(k)),
+            Src::K64(k) => YOp::Mem(self.y().splat64(k)),
+        }
+    }
+
+    /// A three-operand form with the recipe's second source.
+    fn rrr(&mut self, f: fn(&mut Yasm<'_>, Ymm, Ymm, YOp), d: Ymm, a: Ymm, b: Src<Ymm>) {
+        let b = self.src(b);
+        f(&mut self.y(), d, a, b);
+    }
+}
+
+impl VecOps for Gen {
+    type R = Ymm;
+
+    fn and(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vandps(d, a, b), d, a, b);
+    }
+
+    fn or(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vorps(d, a, b), d, a, b);
+    }
+
+    fn xor(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vxorps(d, a, b), d, a, b);
+    }
+
+    fn and_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpand(d, a, b), d, a, b);
+    }
+
+    fn andn(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
+        self.rrr(|y, d, m, a| y.vandnps(d, m, a), d, m, a);
+    }
+
+    fn add32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpaddd(d, a, b), d, a, b);
+    }
+
+    fn add64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpaddq(d, a, b), d, a, b);
+    }
+
+    fn shr32(&mut self, d: Ymm, a: Ymm, n: u32) {
+        self.y().vpsrld(d, a, n as u8);
+    }
+
+    fn shr64(&mut self, d: Ymm, a: Ymm, n: u32) {
+        self.y().vpsrlq(d, a, n as u8);
+    }
+
+    fn mag(&mut self, d: Ymm, a: Ymm) {
+        let abs = self.y().splat(ABS);
+        self.y().vandps(d, a, abs);
+    }
+
+    fn key_gt(&mut self, d: Ymm, m: Ymm, k: u32) {
+        let k = self.y().splat(k);
+        self.y().vpcmpgtd(d, m, k);
+    }
+
+    fn ordered(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::ORD);
+    }
+
+    fn quiet_nan64(&mut self, d: Ymm, t: Ymm) {
+        let abs = self.y().splat64(ABS64);
+        let inf = self.y().splat64(INF64);
+        let mut y = self.y();
+        y.vandps(t, d, abs);
+        y.vpcmpgtq(t, t, inf);
+        VecOps::select(self, d, t, Src::K64(QNAN64));
+    }
+
+    fn select(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
+        if let Src::R(r) = a {
+            self.y().vblendvps(d, d, r, m);
+            return;
+        }
+        let a = self.src(a);
+        let mut y = self.y();
+        y.vandnps(d, m, d);
+        y.vandps(m, m, a);
+        y.vorps(d, d, m);
+    }
+}
+
+impl Arith for Gen {
+    fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    fn widen(&mut self, d: Ymm, a: Ymm, hi: bool) {
+        let s = if hi {
+            self.y().vextractf128_hi(d, a);
+            d
+        } else {
+            a
+        };
+        self.y().vcvtps2pd(d, s);
+    }
+
+    fn narrow(&mut self, d: Ymm, lo: Ymm, hi: Ymm) {
+        let mut y = self.y();
+        y.vcvtpd2ps(lo, lo);
+        y.vcvtpd2ps(hi, hi);
+        y.vinsertf128_hi(d, lo, hi);
+    }
+
+    fn op64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
+        if mul {
+            self.y().vmulpd(d, a, b);
+        } else {
+            self.y().vaddpd(d, a, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vaddps(d, a, b);
+    }
+
+    /// Inline; clobbers T1.
+    fn round64(&mut self, d: Ymm) {
+        recipes::round_f64_rne17(self, d, T1);
+    }
+
+    fn range(&mut self, v: Ymm) {
+        self.fix(v, None);
+    }
+
+    /// Inline; clobbers T0-T3.
+    fn rne17(&mut self, v: Ymm) {
+        recipes::rne17_f32(self, v, [T0, T3]);
+        self.fix(v, None);
+    }
+
+    /// Inline; clobbers T0-T3.
+    fn binop64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
+        recipes::f64_binop(self, d, a, b, mul, [T0, T3, T1, T2]);
+    }
+
+    fn floor(&mut self, d: Ymm, a: Ymm) {
+        self.y().vroundps(d, a, 0x9); // floor, no precision exception
+    }
+
+    fn fmax(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vmaxps(d, a, b);
+    }
+
+    fn fmin(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vminps(d, a, b);
+    }
+
+    fn le(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::LE);
+    }
+
+    fn lt(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::LT);
+    }
+
+    fn is_neg_inf(&mut self, d: Ymm, a: Ymm) {
+        let neg_inf = self.y().splat(SIGN | INF);
+        self.y().vpcmpeqd(d, a, neg_inf);
+    }
+}
+
+impl Branching for Gen {
+    type Label = DynamicLabel;
+
+    fn branch_any(&mut self, m: Ymm, l: DynamicLabel) {
+        self.y().vmovmskps(RAX, m);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(l);
+    }
+
+    fn three_operand(&self) -> bool {
+        true
+    }
+}
+
 fn ymm(v: V) -> Ymm {
     match v {
         V::A => A,
@@ -2289,34 +2256,16 @@ impl LaneEmitter for Gen {
         let (d, a, b) = (ymm(d), ymm(a), ymm(b));
         match op {
             Select::Max => {
-                self.y().vmaxps(d, a, b); // a > b ? a : b
-                if self.max_rule == MaxRule::NegInfSecond {
-                    // A -inf second operand is the result (docs/float-max.md).
-                    let neg_inf = self.y().splat(SIGN | INF);
-                    let mut y = self.y();
-                    y.vmovups(T0, neg_inf);
-                    y.vcmpps(T0, b, T0, pred::EQ);
-                    y.vblendvps(d, d, b, T0);
-                }
+                let rule = self.max_rule;
+                recipes::max(self, rule, d, a, b, T0)
             }
-            Select::Min => self.y().vminps(d, a, b), // a < b ? a : b
-            Select::Sge | Select::Slt => {
-                let one = self.y().splat(ONE);
-                let mut y = self.y();
-                if op == Select::Sge {
-                    y.vcmpps(d, b, a, pred::LE); // b <= a: false for NaN
-                } else {
-                    y.vcmpps(d, a, b, pred::LT);
-                }
-                y.vandps(d, d, one);
-            }
+            Select::Min => self.fmin(d, a, b),
+            Select::Sge | Select::Slt => recipes::set_if(self, op == Select::Slt, d, a, b, d),
         }
     }
 
     fn flr(&mut self, d: V, a: V) {
-        let d = ymm(d);
-        self.y().vroundps(d, ymm(a), 0x9); // floor, no precision exception
-        self.fix_exact(d);
+        recipes::flr(self, ymm(d), ymm(a));
     }
 
     fn scalar(&mut self, op: Opcode, s: &Operand) {

@@ -52,28 +52,16 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::{
+    self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
+};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
-use picajit_interp::float::precision::{
-    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
-    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
-};
-use picajit_interp::float::transcendental::{EX2_POLY, EX2_TABLE, LG2_LOG, LG2_POLY, LG2_RECIP};
+use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
+use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
-const ABS: u32 = 0x7FFF_FFFF;
-const SIGN: u32 = 0x8000_0000;
-const INF: u32 = 0x7F80_0000;
-const MANT: u32 = 0x007F_FFFF;
-const TRUNC17: u32 = F24_GRID_F32;
-const ONE: u32 = 0x3F80_0000;
-/// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
-const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
-/// f32 bits of 2^-62 minus one: magnitudes above are normal f24 values.
-const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
-/// f32 bits of 2^-126 minus one.
-const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
 /// 127.99609375, the LITP clamp.
 const LITP_LIM: u32 = LITP_LIMIT_F32;
 
@@ -91,16 +79,314 @@ const S2: Xmm = Xmm(6);
 const S3: Xmm = Xmm(7);
 const S4: Xmm = Xmm(8);
 const S5: Xmm = Xmm(9);
-const S6: Xmm = Xmm(10);
 const SAVE_A: Xmm = Xmm(11);
 const SAVE_B: Xmm = Xmm(12);
 
-/// Three-operand operations with a VEX form (see [`X64Masm::v3`]).
+/// Three-operand operations with a VEX form (see [`XV::v3`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum V3 {
     And,
+    Or,
+    AndN,
     Gt,
     Mul,
+}
+
+/// The per-vertex primitives of the float recipes (`crate::recipes`): four f32 (or two f64)
+/// lanes of an xmm register, VEX three-operand forms where AVX is allowed, else SSE with a
+/// copy where the destination is not the first source.
+struct XV<'a> {
+    m: &'a mut X64Masm,
+}
+
+impl XV<'_> {
+    fn op(&mut self, b: Src<Xmm>) -> XOp {
+        match b {
+            Src::R(r) => XOp::Reg(r),
+            Src::K(k) => XOp::Mem(self.m.a.splat(k)),
+            Src::K64(k) => XOp::Mem(self.m.a.splat64(k)),
+        }
+    }
+
+    /// `d = a op b`: the VEX form with AVX (only forms without an immediate: dynasm
+    /// mis-encodes the VEX imm8 ones), else a copy and the SSE form.
+    fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: XOp) {
+        let x = &mut self.m.a;
+        if self.m.avx {
+            match op {
+                V3::And => x.vandps(d, a, b),
+                V3::Or => x.vorps(d, a, b),
+                V3::AndN => x.vandnps(d, a, b),
+                V3::Gt => x.vpcmpgtd(d, a, b),
+                V3::Mul => x.vmulps(d, a, b),
+            }
+        } else {
+            debug_assert!(
+                d == a || b != XOp::Reg(d),
+                "SSE form would clobber the source"
+            );
+            if d != a {
+                x.movaps(d, a);
+            }
+            match op {
+                V3::And => x.andps(d, b),
+                V3::Or => x.orps(d, b),
+                V3::AndN => x.andnps(d, b),
+                V3::Gt => x.pcmpgtd(d, b),
+                V3::Mul => x.mulps(d, b),
+            }
+        }
+    }
+
+    /// A two-operand SSE form `f` as `d = a op b`; `commutes` allows `d = b op a` when `d`
+    /// is `b`.
+    fn sse(&mut self, f: fn(&mut Asm, Xmm, XOp), d: Xmm, a: Xmm, b: Src<Xmm>, commutes: bool) {
+        let b = self.op(b);
+        if d != a && b == XOp::Reg(d) {
+            assert!(commutes, "SSE form would clobber the source");
+            f(&mut self.m.a, d, XOp::Reg(a));
+            return;
+        }
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        f(&mut self.m.a, d, b);
+    }
+
+    /// A shift by an immediate, in place after a copy.
+    fn shift(&mut self, f: fn(&mut Asm, Xmm, u8), d: Xmm, a: Xmm, n: u32) {
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        f(&mut self.m.a, d, n as u8);
+    }
+
+    /// A commutative operation with a VEX form.
+    fn c3(&mut self, op: V3, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        match b {
+            Src::R(r) if r == d && !self.m.avx => self.v3(op, d, d, XOp::Reg(a)),
+            _ => {
+                let b = self.op(b);
+                self.v3(op, d, a, b)
+            }
+        }
+    }
+}
+
+impl VecOps for XV<'_> {
+    type R = Xmm;
+
+    fn and(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.c3(V3::And, d, a, b);
+    }
+
+    fn or(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.c3(V3::Or, d, a, b);
+    }
+
+    fn xor(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::xorps, d, a, b, true);
+    }
+
+    fn and_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::pand, d, a, b, true);
+    }
+
+    fn andn(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
+        let a = self.op(a);
+        if self.m.avx || d == m || a != XOp::Reg(d) {
+            self.v3(V3::AndN, d, m, a);
+        } else {
+            // `d` is `a`: the SSE form writes `m`.
+            self.m.a.andnps(m, a);
+            self.m.a.movaps(d, m);
+        }
+    }
+
+    fn add32(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::paddd, d, a, b, true);
+    }
+
+    fn add64(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::paddq, d, a, b, true);
+    }
+
+    fn shr32(&mut self, d: Xmm, a: Xmm, n: u32) {
+        self.shift(Asm::psrld, d, a, n);
+    }
+
+    fn shr64(&mut self, d: Xmm, a: Xmm, n: u32) {
+        self.shift(Asm::psrlq, d, a, n);
+    }
+
+    fn mag(&mut self, d: Xmm, a: Xmm) {
+        let abs = self.m.a.splat(ABS);
+        self.v3(V3::And, d, a, abs.into());
+    }
+
+    fn key_gt(&mut self, d: Xmm, m: Xmm, k: u32) {
+        let k = self.m.a.splat(k);
+        self.v3(V3::Gt, d, m, k.into());
+    }
+
+    fn ordered(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        let (a, b) = if d == b { (b, a) } else { (a, b) };
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 7);
+    }
+
+    fn quiet_nan64(&mut self, d: Xmm, t: Xmm) {
+        self.m.a.movaps(t, d);
+        self.m.a.cmppd(t, d, 3); // unordered
+        self.select(d, t, Src::K64(QNAN64));
+    }
+
+    fn select(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
+        if a == Src::R(d) {
+            return;
+        }
+        if self.m.avx {
+            self.v3(V3::AndN, d, m, XOp::Reg(d));
+            let a = self.op(a);
+            self.v3(V3::And, m, m, a);
+            self.v3(V3::Or, d, d, XOp::Reg(m));
+        } else {
+            // d ^ ((d ^ a) & m): no copies.
+            self.xor(d, d, a);
+            self.and(m, m, Src::R(d));
+            self.xor(d, d, a);
+            self.xor(d, d, Src::R(m));
+        }
+    }
+}
+
+impl Arith for XV<'_> {
+    fn mode(&self) -> FloatMode {
+        self.m.mode
+    }
+
+    fn widen(&mut self, d: Xmm, a: Xmm, hi: bool) {
+        // The high half moves down first; `cvtps2pd` converts the low two lanes. `pshufd`
+        // writes all of `d` (`movhlps d, a` would keep d's high half, a false dependency on
+        // its last writer that chained one-vertex F24 RNE operations: 5-25% slower).
+        let s = if hi {
+            self.m.a.pshufd(d, a, 0xEE);
+            d
+        } else {
+            a
+        };
+        self.m.a.cvtps2pd(d, s);
+    }
+
+    fn narrow(&mut self, d: Xmm, lo: Xmm, hi: Xmm) {
+        let x = &mut self.m.a;
+        x.cvtpd2ps(d, lo);
+        x.cvtpd2ps(hi, hi);
+        x.movlhps(d, hi);
+    }
+
+    fn op64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
+        debug_assert_eq!(d, a);
+        if mul {
+            self.m.a.mulpd(d, b);
+        } else {
+            self.m.a.addpd(d, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert_eq!(d, a);
+        self.m.a.addps(d, b);
+    }
+
+    fn round64(&mut self, d: Xmm) {
+        self.m.outline(Stub::RoundF64(d));
+    }
+
+    fn range(&mut self, v: Xmm) {
+        self.m.fixup_inline(v, None);
+    }
+
+    fn rne17(&mut self, v: Xmm) {
+        self.m.outline(Stub::FixupRne17(v));
+    }
+
+    /// A shared subroutine per register pair (`Stub::F64Binop`), in place on `a`.
+    fn binop64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
+        debug_assert_eq!(d, a);
+        self.m.outline(Stub::F64Binop(a, b, mul));
+    }
+
+    fn floor(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.roundps(d, a, 0x9); // floor, precision exception suppressed
+    }
+
+    fn fmax(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.sse(Asm::maxps, d, a, Src::R(b), false);
+    }
+
+    fn fmin(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.sse(Asm::minps, d, a, Src::R(b), false);
+    }
+
+    fn le(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert!(d != b);
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 2);
+    }
+
+    fn lt(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert!(d != b);
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 1);
+    }
+
+    fn is_neg_inf(&mut self, d: Xmm, a: Xmm) {
+        self.sse(Asm::pcmpeqd, d, a, Src::K(SIGN | INF), false);
+    }
+}
+
+impl Horizontal for XV<'_> {
+    fn hadd64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert_eq!(d, a);
+        self.m.a.haddpd(d, b);
+    }
+
+    fn narrow_lo(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.cvtpd2ps(d, a);
+    }
+
+    fn broadcast0(&mut self, v: Xmm) {
+        self.m.a.shufps(v, v, 0);
+    }
+
+    fn swap_pairs(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.pshufd(d, a, 0xB1);
+    }
+
+    fn swap_halves(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.pshufd(d, a, 0x4E);
+    }
+}
+
+impl Branching for XV<'_> {
+    type Label = DynamicLabel;
+
+    fn branch_any(&mut self, m: Xmm, l: DynamicLabel) {
+        self.m.a.movmskps(RAX, m);
+        self.m.a.test_rr32(RAX, RAX);
+        self.m.a.jne(l);
+    }
+
+    fn three_operand(&self) -> bool {
+        self.m.avx
+    }
 }
 
 /// Out-of-line subroutines (see [`X64Masm::outline`]).
@@ -205,7 +491,8 @@ fn val(v: Val) -> Xmm {
     VALS[v.0 as usize]
 }
 
-fn mode_mxcsr(mode: FloatMode) -> u32 {
+/// The MXCSR value of a float mode's arithmetic (both x86-64 emitters load it).
+pub(crate) fn mode_mxcsr(mode: FloatMode) -> u32 {
     match mode {
         FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
         FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
@@ -288,81 +575,20 @@ impl X64Masm {
         }
     }
 
-    /// `d = a op b`: the VEX three-operand form with AVX, else a copy and the SSE form. Only
-    /// forms without an immediate (dynasm mis-encodes the VEX imm8 ones).
+    /// `d = a op b`: the VEX three-operand form with AVX, else a copy and the SSE form.
     fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: impl Into<XOp>) {
-        let b = b.into();
-        let x = &mut self.a;
-        if self.avx {
-            match op {
-                V3::And => x.vandps(d, a, b),
-                V3::Gt => x.vpcmpgtd(d, a, b),
-                V3::Mul => x.vmulps(d, a, b),
-            }
-        } else {
-            debug_assert!(
-                d == a || b != XOp::Reg(d),
-                "SSE form would clobber the source"
-            );
-            if d != a {
-                x.movaps(d, a);
-            }
-            match op {
-                V3::And => x.andps(d, b),
-                V3::Gt => x.pcmpgtd(d, b),
-                V3::Mul => x.mulps(d, b),
-            }
-        }
+        self.xv().v3(op, d, a, b.into());
     }
 
-    fn min_m1(&self) -> u32 {
-        match self.mode {
-            FloatMode::F32 => F32_MIN_M1,
-            FloatMode::F24(_) => F24_MIN_M1,
-        }
+    /// The recipes' view of this emitter (`crate::recipes`).
+    fn xv(&mut self) -> XV<'_> {
+        XV { m: self }
     }
 
     /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
     pub fn flush(&mut self, v: Xmm) {
-        let abs = self.c(ABS);
-        let min = self.c(self.min_m1());
-        self.v3(V3::And, S0, v, abs);
-        self.v3(V3::Gt, S0, S0, min);
-        self.v3(V3::And, v, v, S0);
-    }
-
-    /// Fast path of the fix-ups, inline at every site: `v` receives `src` with its low
-    /// mantissa bits cleared (`trunc`) and zero, -0 and tiny lanes made +0, unless a lane is at
-    /// or above `high` (+1) in magnitude, which jumps to `slow` first with `v` and `src`
-    /// untouched. Truncating before comparing changes neither comparison: both bounds plus one
-    /// are multiples of 128, so truncation keeps every lane on its side of them (a NaN may
-    /// truncate to inf, which is still above `high`). Three dependent operations from `src`
-    /// to `v` with AVX (four without). Clobbers S0, S1, rax.
-    fn fixup_fast(&mut self, v: Xmm, src: Xmm, high_m1: u32, trunc: u32, slow: DynamicLabel) {
-        let abs_trunc = self.c(ABS & trunc);
-        let high = self.c(high_m1);
-        let min = self.c(self.min_m1());
-        self.v3(V3::And, S1, src, abs_trunc);
-        self.v3(V3::Gt, S0, S1, high);
-        self.v3(V3::Gt, S1, S1, min);
-        self.a.movmskps(RAX, S0);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(slow);
-        if trunc != !0 && self.avx {
-            // `src & trunc` does not wait for the comparison: one dependent operation fewer
-            // between `src` and `v` (and, compare, and) on the path every DP, MUL and ADD
-            // result takes.
-            let t = self.c(trunc);
-            self.v3(V3::And, S0, src, t);
-            self.v3(V3::And, v, S0, S1);
-        } else {
-            // `src` first: without AVX, `v = v & S1` is one `andps` when `src` is `v`.
-            self.v3(V3::And, v, src, S1);
-            if trunc != !0 {
-                let t = self.c(trunc);
-                self.v3(V3::And, v, v, t);
-            }
-        }
+        let mode = self.mode;
+        recipes::flush(&mut self.xv(), mode, v, S0);
     }
 
     /// The mode's fix-up of an arithmetic result (F24: `float::f24_fixup_rtz`, also the range
@@ -377,14 +603,11 @@ impl X64Masm {
     /// (`Stub::FixupSlow`) and jumps back. Calling a subroutine for every rounding cost a
     /// call and a return per result: a quarter of the samples of one-vertex `mvp` runs.
     fn fixup_inline(&mut self, v: Xmm, mul: Option<Xmm>) {
-        let (high, trunc) = match self.mode {
-            FloatMode::F32 => (INF, !0),
-            FloatMode::F24(_) => (F24_OVF_M1, TRUNC17),
-        };
         let slow = self.a.new_label();
         let back = self.a.new_label();
         let src = if mul.is_some() { S5 } else { v };
-        self.fixup_fast(v, src, high, trunc, slow);
+        let mode = self.mode;
+        recipes::fixup_fast(&mut self.xv(), mode, v, src, [S0, S1], slow);
         self.a.bind(back);
         self.slow_sites.push((slow, back, Stub::FixupSlow(v, mul)));
     }
@@ -392,125 +615,27 @@ impl X64Masm {
     /// Slow path of [`Self::fixup_inline`] (shared subroutine), from the same registers.
     fn body_fixup_slow(&mut self, v: Xmm, mul: Option<Xmm>) {
         let src = if mul.is_some() { S5 } else { v };
-        let abs = self.c(ABS);
-        let min = self.c(self.min_m1());
-        self.v3(V3::And, S0, src, abs);
-        self.v3(V3::Gt, S0, S0, min);
-        self.v3(V3::And, S0, S0, src);
-        if let Some(b) = mul {
-            self.repair_inf_times_zero(v, b);
-        }
-        match self.mode {
-            FloatMode::F32 => self.slow_f32_nan(v),
-            FloatMode::F24(_) => self.slow_rtz_range(v),
-        }
+        let mode = self.mode;
+        recipes::fixup_slow(
+            &mut self.xv(),
+            mode,
+            v,
+            src,
+            mul.map(|b| (v, b)),
+            [S0, S1, S2],
+        );
     }
 
-    /// F24 slow path from S0 (tiny lanes cleared, inf × 0 repaired): truncate to 17 bits,
-    /// magnitude `>= 2^64` → ±inf, NaN → canonical, into `v`.
-    fn slow_rtz_range(&mut self, v: Xmm) {
-        let trunc = self.c(TRUNC17);
-        self.v3(V3::And, v, S0, trunc);
-        // Truncation kept NaNs NaN: every NaN here comes out of an x86 arithmetic instruction,
-        // which sets the quiet bit (bit 22).
-        let abs = self.c(ABS);
-        let ovf = self.c(F24_OVF_M1);
-        let inf = self.c(INF);
-        let mant = self.c(MANT);
-        let canon = self.c(CANONICAL_NAN_BITS);
-        let a = &mut self.a;
-        a.movaps(S0, v);
-        a.andps(S0, abs);
-        a.movaps(S1, S0);
-        a.pcmpgtd(S1, inf); // S1 = NaN lanes
-        a.movaps(S2, S0);
-        a.pcmpgtd(S2, ovf); // S2 = overflow lanes
-        a.movaps(S0, S2);
-        a.andps(S0, mant);
-        a.andnps(S0, v); // v without mantissa on overflow lanes
-        a.andps(S2, inf);
-        a.orps(S0, S2); // ±inf on overflow lanes
-        a.movaps(v, S1);
-        a.andnps(v, S0);
-        a.andps(S1, canon);
-        a.orps(v, S1);
-    }
-
-    /// Rule 6 on S0 (the product with tiny lanes cleared; NaN lanes intact), given the left
-    /// operand in `a` and the right one in `b`: a NaN product of non-NaN inputs is inf × 0 and
-    /// becomes +0. Result in S0; clobbers S1, S2.
-    fn repair_inf_times_zero(&mut self, a: Xmm, b: Xmm) {
-        let x = &mut self.a;
-        x.movaps(S2, a);
-        x.cmpps(S2, b, 3); // inputs unordered
-        x.movaps(S1, S0);
-        x.cmpps(S1, S0, 3); // product NaN
-        x.andnps(S2, S1); // inf × 0 lanes
-        x.andnps(S2, S0);
-        x.movaps(S0, S2);
-    }
-
-    /// F32 slow path from S0 (tiny lanes cleared, inf × 0 repaired): NaN → canonical, into
-    /// `v`.
-    fn slow_f32_nan(&mut self, v: Xmm) {
-        let canon = self.c(CANONICAL_NAN_BITS);
-        let a = &mut self.a;
-        a.movaps(S1, S0);
-        a.cmpps(S1, S0, 3);
-        a.movaps(v, S1);
-        a.andnps(v, S0);
-        a.andps(S1, canon);
-        a.orps(v, S1);
-    }
-
-    /// Round two f64 lanes to 17 significant bits, nearest-even, on their bit patterns (NaN
-    /// made quiet-canonical first so the increment cannot carry out of it). Clobbers S0, S6.
+    /// Round two f64 lanes to 17 significant bits, nearest-even, on their bit patterns.
+    /// Clobbers S0.
     fn body_round_f64_rne17(&mut self, d: Xmm) {
-        let qnan = self.a.splat64(0x7FF8_0000_0000_0000);
-        let one = self.a.splat64(1);
-        let half_m1 = self.a.splat64((1 << 35) - 1);
-        let mask = self.a.splat64(F24_GRID_F64);
-        let a = &mut self.a;
-        a.movaps(S0, d);
-        a.cmppd(S0, d, 3); // unordered
-        a.movaps(S6, S0);
-        a.andnps(S6, d);
-        a.andps(S0, qnan);
-        a.orps(S6, S0); // d with NaN lanes canonical
-        a.movaps(S0, S6);
-        a.psrlq(S0, F24_F64_DROP as u8);
-        a.pand(S0, one);
-        a.paddq(S0, half_m1);
-        a.paddq(S6, S0);
-        a.pand(S6, mask);
-        a.movaps(d, S6);
+        recipes::round_f64_rne17(&mut self.xv(), d, S0);
     }
 
     /// F24 RNE: round the f32 lanes of `v` (exact values) to 17 bits nearest-even, then the range
     /// rules. Clobbers S0-S3.
     fn body_fixup_rne17_f32(&mut self, v: Xmm) {
-        let abs = self.c(ABS);
-        let inf = self.c(INF);
-        let one = self.c(1);
-        let bias = self.c(0x3F);
-        let trunc = self.c(TRUNC17);
-        let canon = self.c(CANONICAL_NAN_BITS);
-        let a = &mut self.a;
-        a.movaps(S3, v);
-        a.andps(S3, abs);
-        a.pcmpgtd(S3, inf); // NaN lanes of the input
-        a.movaps(S0, v);
-        a.psrld(S0, 7);
-        a.pand(S0, one);
-        a.paddd(S0, bias);
-        a.paddd(v, S0);
-        a.pand(v, trunc);
-        // NaN lanes may have carried into anything: make them canonical before the range step.
-        a.movaps(S0, S3);
-        a.andnps(S0, v);
-        a.andps(S3, canon);
-        a.orps(S0, S3);
-        a.movaps(v, S0);
+        recipes::rne17_f32(&mut self.xv(), v, [S0, S3]);
         self.fixup_rtz(v);
     }
 
@@ -524,18 +649,6 @@ impl X64Masm {
     pub fn fixup_f32(&mut self, v: Xmm) {
         debug_assert!(self.mode == FloatMode::F32);
         self.fixup_inline(v, None);
-    }
-
-    fn round_f64_rne17(&mut self, d: Xmm) {
-        self.outline(Stub::RoundF64(d));
-    }
-
-    fn fixup_rne17_f32(&mut self, v: Xmm) {
-        self.outline(Stub::FixupRne17(v));
-    }
-
-    fn f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
-        self.outline(Stub::F64Binop(a, b, mul));
     }
 
     /// RSQ of the flushed lane 0 of `v`, following the proven recipes of
@@ -688,7 +801,7 @@ impl X64Masm {
     /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
     /// `picajit_interp::float::transcendental` step by step (tables in the constant pool).
     fn body_ex2(&mut self, v: Xmm) {
-        let table: Vec<u8> = EX2_TABLE.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let [table, _, _] = recipes::transcendental_tables();
         let table = self.a.table(table);
         let [b1, b2, b3, b4] = EX2_POLY;
         let (nan, sat, zero_x, right, have_x, pos) = (
@@ -783,8 +896,7 @@ impl X64Masm {
     /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
     /// `picajit_interp::float::transcendental` step by step.
     fn body_lg2(&mut self, v: Xmm) {
-        let recip: Vec<u8> = LG2_RECIP.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let logs: Vec<u8> = LG2_LOG.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let [_, recip, logs] = recipes::transcendental_tables();
         let recip = self.a.table(recip);
         let logs = self.a.table(logs);
         let (nan, pinf, ninf, pos, back) = (
@@ -903,49 +1015,20 @@ impl X64Masm {
         }
     }
 
-    /// The mode's rounding of an f32 result computed on flushed inputs with the mode's MXCSR
-    /// (F24 RTZ, F32) or exactly (F24 RNE: FLR).
+    /// The mode's rounding of an f32 result (`recipes::fixup_mode`).
     fn fixup_mode(&mut self, v: Xmm) {
-        match self.mode {
-            FloatMode::F24(Rounding::TowardZero) => self.fixup_rtz(v),
-            FloatMode::F24(Rounding::NearestEven) => self.fixup_rne17_f32(v),
-            FloatMode::F32 => self.fixup_f32(v),
-        }
+        recipes::fixup_mode(&mut self.xv(), v);
     }
 
-    /// F24 RNE lane-wise `a = round(a op b)` through f64 (`op` = addpd or mulpd).
-    fn body_f64_binop(&mut self, a_: Xmm, b: Xmm, mul: bool) {
-        let a = &mut self.a;
-        a.cvtps2pd(S1, a_);
-        a.movhlps(S0, a_);
-        a.cvtps2pd(S2, S0);
-        a.cvtps2pd(S3, b);
-        a.movhlps(S0, b);
-        a.cvtps2pd(S4, S0);
-        if mul {
-            a.mulpd(S1, S3);
-            a.mulpd(S2, S4);
-        } else {
-            a.addpd(S1, S3);
-            a.addpd(S2, S4);
-        }
-        self.round_f64_rne17(S1);
-        self.round_f64_rne17(S2);
-        let a = &mut self.a;
-        a.cvtpd2ps(a_, S1);
-        a.cvtpd2ps(S0, S2);
-        a.movlhps(a_, S0);
-        self.fixup_rtz(a_);
+    /// F24 RNE lane-wise `a = round(a op b)` through f64 (`recipes::f64_binop`; the body of
+    /// `Stub::F64Binop`).
+    fn body_f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
+        recipes::f64_binop(&mut self.xv(), a, a, b, mul, [S1, S2, S3, S4]);
     }
 
     /// Lane-wise add of two flushed operands (or mode results) into `a`.
     fn add_flushed(&mut self, a: Xmm, b: Xmm) {
-        if self.is_rne() {
-            self.f64_binop(a, b, false);
-        } else {
-            self.a.addps(a, b);
-            self.fixup_mode(a);
-        }
+        recipes::add(&mut self.xv(), a, a, b);
     }
 
     /// `float::mul` lane-wise: `a = mul(a, b)`. Clobbers `b` (flushed in place).
@@ -953,16 +1036,9 @@ impl X64Masm {
         self.flush(a);
         self.flush(b);
         if self.is_rne() {
-            self.a.movaps(S5, a);
-            self.a.cmpps(S5, b, 3); // inputs unordered
-            self.f64_binop(a, b, true);
-            // A NaN product from non-NaN inputs is inf × 0: +0 (rule 6).
-            let x = &mut self.a;
-            x.movaps(S0, a);
-            x.cmpps(S0, a, 3);
-            x.andnps(S5, S0);
-            x.andnps(S5, a);
-            x.movaps(a, S5);
+            self.xv().ordered(S5, a, b);
+            self.xv().binop64(a, a, b, true);
+            recipes::inf_times_zero(&mut self.xv(), a, a, S5, S0);
         } else {
             // The product goes to S5; the fix-up writes the result over `a`, whose old value
             // (with `b`) its slow path (taken for any NaN) needs to repair inf × 0.
@@ -971,34 +1047,10 @@ impl X64Masm {
         }
     }
 
-    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`.
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`
+    /// (`recipes::pairwise_sum`).
     fn pairwise_sum(&mut self, p: Xmm) {
-        if self.is_rne() {
-            let a = &mut self.a;
-            a.cvtps2pd(S1, p);
-            a.movhlps(S0, p);
-            a.cvtps2pd(S2, S0);
-            a.haddpd(S1, S2); // (p0+p1, p2+p3)
-            self.round_f64_rne17(S1);
-            self.a.cvtpd2ps(p, S1);
-            self.fixup_rtz(p);
-            let a = &mut self.a;
-            a.cvtps2pd(S1, p);
-            a.haddpd(S1, S1);
-            self.round_f64_rne17(S1);
-            self.a.cvtpd2ps(p, S1);
-            self.fixup_rtz(p);
-            self.a.shufps(p, p, 0);
-        } else {
-            // Shuffle + add instead of haddps (several uops on most cores); lane 0 computes
-            // p0 + p1 in that operand order, as the model does.
-            self.a.pshufd(S3, p, 0xB1);
-            self.a.addps(p, S3); // (p0+p1, p1+p0, p2+p3, p3+p2)
-            self.fixup_mode(p);
-            self.a.pshufd(S3, p, 0x4E);
-            self.a.addps(p, S3); // every lane: (p0+p1) + (p2+p3)
-            self.fixup_mode(p);
-        }
+        recipes::pairwise_sum(&mut self.xv(), p, [S1, S2]);
     }
 
     fn src_mem(&mut self, loc: SrcLoc) -> (Mem, bool) {
@@ -1311,38 +1363,17 @@ impl MacroAssembler for X64Masm {
                 self.mov(d, x);
             }
             BinaryKind::Max => {
-                self.a.maxps(x, y);
-                if self.max_rule == MaxRule::NegInfSecond {
-                    // A -inf second operand is the result (docs/float-max.md): x where y is
-                    // not -inf, y where it is.
-                    let neg_inf = self.c(SIGN | INF);
-                    self.a.movaps(S0, y);
-                    self.a.pcmpeqd(S0, neg_inf);
-                    self.a.movaps(S1, S0);
-                    self.a.andps(S1, y);
-                    self.a.andnps(S0, x);
-                    self.a.orps(S0, S1);
-                    self.mov(x, S0);
-                }
+                let rule = self.max_rule;
+                recipes::max(&mut self.xv(), rule, x, x, y, S0);
                 self.mov(d, x);
             }
             BinaryKind::Min => {
-                self.a.minps(x, y);
+                self.xv().fmin(x, x, y);
                 self.mov(d, x);
             }
-            BinaryKind::Sge => {
-                let one = self.c(ONE);
-                self.a.movaps(S0, y);
-                self.a.cmpps(S0, x, 2); // b <= a: false for NaN
-                self.a.andps(S0, one);
-                self.a.movaps(d, S0);
-            }
-            BinaryKind::Slt => {
-                let one = self.c(ONE);
-                self.a.movaps(S0, x);
-                self.a.cmpps(S0, y, 1);
-                self.a.andps(S0, one);
-                self.a.movaps(d, S0);
+            BinaryKind::Sge | BinaryKind::Slt => {
+                let slt = kind == BinaryKind::Slt;
+                recipes::set_if(&mut self.xv(), slt, d, x, y, S0);
             }
         }
     }
@@ -1385,8 +1416,7 @@ impl MacroAssembler for X64Masm {
     fn flr(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
         self.flush(x);
-        self.a.roundps(x, x, 0x9); // floor, precision exception suppressed
-        self.fixup_mode(x);
+        recipes::flr(&mut self.xv(), x, x);
         self.mov(d, x);
     }
 
@@ -1400,7 +1430,7 @@ impl MacroAssembler for X64Masm {
                     self.a.cvtss2sd(S0, x);
                     self.a.movaps(S1, one);
                     self.a.divsd(S1, S0);
-                    self.round_f64_rne17(S1);
+                    self.xv().round64(S1);
                     self.a.cvtpd2ps(x, S1);
                     self.fixup_rtz(x);
                 } else {
