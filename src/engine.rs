@@ -12,7 +12,7 @@ use picajit_interp::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
-use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures};
+use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -147,6 +147,19 @@ impl fmt::Display for BatchError {
 }
 
 impl std::error::Error for BatchError {}
+
+/// The engine's error for a failed JIT invocation. The invocations the engine builds fail
+/// only as the interpreter does ([`picajit_jit::Error::Exec`]): they are never compiled-only
+/// and set no option their kind refuses.
+fn run_error(e: picajit_jit::Error) -> BatchError {
+    match e {
+        picajit_jit::Error::Exec { index, error } => BatchError {
+            vertex: index,
+            error,
+        },
+        other => unreachable!("a JIT invocation failed other than on the interpreter: {other}"),
+    }
+}
 
 /// What [`Shader::run_points`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -376,7 +389,16 @@ impl Shader {
         geometry: Option<&mut GeometryState>,
     ) -> Result<RunInfo, ExecError> {
         match &self.jit {
-            Some(code) => code.run(regs, uniforms, geometry, self.config.budget),
+            Some(code) => code
+                .invoke(
+                    Invocation::one(uniforms, regs)
+                        .geometry(geometry)
+                        .budget(self.config.budget),
+                )
+                .map(|o| RunInfo {
+                    instructions: o.instructions,
+                })
+                .map_err(|e| run_error(e).error),
             None => self
                 .interp
                 .run(regs, uniforms, geometry, self.config.budget),
@@ -460,7 +482,7 @@ impl Shader {
     /// exactly as `run_batch` writes them; the other registers of each output row either keep
     /// their contents or receive the vertex's values. The multi-vertex JIT skips them, which
     /// for short shaders saves a good part of the time (see
-    /// `picajit_jit::CompiledShader::run_batch_masked`).
+    /// `picajit_jit::Invocation::mask`).
     pub fn run_batch_masked(
         &self,
         uniforms: &Uniforms,
@@ -540,18 +562,13 @@ impl Shader {
             }
             return Ok(total);
         };
-        code.run_batch_masked(
-            &inputs[..n],
-            &mut outputs[..n],
-            uniforms,
-            self.config.budget,
-            out_mask,
+        code.invoke(
+            Invocation::batch(uniforms, &inputs[..n], &mut outputs[..n])
+                .mask(out_mask)
+                .budget(self.config.budget),
         )
-        .map(|i| i.instructions)
-        .map_err(|e| BatchError {
-            vertex: e.index,
-            error: e.error,
-        })
+        .map(|o| o.instructions)
+        .map_err(run_error)
     }
 
     /// Run a point-mode geometry shader over many input points, as a GPU does for a draw:
@@ -681,9 +698,12 @@ impl Shader {
         let budget = self.config.budget;
         let r = match &self.jit {
             Some(code) => code
-                .run_points(regs, uniforms, geometry, inputs, budget, out)
-                .map(|i| i.instructions)
-                .map_err(|e| (e.index, e.error)),
+                .invoke(Invocation::points(uniforms, regs, geometry, inputs, out).budget(budget))
+                .map(|o| o.instructions)
+                .map_err(|e| {
+                    let e = run_error(e);
+                    (e.vertex, e.error)
+                }),
             None => self
                 .interp
                 .run_points(regs, uniforms, geometry, inputs, budget, out),
@@ -1024,19 +1044,14 @@ impl Shader {
             }
             return Ok(total);
         };
-        code.run_batch_from(
-            inputs,
-            outputs,
-            uniforms,
-            self.config.budget,
-            out_mask,
-            start,
+        code.invoke(
+            Invocation::batch(uniforms, inputs, outputs)
+                .mask(out_mask)
+                .from_state(start)
+                .budget(self.config.budget),
         )
-        .map(|i| i.instructions)
-        .map_err(|e| BatchError {
-            vertex: e.index,
-            error: e.error,
-        })
+        .map(|o| o.instructions)
+        .map_err(run_error)
     }
 
     /// Convert only the registers the program reads; the rest are zero.
@@ -1097,7 +1112,7 @@ pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
 
 /// Batches shorter than this (one eight-lane group) with a state out run per vertex in
 /// [`Shader::run_small_state`].
-const SMALL_BATCH: usize = picajit_jit::batch::LANES;
+const SMALL_BATCH: usize = picajit_jit::LANES;
 
 /// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
 /// or the one prepared for that entry.

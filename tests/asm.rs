@@ -1,6 +1,6 @@
-//! Assembler tests. Expected words are built here from the bit layouts of
-//! `shbin-and-picasso.md` A.4/A.5 (not with the ISA crate's encoder), so the assembler is
-//! checked against the documentation rather than against itself.
+//! Assembler tests. Expected words are built here from the documented bit layouts of the
+//! instruction words and operand descriptors (not with the ISA crate's encoder), so the
+//! assembler is checked against the documentation rather than against itself.
 
 use picajit::asm::{assemble, assemble_with_warnings, AsmError, SourceFile};
 use picajit::shbin::{Constant, GsInputMode, Output, OutputSemantic, ShaderKind, Shbin, Uniform};

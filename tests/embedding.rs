@@ -289,9 +289,9 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
     for seed in 0..cases {
         let case = testgen::generate(
             seed,
-            &testgen::Config {
+            &testgen::Options {
                 mode: MODES[(seed % 3) as usize],
-                ..testgen::Config::default()
+                ..testgen::Options::default()
             },
         );
         checked += check_batches(

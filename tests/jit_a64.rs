@@ -11,7 +11,7 @@
 mod cases;
 mod jit_common;
 
-use jit_common::{check_regs, listing, Outcome};
+use jit_common::{check_regs, listing, run_compiled, Outcome};
 use picajit::interp::exec::Interpreter;
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{
@@ -19,7 +19,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompiledShader, HostFeatures};
+use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::A64);
 
@@ -85,8 +85,7 @@ fn aarch64_code_runs_here() {
     let mut r = Registers::default();
     r.input[0] = [1.0, 2.0, 3.0, 4.0];
     r.input[1] = [0.5, 0.25, -3.0, 1.0];
-    let info = shader
-        .try_run(&mut r, &Uniforms::default(), None, 10)
+    let info = run_compiled(&shader, &mut r, &Uniforms::default(), None, 10)
         .unwrap_or_else(|e| panic!("{e:?}{}", jit_common::emulator_note()));
     assert_eq!(info.instructions, 2);
     assert_eq!(r.output[0], [1.5, 2.25, 0.0, 5.0]);
@@ -126,8 +125,7 @@ fn examples_run_compiled_and_match() {
                 let want = Interpreter::new(&w.program, mode)
                     .run(&mut r1, &u, geometry.then_some(&mut g1), 100_000)
                     .unwrap();
-                let got = shader
-                    .try_run(&mut r2, &u, geometry.then_some(&mut g2), 100_000)
+                let got = run_compiled(&shader, &mut r2, &u, geometry.then_some(&mut g2), 100_000)
                     .unwrap_or_else(|e| {
                         panic!(
                             "{} {mode:?} fell back: {e:?}{}",
@@ -174,7 +172,11 @@ fn f32_product_just_below_min_normal_is_flushed_not_double_rounded() {
     r.input[0] = [f32::from_bits(a); 4];
     r.input[1] = [f32::from_bits(b); 4];
     jit(&p, FloatMode::F32)
-        .try_run(&mut r, &Uniforms::default(), None, 10)
+        .invoke(
+            Invocation::one(&Uniforms::default(), &mut r)
+                .budget(10)
+                .compiled_only(),
+        )
         .unwrap();
     assert_eq!(r.output[0][0].to_bits(), 0);
 }
@@ -194,7 +196,11 @@ fn f32_product_tie_below_min_normal_rounds_up_to_it() {
     r.input[0] = [f32::from_bits(a); 4];
     r.input[1] = [f32::from_bits(b); 4];
     jit(&p, FloatMode::F32)
-        .try_run(&mut r, &Uniforms::default(), None, 10)
+        .invoke(
+            Invocation::one(&Uniforms::default(), &mut r)
+                .budget(10)
+                .compiled_only(),
+        )
         .unwrap();
     assert_eq!(r.output[0][0].to_bits(), 0x0080_0000);
 }
@@ -249,9 +255,7 @@ fn mad_is_not_fused() {
             check_regs(&shader, &p, &Uniforms::default(), &r, mode, 10),
             Outcome::Matched
         );
-        shader
-            .try_run(&mut r, &Uniforms::default(), None, 10)
-            .unwrap();
+        run_compiled(&shader, &mut r, &Uniforms::default(), None, 10).unwrap();
         assert_eq!(r.output[0][0].to_bits(), 0, "{mode:?}");
     }
 }
@@ -273,7 +277,11 @@ fn fpcr_mode_is_installed_by_the_code() {
     for mode in MODES {
         let mut rr = r.clone();
         jit(&p, mode)
-            .try_run(&mut rr, &Uniforms::default(), None, 10)
+            .invoke(
+                Invocation::one(&Uniforms::default(), &mut rr)
+                    .budget(10)
+                    .compiled_only(),
+            )
             .unwrap();
         outs.push(rr.output[0][0].to_bits());
     }

@@ -8,12 +8,12 @@
 //! Code generation works on any host, so this test runs everywhere.
 
 use picajit::interp::float::{FloatMode, Rounding};
-use picajit_jit::a64::asm::{Asm, Cond};
-use picajit_jit::a64::regs::*;
+use picajit_jit::testing::a64::asm::{Asm, Cond};
+use picajit_jit::testing::a64::regs::*;
 use picajit_jit::yaxpeax_arch::{Decoder, U8Reader};
 use picajit_jit::yaxpeax_arm::armv8::a64::InstDecoder;
 use picajit_jit::{compile, Backend, HostFeatures};
-use picajit_testkit::testgen::{generate, Config};
+use picajit_testkit::testgen::{generate, Options};
 
 /// Decode `code` word by word into text.
 fn decode_words(code: &[u8]) -> Vec<String> {
@@ -420,9 +420,9 @@ fn generated_programs_decode_completely() {
         for seed in 0..60 {
             let case = generate(
                 seed,
-                &Config {
+                &Options {
                     mode,
-                    ..Config::default()
+                    ..Options::default()
                 },
             );
             let Ok(s) = compile(&case.program, mode, Backend::A64, HostFeatures::detect()) else {

@@ -24,8 +24,8 @@ use picajit::interp::exec::Interpreter;
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms};
-use picajit_jit::{compile, Backend, BatchError, BatchInfo, CompiledShader, HostFeatures};
-use picajit_testkit::testgen::{generate, Config};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, Outcome};
+use picajit_testkit::testgen::{self, generate, value, Options, Rng, Values};
 
 const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
 const F24N: FloatMode = FloatMode::F24(Rounding::NearestEven);
@@ -75,17 +75,17 @@ fn reference(
     inputs: &[Row],
     uniforms: &Uniforms,
     budget: u64,
-) -> (Vec<Row>, Result<BatchInfo, BatchError>) {
+) -> (Vec<Row>, Result<Outcome, Error>) {
     let interp = Interpreter::new(program, mode);
     let mut out = vec![[[0.0; 4]; 16]; inputs.len()];
-    let mut info = BatchInfo::default();
+    let mut info = Outcome::default();
     let mut regs = Registers::default();
     for (k, row) in inputs.iter().enumerate() {
         regs.reset_working_state();
         regs.input = *row;
         match interp.run(&mut regs, uniforms, None, budget) {
             Ok(r) => info.instructions += r.instructions,
-            Err(error) => return (out, Err(BatchError { index: k, error })),
+            Err(error) => return (out, Err(Error::Exec { index: k, error })),
         }
         out[k] = regs.output;
     }
@@ -131,7 +131,7 @@ fn check_batch(
     let (want, want_info) = reference(program, mode, inputs, uniforms, budget);
     // Garbage in the output rows: every output register must be written by run_batch.
     let mut got = vec![[[f32::from_bits(0x7FC0_1234); 4]; 16]; inputs.len()];
-    let got_info = shader.run_batch(inputs, &mut got, uniforms, budget);
+    let got_info = shader.invoke(Invocation::batch(uniforms, inputs, &mut got).budget(budget));
     match (&want_info, &got_info) {
         (Ok(w), Ok(g)) => {
             assert_eq!(
@@ -151,7 +151,9 @@ fn check_batch(
         (Err(w), Err(g)) => {
             assert_eq!(w, g, "errors differ\n{}", what());
             // Rows before the failing one are finished.
-            let n = w.index;
+            let Error::Exec { index: n, .. } = *w else {
+                panic!("the reference fails only on the interpreter: {w}");
+            };
             assert!(
                 bits(&want[..n]) == bits(&got[..n]),
                 "outputs before the error differ: {}\n{}",
@@ -181,7 +183,11 @@ fn check_masked(
     let mask = masks[inputs.len() % masks.len()];
     let mut got = vec![[[f32::from_bits(SENTINEL); 4]; 16]; inputs.len()];
     shader
-        .run_batch_masked(inputs, &mut got, uniforms, budget, mask)
+        .invoke(
+            Invocation::batch(uniforms, inputs, &mut got)
+                .mask(mask)
+                .budget(budget),
+        )
         .unwrap_or_else(|e| panic!("masked run failed: {e:?}\n{}", what()));
     for (k, (w, g)) in want.iter().zip(&got).enumerate() {
         for o in 0..16 {
@@ -200,97 +206,10 @@ fn check_masked(
 
 // ---------------------------------------------------------------- value generation
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 16) as u32
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        self.next() % n
-    }
-}
-
-const F24_SPECIALS: &[u32] = &[
-    0x000000, 0x800000, 0x000001, 0x00FFFF, 0x80FFFF, 0x010000, 0x810000, 0x3F0000, 0xBF0000,
-    0x3E0000, 0x400000, 0x408000, 0x7EFFFF, 0xFEFFFF, 0x7F0000, 0xFF0000, 0x7FFFFF, 0x7F8000,
-    0xFF0001, 0x3F0001, 0x3FC000, 0x3F5555, 0x2E0000, 0xAD0000, 0x45FFFC, 0xC5FFFC, 0xBB9999,
-    0x460000, 0x7E8000, 0x3EFFFF, 0x020000, 0x5E0000, 0x3D0000, 0x410000, 0x450000, 0x3E8000,
-];
-
-const F32_SPECIALS: &[u32] = &[
-    0x0000_0000,
-    0x8000_0000,
-    0x0000_0001,
-    0x807F_FFFF,
-    0x0080_0000,
-    0x8080_0000,
-    0x3F80_0000,
-    0xBF80_0000,
-    0x3F00_0000,
-    0x7F7F_FFFF,
-    0xFF7F_FFFF,
-    0x7F80_0000,
-    0xFF80_0000,
-    0x7FC0_0000,
-    0xFFFF_FFFF,
-    0x7F80_0001,
-    0x4000_0000,
-    0x4B00_0000,
-    0x4F00_0000,
-    0xCF00_0000,
-    0x42FF_FE00,
-    0x3FFF_FFFF,
-];
-
-/// A register value for `mode`: f24 values in F24 modes (the input contract), any f32 in F32
-/// mode; specials half of the time, small integers (bone indices, loop-ish values) sometimes.
-fn value(r: &mut Rng, mode: FloatMode) -> f32 {
-    let f24 = matches!(mode, FloatMode::F24(_));
-    match r.below(10) {
-        0..=4 => {
-            if f24 {
-                F24::from_bits(F24_SPECIALS[r.below(F24_SPECIALS.len() as u32) as usize]).to_f32()
-            } else {
-                f32::from_bits(F32_SPECIALS[r.below(F32_SPECIALS.len() as u32) as usize])
-            }
-        }
-        5 => r.below(200) as f32 - 100.0,
-        _ => {
-            if f24 {
-                // Any f24 pattern with a moderate exponent.
-                let e = 40 + r.below(48);
-                F24::from_bits((r.next() & 0x80_FFFF) | (e << 16)).to_f32()
-            } else {
-                f32::from_bits(r.next() ^ (r.next() << 16))
-            }
-        }
-    }
-}
-
 /// Per-vertex inputs: vertex 0 keeps the test case's inputs, the others mix them with fresh
-/// random and special values component by component.
+/// [`Values::Batch`] values component by component.
 fn batch_inputs(base: &Row, n: usize, mode: FloatMode, r: &mut Rng) -> Vec<Row> {
-    (0..n)
-        .map(|k| {
-            let mut row = *base;
-            if k > 0 {
-                for reg in row.iter_mut() {
-                    for x in reg.iter_mut() {
-                        if r.below(3) != 0 {
-                            *x = value(r, mode);
-                        }
-                    }
-                }
-            }
-            row
-        })
-        .collect()
+    testgen::batch_inputs(base, n, mode, r)
 }
 
 // ---------------------------------------------------------------- examples
@@ -397,22 +316,23 @@ fn random(mode: FloatMode, flow: bool, seed0: u64, n: u64) {
 
 fn random_on(b: Backend, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, step: u64) {
     let n = n_all.div_ceil(step);
-    let cfg = Config {
+    let cfg = Options {
         mode,
         kind: ShaderKind::Vertex,
         max_len: 48,
         flow,
+        ..Options::default()
     };
     let mut soa_groups = 0;
     let mut fallbacks = 0;
     let mut splits = 0;
     let mut too_large = 0;
-    let mut r = Rng(seed0 ^ 0xBA7C);
+    let mut r = Rng::new(seed0 ^ 0xBA7C);
     for seed in (seed0..seed0 + n_all).step_by(step as usize) {
         let case = generate(seed, &cfg);
         let shader = match compile(&case.program, mode, b, HostFeatures::detect()) {
             Ok(s) => s,
-            Err(picajit_jit::CompileError::Unsupported(_)) => continue,
+            Err(picajit_jit::Error::Unsupported(_)) => continue,
             Err(e) => panic!("{e}"),
         };
         if b == Backend::A64 && shader.batch_lanes() == 1 {
@@ -569,13 +489,13 @@ fn hand_written_shapes() {
 
 fn shapes_on(b: Backend) {
     let w = Workload::from_source("shapes.v.pica", SHAPES).unwrap();
-    let mut r = Rng(77);
+    let mut r = Rng::new(77);
     for mode in MODES {
         let shader = compile_on(&w.program, mode, b);
         assert_eq!(shader.batch_lanes(), 8);
         let mut uniforms = w.uniforms(mode);
         for i in 0..96 {
-            let row = [0; 4].map(|_: i32| value(&mut r, mode));
+            let row = [0; 4].map(|_: i32| value(&mut r, mode, Values::Batch));
             uniforms.set_float_raw(i, row);
         }
         // Groups whose a.x and a.w signs agree (so IFC and JMPC are uniform), then groups
@@ -587,14 +507,14 @@ fn shapes_on(b: Backend) {
                     let mut row = [[0.0f32; 4]; 16];
                     for reg in row.iter_mut().take(2) {
                         for x in reg.iter_mut() {
-                            *x = value(&mut r, mode);
+                            *x = value(&mut r, mode, Values::Batch);
                         }
                     }
                     // Address-like values for mova: some in range, some far out.
                     let addr = |r: &mut Rng| match r.below(4) {
                         0 => r.below(300) as f32 - 150.0,
                         1 => r.below(16) as f32,
-                        _ => value(r, mode),
+                        _ => value(r, mode, Values::Batch),
                     };
                     row[0][0] = addr(&mut r);
                     row[0][1] = addr(&mut r);
@@ -968,7 +888,7 @@ fn many_blocks_on(b: Backend) {
     }
     src.push_str("    mov opos, r0\n    mov oclr, r1\n    end\n.end\n");
     let w = Workload::from_source("many_blocks.v.pica", &src).unwrap();
-    let mut r = Rng(4321);
+    let mut r = Rng::new(4321);
     for mode in MODES {
         let shader = compile_on(&w.program, mode, b);
         assert!(
@@ -1025,7 +945,7 @@ fn divergent_shapes() {
 }
 
 fn divergent_shapes_on(b: Backend) {
-    let mut r = Rng(1234);
+    let mut r = Rng::new(1234);
     for (name, masked, src) in DIVERGENT {
         let w = Workload::from_source(&format!("{name}.v.pica"), src).unwrap();
         for mode in MODES {
@@ -1041,7 +961,7 @@ fn divergent_shapes_on(b: Backend) {
                     let mut row = [[0.0f32; 4]; 16];
                     for x in row[0].iter_mut() {
                         *x = if r.below(4) == 0 {
-                            value(&mut r, mode)
+                            value(&mut r, mode, Values::Batch)
                         } else {
                             r.below(41) as f32 * 0.5 - 10.0
                         };
@@ -1141,7 +1061,7 @@ fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32) {
                 .collect();
             let mut got = vec![[[0.0f32; 4]; 16]; n];
             shader
-                .run_batch(&inputs, &mut got, &uniforms, 1 << 10)
+                .invoke(Invocation::batch(&uniforms, &inputs, &mut got).budget(1 << 10))
                 .unwrap();
             assert_eq!(shader.batch_stats().fallbacks, 0);
             for (row, x) in got.iter().zip(&chunk[..n]) {
@@ -1447,7 +1367,7 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
 #[test]
 #[cfg(target_arch = "x86_64")]
 fn a64_instructions_per_vertex() {
-    use picajit_jit::a64::emulator::count_instructions;
+    use picajit_jit::testing::a64::count_instructions;
     let workloads = Workload::examples().unwrap();
     let n = 256;
     eprintln!(
@@ -1461,12 +1381,12 @@ fn a64_instructions_per_vertex() {
         let mut out = vec![[[0.0f32; 4]; 16]; n];
         // Generated and loaded before counting.
         shader
-            .run_batch(&inputs, &mut out, &uniforms, 1 << 20)
+            .invoke(Invocation::batch(&uniforms, &inputs, &mut out).budget(1 << 20))
             .unwrap();
         let before = shader.batch_stats();
         count_instructions(true);
         shader
-            .run_batch(&inputs, &mut out, &uniforms, 1 << 20)
+            .invoke(Invocation::batch(&uniforms, &inputs, &mut out).budget(1 << 20))
             .unwrap();
         let c = count_instructions(false);
         let s = shader.batch_stats();
@@ -1480,7 +1400,7 @@ fn a64_instructions_per_vertex() {
         count_instructions(true);
         let mut one = vec![[[0.0f32; 4]; 16]; 7];
         shader
-            .run_batch(&inputs[..7], &mut one, &uniforms, 1 << 20)
+            .invoke(Invocation::batch(&uniforms, &inputs[..7], &mut one).budget(1 << 20))
             .unwrap();
         let p = count_instructions(false);
         assert!(
@@ -1518,13 +1438,9 @@ fn a64_instructions_per_vertex() {
             let mut out = EmitBuffer::new(picajit::engine::program_output_mask(&w.program));
             count_instructions(true);
             shader
-                .run_points(
-                    &mut regs,
-                    &mut uniforms,
-                    &mut gs,
-                    &inputs[..k],
-                    1 << 20,
-                    &mut out,
+                .invoke(
+                    Invocation::points(&mut uniforms, &mut regs, &mut gs, &inputs[..k], &mut out)
+                        .budget(1 << 20),
                 )
                 .unwrap();
             count_instructions(false)

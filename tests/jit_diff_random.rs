@@ -17,7 +17,7 @@ use picajit::interp::program::ShaderKind;
 use picajit_jit::Backend;
 #[cfg(target_arch = "x86_64")]
 use picajit_jit::HostFeatures;
-use picajit_testkit::testgen::{from_bytes, generate, Config};
+use picajit_testkit::testgen::{from_bytes, generate, Options};
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn cases(default: u64) -> u64 {
@@ -37,11 +37,12 @@ fn cases_a64(default: u64) -> u64 {
 }
 
 fn run(mode: FloatMode, kind: ShaderKind, flow: bool, seed0: u64, n: u64) {
-    let cfg = Config {
+    let cfg = Options {
         mode,
         kind,
         max_len: 48,
         flow,
+        ..Options::default()
     };
     let mut counts = [0u64; 3];
     for seed in seed0..seed0 + n {
@@ -144,9 +145,9 @@ fn random_sse_only() {
     let features = HostFeatures::detect().without(HostFeatures::AVX);
     let mut counts = [0u64; 3];
     for (k, mode) in [F24Z, F24N, FloatMode::F32].into_iter().enumerate() {
-        let cfg = Config {
+        let cfg = Options {
             mode,
-            ..Config::default()
+            ..Options::default()
         };
         for seed in 0..cases(1500) {
             let case = generate(seed + 70_000 + 10_000 * k as u64, &cfg);

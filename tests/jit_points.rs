@@ -1,14 +1,15 @@
-//! `CompiledShader::run_points` (point-mode geometry shaders, eight invocations per group
-//! where the program allows it: AVX2 on x86-64, NEON on AArch64, natively there and under
-//! unicorn on x86-64; every test runs on each, [`on_each_backend`]) against
-//! `Interpreter::run_points`, bit for bit:
+//! Point runs (`picajit_jit::Invocation::points`: point-mode geometry shaders, eight
+//! invocations per group where the program allows it: AVX2 on x86-64, NEON on AArch64,
+//! natively there and under unicorn on x86-64; every test runs on each, [`on_each_backend`])
+//! against `Interpreter::run_points`, bit for bit:
 //! emitted vertices and their flags, every register, the whole geometry state (and what a
 //! later `take_output` replays from it), b15, instruction counts, and on failure the same
 //! `(index, error)` with the same state and emitted vertices up to that point.
 //!
 //! * the example geometry shaders with their benchmark uniforms, over batch sizes around the
 //!   group size, in every float mode, with output masks that allow the group path or not;
-//! * random programs built to be eligible for the group path (`jit_common/points_gen.rs`,
+//! * random programs built to be eligible for the group path (`Shape::Points` of the generator,
+//!   `testkit/src/testgen/points.rs`,
 //!   which also holds an independent statement of the eligibility rule) from random
 //!   carried-over state: both output banks equal where the program never writes (group
 //!   path) or not (one invocation at a time), pending EMIT records, a non-empty `out`;
@@ -23,10 +24,8 @@
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 mod jit_common;
-#[path = "jit_common/points_gen.rs"]
-mod points_gen;
 
-use jit_common::{gs_bits, reg_bits};
+use jit_common::{gs_bits, reg_bits, run_one};
 use picajit::bench::Workload;
 use picajit::interp::exec::{ExecError, Interpreter};
 use picajit::interp::float::{FloatMode, Rounding};
@@ -34,9 +33,12 @@ use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{
     EmitBuffer, EmittedVertex, GeometryState, Primitive, Registers, Uniforms,
 };
-use picajit_jit::batch::BatchStats;
-use picajit_jit::{compile, Backend, CompiledShader, HostFeatures};
-use points_gen::{generate, mutate, vec4, Case, Facts, Gen, Options, Rng, Sim, MUTATIONS};
+use picajit_jit::BatchStats;
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation};
+use picajit_testkit::testgen::points::{
+    self as points_gen, generate, mutate, vec4, Case, Facts, Gen, Sim, MUTATIONS,
+};
+use picajit_testkit::testgen::{Options, Rng, Shape};
 
 const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
 const F24N: FloatMode = FloatMode::F24(Rounding::NearestEven);
@@ -143,16 +145,15 @@ fn run_ref(
 fn run_jit(shader: &CompiledShader, st: &State, inputs: &[Row], budget: u64) -> (State, Res) {
     let mut s = st.clone();
     let r = shader
-        .run_points(
-            &mut s.regs,
-            &mut s.uniforms,
-            &mut s.gs,
-            inputs,
-            budget,
-            &mut s.out,
+        .invoke(
+            Invocation::points(&mut s.uniforms, &mut s.regs, &mut s.gs, inputs, &mut s.out)
+                .budget(budget),
         )
-        .map(|i| i.instructions)
-        .map_err(|e| (e.index, e.error));
+        .map(|o| o.instructions)
+        .map_err(|e| match e {
+            Error::Exec { index, error } => (index, error),
+            other => panic!("a point run failed other than on the interpreter: {other}"),
+        });
     (s, r)
 }
 
@@ -339,7 +340,7 @@ fn check(
     a.regs.input = *follow;
     b.regs.input = *follow;
     let fa = Interpreter::new(program, mode).run(&mut a.regs, &a.uniforms, Some(&mut a.gs), budget);
-    let fb = shader.run(&mut b.regs, &b.uniforms, Some(&mut b.gs), budget);
+    let fb = run_one(shader, &mut b.regs, &b.uniforms, Some(&mut b.gs), budget);
     if fa != fb {
         return Err(format!("follow-up run: interp {fa:?}, jit {fb:?}"));
     }
@@ -435,7 +436,7 @@ fn random_state(
     let addr = |r: &mut Rng| match r.below(4) {
         0 | 1 => r.below(100) as i32 - 10,
         2 => r.below(400) as i32 - 200,
-        _ => r.next() as i32,
+        _ => r.u32() as i32,
     };
     regs.a0 = [addr(r), addr(r)];
     regs.al = addr(r);
@@ -563,7 +564,7 @@ fn examples_match_and_run_in_groups_on() {
             }
             // Carried-over state from a previous draw: banks equal where nothing is written
             // (here: everything but o0 and o1), pending records, b15 set.
-            let mut r = Rng(0xE8A3 ^ seen);
+            let mut r = Rng::new(0xE8A3 ^ seen);
             for &n in &[8usize, 24, 100] {
                 let opts = StartOpts {
                     banks_equal: true,
@@ -656,7 +657,7 @@ fn plan(r: &mut Rng, mode: FloatMode, uniforms: &Uniforms, facts: &Facts) -> Pla
         9..=13 if all != 0 => {
             let mut m = 0;
             while m == 0 {
-                m = all & r.next() as u16;
+                m = all & r.u32() as u16;
             }
             m
         }
@@ -747,7 +748,7 @@ fn run_plans(
     tally.programs += 1;
     let shader = match compile(&program, mode, backend(), HostFeatures::detect()) {
         Ok(s) => s,
-        Err(picajit_jit::CompileError::Unsupported(why)) => {
+        Err(picajit_jit::Error::Unsupported(why)) => {
             // Not compiled at all (the analysis' limits): nothing to compare.
             *tally.unsupported.entry(why.to_string()).or_default() += 1;
             return;
@@ -822,19 +823,11 @@ fn run_plans(
 fn random_programs(mode: FloatMode, seed0: u64, n: u64) {
     let mut tally = Tally::default();
     for seed in seed0..seed0 + n {
-        let mut r = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
         let flow = seed % 4 != 0;
         let len = 3 + r.below(if flow { 24 } else { 40 });
         let quirks = flow && seed % 8 == 1;
-        let case = generate(
-            &mut r,
-            Options {
-                mode,
-                flow,
-                len,
-                quirks,
-            },
-        );
+        let case = generate(&mut r, &points_options(mode, flow, len, quirks));
         let errors = Sim::check(&case.gen);
         assert!(
             errors.is_empty(),
@@ -914,20 +907,12 @@ fn mutated_programs(mode: FloatMode, seed0: u64, n: u64) {
     let mut tally = Tally::default();
     let mut per_mutation = [0u64; MUTATIONS.len()];
     for seed in seed0..seed0 + n {
-        let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5A5A);
+        let mut r = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5A5A);
         // (Not a multiple of the number of mutations: every one meets flow programs.)
         let flow = seed % 5 != 0;
         let len = 3 + r.below(20);
         let quirks = false;
-        let case: Case = generate(
-            &mut r,
-            Options {
-                mode,
-                flow,
-                len,
-                quirks,
-            },
-        );
+        let case: Case = generate(&mut r, &points_options(mode, flow, len, quirks));
         let first = (seed as usize) % MUTATIONS.len();
         let Some((k, gen)) = (0..MUTATIONS.len())
             .map(|j| (first + j) % MUTATIONS.len())
@@ -1068,7 +1053,7 @@ fn hand_program(name: &str, text: &str) -> Workload {
 fn hand_check(w: &Workload, eligible: bool, seed: u64) {
     let written = written_outputs(&w.program);
     let all = regs_of(&written);
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     for mode in MODES {
         let shader = jit(&w.program, mode);
         if group_path() {
@@ -1429,7 +1414,7 @@ fn interleave(name: &str, program: &Program, mode: FloatMode, uniforms: &Uniform
         a.regs.input = *row;
         b.regs.input = *row;
         let ra = interp.run(&mut a.regs, &a.uniforms, Some(&mut a.gs), BUDGET);
-        let rb = shader.run(&mut b.regs, &b.uniforms, Some(&mut b.gs), BUDGET);
+        let rb = run_one(&shader, &mut b.regs, &b.uniforms, Some(&mut b.gs), BUDGET);
         if ra != rb {
             fail(step, format!("interp {ra:?} jit {rb:?}"));
         }
@@ -1508,7 +1493,7 @@ fn run_and_run_points_interleave() {
 }
 
 fn run_and_run_points_interleave_on() {
-    let mut r = Rng(0x1A7E);
+    let mut r = Rng::new(0x1A7E);
     let workloads = Workload::examples().unwrap();
     for w in workloads.iter().filter(|w| {
         // Point mode: the other input modes run one invocation at a time, not in groups.
@@ -1521,16 +1506,8 @@ fn run_and_run_points_interleave_on() {
     }
     for seed in 0..30u64 {
         let mode = MODES[seed as usize % 3];
-        let mut g = Rng(seed ^ 0x0123_4567);
-        let case = generate(
-            &mut g,
-            Options {
-                mode,
-                flow: seed % 2 == 0,
-                len: 12,
-                quirks: false,
-            },
-        );
+        let mut g = Rng::new(seed ^ 0x0123_4567);
+        let case = generate(&mut g, &points_options(mode, seed % 2 == 0, 12, false));
         interleave(
             &format!("random {seed}"),
             &case.gen.program(),
@@ -1556,19 +1533,11 @@ fn generator_covers_the_isa_and_the_shapes() {
     let mut flow = BTreeSet::new();
     let mut partial_outputs = 0;
     for seed in 0..600u64 {
-        let mut r = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let mut r = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
         let mode = MODES[seed as usize % 3];
         let flowy = seed % 4 != 0;
         let len = 3 + r.below(24);
-        let case = generate(
-            &mut r,
-            Options {
-                mode,
-                flow: flowy,
-                len,
-                quirks: seed % 8 == 1,
-            },
-        );
+        let case = generate(&mut r, &points_options(mode, flowy, len, seed % 8 == 1));
         assert!(Sim::check(&case.gen).is_empty(), "seed {seed}");
         let facts = case.gen.facts();
         partial_outputs += facts.outputs.iter().any(|&m| m != 0 && m != 0xF) as u32;
@@ -1818,7 +1787,7 @@ fn uniform_changes_between_calls_on() {
             ("uniform_changes", &v.program, v.uniforms(mode)),
         ] {
             let shader = jit(program, mode);
-            let mut r = Rng(0xC4A6);
+            let mut r = Rng::new(0xC4A6);
             let inputs = w.inputs(mode, 41);
             let mut a = fresh(&base, 0b11);
             a.uniforms.set_bool(15, true);
@@ -1839,7 +1808,7 @@ fn uniform_changes_between_calls_on() {
                     panic!("{name} {mode:?} step {step}: {d}");
                 }
                 (a, b) = (sa, sb);
-                let _ = r.next();
+                let _ = r.u32();
             }
             if group_path() {
                 assert!(shader.batch_stats().groups > 0, "{name} {mode:?}");
@@ -1868,7 +1837,7 @@ fn concurrent_calls_on_one_shader_on() {
         for t in 0..4u64 {
             let (shader, program, uniforms, inputs) = (&shader, &w.program, &uniforms, &inputs);
             s.spawn(move || {
-                let mut r = Rng(t);
+                let mut r = Rng::new(t);
                 for k in 0..40 {
                     let n = 9 + r.below(150) as usize;
                     let mut start = fresh(uniforms, 0b11);
@@ -1923,7 +1892,7 @@ fn final_state_for_each_emit_count_on() {
             );
             let w = hand_program(&format!("emits{emits}_tail{tail}"), &text);
             let written = written_outputs(&w.program);
-            let mut r = Rng(17 * emits + tail);
+            let mut r = Rng::new(17 * emits + tail);
             for mode in MODES {
                 let shader = jit(&w.program, mode);
                 assert_eq!(shader.points_ineligibility(), None, "{text}");
@@ -1962,18 +1931,10 @@ fn final_state_for_each_emit_count_on() {
 #[cfg(target_arch = "x86_64")]
 fn without_avx2_every_invocation_runs_alone() {
     let features = HostFeatures::detect().without(HostFeatures::AVX2);
-    let mut r = Rng(0xA5);
+    let mut r = Rng::new(0xA5);
     for seed in 0..40u64 {
         let mode = MODES[seed as usize % 3];
-        let case = generate(
-            &mut r,
-            Options {
-                mode,
-                flow: seed % 2 == 0,
-                len: 15,
-                quirks: false,
-            },
-        );
+        let case = generate(&mut r, &points_options(mode, seed % 2 == 0, 15, false));
         let program = case.gen.program();
         let shader = compile(&program, mode, Backend::X64, features).unwrap();
         assert!(shader.points_ineligibility().is_some());
@@ -2024,7 +1985,7 @@ fn every_opcode_reads_exactly_its_lanes_on() {
     let mask_of = |m: u8| WriteMask::from_lanes([m & 1 != 0, m & 2 != 0, m & 4 != 0, m & 8 != 0]);
     let ident = OperandDesc::new(WriteMask::XYZW, [false; 3], [Swizzle::IDENTITY; 3]).0;
     let (mut must_not, mut must, mut grouped) = (0, 0, 0);
-    let mut r = Rng(0x1A2E);
+    let mut r = Rng::new(0x1A2E);
     for (k, &op) in ops.iter().enumerate() {
         let positions: &[usize] = match op {
             Mad | Madi => &[0, 1, 2],
@@ -2194,5 +2155,16 @@ fn every_opcode_reads_exactly_its_lanes_on() {
     eprintln!("{must_not} programs read a lane, {must} do not; {grouped} ran in groups");
     if group_path() {
         assert!(must_not > 400 && must > 400 && grouped >= must);
+    }
+}
+
+/// The generator's options for a point-mode program of about `len` operations in `main`.
+fn points_options(mode: FloatMode, flow: bool, len: u32, quirks: bool) -> Options {
+    Options {
+        mode,
+        kind: ShaderKind::Geometry,
+        max_len: len as usize,
+        flow,
+        shape: Shape::Points { quirks },
     }
 }

@@ -17,7 +17,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::Registers;
-use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures};
+use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::X64);
 
@@ -92,10 +92,10 @@ fn compiled_shaders_are_send_and_sync() {
 #[allow(deprecated)]
 fn caller_mxcsr_equal_to_the_mode_is_kept() {
     use picajit::interp::float::Rounding;
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..60 {
-        let case = generate(seed, &Config::default());
+        let case = generate(seed, &Options::default());
         let Ok(shader) = compile(
             &case.program,
             case.mode,
@@ -120,9 +120,11 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
             unsafe { _mm_setcsr(control | flags) };
             let mut r = Registers::default();
             r.input = case.inputs;
-            let got = shader.try_run(&mut r, &case.uniforms, None, 4000);
+            let got = jit_common::run_compiled(&shader, &mut r, &case.uniforms, None, 4000);
             let mut out = [[[0.0f32; 4]; 16]; 3];
-            let batch = shader.run_batch(&[case.inputs; 3], &mut out, &case.uniforms, 4000);
+            let batch = shader.invoke(
+                Invocation::batch(&case.uniforms, &[case.inputs; 3], &mut out).budget(4000),
+            );
             let after = unsafe { _mm_getcsr() };
             unsafe { _mm_setcsr(saved) };
             assert_eq!(
@@ -154,10 +156,10 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_is_ignored_and_restored() {
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..30 {
-        let case = generate(seed, &Config::default());
+        let case = generate(seed, &Options::default());
         let Ok(shader) = compile(
             &case.program,
             case.mode,
@@ -173,7 +175,7 @@ fn caller_mxcsr_is_ignored_and_restored() {
         unsafe { _mm_setcsr(hostile) };
         let mut r = Registers::default();
         r.input = case.inputs;
-        let got = shader.try_run(&mut r, &case.uniforms, None, 4000);
+        let got = jit_common::run_compiled(&shader, &mut r, &case.uniforms, None, 4000);
         let after = unsafe { _mm_getcsr() };
         unsafe { _mm_setcsr(saved) };
         assert_eq!(
@@ -201,17 +203,17 @@ fn caller_mxcsr_is_ignored_and_restored() {
 /// float mode; the shared cases run with the detected features (AVX on the test machines).
 #[test]
 fn sse_only_tier_matches_the_interpreter() {
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     let mut compared = 0;
     for seed in 0..500 {
-        let case = generate(seed, &Config::default());
+        let case = generate(seed, &Options::default());
         let Ok(shader) = compile(&case.program, case.mode, Backend::X64, HostFeatures::SSE41)
         else {
             continue;
         };
         let mut got = Registers::default();
         got.input = case.inputs;
-        let ran = shader.try_run(&mut got, &case.uniforms, None, 4000);
+        let ran = jit_common::run_compiled(&shader, &mut got, &case.uniforms, None, 4000);
         let mut want = Registers::default();
         want.input = case.inputs;
         let expected =

@@ -9,10 +9,10 @@
 
 use picajit::interp::float::{FloatMode, MaxRule, Rounding};
 use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter};
-use picajit_jit::x64::asm::{Asm, Mem, XOp};
-use picajit_jit::x64::regs::*;
+use picajit_jit::testing::x64::asm::{Asm, Mem, XOp};
+use picajit_jit::testing::x64::regs::*;
 use picajit_jit::{compile_with, Backend, HostFeatures};
-use picajit_testkit::testgen::{generate, Config};
+use picajit_testkit::testgen::{generate, Options};
 
 /// Decode the instruction stream of `a` (without the pool) into Intel syntax, one line each.
 fn decode(a: Asm) -> (Vec<String>, Vec<u8>, usize) {
@@ -307,9 +307,9 @@ fn generated_programs_decode_cleanly() {
         for seed in 0..150u64 {
             let case = generate(
                 seed + 1000 * k as u64,
-                &Config {
+                &Options {
                     mode,
-                    ..Config::default()
+                    ..Options::default()
                 },
             );
             // Odd seeds with the other MAX reading, whose MAX adds a compare and a select.
@@ -349,10 +349,10 @@ fn generated_programs_decode_cleanly() {
 
 mod soa {
     use super::decode;
-    use picajit_jit::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE, THREE_OPERAND_FORMS};
     use picajit_jit::iced_x86::{Decoder, DecoderOptions};
-    use picajit_jit::x64::asm::{Asm, Mem};
-    use picajit_jit::x64::regs::*;
+    use picajit_jit::testing::batch::asm::{pred, YOp, Yasm, Ymm, HOT_BASE, THREE_OPERAND_FORMS};
+    use picajit_jit::testing::x64::asm::{Asm, Mem};
+    use picajit_jit::testing::x64::regs::*;
 
     /// Emit one instruction through [`Yasm`] and decode it.
     fn yone(f: impl FnOnce(&mut Yasm)) -> String {
@@ -780,7 +780,7 @@ mod soa {
     fn geometry_emit_forms() {
         use picajit::bench::Workload;
         use picajit::interp::float::{FloatMode, Rounding};
-        use picajit_jit::batch::*;
+        use picajit_jit::testing::batch::*;
         use picajit_jit::{compile, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
@@ -868,7 +868,7 @@ mod soa {
         use picajit::interp::float::{FloatMode, MaxRule, Rounding};
         use picajit_jit::iced_x86::Code;
         use picajit_jit::{compile_with, Backend, HostFeatures};
-        use picajit_testkit::testgen::{generate, Config};
+        use picajit_testkit::testgen::{generate, Options};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
         }
@@ -883,9 +883,9 @@ mod soa {
             for seed in 0..100u64 {
                 let case = generate(
                     seed + 5000 + 1000 * k as u64,
-                    &Config {
+                    &Options {
                         mode,
-                        ..Config::default()
+                        ..Options::default()
                     },
                 );
                 let rule = if seed % 2 == 1 {

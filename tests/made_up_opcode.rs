@@ -22,7 +22,7 @@ use picajit::interp::float::{self, FloatMode, Rounding};
 use picajit::interp::isa::{decode, format_instruction, Format, Instruction, Opcode, Unit};
 use picajit::interp::program::Program;
 use picajit::interp::state::{Registers, Uniforms};
-use picajit_jit::{compile, Backend, HostFeatures};
+use picajit_jit::{compile, Backend, HostFeatures, Invocation};
 
 const MODES: [FloatMode; 3] = [
     FloatMode::F24(Rounding::TowardZero),
@@ -213,7 +213,7 @@ fn lanes_match_interpreter(backend: Backend) {
         let mut got = vec![[[f32::NAN; 4]; 16]; inputs.len()];
         let before = shader.batch_stats();
         shader
-            .run_batch(&inputs, &mut got, &uniforms, 1000)
+            .invoke(Invocation::batch(&uniforms, &inputs, &mut got).budget(1000))
             .unwrap_or_else(|e| panic!("{backend:?} {mode:?}: {e:?}"));
         let after = shader.batch_stats();
         assert_eq!(

@@ -15,7 +15,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompiledShader, HostFeatures};
+use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 use std::hint::black_box;
 
 const MODES: [FloatMode; 3] = [
@@ -92,7 +92,7 @@ fn run_matches(
     r.input[0] = input;
     let mut expected = r.clone();
     shader
-        .try_run(&mut r, u, None, 100)
+        .invoke(Invocation::one(u, &mut r).budget(100).compiled_only())
         .expect("compiled code finishes");
     Interpreter::new(shader.program(), mode)
         .run(&mut expected, u, None, 100)
@@ -309,12 +309,12 @@ fn caller_float_environment_survives_calls() {
                 let mut r = Registers::default();
                 r.input = input;
                 // A deopt is fine here: what matters is that the code ran and returned.
-                let _ = shader.try_run(&mut r, &u, None, 100_000);
+                let _ = shader.invoke(Invocation::one(&u, &mut r).budget(100_000).compiled_only());
                 host_arithmetic_is_default();
             }
             let inputs: Vec<_> = w.inputs(mode, 16);
             let mut outputs = vec![[[0.0f32; 4]; 16]; inputs.len()];
-            let _ = shader.run_batch(&inputs, &mut outputs, &u, 100_000);
+            let _ = shader.invoke(Invocation::batch(&u, &inputs, &mut outputs).budget(100_000));
             host_arithmetic_is_default();
         }
     }

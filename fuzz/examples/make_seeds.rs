@@ -11,7 +11,7 @@ use picajit::interp::float::{FloatMode, Rounding};
 use picajit::interp::program::ShaderKind;
 use picajit::shbin::Shbin;
 use picajit_fuzz::{encode_raw, encode_structured};
-use picajit_testkit::testgen::{generate, Config};
+use picajit_testkit::testgen::{generate, Options};
 use std::path::{Path, PathBuf};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
@@ -99,11 +99,12 @@ fn main() {
         } else {
             ShaderKind::Vertex
         };
-        let cfg = Config {
+        let cfg = Options {
             mode: modes[seed as usize % 3],
             kind,
             max_len: 40,
             flow: seed % 6 != 0,
+            ..Options::default()
         };
         let case = generate(seed, &cfg);
         let p = &case.program;

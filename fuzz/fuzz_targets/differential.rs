@@ -1,9 +1,9 @@
 //! Differential fuzzing: the bytes become a program (structured operations or raw words),
 //! descriptors, entry point, kind, uniforms, inputs and initial registers (format in
-//! `fuzz/src/lib.rs`); it runs on the reference interpreter and on every JIT backend whose
-//! code can run here (x86-64 natively; AArch64 under emulation once that backend exists), in
-//! every float mode. Any difference in registers, flags, address registers, instruction
-//! counts, emitted vertices, batch outputs or errors panics.
+//! `testkit/src/testgen/bytes.rs`); it runs on the reference interpreter and on every JIT
+//! backend whose code can run here (x86-64 natively; AArch64 natively on AArch64 hosts and
+//! under unicorn elsewhere), in every float mode. Any difference in registers, flags, address
+//! registers, instruction counts, emitted vertices, batch outputs or errors panics.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

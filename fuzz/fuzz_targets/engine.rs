@@ -1,5 +1,5 @@
 //! The public engine API with a small instruction budget: programs from the structured case
-//! format (`fuzz/src/lib.rs`) or from SHBIN bytes go through `Shader::new`, `run_vertex`,
+//! format (`testkit/src/testgen/bytes.rs`) or from SHBIN bytes go through `Shader::new`, `run_vertex`,
 //! `run_batch`, `GeometryRunner::invoke` and `invoke_points` on the chosen backend and float mode. Every call
 //! must return outputs or an error, within the budget, and agree with the same calls on the
 //! interpreter backend.
@@ -14,7 +14,7 @@ use picajit::interp::float::FloatMode;
 use picajit::interp::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::state::{EmitBuffer, Uniforms};
 use picajit::shbin::Shbin;
-use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Reader, MODES};
+use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Rng, MODES};
 
 const BACKENDS: [BackendChoice; 4] = [
     BackendChoice::Auto,
@@ -32,7 +32,7 @@ struct Run {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut r = Reader::new(data);
+    let mut r = Rng::bytes(data);
     let opts = r.u8();
     let budget = r.u16() as u64 % 4096;
     let gs_bytes = [r.u8(), r.u8(), r.u8()];

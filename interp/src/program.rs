@@ -33,7 +33,8 @@ impl fmt::Display for ShaderKind {
     }
 }
 
-/// How a geometry shader receives its input vertices (`shbin-and-picasso.md` A.7).
+/// How a geometry shader receives its input vertices (the DVLE's geometry-shader fields; README
+/// "Examples" and `docs/assembly.md`, `.gsh`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum GsInputMode {
     /// One invocation per input vertex; attributes arrive in v0-v15 like a vertex shader.

@@ -1,7 +1,7 @@
-//! Running a compiled shader: one invocation ([`CompiledShader::run`],
-//! [`CompiledShader::try_run`]), vertex batches (`run_batch`, `run_batch_masked`,
-//! `run_batch_from`) and geometry point runs (`run_points`), their result and error types, and
-//! the undo log that lets a deopted invocation re-run on the interpreter.
+//! The drivers behind [`CompiledShader::invoke`](crate::Invocation): one invocation (`run`,
+//! `try_run`), vertex batches (`run_batch_masked`, `run_batch_from`) and geometry point runs
+//! (`run_points`), their crate-internal result and error types, and the undo log that lets a
+//! deopted invocation re-run on the interpreter.
 
 use crate::layout::{EmitRecord, JitContext};
 use crate::runtime::code_buffer::{ExecCode, Status};
@@ -12,9 +12,9 @@ use picajit_interp::program::ShaderKind;
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use std::fmt;
 
-/// Result of [`CompiledShader::run_batch`].
+/// What a batch or point run did (the public form is [`Outcome`](crate::Outcome)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BatchInfo {
+pub(crate) struct BatchInfo {
     /// Instructions executed over all invocations.
     pub instructions: u64,
     /// Invocations that deopted and ran on the interpreter.
@@ -23,7 +23,7 @@ pub struct BatchInfo {
 
 /// An invocation of a batch that failed on the interpreter.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BatchError {
+pub(crate) struct BatchError {
     /// Index of the vertex.
     pub index: usize,
     /// The interpreter's error.
@@ -41,7 +41,7 @@ impl std::error::Error for BatchError {}
 impl CompiledShader {
     /// Run one invocation, exactly like [`Interpreter::run`](picajit_interp::exec::Interpreter::run) (same registers, same results, same
     /// errors): compiled code first, the interpreter when compiled code deopts.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         regs: &mut Registers,
         uniforms: &Uniforms,
@@ -61,7 +61,7 @@ impl CompiledShader {
     /// Run one invocation on compiled code only. On `Err` the registers and the geometry state
     /// are as they were before the call (`emitted` may have more spare capacity), so callers
     /// that need the interpreter's result re-run it directly, as [`Self::run`] does.
-    pub fn try_run(
+    pub(crate) fn try_run(
         &self,
         regs: &mut Registers,
         uniforms: &Uniforms,
@@ -112,7 +112,7 @@ impl CompiledShader {
     /// Where the program allows it (see [`Self::points_ineligibility`]), runs of eight
     /// invocations execute together on the multi-vertex backend, one per SIMD lane, writing
     /// their vertices straight into `out`.
-    pub fn run_points(
+    pub(crate) fn run_points(
         &self,
         regs: &mut Registers,
         uniforms: &mut Uniforms,
@@ -166,30 +166,13 @@ impl CompiledShader {
         Ok(info)
     }
 
-    /// Run a vertex shader over many vertices: vertex `k` starts from
-    /// [`Registers::reset_working_state`] with inputs `inputs[k]` and leaves its o0-o15 in
-    /// `outputs[k]`. Invocations that deopt run on the interpreter. Stops at the first
-    /// interpreter error.
-    ///
-    /// The interface fixes only what each vertex sees, so a backend that processes several
-    /// vertices per call (one per SIMD lane) can implement it unchanged.
-    pub fn run_batch(
-        &self,
-        inputs: &[[[f32; 4]; 16]],
-        outputs: &mut [[[f32; 4]; 16]],
-        uniforms: &Uniforms,
-        budget: u64,
-    ) -> Result<BatchInfo, BatchError> {
-        self.run_batch_masked(inputs, outputs, uniforms, budget, 0xFFFF)
-    }
-
-    /// [`Self::run_batch`] for a caller that reads only the output registers in `out_mask`
-    /// (bit n = o`n`), as an emulator reads only the registers its output map names. Those
-    /// are written exactly as `run_batch` writes them; every other register of an output row
-    /// either keeps its previous contents or receives the vertex's value, whichever the
-    /// backend finds cheaper (the multi-vertex backend skips them: storing sixteen registers
-    /// per vertex costs more than a short shader).
-    pub fn run_batch_masked(
+    /// A vertex batch ([`Invocation::batch`](crate::Invocation::batch)) for a caller that reads
+    /// only the output registers in `out_mask` (bit n = o`n`), as an emulator reads only the
+    /// registers its output map names. Those are written exactly as with mask 0xFFFF; every other
+    /// register of an output row either keeps its previous contents or receives the vertex's value,
+    /// whichever the backend finds cheaper (the multi-vertex backend skips them: storing sixteen
+    /// registers per vertex costs more than a short shader).
+    pub(crate) fn run_batch_masked(
         &self,
         inputs: &[[[f32; 4]; 16]],
         outputs: &mut [[[f32; 4]; 16]],
@@ -215,7 +198,7 @@ impl CompiledShader {
     /// independent of each other, so the multi-vertex path takes these batches as well: its
     /// groups start from `start` in every lane. Returns the last vertex's final registers
     /// with the batch info (`None` for an empty batch).
-    pub fn run_batch_from(
+    pub(crate) fn run_batch_from(
         &self,
         inputs: &[[[f32; 4]; 16]],
         outputs: &mut [[[f32; 4]; 16]],

@@ -21,8 +21,8 @@
 
 use picajit_interp::state::{
     EmittedVertex, Registers, Uniforms, OFFSET_A0, OFFSET_AL, OFFSET_CMP, OFFSET_EMITTED_FLAGS,
-    OFFSET_EMITTED_OUTPUTS, OFFSET_INPUT, OFFSET_OUTPUT, OFFSET_TEMP, OFFSET_UNIFORM_BOOL,
-    OFFSET_UNIFORM_FLOAT, OFFSET_UNIFORM_INT,
+    OFFSET_EMITTED_OUTPUTS, OFFSET_TEMP, OFFSET_UNIFORM_BOOL, OFFSET_UNIFORM_FLOAT,
+    OFFSET_UNIFORM_INT,
 };
 use std::mem::offset_of;
 
@@ -138,9 +138,6 @@ pub const CTX_BATCH_COUNT: i32 = offset_of!(JitContext, batch_count) as i32;
 pub const CTX_BATCH_DONE: i32 = offset_of!(JitContext, batch_done) as i32;
 /// `JitContext::batch_instructions`.
 pub const CTX_BATCH_INSTRUCTIONS: i32 = offset_of!(JitContext, batch_instructions) as i32;
-/// Size of `Registers`: the batch loop clears a0, aL and cmp with one 16-byte store ending here.
-pub const REG_SIZE: i32 = std::mem::size_of::<Registers>() as i32;
-
 /// Size of one [`EmitRecord`].
 pub const EMIT_RECORD_SIZE: i32 = std::mem::size_of::<EmitRecord>() as i32;
 /// `EmitRecord::outputs`.
@@ -148,12 +145,8 @@ pub const EMIT_RECORD_OUTPUTS: i32 = OFFSET_EMITTED_OUTPUTS as i32;
 /// `EmitRecord::slot` (followed by `primitive` and `winding`).
 pub const EMIT_RECORD_FLAGS: i32 = OFFSET_EMITTED_FLAGS as i32;
 
-/// `Registers::input`.
-pub const REG_INPUT: i32 = OFFSET_INPUT as i32;
 /// `Registers::temp`.
 pub const REG_TEMP: i32 = OFFSET_TEMP as i32;
-/// `Registers::output`.
-pub const REG_OUTPUT: i32 = OFFSET_OUTPUT as i32;
 /// `Registers::a0` (two i32).
 pub const REG_A0: i32 = OFFSET_A0 as i32;
 /// `Registers::al` (i32).

@@ -1,6 +1,6 @@
 //! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, each with
-//! one-invocation code (behind the [`masm::MacroAssembler`] trait) and multi-vertex lane code
-//! ([`batch`]), all four driven by one shared lowering (`lower/`).
+//! one-invocation code (behind the `MacroAssembler` trait, `masm.rs`) and multi-vertex lane
+//! code (`batch/`), all four driven by one shared lowering (`lower/`).
 //!
 //! # Pipeline
 //!
@@ -8,28 +8,28 @@
 //! Program ──analysis──► nodes/blocks ──lower + masm──► machine code ──runtime──► CompiledShader
 //! ```
 //!
-//! * [`analysis`] explores everything reachable from the entry point under the hardware's
-//!   CALL/IF/LOOP stack rules, resolved statically (see [`analysis::regions`]).
+//! * `analysis/` explores everything reachable from the entry point under the hardware's
+//!   CALL/IF/LOOP stack rules, resolved statically (see `analysis/regions.rs`).
 //! * `lower/` walks the blocks and lowers each instruction once, through an emitter of either
-//!   shape: masm calls for one invocation, which [`x64`] implements with SSE4.1 and [`a64`]
+//!   shape: masm calls for one invocation, which `x64/` implements with SSE4.1 and `a64/`
 //!   with NEON, or lane operations for a group of vertices (`batch/x64.rs` AVX2,
 //!   `batch/a64.rs` NEON).
-//! * [`runtime`] maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
+//! * `runtime/` maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
 //!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
-//!   emulator elsewhere (`a64::emulator`), through the same `run`/`try_run`/`run_batch`.
+//!   emulator elsewhere (`a64::emulator`), through the same [`CompiledShader::invoke`].
 //!
 //! # Correctness contract: deopt
 //!
 //! Compiled code reproduces the interpreter bit for bit on every invocation it finishes.
 //! Whatever it cannot reproduce (running out of budget, an undefined opcode, BREAK with an
 //! empty loop stack, running past the end of the program, a full EMIT buffer) makes it stop
-//! with a *deopt* status instead. [`CompiledShader::run`] then restores the registers (and
+//! with a *deopt* status instead. [`CompiledShader::invoke`] then restores the registers (and
 //! geometry state) it was given and re-runs that invocation on
 //! [`picajit_interp::exec::Interpreter`], so results, errors included, are identical by
 //! construction. Only the rows the program can write are saved for that (see
 //! [`Analysis::written_registers`]), and nothing when [`Analysis::run_bounds`] proves the run
-//! cannot stop early, which keeps short geometry shaders cheap. [`CompiledShader::try_run`]
-//! exposes the raw outcome for tests and statistics.
+//! cannot stop early, which keeps short geometry shaders cheap.
+//! [`Invocation::compiled_only`] exposes the raw outcome for tests and statistics.
 //!
 //! # Input contract (F24 modes)
 //!
@@ -45,44 +45,78 @@
 //! rounding fix-ups (input flush, truncation, range and NaN rules), which dominate: per vertex
 //! about 0.5 ns for MOV/MAX, 2 ns for ADD/MUL, 4 ns for MAD, 5.3 ns for DP4 and 18 ns for RSQ
 //! (divider-bound) on the development machine (AMD EPYC, IPC-bound at roughly 3.5). Batches
-//! of vertices run several per SIMD register on the multi-vertex backend ([`batch`]) where
-//! the host and the program allow it ([`CompiledShader::run_batch`]).
+//! of vertices run several per SIMD register on the multi-vertex backend (`batch/`) where
+//! the host and the program allow it ([`Invocation::batch`]).
 //!
-//! # Modules of the API
+//! # The facade
 //!
-//! This file names the target ([`Backend`]) and the outcomes of generated code ([`JitExit`],
-//! [`Emitted`]); the compiled shader and [`compile`] are in `shader.rs`, the calls that run it
-//! (one invocation, vertex batches, geometry point runs) with [`BatchInfo`] and [`BatchError`]
-//! in `invoke.rs`, compile errors in [`error`].
+//! What a user of the crate needs is re-exported here: the target ([`Backend`],
+//! [`HostFeatures`]), compiling ([`compile`], [`compile_with`], [`CodeCache`]) into a
+//! [`CompiledShader`], running it through one [`Invocation`] type that returns one
+//! [`Outcome`], and one [`Error`] type for both. This file also names the outcomes of
+//! generated code ([`JitExit`], `Emitted`); the compiled shader is in `shader.rs`, the
+//! invocation in `invocation.rs` and its drivers in `invoke.rs`.
 //!
 //! # API
 //!
 //! ```no_run
-//! use picajit_jit::{compile, Backend, HostFeatures};
+//! use picajit_jit::{compile, Backend, HostFeatures, Invocation};
 //! # fn f(program: &picajit_interp::program::Program, uniforms: &picajit_interp::state::Uniforms) {
 //! let mode = picajit_interp::float::FloatMode::default();
 //! let shader = compile(program, mode, Backend::X64, HostFeatures::detect()).unwrap();
 //! println!("{} bytes; {}", shader.code_size(), shader.analysis());
 //! let mut regs = picajit_interp::state::Registers::default();
-//! let info = shader.run(&mut regs, uniforms, None, 1 << 20);
+//! let outcome = shader.invoke(Invocation::one(uniforms, &mut regs).budget(1 << 20));
 //! # }
 //! ```
 
-pub mod a64;
-pub mod analysis;
-pub mod batch;
-pub mod error;
-pub mod features;
+// The crate's internals: the facade below re-exports what callers use; `testing` gives the
+// encoding tests the assemblers they decode.
+pub(crate) mod a64;
+pub(crate) mod analysis;
+pub(crate) mod batch;
+pub(crate) mod error;
+pub(crate) mod features;
+mod invocation;
 mod invoke;
-pub mod layout;
+pub(crate) mod layout;
 pub(crate) mod lower;
-pub mod masm;
-pub mod recipes;
-pub mod runtime;
+pub(crate) mod masm;
+pub(crate) mod recipes;
+pub(crate) mod runtime;
 mod shader;
 pub mod theia;
 pub mod usc;
-pub mod x64;
+pub(crate) mod x64;
+
+/// Internals that tests need and callers do not: the x86-64, AVX2 and AArch64 assemblers
+/// and register names, which `tests/jit_x64_encoding.rs` and `tests/jit_a64_encoding.rs`
+/// decode form by form (with the multi-vertex context offsets the geometry forms carry),
+/// and the emulator's last error for failure messages. Not part of the API.
+#[doc(hidden)]
+pub mod testing {
+    /// The per-vertex x86-64 assembler and its registers.
+    pub mod x64 {
+        pub use crate::x64::{asm, regs};
+    }
+    /// The per-vertex AArch64 assembler, its registers and (under emulation) the emulator's
+    /// last error.
+    pub mod a64 {
+        #[cfg(feature = "emulate-a64")]
+        pub use crate::a64::emulator::{count_instructions, last_error};
+        pub use crate::a64::{asm, regs};
+    }
+    /// The AVX2 encoder of the multi-vertex code and the geometry fields of its context,
+    /// whose offsets the geometry EMIT forms carry.
+    pub mod batch {
+        pub use crate::batch::{
+            asm, SOA_GS_CURSOR, SOA_GS_EMITS, SOA_GS_FLAGS_NEXT, SOA_GS_FLAG_CURSOR,
+            SOA_GS_FLAG_STRIDE, SOA_GS_LANE_FLAGS, SOA_GS_LANE_ROWS, SOA_GS_LAST6, SOA_GS_LAST7,
+            SOA_GS_LEFT, SOA_GS_PREV7, SOA_GS_ROWS_NEXT, SOA_GS_ROW_OFF, SOA_GS_ROW_STRIDE,
+            SOA_GS_SLOT7, SOA_GS_SLOTS_HIT, SOA_GS_VSIZE,
+        };
+    }
+}
 
 /// The x86-64 disassembler behind [`CompiledShader::disassemble`], re-exported for tests and
 /// tools.
@@ -96,10 +130,12 @@ pub use yaxpeax_arch;
 #[cfg(feature = "disasm")]
 pub use yaxpeax_arm;
 
-pub use analysis::Analysis;
-pub use error::CompileError;
+pub use analysis::{Analysis, DeoptReason, RunBounds};
+pub use batch::{BatchStats, LANES};
+pub use error::Error;
 pub use features::HostFeatures;
-pub use invoke::{BatchError, BatchInfo};
+pub use invocation::{Invocation, Outcome, DEFAULT_BUDGET};
+pub(crate) use invoke::{BatchError, BatchInfo};
 pub use runtime::cache::{CacheKey, CodeCache};
 pub use shader::{compile, compile_with, CompiledShader};
 
@@ -140,7 +176,7 @@ impl fmt::Display for Backend {
 
 /// What a masm produces: machine code plus `(code offset, PICA address, text)` marks.
 #[derive(Clone, Debug, Default)]
-pub struct Emitted {
+pub(crate) struct Emitted {
     /// Machine code (position independent: no absolute addresses), base address 0.
     pub code: Vec<u8>,
     /// Where each PICA instruction instance starts.

@@ -9,7 +9,7 @@
 //!
 //! # Contract for implementations
 //!
-//! * Value slots `Val(0)..Val(NUM_VALS)` hold four f32 lanes. A slot's contents survive until
+//! * Value slots `Val(0)..Val(4)` hold four f32 lanes. A slot's contents survive until
 //!   the slot is written again or the next label is bound / branch is taken; the lowering never
 //!   keeps values across PICA instructions, so a backend may cache PICA registers in host
 //!   registers as long as it writes them back before every `bind`, `jump`, `branch`,
@@ -17,8 +17,9 @@
 //! * Arithmetic methods take `(dst, a, b…)`. The lowering always passes `dst == a`; a backend
 //!   with destructive two-operand forms (x64 SSE) may rely on that, a three-operand ISA
 //!   (NEON) ignores it.
-//! * Float results must equal `picajit_interp::float` for the backend's [`FloatMode`] bit for
-//!   bit, including `-0 → +0`, NaN canonicalisation, input flushing and `inf × 0 = +0`.
+//! * Float results must equal `picajit_interp::float` for the backend's
+//!   [`FloatMode`](picajit_interp::float::FloatMode) bit for bit, including `-0 → +0`, NaN
+//!   canonicalisation, input flushing and `inf × 0 = +0`.
 //!   MAX/MIN/SGE/SLT/CMP/LITP compare raw values (no flush, even with flush-to-zero enabled).
 //! * Control flow: `branch` jumps when the guard holds and falls through otherwise.
 //!   `charge_budget(n)` subtracts `n` from the remaining budget and leaves with status
@@ -29,15 +30,11 @@
 
 use crate::analysis::Guard;
 use crate::error::CompileResult;
-use picajit_interp::float::FloatMode;
 use picajit_interp::isa::{CmpOp, RelIndex, Swizzle, WriteMask};
 
 /// An abstract vector value slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Val(pub u8);
-
-/// Number of value slots a backend must provide.
-pub const NUM_VALS: usize = 4;
 
 /// Where a source operand lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,9 +121,6 @@ pub enum ScalarKind {
 pub trait MacroAssembler {
     /// A code position that can be bound once and jumped to.
     type Label: Copy;
-
-    /// The float mode results must follow.
-    fn mode(&self) -> FloatMode;
 
     /// A new unbound label.
     fn new_label(&mut self) -> Self::Label;

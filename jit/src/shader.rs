@@ -44,8 +44,8 @@ pub struct CompiledShader {
     /// Bounds of a run when the program cannot deopt but on budget or EMIT room: within them
     /// nothing needs saving.
     pub(crate) bounds: Option<analysis::RunBounds>,
-    /// Multi-vertex code for `run_batch` (x86-64 hosts with AVX2, vertex shaders), generated
-    /// on first use: it costs more to compile than the per-vertex code, and single
+    /// Multi-vertex code for `Invocation::batch` (x86-64 hosts with AVX2, vertex shaders),
+    /// generated on first use: it costs more to compile than the per-vertex code, and single
     /// invocations (geometry shaders, `run`) never need it.
     pub(crate) soa: OnceLock<Option<batch::SoaCode>>,
     /// Multi-vertex code whose groups start from a given unit state (`run_batch_from`):
@@ -261,8 +261,8 @@ impl CompiledShader {
         out
     }
 
-    /// Disassembly of the multi-vertex (SoA) code `run_batch` uses, generating it if needed;
-    /// `None` when the program has none (see [`Self::batch_lanes`]).
+    /// Disassembly of the multi-vertex (SoA) code `Invocation::batch` uses, generating it if
+    /// needed; `None` when the program has none (see [`Self::batch_lanes`]).
     #[cfg(feature = "disasm")]
     pub fn disassemble_batch(&self) -> Option<String> {
         let (code, end, marks) = self.batch_code();

@@ -359,7 +359,7 @@ fn median(values: &mut [f64]) -> f64 {
 struct Cell<'p> {
     runner: BatchRunner<'p>,
     /// The multi-vertex counters when the cell started.
-    lanes_at_start: Option<picajit_jit::batch::BatchStats>,
+    lanes_at_start: Option<picajit_jit::BatchStats>,
     iterations: u64,
     samples: Vec<f64>,
     deopts: usize,

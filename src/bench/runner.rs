@@ -2,10 +2,11 @@
 
 use super::workload::{Workload, DEFAULT_POOL};
 use crate::engine::{BackendChoice, EngineConfig, Shader};
+use picajit_interp::exec::RunInfo;
 use picajit_interp::float::{FloatMode, Rounding};
 use picajit_interp::program::{GsInputMode, Program, ShaderKind};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
-use picajit_jit::{Backend, CompiledShader, HostFeatures};
+use picajit_jit::{Backend, CompiledShader, Error, HostFeatures, Invocation, Outcome};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -267,7 +268,7 @@ impl Prepared {
     }
 
     /// The multi-vertex path's counters so far, for JIT code that has one.
-    pub fn lane_stats(&self) -> Option<picajit_jit::batch::BatchStats> {
+    pub fn lane_stats(&self) -> Option<picajit_jit::BatchStats> {
         match &self.exec {
             Exec::Jit(code) if code.batch_lanes() > 1 => Some(code.batch_stats()),
             _ => None,
@@ -313,14 +314,16 @@ impl Prepared {
             }
             Exec::Jit(code) => {
                 let info = match &self.unit_state {
-                    None => {
-                        code.run_batch_masked(inputs, outputs, uniforms, self.budget, self.out_mask)
-                    }
+                    None => code.invoke(
+                        Invocation::batch(uniforms, inputs, outputs)
+                            .mask(self.out_mask)
+                            .budget(self.budget),
+                    ),
                     // Fewer vertices than a group: one invocation each, the last one's
                     // registers are the state out (as `Shader::run_batch_state` does).
-                    Some(s) if inputs.len() < picajit_jit::batch::LANES => (|| {
+                    Some(s) if inputs.len() < picajit_jit::LANES => (|| {
                         let mut regs = Registers::default();
-                        let mut info = picajit_jit::BatchInfo::default();
+                        let mut info = Outcome::default();
                         for (index, (input, output)) in
                             inputs.iter().zip(outputs.iter_mut()).enumerate()
                         {
@@ -328,8 +331,11 @@ impl Prepared {
                             regs.output = [[0.0; 4]; 16];
                             regs.set_unit_state(s);
                             let r = code
-                                .run(&mut regs, uniforms, None, self.budget)
-                                .map_err(|error| picajit_jit::BatchError { index, error })?;
+                                .invoke(Invocation::one(uniforms, &mut regs).budget(self.budget))
+                                .map_err(|e| match e {
+                                    Error::Exec { error, .. } => Error::Exec { index, error },
+                                    other => other,
+                                })?;
                             info.instructions += r.instructions;
                             *output = regs.output;
                         }
@@ -337,16 +343,25 @@ impl Prepared {
                         Ok(info)
                     })(),
                     Some(s) => code
-                        .run_batch_from(inputs, outputs, uniforms, self.budget, self.out_mask, s)
+                        .invoke(
+                            Invocation::batch(uniforms, inputs, outputs)
+                                .mask(self.out_mask)
+                                .from_state(s)
+                                .budget(self.budget),
+                        )
                         .and_then(|info| {
                             // The state out: the last vertex once more, per vertex.
                             if let Some(last) = inputs.len().checked_sub(1) {
                                 let mut regs = Registers::default();
                                 regs.input = inputs[last];
                                 regs.set_unit_state(s);
-                                code.run(&mut regs, uniforms, None, self.budget).map_err(
-                                    |error| picajit_jit::BatchError { index: last, error },
-                                )?;
+                                code.invoke(
+                                    Invocation::one(uniforms, &mut regs).budget(self.budget),
+                                )
+                                .map_err(|e| match e {
+                                    Error::Exec { error, .. } => Error::Exec { index: last, error },
+                                    other => other,
+                                })?;
                                 std::hint::black_box(regs.unit_state());
                             }
                             Ok(info)
@@ -416,9 +431,14 @@ impl Prepared {
                 .map(|n| (n, 0))
                 .map_err(|(k, e)| (k, e.to_string()))?,
             Exec::Jit(code) => code
-                .run_points(regs, uniforms, geometry, inputs, self.budget, out)
+                .invoke(
+                    Invocation::points(uniforms, regs, geometry, inputs, out).budget(self.budget),
+                )
                 .map(|i| (i.instructions, i.deopts))
-                .map_err(|e| (e.index, e.error.to_string()))?,
+                .map_err(|e| match e {
+                    Error::Exec { index, error } => (index, error.to_string()),
+                    other => (0, other.to_string()),
+                })?,
             Exec::CodegenOnly => {
                 return Err((0, format!("{} code cannot run on this host", self.engine)))
             }
@@ -463,7 +483,21 @@ impl Prepared {
                         .interpreter()
                         .run(regs, uniforms, Some(geometry), self.budget)
                 }
-                Exec::Jit(code) => code.run(regs, uniforms, Some(geometry), self.budget),
+                Exec::Jit(code) => code
+                    .invoke(
+                        Invocation::one(uniforms, regs)
+                            .geometry(Some(geometry))
+                            .budget(self.budget),
+                    )
+                    .map(|o| RunInfo {
+                        instructions: o.instructions,
+                    })
+                    .map_err(|e| match e {
+                        Error::Exec { error, .. } => error,
+                        other => unreachable!(
+                            "a JIT invocation failed other than on the interpreter: {other}"
+                        ),
+                    }),
                 Exec::CodegenOnly => {
                     return Err((0, format!("{} code cannot run on this host", self.engine)))
                 }

@@ -1,6 +1,12 @@
 //! Dev-only support for picajit's tests, benches and fuzz targets; not part of the library
-//! an emulator links. [`testgen`] generates random PICA200 programs (valid but arbitrary
-//! shaders with their uniforms and inputs) from a seed or from fuzzer bytes, drawing opcodes
-//! from the opcode table, and assembler stress sources.
+//! an emulator links. [`testgen`] is the one random-program generator: valid but arbitrary
+//! shaders with their uniforms and inputs, or point-mode geometry programs built to be
+//! eligible for the eight-lane path, drawn from a seed or from fuzzer bytes
+//! ([`testgen::Options`], [`testgen::Rng`]), the fuzz targets' case format
+//! ([`testgen::bytes`]) and assembler stress sources. [`compare`] turns results into bit
+//! patterns and names the first difference; [`run`] runs single invocations through the JIT
+//! facade with results in the interpreter's types.
 
+pub mod compare;
+pub mod run;
 pub mod testgen;

@@ -7,7 +7,9 @@
 
 #![allow(dead_code)]
 
-use crate::jit_common::{backend, check_regs, check_shader, emulator_note, listing, Outcome};
+use crate::jit_common::{
+    backend, check_regs, check_shader, emulator_note, listing, run_compiled, run_one, Outcome,
+};
 use picajit::interp::exec::{ExecError, Interpreter};
 use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{
@@ -16,7 +18,7 @@ use picajit::interp::isa::{
 };
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
-use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, JitExit};
+use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation, JitExit};
 
 /// `#[test]` wrappers running every shared case for one backend.
 macro_rules! run_all {
@@ -895,11 +897,11 @@ pub fn flow_errors_deopt_to_the_interpreter() {
         let shader = jit(&p, FloatMode::default());
         let u = flow_uniforms();
         let mut r = Registers::default();
-        let e = shader.run(&mut r, &u, None, 1000).unwrap_err();
+        let e = run_one(&shader, &mut r, &u, None, 1000).unwrap_err();
         assert!(want(&e), "{e:?}");
         let mut r = Registers::default();
         assert!(matches!(
-            shader.try_run(&mut r, &u, None, 1000),
+            run_compiled(&shader, &mut r, &u, None, 1000),
             Err(JitExit::Deopt { .. }) | Err(JitExit::Budget)
         ));
         check_flow(&code);
@@ -920,13 +922,20 @@ pub fn budget_boundary_is_exact() {
     let u = flow_uniforms();
     let n = {
         let mut r = Registers::default();
-        shader.run(&mut r, &u, None, 1000).unwrap().instructions
+        run_one(&shader, &mut r, &u, None, 1000)
+            .unwrap()
+            .instructions
     };
     let mut r = Registers::default();
-    assert_eq!(shader.try_run(&mut r, &u, None, n).unwrap().instructions, n);
+    assert_eq!(
+        run_compiled(&shader, &mut r, &u, None, n)
+            .unwrap()
+            .instructions,
+        n
+    );
     let mut r = Registers::default();
     assert_eq!(
-        shader.try_run(&mut r, &u, None, n - 1),
+        run_compiled(&shader, &mut r, &u, None, n - 1),
         Err(JitExit::Budget)
     );
     for b in 0..=n + 1 {
@@ -987,7 +996,7 @@ pub fn geometry_emit_and_banks() {
     let shader = jit(&p, FloatMode::default());
     let mut r = Registers::default();
     let u = flow_uniforms();
-    shader.run(&mut r, &u, None, 100).unwrap();
+    run_one(&shader, &mut r, &u, None, 100).unwrap();
     assert_eq!(r.output[0], u.float(1));
     // The state carries across invocations.
     let mut g = GeometryState::default();
@@ -997,7 +1006,7 @@ pub fn geometry_emit_and_banks() {
         let mut r1 = Registers::default();
         let mut r2 = Registers::default();
         interp.run(&mut r1, &u, Some(&mut g), 100).unwrap();
-        shader.try_run(&mut r2, &u, Some(&mut g2), 100).unwrap();
+        run_compiled(&shader, &mut r2, &u, Some(&mut g2), 100).unwrap();
         assert_eq!(
             crate::jit_common::reg_bits(&r1),
             crate::jit_common::reg_bits(&r2)
@@ -1116,7 +1125,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
             let (mut r1, mut g1) = (init.clone(), g_init.clone());
             let e1 = interp.run(&mut r1, &u, Some(&mut g1), budget);
             let (mut r2, mut g2) = (init.clone(), g_init.clone());
-            match shader.try_run(&mut r2, &u, Some(&mut g2), budget) {
+            match run_compiled(&shader, &mut r2, &u, Some(&mut g2), budget) {
                 Ok(info) => {
                     assert_eq!(e1, Ok(info), "budget {budget}\n{}", ctx());
                     assert!(reg_bits(&r1) == reg_bits(&r2), "budget {budget}\n{}", ctx());
@@ -1136,7 +1145,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
                 }
             }
             let (mut r3, mut g3) = (init.clone(), g_init.clone());
-            let e3 = shader.run(&mut r3, &u, Some(&mut g3), budget);
+            let e3 = run_one(&shader, &mut r3, &u, Some(&mut g3), budget);
             assert_eq!(e1, e3, "budget {budget}\n{}", ctx());
             assert!(reg_bits(&r1) == reg_bits(&r3), "budget {budget}\n{}", ctx());
             assert!(gs_bits(&g1) == gs_bits(&g3), "budget {budget}\n{}", ctx());
@@ -1146,7 +1155,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
         if count > 256 && !shader.is_emulated() {
             let (mut r, mut g) = (init.clone(), g_init.clone());
             g.emitted.reserve(400);
-            let info = shader.try_run(&mut r, &u, Some(&mut g), 100_000);
+            let info = run_compiled(&shader, &mut r, &u, Some(&mut g), 100_000);
             assert_eq!(info.map(|i| i.instructions), Ok(count), "{}", ctx());
             let (mut r1, mut g1) = (init.clone(), g_init.clone());
             interp.run(&mut r1, &u, Some(&mut g1), 100_000).unwrap();
@@ -1157,13 +1166,13 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
 }
 
 pub fn batch_matches_per_vertex_interpreter() {
-    use picajit_testkit::testgen::{generate, Config};
+    use picajit_testkit::testgen::{generate, Options};
     for seed in 0..40 {
         let case = generate(
             seed,
-            &Config {
+            &Options {
                 flow: seed % 2 == 0,
-                ..Config::default()
+                ..Options::default()
             },
         );
         let Ok(shader) = compile(&case.program, case.mode, backend(), HostFeatures::detect())
@@ -1178,8 +1187,9 @@ pub fn batch_matches_per_vertex_interpreter() {
                 v
             })
             .collect();
-        let mut outputs = vec![[[0.0; 4]; 16]; inputs.len()];
-        let got = shader.run_batch(&inputs, &mut outputs, &case.uniforms, 3000);
+        let mut outputs = vec![[[0.0f32; 4]; 16]; inputs.len()];
+        let got =
+            shader.invoke(Invocation::batch(&case.uniforms, &inputs, &mut outputs).budget(3000));
         let mut total = 0;
         for (k, input) in inputs.iter().enumerate() {
             let mut r = Registers::default();
@@ -1188,7 +1198,7 @@ pub fn batch_matches_per_vertex_interpreter() {
                 Ok(i) => total += i.instructions,
                 Err(e) => {
                     let err = got.clone().unwrap_err();
-                    assert_eq!((err.index, err.error), (k, e));
+                    assert_eq!(err, picajit_jit::Error::Exec { index: k, error: e });
                     break;
                 }
             }
@@ -1203,8 +1213,8 @@ pub fn batch_matches_per_vertex_interpreter() {
 }
 
 pub fn cache_reuses_identical_code_only() {
-    use picajit_testkit::testgen::{generate, Config};
-    let case = generate(7, &Config::default());
+    use picajit_testkit::testgen::{generate, Options};
+    let case = generate(7, &Options::default());
     let cache = CodeCache::new();
     let f = HostFeatures::detect();
     let a = cache.get_or_compile(&case.program, case.mode, backend(), f);
@@ -1268,7 +1278,7 @@ pub fn harness_sees_mode_differences() {
     for mode in MODES {
         let s = jit(&p, mode);
         let mut rr = r.clone();
-        s.try_run(&mut rr, &u, None, 10).unwrap();
+        run_compiled(&s, &mut rr, &u, None, 10).unwrap();
         outs.push(rr.output[0][0].to_bits());
         assert_eq!(
             check_shader(&s, &p, &u, &r.input, mode, 10),

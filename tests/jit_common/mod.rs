@@ -5,10 +5,9 @@
 
 use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::FloatMode;
-use picajit::interp::isa::{decode, format_instruction};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{GeometryState, Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompileError, CompiledShader, HostFeatures, JitExit};
+use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, JitExit};
 use picajit_testkit::testgen::TestCase;
 use std::cell::Cell;
 
@@ -41,78 +40,8 @@ pub enum Outcome {
     Unsupported,
 }
 
-/// All state as bit patterns.
-pub fn reg_bits(r: &Registers) -> Vec<u32> {
-    let mut v = Vec::with_capacity(200);
-    for bank in [&r.input, &r.temp, &r.output] {
-        for reg in bank.iter() {
-            v.extend(reg.iter().map(|x| x.to_bits()));
-        }
-    }
-    v.extend(r.a0.iter().map(|&x| x as u32));
-    v.push(r.al as u32);
-    v.push(r.cmp[0] as u32 | (r.cmp[1] as u32) << 8);
-    v
-}
-
-fn bank_bits(b: &[[f32; 4]; 16]) -> Vec<u32> {
-    b.iter()
-        .flat_map(|r| r.iter().map(|x| x.to_bits()))
-        .collect()
-}
-
-/// Geometry state as bit patterns.
-pub fn gs_bits(g: &GeometryState) -> Vec<u32> {
-    let mut v = vec![g.vertex_id as u32, g.primitive as u32, g.winding as u32];
-    v.extend(bank_bits(&g.other_bank));
-    for s in &g.slots {
-        v.extend(bank_bits(s));
-    }
-    v.push(g.emitted.len() as u32);
-    for e in &g.emitted {
-        v.extend(bank_bits(&e.outputs));
-        v.extend([e.slot as u32, e.primitive as u32, e.winding as u32]);
-    }
-    v
-}
-
-/// Program listing for failure messages.
-pub fn listing(p: &Program) -> String {
-    let mut s = format!("entry 0x{:03x}, kind {}\n", p.entry(), p.kind());
-    for (pc, &w) in p.code().iter().enumerate() {
-        s.push_str(&format!(
-            "  {pc:03x}: {w:08x}  {}\n",
-            format_instruction(&decode(w), p.opdescs())
-        ));
-    }
-    s
-}
-
-fn first_diff(a: &[u32], b: &[u32]) -> String {
-    let names = |i: usize| -> String {
-        let (bank, rest) = (i / 64, i % 64);
-        match bank {
-            0 => format!("v{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
-            1 => format!("r{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
-            2 => format!("o{}.{}", rest / 4, "xyzw".as_bytes()[rest % 4] as char),
-            _ => ["a0.x", "a0.y", "aL", "cmp"]
-                .get(rest)
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| format!("#{i}")),
-        }
-    };
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        if x != y {
-            return format!(
-                "{}: interp {x:08x} ({}) jit {y:08x} ({})",
-                names(i),
-                f32::from_bits(*x),
-                f32::from_bits(*y)
-            );
-        }
-    }
-    "lengths differ".into()
-}
+pub use picajit_testkit::compare::{first_diff, gs_bits, listing, reg_bits};
+pub use picajit_testkit::run::{run_compiled, run_one};
 
 /// Compile for [`backend`] with `features` and compare against the interpreter.
 pub fn check_with(
@@ -125,7 +54,7 @@ pub fn check_with(
 ) -> Outcome {
     let shader = match compile(program, mode, backend(), features) {
         Ok(s) => s,
-        Err(CompileError::Unsupported(_)) => return Outcome::Unsupported,
+        Err(Error::Unsupported(_)) => return Outcome::Unsupported,
         Err(e) => panic!("{e}\n{}", listing(program)),
     };
     check_shader(&shader, program, uniforms, inputs, mode, budget)
@@ -162,7 +91,13 @@ pub fn check_regs(
     let mut g2 = GeometryState::default();
     let e1: Result<RunInfo, ExecError> =
         interp.run(&mut r1, uniforms, geometry.then_some(&mut g1), budget);
-    let e2 = shader.try_run(&mut r2, uniforms, geometry.then_some(&mut g2), budget);
+    let e2 = run_compiled(
+        shader,
+        &mut r2,
+        uniforms,
+        geometry.then_some(&mut g2),
+        budget,
+    );
     let ctx = || {
         format!(
             "{} mode {mode:?}, budget {budget}\n{}\n{}{}",
@@ -218,7 +153,13 @@ pub fn check_regs(
             // The fallback path must reproduce the interpreter exactly.
             let mut r3 = init.clone();
             let mut g3 = GeometryState::default();
-            let e3 = shader.run(&mut r3, uniforms, geometry.then_some(&mut g3), budget);
+            let e3 = run_one(
+                shader,
+                &mut r3,
+                uniforms,
+                geometry.then_some(&mut g3),
+                budget,
+            );
             assert_eq!(e1, e3, "fallback result differs\n{}", ctx());
             assert!(
                 reg_bits(&r1) == reg_bits(&r3),
@@ -263,7 +204,7 @@ pub fn check_case_with(case: &TestCase, budget: u64, features: HostFeatures) -> 
 /// The emulator's last failure on this thread, for failure messages.
 #[cfg(not(target_arch = "aarch64"))]
 pub fn emulator_note() -> String {
-    match picajit_jit::a64::emulator::last_error() {
+    match picajit_jit::testing::a64::last_error() {
         Some(e) => format!("\nlast emulator error: {e}"),
         None => String::new(),
     }

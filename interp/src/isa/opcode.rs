@@ -6,7 +6,7 @@
 //! lowerings and the test generators read these columns instead of matching on opcodes.
 //!
 //! Adding an opcode takes its row here, its semantics (`Unit` arm of the interpreter's ALU in
-//! `interp/src/exec/mod.rs`, on the float model) and its lowering (`jit/src/lower.rs`); the
+//! `interp/src/exec/mod.rs`, on the float model) and its lowering (`jit/src/lower/ops.rs`); the
 //! `made-up-opcode` feature adds such an opcode (`SUB`) and `tests/made_up_opcode.rs` runs it
 //! through the assembler, disassembler, interpreter and both JITs.
 

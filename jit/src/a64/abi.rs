@@ -23,5 +23,6 @@
 //! the current output-bank pointer back into the context, restores FPCR and the saved
 //! registers, and returns the status.
 
-/// Signature of generated code.
+/// Signature of generated code (called natively on AArch64 hosts, `runtime/code_buffer.rs`).
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
 pub type EntryFn = unsafe extern "C" fn(*mut crate::layout::JitContext) -> u32;

@@ -1,7 +1,7 @@
 //! Running AArch64 code on other hosts, under the unicorn CPU emulator (feature
 //! `emulate-a64`). The runtime calls [`EmuCode::call_at`] exactly where it would call native
 //! code, with the same host-pointer [`JitContext`], so `CompiledShader::run`, `try_run` and
-//! `run_batch` (and every test) work unchanged.
+//! `Invocation::batch` (and every test) work unchanged.
 //!
 //! # Memory: copy in, copy out
 //!
@@ -326,11 +326,6 @@ impl EmuCode {
         self.code.len()
     }
 
-    /// True for empty code.
-    pub fn is_empty(&self) -> bool {
-        self.code.is_empty()
-    }
-
     /// Run the entry at `entry` on `ctx` in the emulator, with the semantics of a native call.
     ///
     /// # Safety
@@ -373,10 +368,10 @@ impl EmuCode {
         })
     }
 
-    /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics
-    /// of a native call: groups of rows from `batch_done` while a whole group is left,
-    /// `batch_done`, `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished
-    /// groups written. Returns the status (0 done). Rows go through the guest row buffers in
+    /// Run multi-vertex code (`batch::a64`, entry at offset 0) on `ctx`, with the semantics of a
+    /// native call: groups of rows from `batch_done` while a whole group is left, `batch_done`,
+    /// `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished groups
+    /// written. Returns the status (0 done). Rows go through the guest row buffers in
     /// chunks, as for the per-vertex batch entry; of the context, the guest gets only what
     /// the code reads before writing it (the flushed uniform tables and the scalars).
     ///

@@ -943,10 +943,6 @@ impl A64Masm {
 impl MacroAssembler for A64Masm {
     type Label = DynamicLabel;
 
-    fn mode(&self) -> FloatMode {
-        self.mode
-    }
-
     fn new_label(&mut self) -> DynamicLabel {
         self.a.new_label()
     }

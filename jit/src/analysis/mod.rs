@@ -7,7 +7,7 @@
 //! Everything about the CALL/IF/LOOP stacks is resolved here, so compiled code never keeps a
 //! stack: it jumps between (address, context) instances and keeps only the loop counters, aL,
 //! a0, the cmp flags and the budget at run time. A program is refused
-//! ([`crate::CompileError::Unsupported`]) only when the number of instances exceeds
+//! ([`crate::Error::Unsupported`]) only when the number of instances exceeds
 //! [`blocks::MAX_NODES`] (deep recursion through the rings, say).
 //!
 //! Situations whose outcome is an interpreter error (undefined opcode, BREAK on an empty loop
@@ -19,7 +19,7 @@ pub mod blocks;
 pub mod regions;
 
 pub use blocks::{Block, DeoptReason, Exit, Flow, Guard, Node, Target};
-pub use regions::{CallFrame, IfFrame, LoopFrame, StackContext};
+pub use regions::StackContext;
 
 use crate::error::CompileResult;
 use picajit_interp::isa::{DstReg, Instruction, SrcReg};

@@ -340,9 +340,10 @@ fn transfer(instr: &Instruction, mut f: Facts, desc: &impl Fn(u8) -> OperandDesc
 /// bounded.
 const CHUNK_BYTES: usize = 8 << 20;
 
-/// [`CompiledShader::run_points`] on the SoA path: after the first invocation (alone when b15
-/// is clear, since it may take another path), groups of eight run compiled; a group that
-/// stops runs per invocation, and so do the invocations after the last full group.
+/// A point run ([`Invocation::points`](crate::Invocation::points)) on the SoA path: after the
+/// first invocation (alone when b15 is clear, since it may take another path), groups of eight
+/// run compiled; a group that stops runs per invocation, and so do the invocations after the
+/// last full group.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     shader: &CompiledShader,

@@ -18,8 +18,8 @@
 //! built it (every program the
 //! per-vertex backend compiles), and it is a vertex shader, or a geometry shader for which
 //! [`geometry::plan`] proves that eight consecutive point-mode invocations can run together
-//! ([`CompiledShader::run_points`]; see [`geometry`] for the proof and how EMIT writes
-//! vertices). Control flow that depends only on
+//! ([`Invocation::points`](crate::Invocation::points); see [`geometry`] for the proof and how EMIT
+//! writes vertices). Control flow that depends only on
 //! uniforms (CALL/CALLU/IFU/JMPU/LOOP, resolved statically by the analysis) is compiled as
 //! usual. Conditions on the per-vertex cmp flags (IFC/CALLC/JMPC/BREAKC) test the eight
 //! flags with `vmovmskps`: if the running lanes agree, the branch is taken or not as a whole;
@@ -109,7 +109,7 @@ pub struct SoaContext {
     /// v0-v15 with the float model's input flush applied (rule 1), for the arithmetic that
     /// flushes its operands: filled for the registers such arithmetic reads.
     pub input_flushed: SoaBank,
-    /// The float uniforms with the input flush applied, filled once per `run_batch` call:
+    /// The float uniforms with the input flush applied, filled once per `Invocation::batch` call:
     /// arithmetic reads uniforms far more often than a call converts them.
     pub uniforms_flushed: [[f32; 4]; FLOAT_UNIFORM_ROWS],
     /// `uniforms_flushed` three times over, for a0-relative reads by flushing arithmetic:
@@ -608,7 +608,7 @@ fn executable(code: &[u8], backend: Backend) -> CompileResult<Option<SoaExec>> {
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         {
             let map_err = |e: std::io::Error| {
-                crate::CompileError::Internal(format!("cannot map executable memory: {e}"))
+                crate::Error::Internal(format!("cannot map executable memory: {e}"))
             };
             let mut m = dynasmrt::mmap::MutableBuffer::new(code.len().max(1)).map_err(map_err)?;
             m.set_len(code.len());
@@ -621,16 +621,17 @@ fn executable(code: &[u8], backend: Backend) -> CompileResult<Option<SoaExec>> {
     if backend == Backend::A64 {
         return crate::a64::emulator::EmuCode::new(code)
             .map(|c| Some(SoaExec::Emulated(c)))
-            .map_err(crate::CompileError::Internal);
+            .map_err(crate::Error::Internal);
     }
     let _ = code;
     Ok(None)
 }
 
 impl CompiledShader {
-    /// Vertices `run_batch` (geometry shaders: invocations `run_points`) processes per SoA
-    /// group: [`LANES`] when the program runs on the multi-vertex backend, 1 otherwise. Generates the multi-vertex code if `run_batch` has
-    /// not yet, so a loader can call it to take that cost up front.
+    /// Vertices `Invocation::batch` (geometry shaders: invocations `run_points`) processes per SoA
+    /// group: [`LANES`] when the program runs on the multi-vertex backend, 1 otherwise. Generates
+    /// the multi-vertex code if `Invocation::batch` has not yet, so a loader can call it to take
+    /// that cost up front.
     pub fn batch_lanes(&self) -> usize {
         if self.soa().is_some() {
             LANES
@@ -645,7 +646,7 @@ impl CompiledShader {
         self.soa().is_some() && x64::needs_lane_masks(&self.analysis)
     }
 
-    /// Why `run_batch` runs one vertex per call of the compiled code (`None` when it runs
+    /// Why `Invocation::batch` runs one vertex per call of the compiled code (`None` when it runs
     /// [`LANES`] vertices per group on the multi-vertex backend).
     pub fn batch_ineligibility(&self) -> Option<&'static str> {
         if self.program.kind() != ShaderKind::Vertex {
@@ -666,8 +667,9 @@ impl CompiledShader {
         None
     }
 
-    /// Why [`Self::run_points`] runs one invocation at a time (`None` when it runs [`LANES`]
-    /// invocations per group on the multi-vertex backend, see [`geometry`]).
+    /// Why a point run ([`Invocation::points`](crate::Invocation::points)) runs one
+    /// invocation at a time (`None` when it runs [`LANES`] invocations per group on the
+    /// multi-vertex backend; `batch/geometry.rs` has the proof).
     pub fn points_ineligibility(&self) -> Option<&'static str> {
         if self.program.kind() != ShaderKind::Geometry {
             return Some("not a geometry shader");
@@ -680,8 +682,9 @@ impl CompiledShader {
         Self::stats_of(self.soa())
     }
 
-    /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit
-    /// state run on ([`Self::run_batch_from`]; zero until the first such batch).
+    /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit state
+    /// run on ([`Invocation::from_state`](crate::Invocation::from_state); zero until the first such
+    /// batch).
     pub fn batch_from_stats(&self) -> BatchStats {
         Self::stats_of(self.soa_from.get().and_then(Option::as_ref))
     }
@@ -725,7 +728,7 @@ impl CompiledShader {
     }
 }
 
-/// The calling thread's [`SoaContext`] (about 30 KiB), kept between `run_batch` calls:
+/// The calling thread's [`SoaContext`] (about 30 KiB), kept between `Invocation::batch` calls:
 /// allocating and zeroing it per call cost as much as running a 64-vertex batch of a short
 /// shader. What is read across groups and calls keeps an invariant: `waiting` and `pending`
 /// are all zero between groups, `whole_flush` describes what the flushed tables hold; nothing
@@ -862,7 +865,8 @@ fn add_part(
     Ok(())
 }
 
-/// `run_batch` on the SoA path: full groups compiled, stopped groups and the tail per vertex.
+/// `Invocation::batch` on the SoA path: full groups compiled, stopped groups and the tail per
+/// vertex.
 #[allow(clippy::too_many_arguments, reason = "one batch call's parameters")]
 pub(crate) fn run(
     shader: &CompiledShader,

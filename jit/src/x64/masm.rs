@@ -561,11 +561,6 @@ impl X64Masm {
         a.bind(skip);
     }
 
-    /// Direct access to the assembler (encoding tests).
-    pub fn asm(&mut self) -> &mut Asm {
-        &mut self.a
-    }
-
     fn is_rne(&self) -> bool {
         self.mode == FloatMode::F24(Rounding::NearestEven)
     }
@@ -1125,10 +1120,6 @@ impl X64Masm {
 
 impl MacroAssembler for X64Masm {
     type Label = DynamicLabel;
-
-    fn mode(&self) -> FloatMode {
-        self.mode
-    }
 
     fn new_label(&mut self) -> DynamicLabel {
         self.a.new_label()

@@ -24,7 +24,7 @@ pub fn generate(
     features: HostFeatures,
 ) -> CompileResult<crate::Emitted> {
     if !features.contains(HostFeatures::SSE41) {
-        return Err(crate::CompileError::Unsupported(
+        return Err(crate::Error::Unsupported(
             "the x86-64 backend needs SSE4.1".into(),
         ));
     }

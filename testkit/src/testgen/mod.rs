@@ -11,6 +11,9 @@
 //! Values are register-representable for the mode: in F24 modes every uniform and input is an
 //! f24 value (as the engine's upload paths guarantee); in F32 mode any f32 bit pattern.
 
+pub mod bytes;
+pub mod points;
+
 use picajit_interp::float::{FloatMode, Rounding, F24};
 use picajit_interp::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
@@ -30,40 +33,86 @@ pub struct TestCase {
     pub inputs: [[f32; 4]; 16],
     /// Float mode the values are representable in.
     pub mode: FloatMode,
+    /// The program tree and what it was built to do, for [`Shape::Points`] cases.
+    pub points: Option<Box<points::Case>>,
 }
 
-/// What to generate.
+/// What to generate: one options struct for every shape the tests, benches and fuzz targets
+/// use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Config {
+pub struct Options {
     /// Float mode (decides which values are representable).
     pub mode: FloatMode,
-    /// Vertex or geometry (geometry programs also use SETEMIT/EMIT).
+    /// Vertex or geometry (geometry programs also use SETEMIT/EMIT). [`Shape::Points`]
+    /// programs are always geometry shaders.
     pub kind: ShaderKind,
-    /// Maximum number of code words.
+    /// [`Shape::Arbitrary`]: maximum number of code words. [`Shape::Points`]: about how many
+    /// operations `main` has.
     pub max_len: usize,
     /// Generate flow control (otherwise straight-line code ending in END).
     pub flow: bool,
+    /// Which kind of program.
+    pub shape: Shape,
 }
 
-impl Default for Config {
+/// The program shapes of [`Options`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Any instruction of the opcode table with any operand shape, and unstructured control
+    /// flow (see the module docs): what the differential tests and fuzzing run.
+    Arbitrary,
+    /// Point-mode geometry programs built to be eligible for the eight-invocation path, as a
+    /// tree that [`points::mutate`] can break one eligibility rule at a time (see [`points`]).
+    /// `quirks` lets some blocks end in a structured node or a jump.
+    Points {
+        /// See [`points`]' module docs.
+        quirks: bool,
+    },
+}
+
+impl Default for Options {
     fn default() -> Self {
-        Config {
+        Options {
             mode: FloatMode::default(),
             kind: ShaderKind::Vertex,
             max_len: 48,
             flow: true,
+            shape: Shape::Arbitrary,
         }
     }
 }
 
-/// The random stream: a seeded xorshift generator, or a byte string (zeros once exhausted).
-struct Stream<'a> {
+/// The random stream every shape draws from: a seeded splitmix64 generator, or a byte string
+/// read front to back (zeros once it is exhausted), which is how fuzzer bytes drive the same
+/// choices. The fuzz targets' case format ([`bytes`]) reads its bytes through it too.
+#[derive(Clone, Debug)]
+pub struct Rng<'a> {
     state: u64,
     bytes: Option<&'a [u8]>,
 }
 
-impl Stream<'_> {
-    fn u32(&mut self) -> u32 {
+impl<'a> Rng<'a> {
+    /// splitmix64 starting from `state` as it is.
+    pub fn new(state: u64) -> Rng<'static> {
+        Rng { state, bytes: None }
+    }
+
+    /// splitmix64 from a test seed, mixed so that small consecutive seeds start far apart
+    /// (what [`generate`] uses).
+    pub fn seeded(seed: u64) -> Rng<'static> {
+        Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x1234_5678)
+    }
+
+    /// The bytes of `data` as the random stream.
+    pub fn bytes(data: &'a [u8]) -> Rng<'a> {
+        Rng {
+            state: 0,
+            bytes: Some(data),
+        }
+    }
+
+    /// The next 32 random bits (four bytes, little-endian, in byte mode).
+    pub fn u32(&mut self) -> u32 {
         match &mut self.bytes {
             Some(b) => {
                 let mut v = [0u8; 4];
@@ -73,7 +122,6 @@ impl Stream<'_> {
                 u32::from_le_bytes(v)
             }
             None => {
-                // splitmix64
                 self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
                 let mut z = self.state;
                 z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -83,17 +131,58 @@ impl Stream<'_> {
         }
     }
 
+    /// The next byte (the low byte of [`Self::u32`] when seeded).
+    pub fn u8(&mut self) -> u8 {
+        match &mut self.bytes {
+            Some(b) => match b.split_first() {
+                Some((&x, rest)) => {
+                    *b = rest;
+                    x
+                }
+                None => 0,
+            },
+            None => self.u32() as u8,
+        }
+    }
+
+    /// Little-endian u16 of two [`Self::u8`]s.
+    pub fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+
+    /// Little-endian u64 of two [`Self::u32`]s.
+    pub fn u64(&mut self) -> u64 {
+        self.u32() as u64 | (self.u32() as u64) << 32
+    }
+
+    /// The bytes not read yet (empty when seeded).
+    pub fn rest(&self) -> &'a [u8] {
+        self.bytes.unwrap_or(&[])
+    }
+
     /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u32) -> u32 {
+    pub fn below(&mut self, n: u32) -> u32 {
         self.u32() % n.max(1)
     }
 
-    fn chance(&mut self, percent: u32) -> bool {
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u32) -> bool {
         self.below(100) < percent
     }
 
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+    /// One of `items`.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len() as u32) as usize]
+    }
+
+    /// A random non-empty subset of the bits of `set` (which must be non-zero).
+    pub fn subset(&mut self, set: u8) -> u8 {
+        loop {
+            let s = set & (self.u32() as u8);
+            if s != 0 {
+                return s;
+            }
+        }
     }
 }
 
@@ -134,8 +223,8 @@ pub const F32_SPECIALS: &[u32] = &[
     0x42FF_FE00,
 ];
 
-fn value(s: &mut Stream, mode: FloatMode) -> f32 {
-    let small = |s: &mut Stream| (s.below(17) as f32 - 8.0) * [1.0, 0.5, 0.25][s.below(3) as usize];
+fn arbitrary_value(s: &mut Rng, mode: FloatMode) -> f32 {
+    let small = |s: &mut Rng| (s.below(17) as f32 - 8.0) * [1.0, 0.5, 0.25][s.below(3) as usize];
     match mode {
         FloatMode::F24(_) => match s.below(10) {
             0..=3 => F24::from_bits(s.pick(F24_SPECIALS)).to_f32(),
@@ -155,7 +244,7 @@ fn value(s: &mut Stream, mode: FloatMode) -> f32 {
     }
 }
 
-fn swizzle(s: &mut Stream) -> Swizzle {
+fn swizzle(s: &mut Rng) -> Swizzle {
     if s.chance(40) {
         Swizzle::IDENTITY
     } else {
@@ -163,7 +252,7 @@ fn swizzle(s: &mut Stream) -> Swizzle {
     }
 }
 
-fn descriptor(s: &mut Stream) -> u64 {
+fn descriptor(s: &mut Rng) -> u64 {
     let mask = if s.chance(45) {
         WriteMask::XYZW
     } else {
@@ -173,7 +262,7 @@ fn descriptor(s: &mut Stream) -> u64 {
     OperandDesc::new(mask, neg, [swizzle(s), swizzle(s), swizzle(s)]).0
 }
 
-fn wide(s: &mut Stream) -> SrcReg {
+fn wide(s: &mut Rng) -> SrcReg {
     match s.below(10) {
         0..=2 => SrcReg::Input(s.below(16) as u8),
         3..=5 => SrcReg::Temp(s.below(16) as u8),
@@ -183,7 +272,7 @@ fn wide(s: &mut Stream) -> SrcReg {
     }
 }
 
-fn narrow(s: &mut Stream) -> SrcReg {
+fn narrow(s: &mut Rng) -> SrcReg {
     if s.chance(50) {
         SrcReg::Input(s.below(16) as u8)
     } else {
@@ -191,7 +280,7 @@ fn narrow(s: &mut Stream) -> SrcReg {
     }
 }
 
-fn dst(s: &mut Stream) -> DstReg {
+fn dst(s: &mut Rng) -> DstReg {
     if s.chance(40) {
         DstReg::Output(s.below(16) as u8)
     } else {
@@ -199,7 +288,7 @@ fn dst(s: &mut Stream) -> DstReg {
     }
 }
 
-fn rel(s: &mut Stream) -> RelIndex {
+fn rel(s: &mut Rng) -> RelIndex {
     if s.chance(70) {
         RelIndex::None
     } else {
@@ -207,7 +296,7 @@ fn rel(s: &mut Stream) -> RelIndex {
     }
 }
 
-fn cond(s: &mut Stream) -> Condition {
+fn cond(s: &mut Rng) -> Condition {
     Condition {
         op: s.pick(&[CondOp::Or, CondOp::And, CondOp::X, CondOp::Y]),
         ref_x: s.chance(50),
@@ -215,7 +304,7 @@ fn cond(s: &mut Stream) -> Condition {
     }
 }
 
-fn alu(s: &mut Stream) -> Instruction {
+fn alu(s: &mut Rng) -> Instruction {
     use Opcode::*;
     match s.below(20) {
         0..=8 => {
@@ -285,11 +374,11 @@ fn alu(s: &mut Stream) -> Instruction {
     }
 }
 
-fn flow(s: &mut Stream, pc: u32, len: u32, kind: ShaderKind) -> Instruction {
+fn flow(s: &mut Rng, pc: u32, len: u32, kind: ShaderKind) -> Instruction {
     // Targets: mostly nearby and forward, sometimes anywhere, rarely past the end.
-    let near = |s: &mut Stream| (pc + 1 + s.below(6)).min(len + 1) as u16;
-    let any = |s: &mut Stream| s.below(len + 2) as u16;
-    let num = |s: &mut Stream| s.below(5) as u8;
+    let near = |s: &mut Rng| (pc + 1 + s.below(6)).min(len + 1) as u16;
+    let any = |s: &mut Rng| s.below(len + 2) as u16;
+    let num = |s: &mut Rng| s.below(5) as u8;
     match s.below(26) {
         0..=3 => Instruction::IfC {
             cond: cond(s),
@@ -345,7 +434,17 @@ fn flow(s: &mut Stream, pc: u32, len: u32, kind: ShaderKind) -> Instruction {
     }
 }
 
-fn build(s: &mut Stream, cfg: &Config) -> TestCase {
+fn build(s: &mut Rng, cfg: &Options) -> TestCase {
+    if let Shape::Points { .. } = cfg.shape {
+        let case = points::generate(s, cfg);
+        return TestCase {
+            program: case.gen.program(),
+            uniforms: case.uniforms.clone(),
+            inputs: vec4s(s, cfg.mode, Values::AddressLike),
+            mode: cfg.mode,
+            points: Some(Box::new(case)),
+        };
+    }
     let mode = cfg.mode;
     let len = 2 + s.below(cfg.max_len.max(3) as u32 - 1);
     let mut code = Vec::with_capacity(len as usize);
@@ -378,24 +477,160 @@ fn build(s: &mut Stream, cfg: &Config) -> TestCase {
         0
     };
     let program = Program::new(code, descs, entry, cfg.kind).expect("generated program is valid");
+    let uniforms = uniforms(s, mode, Values::Arbitrary);
+    let inputs = vec4s(s, mode, Values::Arbitrary);
+    TestCase {
+        program,
+        uniforms,
+        inputs,
+        mode,
+        points: None,
+    }
+}
 
-    let mut uniforms = Uniforms::default();
+/// Which value distribution [`value`] draws from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// Special values 40% of the time, small multiples of 1/4, values near 1.0 with random
+    /// low mantissa bits (rounding-sensitive), any bit pattern; loop counts up to 255.
+    Arbitrary,
+    /// Special values 40% of the time, small numbers and address-like integers often, random
+    /// mantissas within a moderate exponent range; loop counts mostly short (below 24).
+    AddressLike,
+    /// What the vertices of a batch get ([`batch_inputs`]): special values half of the time
+    /// (the lists above and [`MORE_F24_SPECIALS`]/[`MORE_F32_SPECIALS`]), small integers (bone
+    /// indices, loop-ish values) sometimes, otherwise random mantissas (f24: moderate
+    /// exponents; f32: any pattern).
+    Batch,
+}
+
+/// More f24 patterns [`Values::Batch`] draws besides [`F24_SPECIALS`]: values near 0.5, 1, 2
+/// and 8 that the multi-vertex EX2/LG2 and rounding paths treat specially.
+pub const MORE_F24_SPECIALS: &[u32] = &[0x3D0000, 0x410000, 0x450000, 0x3E8000];
+
+/// More f32 patterns [`Values::Batch`] draws besides [`F32_SPECIALS`] (2.0, 2^23, -2^31 and
+/// the largest value below 2.0).
+pub const MORE_F32_SPECIALS: &[u32] = &[0x4000_0000, 0x4B00_0000, 0xCF00_0000, 0x3FFF_FFFF];
+
+/// Per-vertex inputs of a batch of `n`: vertex 0 keeps `base`, the others mix it with fresh
+/// [`Values::Batch`] values component by component.
+pub fn batch_inputs(
+    base: &[[f32; 4]; 16],
+    n: usize,
+    mode: FloatMode,
+    s: &mut Rng,
+) -> Vec<[[f32; 4]; 16]> {
+    (0..n)
+        .map(|k| {
+            let mut row = *base;
+            if k > 0 {
+                for reg in row.iter_mut() {
+                    for x in reg.iter_mut() {
+                        if s.below(3) != 0 {
+                            *x = value(s, mode, Values::Batch);
+                        }
+                    }
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+/// A register value for `mode` from distribution `dist`: an f24 value in F24 modes (the
+/// input contract), any f32 pattern in F32 mode.
+pub fn value(s: &mut Rng, mode: FloatMode, dist: Values) -> f32 {
+    let f24 = matches!(mode, FloatMode::F24(_));
+    match dist {
+        Values::Arbitrary => arbitrary_value(s, mode),
+        Values::AddressLike => match s.below(10) {
+            0..=3 => {
+                if f24 {
+                    F24::from_bits(s.pick(F24_SPECIALS)).to_f32()
+                } else {
+                    f32::from_bits(s.pick(F32_SPECIALS))
+                }
+            }
+            4..=5 => (s.below(33) as f32 - 16.0) * [1.0, 0.5, 0.25][s.below(3) as usize],
+            6 => s.below(300) as f32 - 150.0,
+            _ => {
+                if f24 {
+                    let e = 40 + s.below(48);
+                    F24::from_bits((s.u32() & 0x80_FFFF) | (e << 16)).to_f32()
+                } else if s.chance(50) {
+                    f32::from_bits(s.u32() ^ (s.u32() << 16))
+                } else {
+                    let e = 100 + s.below(56);
+                    f32::from_bits((s.u32() & 0x807F_FFFF) | (e << 23))
+                }
+            }
+        },
+        Values::Batch => match s.below(10) {
+            0..=4 => {
+                let (a, b) = if f24 {
+                    (F24_SPECIALS, MORE_F24_SPECIALS)
+                } else {
+                    (F32_SPECIALS, MORE_F32_SPECIALS)
+                };
+                let k = s.below((a.len() + b.len()) as u32) as usize;
+                let bits = if k < a.len() { a[k] } else { b[k - a.len()] };
+                if f24 {
+                    F24::from_bits(bits).to_f32()
+                } else {
+                    f32::from_bits(bits)
+                }
+            }
+            5 => s.below(200) as f32 - 100.0,
+            _ => {
+                if f24 {
+                    let e = 40 + s.below(48);
+                    F24::from_bits((s.u32() & 0x80_FFFF) | (e << 16)).to_f32()
+                } else {
+                    f32::from_bits(s.u32() ^ (s.u32() << 16))
+                }
+            }
+        },
+    }
+}
+
+/// Four [`value`]s.
+pub fn vec4(s: &mut Rng, mode: FloatMode, dist: Values) -> [f32; 4] {
+    [
+        value(s, mode, dist),
+        value(s, mode, dist),
+        value(s, mode, dist),
+        value(s, mode, dist),
+    ]
+}
+
+/// Sixteen [`vec4`]s: a register bank (inputs v0-v15).
+pub fn vec4s(s: &mut Rng, mode: FloatMode, dist: Values) -> [[f32; 4]; 16] {
+    let mut bank = [[0.0; 4]; 16];
+    for r in &mut bank {
+        *r = vec4(s, mode, dist);
+    }
+    bank
+}
+
+/// Uniforms: [`value`]s in the 96 float rows, loop counts mostly below 4 (sometimes long
+/// ones, how long depending on `dist`), starts and steps mostly small, random bools.
+pub fn uniforms(s: &mut Rng, mode: FloatMode, dist: Values) -> Uniforms {
+    let (short_counts, long_counts, small_starts) = match dist {
+        Values::Arbitrary | Values::Batch => (80, 256, 50),
+        Values::AddressLike => (85, 24, 60),
+    };
+    let mut u = Uniforms::default();
     for i in 0..96 {
-        let v = [
-            value(s, mode),
-            value(s, mode),
-            value(s, mode),
-            value(s, mode),
-        ];
-        uniforms.set_float_raw(i, v);
+        let v = vec4(s, mode, dist);
+        u.set_float_raw(i, v);
     }
     for i in 0..4 {
-        let count = if s.chance(80) {
+        let count = if s.chance(short_counts) {
             s.below(4)
         } else {
-            s.below(256)
+            s.below(long_counts)
         } as u8;
-        let start = if s.chance(50) {
+        let start = if s.chance(small_starts) {
             s.below(8)
         } else {
             s.below(256)
@@ -405,41 +640,36 @@ fn build(s: &mut Stream, cfg: &Config) -> TestCase {
         } else {
             s.below(256)
         } as u8;
-        uniforms.set_int(i, [count, start, step, s.below(256) as u8]);
+        u.set_int(i, [count, start, step, s.below(256) as u8]);
     }
     for b in 0..16 {
-        uniforms.set_bool(b, s.chance(50));
+        u.set_bool(b, s.chance(50));
     }
-    let mut inputs = [[0.0; 4]; 16];
-    for r in &mut inputs {
-        for x in r.iter_mut() {
-            *x = value(s, mode);
-        }
-    }
-    TestCase {
-        program,
-        uniforms,
-        inputs,
-        mode,
+    u
+}
+
+/// Round to what a register of `mode` holds (for values written as f32 literals).
+pub fn to_mode(x: f32, mode: FloatMode) -> f32 {
+    match mode {
+        FloatMode::F24(_) => F24::from_f32(x, Rounding::TowardZero).to_f32(),
+        FloatMode::F32 => x,
     }
 }
 
 /// A random test case from `seed`.
-pub fn generate(seed: u64, cfg: &Config) -> TestCase {
-    let mut s = Stream {
-        state: seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x1234_5678,
-        bytes: None,
-    };
-    build(&mut s, cfg)
+pub fn generate(seed: u64, cfg: &Options) -> TestCase {
+    build(&mut Rng::seeded(seed), cfg)
+}
+
+/// A random test case drawn from `rng` (for callers that keep drawing from the same stream).
+pub fn generate_from(rng: &mut Rng, cfg: &Options) -> TestCase {
+    build(rng, cfg)
 }
 
 /// A test case built from arbitrary bytes (the fuzzing entry point). The first bytes choose
 /// the float mode and shader kind; the rest drive every other choice.
 pub fn from_bytes(bytes: &[u8]) -> TestCase {
-    let mut s = Stream {
-        state: 0,
-        bytes: Some(bytes),
-    };
+    let mut s = Rng::bytes(bytes);
     let head = s.u32();
     let mode = match head % 3 {
         0 => FloatMode::F24(Rounding::TowardZero),
@@ -451,11 +681,12 @@ pub fn from_bytes(bytes: &[u8]) -> TestCase {
     } else {
         ShaderKind::Vertex
     };
-    let cfg = Config {
+    let cfg = Options {
         mode,
         kind,
         max_len: 64,
         flow: (head >> 4) & 7 != 0,
+        shape: Shape::Arbitrary,
     };
     build(&mut s, &cfg)
 }

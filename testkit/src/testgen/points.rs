@@ -1,4 +1,5 @@
-//! Random point-mode geometry programs for `tests/jit_points.rs`, built to be eligible for
+//! [`Shape::Points`](super::Shape::Points) of the generator: random point-mode geometry
+//! programs for `tests/jit_points.rs`, built to be eligible for
 //! the eight-invocation (SoA) path, and an independent checker of that eligibility.
 //!
 //! Programs are generated as a structured tree ([`Node`]) and laid out into code words by
@@ -7,7 +8,7 @@
 //! Every block ends with a plain instruction, so that no region ends where an enclosing one
 //! does and no jump is the last word of a region (hardware quirks the interpreter
 //! reproduces), and BREAK is only used outside IFU blocks (a BREAK inside one leaves the IF
-//! frame on the stack). [`Options::quirks`] drops both restrictions for some blocks: those
+//! frame on the stack). `Shape::Points { quirks: true }` drops both restrictions for some blocks: those
 //! programs do not always mean what the tree says, so [`Sim`]'s verdict on them is only
 //! approximate.
 //!
@@ -20,103 +21,32 @@
 //! state while it builds, so that what it builds passes; mutations ([`Mutation`]) break one
 //! rule each.
 
-#![allow(dead_code)]
 // Register files are indexed by register number throughout.
 #![allow(clippy::needless_range_loop)]
 
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::isa::{
+use super::{Options, Rng, Values};
+use crate::testgen;
+use picajit_interp::float::FloatMode;
+use picajit_interp::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
     Swizzle, WriteMask,
 };
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::Uniforms;
-use picajit_testkit::testgen::{F24_SPECIALS, F32_SPECIALS};
+use picajit_interp::program::{Program, ShaderKind};
+use picajit_interp::state::Uniforms;
 
-// ---------------------------------------------------------------- random numbers
-
-/// splitmix64.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 16) as u32
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u32) -> u32 {
-        self.next() % n.max(1)
-    }
-
-    pub fn chance(&mut self, percent: u32) -> bool {
-        self.below(100) < percent
-    }
-
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u32) as usize]
-    }
-
-    /// A random non-empty subset of the bits of `set` (which must be non-zero).
-    pub fn subset(&mut self, set: u8) -> u8 {
-        loop {
-            let s = set & (self.next() as u8);
-            if s != 0 {
-                return s;
-            }
-        }
-    }
-}
-
-/// A register value for `mode`: an f24 value in F24 modes (the input contract), any f32
-/// pattern in F32 mode. Special values (zeros of both signs, subnormal patterns, extremes,
-/// infinities, NaNs) about 40% of the time, small numbers and address-like integers often.
+/// A register value for `mode` ([`Values::AddressLike`]).
 pub fn value(r: &mut Rng, mode: FloatMode) -> f32 {
-    let f24 = matches!(mode, FloatMode::F24(_));
-    match r.below(10) {
-        0..=3 => {
-            if f24 {
-                F24::from_bits(r.pick(F24_SPECIALS)).to_f32()
-            } else {
-                f32::from_bits(r.pick(F32_SPECIALS))
-            }
-        }
-        4..=5 => (r.below(33) as f32 - 16.0) * [1.0, 0.5, 0.25][r.below(3) as usize],
-        6 => r.below(300) as f32 - 150.0,
-        _ => {
-            if f24 {
-                let e = 40 + r.below(48);
-                F24::from_bits((r.next() & 0x80_FFFF) | (e << 16)).to_f32()
-            } else if r.chance(50) {
-                f32::from_bits(r.next() ^ (r.next() << 16))
-            } else {
-                let e = 100 + r.below(56);
-                f32::from_bits((r.next() & 0x807F_FFFF) | (e << 23))
-            }
-        }
-    }
+    testgen::value(r, mode, Values::AddressLike)
 }
 
 /// Four [`value`]s.
 pub fn vec4(r: &mut Rng, mode: FloatMode) -> [f32; 4] {
-    [
-        value(r, mode),
-        value(r, mode),
-        value(r, mode),
-        value(r, mode),
-    ]
+    testgen::vec4(r, mode, Values::AddressLike)
 }
 
-/// Round to what a register of `mode` holds (for values written as f32 literals).
-pub fn to_mode(x: f32, mode: FloatMode) -> f32 {
-    match mode {
-        FloatMode::F24(_) => F24::from_f32(x, Rounding::TowardZero).to_f32(),
-        FloatMode::F32 => x,
-    }
+/// Uniforms for a generated program ([`testgen::uniforms`] with [`Values::AddressLike`]).
+pub fn uniforms(r: &mut Rng, mode: FloatMode) -> Uniforms {
+    testgen::uniforms(r, mode, Values::AddressLike)
 }
 
 // ---------------------------------------------------------------- program tree
@@ -741,19 +671,6 @@ struct SubInfo {
     ends: bool,
 }
 
-/// Generation options.
-#[derive(Clone, Copy, Debug)]
-pub struct Options {
-    pub mode: FloatMode,
-    /// Control flow (otherwise straight-line).
-    pub flow: bool,
-    /// Approximate number of nodes of `main`.
-    pub len: u32,
-    /// Some blocks end with a structured node or a jump, BREAK inside IFU (see the module
-    /// docs).
-    pub quirks: bool,
-}
-
 /// A generated case: the program tree, its uniforms and what it was generated with.
 #[derive(Clone, Debug)]
 pub struct Case {
@@ -772,8 +689,8 @@ const MAD_DESCS: usize = 32;
 /// Descriptors 32-46: identity swizzles, no negation, masks 1-15 (used by fix-up writes).
 const FIXUP_DESCS: usize = 32;
 
-struct Builder<'r> {
-    r: &'r mut Rng,
+struct Builder<'r, 'b> {
+    r: &'r mut Rng<'b>,
     gen: Gen,
     sub_info: Vec<SubInfo>,
     mad_len: usize,
@@ -801,7 +718,7 @@ fn all_ops() -> Vec<Opcode> {
     Opcode::arithmetic().collect()
 }
 
-impl Builder<'_> {
+impl Builder<'_, '_> {
     fn sim_node(&self, n: &Node, st: Option<Abs>) -> Option<Abs> {
         let mut s = Sim::new(&self.gen);
         // Generation-time transfer: checks need the final facts, so they are ignored here.
@@ -1000,7 +917,7 @@ impl Builder<'_> {
                 let m = if op == Mova {
                     let m = self.r.subset(3);
                     if self.r.chance(30) {
-                        m | (self.r.next() as u8 & 0xC)
+                        m | (self.r.u32() as u8 & 0xC)
                     } else {
                         m
                     }
@@ -1411,40 +1328,8 @@ fn each_call(nodes: &[Node], f: &mut dyn FnMut(usize)) {
     }
 }
 
-/// Uniforms for a generated program: special values in the float rows, small loop counts
-/// (sometimes long ones), random bools.
-pub fn uniforms(r: &mut Rng, mode: FloatMode) -> Uniforms {
-    let mut u = Uniforms::default();
-    for i in 0..96 {
-        let v = vec4(r, mode);
-        u.set_float_raw(i, v);
-    }
-    for i in 0..4 {
-        let count = if r.chance(85) {
-            r.below(4)
-        } else {
-            r.below(24)
-        } as u8;
-        let start = if r.chance(60) {
-            r.below(8)
-        } else {
-            r.below(256)
-        } as u8;
-        let step = if r.chance(60) {
-            r.below(3)
-        } else {
-            r.below(256)
-        } as u8;
-        u.set_int(i, [count, start, step, r.below(256) as u8]);
-    }
-    for b in 0..16 {
-        u.set_bool(b, r.chance(50));
-    }
-    u
-}
-
 /// A random eligible program (by [`Sim`]) with uniforms.
-pub fn generate(r: &mut Rng, opts: Options) -> Case {
+pub fn generate(r: &mut Rng, opts: &Options) -> Case {
     let mut designated = [0u8; 16];
     // Usually a few output registers, sometimes most of the sixteen.
     let nout = if r.chance(8) {
@@ -1507,11 +1392,11 @@ pub fn generate(r: &mut Rng, opts: Options) -> Case {
         use_mova,
         a0_carried,
         flow: opts.flow,
-        left: opts.len as i32 * 2,
+        left: opts.max_len as i32 * 2,
         end_w,
         end_p,
         al_carried,
-        quirks: opts.quirks,
+        quirks: matches!(opts.shape, super::Shape::Points { quirks: true }),
     };
     let cx = Cx {
         depth: 0,
@@ -1531,7 +1416,7 @@ pub fn generate(r: &mut Rng, opts: Options) -> Case {
         let n = b.setemit();
         b.push(&mut main, &mut st, n);
     }
-    let (body, s) = b.block(st, cx, opts.len);
+    let (body, s) = b.block(st, cx, opts.max_len as u32);
     main.extend(body);
     st = s;
     if st.is_some() {
