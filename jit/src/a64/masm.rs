@@ -738,18 +738,6 @@ impl A64Masm {
         a.bind(back);
     }
 
-    /// EX2 of the flushed lane 0 of `v` (`recipes::scalar::ex2`). Clobbers x9-x17.
-    fn body_ex2(&mut self, v: Vreg) {
-        let mode = self.mode;
-        scalar::ex2(&mut AG { a: &mut self.a }, mode, v);
-    }
-
-    /// LG2 of the flushed lane 0 of `v` (`recipes::scalar::lg2`). Clobbers x9-x17.
-    fn body_lg2(&mut self, v: Vreg) {
-        let mode = self.mode;
-        scalar::lg2(&mut AG { a: &mut self.a }, mode, v);
-    }
-
     /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
     fn outline(&mut self, stub: Stub) {
         let a = &mut self.a;
@@ -779,8 +767,8 @@ impl A64Masm {
                 Stub::FixupF32(v) => self.body_fixup_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64(v),
                 Stub::Rsq(v) => self.body_rsq(v),
-                Stub::Ex2(v) => self.body_ex2(v),
-                Stub::Lg2(v) => self.body_lg2(v),
+                Stub::Ex2(v) => scalar::ex2(&mut AG { a: &mut self.a }, self.mode, v),
+                Stub::Lg2(v) => scalar::lg2(&mut AG { a: &mut self.a }, self.mode, v),
             }
             self.a.ret(LR);
         }

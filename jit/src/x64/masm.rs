@@ -920,18 +920,6 @@ impl X64Masm {
         a.bind(back);
     }
 
-    /// EX2 of the flushed lane 0 of `v` (`recipes::scalar::ex2`). Clobbers rax-r11 but rbx, rbp.
-    fn body_ex2(&mut self, v: Xmm) {
-        let mode = self.mode;
-        scalar::ex2(&mut XG { a: &mut self.a }, mode, v);
-    }
-
-    /// LG2 of the flushed lane 0 of `v` (`recipes::scalar::lg2`). Clobbers rax-r11 but rbx, rbp.
-    fn body_lg2(&mut self, v: Xmm) {
-        let mode = self.mode;
-        scalar::lg2(&mut XG { a: &mut self.a }, mode, v);
-    }
-
     /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
     fn outline(&mut self, stub: Stub) {
         let a = &mut self.a;
@@ -963,8 +951,8 @@ impl X64Masm {
                 Stub::FixupRne17(v) => self.body_fixup_rne17_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64_rne17(v),
                 Stub::Rsq(v) => self.body_rsq(v),
-                Stub::Ex2(v) => self.body_ex2(v),
-                Stub::Lg2(v) => self.body_lg2(v),
+                Stub::Ex2(v) => scalar::ex2(&mut XG { a: &mut self.a }, self.mode, v),
+                Stub::Lg2(v) => scalar::lg2(&mut XG { a: &mut self.a }, self.mode, v),
                 Stub::F64Binop(a, b, mul) => self.body_f64_binop(a, b, mul),
             }
             self.a.ret();
