@@ -180,9 +180,6 @@ impl Gprs for AG<'_> {
             }
         }
     }
-    fn sub(&mut self, d: Gpr, a: Gpr, b: Gpr) {
-        self.a.sub_x(d, a, b);
-    }
     fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
         self.a.mul_x(d, a, b);
     }
@@ -216,8 +213,13 @@ impl Gprs for AG<'_> {
     fn sar_var(&mut self, d: Gpr) {
         self.a.asr_x(d, d, G10);
     }
-    fn clz(&mut self, d: Gpr, a: Gpr) {
+    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
         self.a.clz_x(d, a);
+        self.a.mov_imm_w(h, 63);
+        self.a.sub_x(h, h, d);
+    }
+    fn test1(&mut self, a: Gpr) {
+        self.a.tst_wi(a, 1);
     }
     fn min_u(&mut self, d: Gpr, k: Gpr) {
         self.a.cmp_x(d, k);

@@ -73,8 +73,6 @@ pub trait Gprs {
     fn zext32(&mut self, d: Self::G, a: Self::G);
     /// `d = a + b`.
     fn add(&mut self, d: Self::G, a: Self::G, b: Op<Self::G>);
-    /// `d = a - b`; `b` must not be `d` unless `a` is.
-    fn sub(&mut self, d: Self::G, a: Self::G, b: Self::G);
     /// `d = a · b` (the low 64 bits).
     fn mul(&mut self, d: Self::G, a: Self::G, b: Self::G);
     /// `d = -a`.
@@ -95,8 +93,11 @@ pub trait Gprs {
     fn shl_var(&mut self, d: Self::G);
     /// `d = d >> R[1]` (arithmetic, the count below 64); `d` must not be `R[1]`.
     fn sar_var(&mut self, d: Self::G);
-    /// `d` = the number of leading zero bits of the non-zero `a`; `d` must not be `a`.
-    fn clz(&mut self, d: Self::G, a: Self::G);
+    /// `d` = the number of leading zero bits of the non-zero `a` and `h = 63 - d` (the index
+    /// of its highest set bit); `d`, `h` and `a` differ.
+    fn clz(&mut self, d: Self::G, h: Self::G, a: Self::G);
+    /// Set the flags for [`Cond::Eq`] to mean bit 0 of `a` is clear.
+    fn test1(&mut self, a: Self::G);
     /// `d = min(d, k)`, unsigned.
     fn min_u(&mut self, d: Self::G, k: Self::G);
     /// `d = table32[idx]` (zero-extended).
@@ -126,11 +127,10 @@ pub fn round_scaled<E: Gprs>(e: &mut E, mode: FloatMode, end: E::Label) {
     let (zero, inf) = (e.label(), e.label());
     e.cmp(true, sig, Op::I(0));
     e.jcc(Cond::Eq, zero);
-    e.clz(x1, sig);
+    e.clz(x1, x4, sig);
     e.mov(x2, sig);
     e.shl_var(x2); // top: the leading one at bit 63
-    e.sub(x0, exp, x1);
-    e.add(x0, x0, Op::I(63)); // e: the value is in [2^e, 2^(e+1))
+    e.add(x0, exp, Op::R(x4)); // e: the value is in [2^e, 2^(e+1))
     e.shr(x3, x2, 64 - prec); // kept
     if nearest {
         let (up, done) = (e.label(), e.label());
@@ -139,14 +139,12 @@ pub fn round_scaled<E: Gprs>(e: &mut E, mode: FloatMode, end: E::Label) {
         e.cmp(true, x4, Op::R(x1));
         e.jcc(Cond::Hi, up);
         e.jcc(Cond::Lo, done);
-        e.and32(x1, x3, 1);
-        e.cmp(false, x1, Op::I(0));
-        e.jcc(Cond::Eq, done);
+        e.test1(x3);
+        e.jcc(Cond::Eq, done); // a tie, kept even
         e.bind(up);
         e.add(x3, x3, Op::I(1));
-        e.shr(x1, x3, prec);
-        e.cmp(true, x1, Op::I(0));
-        e.jcc(Cond::Eq, done);
+        e.cmp(true, x3, Op::I(1 << prec));
+        e.jcc(Cond::Lo, done); // no carry out of the kept bits
         e.shr(x3, x3, 1);
         e.add(x0, x0, Op::I(1));
         e.bind(done);
@@ -202,12 +200,13 @@ pub fn ex2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     e.and32(x2, x0, 0x7F_FFFF);
     e.or32(x2, x2, Op::I(0x80_0000));
     neg_if_negative(e, x2, x0);
+    e.cmp(false, x1, Op::I(118));
+    e.jcc(Cond::Lo, right);
     e.add(x1, x1, Op::I(-118));
-    e.cmp(true, x1, Op::I(0));
-    e.jcc(Cond::Lt, right);
     e.shl_var(x2);
     e.jump(have_x);
     e.bind(right);
+    e.add(x1, x1, Op::I(-118));
     e.neg(x1, x1);
     e.imm(x3, 63);
     e.min_u(x1, x3);

@@ -180,11 +180,6 @@ impl Gprs for XG<'_> {
             },
         }
     }
-    fn sub(&mut self, d: Gpr, a: Gpr, b: Gpr) {
-        debug_assert!(b != d || a == d);
-        self.first(d, a);
-        self.a.sub_rr64(d, b);
-    }
     fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
         if d == b {
             self.a.imul_rr64(d, a);
@@ -249,12 +244,14 @@ impl Gprs for XG<'_> {
         debug_assert!(d != RCX);
         self.a.sar_rcl64(d);
     }
-    fn clz(&mut self, d: Gpr, a: Gpr) {
-        debug_assert!(d != a);
-        // 63 - the index of the highest set bit (`lzcnt` needs a feature test).
-        self.a.bsr_rr64(R11, a);
+    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
+        // From the highest set bit (`lzcnt` would need a feature test).
+        self.a.bsr_rr64(h, a);
         self.a.mov_ri32(d, 63);
-        self.a.sub_rr64(d, R11);
+        self.a.sub_rr64(d, h);
+    }
+    fn test1(&mut self, a: Gpr) {
+        self.a.test_mi_r64_1(a);
     }
     fn min_u(&mut self, d: Gpr, k: Gpr) {
         self.a.cmp_rr64(d, k);
