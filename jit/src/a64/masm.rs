@@ -153,10 +153,10 @@ impl Gprs for AG<'_> {
     fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
         self.a.table(bytes)
     }
-    fn from_lane0(&mut self, d: Gpr, v: Vreg) {
+    fn lane0_to_gpr(&mut self, d: Gpr, v: Vreg) {
         self.a.fmov_ws(d, v);
     }
-    fn to_lane0(&mut self, v: Vreg, s: Gpr) {
+    fn gpr_to_lane0(&mut self, v: Vreg, s: Gpr) {
         self.a.fmov_sw(v, s);
     }
     fn imm(&mut self, d: Gpr, k: i64) {

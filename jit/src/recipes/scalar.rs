@@ -62,9 +62,9 @@ pub trait Gprs {
     fn table(&mut self, bytes: Vec<u8>) -> Self::Label;
 
     /// `d` = the bits of lane 0 of `v`.
-    fn from_lane0(&mut self, d: Self::G, v: Self::V);
+    fn lane0_to_gpr(&mut self, d: Self::G, v: Self::V);
     /// Lane 0 of `v` = the low 32 bits of `s`.
-    fn to_lane0(&mut self, v: Self::V, s: Self::G);
+    fn gpr_to_lane0(&mut self, v: Self::V, s: Self::G);
     /// `d = k`.
     fn imm(&mut self, d: Self::G, k: i64);
     /// `d = a`.
@@ -186,7 +186,7 @@ pub fn ex2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
         e.label(),
         e.label(),
     );
-    e.from_lane0(x0, v);
+    e.lane0_to_gpr(x0, v);
     // Step 1: NaN.
     e.and32(x1, x0, 0x7FFF_FFFF);
     e.cmp(false, x1, Op::I(INF as i64));
@@ -247,7 +247,7 @@ pub fn ex2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     e.bind(nan);
     e.imm(x0, CANONICAL_NAN_BITS as i64);
     e.bind(back);
-    e.to_lane0(v, x0);
+    e.gpr_to_lane0(v, x0);
 }
 
 /// LG2 of the flushed lane 0 of `v` into lane 0: the integer-only algorithm of
@@ -258,7 +258,7 @@ pub fn lg2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     let recip = e.table(recip);
     let logs = e.table(logs);
     let (nan, pinf, ninf, pos, back) = (e.label(), e.label(), e.label(), e.label(), e.label());
-    e.from_lane0(x0, v);
+    e.lane0_to_gpr(x0, v);
     // Step 1 (the input is flushed, so a set sign bit means a negative non-zero value).
     e.cmp(false, x0, Op::I(0));
     e.jcc(Cond::Lt, nan);
@@ -312,5 +312,5 @@ pub fn lg2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     e.bind(ninf);
     e.imm(x0, (INF | SIGN) as i64);
     e.bind(back);
-    e.to_lane0(v, x0);
+    e.gpr_to_lane0(v, x0);
 }

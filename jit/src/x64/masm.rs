@@ -141,10 +141,10 @@ impl Gprs for XG<'_> {
     fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
         self.a.table(bytes)
     }
-    fn from_lane0(&mut self, d: Gpr, v: Xmm) {
+    fn lane0_to_gpr(&mut self, d: Gpr, v: Xmm) {
         self.a.movd_rx(d, v);
     }
-    fn to_lane0(&mut self, v: Xmm, s: Gpr) {
+    fn gpr_to_lane0(&mut self, v: Xmm, s: Gpr) {
         self.a.movd_xr(v, s);
     }
     fn imm(&mut self, d: Gpr, k: i64) {
