@@ -21,6 +21,8 @@
 //! arguments, so the hosts' register conventions (which scratch registers a sequence may
 //! clobber) stay where they are documented.
 
+pub mod scalar;
+
 use picajit_interp::float::precision::{
     F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32,
     F32_MIN_NORMAL_F32,

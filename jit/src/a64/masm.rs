@@ -40,6 +40,7 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::scalar::{self, Cond as SCond, Gprs, Op};
 use crate::recipes::{self, Arith, Horizontal, Src, VecOps, QNAN64};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
@@ -47,7 +48,6 @@ use picajit_interp::float::precision::{
     F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
     F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
 };
-use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
@@ -90,6 +90,151 @@ const T7: Vreg = SCRATCH[7];
 const SA: Vreg = SCRATCH[8];
 const T8: Vreg = SCRATCH[10];
 const T9: Vreg = SCRATCH[11];
+
+/// The general-purpose-register primitives of the integer algorithms
+/// (`crate::recipes::scalar`); x17 materialises constants that no immediate field takes.
+struct AG<'a> {
+    a: &'a mut Asm,
+}
+
+impl AG<'_> {
+    /// `b` in a register: itself, or the constant loaded into x17.
+    fn reg(&mut self, b: Op<Gpr>) -> Gpr {
+        match b {
+            Op::R(r) => r,
+            Op::I(k) => {
+                self.a.mov_imm_x(G17, k as u64);
+                G17
+            }
+        }
+    }
+}
+
+impl Gprs for AG<'_> {
+    type G = Gpr;
+    type V = Vreg;
+    type Label = DynamicLabel;
+    const R: [Gpr; 8] = [G9, G10, G11, G12, G13, G14, G15, G16];
+
+    fn label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+    fn jump(&mut self, l: DynamicLabel) {
+        self.a.b(l);
+    }
+    fn jcc(&mut self, c: SCond, l: DynamicLabel) {
+        let c = match c {
+            SCond::Eq => Cond::Eq,
+            SCond::Lo => Cond::Lo,
+            SCond::Hi => Cond::Hi,
+            SCond::Lt => Cond::Lt,
+            SCond::Ge => Cond::Ge,
+        };
+        self.a.b_cond(c, l);
+    }
+    fn cmp(&mut self, wide: bool, a: Gpr, b: Op<Gpr>) {
+        match (wide, b) {
+            (false, Op::I(k)) if (0..4096).contains(&k) => self.a.cmp_wi(a, k as u32),
+            (true, Op::I(k)) if (0..4096).contains(&k) => self.a.cmp_xi(a, k as u32),
+            (true, Op::I(k)) if (-4095..0).contains(&k) => self.a.cmn_xi(a, (-k) as u32),
+            (false, b) => {
+                let b = self.reg(b);
+                self.a.cmp_w(a, b);
+            }
+            (true, b) => {
+                let b = self.reg(b);
+                self.a.cmp_x(a, b);
+            }
+        }
+    }
+    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
+        self.a.table(bytes)
+    }
+    fn lane0_to_gpr(&mut self, d: Gpr, v: Vreg) {
+        self.a.fmov_ws(d, v);
+    }
+    fn gpr_to_lane0(&mut self, v: Vreg, s: Gpr) {
+        self.a.fmov_sw(v, s);
+    }
+    fn imm(&mut self, d: Gpr, k: i64) {
+        self.a.mov_imm_x(d, k as u64);
+    }
+    fn mov(&mut self, d: Gpr, a: Gpr) {
+        if d != a {
+            self.a.mov_x(d, a);
+        }
+    }
+    fn zext32(&mut self, d: Gpr, a: Gpr) {
+        self.a.mov_w(d, a);
+    }
+    fn add(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::I(k) if (0..4096).contains(&k) => self.a.add_xi(d, a, k as u32),
+            Op::I(k) if (-4095..0).contains(&k) => self.a.sub_xi(d, a, (-k) as u32),
+            b => {
+                let b = self.reg(b);
+                self.a.add_x(d, a, b);
+            }
+        }
+    }
+    fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
+        self.a.mul_x(d, a, b);
+    }
+    fn neg(&mut self, d: Gpr, a: Gpr) {
+        self.a.sub_x(d, ZR, a);
+    }
+    fn and32(&mut self, d: Gpr, a: Gpr, k: u32) {
+        self.a.and_wi(d, a, k);
+    }
+    fn or32(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::R(b) => self.a.orr_w(d, a, b),
+            Op::I(k) => self.a.orr_wi(d, a, k as u32),
+        }
+    }
+    fn ubfx32(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
+        self.a.ubfx_w(d, a, lsb, width);
+    }
+    fn shl(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.a.lsl_xi(d, a, n);
+    }
+    fn shr(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.a.lsr_xi(d, a, n);
+    }
+    fn sar(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.a.asr_xi(d, a, n);
+    }
+    fn shl_var(&mut self, d: Gpr) {
+        self.a.lsl_x(d, d, G10);
+    }
+    fn sar_var(&mut self, d: Gpr) {
+        self.a.asr_x(d, d, G10);
+    }
+    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
+        self.a.clz_x(d, a);
+        self.a.mov_imm_w(h, 63);
+        self.a.sub_x(h, h, d);
+    }
+    fn test1(&mut self, a: Gpr) {
+        self.a.tst_wi(a, 1);
+    }
+    fn min_u(&mut self, d: Gpr, k: Gpr) {
+        self.a.cmp_x(d, k);
+        self.a.csel_x(d, d, k, Cond::Ls);
+    }
+    fn load32(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.adr(G17, table);
+        self.a.ldr_w_idx(d, G17, idx);
+    }
+    fn add_load64(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.adr(G17, table);
+        self.a.ldr_x_idx(G17, G17, idx);
+        self.a.add_x(d, d, G17);
+    }
+}
 
 /// Out-of-line subroutines (see [`A64Masm::outline`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -595,216 +740,6 @@ impl A64Masm {
         a.bind(back);
     }
 
-    /// `float::round_scaled` in integer registers: w13 = sign (0 or 0x8000_0000), x14 = the
-    /// significand (u64), x15 = the exponent (i64); result bits in w9. Clobbers x10-x12, x16.
-    fn round_scaled(&mut self) {
-        let prec = self.prec();
-        let (min_exp, max_exp, nearest) = match self.mode {
-            FloatMode::F24(r) => (62, 64, r == Rounding::NearestEven),
-            FloatMode::F32 => (126, 128, true),
-        };
-        let (zero, inf, end) = (self.a.new_label(), self.a.new_label(), self.a.new_label());
-        let a = &mut self.a;
-        a.cbz_x(G14, zero);
-        a.clz_x(G10, G14);
-        a.lsl_x(G11, G14, G10); // top
-        a.mov_imm_w(G12, 63);
-        a.sub_x(G12, G12, G10);
-        a.add_x(G12, G15, G12); // e
-        a.lsr_xi(G16, G11, 64 - prec); // kept
-        if nearest {
-            let (up, done) = (a.new_label(), a.new_label());
-            a.lsl_xi(G10, G11, prec); // rem
-            a.mov_imm_x(G9, 1 << 63);
-            a.cmp_x(G10, G9);
-            a.b_cond(Cond::Hi, up);
-            a.b_cond(Cond::Lo, done);
-            a.and_wi(G9, G16, 1);
-            a.cbz_w(G9, done);
-            a.bind(up);
-            a.add_xi(G16, G16, 1);
-            a.lsr_xi(G10, G16, prec);
-            a.cbz_x(G10, done);
-            a.lsr_xi(G16, G16, 1);
-            a.add_xi(G12, G12, 1);
-            a.bind(done);
-        }
-        a.cmp_xi(G12, max_exp);
-        a.b_cond(Cond::Ge, inf);
-        a.cmn_xi(G12, min_exp);
-        a.b_cond(Cond::Lt, zero);
-        a.add_wi(G12, G12, 127);
-        a.lsl_wi(G12, G12, 23);
-        if prec < 24 {
-            a.lsl_xi(G16, G16, 24 - prec);
-        }
-        a.and_wi(G16, G16, 0x7F_FFFF);
-        a.orr_w(G9, G12, G16);
-        a.orr_w(G9, G9, G13);
-        a.b(end);
-        a.bind(inf);
-        a.mov_imm_w(G9, INF);
-        a.orr_w(G9, G9, G13);
-        a.b(end);
-        a.bind(zero);
-        a.movz_w(G9, 0, 0);
-        a.bind(end);
-    }
-
-    /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
-    /// `picajit_interp::float::transcendental` step by step (table after the code).
-    fn body_ex2(&mut self, v: Vreg) {
-        let [table, _, _] = recipes::transcendental_tables();
-        let table = self.a.table(table);
-        let [b1, b2, b3, b4] = EX2_POLY;
-        let a = &mut self.a;
-        let (nan, sat, zero_x, right, have_x, back) = (
-            a.new_label(),
-            a.new_label(),
-            a.new_label(),
-            a.new_label(),
-            a.new_label(),
-            a.new_label(),
-        );
-        a.fmov_ws(G9, v);
-        a.and_wi(G10, G9, 0x7FFF_FFFF);
-        a.mov_imm_w(G11, INF);
-        a.cmp_w(G10, G11);
-        a.b_cond(Cond::Hi, nan);
-        // Step 2: X = floor(x · 2^32), saturated.
-        a.ubfx_w(G10, G9, 23, 8);
-        a.cbz_w(G10, zero_x);
-        a.cmp_wi(G10, 135);
-        a.b_cond(Cond::Hs, sat);
-        a.and_wi(G11, G9, 0x7F_FFFF);
-        a.orr_wi(G11, G11, 0x80_0000);
-        a.cmp_wi(G9, 0);
-        a.cneg_x_lt(G11, G11);
-        a.subs_wi(G10, G10, 118);
-        a.b_cond(Cond::Lt, right);
-        a.lsl_x(G11, G11, G10);
-        a.b(have_x);
-        a.bind(right);
-        a.neg_w(G10, G10);
-        a.mov_imm_w(G12, 63);
-        a.cmp_w(G10, G12);
-        a.csel_w(G10, G10, G12, Cond::Ls);
-        a.asr_x(G11, G11, G10);
-        a.b(have_x);
-        a.bind(sat);
-        a.mov_imm_x(G11, 1 << 40);
-        a.cmp_wi(G9, 0);
-        a.cneg_x_lt(G11, G11);
-        a.b(have_x);
-        a.bind(zero_x);
-        a.movz_x(G11, 0, 0);
-        a.bind(have_x);
-        // Steps 3-4: n, i, r.
-        a.asr_xi(G15, G11, 32);
-        a.mov_w(G12, G11);
-        a.lsr_wi(G13, G12, 26);
-        a.and_wi(G12, G12, 0x03FF_FFFF);
-        // Step 5: the polynomial.
-        a.mov_imm_x(G16, b4 as u64);
-        for b in [b3, b2, b1] {
-            a.mul_x(G16, G16, G12);
-            a.lsr_xi(G16, G16, 32);
-            a.mov_imm_x(G17, b as u64);
-            a.add_x(G16, G16, G17);
-        }
-        a.mul_x(G16, G16, G12);
-        a.lsr_xi(G16, G16, 32); // p
-                                // Step 6: the mantissa.
-        a.adr(G17, table);
-        a.ldr_w_idx(G17, G17, G13); // T
-        a.mul_x(G14, G17, G16);
-        a.lsr_xi(G14, G14, 32);
-        a.add_x(G14, G14, G17);
-        a.mov_imm_x(G10, 0xFFFF_FFFF);
-        a.cmp_x(G14, G10);
-        a.csel_x(G14, G14, G10, Cond::Ls);
-        // Step 7.
-        a.sub_xi(G15, G15, 31);
-        a.movz_w(G13, 0, 0);
-        self.round_scaled();
-        let a = &mut self.a;
-        a.b(back);
-        a.bind(nan);
-        a.mov_imm_w(G9, CANONICAL_NAN_BITS);
-        a.bind(back);
-        a.fmov_sw(v, G9);
-    }
-
-    /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
-    /// `picajit_interp::float::transcendental` step by step.
-    fn body_lg2(&mut self, v: Vreg) {
-        let [_, recip, logs] = recipes::transcendental_tables();
-        let recip = self.a.table(recip);
-        let logs = self.a.table(logs);
-        let a = &mut self.a;
-        let (nan, pinf, ninf, back) = (a.new_label(), a.new_label(), a.new_label(), a.new_label());
-        a.fmov_ws(G9, v);
-        // Step 1 (the input is flushed, so a set sign bit means a negative non-zero value).
-        a.tbnz_w(G9, 31, nan);
-        a.mov_imm_w(G10, INF);
-        a.cmp_w(G9, G10);
-        a.b_cond(Cond::Hi, nan);
-        a.b_cond(Cond::Eq, pinf);
-        a.cbz_w(G9, ninf);
-        // Step 2.
-        a.ubfx_w(G10, G9, 23, 8);
-        a.sub_xi(G10, G10, 127); // e (i64)
-        a.and_wi(G11, G9, 0x7F_FFFF); // F
-                                      // Step 3.
-        a.mov_imm_w(G12, 1 << 16);
-        a.add_w(G12, G11, G12);
-        a.lsr_wi(G12, G12, 17); // j
-        a.orr_wi(G13, G11, 0x80_0000); // M
-        a.adr(G14, recip);
-        a.ldr_w_idx(G14, G14, G12); // R
-                                    // Step 4.
-        a.mul_x(G13, G13, G14);
-        a.mov_imm_x(G14, 1 << 39);
-        a.sub_x(G13, G13, G14); // z
-                                // Step 5.
-        a.asr_xi(G15, G13, 9); // zq
-        a.mov_imm_x(G16, LG2_POLY[4] as u64);
-        for k in (0..4).rev() {
-            a.mul_x(G16, G16, G15);
-            a.asr_xi(G16, G16, 30);
-            a.mov_imm_x(G17, LG2_POLY[k] as u64);
-            a.add_x(G16, G16, G17);
-        }
-        // Step 6.
-        a.mul_x(G16, G16, G13);
-        a.asr_xi(G16, G16, 14); // lp
-                                // Step 7.
-        a.lsl_xi(G10, G10, 55);
-        a.add_x(G16, G16, G10);
-        a.adr(G14, logs);
-        a.ldr_x_idx(G14, G14, G12);
-        a.add_x(G16, G16, G14); // s
-                                // Step 8.
-        a.cmp_xi(G16, 0);
-        a.cneg_x_lt(G14, G16);
-        a.mov_imm_w(G13, SIGN);
-        a.csel_w(G13, G13, ZR, Cond::Lt);
-        a.mov_imm_x(G15, -55i64 as u64);
-        self.round_scaled();
-        let a = &mut self.a;
-        a.b(back);
-        a.bind(nan);
-        a.mov_imm_w(G9, CANONICAL_NAN_BITS);
-        a.b(back);
-        a.bind(pinf);
-        a.mov_imm_w(G9, INF);
-        a.b(back);
-        a.bind(ninf);
-        a.mov_imm_w(G9, INF | SIGN);
-        a.bind(back);
-        a.fmov_sw(v, G9);
-    }
-
     /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
     fn outline(&mut self, stub: Stub) {
         let a = &mut self.a;
@@ -834,8 +769,8 @@ impl A64Masm {
                 Stub::FixupF32(v) => self.body_fixup_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64(v),
                 Stub::Rsq(v) => self.body_rsq(v),
-                Stub::Ex2(v) => self.body_ex2(v),
-                Stub::Lg2(v) => self.body_lg2(v),
+                Stub::Ex2(v) => scalar::ex2(&mut AG { a: &mut self.a }, self.mode, v),
+                Stub::Lg2(v) => scalar::lg2(&mut AG { a: &mut self.a }, self.mode, v),
             }
             self.a.ret(LR);
         }

@@ -52,13 +52,13 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::scalar::{self, Cond, Gprs, Op};
 use crate::recipes::{
     self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
 };
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
-use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
@@ -81,6 +81,191 @@ const S4: Xmm = Xmm(8);
 const S5: Xmm = Xmm(9);
 const SAVE_A: Xmm = Xmm(11);
 const SAVE_B: Xmm = Xmm(12);
+
+/// The general-purpose-register primitives of the integer algorithms
+/// (`crate::recipes::scalar`): two-operand x86-64 forms, with a copy where the destination
+/// is not the first source; r11 materialises constants that do not fit an imm32.
+struct XG<'a> {
+    a: &'a mut Asm,
+}
+
+impl XG<'_> {
+    /// `d = a` before a two-operand `d op= b` (`b` must not be `d` unless `a` is).
+    fn first(&mut self, d: Gpr, a: Gpr) {
+        if d != a {
+            self.a.mov_rr64(d, a);
+        }
+    }
+}
+
+impl Gprs for XG<'_> {
+    type G = Gpr;
+    type V = Xmm;
+    type Label = DynamicLabel;
+    const R: [Gpr; 8] = [RAX, RCX, RDX, R8, R9, R10, RSI, RDI];
+
+    fn label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+    fn jump(&mut self, l: DynamicLabel) {
+        self.a.jmp(l);
+    }
+    fn jcc(&mut self, c: Cond, l: DynamicLabel) {
+        match c {
+            Cond::Eq => self.a.je(l),
+            Cond::Lo => self.a.jb(l),
+            Cond::Hi => self.a.ja(l),
+            Cond::Lt => self.a.jl(l),
+            Cond::Ge => self.a.jge(l),
+        }
+    }
+    fn cmp(&mut self, wide: bool, a: Gpr, b: Op<Gpr>) {
+        match (wide, b) {
+            (false, Op::I(0)) => self.a.test_rr32(a, a),
+            (true, Op::I(0)) => self.a.test_rr64(a, a),
+            (false, Op::I(k)) => self.a.cmp_ri32(a, k as i32),
+            (true, Op::I(k)) => match i32::try_from(k) {
+                Ok(k) => self.a.cmp_ri64(a, k),
+                Err(_) => {
+                    self.imm(R11, k);
+                    self.a.cmp_rr64(a, R11);
+                }
+            },
+            (true, Op::R(b)) => self.a.cmp_rr64(a, b),
+            (false, Op::R(_)) => unreachable!("no 32-bit register compare in the algorithms"),
+        }
+    }
+    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
+        self.a.table(bytes)
+    }
+    fn lane0_to_gpr(&mut self, d: Gpr, v: Xmm) {
+        self.a.movd_rx(d, v);
+    }
+    fn gpr_to_lane0(&mut self, v: Xmm, s: Gpr) {
+        self.a.movd_xr(v, s);
+    }
+    fn imm(&mut self, d: Gpr, k: i64) {
+        match u32::try_from(k) {
+            // `mov r32, imm32` zero-extends and leaves the flags alone (unlike `xor`).
+            Ok(k) => self.a.mov_ri32(d, k as i32),
+            Err(_) => self.a.mov_ri64(d, k),
+        }
+    }
+    fn mov(&mut self, d: Gpr, a: Gpr) {
+        self.first(d, a);
+    }
+    fn zext32(&mut self, d: Gpr, a: Gpr) {
+        self.a.mov_rr32(d, a);
+    }
+    fn add(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::R(b) if b == d => self.a.add_rr64(d, a),
+            Op::R(b) => {
+                self.first(d, a);
+                self.a.add_rr64(d, b);
+            }
+            Op::I(k) => match i32::try_from(k) {
+                Ok(k) => {
+                    self.first(d, a);
+                    self.a.add_ri64(d, k);
+                }
+                Err(_) => {
+                    self.imm(R11, k);
+                    self.first(d, a);
+                    self.a.add_rr64(d, R11);
+                }
+            },
+        }
+    }
+    fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
+        if d == b {
+            self.a.imul_rr64(d, a);
+        } else {
+            self.first(d, a);
+            self.a.imul_rr64(d, b);
+        }
+    }
+    fn neg(&mut self, d: Gpr, a: Gpr) {
+        self.first(d, a);
+        self.a.neg_r64(d);
+    }
+    fn and32(&mut self, d: Gpr, a: Gpr, k: u32) {
+        if d != a {
+            self.a.mov_rr32(d, a);
+        }
+        self.a.and_ri32(d, k as i32);
+    }
+    fn or32(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::R(b) if b == d => self.a.or_rr32(d, a),
+            Op::R(b) => {
+                if d != a {
+                    self.a.mov_rr32(d, a);
+                }
+                self.a.or_rr32(d, b);
+            }
+            Op::I(k) => {
+                if d != a {
+                    self.a.mov_rr32(d, a);
+                }
+                self.a.or_ri32(d, k as i32);
+            }
+        }
+    }
+    fn ubfx32(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
+        if d != a {
+            self.a.mov_rr32(d, a);
+        }
+        self.a.shr_ri32(d, lsb as u8);
+        if lsb + width < 32 {
+            self.a.and_ri32(d, ((1u32 << width) - 1) as i32);
+        }
+    }
+    fn shl(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.first(d, a);
+        self.a.shl_ri64(d, n as u8);
+    }
+    fn shr(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.first(d, a);
+        self.a.shr_ri64(d, n as u8);
+    }
+    fn sar(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.first(d, a);
+        self.a.sar_ri64(d, n as u8);
+    }
+    fn shl_var(&mut self, d: Gpr) {
+        debug_assert!(d != RCX);
+        self.a.shl_rcl64(d);
+    }
+    fn sar_var(&mut self, d: Gpr) {
+        debug_assert!(d != RCX);
+        self.a.sar_rcl64(d);
+    }
+    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
+        // From the highest set bit (`lzcnt` would need a feature test).
+        self.a.bsr_rr64(h, a);
+        self.a.mov_ri32(d, 63);
+        self.a.sub_rr64(d, h);
+    }
+    fn test1(&mut self, a: Gpr) {
+        self.a.test_mi_r64_1(a);
+    }
+    fn min_u(&mut self, d: Gpr, k: Gpr) {
+        self.a.cmp_rr64(d, k);
+        self.a.cmova_rr64(d, k);
+    }
+    fn load32(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.lea_label(R11, table);
+        self.a.mov_r32_idx4(d, R11, idx);
+    }
+    fn add_load64(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.lea_label(R11, table);
+        self.a.add_r64_idx8(d, R11, idx);
+    }
+}
 
 /// Three-operand operations with a VEX form (see [`XV::v3`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -401,8 +586,6 @@ enum Stub {
     Ex2(Xmm),
     /// LG2 of lane 0 (flushed) into lane 0.
     Lg2(Xmm),
-    /// `round_scaled`: rdi = sign bit, r10 = significand, rsi = exponent → eax = f32 bits.
-    RoundScaled,
     FixupRne17(Xmm),
     RoundF64(Xmm),
     F64Binop(Xmm, Xmm, bool),
@@ -734,247 +917,6 @@ impl X64Masm {
         a.bind(back);
     }
 
-    /// `float::round_scaled` in integer registers: rdi = sign (0 or 0x8000_0000), r10 = the
-    /// significand (u64), rsi = the exponent (i64); result bits in eax. Clobbers rcx, rdx, r8,
-    /// r9, r11.
-    fn body_round_scaled(&mut self) {
-        let (prec, min_exp, max_exp, nearest) = match self.mode {
-            FloatMode::F24(r) => (17u8, -62, 64, r == Rounding::NearestEven),
-            FloatMode::F32 => (24u8, -126, 128, true),
-        };
-        let zero = self.a.new_label();
-        let inf = self.a.new_label();
-        let a = &mut self.a;
-        a.test_rr64(R10, R10);
-        a.je(zero);
-        a.bsr_rr64(RCX, R10); // h: the value is in [2^(exp+h), 2^(exp+h+1))
-        a.mov_rr64(RAX, RSI);
-        a.add_rr64(RAX, RCX); // e
-        a.mov_ri32(RDX, 63);
-        a.sub_rr64(RDX, RCX);
-        a.mov_rr32(RCX, RDX);
-        a.mov_rr64(R11, R10);
-        a.shl_rcl64(R11); // top
-        a.mov_rr64(R8, R11);
-        a.shr_ri64(R8, 64 - prec); // kept
-        if nearest {
-            let up = a.new_label();
-            let done = a.new_label();
-            a.mov_rr64(R9, R11);
-            a.shl_ri64(R9, prec); // rem
-            a.mov_ri64(RDX, i64::MIN);
-            a.cmp_rr64(R9, RDX);
-            a.ja(up);
-            a.jb(done);
-            a.test_mi_r64_1(R8);
-            a.je(done);
-            a.bind(up);
-            a.add_ri64(R8, 1);
-            a.mov_rr64(R9, R8);
-            a.shr_ri64(R9, prec);
-            a.je(done);
-            a.shr_ri64(R8, 1);
-            a.add_ri64(RAX, 1);
-            a.bind(done);
-        }
-        a.cmp_ri64(RAX, max_exp);
-        a.jge(inf);
-        a.cmp_ri64(RAX, min_exp);
-        a.jl(zero);
-        a.add_ri32(RAX, 127);
-        a.shl_ri32(RAX, 23);
-        if prec < 24 {
-            a.shl_ri64(R8, 24 - prec);
-        }
-        a.and_ri32(R8, 0x7F_FFFF);
-        a.or_rr32(RAX, R8);
-        a.or_rr32(RAX, RDI);
-        a.ret();
-        a.bind(inf);
-        a.mov_ri32(RAX, INF as i32);
-        a.or_rr32(RAX, RDI);
-        a.ret();
-        a.bind(zero);
-        a.xor_rr32(RAX, RAX);
-    }
-
-    /// EX2 of the flushed lane 0 of `v`: the integer-only algorithm of
-    /// `picajit_interp::float::transcendental` step by step (tables in the constant pool).
-    fn body_ex2(&mut self, v: Xmm) {
-        let [table, _, _] = recipes::transcendental_tables();
-        let table = self.a.table(table);
-        let [b1, b2, b3, b4] = EX2_POLY;
-        let (nan, sat, zero_x, right, have_x, pos) = (
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-        );
-        let a = &mut self.a;
-        a.movd_rx(RAX, v);
-        a.mov_rr32(RCX, RAX);
-        a.and_ri32(RCX, 0x7FFF_FFFF);
-        a.cmp_ri32(RCX, INF as i32);
-        a.ja(nan);
-        // Step 2: X = floor(x · 2^32), saturated.
-        a.mov_rr32(RCX, RAX);
-        a.shr_ri32(RCX, 23);
-        a.and_ri32(RCX, 0xFF);
-        a.test_rr32(RCX, RCX);
-        a.je(zero_x);
-        a.cmp_ri32(RCX, 135);
-        a.jae(sat);
-        a.mov_rr32(RDX, RAX);
-        a.and_ri32(RDX, 0x7F_FFFF);
-        a.or_ri32(RDX, 0x80_0000);
-        a.test_rr32(RAX, RAX);
-        a.jns(pos);
-        a.neg_r64(RDX);
-        a.bind(pos);
-        a.add_ri32(RCX, -118);
-        a.jl(right);
-        a.shl_rcl64(RDX);
-        a.jmp(have_x);
-        a.bind(right);
-        a.neg_r32(RCX);
-        a.mov_ri32(R8, 63);
-        a.cmp_ri32(RCX, 63);
-        a.cmova_rr32(RCX, R8);
-        a.sar_rcl64(RDX);
-        a.jmp(have_x);
-        a.bind(sat);
-        a.mov_ri64(RDX, 1 << 40);
-        a.test_rr32(RAX, RAX);
-        a.jns(have_x);
-        a.neg_r64(RDX);
-        a.jmp(have_x);
-        a.bind(zero_x);
-        a.xor_rr32(RDX, RDX);
-        a.bind(have_x);
-        // Steps 3-4: n, i, r.
-        a.mov_rr64(RSI, RDX);
-        a.sar_ri64(RSI, 32);
-        a.mov_rr32(RAX, RDX);
-        a.mov_rr32(RCX, RAX);
-        a.shr_ri32(RCX, 26);
-        a.and_ri32(RAX, 0x03FF_FFFF);
-        // Step 5: the polynomial.
-        a.mov_ri32(R8, b4 as i32);
-        for b in [b3, b2, b1] {
-            a.imul_rr64(R8, RAX);
-            a.shr_ri64(R8, 32);
-            a.mov_ri32(R11, b as i32);
-            a.add_rr64(R8, R11);
-        }
-        a.imul_rr64(R8, RAX);
-        a.shr_ri64(R8, 32); // p
-                            // Step 6: the mantissa.
-        a.lea_label(R9, table);
-        a.mov_r32_idx4(R9, R9, RCX); // T
-        a.mov_rr64(R10, R9);
-        a.imul_rr64(R10, R8);
-        a.shr_ri64(R10, 32);
-        a.add_rr64(R10, R9);
-        a.mov_ri32(R11, -1); // 2^32 - 1
-        a.cmp_rr64(R10, R11);
-        a.cmova_rr64(R10, R11);
-        // Step 7.
-        a.add_ri64(RSI, -31);
-        a.xor_rr32(RDI, RDI);
-        self.outline(Stub::RoundScaled);
-        let back = self.a.new_label();
-        let a = &mut self.a;
-        a.jmp(back);
-        a.bind(nan);
-        a.mov_ri32(RAX, CANONICAL_NAN_BITS as i32);
-        a.bind(back);
-        a.movd_xr(v, RAX);
-    }
-
-    /// LG2 of the flushed lane 0 of `v`: the integer-only algorithm of
-    /// `picajit_interp::float::transcendental` step by step.
-    fn body_lg2(&mut self, v: Xmm) {
-        let [_, recip, logs] = recipes::transcendental_tables();
-        let recip = self.a.table(recip);
-        let logs = self.a.table(logs);
-        let (nan, pinf, ninf, pos, back) = (
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-            self.a.new_label(),
-        );
-        let a = &mut self.a;
-        a.movd_rx(RAX, v);
-        // Step 1 (the input is flushed, so a set sign bit means a negative non-zero value).
-        a.test_rr32(RAX, RAX);
-        a.js(nan);
-        a.cmp_ri32(RAX, INF as i32);
-        a.ja(nan);
-        a.je(pinf);
-        a.test_rr32(RAX, RAX);
-        a.je(ninf);
-        // Step 2.
-        a.mov_rr32(RCX, RAX);
-        a.shr_ri32(RCX, 23);
-        a.add_ri64(RCX, -127); // e (i64: the 32-bit value was zero-extended, so go 64-bit)
-        a.mov_rr32(RDX, RAX);
-        a.and_ri32(RDX, 0x7F_FFFF); // F
-                                    // Step 3.
-        a.lea_r32(R8, RDX, 1 << 16);
-        a.shr_ri32(R8, 17); // j
-        a.mov_rr32(R9, RDX);
-        a.or_ri32(R9, 0x80_0000); // M
-        a.lea_label(R10, recip);
-        a.mov_r32_idx4(R10, R10, R8); // R
-                                      // Step 4.
-        a.imul_rr64(R9, R10);
-        a.mov_ri64(R11, 1 << 39);
-        a.sub_rr64(R9, R11); // z
-                             // Step 5.
-        a.mov_rr64(RSI, R9);
-        a.sar_ri64(RSI, 9); // zq
-        a.mov_ri64(RAX, LG2_POLY[4]);
-        for k in (0..4).rev() {
-            a.imul_rr64(RAX, RSI);
-            a.sar_ri64(RAX, 30);
-            a.mov_ri64(R11, LG2_POLY[k]);
-            a.add_rr64(RAX, R11);
-        }
-        // Step 6.
-        a.imul_rr64(RAX, R9);
-        a.sar_ri64(RAX, 14); // lp
-                             // Step 7.
-        a.shl_ri64(RCX, 55);
-        a.add_rr64(RAX, RCX);
-        a.lea_label(R10, logs);
-        a.add_r64_idx8(RAX, R10, R8); // s
-                                      // Step 8.
-        a.xor_rr32(RDI, RDI);
-        a.mov_rr64(R10, RAX);
-        a.test_rr64(RAX, RAX);
-        a.jns(pos);
-        a.neg_r64(R10);
-        a.mov_ri32(RDI, SIGN as i32);
-        a.bind(pos);
-        a.mov_ri64(RSI, -55);
-        self.outline(Stub::RoundScaled);
-        let a = &mut self.a;
-        a.jmp(back);
-        a.bind(nan);
-        a.mov_ri32(RAX, CANONICAL_NAN_BITS as i32);
-        a.jmp(back);
-        a.bind(pinf);
-        a.mov_ri32(RAX, INF as i32);
-        a.jmp(back);
-        a.bind(ninf);
-        a.mov_ri32(RAX, (INF | SIGN) as i32);
-        a.bind(back);
-        a.movd_xr(v, RAX);
-    }
-
     /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
     fn outline(&mut self, stub: Stub) {
         let a = &mut self.a;
@@ -1006,9 +948,8 @@ impl X64Masm {
                 Stub::FixupRne17(v) => self.body_fixup_rne17_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64_rne17(v),
                 Stub::Rsq(v) => self.body_rsq(v),
-                Stub::Ex2(v) => self.body_ex2(v),
-                Stub::Lg2(v) => self.body_lg2(v),
-                Stub::RoundScaled => self.body_round_scaled(),
+                Stub::Ex2(v) => scalar::ex2(&mut XG { a: &mut self.a }, self.mode, v),
+                Stub::Lg2(v) => scalar::lg2(&mut XG { a: &mut self.a }, self.mode, v),
                 Stub::F64Binop(a, b, mul) => self.body_f64_binop(a, b, mul),
             }
             self.a.ret();
