@@ -1181,10 +1181,70 @@ fn moved_registers_on(b: Backend) {
 /// and instruction counts of `picajit_shader_run_batch`, and of `picajit_shader_run_batch_ex`
 /// from a unit state (with the state handed back), equal the interpreter's through the same
 /// calls (same layouts and conversions), for each example vertex shader.
+/// An engine on `backend` with `shbin`'s first DVLE loaded and a uniform table holding
+/// `table`'s floats and integers and the boolean set `bools`, through the C ABI (the two C
+/// ABI lane-code tests below share it).
+///
+/// # Safety
+/// The caller destroys the three handles once, uniforms and shader before the engine.
+unsafe fn c_load(
+    backend: picajit::capi::PicajitBackend,
+    shbin: &[u8],
+    table: &Uniforms,
+    bools: u16,
+) -> (
+    *mut picajit::capi::PicajitEngine,
+    *mut picajit::capi::PicajitShader,
+    *mut picajit::capi::PicajitUniforms,
+) {
+    use picajit::capi::*;
+    use std::ptr::null_mut;
+    let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
+    // SAFETY: every pointer passed is a live local of the right size; the handles are the
+    // library's and go back to the caller.
+    unsafe {
+        let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
+        assert_eq!(
+            picajit_engine_config_init(&mut cfg),
+            PicajitStatus::PICAJIT_OK
+        );
+        cfg.backend = backend as u32;
+        let mut engine = null_mut();
+        assert_eq!(
+            picajit_engine_create(&cfg, &mut engine),
+            PicajitStatus::PICAJIT_OK
+        );
+        let mut shader = null_mut();
+        assert_eq!(
+            picajit_shader_load_shbin(engine, shbin.as_ptr().cast(), shbin.len(), 0, &mut shader),
+            PicajitStatus::PICAJIT_OK
+        );
+        let mut uniforms = null_mut();
+        assert_eq!(
+            picajit_uniforms_create(engine, &mut uniforms),
+            PicajitStatus::PICAJIT_OK
+        );
+        assert_eq!(
+            picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
+            PicajitStatus::PICAJIT_OK
+        );
+        for (i, v) in (0..4u32).map(|i| (i, table.int(i as usize))) {
+            assert_eq!(
+                picajit_uniforms_set_int(uniforms, i, v.as_ptr()),
+                PicajitStatus::PICAJIT_OK
+            );
+        }
+        assert_eq!(
+            picajit_uniforms_set_bools(uniforms, bools),
+            PicajitStatus::PICAJIT_OK
+        );
+        (engine, shader, uniforms)
+    }
+}
+
 #[test]
 fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
     use picajit::capi::*;
-    use std::ptr::null_mut;
     let mut jits = vec![PicajitBackend::PICAJIT_BACKEND_A64];
     if backends().contains(&Backend::X64) {
         jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
@@ -1210,51 +1270,10 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             .copied()
             .collect();
         let table = w.uniforms(F24Z);
-        let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
         // every handle comes from the library and is destroyed once.
         let run = |backend: PicajitBackend| unsafe {
-            let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
-            assert_eq!(
-                picajit_engine_config_init(&mut cfg),
-                PicajitStatus::PICAJIT_OK
-            );
-            cfg.backend = backend as u32;
-            let mut engine = null_mut();
-            assert_eq!(
-                picajit_engine_create(&cfg, &mut engine),
-                PicajitStatus::PICAJIT_OK
-            );
-            let mut shader = null_mut();
-            assert_eq!(
-                picajit_shader_load_shbin(
-                    engine,
-                    shbin.as_ptr().cast(),
-                    shbin.len(),
-                    0,
-                    &mut shader
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
-            let mut uniforms = null_mut();
-            assert_eq!(
-                picajit_uniforms_create(engine, &mut uniforms),
-                PicajitStatus::PICAJIT_OK
-            );
-            assert_eq!(
-                picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
-                PicajitStatus::PICAJIT_OK
-            );
-            for (i, v) in (0..4u32).map(|i| (i, table.int(i as usize))) {
-                assert_eq!(
-                    picajit_uniforms_set_int(uniforms, i, v.as_ptr()),
-                    PicajitStatus::PICAJIT_OK
-                );
-            }
-            assert_eq!(
-                picajit_uniforms_set_bools(uniforms, table.bools()),
-                PicajitStatus::PICAJIT_OK
-            );
+            let (engine, shader, uniforms) = c_load(backend, &shbin, &table, table.bools());
             let layout = PicajitVertexLayout {
                 format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
                 flags: 0,
@@ -1513,51 +1532,11 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
             .copied()
             .collect();
         let table = w.uniforms(F24Z);
-        let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
         // every handle comes from the library and is destroyed once.
         let run = |backend: PicajitBackend| unsafe {
-            let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
-            assert_eq!(
-                picajit_engine_config_init(&mut cfg),
-                PicajitStatus::PICAJIT_OK
-            );
-            cfg.backend = backend as u32;
-            let mut engine = null_mut();
-            assert_eq!(
-                picajit_engine_create(&cfg, &mut engine),
-                PicajitStatus::PICAJIT_OK
-            );
-            let mut shader = null_mut();
-            assert_eq!(
-                picajit_shader_load_shbin(
-                    engine,
-                    shbin.as_ptr().cast(),
-                    shbin.len(),
-                    0,
-                    &mut shader
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
-            let mut uniforms = null_mut();
-            assert_eq!(
-                picajit_uniforms_create(engine, &mut uniforms),
-                PicajitStatus::PICAJIT_OK
-            );
-            assert_eq!(
-                picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
-                PicajitStatus::PICAJIT_OK
-            );
-            for (i, v) in (0..4u32).map(|i| (i, table.int(i as usize))) {
-                assert_eq!(
-                    picajit_uniforms_set_int(uniforms, i, v.as_ptr()),
-                    PicajitStatus::PICAJIT_OK
-                );
-            }
-            assert_eq!(
-                picajit_uniforms_set_bools(uniforms, table.bools() & !(1 << 15)),
-                PicajitStatus::PICAJIT_OK
-            );
+            let (engine, shader, uniforms) =
+                c_load(backend, &shbin, &table, table.bools() & !(1 << 15));
             let mut geometry = null_mut();
             assert_eq!(
                 picajit_geometry_create(&mut geometry),
