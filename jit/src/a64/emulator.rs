@@ -381,20 +381,10 @@ impl EmuCode {
     /// valid for reading / writing `batch_count` rows.
     pub unsafe fn call_soa(&self, ctx: &mut SoaContext) -> Result<u32, String> {
         self.with_emu(|emu| {
-            // SAFETY: the caller guarantees `uniforms` is valid for reading.
-            let uniforms = unsafe { &*ctx.uniforms };
-            let w = |uc: &mut Unicorn<'static, ()>, off: i32, bytes: &[u8]| {
-                uc.mem_write(CTX_G + off as u64, bytes)
-                    .map_err(|e| err("write context", e))
-            };
+            let w = soa_write;
             let uc = &mut emu.uc;
-            uc.mem_write(SOA_UNIFORMS_G, bytes_of(uniforms))
-                .map_err(|e| err("write uniforms", e))?;
-            w(uc, SOA_UNIFORMS_FLUSHED, bytes_of(&ctx.uniforms_flushed))?;
-            w(uc, SOA_UNIFORMS_REL, bytes_of(&ctx.uniforms_rel))?;
-            w(uc, SOA_UNIFORMS, &SOA_UNIFORMS_G.to_le_bytes())?;
-            w(uc, SOA_BUDGET, &ctx.budget.to_le_bytes())?;
-            w(uc, SOA_OUT_MASK, &ctx.out_mask.to_le_bytes())?;
+            // SAFETY: the caller guarantees `uniforms` is valid for reading.
+            unsafe { write_soa_shared(uc, ctx) }?;
             // What code generated for `run_batch_from` starts every group from (other code
             // does not read it).
             w(uc, SOA_START_TEMP, bytes_of(&ctx.start_temp))?;
@@ -483,20 +473,10 @@ impl EmuCode {
     /// / `batch_count · gs_flag_stride` bytes.
     pub unsafe fn call_soa_gs(&self, ctx: &mut SoaContext) -> Result<u32, String> {
         self.with_emu(|emu| {
-            // SAFETY: the caller guarantees `uniforms` is valid for reading.
-            let uniforms = unsafe { &*ctx.uniforms };
-            let w = |uc: &mut Unicorn<'static, ()>, off: i32, bytes: &[u8]| {
-                uc.mem_write(CTX_G + off as u64, bytes)
-                    .map_err(|e| err("write context", e))
-            };
+            let w = soa_write;
             let uc = &mut emu.uc;
-            uc.mem_write(SOA_UNIFORMS_G, bytes_of(uniforms))
-                .map_err(|e| err("write uniforms", e))?;
-            w(uc, SOA_UNIFORMS_FLUSHED, bytes_of(&ctx.uniforms_flushed))?;
-            w(uc, SOA_UNIFORMS_REL, bytes_of(&ctx.uniforms_rel))?;
-            w(uc, SOA_UNIFORMS, &SOA_UNIFORMS_G.to_le_bytes())?;
-            w(uc, SOA_BUDGET, &ctx.budget.to_le_bytes())?;
-            w(uc, SOA_OUT_MASK, &ctx.out_mask.to_le_bytes())?;
+            // SAFETY: the caller guarantees `uniforms` is valid for reading.
+            unsafe { write_soa_shared(uc, ctx) }?;
             w(uc, SOA_TEMP, bytes_of(&ctx.temp))?;
             w(uc, SOA_OUTPUT, bytes_of(&ctx.output))?;
             w(uc, SOA_A0, bytes_of(&ctx.a0))?;
@@ -630,6 +610,31 @@ impl EmuCode {
             Ok(w0)
         })
     }
+}
+
+/// Write `bytes` at offset `off` of the guest's copy of the context.
+fn soa_write(uc: &mut Unicorn<'static, ()>, off: i32, bytes: &[u8]) -> Result<(), String> {
+    uc.mem_write(CTX_G + off as u64, bytes)
+        .map_err(|e| err("write context", e))
+}
+
+/// What every multi-vertex entry (vertex and geometry code) reads of the context before
+/// writing it: the uniform table (copied to guest memory and pointed at), its flushed and
+/// relative copies, the budget and the output mask.
+///
+/// # Safety
+///
+/// `ctx.uniforms` must be valid for reading.
+unsafe fn write_soa_shared(uc: &mut Unicorn<'static, ()>, ctx: &SoaContext) -> Result<(), String> {
+    // SAFETY: the caller guarantees `uniforms` is valid for reading.
+    let uniforms = unsafe { &*ctx.uniforms };
+    uc.mem_write(SOA_UNIFORMS_G, bytes_of(uniforms))
+        .map_err(|e| err("write uniforms", e))?;
+    soa_write(uc, SOA_UNIFORMS_FLUSHED, bytes_of(&ctx.uniforms_flushed))?;
+    soa_write(uc, SOA_UNIFORMS_REL, bytes_of(&ctx.uniforms_rel))?;
+    soa_write(uc, SOA_UNIFORMS, &SOA_UNIFORMS_G.to_le_bytes())?;
+    soa_write(uc, SOA_BUDGET, &ctx.budget.to_le_bytes())?;
+    soa_write(uc, SOA_OUT_MASK, &ctx.out_mask.to_le_bytes())
 }
 
 fn status(w0: u32) -> Status {
