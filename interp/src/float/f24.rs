@@ -131,8 +131,9 @@ impl F24 {
 
     /// `F24::from_f32(f32::from_bits(b), r).to_f32_bits()` without branches: the register
     /// value (f32 bits) an f32 upload leaves. Written with selects only, so that a loop over
-    /// many values (a batch's attributes) compiles to vector code; `tests/float_exhaustive.rs`
-    /// compares it with [`F24::from_f32`] on every f32 pattern in both roundings.
+    /// many values (a batch's attributes) compiles to vector code;
+    /// `interp/tests/float_exhaustive.rs` compares it with [`F24::from_f32`] on every f32
+    /// pattern in both roundings.
     #[inline(always)]
     pub const fn upload_f32_bits(b: u32, r: Rounding) -> u32 {
         let sign = b & 0x8000_0000;

@@ -87,7 +87,7 @@
 //!   round-toward-zero (MXCSR.RC = 11 / FPCR.RMode = 11), repair `inf × 0` for products (a NaN
 //!   product from non-NaN inputs becomes +0), then [`f24_fixup_rtz`]. This equals [`add`]/[`mul`]
 //!   because a directed rounding to 24 bits followed by truncation to 17 bits is the truncation to
-//!   17 bits (tested in `tests/float_vectors.rs`).
+//!   17 bits (tested in `interp/tests/float_vectors.rs`).
 //! * **RNE, f24 inputs:** convert the inputs to f64, run the f64 operation in round-to-nearest,
 //!   then [`f24_fixup_rne_from_f64`]. Products are exact in f64; a sum of two 17-bit values is
 //!   either exact or so far from every 18-bit midpoint that the f64 rounding cannot create a tie.

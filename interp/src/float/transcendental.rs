@@ -9,7 +9,8 @@
 //! across) a 17/18/24/25-bit rounding boundary. The specials fall out of IEEE division after the
 //! flush: `1/+0 = +inf`, `1/±inf = ±0 → +0`, NaN stays NaN.
 //!
-//! JIT recipes (exhaustively tested over every f24 significand in `tests/float_exhaustive.rs`):
+//! JIT recipes (exhaustively tested over every f24 significand in
+//! `interp/tests/float_exhaustive.rs`):
 //! * **F24 RTZ** ([`rcp_jit_recipe_rz`]): flush, `divss 1.0, x` with the host in round-toward-zero,
 //!   [`f24_fixup_rtz`]. Truncating a directed 24-bit rounding to 17 bits is the 17-bit truncation.
 //! * **F24 RNE** ([`rcp_jit_recipe_rne`]): flush, `cvtss2sd`, `divsd 1.0, x` in round-to-nearest,
@@ -94,7 +95,7 @@
 //!    `kept >>= 1, e += 1`. 5. `e >= 64` (F24) / `128` (F32) → `±inf`; `e < -62` / `-126` → `+0`.
 //! 6. f32 bits: `neg << 31 | (e + 127) << 23 | ((kept << (24 - P)) & 0x7FFFFF)`.
 //!
-//! # Accuracy (measured by `tests/float_exhaustive.rs` against f64 `exp2`/`log2`)
+//! # Accuracy (measured by `interp/tests/float_exhaustive.rs` against f64 `exp2`/`log2`)
 //!
 //! Before the final rounding, EX2 is within `2^-30.1` relative of `2^x` and LG2 within `2^-31`
 //! relative of `log2(x)` (the test asserts `2^-29`). After it, results are within 1 ulp of the
