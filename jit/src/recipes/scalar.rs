@@ -224,7 +224,8 @@ pub fn ex2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     e.zext32(x0, x2);
     e.shr(x1, x0, 26); // i
     e.and32(x0, x0, 0x03FF_FFFF); // r
-                                  // Step 5: the polynomial.
+
+    // Step 5: the polynomial.
     e.imm(x3, b4 as i64);
     for b in [b3, b2, b1] {
         e.mul(x3, x3, x0);
@@ -233,7 +234,8 @@ pub fn ex2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     }
     e.mul(x3, x3, x0);
     e.shr(x3, x3, 32); // p
-                       // Step 6: the mantissa.
+
+    // Step 6: the mantissa.
     e.load32(x4, table, x1); // T
     e.mul(x5, x4, x3);
     e.shr(x5, x5, 32);
@@ -270,15 +272,18 @@ pub fn lg2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     e.ubfx32(x1, x0, 23, 8);
     e.add(x1, x1, Op::I(-127)); // e
     e.and32(x2, x0, 0x7F_FFFF); // F
-                                // Step 3.
+
+    // Step 3.
     e.add(x3, x2, Op::I(1 << 16));
     e.shr(x3, x3, 17); // j
     e.or32(x4, x2, Op::I(0x80_0000)); // M
     e.load32(x5, recip, x3); // R
-                             // Step 4.
+
+    // Step 4.
     e.mul(x4, x4, x5);
     e.add(x4, x4, Op::I(-(1 << 39))); // z
-                                      // Step 5.
+
+    // Step 5.
     e.sar(x6, x4, 9); // zq
     e.imm(x0, LG2_POLY[4]);
     for k in (0..4).rev() {
@@ -289,11 +294,13 @@ pub fn lg2<E: Gprs>(e: &mut E, mode: FloatMode, v: E::V) {
     // Step 6.
     e.mul(x0, x0, x4);
     e.sar(x0, x0, 14); // lp
-                       // Step 7.
+
+    // Step 7.
     e.shl(x1, x1, 55);
     e.add(x0, x0, Op::R(x1));
     e.add_load64(x0, logs, x3); // s
-                                // Step 8: sign and magnitude.
+
+    // Step 8: sign and magnitude.
     e.imm(x7, 0);
     e.mov(x5, x0);
     e.cmp(true, x0, Op::I(0));
