@@ -558,6 +558,109 @@ fn shapes_on(b: Backend) {
     }
 }
 
+/// MOVA, LITP and CMP with every operator pair on the lane code of both hosts, over
+/// `testgen::MOVA_LITP_CMP_EDGES` in every lane: a0 observed through relative reads (every
+/// uniform row distinct), LITP's result directly, and every cmp flag (CMP's and LITP's)
+/// through IFC, which adds a distinct power of two per operator to an output.
+#[test]
+fn mova_cmp_litp_edges_on_lanes() {
+    for b in backends() {
+        edges_on(b);
+    }
+}
+
+fn edges_on(b: Backend) {
+    let e: Vec<f32> = testgen::MOVA_LITP_CMP_EDGES
+        .iter()
+        .map(|&x| f32::from_bits(x))
+        .collect();
+    let n = e.len();
+    let lanes = |i: usize, step: usize| [0, 1, 2, 3].map(|l| e[(i + l * step) % n]);
+    // Program k pairs x operator j with y operator (j + k) % 8: all 64 pairs over eight
+    // programs.
+    for k in 0..8 {
+        let ops = ["eq", "ne", "lt", "le", "gt", "ge", "true6", "true7"];
+        let bits = [
+            "p0.x", "p0.y", "p0.z", "p0.w", "p1.x", "p1.y", "p1.z", "p1.w",
+        ];
+        let mut lines: Vec<String> = [
+            ".fvec table[8]",
+            ".constf p0(1.0, 2.0, 4.0, 8.0)",
+            ".constf p1(16.0, 32.0, 64.0, 128.0)",
+            ".constf zero(0.0, 0.0, 0.0, 0.0)",
+            ".in a v0",
+            ".in b v1",
+            ".in c v2",
+            ".out rowx position",
+            ".out rowy color",
+            ".out lit texcoord0",
+            ".out flags texcoord1",
+            ".proc main",
+            "mova a0.xy, a",
+            "mov rowx, table[a0.x]",
+            "mov rowy, table[a0.y+5]",
+            "litp lit, b",
+            "mov r0, zero",
+            "ifc cmp.x",
+            "add r0.z, p0.x, r0.z",
+            ".end",
+            "ifc cmp.y",
+            "add r0.w, p0.x, r0.w",
+            ".end",
+            "mov r1, c",
+        ]
+        .map(String::from)
+        .into();
+        for j in 0..8 {
+            let (x, y, bit) = (ops[j], ops[(j + k) % 8], bits[j]);
+            lines.extend([
+                format!("cmp b, {x}, {y}, r1"),
+                "ifc cmp.x".into(),
+                format!("add r0.x, {bit}, r0.x"),
+                ".end".into(),
+                "ifc cmp.y".into(),
+                format!("add r0.y, {bit}, r0.y"),
+                ".end".into(),
+            ]);
+        }
+        lines.extend(["mov flags, r0", "end", ".end"].map(String::from));
+        let src = lines.join("\n");
+        let w = Workload::from_source("edges.v.pica", &src).unwrap();
+        for mode in MODES {
+            let shader = compile_on(&w.program, mode, b);
+            let mut uniforms = w.uniforms(mode);
+            for i in 0..96 {
+                uniforms.set_float_raw(i, [0, 1, 2, 3].map(|l| (4 * i + l) as f32));
+            }
+            // Each value in every lane of every operand, against neighbours and values far
+            // away in the list; 3n vertices, so groups see many different values per lane.
+            let inputs: Vec<Row> = (0..3 * n)
+                .map(|i| {
+                    let mut row = [[0.0f32; 4]; 16];
+                    row[0] = lanes(i, 1 + i / n);
+                    row[1] = lanes(i * 5, 3);
+                    row[2] = lanes(i * 5 + k + i / n, 7);
+                    row
+                })
+                .collect();
+            let before = shader.batch_stats();
+            let what = || format!("{b} edges program {k} {mode:?}\n{src}");
+            check_batch(
+                &shader,
+                &w.program,
+                mode,
+                &inputs,
+                &uniforms,
+                1 << 20,
+                &what,
+            );
+            let after = shader.batch_stats();
+            assert!(after.groups > before.groups, "{b} {mode:?} {after:?}");
+            assert_eq!(after.fallbacks, before.fallbacks, "{b} {mode:?} {after:?}");
+        }
+    }
+}
+
 /// A call reuses the previous call's flushed uniform tables when the uniforms are the same
 /// bits in the same float mode: a changed row, and a mode switch with the same uniforms (F24
 /// flushes 1e-30 to zero, F32 keeps it), must be seen by relative reads (a0 and aL) in

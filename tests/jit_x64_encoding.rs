@@ -114,6 +114,8 @@ fn vector_forms() {
         ("vpcmpgtd", Asm::vpcmpgtd),
         ("vmulps", Asm::vmulps),
         ("vaddps", Asm::vaddps),
+        ("vmaxps", Asm::vmaxps),
+        ("vminps", Asm::vminps),
     ] {
         assert_eq!(
             one(|a| f(a, Xmm(9), Xmm(1), XOp::Reg(Xmm(12)))),

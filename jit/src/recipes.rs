@@ -21,6 +21,11 @@
 //! arguments, so the hosts' register conventions (which scratch registers a sequence may
 //! clobber) stay where they are documented.
 
+pub mod address;
+pub mod compare;
+pub mod convert;
+pub mod dst;
+pub mod lit;
 pub mod scalar;
 
 use picajit_interp::float::precision::{
@@ -128,6 +133,18 @@ pub trait VecOps {
         self.mag(d, a);
         self.key_gt(d, d, k);
     }
+
+    /// `d = k` in every 32-bit lane.
+    fn konst(&mut self, d: Self::R, k: u32);
+    /// `d = a ^ b` on integer data (see [`Self::and_int`]).
+    fn xor_int(&mut self, d: Self::R, a: Self::R, b: Src<Self::R>) {
+        self.xor(d, a, b);
+    }
+    /// `d = a << n` in each 32-bit lane.
+    fn shl32(&mut self, d: Self::R, a: Self::R, n: u32);
+    /// `d` = all-ones in the 32-bit lanes where `a`, unsigned, is above `k`. `d` must differ
+    /// from `a`.
+    fn gt_u32(&mut self, d: Self::R, a: Self::R, k: u32);
 }
 
 /// A host whose recipes branch to out-of-line code for rare lanes (x86-64: a mask's sign
@@ -326,6 +343,26 @@ pub trait Arith: VecOps {
     fn lt(&mut self, d: Self::R, a: Self::R, b: Self::R);
     /// `d` = all-ones in the lanes of `a` that are -inf.
     fn is_neg_inf(&mut self, d: Self::R, a: Self::R);
+
+    /// `d` = all-ones where `a == b` (false when either is NaN).
+    fn eq(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d` = all-ones where `a != b` (true when either is NaN).
+    fn ne(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d` = all-ones where `a >= k`, `k` the bits of an f32 (false when `a` is NaN). `d`
+    /// must differ from `a`.
+    fn ge_k(&mut self, d: Self::R, a: Self::R, k: u32);
+    /// `d = a > k ? a : k` on f32 lanes, `k` the bits of an f32 (`k` when `a` is NaN). `d`
+    /// must differ from `a`.
+    fn max_k(&mut self, d: Self::R, a: Self::R, k: u32);
+    /// `d = a < k ? a : k` on f32 lanes (`k` when `a` is NaN). `d` must differ from `a`.
+    fn min_k(&mut self, d: Self::R, a: Self::R, k: u32);
+    /// Whether [`Self::trunc_i32`] is Rust's `as i32` already (saturating, NaN 0). When false
+    /// it gives `i32::MIN` for NaN and for every lane out of the i32 range (x86-64's
+    /// "integer indefinite").
+    const TRUNC_SATURATES: bool;
+    /// `d` = the f32 lanes of `a` as i32, truncated toward zero (out-of-range lanes: see
+    /// [`Self::TRUNC_SATURATES`]).
+    fn trunc_i32(&mut self, d: Self::R, a: Self::R);
 }
 
 /// `d = round(a op b)` lane-wise through f64 (`op`: true = multiply, false = add; exact
@@ -378,6 +415,10 @@ pub trait Horizontal: Arith {
     fn swap_pairs(&mut self, d: Self::R, a: Self::R);
     /// `d` = `a` with its halves swapped (2, 3, 0, 1).
     fn swap_halves(&mut self, d: Self::R, a: Self::R);
+
+    /// The f32 lanes of `d` whose bit is set in `lanes` (bit 0: lane 0, x) = those of `a`;
+    /// the others keep `d`'s.
+    fn blend(&mut self, d: Self::R, a: Src<Self::R>, lanes: u8);
 }
 
 /// The sum of the four f32 lanes of `p` (mode results) as the float model adds them,

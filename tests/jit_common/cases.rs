@@ -23,7 +23,7 @@ use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Inv
 /// `#[test]` wrappers running every shared case for one backend.
 macro_rules! run_all {
     ($backend:expr) => {
-        run_all!(@each $backend; every_binary_opcode_every_operand_shape, every_unary_opcode_every_operand_shape, mova_cmp_mad_every_operand_shape, special_value_matrix, scalar_functions_sweep, flow_if_else_shapes, flow_if_ring_overflow, flow_loops, flow_calls, flow_jumps_and_ends, flow_errors_deopt_to_the_interpreter, budget_boundary_is_exact, geometry_emit_and_banks, geometry_runs_in_place_and_restores_on_deopt, batch_matches_per_vertex_interpreter, cache_reuses_identical_code_only, disassembly_interleaves_pica_instructions, harness_sees_mode_differences);
+        run_all!(@each $backend; every_binary_opcode_every_operand_shape, every_unary_opcode_every_operand_shape, mova_cmp_mad_every_operand_shape, special_value_matrix, mova_cmp_litp_boundaries, scalar_functions_sweep, flow_if_else_shapes, flow_if_ring_overflow, flow_loops, flow_calls, flow_jumps_and_ends, flow_errors_deopt_to_the_interpreter, budget_boundary_is_exact, geometry_emit_and_banks, geometry_runs_in_place_and_restores_on_deopt, batch_matches_per_vertex_interpreter, cache_reuses_identical_code_only, disassembly_interleaves_pica_instructions, harness_sees_mode_differences);
     };
     (@each $backend:expr; $($name:ident),*) => {
         $(
@@ -398,6 +398,63 @@ pub fn special_value_matrix() {
                         assert_eq!(check_regs(&shader, &p, &u, &r, mode, 10), Outcome::Matched);
                         // And with the operands swapped.
                         r.input.swap(0, 1);
+                        assert_eq!(check_regs(&shader, &p, &u, &r, mode, 10), Outcome::Matched);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// MOVA (a0 compared), LITP (result and flags) and CMP with every operator pair (flags
+/// compared) over `testgen::MOVA_LITP_CMP_EDGES`, in every mode and feature tier.
+pub fn mova_cmp_litp_boundaries() {
+    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let e: Vec<f32> = picajit_testkit::testgen::MOVA_LITP_CMP_EDGES
+        .iter()
+        .map(|&b| f32::from_bits(b))
+        .collect();
+    let n = e.len();
+    let lanes = |i: usize, step: usize| [0, 1, 2, 3].map(|l| e[(i + l * step) % n]);
+    let mut ops = vec![
+        Instruction::Mova {
+            src: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+        Instruction::Unary {
+            op: Opcode::Litp,
+            dst: DstReg::Output(0),
+            src: SrcReg::Input(0),
+            rel: RelIndex::None,
+            desc: 0,
+        },
+    ];
+    for x in 0..8 {
+        for y in 0..8 {
+            ops.push(Instruction::Cmp {
+                src1: SrcReg::Input(0),
+                src2: SrcReg::Input(1),
+                rel: RelIndex::None,
+                x: CmpOp::from_raw(x),
+                y: CmpOp::from_raw(y),
+                desc: 0,
+            });
+        }
+    }
+    for mode in MODES {
+        for instr in &ops {
+            let p = program(&[*instr, Instruction::End], &[full], ShaderKind::Vertex);
+            for features in feature_tiers() {
+                let shader = jit_with(&p, mode, features);
+                let u = Uniforms::default();
+                for i in 0..n {
+                    // Each value in every lane against its neighbours and against values
+                    // far away in the list.
+                    for (step, k) in [(1, 0), (7, 1), (11, 13)] {
+                        let mut r = Registers::default();
+                        r.input[0] = lanes(i, step);
+                        r.input[1] = lanes(i + k, step + 2);
                         assert_eq!(check_regs(&shader, &p, &u, &r, mode, 10), Outcome::Matched);
                     }
                 }

@@ -46,7 +46,7 @@ use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::precision::{
     F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
-    F32_MIN_NORMAL_F32, LITP_LIMIT_F32,
+    F32_MIN_NORMAL_F32,
 };
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
@@ -54,8 +54,6 @@ use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const ONE: u32 = 0x3F80_0000;
-/// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = LITP_LIMIT_F32;
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
 
@@ -368,6 +366,48 @@ impl Arith for QV<'_> {
         self.m.a.orr_16b(self.k, K_INF, K_SIGN);
         self.m.a.fcmeq_4s(d, a, self.k);
     }
+
+    fn eq(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmeq_4s(d, a, b);
+    }
+
+    fn ne(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmeq_4s(d, a, b);
+        self.m.a.not_16b(d, d);
+    }
+
+    fn ge_k(&mut self, d: Vreg, a: Vreg, k: u32) {
+        if k == 0 {
+            self.m.a.fcmge_4s_zero(d, a);
+        } else {
+            let k = self.reg(Src::K(k));
+            self.m.a.fcmge_4s(d, a, k);
+        }
+    }
+
+    fn max_k(&mut self, d: Vreg, a: Vreg, k: u32) {
+        if k == 0 {
+            // Selecting +0 where the mask is clear is clearing those lanes.
+            self.m.a.fcmgt_4s_zero(d, a);
+            self.m.a.and_16b(d, a, d);
+        } else {
+            let k = self.reg(Src::K(k));
+            self.m.a.fcmgt_4s(d, a, k);
+            self.m.a.bsl_16b(d, a, k);
+        }
+    }
+
+    fn min_k(&mut self, d: Vreg, a: Vreg, k: u32) {
+        let k = self.reg(Src::K(k));
+        self.m.a.fcmgt_4s(d, k, a);
+        self.m.a.bsl_16b(d, a, k);
+    }
+
+    const TRUNC_SATURATES: bool = true;
+
+    fn trunc_i32(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtzs_4s(d, a);
+    }
 }
 
 impl Horizontal for QV<'_> {
@@ -389,6 +429,20 @@ impl Horizontal for QV<'_> {
 
     fn swap_halves(&mut self, d: Vreg, a: Vreg) {
         self.m.a.ext_16b(d, a, a, 8);
+    }
+
+    fn blend(&mut self, d: Vreg, a: Src<Vreg>, lanes: u8) {
+        let a = if a == Src::K(0) {
+            None
+        } else {
+            Some(self.reg(a))
+        };
+        for lane in (0..4).filter(|l| lanes >> l & 1 != 0) {
+            match a {
+                Some(r) => self.m.a.ins_s(d, lane, r, lane),
+                None => self.m.a.ins_s_w(d, lane, ZR),
+            }
+        }
     }
 }
 
@@ -474,6 +528,30 @@ impl VecOps for QV<'_> {
     fn select(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
         let a = self.reg(a);
         self.m.a.bit_16b(d, a, m);
+    }
+
+    fn konst(&mut self, d: Vreg, k: u32) {
+        match k {
+            0 => self.m.a.movi_zero(d),
+            u32::MAX => {
+                self.m.a.movi_zero(d);
+                self.m.a.not_16b(d, d);
+            }
+            1..=255 => self.m.a.movi_4s(d, k, 0),
+            _ => {
+                let r = self.reg(Src::K(k));
+                self.m.a.mov_16b(d, r);
+            }
+        }
+    }
+
+    fn shl32(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.shl_4s(d, a, n);
+    }
+
+    fn gt_u32(&mut self, d: Vreg, a: Vreg, k: u32) {
+        let k = self.reg(Src::K(k));
+        self.m.a.cmhi_4s(d, a, k);
     }
 }
 
@@ -568,7 +646,7 @@ impl A64Masm {
 
     /// The recipes' view of this emitter (`crate::recipes`), materialising constants that no
     /// pinned register holds in `k`.
-    fn qv(&mut self, k: Vreg) -> QV<'_> {
+    pub(crate) fn qv(&mut self, k: Vreg) -> QV<'_> {
         let min2 = self.min_f32() << 1;
         QV { m: self, k, min2 }
     }
@@ -822,24 +900,6 @@ impl A64Masm {
         a.and_wi(G10, G10, 1);
         a.strb_w(G9, REGS, REG_CMP);
         a.strb_w(G10, REGS, REG_CMP + 1);
-    }
-
-    /// Compare mask of `op(a, b)` into `t`; false for the always-true operators.
-    pub(crate) fn cmp_mask(&mut self, op: CmpOp, a: Vreg, b: Vreg, t: Vreg) -> bool {
-        let x = &mut self.a;
-        match op {
-            CmpOp::Eq => x.fcmeq_4s(t, a, b),
-            CmpOp::Ne => {
-                x.fcmeq_4s(t, a, b);
-                x.not_16b(t, t);
-            }
-            CmpOp::Lt => x.fcmgt_4s(t, b, a),
-            CmpOp::Le => x.fcmge_4s(t, b, a),
-            CmpOp::Gt => x.fcmgt_4s(t, a, b),
-            CmpOp::Ge => x.fcmge_4s(t, a, b),
-            CmpOp::True6 | CmpOp::True7 => return false,
-        }
-        true
     }
 
     /// The FPCR value of the mode.
@@ -1118,9 +1178,7 @@ impl MacroAssembler for A64Masm {
         self.a.mov_16b(T8, x);
         self.a.mov_16b(T9, y);
         self.mul_full(x, y);
-        self.a.ins_s(x, 0, K_ONE, 0);
-        self.a.ins_s(x, 2, T8, 2);
-        self.a.ins_s(x, 3, T9, 3);
+        recipes::dst::dst(&mut self.qv(T0), x, T8, T9);
         self.a.mov_16b(d, x);
     }
 
@@ -1159,28 +1217,16 @@ impl MacroAssembler for A64Masm {
 
     fn litp(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
-        let a_ = &mut self.a;
-        a_.fcmgt_4s_zero(T0, x);
-        a_.and_16b(T1, x, T0); // x, w: a > 0 ? a : +0
-        a_.load_const(T2, [LITP_LIM; 4]);
-        a_.fcmgt_4s(T0, T2, x);
-        a_.bsl_16b(T0, x, T2); // y < lim ? y : lim
-        a_.load_const(T2, [LITP_LIM | SIGN; 4]);
-        a_.fcmgt_4s(T3, T0, T2);
-        a_.bsl_16b(T3, T0, T2); // > -lim ? · : -lim
-        a_.ins_s(T1, 1, T3, 1);
-        a_.ins_s_w(T1, 2, ZR);
-        a_.fcmge_4s_zero(T0, x); // 0 <= a
-        a_.umov_w(G9, T0, 0);
-        a_.umov_w(G10, T0, 3);
+        recipes::lit::litp(&mut self.qv(T2), T1, T0, x, [T3, T0]);
+        self.a.umov_w(G9, T0, 0);
+        self.a.umov_w(G10, T0, 3);
         self.store_flags();
         self.a.mov_16b(d, T1);
     }
 
     fn mova(&mut self, a: Val, x: bool, y: bool) {
         let v = val(a);
-        // FCVTZS truncates, saturates and gives 0 for NaN: `as i32` exactly.
-        self.a.fcvtzs_4s(T0, v);
+        recipes::convert::mova(&mut self.qv(T2), T0, v, T1);
         if x {
             self.a.umov_w(G9, T0, 0);
             self.a.str_w(G9, REGS, REG_A0);
@@ -1193,12 +1239,12 @@ impl MacroAssembler for A64Masm {
 
     fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
         let (va, vb) = (val(a), val(b));
-        if self.cmp_mask(x, va, vb, T0) {
+        if recipes::compare::cmp_mask(&mut self.qv(T2), x, T0, va, vb) {
             self.a.umov_w(G9, T0, 0);
         } else {
             self.a.movz_w(G9, 1, 0);
         }
-        if self.cmp_mask(y, va, vb, T1) {
+        if recipes::compare::cmp_mask(&mut self.qv(T2), y, T1, va, vb) {
             self.a.umov_w(G10, T1, 1);
         } else {
             self.a.movz_w(G10, 1, 0);

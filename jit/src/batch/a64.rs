@@ -91,6 +91,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
 use crate::lower::{LaneEmitter, Select, V};
 use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
+use crate::recipes::{self, lit::Lit};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::isa::{
@@ -1324,44 +1325,12 @@ impl LaneEmitter for Gen {
         }
     }
 
-    fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
-        const LITP_LIM: u32 = picajit_interp::float::precision::LITP_LIMIT_F32;
-        const SIGN: u32 = 0x8000_0000;
-        let (x, w) = (vreg(V::A), vreg(V::B));
-        self.load(V::A, s, 0);
-        self.load(V::B, s, 3);
-        self.a().fcmge_4s_zero(S[0], x); // 0 <= x
-        self.store_state(S[0], SOA_CMP);
-        self.a().fcmge_4s_zero(S[0], w); // 0 <= w
-        self.store_state(S[0], SOA_CMP + 32);
-        for (c, v) in [(0usize, x), (3, w)] {
-            if mask[c] {
-                // v > 0 ? v : +0 (NaN: +0).
-                let a = self.a();
-                a.fcmgt_4s_zero(S[0], v);
-                a.and_16b(vreg(V::Res(c as u8)), v, S[0]);
-            }
-        }
-        if mask[1] {
-            self.load(V::C, s, 1);
-            let y = vreg(V::C);
-            let a = self.a();
-            a.load_const(S[2], [LITP_LIM; 4]);
-            a.fcmgt_4s(S[0], S[2], y);
-            a.bsl_16b(S[0], y, S[2]); // y < lim ? y : lim
-            a.load_const(S[2], [LITP_LIM | SIGN; 4]);
-            a.fcmgt_4s(S[1], S[0], S[2]);
-            a.bsl_16b(S[1], S[0], S[2]); // > -lim ? · : -lim
-            a.mov_16b(vreg(V::Res(1)), S[1]);
-        }
-        if mask[2] {
-            self.a().movi_zero(vreg(V::Res(2)));
-        }
+    fn litp(&mut self, part: Lit, d: V, a: V) {
+        recipes::lit::lane(&mut self.m.qv(S[2]), part, vreg(d), vreg(a), S[0]);
     }
 
     fn mova(&mut self, _c: usize, d: V, a: V) {
-        // FCVTZS truncates, saturates and gives 0 for NaN: `as i32` exactly.
-        self.a().fcvtzs_4s(vreg(d), vreg(a));
+        recipes::convert::mova(&mut self.m.qv(S[1]), vreg(d), vreg(a), S[0]);
     }
 
     fn store_a0(&mut self, c: usize, v: V) {
@@ -1370,24 +1339,13 @@ impl LaneEmitter for Gen {
         // Masked, `v` keeps the inactive lanes' a0, so their row offsets are recomputed
         // unchanged.
         self.store_state(v, SOA_A0 + 32 * c);
-        // a0_rel = 16 · (128 + (a0 in -128..=127 ? a0 : 0)).
-        let a = self.a();
-        a.movi_4s(S[1], 128, 0);
-        a.add_4s(S[0], v, S[1]);
-        a.load_const(S[2], [256; 4]);
-        a.cmhi_4s(S[2], S[2], S[0]); // (u32)(a0 + 128) < 256
-        a.bif_16b(S[0], S[1], S[2]);
-        a.shl_4s(S[0], S[0], 4);
+        recipes::address::a0_row_offset(&mut self.m.qv(S[3]), S[0], v, [S[1], S[2]]);
         self.str_q(S[0], LANE, SOA_A0_REL + 32 * c);
     }
 
     fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
         let (d, a, b) = (vreg(d), vreg(a), vreg(b));
-        if !self.m.cmp_mask(op, a, b, d) {
-            let x = self.a();
-            x.movi_zero(d);
-            x.not_16b(d, d);
-        }
+        recipes::compare::cmp_mask_lanes(&mut self.m.qv(S[0]), op, d, a, b);
     }
 
     fn store_cmp(&mut self, c: usize, v: V) {
@@ -1401,5 +1359,9 @@ impl LaneEmitter for Gen {
             )));
         }
         self.gs_emit(pc)
+    }
+
+    fn zero(&mut self, d: V) {
+        self.a().movi_zero(vreg(d));
     }
 }

@@ -82,6 +82,7 @@ use crate::analysis::Analysis;
 use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::lower::{LaneEmitter, Select, V};
+use crate::recipes::lit::Lit;
 use crate::recipes::{
     self, Arith, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE,
     QNAN64, SIGN, TRUNC17,
@@ -91,7 +92,7 @@ use crate::x64::asm::{Asm, Mem};
 use crate::x64::masm::mode_mxcsr;
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
-use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
+use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64};
 use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
@@ -103,11 +104,6 @@ use crate::x64::asm::x64;
 
 /// How many groups ahead the group entry prefetches input rows.
 const PREFETCH_GROUPS: i32 = 2;
-
-/// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = LITP_LIMIT_F32;
-/// 2^31, the MOVA saturation bound.
-const TWO31: u32 = 0x4F00_0000;
 
 const ONE64: u64 = 0x3FF0_0000_0000_0000;
 const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
@@ -1042,25 +1038,6 @@ impl Gen {
         );
     }
 
-    /// `SoaContext::a0_rel[c]` for the new a0 component `v` (lanes as i32). Clobbers T0-T2.
-    fn a0_rel(&mut self, c: i32, v: Ymm) {
-        let c128 = self.y().splat(128);
-        let m1 = self.y().splat(u32::MAX);
-        let c256 = self.y().splat(256);
-        let mut y = self.y();
-        y.vpaddd(T0, v, c128);
-        y.vpcmpgtd(T1, T0, m1); // a0 + 128 >= 0
-        y.vmovups(T2, c256);
-        y.vpcmpgtd(T2, T2, T0); // a0 + 128 < 256
-        y.vpand(T1, T1, T2);
-        y.vpand(T0, T0, T1);
-        // Out-of-range lanes read as a0 = 0: offset 128.
-        y.vpandn(T1, T1, c128);
-        y.vpor(T0, T0, T1);
-        y.vpslld(T0, T0, 4);
-        y.store(Mem::Base(RBX, SOA_A0_REL + 32 * c), T0, true);
-    }
-
     /// Component `c` of a prepared operand into `d` (swizzle and negation applied).
     fn load_y(&mut self, d: Ymm, op: &Operand, c: usize) {
         self.load_from(d, op.addr, op, c);
@@ -1694,62 +1671,6 @@ impl Gen {
         y.vpand(T0, spec_mask, spec_val);
         y.vpor(P[0], P[0], T0);
     }
-
-    /// LITP: results in RES (masked components), flags always.
-    fn litp_y(&mut self, s: &Operand, mask: [bool; 4]) {
-        let lim = self.y().splat(LITP_LIM);
-        let neg_lim = self.y().splat(LITP_LIM | SIGN);
-        self.load_y(A, s, 0);
-        self.load_y(B, s, 3);
-        let mut y = self.y();
-        y.vxorps(T0, T0, T0);
-        y.vcmpps(T1, T0, A, pred::LE); // 0 <= x
-        self.store_state(SOA_CMP, T1);
-        self.y().vcmpps(T1, T0, B, pred::LE); // 0 <= w
-        self.store_state(SOA_CMP + 32, T1);
-        if mask[0] {
-            self.y().vmaxps(RES[0], A, T0); // x > 0 ? x : 0
-        }
-        if mask[1] {
-            self.load_y(C, s, 1);
-            let mut y = self.y();
-            y.vminps(C, C, lim);
-            y.vmaxps(RES[1], C, neg_lim);
-        }
-        let mut y = self.y();
-        if mask[2] {
-            y.vxorps(RES[2], RES[2], RES[2]);
-        }
-        if mask[3] {
-            y.vmaxps(RES[3], B, T0);
-        }
-    }
-
-    /// MOVA of one component: truncation toward zero, saturating, NaN → 0.
-    fn mova_y(&mut self, d: Ymm, v: Ymm) {
-        let big = self.y().splat(TWO31);
-        let mut y = self.y();
-        y.vcvttps2dq(d, v);
-        y.vmovups(T0, big);
-        y.vcmpps(T0, T0, v, pred::LE); // 2^31 <= v: i32::MAX
-        y.vpxor(d, d, T0);
-        y.vcmpps(T0, v, v, pred::ORD); // NaN: 0
-        y.vpand(d, d, T0);
-    }
-
-    /// All-ones where `op(a, b)` holds.
-    fn cmp_mask_y(&mut self, d: Ymm, op: CmpOp, a: Ymm, b: Ymm) {
-        let mut y = self.y();
-        match op {
-            CmpOp::Eq => y.vcmpps(d, a, b, pred::EQ),
-            CmpOp::Ne => y.vcmpps(d, a, b, pred::NEQ),
-            CmpOp::Lt => y.vcmpps(d, a, b, pred::LT),
-            CmpOp::Le => y.vcmpps(d, a, b, pred::LE),
-            CmpOp::Gt => y.vcmpps(d, b, a, pred::LT),
-            CmpOp::Ge => y.vcmpps(d, b, a, pred::LE),
-            CmpOp::True6 | CmpOp::True7 => y.vpcmpeqd(d, d, d),
-        }
-    }
 }
 
 /// The host register of a value slot.
@@ -1844,6 +1765,33 @@ impl VecOps for Gen {
         y.vandps(m, m, a);
         y.vorps(d, d, m);
     }
+
+    fn konst(&mut self, d: Ymm, k: u32) {
+        match k {
+            0 => self.y().vxorps(d, d, d),
+            u32::MAX => self.y().vpcmpeqd(d, d, d),
+            _ => {
+                let k = self.y().splat(k);
+                self.y().vmovups(d, k);
+            }
+        }
+    }
+
+    fn xor_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpxor(d, a, b), d, a, b);
+    }
+
+    fn shl32(&mut self, d: Ymm, a: Ymm, n: u32) {
+        self.y().vpslld(d, a, n as u8);
+    }
+
+    fn gt_u32(&mut self, d: Ymm, a: Ymm, k: u32) {
+        // Flipping both sign bits makes the unsigned compare a signed one (one instruction
+        // like `vpmaxud` + `vpcmpeqd`, and no `k + 1` to overflow).
+        self.xor_int(d, a, Src::K(SIGN));
+        let k = self.y().splat(k ^ SIGN);
+        self.y().vpcmpgtd(d, d, k);
+    }
 }
 
 impl Arith for Gen {
@@ -1923,6 +1871,36 @@ impl Arith for Gen {
     fn is_neg_inf(&mut self, d: Ymm, a: Ymm) {
         let neg_inf = self.y().splat(SIGN | INF);
         self.y().vpcmpeqd(d, a, neg_inf);
+    }
+
+    fn eq(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::EQ);
+    }
+
+    fn ne(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmpps(d, a, b, pred::NEQ);
+    }
+
+    fn ge_k(&mut self, d: Ymm, a: Ymm, k: u32) {
+        // k <= a: the raw `vcmpps` encoder takes register operands only.
+        self.konst(d, k);
+        self.y().vcmpps(d, d, a, pred::LE);
+    }
+
+    fn max_k(&mut self, d: Ymm, a: Ymm, k: u32) {
+        let k = self.y().splat(k);
+        self.y().vmaxps(d, a, k);
+    }
+
+    fn min_k(&mut self, d: Ymm, a: Ymm, k: u32) {
+        let k = self.y().splat(k);
+        self.y().vminps(d, a, k);
+    }
+
+    const TRUNC_SATURATES: bool = false;
+
+    fn trunc_i32(&mut self, d: Ymm, a: Ymm) {
+        self.y().vcvttps2dq(d, a);
     }
 }
 
@@ -2295,12 +2273,12 @@ impl LaneEmitter for Gen {
         }
     }
 
-    fn litp(&mut self, s: &Operand, mask: [bool; 4]) {
-        self.litp_y(s, mask);
+    fn litp(&mut self, part: Lit, d: V, a: V) {
+        recipes::lit::lane(self, part, ymm(d), ymm(a), T0);
     }
 
     fn mova(&mut self, _c: usize, d: V, a: V) {
-        self.mova_y(ymm(d), ymm(a));
+        recipes::convert::mova(self, ymm(d), ymm(a), T0);
     }
 
     fn store_a0(&mut self, c: usize, v: V) {
@@ -2308,11 +2286,13 @@ impl LaneEmitter for Gen {
         // recomputed unchanged.
         let v = ymm(v);
         self.store_state(SOA_A0 + 32 * c as i32, v);
-        self.a0_rel(c as i32, v);
+        recipes::address::a0_row_offset(self, T0, v, [T1, T2]);
+        self.y()
+            .store(Mem::Base(RBX, SOA_A0_REL + 32 * c as i32), T0, true);
     }
 
     fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
-        self.cmp_mask_y(ymm(d), op, ymm(a), ymm(b));
+        recipes::compare::cmp_mask_lanes(self, op, ymm(d), ymm(a), ymm(b));
     }
 
     fn store_cmp(&mut self, c: usize, v: V) {
@@ -2324,5 +2304,9 @@ impl LaneEmitter for Gen {
             self.gs_emit(pc)?;
         }
         Ok(())
+    }
+
+    fn zero(&mut self, d: V) {
+        self.konst(ymm(d), 0);
     }
 }

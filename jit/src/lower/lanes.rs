@@ -18,6 +18,7 @@ use super::Emitter;
 use crate::analysis::Guard;
 use crate::error::CompileResult;
 use crate::masm::{BinaryKind, DotKind, ScalarKind};
+use crate::recipes::lit::Lit;
 use picajit_interp::isa::{
     CmpOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, WriteMask,
 };
@@ -170,8 +171,9 @@ pub trait LaneEmitter {
     /// RCP, RSQ, EX2 or LG2 of component x of `op` into `P(0)` (the emitter loads and, for
     /// RCP and RSQ, flushes the source: EX2 and LG2 flush it themselves).
     fn scalar(&mut self, op: Opcode, s: &Self::Operand);
-    /// LITP of `op`: the flags always, results in `Res` for the masked components.
-    fn litp(&mut self, s: &Self::Operand, mask: [bool; 4]);
+    /// One step of LITP (`recipes::lit::lane`) on the component in `a`, into `d` (which
+    /// differs from `a`).
+    fn litp(&mut self, part: Lit, d: V, a: V);
     /// MOVA of component `c` of `a` into `d` (i32 lanes), then a0 component `c` := `d`.
     fn mova(&mut self, c: usize, d: V, a: V);
     /// Store the converted a0 component `c` (after all were converted).
@@ -182,6 +184,8 @@ pub trait LaneEmitter {
     fn store_cmp(&mut self, c: usize, v: V);
     /// EMIT of a geometry shader.
     fn emit(&mut self, pc: u32) -> CompileResult<()>;
+    /// `d` = +0 in every lane.
+    fn zero(&mut self, d: V);
 }
 
 /// Result components in `Res(0..4)`, stored after all are computed, because a destination
@@ -460,8 +464,29 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
         }
     }
 
+    /// The flags of x and w whatever the write mask, then the masked components.
     fn litp(&mut self, s: E::Operand, mask: WriteMask) -> LaneValue {
-        self.e.litp(&s, mask.lanes());
+        let e = &mut *self.e;
+        let mask = mask.lanes();
+        e.load(V::A, &s, 0);
+        e.load(V::B, &s, 3);
+        e.litp(Lit::Flag, V::Res(0), V::A);
+        e.litp(Lit::Flag, V::Res(3), V::B);
+        e.store_cmp(0, V::Res(0));
+        e.store_cmp(1, V::Res(3));
+        if mask[0] {
+            e.litp(Lit::Positive, V::Res(0), V::A);
+        }
+        if mask[1] {
+            e.load(V::C, &s, 1);
+            e.litp(Lit::Clamp, V::Res(1), V::C);
+        }
+        if mask[2] {
+            e.zero(V::Res(2));
+        }
+        if mask[3] {
+            e.litp(Lit::Positive, V::Res(3), V::B);
+        }
         LaneValue {
             res: RES,
             tiny_free: [false; 4],

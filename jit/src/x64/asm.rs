@@ -153,7 +153,7 @@ macro_rules! avx_rrr {
     };
 }
 
-avx_rrr!(vandps, vandnps, vorps, vpcmpgtd, vmulps, vaddps);
+avx_rrr!(vandps, vandnps, vorps, vpcmpgtd, vmulps, vaddps, vmaxps, vminps);
 
 sse_rri!(shufps, blendps, cmpps, cmppd, roundps, roundss, pshufd, cmpss, cmpsd, insertps);
 

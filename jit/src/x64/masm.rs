@@ -58,12 +58,9 @@ use crate::recipes::{
 };
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
-use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64, LITP_LIMIT_F32};
+use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
-
-/// 127.99609375, the LITP clamp.
-const LITP_LIM: u32 = LITP_LIMIT_F32;
 
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -275,6 +272,8 @@ enum V3 {
     AndN,
     Gt,
     Mul,
+    Max,
+    Min,
 }
 
 /// The per-vertex primitives of the float recipes (`crate::recipes`): four f32 (or two f64)
@@ -304,6 +303,8 @@ impl XV<'_> {
                 V3::AndN => x.vandnps(d, a, b),
                 V3::Gt => x.vpcmpgtd(d, a, b),
                 V3::Mul => x.vmulps(d, a, b),
+                V3::Max => x.vmaxps(d, a, b),
+                V3::Min => x.vminps(d, a, b),
             }
         } else {
             debug_assert!(
@@ -319,6 +320,8 @@ impl XV<'_> {
                 V3::AndN => x.andnps(d, b),
                 V3::Gt => x.pcmpgtd(d, b),
                 V3::Mul => x.mulps(d, b),
+                V3::Max => x.maxps(d, b),
+                V3::Min => x.minps(d, b),
             }
         }
     }
@@ -355,6 +358,16 @@ impl XV<'_> {
                 self.v3(op, d, a, b)
             }
         }
+    }
+
+    /// `d` = the `cmpps` predicate `pred` of `a` and `b` (SSE form: dynasm mis-encodes the
+    /// VEX one). `d` must differ from `b`.
+    fn cmp(&mut self, d: Xmm, a: Xmm, b: XOp, pred: u8) {
+        debug_assert!(b != XOp::Reg(d));
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, pred);
     }
 }
 
@@ -444,6 +457,32 @@ impl VecOps for XV<'_> {
             self.xor(d, d, a);
             self.xor(d, d, Src::R(m));
         }
+    }
+
+    fn konst(&mut self, d: Xmm, k: u32) {
+        match k {
+            0 => self.m.a.xorps(d, d),
+            u32::MAX => self.m.a.pcmpeqd(d, d),
+            _ => {
+                let k = self.m.a.splat(k);
+                self.m.a.movaps(d, k);
+            }
+        }
+    }
+
+    fn xor_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::pxor, d, a, b, true);
+    }
+
+    fn shl32(&mut self, d: Xmm, a: Xmm, n: u32) {
+        self.shift(Asm::pslld, d, a, n);
+    }
+
+    fn gt_u32(&mut self, d: Xmm, a: Xmm, k: u32) {
+        // No unsigned compare before AVX-512: flipping both sign bits makes it a signed one.
+        self.xor_int(d, a, Src::K(SIGN));
+        let k = self.m.a.splat(k ^ SIGN);
+        self.v3(V3::Gt, d, d, k.into());
     }
 }
 
@@ -535,6 +574,36 @@ impl Arith for XV<'_> {
     fn is_neg_inf(&mut self, d: Xmm, a: Xmm) {
         self.sse(Asm::pcmpeqd, d, a, Src::K(SIGN | INF), false);
     }
+
+    fn eq(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp(d, a, b.into(), 0);
+    }
+
+    fn ne(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp(d, a, b.into(), 4);
+    }
+
+    fn ge_k(&mut self, d: Xmm, a: Xmm, k: u32) {
+        // k <= a: `cmpps` has no "greater" predicate that is false for NaN.
+        self.konst(d, k);
+        self.cmp(d, d, a.into(), 2);
+    }
+
+    fn max_k(&mut self, d: Xmm, a: Xmm, k: u32) {
+        let k = self.op(Src::K(k));
+        self.v3(V3::Max, d, a, k);
+    }
+
+    fn min_k(&mut self, d: Xmm, a: Xmm, k: u32) {
+        let k = self.op(Src::K(k));
+        self.v3(V3::Min, d, a, k);
+    }
+
+    const TRUNC_SATURATES: bool = false;
+
+    fn trunc_i32(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.cvttps2dq(d, a);
+    }
 }
 
 impl Horizontal for XV<'_> {
@@ -557,6 +626,11 @@ impl Horizontal for XV<'_> {
 
     fn swap_halves(&mut self, d: Xmm, a: Xmm) {
         self.m.a.pshufd(d, a, 0x4E);
+    }
+
+    fn blend(&mut self, d: Xmm, a: Src<Xmm>, lanes: u8) {
+        let a = self.op(a);
+        self.m.a.blendps(d, a, lanes);
     }
 }
 
@@ -1041,22 +1115,6 @@ impl X64Masm {
         a.or_rr32(x, y);
         a.mov_mr16(REGS, REG_CMP, x);
     }
-
-    /// `cmpps` mask of `op(a, b)` into `t`; `None` for the always-true operators.
-    fn cmp_mask(&mut self, op: CmpOp, a: Xmm, b: Xmm, t: Xmm) -> bool {
-        let (l, r, pred) = match op {
-            CmpOp::Eq => (a, b, 0),
-            CmpOp::Ne => (a, b, 4),
-            CmpOp::Lt => (a, b, 1),
-            CmpOp::Le => (a, b, 2),
-            CmpOp::Gt => (b, a, 1),
-            CmpOp::Ge => (b, a, 2),
-            CmpOp::True6 | CmpOp::True7 => return false,
-        };
-        self.a.movaps(t, l);
-        self.a.cmpps(t, r, pred);
-        true
-    }
 }
 
 impl MacroAssembler for X64Masm {
@@ -1347,10 +1405,7 @@ impl MacroAssembler for X64Masm {
         self.a.movaps(SAVE_A, x);
         self.a.movaps(SAVE_B, y);
         self.mul_full(x, y);
-        let one = self.a.constant([ONE, 0, 0, 0]);
-        self.a.blendps(x, one, 0b0001);
-        self.a.blendps(x, SAVE_A, 0b0100);
-        self.a.blendps(x, SAVE_B, 0b1000);
+        recipes::dst::dst(&mut self.xv(), x, SAVE_A, SAVE_B);
         self.mov(d, x);
     }
 
@@ -1404,22 +1459,9 @@ impl MacroAssembler for X64Masm {
 
     fn litp(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
-        let zero = self.c(0);
-        let lim = self.c(LITP_LIM);
-        let neg_lim = self.c(LITP_LIM | SIGN);
-        let keep = self.a.constant([!0, !0, 0, !0]);
-        let a_ = &mut self.a;
-        a_.movaps(S1, x);
-        a_.maxps(S1, zero); // x, w: a > 0 ? a : 0
-        a_.movaps(S2, x);
-        a_.minps(S2, lim);
-        a_.maxps(S2, neg_lim);
-        a_.blendps(S1, S2, 0b0010);
-        a_.andps(S1, keep);
-        a_.xorps(S3, S3);
-        a_.cmpps(S3, x, 2); // 0 <= a
-        a_.movmskps(RAX, S3);
-        a_.mov_rr64(RCX, RAX);
+        recipes::lit::litp(&mut self.xv(), S1, S3, x, [S2, S3]);
+        self.a.movmskps(RAX, S3);
+        self.a.mov_rr64(RCX, RAX);
         self.store_flags(RAX, 0, RCX, 3);
         self.a.movaps(d, S1);
     }
@@ -1427,32 +1469,24 @@ impl MacroAssembler for X64Masm {
     fn mova(&mut self, a: Val, x: bool, y: bool) {
         self.indexed = true;
         let v = val(a);
-        let big = self.c(0x4F00_0000); // 2^31
-        let a_ = &mut self.a;
-        a_.cvttps2dq(S1, v);
-        a_.movaps(S2, big);
-        a_.cmpps(S2, v, 2); // 2^31 <= v: saturate to i32::MAX
-        a_.pxor(S1, S2);
-        a_.movaps(S2, v);
-        a_.cmpps(S2, v, 7); // ordered: NaN gives 0
-        a_.pand(S1, S2);
+        recipes::convert::mova(&mut self.xv(), S1, v, S2);
         if x {
-            a_.movd_mx(REGS, REG_A0, S1);
+            self.a.movd_mx(REGS, REG_A0, S1);
         }
         if y {
-            a_.pextrd(RAX, S1, 1);
-            a_.mov_mr32(REGS, REG_A0 + 4, RAX);
+            self.a.pextrd(RAX, S1, 1);
+            self.a.mov_mr32(REGS, REG_A0 + 4, RAX);
         }
     }
 
     fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
         let (va, vb) = (val(a), val(b));
-        if self.cmp_mask(x, va, vb, S1) {
+        if recipes::compare::cmp_mask(&mut self.xv(), x, S1, va, vb) {
             self.a.movmskps(RAX, S1);
         } else {
             self.a.mov_ri32(RAX, 1);
         }
-        if self.cmp_mask(y, va, vb, S2) {
+        if recipes::compare::cmp_mask(&mut self.xv(), y, S2, va, vb) {
             self.a.movmskps(RCX, S2);
             self.store_flags(RAX, 0, RCX, 1);
         } else {
