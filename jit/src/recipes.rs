@@ -22,6 +22,7 @@
 //! clobber) stay where they are documented.
 
 pub mod scalar;
+pub mod transcendental_lanes;
 
 use picajit_interp::float::precision::{
     F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32,
