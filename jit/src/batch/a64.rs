@@ -91,6 +91,8 @@ use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
 use crate::lower::{LaneEmitter, Select, V};
 use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
+use crate::recipes::transcendental_lanes;
+use crate::recipes::Arith;
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::isa::{
@@ -866,6 +868,39 @@ impl Gen {
             self.a().mov_16b(d, V0);
         }
     }
+
+    /// EX2 or LG2 of v0 (component x as the program reads it) into P[0] on the half's four
+    /// lanes: the lane recipes of `recipes::transcendental_lanes`, which the AVX2 code runs on
+    /// eight. Clobbers every vector register but the pinned constants, x8-x11, x15-x17.
+    fn transcendental(&mut self, op: Opcode) {
+        let regs = transcendental_lanes::Regs {
+            x: V0,
+            out: vreg(V::P(0)),
+            s: [
+                V1,
+                vreg(V::C),
+                vreg(V::P(1)),
+                vreg(V::P(2)),
+                vreg(V::P(3)),
+                S[0],
+                S[1],
+                S[2],
+                S[3],
+                R[0],
+                vreg(V::Res(0)),
+                vreg(V::Res(1)),
+                vreg(V::Res(2)),
+                vreg(V::Res(3)),
+            ],
+        };
+        let mut q = self.m.lanes([R[1], R[2], R[3]]);
+        let mode = q.mode();
+        if op == Opcode::Ex2 {
+            transcendental_lanes::ex2(&mut q, mode, regs);
+        } else {
+            transcendental_lanes::lg2(&mut q, mode, regs);
+        }
+    }
 }
 
 impl LaneEmitter for Gen {
@@ -1300,6 +1335,12 @@ impl LaneEmitter for Gen {
     }
 
     fn scalar(&mut self, op: Opcode, s: &Operand) {
+        if matches!(op, Opcode::Ex2 | Opcode::Lg2) {
+            // The lane recipes flush their operand themselves: the raw bank, as it is.
+            self.load_from(V0, s.addr, s, 0);
+            self.transcendental(op);
+            return;
+        }
         let kind = match op {
             Opcode::Rcp => ScalarKind::Rcp,
             Opcode::Rsq => ScalarKind::Rsq,
