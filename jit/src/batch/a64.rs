@@ -16,12 +16,14 @@
 //! # Float recipes
 //!
 //! The arithmetic is the per-vertex AArch64 code's (`a64/masm.rs`): its `binary` (ADD, MUL,
-//! MAX, MIN, SGE, SLT), `flr`, `scalar` (RCP, RSQ, EX2, LG2) and `cmp_mask` sequences are
+//! MAX, MIN, SGE, SLT), `flr`, `scalar` (RCP, RSQ) and `cmp_mask` sequences are
 //! lane-wise on a q register, so the lane emitter calls them on four vertices' component
 //! instead of one vertex's four components: the f24/f32 rounding and special-value rules
 //! exist once per host. Operands are moved into the masm's value registers v0/v1 for the
-//! call and the result out of v0. RCP, RSQ, EX2 and LG2 are scalar recipes there (lane 0),
-//! so they run once per lane.
+//! call and the result out of v0. RCP and RSQ are scalar recipes there (lane 0), so they run
+//! once per lane. EX2 and LG2 run the lane recipes of `crate::recipes::transcendental_lanes`
+//! (the masm's `QV` implements their primitives) on the half's four lanes, as the AVX2 code
+//! runs them on eight.
 //!
 //! # Lane masks
 //!

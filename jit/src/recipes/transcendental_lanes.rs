@@ -39,10 +39,10 @@ const F256: u32 = 0x4380_0000;
 /// 2^52 as f64 bits: or-ed into a 52-bit integer, the f64 `2^52 + integer`.
 const MAGIC52: u64 = 0x4330_0000_0000_0000;
 
-/// The integer lane primitives the EX2 and LG2 recipes need beyond [`VecOps`](super::VecOps) and [`Arith`].
-/// `d` may name any source unless a method says otherwise. 32-bit operations work on every
-/// 32-bit lane, 64-bit ones on every 64-bit lane; f64 operations on the f64 lanes a
-/// [`Arith::widen`] made.
+/// The integer lane primitives the EX2 and LG2 recipes need beyond
+/// [`VecOps`](super::VecOps) and [`Arith`]. `d` may name any source unless a method says
+/// otherwise. 32-bit operations work on every 32-bit lane, 64-bit ones on every 64-bit lane;
+/// f64 operations on the f64 lanes a [`Arith::widen`] made.
 pub trait Lanes: Arith {
     /// A table's base, as [`Self::gather32`] takes it.
     type Table: Copy;
