@@ -91,6 +91,43 @@ fn vector_three_register_forms() {
     );
 }
 
+/// The integer and f64 forms of the EX2/LG2 lane primitives (`Lanes for QV` in
+/// `jit/src/a64/masm.rs`). SXTL and UXTL print as the SSHLL/USHLL #0 they alias.
+#[test]
+fn lane_integer_forms() {
+    check!(
+        |a: &mut Asm| a.sub_4s(V, VA, VB) => "sub v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.sub_2d(V, VA, VB) => "sub v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.cmgt_4s(V, VA, VB) => "cmgt v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.cmeq_4s(V, VA, VB) => "cmeq v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.cmgt_2d(V, VA, VB) => "cmgt v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.cmeq_2d(V, VA, VB) => "cmeq v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.umax_4s(V, VA, VB) => "umax v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.fmin_4s(V, VA, VB) => "fmin v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.fmax_4s(V, VA, VB) => "fmax v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.fsub_2d(V, VA, VB) => "fsub v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.ushl_4s(V, VA, VB) => "ushl v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.ushl_2d(V, VA, VB) => "ushl v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.uzp2_4s(V, VA, VB) => "uzp2 v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.umull_2d(V, VA, VB) => "umull v0.2d, v17.2s, v31.2s",
+        |a: &mut Asm| a.umull2_2d(V, VA, VB) => "umull2 v0.2d, v17.4s, v31.4s",
+        |a: &mut Asm| a.smull_2d(V, VA, VB) => "smull v0.2d, v17.2s, v31.2s",
+        |a: &mut Asm| a.cmeq_2d_zero(V, VA) => "cmeq v0.2d, v17.2d, #0x0",
+        |a: &mut Asm| a.frintm_2d(V, VA) => "frintm v0.2d, v17.2d",
+        |a: &mut Asm| a.fcvtzs_2d(V, VA) => "fcvtzs v0.2d, v17.2d",
+        |a: &mut Asm| a.xtn_2s(V, VA) => "xtn v0.2s, v17.2d",
+        |a: &mut Asm| a.xtn2_4s(V, VA) => "xtn2 v0.4s, v17.2d",
+        |a: &mut Asm| a.sxtl_2d(V, VA) => "sshll v0.2d, v17.2s, #0x0",
+        |a: &mut Asm| a.sxtl2_2d(V, VA) => "sshll2 v0.2d, v17.4s, #0x0",
+        |a: &mut Asm| a.uxtl_2d(V, VA) => "ushll v0.2d, v17.2s, #0x0",
+        |a: &mut Asm| a.uxtl2_2d(V, VA) => "ushll2 v0.2d, v17.4s, #0x0",
+        |a: &mut Asm| a.neg_4s(V, VA) => "neg v0.4s, v17.4s",
+        |a: &mut Asm| a.neg_2d(V, VA) => "neg v0.2d, v17.2d",
+        |a: &mut Asm| a.shl_2d(V, VA, 0) => "shl v0.2d, v17.2d, #0x0",
+        |a: &mut Asm| a.shl_4s(V, VA, 0) => "shl v0.4s, v17.4s, #0x0",
+    );
+}
+
 #[test]
 fn vector_two_register_and_shift_forms() {
     check!(

@@ -17,6 +17,10 @@
 //! f64 values before narrowing; x86-64's branch to a shared slow path) the host's module says
 //! why.
 //!
+//! EX2 and LG2 are written once per shape in submodules: [`scalar`] (one lane, in
+//! general-purpose registers, for the per-vertex code of both hosts) and
+//! [`transcendental_lanes`] (every lane of a vector, for the AVX2 and NEON lane emitters).
+//!
 //! Registers are chosen by the caller: every recipe names its scratch registers in its
 //! arguments, so the hosts' register conventions (which scratch registers a sequence may
 //! clobber) stay where they are documented.
@@ -27,6 +31,7 @@ pub mod convert;
 pub mod dst;
 pub mod lit;
 pub mod scalar;
+pub mod transcendental_lanes;
 
 use picajit_interp::float::precision::{
     F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32,

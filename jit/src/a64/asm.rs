@@ -173,11 +173,18 @@ v3!(
     add_2d => add.D2, cmhs_2d => cmhs.D2, and_16b => and.B16, orr_16b => orr.B16, eor_16b => eor.B16,
     bic_16b => bic.B16, bsl_16b => bsl.B16, bit_16b => bit.B16, bif_16b => bif.B16,
     trn1_4s => trn1.S4, trn2_4s => trn2.S4, trn1_2d => trn1.D2, trn2_2d => trn2.D2,
+    sub_4s => sub.S4, sub_2d => sub.D2, cmgt_4s => cmgt.S4, cmeq_4s => cmeq.S4,
+    cmgt_2d => cmgt.D2, cmeq_2d => cmeq.D2, umax_4s => umax.S4, fmin_4s => fmin.S4,
+    fmax_4s => fmax.S4, fsub_2d => fsub.D2, ushl_4s => ushl.S4, ushl_2d => ushl.D2,
+    uzp2_4s => uzp2.S4,
 );
 v2!(
     fcvtl_2d => fcvtl.D2.S2, fcvtl2_2d => fcvtl2.D2.S4, fcvtn_2s => fcvtn.S2.D2,
     fcvtn2_4s => fcvtn2.S4.D2, frintm_4s => frintm.S4.S4, fcvtzs_4s => fcvtzs.S4.S4,
     rev64_4s => rev64.S4.S4, not_16b => not.B16.B16,
+    frintm_2d => frintm.D2.D2, fcvtzs_2d => fcvtzs.D2.D2, xtn_2s => xtn.S2.D2,
+    xtn2_4s => xtn2.S4.D2, sxtl_2d => sxtl.D2.S2, sxtl2_2d => sxtl2.D2.S4,
+    uxtl_2d => uxtl.D2.S2, uxtl2_2d => uxtl2.D2.S4, neg_4s => neg.S4.S4, neg_2d => neg.D2.D2,
 );
 vshift!(shl_4s => shl.S4, ushr_4s => ushr.S4, shl_2d => shl.D2, ushr_2d => ushr.D2);
 s3!(fdiv_s => fdiv S, fdiv_d => fdiv D, fmul_d => fmul D);
@@ -680,6 +687,26 @@ impl Asm {
     /// `ext Vd.16B, Vn.16B, Vm.16B, #imm`
     pub fn ext_16b(&mut self, d: Vreg, a: Vreg, b: Vreg, imm: u32) {
         a64!(self.ops; ext V(d.0).B16, V(a.0).B16, V(b.0).B16, imm);
+    }
+
+    /// `umull Vd.2D, Vn.2S, Vm.2S`
+    pub fn umull_2d(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        a64!(self.ops; umull V(d.0).D2, V(a.0).S2, V(b.0).S2);
+    }
+
+    /// `umull2 Vd.2D, Vn.4S, Vm.4S`
+    pub fn umull2_2d(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        a64!(self.ops; umull2 V(d.0).D2, V(a.0).S4, V(b.0).S4);
+    }
+
+    /// `smull Vd.2D, Vn.2S, Vm.2S`
+    pub fn smull_2d(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        a64!(self.ops; smull V(d.0).D2, V(a.0).S2, V(b.0).S2);
+    }
+
+    /// `cmeq Vd.2D, Vn.2D, #0`
+    pub fn cmeq_2d_zero(&mut self, d: Vreg, s: Vreg) {
+        a64!(self.ops; cmeq V(d.0).D2, V(s.0).D2, 0);
     }
 
     /// `tbl Vd.16B, {Vn.16B}, Vm.16B`

@@ -41,6 +41,7 @@ use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
 use crate::recipes::scalar::{self, Cond as SCond, Gprs, Op};
+use crate::recipes::transcendental_lanes::Lanes;
 use crate::recipes::{self, Arith, Horizontal, Src, VecOps, QNAN64};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
@@ -253,6 +254,10 @@ pub(crate) struct QV<'a> {
     m: &'a mut A64Masm,
     /// Scratch register for constants.
     k: Vreg,
+    /// Scratch of the lane primitives ([`Lanes`]) beside `k`.
+    k2: Vreg,
+    /// Where [`Lanes::pack_half`] keeps its halves.
+    pack: Vreg,
     /// The mode's smallest normal `<< 1` (what `K_MIN2` holds).
     min2: u32,
 }
@@ -555,6 +560,201 @@ impl VecOps for QV<'_> {
     }
 }
 
+/// The NEON integer primitives of the EX2 and LG2 lane recipes: four 32-bit or two 64-bit
+/// lanes. NEON has what AVX2 lacks (64-bit compares, widening multiplies of whole
+/// registers) and lacks what AVX2 has (gathers, right shifts by a register, and products of
+/// the low words of 64-bit lanes), so some primitives are short sequences here: tables are read
+/// lane by lane through x8-x11 (base in x16 or x17, x15 for a displaced one), and variable
+/// shifts are `ushl` by the (negated) count with the lanes whose count is 64 or more zeroed,
+/// as AVX2's `vpsllvq`/`vpsrlvq` give.
+impl Lanes for QV<'_> {
+    type Table = Gpr;
+
+    fn table(&mut self, slot: usize, bytes: Vec<u8>) -> Gpr {
+        let base = [G16, G17][slot];
+        let l = self.m.a.table(bytes);
+        self.m.a.adr(base, l);
+        base
+    }
+
+    fn gather32(&mut self, d: Vreg, table: Gpr, idx: Vreg, disp: i32, _mask: Vreg) {
+        let base = if disp == 0 {
+            table
+        } else {
+            self.m.a.add_xi(G15, table, disp as u32);
+            G15
+        };
+        // Four independent loads: no lane waits for another's.
+        let g = [G8, G9, G10, G11];
+        for (k, &r) in g.iter().enumerate() {
+            self.m.a.umov_w(r, idx, k as u32);
+        }
+        for &r in &g {
+            self.m.a.ldr_w_idx(r, base, r);
+        }
+        for (k, &r) in g.iter().enumerate() {
+            self.m.a.ins_s_w(d, k as u32, r);
+        }
+    }
+
+    fn mov(&mut self, d: Vreg, a: Src<Vreg>) {
+        let k = self.k;
+        // Constants straight into `d`.
+        self.k = d;
+        let r = self.reg(a);
+        self.k = k;
+        self.m.a.mov_16b(d, r);
+    }
+
+    fn zero(&mut self, d: Vreg) {
+        self.m.a.movi_zero(d);
+    }
+
+    fn or_int(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        self.or(d, a, b);
+    }
+
+    fn andn_int(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        self.andn(d, m, a);
+    }
+
+    fn sub32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.sub_4s(d, a, b);
+    }
+
+    fn shr32_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
+        self.m.a.neg_4s(self.k2, n);
+        self.m.a.ushl_4s(d, a, self.k2);
+    }
+
+    fn cmpgt32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmgt_4s(d, a, b);
+    }
+
+    fn cmpeq32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmeq_4s(d, a, b);
+    }
+
+    fn max_u32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.umax_4s(d, a, b);
+    }
+
+    fn mulhi_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, t: [Vreg; 3]) {
+        self.m.a.umull_2d(t[0], a, b);
+        self.m.a.umull2_2d(t[1], a, b);
+        self.m.a.uzp2_4s(d, t[0], t[1]);
+    }
+
+    fn min_f32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fmin_4s(d, a, b);
+    }
+
+    fn max_f32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fmax_4s(d, a, b);
+    }
+
+    fn mul_f64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fmul_2d(d, a, b);
+    }
+
+    fn sub_f64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fsub_2d(d, a, b);
+    }
+
+    fn floor_f64(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.frintm_2d(d, a);
+    }
+
+    /// Two 64-bit lanes, their low words the i32 values.
+    fn cvt_f64_i32(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtzs_2d(d, a);
+    }
+
+    fn join32(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
+        let t = if d == hi { self.k2 } else { d };
+        self.m.a.xtn_2s(t, lo);
+        self.m.a.xtn2_4s(t, hi);
+        self.m.a.mov_16b(d, t);
+    }
+
+    fn widen32(&mut self, d: Vreg, a: Vreg, hi: bool, signed: bool) {
+        match (hi, signed) {
+            (false, false) => self.m.a.uxtl_2d(d, a),
+            (true, false) => self.m.a.uxtl2_2d(d, a),
+            (false, true) => self.m.a.sxtl_2d(d, a),
+            (true, true) => self.m.a.sxtl2_2d(d, a),
+        }
+    }
+
+    fn sub64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.sub_2d(d, a, b);
+    }
+
+    fn shl64(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.shl_2d(d, a, n);
+    }
+
+    fn cmpgt64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmgt_2d(d, a, b);
+    }
+
+    fn cmpeq64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmeq_2d(d, a, b);
+    }
+
+    fn mul_u32_64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.xtn_2s(self.k, a);
+        self.m.a.xtn_2s(self.k2, b);
+        self.m.a.umull_2d(d, self.k, self.k2);
+    }
+
+    fn mul_i32_64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.xtn_2s(self.k, a);
+        self.m.a.xtn_2s(self.k2, b);
+        self.m.a.smull_2d(d, self.k, self.k2);
+    }
+
+    fn shl64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
+        // `ushl` reads the count's low byte as signed: counts 64-127 give 0, but a
+        // negative one would shift the other way.
+        self.m.a.ushr_2d(self.k, n, 6);
+        self.m.a.cmeq_2d_zero(self.k, self.k); // count < 64
+        self.m.a.ushl_2d(d, a, n);
+        self.m.a.and_16b(d, d, self.k);
+    }
+
+    fn shr64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
+        self.m.a.ushr_2d(self.k, n, 6);
+        self.m.a.cmeq_2d_zero(self.k, self.k); // count < 64
+        self.m.a.neg_2d(self.k2, n);
+        self.m.a.ushl_2d(d, a, self.k2);
+        self.m.a.and_16b(d, d, self.k);
+    }
+
+    fn pack_half(&mut self, hi: bool, a: Vreg, _t: Vreg) {
+        if hi {
+            self.m.a.xtn2_4s(self.pack, a);
+        } else {
+            self.m.a.xtn_2s(self.pack, a);
+        }
+    }
+
+    fn packed(&mut self, d: Vreg) {
+        self.m.a.mov_16b(d, self.pack);
+    }
+}
+
 /// One annotation: code offset, PICA address, text.
 pub type Mark = (usize, u32, String);
 
@@ -648,7 +848,27 @@ impl A64Masm {
     /// pinned register holds in `k`.
     pub(crate) fn qv(&mut self, k: Vreg) -> QV<'_> {
         let min2 = self.min_f32() << 1;
-        QV { m: self, k, min2 }
+        QV {
+            m: self,
+            k,
+            k2: k,
+            pack: k,
+            min2,
+        }
+    }
+
+    /// The lane recipes' view of this emitter (`crate::recipes::transcendental_lanes`, for
+    /// the NEON lane emitter): constants in `k[0]`, the [`Lanes`] primitives' scratch in
+    /// `k[1]`, packed halves in `k[2]`; the three must differ from the recipe's registers.
+    pub(crate) fn lanes(&mut self, k: [Vreg; 3]) -> QV<'_> {
+        let min2 = self.min_f32() << 1;
+        QV {
+            m: self,
+            k: k[0],
+            k2: k[1],
+            pack: k[2],
+            min2,
+        }
     }
 
     /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.

@@ -16,12 +16,14 @@
 //! # Float recipes
 //!
 //! The arithmetic is the per-vertex AArch64 code's (`a64/masm.rs`): its `binary` (ADD, MUL,
-//! MAX, MIN, SGE, SLT), `flr`, `scalar` (RCP, RSQ, EX2, LG2) and `cmp_mask` sequences are
+//! MAX, MIN, SGE, SLT), `flr`, `scalar` (RCP, RSQ) and `cmp_mask` sequences are
 //! lane-wise on a q register, so the lane emitter calls them on four vertices' component
 //! instead of one vertex's four components: the f24/f32 rounding and special-value rules
 //! exist once per host. Operands are moved into the masm's value registers v0/v1 for the
-//! call and the result out of v0. RCP, RSQ, EX2 and LG2 are scalar recipes there (lane 0),
-//! so they run once per lane.
+//! call and the result out of v0. RCP and RSQ are scalar recipes there (lane 0), so they run
+//! once per lane. EX2 and LG2 run the lane recipes of `crate::recipes::transcendental_lanes`
+//! (the masm's `QV` implements their primitives) on the half's four lanes, as the AVX2 code
+//! runs them on eight.
 //!
 //! # Lane masks
 //!
@@ -91,7 +93,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
 use crate::lower::{LaneEmitter, Select, V};
 use crate::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
-use crate::recipes::{self, lit::Lit};
+use crate::recipes::{self, lit::Lit, transcendental_lanes, Arith};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::isa::{
@@ -867,6 +869,39 @@ impl Gen {
             self.a().mov_16b(d, V0);
         }
     }
+
+    /// EX2 or LG2 of v0 (component x as the program reads it) into P[0] on the half's four
+    /// lanes: the lane recipes of `recipes::transcendental_lanes`, which the AVX2 code runs on
+    /// eight. Clobbers every vector register but the pinned constants, x8-x11, x15-x17.
+    fn transcendental(&mut self, op: Opcode) {
+        let regs = transcendental_lanes::Regs {
+            x: V0,
+            out: vreg(V::P(0)),
+            s: [
+                V1,
+                vreg(V::C),
+                vreg(V::P(1)),
+                vreg(V::P(2)),
+                vreg(V::P(3)),
+                S[0],
+                S[1],
+                S[2],
+                S[3],
+                R[0],
+                vreg(V::Res(0)),
+                vreg(V::Res(1)),
+                vreg(V::Res(2)),
+                vreg(V::Res(3)),
+            ],
+        };
+        let mut q = self.m.lanes([R[1], R[2], R[3]]);
+        let mode = q.mode();
+        if op == Opcode::Ex2 {
+            transcendental_lanes::ex2(&mut q, mode, regs);
+        } else {
+            transcendental_lanes::lg2(&mut q, mode, regs);
+        }
+    }
 }
 
 impl LaneEmitter for Gen {
@@ -1301,6 +1336,12 @@ impl LaneEmitter for Gen {
     }
 
     fn scalar(&mut self, op: Opcode, s: &Operand) {
+        if matches!(op, Opcode::Ex2 | Opcode::Lg2) {
+            // The lane recipes flush their operand themselves: the raw bank, as it is.
+            self.load_from(V0, s.addr, s, 0);
+            self.transcendental(op);
+            return;
+        }
         let kind = match op {
             Opcode::Rcp => ScalarKind::Rcp,
             Opcode::Rsq => ScalarKind::Rsq,

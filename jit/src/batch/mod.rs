@@ -50,7 +50,8 @@
 //! temporaries), integer-domain fix-ups with their rare cases (overflow, inf, NaN, `inf × 0`)
 //! in out-of-line cold code, f64 arithmetic with integer round-to-17-bits for F24-RNE, the f64
 //! RSQ recipes with exact square tests. EX2 and LG2 are the float model's integer algorithms
-//! on eight lanes (64-bit steps four lanes at a time), checked against it on every f24 input.
+//! on eight lanes (64-bit steps four lanes at a time; `crate::recipes::transcendental_lanes`,
+//! shared with the NEON lane emitter), checked against it on every f24 input.
 //!
 //! # One lowering, two shapes
 //!

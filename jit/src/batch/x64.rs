@@ -83,6 +83,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::lower::{LaneEmitter, Select, V};
 use crate::recipes::lit::Lit;
+use crate::recipes::transcendental_lanes::{self, Lanes};
 use crate::recipes::{
     self, Arith, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE,
     QNAN64, SIGN, TRUNC17,
@@ -93,7 +94,6 @@ use crate::x64::masm::mode_mxcsr;
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64};
-use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{
     CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
@@ -1154,11 +1154,6 @@ impl Gen {
         recipes::flush(self, mode, v, T0);
     }
 
-    /// `d` = all-ones in the NaN lanes of `v`.
-    fn isnan(&mut self, d: Ymm, v: Ymm) {
-        self.mag_gt(d, v, INF);
-    }
-
     /// The mode's fix-up of `v`, the raw f32 result of an operation on flushed inputs (F24 RTZ,
     /// F32; F24 RNE: the range step after rounding). `mul = Some((a, b))`: `v = a · b` and
     /// `inf × 0` must be repaired (rule 6). The fast path is inline; lanes that need more
@@ -1340,336 +1335,30 @@ impl Gen {
         }
     }
 
-    /// `(a · b) >> 32` per 32-bit lane (unsigned; the high half of the 64-bit product).
-    /// Clobbers T0-T2.
-    fn mulhi_u32(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        let hi = self.y().splat64(0xFFFF_FFFF_0000_0000);
-        let mut y = self.y();
-        y.vpmuludq(T0, a, b); // even lanes
-        y.vpsrlq(T0, T0, 32);
-        y.vpsrlq(T1, a, 32);
-        y.vpsrlq(T2, b, 32);
-        y.vpmuludq(T1, T1, T2); // odd lanes: their high halves sit in the odd dwords
-        y.vpand(T1, T1, hi);
-        y.vpor(d, T0, T1);
+    /// The registers of the EX2 and LG2 lane recipes (`recipes::transcendental_lanes`): the
+    /// operand in A, the result in P[0], every other register scratch.
+    fn lane_regs() -> transcendental_lanes::Regs<Ymm> {
+        let [_, p1, p2, p3] = P;
+        let [r0, r1, r2, r3] = RES;
+        transcendental_lanes::Regs {
+            x: A,
+            out: P[0],
+            s: [B, C, p1, p2, p3, T0, T1, T2, T3, T4, r0, r1, r2, r3],
+        }
     }
 
-    /// EX2 of A (component x) into P[0] on eight lanes: the integer algorithm of
-    /// `picajit_interp::float::transcendental` (steps 2-7 of its module docs), with
-    /// `floor(x · 2^32)` split into whole and fractional parts through exact f64 arithmetic,
-    /// the 64-entry table read with eight `vpermd` and the final rounding on the 32-bit
-    /// significand (it is always in `[2^31, 2^32)`, so `round_scaled` needs no normalising).
-    /// The table is read with `vpgatherdd`.
-    /// Uses every vector register but P[0]'s inputs.
+    /// EX2 of A (component x) into P[0] on eight lanes (`recipes::transcendental_lanes::ex2`).
+    /// Uses every vector register, rax.
     fn ex2(&mut self) {
-        let (prec, min_exp, max_exp, nearest) = match self.mode {
-            FloatMode::F24(r) => (17u32, -62i32, 64i32, r == Rounding::NearestEven),
-            FloatMode::F32 => (24, -126, 128, true),
-        };
-        let (x, nan, e, f, r, idx) = (A, T4, RES[0], RES[1], RES[2], RES[3]);
-        self.flush(x);
-        self.isnan(nan, x);
-        // Step 2: |x| >= 256 saturates, so clamping first keeps x · 2^32 within ±2^40.
-        let c256 = self.y().splat(0x4380_0000);
-        let cm256 = self.y().splat(0xC380_0000);
-        let two32 = self.y().splat64(0x41F0_0000_0000_0000);
-        let two_m32 = self.y().splat64(0x3DF0_0000_0000_0000);
-        let two31 = self.y().splat64(0x41E0_0000_0000_0000);
-        let sign = self.y().splat(SIGN);
-        let mut y = self.y();
-        y.vminps(B, x, c256);
-        y.vmaxps(B, B, cm256);
-        for (half, (nd, fd)) in [(0, (P[1], P[2])), (1, (P[3], C))] {
-            if half == 0 {
-                y.vcvtps2pd(T3, B);
-            } else {
-                y.vextractf128_hi(T3, B);
-                y.vcvtps2pd(T3, T3);
-            }
-            y.vmulpd(T3, T3, two32);
-            y.vroundpd(T3, T3, 9); // X = floor(x · 2^32), exact
-            y.vmulpd(nd, T3, two_m32);
-            y.vroundpd(nd, nd, 9); // n = floor(X / 2^32)
-            y.vmulpd(fd, nd, two32);
-            y.vsubpd(fd, T3, fd); // X - n · 2^32, in [0, 2^32)
-            y.vsubpd(fd, fd, two31); // into i32 range for the conversion
-            y.vcvttpd2dq(nd, nd);
-            y.vcvttpd2dq(fd, fd);
-        }
-        y.vinsertf128_hi(e, P[1], P[3]);
-        y.vinsertf128_hi(f, P[2], C);
-        y.vpxor(f, f, sign); // the fraction bits as u32
-                             // Steps 3-5: i, r and the polynomial.
-        let rmask = self.y().splat(0x03FF_FFFF);
-        let [b1, b2, b3, b4] = EX2_POLY;
-        let b4 = self.y().splat(b4);
-        let mut y = self.y();
-        y.vpsrld(idx, f, 26);
-        y.vpand(r, f, rmask);
-        y.vmovups(P[1], b4);
-        for b in [b3, b2, b1] {
-            let b = self.y().splat(b);
-            self.mulhi_u32(P[1], r, P[1]);
-            self.y().vpaddd(P[1], P[1], b);
-        }
-        // p:
-        self.mulhi_u32(P[2], r, P[1]);
-        // Step 6: T = EX2_TABLE[i], then mant = min(T + (T · p >> 32), 2^32 - 1).
-        let [table, _, _] = recipes::transcendental_tables();
-        let table = self.a.table(table);
-        self.a.lea_label(RAX, table);
-        let mut y = self.y();
-        y.vpcmpeqd(C, C, C);
-        y.vpgatherdd(P[3], RAX, idx, 0, C);
-        self.mulhi_u32(B, P[3], P[2]);
-        let ones = self.y().splat(u32::MAX);
-        let mut y = self.y();
-        y.vpaddd(B, B, P[3]);
-        y.vpmaxud(C, B, P[3]);
-        y.vpcmpeqd(C, C, B); // no carry out of the add
-        y.vpxor(C, C, ones);
-        y.vpor(f, B, C); // mant
-                         // Step 7: round_scaled(+, mant, n - 31): the value is mant · 2^(n-31) with mant's top
-                         // bit at 31, so its exponent is n.
-        let sh = 32 - prec;
-        y.vpsrld(r, f, sh as u8); // kept
-        if nearest {
-            let low = self.y().splat((1 << sh) - 1);
-            let one = self.y().splat(1);
-            let half = self.y().splat(1 << (sh - 1));
-            let top = self.y().splat(1 << prec);
-            let mut y = self.y();
-            y.vpand(B, f, low);
-            y.vpand(C, r, one);
-            y.vpaddd(B, B, C);
-            y.vpcmpgtd(B, B, half); // round up: above half, or at half with kept odd
-            y.vpsubd(r, r, B);
-            y.vpcmpeqd(B, r, top); // carried into a new bit
-            y.vpsubd(e, e, B);
-            y.vpand(B, B, one);
-            y.vpsrlvd(r, r, B);
-        }
-        let bias = self.y().splat(127);
-        let frac = self.y().splat(MANT);
-        let big = self.y().splat((max_exp - 1) as u32);
-        let small = self.y().splat(min_exp as u32);
-        let inf = self.y().splat(INF);
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        let mut y = self.y();
-        y.vpslld(r, r, (24 - prec) as u8);
-        y.vpand(r, r, frac);
-        y.vpaddd(B, e, bias);
-        y.vpslld(B, B, 23);
-        y.vpor(B, B, r);
-        y.vmovups(C, small);
-        y.vpcmpgtd(C, C, e); // e < min_exp: +0
-        y.vpandn(B, C, B);
-        y.vpcmpgtd(C, e, big); // e >= max_exp: +inf
-        y.vpandn(B, C, B);
-        y.vpand(C, C, inf);
-        y.vpor(B, B, C);
-        y.vpandn(B, nan, B);
-        y.vpand(C, nan, canon);
-        y.vpor(P[0], B, C);
+        let mode = self.mode;
+        transcendental_lanes::ex2(self, mode, Self::lane_regs());
     }
 
-    /// LG2 of A (component x) into P[0] on eight lanes: the integer algorithm of
-    /// `picajit_interp::float::transcendental` (steps 1-8 of its module docs). The 32-bit steps
-    /// run on eight lanes; z, the polynomial and the Q55 sum run on four 64-bit lanes at a
-    /// time (AVX2 has no 64-bit arithmetic shift or multiply: `vpmuldq` on the low dwords, a
-    /// sign correction for the unsigned half of z, shifts with a sign fill), and the final
-    /// normalisation takes the exponent of exact f64 conversions of the sum's two parts.
-    /// Uses every vector register.
+    /// LG2 of A (component x) into P[0] on eight lanes (`recipes::transcendental_lanes::lg2`).
+    /// Uses every vector register, rax, rcx and the context's scratch area.
     fn lg2(&mut self) {
-        let (prec, nearest) = match self.mode {
-            FloatMode::F24(r) => (17u32, r == Rounding::NearestEven),
-            FloatMode::F32 => (24, true),
-        };
-        let x = A;
-        let (spec_mask, spec_val, e32, m) = (RES[0], RES[1], RES[2], RES[3]);
-        let (r_tab, lo_tab, hi_tab) = (P[1], P[2], P[3]);
-        self.flush(x);
-        // Step 1, decided now and applied last: NaN and negative lanes (a set sign bit after
-        // the flush) give NaN, +0 gives -inf, +inf gives +inf.
-        self.isnan(T4, x);
-        let inf = self.y().splat(INF);
-        let ninf = self.y().splat(INF | SIGN);
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        let mut y = self.y();
-        y.vpxor(T3, T3, T3);
-        y.vpcmpgtd(T2, T3, x);
-        y.vpor(T4, T4, T2);
-        y.vpcmpeqd(T1, x, T3);
-        y.vpcmpeqd(T2, x, inf);
-        y.vpand(spec_val, T1, ninf);
-        y.vpandn(T0, T1, inf);
-        y.vpor(spec_val, spec_val, T0);
-        y.vpandn(spec_val, T4, spec_val);
-        y.vpand(T0, T4, canon);
-        y.vpor(spec_val, spec_val, T0);
-        y.vpor(spec_mask, T4, T1);
-        y.vpor(spec_mask, spec_mask, T2);
-        // Steps 2-3 on eight lanes: e, M, j and the table reads (R, and LG2_LOG's low and high
-        // dwords, at 8·j and 8·j + 4), with `vpgatherdd`.
-        let c127 = self.y().splat(127);
-        let fmask = self.y().splat(MANT);
-        let c2_16 = self.y().splat(1 << 16);
-        let c2_23 = self.y().splat(1 << 23);
-        let mut y = self.y();
-        y.vpsrld(e32, x, 23);
-        y.vpsubd(e32, e32, c127);
-        y.vpand(B, x, fmask);
-        y.vpaddd(T3, B, c2_16);
-        y.vpsrld(T3, T3, 17); // j
-        y.vpor(m, B, c2_23);
-        let [_, recip, logs] = recipes::transcendental_tables();
-        let recip = self.a.table(recip);
-        let logs = self.a.table(logs);
-        self.a.lea_label(RAX, recip);
-        self.a.lea_label(RCX, logs);
-        let mut y = self.y();
-        y.vpcmpeqd(C, C, C);
-        y.vpgatherdd(r_tab, RAX, T3, 0, C);
-        y.vpslld(T4, T3, 1); // 2j: the dword index of LG2_LOG[j]'s low half
-        y.vpcmpeqd(C, C, C);
-        y.vpgatherdd(lo_tab, RCX, T4, 0, C);
-        y.vpcmpeqd(C, C, C);
-        y.vpgatherdd(hi_tab, RCX, T4, 4, C);
-        let two39 = self.y().splat64(1 << 39);
-        let poly: [Mem; 5] = LG2_POLY.map(|a| self.y().splat64(a as i32 as u32 as u64));
-        let magic = self.y().splat64(0x4330_0000_0000_0000);
-        let low52 = self.y().splat64((1 << 52) - 1);
-        let c52 = self.y().splat64(52);
-        let c1023 = self.y().splat64(1023);
-        let prec_m1 = self.y().splat64(u64::from(prec - 1));
-        let one64 = self.y().splat64(1);
-        let max64 = self.y().splat64(i64::MAX as u64);
-        let top = self.y().splat64(1 << prec);
-        let bias = self.y().splat64((127 - 55) as u64);
-        let mant64 = self.y().splat64(u64::from(MANT));
-        let sign64 = self.y().splat64(u64::from(SIGN));
-        let pack = self.y().constant([0, 2, 4, 6, 0, 2, 4, 6]);
-        for h in 0..2i32 {
-            // Half h of an eight-lane value as four qwords.
-            let widen = |y: &mut Yasm, d: Ymm, src: Ymm, signed: bool| {
-                let s = if h == 0 {
-                    src
-                } else {
-                    y.vextractf128_hi(d, src);
-                    d
-                };
-                if signed {
-                    y.vpmovsxdq(d, s);
-                } else {
-                    y.vpmovzxdq(d, s);
-                }
-            };
-            let mut y = self.y();
-            // Step 4: z = M·R - 2^39 (|z| <= 2^32 + 2^23).
-            widen(&mut y, B, m, false);
-            widen(&mut y, C, r_tab, false);
-            y.vpmuludq(T0, B, C);
-            y.vpsubq(T0, T0, two39);
-            // Step 5: zq = z >> 9 fits an i32, as does every t: the low dwords carry them.
-            y.vpsrlq(T1, T0, 9);
-            y.vmovups(T2, poly[4]);
-            for k in (0..4).rev() {
-                y.vpmuldq(A, T1, T2);
-                y.vpsrlq(A, A, 30); // low dword: (zq·t) >> 30, arithmetic (it fits)
-                y.vpaddd(T2, A, poly[k]);
-            }
-            // Step 6: lp = (z·t) >> 14 with z = zh·2^32 + zl, zl unsigned.
-            y.vpxor(C, C, C);
-            y.vpmuludq(A, T0, T2); // zl · (t mod 2^32)
-            y.vpsllq(B, T2, 32);
-            y.vpcmpgtq(B, C, B); // t < 0
-            y.vpsllq(T1, T0, 32);
-            y.vpand(T1, T1, B);
-            y.vpsubq(A, A, T1); // zl · t
-            y.vpsrlq(T1, T0, 32);
-            y.vpmuldq(T1, T1, T2);
-            y.vpsllq(T1, T1, 32);
-            y.vpaddq(A, A, T1); // z · t
-            y.vpcmpgtq(B, C, A);
-            y.vpsrlq(A, A, 14);
-            y.vpsllq(B, B, 50);
-            y.vpor(A, A, B); // lp
-                             // Step 7: s = (e << 55) + LG2_LOG[j] + lp.
-            widen(&mut y, B, e32, true);
-            y.vpsllq(B, B, 55);
-            y.vpaddq(A, A, B);
-            widen(&mut y, T1, lo_tab, false);
-            widen(&mut y, T2, hi_tab, false);
-            y.vpsllq(T2, T2, 32);
-            y.vpor(T1, T1, T2);
-            y.vpaddq(A, A, T1);
-            // Step 8: round_scaled(s < 0, |s|, -55).
-            y.vpcmpgtq(T4, C, A); // sign
-            y.vpxor(A, A, T4);
-            y.vpsubq(A, A, T4); // a = |s|
-                                // E = floor(log2 a) from the exponents of a >> 52 and a mod 2^52 as f64 (exact).
-            y.vpand(T1, A, low52);
-            y.vpor(T1, T1, magic);
-            y.vsubpd(T1, T1, magic);
-            y.vpsrlq(T1, T1, 52);
-            y.vpsrlq(T2, A, 52);
-            y.vpor(T2, T2, magic);
-            y.vsubpd(T2, T2, magic);
-            y.vpsrlq(T2, T2, 52);
-            y.vpcmpgtq(T0, T2, C); // the high part is not zero
-            y.vpaddq(T2, T2, c52);
-            y.vpandn(T1, T0, T1);
-            y.vpand(T2, T0, T2);
-            y.vpor(T1, T1, T2);
-            y.vpsubq(T1, T1, c1023); // E
-                                     // kept = a >> (E + 1 - P), or a << (P - 1 - E) (out-of-range counts give 0).
-            y.vpsubq(T2, T1, prec_m1); // sh
-            y.vmovups(T0, prec_m1);
-            y.vpsubq(T0, T0, T1);
-            y.vpsrlvq(B, A, T2);
-            y.vpsllvq(T0, A, T0);
-            y.vpor(B, B, T0); // kept
-            if nearest {
-                y.vpcmpgtq(C, T2, C); // sh > 0 (C is zero before this)
-                y.vmovups(T0, one64);
-                y.vpsllvq(T0, T0, T2);
-                y.vpsubq(T0, T0, one64);
-                y.vpand(T0, T0, C);
-                y.vpand(T0, T0, A); // rem
-                y.vpand(T3, B, one64);
-                y.vpaddq(T0, T0, T3);
-                y.vpsubq(T3, T2, one64);
-                y.vmovups(P[0], one64);
-                y.vpsllvq(T3, P[0], T3); // half
-                y.vpand(T3, T3, C);
-                y.vpandn(C, C, max64);
-                y.vpor(T3, T3, C); // no rounding when sh <= 0
-                y.vpcmpgtq(T0, T0, T3); // round up
-                y.vpsubq(B, B, T0);
-                y.vpcmpeqq(T0, B, top); // carried into a new bit
-                y.vpsubq(T1, T1, T0);
-                y.vpand(T0, T0, one64);
-                y.vpsrlvq(B, B, T0);
-            }
-            y.vpaddq(T1, T1, bias);
-            y.vpsllq(T1, T1, 23);
-            y.vpsllq(B, B, (24 - prec) as u8);
-            y.vpand(B, B, mant64);
-            y.vpor(T1, T1, B);
-            y.vpand(T4, T4, sign64);
-            y.vpor(T1, T1, T4);
-            y.vpxor(T3, T3, T3);
-            y.vpcmpeqq(T0, A, T3); // s = 0: +0
-            y.vpandn(T1, T0, T1);
-            y.vmovups(T0, pack);
-            y.vpermd(T1, T0, T1);
-            y.store_x(Mem::Base(RBX, SOA_SCRATCH + 16 * h), T1);
-        }
-        let mut y = self.y();
-        y.vmovaps(P[0], Mem::Base(RBX, SOA_SCRATCH));
-        y.vpandn(P[0], spec_mask, P[0]);
-        y.vpand(T0, spec_mask, spec_val);
-        y.vpor(P[0], P[0], T0);
+        let mode = self.mode;
+        transcendental_lanes::lg2(self, mode, Self::lane_regs());
     }
 }
 
@@ -1901,6 +1590,167 @@ impl Arith for Gen {
 
     fn trunc_i32(&mut self, d: Ymm, a: Ymm) {
         self.y().vcvttps2dq(d, a);
+    }
+}
+
+/// The AVX2 integer primitives of the EX2 and LG2 lane recipes: eight 32-bit or four 64-bit
+/// lanes; tables read with `vpgatherdd` through rax (slot 0) and rcx (slot 1).
+impl Lanes for Gen {
+    type Table = Gpr;
+
+    fn table(&mut self, slot: usize, bytes: Vec<u8>) -> Gpr {
+        let base = [RAX, RCX][slot];
+        let l = self.a.table(bytes);
+        self.a.lea_label(base, l);
+        base
+    }
+
+    fn gather32(&mut self, d: Ymm, table: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
+        let mut y = self.y();
+        y.vpcmpeqd(mask, mask, mask);
+        y.vpgatherdd(d, table, idx, disp, mask);
+    }
+
+    fn mov(&mut self, d: Ymm, a: Src<Ymm>) {
+        let a = self.src(a);
+        self.y().vmovups(d, a);
+    }
+
+    fn zero(&mut self, d: Ymm) {
+        self.y().vpxor(d, d, d);
+    }
+
+    fn or_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpor(d, a, b), d, a, b);
+    }
+
+    fn andn_int(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
+        self.rrr(|y, d, m, a| y.vpandn(d, m, a), d, m, a);
+    }
+
+    fn sub32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpsubd(d, a, b), d, a, b);
+    }
+
+    fn shr32_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
+        self.y().vpsrlvd(d, a, n);
+    }
+
+    fn cmpgt32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpcmpgtd(d, a, b), d, a, b);
+    }
+
+    fn cmpeq32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpcmpeqd(d, a, b), d, a, b);
+    }
+
+    fn max_u32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpmaxud(d, a, b), d, a, b);
+    }
+
+    /// The even lanes' products with `vpmuludq`, the odd lanes' from the operands shifted
+    /// down (their high halves then sit in the odd words).
+    fn mulhi_u32(&mut self, d: Ymm, a: Ymm, b: Ymm, t: [Ymm; 3]) {
+        let [t0, t1, t2] = t;
+        let hi = self.y().splat64(0xFFFF_FFFF_0000_0000);
+        let mut y = self.y();
+        y.vpmuludq(t0, a, b);
+        y.vpsrlq(t0, t0, 32);
+        y.vpsrlq(t1, a, 32);
+        y.vpsrlq(t2, b, 32);
+        y.vpmuludq(t1, t1, t2);
+        y.vpand(t1, t1, hi);
+        y.vpor(d, t0, t1);
+    }
+
+    fn min_f32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vminps(d, a, b), d, a, b);
+    }
+
+    fn max_f32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vmaxps(d, a, b), d, a, b);
+    }
+
+    fn mul_f64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vmulpd(d, a, b), d, a, b);
+    }
+
+    fn sub_f64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vsubpd(d, a, b), d, a, b);
+    }
+
+    fn floor_f64(&mut self, d: Ymm, a: Ymm) {
+        self.y().vroundpd(d, a, 9); // floor, no precision exception
+    }
+
+    /// Four lanes into the low half of an xmm register.
+    fn cvt_f64_i32(&mut self, d: Ymm, a: Ymm) {
+        self.y().vcvttpd2dq(d, a);
+    }
+
+    fn join32(&mut self, d: Ymm, lo: Ymm, hi: Ymm) {
+        self.y().vinsertf128_hi(d, lo, hi);
+    }
+
+    fn widen32(&mut self, d: Ymm, a: Ymm, hi: bool, signed: bool) {
+        let mut y = self.y();
+        let s = if hi {
+            y.vextractf128_hi(d, a);
+            d
+        } else {
+            a
+        };
+        if signed {
+            y.vpmovsxdq(d, s);
+        } else {
+            y.vpmovzxdq(d, s);
+        }
+    }
+
+    fn sub64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpsubq(d, a, b), d, a, b);
+    }
+
+    fn shl64(&mut self, d: Ymm, a: Ymm, n: u32) {
+        self.y().vpsllq(d, a, n as u8);
+    }
+
+    fn cmpgt64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpcmpgtq(d, a, b), d, a, b);
+    }
+
+    fn cmpeq64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
+        self.rrr(|y, d, a, b| y.vpcmpeqq(d, a, b), d, a, b);
+    }
+
+    fn mul_u32_64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vpmuludq(d, a, b);
+    }
+
+    fn mul_i32_64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vpmuldq(d, a, b);
+    }
+
+    fn shl64_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
+        self.y().vpsllvq(d, a, n);
+    }
+
+    fn shr64_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
+        self.y().vpsrlvq(d, a, n);
+    }
+
+    /// The low words of the four qwords into an xmm register (`vpermd`), stored in the
+    /// context's scratch area: every ymm register is in use until the end.
+    fn pack_half(&mut self, hi: bool, a: Ymm, t: Ymm) {
+        let pack = self.y().constant([0, 2, 4, 6, 0, 2, 4, 6]);
+        let mut y = self.y();
+        y.vmovups(t, pack);
+        y.vpermd(a, t, a);
+        y.store_x(Mem::Base(RBX, SOA_SCRATCH + 16 * i32::from(hi)), a);
+    }
+
+    fn packed(&mut self, d: Ymm) {
+        self.y().vmovaps(d, Mem::Base(RBX, SOA_SCRATCH));
     }
 }
 
