@@ -516,6 +516,20 @@ pub struct BatchStats {
     pub splits: u64,
 }
 
+/// How the NEON lane code (`a64.rs`) maps a group of [`LANES`] vertices onto q registers of
+/// four lanes. Both run the same groups, context and runtime and give the same results; they
+/// differ only in the instructions executed per vertex and in code size (DEVELOPERS.md, "The
+/// multi-vertex (SoA) backend", has the measurements). x86-64 code ignores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum A64Lanes {
+    /// The body runs twice per group, once per half of four lanes.
+    #[default]
+    Four,
+    /// The body runs once per group: control flow, budget checks and lane masks are the
+    /// group's, and each instruction's lane operations run for lanes 0-3, then for lanes 4-7.
+    Eight,
+}
+
 /// SoA code as generated: `(code, instruction bytes, marks, uniform use)`.
 pub(crate) type Generated = (Vec<u8>, usize, Vec<Mark>, UniformUse);
 
@@ -530,6 +544,7 @@ fn codegen(
     features: HostFeatures,
     from_state: bool,
     backend: Backend,
+    a64_lanes: A64Lanes,
 ) -> CompileResult<Option<(Generated, Option<geometry::GsPlan>)>> {
     if eligibility(program, analysis, features, backend).is_some() {
         return Ok(None);
@@ -544,7 +559,15 @@ fn codegen(
     let generated = match backend {
         Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
         Backend::A64 => {
-            match a64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)? {
+            match a64::generate(
+                program,
+                analysis,
+                mode,
+                max_rule,
+                gs.as_ref(),
+                from_state,
+                a64_lanes,
+            )? {
                 Some(generated) => generated,
                 None => return Ok(None),
             }
@@ -564,13 +587,14 @@ pub(crate) fn compile(
     features: HostFeatures,
     from_state: bool,
     backend: Backend,
+    a64_lanes: A64Lanes,
 ) -> CompileResult<Option<SoaCode>> {
     let emulated = backend == Backend::A64 && cfg!(feature = "emulate-a64");
     if !native(backend) && !emulated {
         return Ok(None);
     }
     let Some(((code, code_len, marks, uniform_use), gs)) = codegen(
-        program, analysis, mode, max_rule, features, from_state, backend,
+        program, analysis, mode, max_rule, features, from_state, backend, a64_lanes,
     )?
     else {
         return Ok(None);
@@ -714,6 +738,7 @@ impl CompiledShader {
             self.features,
             false,
             self.backend(),
+            self.a64_lanes,
         )
         .ok()??;
         Some((start.elapsed(), code.len()))
