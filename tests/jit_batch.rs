@@ -1423,11 +1423,12 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
 
 /// What the NEON batch code executes per vertex, counted under the emulator (x86-64 hosts),
 /// with four lanes per body run (two halves per group) and with eight (one body run per
-/// group): every instruction, the broadcast uniform reads and the budget checks, the lane
-/// code's size and the time to generate it (median of 9), and the per-vertex code's count
-/// beside them (geometry shaders: per invocation of `run_points`). Both variants keep each
-/// lane value in the same registers, so neither spills: the difference is the code run once
-/// per body run instead of once per half. `cargo test --release --test jit_batch
+/// group): every instruction, the q register loads and stores (per-lane state, and where a
+/// spill would show), the broadcast uniform reads and the budget checks, the lane code's size
+/// and the time to generate it (median of 9), and the per-vertex code's count beside them
+/// (geometry shaders: per invocation of `run_points`). Both variants keep each lane value in
+/// the same registers, so neither spills: the difference is the code run once per body run
+/// instead of once per half. `cargo test --release --test jit_batch
 /// a64_instructions -- --nocapture` prints the table DEVELOPERS.md quotes ("NEON: four lanes
 /// per body run, not eight"); `PICAJIT_A64_COUNT_MODES=all` adds F24 RNE and F32.
 #[test]
@@ -1459,12 +1460,14 @@ fn a64_instructions_per_vertex() {
                p: f64| {
         let [c4, c8] = c.map(|c| per(c.total, k));
         eprintln!(
-            "| `{name}` | {} / {} | {:.0} / {:.0} | {:+.1}% | {:.1} / {:.1} | {:.1} / {:.1} | {} / {} | {:.0} |",
+            "| `{name}` | {} / {} | {:.0} / {:.0} | {:+.1}% | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {} / {} | {:.0} |",
             size[0].1,
             size[1].1,
             c4,
             c8,
             100.0 * (c8 - c4) / c4,
+            per(c[0].q_memory, k),
+            per(c[1].q_memory, k),
             per(c[0].broadcast, k),
             per(c[1].broadcast, k),
             per(c[0].budget, k),
@@ -1480,9 +1483,9 @@ fn a64_instructions_per_vertex() {
             n + 1
         );
         eprintln!(
-            "| shader | lane code bytes | instr./vertex | eight vs four | broadcast | budget | codegen µs | per-vertex code |"
+            "| shader | lane code bytes | instr./vertex | eight vs four | q loads/stores | broadcast | budget | codegen µs | per-vertex code |"
         );
-        eprintln!("|---|---|---|---|---|---|---|---|");
+        eprintln!("|---|---|---|---|---|---|---|---|---|");
         for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
             let uniforms = w.uniforms(mode);
             let inputs = w.inputs(mode, n);
