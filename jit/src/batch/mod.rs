@@ -1,7 +1,8 @@
 //! Multi-vertex ("structure of arrays") batch backend for x86-64 with AVX2: eight vertices per
 //! call of the generated code's body, each PICA register component (`r0.x`, `r0.y`, …) of the
 //! eight vertices in one 256-bit register. The AArch64 emitter (`a64`, NEON) runs the same
-//! groups, context and runtime as two halves of four lanes.
+//! groups, context and runtime as two halves of four lanes, or with [`A64Lanes::Eight`] as one
+//! body run whose arithmetic covers the halves one after the other.
 //!
 //! # Why
 //!

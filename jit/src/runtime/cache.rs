@@ -1,7 +1,7 @@
 //! A cache of compiled shaders keyed by everything that changes the generated code: the
 //! reachable code words and the descriptors they use (so unrelated parts of a shared program
-//! memory do not split entries), the entry point, the shader kind, the float mode, the backend
-//! and the CPU features.
+//! memory do not split entries), the entry point, the shader kind, the float mode, the MAX
+//! reading, the backend, the CPU features and the NEON lanes per multi-vertex body run.
 
 use crate::error::CompileError;
 use crate::features::HostFeatures;
