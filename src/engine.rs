@@ -12,7 +12,9 @@ use picajit_interp::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::program::{GsInputMode, Program, ProgramError};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
-use picajit_jit::{Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
+use picajit_jit::{
+    A64Lanes, Backend, CodeCache, CompileOptions, CompiledShader, HostFeatures, Invocation,
+};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -76,6 +78,10 @@ pub struct EngineConfig {
     pub budget: u64,
     /// Which reading of `max(0, -inf)` every engine implements (`docs/float-max.md`).
     pub max_rule: MaxRule,
+    /// How the AArch64 JIT's multi-vertex code runs a group of eight vertices: four lanes
+    /// per run of its body (the default) or eight. Results are the same; other backends
+    /// ignore it.
+    pub a64_lanes: A64Lanes,
 }
 
 /// The budget the CLI's `--budget` and the C ABI's `PicajitEngineConfig::budget` mean: 0
@@ -96,6 +102,7 @@ impl Default for EngineConfig {
             float_mode: FloatMode::default(),
             budget: DEFAULT_BUDGET,
             max_rule: MaxRule::default(),
+            a64_lanes: A64Lanes::default(),
         }
     }
 }
@@ -247,20 +254,24 @@ impl Shader {
             return Ok(shader);
         };
         let features = HostFeatures::detect();
+        let options = CompileOptions {
+            max_rule: config.max_rule,
+            a64_lanes: config.a64_lanes,
+        };
         let compiled = match cache {
-            Some(c) => c.get_or_compile_with(
+            Some(c) => c.get_or_compile_with_options(
                 &shader.program,
                 config.float_mode,
-                config.max_rule,
                 backend,
                 features,
+                options,
             ),
-            None => picajit_jit::compile_with(
+            None => picajit_jit::compile_with_options(
                 &shader.program,
                 config.float_mode,
-                config.max_rule,
                 backend,
                 features,
+                options,
             )
             .map(Arc::new),
         };

@@ -399,6 +399,62 @@ fn bench_markdown_has_a64_lane_code() {
     }
 }
 
+/// `--neon-lanes 4,8` measures the AArch64 JIT twice, with four and with eight lanes per run
+/// of its multi-vertex body (`a64`, `a64x8`): the eight-lane body holds every arithmetic
+/// instruction's lane code twice, so its code is larger.
+#[test]
+fn bench_measures_both_neon_lane_counts() {
+    let out = picajit(&[
+        "bench",
+        "examples/mvp.v.pica",
+        "--engine",
+        "a64",
+        "--neon-lanes",
+        "4,8",
+        "--float",
+        "f24",
+        "--batch",
+        "8",
+        "--time-ms",
+        "1",
+        "--samples",
+        "1",
+        "--compile-samples",
+        "1",
+        "--markdown",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
+    let head = cells(
+        md.lines()
+            .find(|l| l.starts_with("| shader |"))
+            .expect("header"),
+    );
+    let row = cells(
+        md.lines()
+            .find(|l| l.starts_with("| `mvp.v.pica` |"))
+            .expect("mvp row"),
+    );
+    let bytes = |engine: &str| -> f64 {
+        let column = format!("{engine} 8-lane code bytes");
+        let k = head
+            .iter()
+            .position(|h| *h == column)
+            .unwrap_or_else(|| panic!("no column {column}: {md}"));
+        row[k]
+            .parse()
+            .unwrap_or_else(|_| panic!("{column}: {:?}\n{md}", row[k]))
+    };
+    let (four, eight) = (bytes("a64"), bytes("a64x8"));
+    assert!(four > 0.0 && eight > four, "{four} {eight}\n{md}");
+}
+
 #[test]
 fn bench_reports_bad_input_without_panicking() {
     let not_a_shader = scratch("garbage.pica");
@@ -410,6 +466,7 @@ fn bench_reports_bad_input_without_panicking() {
         vec!["bench", "--engine", "auto"],
         vec!["bench", "--float", "f16"],
         vec!["bench", "--batch", "0"],
+        vec!["bench", "--neon-lanes", "16"],
         vec!["bench", "--batch", "100000000"],
         vec!["bench", "--samples", "0"],
         vec!["bench", "no/such/file.pica"],

@@ -10,6 +10,7 @@ use picajit::interp::float::{FloatMode, Rounding, F24};
 use picajit::interp::isa::{decode, Instruction};
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{Registers, Uniforms, UnitState};
+use picajit::jit::A64Lanes;
 use picajit_testkit::testgen;
 
 const MODES: [FloatMode; 3] = [
@@ -22,6 +23,15 @@ const ENGINES: [BackendChoice; 3] = [
     BackendChoice::Interpreter,
     BackendChoice::X64,
     BackendChoice::A64,
+];
+
+/// The engines of [`check_batches`]: [`ENGINES`], and the AArch64 JIT once more with eight
+/// lanes per run of its multi-vertex body (`EngineConfig::a64_lanes`).
+const BATCH_ENGINES: [(BackendChoice, A64Lanes); 4] = [
+    (BackendChoice::Interpreter, A64Lanes::Four),
+    (BackendChoice::X64, A64Lanes::Four),
+    (BackendChoice::A64, A64Lanes::Four),
+    (BackendChoice::A64, A64Lanes::Eight),
 ];
 
 fn program(src: &str) -> (Program, Uniforms) {
@@ -206,8 +216,12 @@ fn check_batches(
             let state = rng.state(mode);
             for with_state in [false, true] {
                 let state_in = with_state.then_some(&state);
-                for backend in ENGINES {
-                    let shader = Shader::new(prog.clone(), &config(backend, mode)).unwrap();
+                for (backend, a64_lanes) in BATCH_ENGINES {
+                    let cfg = EngineConfig {
+                        a64_lanes,
+                        ..config(backend, mode)
+                    };
+                    let shader = Shader::new(prog.clone(), &cfg).unwrap();
                     let mut outputs = vec![[[0.0f32; 4]; 16]; n];
                     let mut out_state = UnitState {
                         al: 77,
@@ -221,7 +235,8 @@ fn check_batches(
                         state_in,
                         Some(&mut out_state),
                     );
-                    let what = format!("{backend:?} {mode:?} n={n} state={with_state}");
+                    let what =
+                        format!("{backend:?} {a64_lanes:?} {mode:?} n={n} state={with_state}");
                     let mut expected_fail = None;
                     for (k, input) in inputs.iter().enumerate() {
                         match reference(&shader, &uniforms, input, state_in) {
@@ -285,7 +300,7 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
-    let (mut checked, mut groups) = (0, [0, 0]);
+    let (mut checked, mut groups) = (0, [0, 0, 0]);
     for seed in 0..cases {
         let case = testgen::generate(
             seed,
@@ -301,21 +316,18 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
             &[1, 9, 24],
             false,
         );
-        for (k, backend) in [BackendChoice::X64, BackendChoice::A64]
-            .into_iter()
-            .enumerate()
-        {
-            if let Some(c) = Shader::new(case.program.clone(), &config(backend, case.mode))
-                .ok()
-                .and_then(|s| {
-                    let mut o = vec![[[0.0f32; 4]; 16]; 64];
-                    let ins = vec![case.inputs; 64];
-                    let st = Rng(seed + 1).state(case.mode);
-                    let _ =
-                        s.run_batch_state(&case.uniforms, &ins, &mut o, 0xFFFF, Some(&st), None);
-                    s.compiled().map(|c| c.batch_from_stats().groups)
-                })
-            {
+        for (k, (backend, a64_lanes)) in BATCH_ENGINES[1..].iter().copied().enumerate() {
+            let cfg = EngineConfig {
+                a64_lanes,
+                ..config(backend, case.mode)
+            };
+            if let Some(c) = Shader::new(case.program.clone(), &cfg).ok().and_then(|s| {
+                let mut o = vec![[[0.0f32; 4]; 16]; 64];
+                let ins = vec![case.inputs; 64];
+                let st = Rng(seed + 1).state(case.mode);
+                let _ = s.run_batch_state(&case.uniforms, &ins, &mut o, 0xFFFF, Some(&st), None);
+                s.compiled().map(|c| c.batch_from_stats().groups)
+            }) {
                 groups[k] += c;
             }
         }
@@ -330,8 +342,8 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
         );
     }
     assert!(
-        groups[1] > cases,
-        "a64: {groups:?} groups over {cases} programs"
+        groups[1] > cases && groups[2] > cases,
+        "a64 (four lanes, eight): {groups:?} groups over {cases} programs"
     );
 }
 

@@ -19,7 +19,7 @@
 //! * `run` and `run_points` interleaved, then `take_output`.
 //!
 //! `PICAJIT_POINTS_CASES` scales the number of random programs per float mode (a quarter of
-//! them run on emulated NEON code);
+//! them run on emulated NEON code, with four and with eight lanes per body run);
 //! `PICAJIT_POINTS_SHRINK=1` shrinks a failing random program before reporting it.
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
@@ -34,7 +34,10 @@ use picajit::interp::state::{
     EmitBuffer, EmittedVertex, GeometryState, Primitive, Registers, Uniforms,
 };
 use picajit_jit::BatchStats;
-use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation};
+use picajit_jit::{
+    compile, compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error,
+    HostFeatures, Invocation,
+};
 use picajit_testkit::testgen::points::{
     self as points_gen, generate, mutate, vec4, Case, Facts, Gen, Sim, MUTATIONS,
 };
@@ -54,10 +57,21 @@ fn has_avx2() -> bool {
 thread_local! {
     /// The JIT backend the current test compiles for (see [`on_each_backend`]).
     static BACKEND: std::cell::Cell<Backend> = const { std::cell::Cell::new(Backend::X64) };
+    /// Lanes per run of the NEON body the current test compiles for (AArch64 only).
+    static LANES: std::cell::Cell<A64Lanes> = const { std::cell::Cell::new(A64Lanes::Four) };
 }
 
 fn backend() -> Backend {
     BACKEND.with(|b| b.get())
+}
+
+/// `program` compiled for the current backend (and NEON lanes per body run).
+fn compile_here(program: &Program, mode: FloatMode) -> Result<CompiledShader, Error> {
+    let options = CompileOptions {
+        a64_lanes: LANES.with(|l| l.get()),
+        ..CompileOptions::default()
+    };
+    compile_with_options(program, mode, backend(), HostFeatures::detect(), options)
 }
 
 /// Emulated NEON code (AArch64 under unicorn on x86-64) runs far slower than native code.
@@ -67,20 +81,25 @@ fn emulated() -> bool {
 
 /// Run `f` once per backend with geometry groups on this host: x86-64 (groups with AVX2,
 /// one invocation at a time without), and AArch64 (NEON: natively there, under the emulator
-/// on x86-64).
+/// on x86-64) with four and with eight lanes per body run.
 fn on_each_backend(f: impl Fn()) {
-    let mut all = vec![Backend::A64];
+    let mut all = vec![
+        (Backend::A64, A64Lanes::Four),
+        (Backend::A64, A64Lanes::Eight),
+    ];
     if cfg!(target_arch = "x86_64") {
-        all.insert(0, Backend::X64);
+        all.insert(0, (Backend::X64, A64Lanes::Four));
     }
-    for b in all {
+    for (b, lanes) in all {
         BACKEND.with(|c| c.set(b));
-        eprintln!("backend {b}");
+        LANES.with(|c| c.set(lanes));
+        eprintln!("backend {b} {lanes:?}");
         f();
     }
 }
 
-/// `n` random programs natively, a quarter of them on emulated code.
+/// `n` random programs natively, a quarter of them on emulated code (the same ones with
+/// four and with eight lanes per NEON body run).
 fn per_backend(n: u64) -> u64 {
     if emulated() {
         n.div_ceil(4)
@@ -102,7 +121,7 @@ fn cases(default: u64) -> u64 {
 }
 
 fn jit(program: &Program, mode: FloatMode) -> CompiledShader {
-    compile(program, mode, backend(), HostFeatures::detect())
+    compile_here(program, mode)
         .unwrap_or_else(|e| panic!("compile failed: {e}\n{}", source(program)))
 }
 
@@ -707,7 +726,7 @@ fn shrink(gen: &Gen, mode: FloatMode, p: &Plan) -> Gen {
             return false;
         }
         let program = g.program();
-        let Ok(shader) = compile(&program, mode, backend(), HostFeatures::detect()) else {
+        let Ok(shader) = compile_here(&program, mode) else {
             return false;
         };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -746,7 +765,7 @@ fn run_plans(
     let program = gen.program();
     let facts = Sim::reachable_facts(gen);
     tally.programs += 1;
-    let shader = match compile(&program, mode, backend(), HostFeatures::detect()) {
+    let shader = match compile_here(&program, mode) {
         Ok(s) => s,
         Err(picajit_jit::Error::Unsupported(why)) => {
             // Not compiled at all (the analysis' limits): nothing to compare.

@@ -103,7 +103,7 @@ pub mod testing {
     /// last error.
     pub mod a64 {
         #[cfg(feature = "emulate-a64")]
-        pub use crate::a64::emulator::{count_instructions, last_error};
+        pub use crate::a64::emulator::{count_instructions, last_error, InstructionCounts};
         pub use crate::a64::{asm, regs};
     }
     /// The AVX2 encoder of the multi-vertex code and the geometry fields of its context,
@@ -131,13 +131,13 @@ pub use yaxpeax_arch;
 pub use yaxpeax_arm;
 
 pub use analysis::{Analysis, DeoptReason, RunBounds};
-pub use batch::{BatchStats, LANES};
+pub use batch::{A64Lanes, BatchStats, LANES};
 pub use error::Error;
 pub use features::HostFeatures;
 pub use invocation::{Invocation, Outcome, DEFAULT_BUDGET};
 pub(crate) use invoke::{BatchError, BatchInfo};
 pub use runtime::cache::{CacheKey, CodeCache};
-pub use shader::{compile, compile_with, CompiledShader};
+pub use shader::{compile, compile_with, compile_with_options, CompileOptions, CompiledShader};
 
 pub(crate) use invoke::bits;
 

@@ -33,6 +33,8 @@ pub struct CompiledShader {
     pub(crate) program: Program,
     pub(crate) mode: FloatMode,
     pub(crate) max_rule: MaxRule,
+    /// How the NEON multi-vertex code maps a group onto q registers.
+    pub(crate) a64_lanes: batch::A64Lanes,
     pub(crate) backend: Backend,
     pub(crate) features: HostFeatures,
     pub(crate) compile_time: Duration,
@@ -88,6 +90,35 @@ pub fn compile_with(
     backend: Backend,
     features: HostFeatures,
 ) -> Result<CompiledShader, CompileError> {
+    let options = CompileOptions {
+        max_rule,
+        ..CompileOptions::default()
+    };
+    compile_with_options(program, mode, backend, features, options)
+}
+
+/// The settings of [`compile_with_options`] beyond float mode, backend and features.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// The MAX reading (see [`compile_with`]).
+    pub max_rule: MaxRule,
+    /// How the NEON multi-vertex code runs a group (AArch64 only: four lanes per body run
+    /// by default, or eight).
+    pub a64_lanes: batch::A64Lanes,
+}
+
+/// [`compile`] with every setting in `options`.
+pub fn compile_with_options(
+    program: &Program,
+    mode: FloatMode,
+    backend: Backend,
+    features: HostFeatures,
+    options: CompileOptions,
+) -> Result<CompiledShader, CompileError> {
+    let CompileOptions {
+        max_rule,
+        a64_lanes,
+    } = options;
     let start = Instant::now();
     let analysis = Analysis::new(program)?;
     let emitted = match backend {
@@ -121,6 +152,7 @@ pub fn compile_with(
         program: program.clone(),
         mode,
         max_rule,
+        a64_lanes,
         backend,
         features,
         compile_time: start.elapsed(),
@@ -236,6 +268,7 @@ impl CompiledShader {
                 self.features,
                 from_state,
                 self.backend,
+                self.a64_lanes,
             )
             .ok()
             .flatten()

@@ -6,7 +6,9 @@ use picajit_interp::exec::RunInfo;
 use picajit_interp::float::{FloatMode, Rounding};
 use picajit_interp::program::{GsInputMode, Program, ShaderKind};
 use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
-use picajit_jit::{Backend, CompiledShader, Error, HostFeatures, Invocation, Outcome};
+use picajit_jit::{
+    A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures, Invocation, Outcome,
+};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -19,23 +21,31 @@ pub enum EngineKind {
     X64,
     /// The AArch64 JIT.
     A64,
+    /// The AArch64 JIT with eight lanes per run of its multi-vertex body
+    /// (`picajit_jit::A64Lanes::Eight`; `A64` is the default, four).
+    A64Eight,
 }
 
 impl EngineKind {
-    /// Every engine, in table order.
+    /// The engines measured by default, in table order ([`EngineKind::A64Eight`] is asked
+    /// for by name, or by `picajit bench --neon-lanes`).
     pub const ALL: [EngineKind; 3] = [EngineKind::Interpreter, EngineKind::X64, EngineKind::A64];
 
-    /// Short name: `interp`, `x64`, `a64`.
+    /// Short name: `interp`, `x64`, `a64`, `a64x8`.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Interpreter => "interp",
             EngineKind::X64 => "x64",
             EngineKind::A64 => "a64",
+            EngineKind::A64Eight => "a64x8",
         }
     }
 
-    /// Parse a short name (the spellings [`BackendChoice::parse`] accepts).
+    /// Parse a short name (the spellings [`BackendChoice::parse`] accepts, and `a64x8`).
     pub fn parse(s: &str) -> Option<EngineKind> {
+        if s.eq_ignore_ascii_case("a64x8") {
+            return Some(EngineKind::A64Eight);
+        }
         Some(match BackendChoice::parse(s)? {
             BackendChoice::Interpreter => EngineKind::Interpreter,
             BackendChoice::X64 => EngineKind::X64,
@@ -48,7 +58,23 @@ impl EngineKind {
         match self {
             EngineKind::Interpreter => None,
             EngineKind::X64 => Some(Backend::X64),
-            EngineKind::A64 => Some(Backend::A64),
+            EngineKind::A64 | EngineKind::A64Eight => Some(Backend::A64),
+        }
+    }
+
+    /// The AArch64 JIT, with four or eight lanes per multi-vertex body run.
+    pub fn is_a64(self) -> bool {
+        self.backend() == Some(Backend::A64)
+    }
+
+    fn options(self) -> CompileOptions {
+        CompileOptions {
+            a64_lanes: if self == EngineKind::A64Eight {
+                A64Lanes::Eight
+            } else {
+                A64Lanes::Four
+            },
+            ..CompileOptions::default()
         }
     }
 
@@ -176,7 +202,7 @@ pub fn prepare(
         // The JIT crate directly: its batch entry takes register values, so input conversion
         // stays out of the timing as it does for the interpreter above, and code for another
         // architecture can still be generated and measured.
-        EngineKind::X64 | EngineKind::A64 => {
+        EngineKind::X64 | EngineKind::A64 | EngineKind::A64Eight => {
             // Variable- and fixed-mode geometry shaders run one invocation at a time: no
             // multi-vertex code is generated or reported for them.
             let lanes =
@@ -229,7 +255,9 @@ fn through_jit(
         .backend()
         .ok_or_else(|| format!("{engine} is not a JIT"))?;
     let features = HostFeatures::for_backend(backend);
-    let code = picajit_jit::compile(program, mode, backend, features).map_err(|e| e.to_string())?;
+    let code =
+        picajit_jit::compile_with_options(program, mode, backend, features, engine.options())
+            .map_err(|e| e.to_string())?;
     let (time, size) = (code.compile_time(), Some(code.code_size()));
     if engine.runs_here() && !lanes {
         Ok((Exec::Jit(Box::new(code)), time, size, None))

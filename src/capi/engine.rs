@@ -140,6 +140,7 @@ impl PicajitEngineConfig {
             float_mode,
             budget,
             max_rule,
+            ..EngineConfig::default()
         })
     }
 }

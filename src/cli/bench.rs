@@ -20,10 +20,15 @@ const MAX_BATCH: usize = 1 << 14;
 pub struct BenchArgs {
     /// Shader sources or SHBIN files (every DVLE is measured). Default: the bundled examples.
     shaders: Vec<PathBuf>,
-    /// Engines, comma separated: interp, x64, a64. A JIT for another architecture is
-    /// measured for compile time and code size only.
+    /// Engines, comma separated: interp, x64, a64 (a64x8: the AArch64 JIT with eight lanes
+    /// per multi-vertex body run). A JIT for another architecture is measured for compile
+    /// time and code size only.
     #[arg(long, value_delimiter = ',', default_value = "interp,x64,a64")]
     engine: Vec<String>,
+    /// Lanes per run of the AArch64 JIT's multi-vertex body, comma separated: 4 (the
+    /// default), 8, or both (each a64 engine becomes one per count: `a64` and `a64x8`).
+    #[arg(long, value_delimiter = ',', default_value = "4")]
+    neon_lanes: Vec<u32>,
     /// Float modes, comma separated: f24-rtz, f24-rne, f32 (f24 means f24-rtz).
     #[arg(
         long = "float",
@@ -80,12 +85,27 @@ pub struct BenchArgs {
 }
 
 fn settings(args: &BenchArgs) -> Result<Settings, String> {
+    let mut neon = Vec::new();
+    for &l in &args.neon_lanes {
+        neon.push(match l {
+            4 => EngineKind::A64,
+            8 => EngineKind::A64Eight,
+            _ => return Err(format!("--neon-lanes {l}: 4 or 8")),
+        });
+    }
     let mut engines = Vec::new();
     for e in &args.engine {
         let engine = EngineKind::parse(e.trim())
-            .ok_or_else(|| format!("unknown engine '{e}' (interp, x64, a64)"))?;
-        if !engines.contains(&engine) {
-            engines.push(engine);
+            .ok_or_else(|| format!("unknown engine '{e}' (interp, x64, a64, a64x8)"))?;
+        let each = if engine == EngineKind::A64 {
+            neon.clone()
+        } else {
+            vec![engine]
+        };
+        for engine in each {
+            if !engines.contains(&engine) {
+                engines.push(engine);
+            }
         }
     }
     let mut modes = Vec::new();
@@ -499,7 +519,7 @@ fn table(report: &Report) -> String {
                     .filter(|r| r.workload == w.name && r.engine == engine && r.mode == mode)
                     .collect();
                 if runs.is_empty() {
-                    if compile.is_some_and(|c| c.error.is_some()) && engine == EngineKind::A64 {
+                    if compile.is_some_and(|c| c.error.is_some()) && engine.is_a64() {
                         // A backend that does not exist yet is one line at the end, not
                         // a row per shader.
                         continue;
@@ -583,7 +603,7 @@ fn table(report: &Report) -> String {
             .filter(|c| c.engine == engine)
             .filter_map(|c| c.error.as_deref())
             .collect();
-        if engine == EngineKind::A64
+        if engine.is_a64()
             && !errors.is_empty()
             && errors.len()
                 == report

@@ -197,6 +197,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         float_mode: mode,
         budget: picajit::engine::budget_or_default(args.budget),
         max_rule,
+        ..EngineConfig::default()
     };
     let kind = program.kind();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;

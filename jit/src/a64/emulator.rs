@@ -84,7 +84,7 @@ thread_local! {
     static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
     static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static COUNTS: std::cell::Cell<InstructionCounts> =
-        const { std::cell::Cell::new(InstructionCounts { total: 0, broadcast: 0, budget: 0 }) };
+        const { std::cell::Cell::new(InstructionCounts { total: 0, broadcast: 0, budget: 0, q_memory: 0 }) };
 }
 
 /// AArch64 instructions emulated calls on this thread executed while counting was on
@@ -99,6 +99,10 @@ pub struct InstructionCounts {
     pub broadcast: u64,
     /// Budget checks of the multi-vertex code: `subs x24, x24, #n` and the branch after it.
     pub budget: u64,
+    /// Loads and stores of whole q registers with an immediate offset (`ldr q`/`str q`):
+    /// the multi-vertex code's per-lane state traffic, where a spill of a vector value
+    /// would show.
+    pub q_memory: u64,
 }
 
 /// Start counting the instructions emulated calls on this thread execute (from zero), or
@@ -276,6 +280,10 @@ impl Emu {
                         // SUBS X24, X24, #imm (and the B.LO after it).
                         if w & 0xFFC0_03FF == 0xF100_0318 {
                             n.budget += 2;
+                        }
+                        // LDR Qt / STR Qt, [Xn, #imm] (unsigned offset).
+                        if w & 0xFF80_0000 == 0x3D80_0000 {
+                            n.q_memory += 1;
                         }
                         c.set(n);
                     });

@@ -13,6 +13,23 @@
 //! are, and its instruction count is added only then, so a group whose second half stops
 //! reruns per vertex with exact counts.
 //!
+//! # Eight lanes per body run
+//!
+//! With [`A64Lanes::Eight`] the body runs once per group instead of once per half: control
+//! flow, budget checks, loop steps, the scheduler and the lane masks ([`MASK`] eight bits,
+//! `inactive` both halves) are the group's. A lane value is then a pair of q registers'
+//! worth, lanes 0-3 and 4-7, computed one after the other in the *same* registers: the
+//! lowering runs each arithmetic instruction in two passes (`Emitter::passes`, `ops.rs`),
+//! sources, result and masked store of lanes 0-3, then of lanes 4-7. The second pass is the
+//! same lane code addressing every per-lane array 16 bytes further on ([`Gen::lane_off`]:
+//! [`LANE`] stays at the context), so no lane method exists twice and nothing is spilled:
+//! values that live across a recipe call stay in v8-v15 for one pass at a time. Pairs held
+//! side by side would need sixteen such registers for `P` and `RES` alone, besides the
+//! second half's operands across the first half's recipe call. Passes are independent
+//! because an instruction's lanes share no per-lane state: lanes 0-3's store cannot change
+//! what lanes 4-7 read. The entry loads and resets both halves, the body runs, both halves'
+//! outputs are stored; EMIT stores both halves and advances the cursor once.
+//!
 //! # Float recipes
 //!
 //! The arithmetic is the per-vertex AArch64 code's (`a64/masm.rs`): its `binary` (ADD, MUL,
@@ -60,12 +77,12 @@
 //! | register | role |
 //! |---|---|
 //! | `x19` | [`CTX`]: the `SoaContext` |
-//! | `x20` | [`LANE`]: the context + 16 bytes per half (per-lane arrays) |
+//! | `x20` | [`LANE`]: the context + 16 bytes per half (per-lane arrays; eight lanes: the context) |
 //! | `x21` | [`UNI`]: `Uniforms` |
 //! | `x22`, `x23` | input / output rows of the current half (entry loop) |
 //! | `x24` | instructions left for the half (one invocation's budget) |
 //! | `x25` | where the body's exits return to (status in w0) |
-//! | `x26` | lane masks: the running lanes of the half ([`MASK`]); `x27`: the group's instruction count |
+//! | `x26` | lane masks: the running lanes of the half, or of the group with eight lanes ([`MASK`]); `x27`: the group's instruction count |
 //! | `x28` | row offset of the aL-relative source of the current block |
 //! | `x8-x17`, `x30` | scratch, and the link register of the masm's shared subroutines |
 //! | `v0-v2` | source components (`A`, `B`, `C`), the masm's value registers |
@@ -141,8 +158,6 @@ const TR: [Vreg; 4] = [Vreg(20), Vreg(21), Vreg(22), Vreg(23)];
 const FRAME: i32 = 176;
 /// Where in the frame the group's split count is kept (lane masks).
 const FRAME_SPLITS: i32 = 160;
-/// All four lanes of a half.
-const ALL: u32 = 0xF;
 
 fn vreg(v: V) -> Vreg {
     match v {
@@ -209,6 +224,11 @@ struct Gen {
     /// Groups start from `SoaContext::start_*` instead of the reset state
     /// (`run_batch_from`).
     from_state: bool,
+    /// One body run per group (see "Eight lanes per body run"); otherwise one per half.
+    eight: bool,
+    /// Eight lanes: the half the current code addresses through [`LANE`] (1 in the second
+    /// pass over an instruction, see [`Gen::lane_off`]); always 0 with four lanes.
+    half: i32,
 }
 
 /// Generate the NEON SoA code of an eligible program (a vertex shader, or a geometry shader
@@ -222,6 +242,7 @@ pub fn generate(
     max_rule: MaxRule,
     gs: Option<&GsPlan>,
     from_state: bool,
+    lanes: A64Lanes,
 ) -> CompileResult<Option<Generated>> {
     let mut m = A64Masm::new(mode);
     m.max_rule = max_rule;
@@ -254,6 +275,8 @@ pub fn generate(
         cur_node: 0,
         exit_emits,
         from_state,
+        eight: lanes == A64Lanes::Eight,
+        half: 0,
     };
     let usage = super::usage::usage(program, analysis);
     let body = g.a().new_label();
@@ -283,9 +306,31 @@ impl Gen {
         self.m.asm()
     }
 
-    /// `(base, off)` addressing `[base + off]` for a load or store scaled by `size` bytes:
-    /// offsets beyond the scaled 12-bit range go through x16.
+    /// All lanes of a body run: the bits of [`MASK`] when every lane runs.
+    fn all(&self) -> u32 {
+        if self.eight {
+            0xFF
+        } else {
+            0xF
+        }
+    }
+
+    /// `off` as an offset from `base`: from [`LANE`], the eight-lane body's second half is 16
+    /// bytes on. Every address of per-lane state goes through here (`at`, `add_off`), which
+    /// is how one lane method serves either half of a group without a register of its own.
+    fn lane_off(&self, base: Gpr, off: i32) -> i32 {
+        if base == LANE {
+            off + 16 * self.half
+        } else {
+            off
+        }
+    }
+
+    /// `(base, off)` addressing `[base + off]` for a load or store scaled by `size` bytes
+    /// (per-lane state of the current half, see [`Gen::lane_off`]): offsets beyond the
+    /// scaled 12-bit range go through x16.
     fn at(&mut self, base: Gpr, off: i32, size: i32) -> (Gpr, i32) {
+        let off = self.lane_off(base, off);
         if off >= 0 && off % size == 0 && off / size < 4096 {
             return (base, off);
         }
@@ -325,8 +370,10 @@ impl Gen {
         self.a().str_q(t, b, o);
     }
 
-    /// `d = base + off` for any offset.
+    /// `d = base + off` for any offset (per-lane state of the current half, see
+    /// [`Gen::lane_off`]).
     fn add_off(&mut self, d: Gpr, base: Gpr, off: i32) {
+        let off = self.lane_off(base, off);
         let a = self.a();
         if (0..4096).contains(&off) {
             a.add_xi(d, base, off as u32);
@@ -409,34 +456,23 @@ impl Gen {
             self.gs_group_start();
         }
 
-        // One half: four rows, lanes at LANE.
+        // One half: four rows, lanes at LANE (eight lanes: both halves, then one body run).
         self.a().bind(half);
-        for i in 0..16u8 {
-            let bit = 1 << i;
-            if (usage.inputs_raw | usage.inputs_flushed) & bit == 0 {
-                continue;
-            }
-            for k in 0..4 {
-                self.a()
-                    .ldr_q(R[k], ROWS_IN, 256 * k as i32 + 16 * i32::from(i));
-            }
-            self.transpose(R);
-            for c in 0..4 {
-                if usage.inputs_raw & bit != 0 {
-                    self.str_q(R[c], LANE, bank_off(SOA_INPUT, i) + 32 * c as i32);
-                }
-                if usage.inputs_flushed & bit != 0 {
-                    self.m.flush(R[c]);
-                    self.str_q(R[c], LANE, bank_off(SOA_INPUT_FLUSHED, i) + 32 * c as i32);
-                }
+        let halves = if self.eight { 2 } else { 1 };
+        for h in 0..halves {
+            self.half = h;
+            self.half_inputs(usage, 1024 * h);
+            if self.gs.is_none() {
+                self.vs_lanes_start(usage);
             }
         }
+        self.half = 0;
         if self.gs.is_some() {
             // Geometry shaders carry their registers over, which the caller put in the
-            // context once per call (see `geometry`): only the half's EMIT cursor restarts.
+            // context once per call (see `geometry`): only the EMIT cursor restarts.
             self.gs_half_start();
         } else {
-            self.vs_half_start(usage);
+            self.vs_shared_start();
         }
         self.ldr_x(BUDGET, CTX, SOA_BUDGET);
         let a = self.a();
@@ -459,19 +495,26 @@ impl Gen {
             self.ldr_x(G9, CTX, SOA_BUDGET);
             let a = self.a();
             a.sub_x(G9, G9, BUDGET);
-            a.lsl_xi(G9, G9, 2); // four vertices, each the same count
+            // Four (eight) vertices, each the same count.
+            a.lsl_xi(G9, G9, 2 + u32::from(halves == 2));
             a.add_x(COUNT, COUNT, G9);
         }
         if self.gs.is_none() {
-            self.vs_half_end(usage);
+            for h in 0..halves {
+                self.half = h;
+                self.vs_half_end(usage, 1024 * h);
+            }
+            self.half = 0;
         }
-        let a = self.a();
-        a.add_xi(ROWS_IN, ROWS_IN, 4 * 256);
-        a.add_xi(ROWS_OUT, ROWS_OUT, 4 * 256);
-        a.add_xi(LANE, LANE, 16);
-        a.sub_x(G9, LANE, CTX);
-        a.cmp_xi(G9, 32);
-        a.b_cond(Cond::Lo, half);
+        if !self.eight {
+            let a = self.a();
+            a.add_xi(ROWS_IN, ROWS_IN, 4 * 256);
+            a.add_xi(ROWS_OUT, ROWS_OUT, 4 * 256);
+            a.add_xi(LANE, LANE, 16);
+            a.sub_x(G9, LANE, CTX);
+            a.cmp_xi(G9, 32);
+            a.b_cond(Cond::Lo, half);
+        }
 
         // Both halves finished: the group counts.
         self.ldr_x(G9, CTX, SOA_BATCH_INSTRUCTIONS);
@@ -508,10 +551,35 @@ impl Gen {
         a.ret(LR);
     }
 
-    /// Vertex shaders, per half: the working registers every invocation starts from
-    /// (`reset_working_state`, or with `from_state` the `start_*` fields `run_batch_from`
-    /// filled).
-    fn vs_half_start(&mut self, usage: &Usage) {
+    /// The input rows of the current half, `rows` bytes from [`ROWS_IN`], transposed into
+    /// its lanes (raw and flushed, as the program reads them).
+    fn half_inputs(&mut self, usage: &Usage, rows: i32) {
+        for i in 0..16u8 {
+            let bit = 1 << i;
+            if (usage.inputs_raw | usage.inputs_flushed) & bit == 0 {
+                continue;
+            }
+            for k in 0..4 {
+                self.a()
+                    .ldr_q(R[k], ROWS_IN, rows + 256 * k as i32 + 16 * i32::from(i));
+            }
+            self.transpose(R);
+            for c in 0..4 {
+                if usage.inputs_raw & bit != 0 {
+                    self.str_q(R[c], LANE, bank_off(SOA_INPUT, i) + 32 * c as i32);
+                }
+                if usage.inputs_flushed & bit != 0 {
+                    self.m.flush(R[c]);
+                    self.str_q(R[c], LANE, bank_off(SOA_INPUT_FLUSHED, i) + 32 * c as i32);
+                }
+            }
+        }
+    }
+
+    /// Vertex shaders, per half: the per-lane working registers every invocation starts
+    /// from (`reset_working_state`, or with `from_state` the `start_*` fields
+    /// `run_batch_from` filled).
+    fn vs_lanes_start(&mut self, usage: &Usage) {
         let from_state = self.from_state;
         // a0 = 0 is row offset 128 of `uniforms_rel`.
         let zero = R[0];
@@ -552,8 +620,6 @@ impl Gen {
                     self.str_q(R[1], LANE, to + 32 * k);
                 }
             }
-            self.ldr_w(G9, CTX, SOA_START_AL);
-            self.str_w(G9, CTX, SOA_AL);
         } else {
             self.a().load_const(R[1], [16 * 128; 4]);
             for k in 0..2 {
@@ -561,12 +627,24 @@ impl Gen {
                 self.str_q(zero, LANE, SOA_CMP + 32 * k);
                 self.str_q(R[1], LANE, SOA_A0_REL + 32 * k);
             }
+        }
+        if self.simt {
+            self.str_q(zero, LANE, SOA_INACTIVE);
+        }
+    }
+
+    /// Vertex shaders, per body run: aL, and with lane masks every lane of the run running
+    /// and owning aL and the loop counters.
+    fn vs_shared_start(&mut self) {
+        if self.from_state {
+            self.ldr_w(G9, CTX, SOA_START_AL);
+            self.str_w(G9, CTX, SOA_AL);
+        } else {
             self.str_w(ZR, CTX, SOA_AL);
         }
         if self.simt {
-            // Every lane of the half runs, owns aL and the loop counters.
-            self.str_q(zero, LANE, SOA_INACTIVE);
-            self.a().movz_w(MASK, ALL, 0);
+            let all = self.all();
+            self.a().movz_w(MASK, all, 0);
             for off in [SOA_ALIVE, SOA_AL_OWNER]
                 .into_iter()
                 .chain((0..4).map(|k| SOA_LOOP_OWNER + 4 * k))
@@ -579,8 +657,8 @@ impl Gen {
     }
 
     /// Vertex shaders, after a half finished: the outputs the caller wants back into its
-    /// four rows.
-    fn vs_half_end(&mut self, usage: &Usage) {
+    /// four rows, `rows` bytes from [`ROWS_OUT`].
+    fn vs_half_end(&mut self, usage: &Usage, rows: i32) {
         // The outputs the caller wants (`out_mask`) back into the rows; those the program
         // never writes are +0.
         self.ldr_w(G12, CTX, SOA_OUT_MASK);
@@ -595,12 +673,13 @@ impl Gen {
                 self.transpose(R);
                 for k in 0..4 {
                     self.a()
-                        .str_q(R[k], ROWS_OUT, 256 * k as i32 + 16 * i32::from(o));
+                        .str_q(R[k], ROWS_OUT, rows + 256 * k as i32 + 16 * i32::from(o));
                 }
             } else {
                 self.a().movi_zero(R[0]);
                 for k in 0..4 {
-                    self.a().str_q(R[0], ROWS_OUT, 256 * k + 16 * i32::from(o));
+                    self.a()
+                        .str_q(R[0], ROWS_OUT, rows + 256 * k + 16 * i32::from(o));
                 }
             }
             self.a().bind(skip);
@@ -693,42 +772,55 @@ impl Gen {
         self.str_w(G9, CTX, SOA_GS_LEFT);
         self.ldr_x(G11, CTX, SOA_GS_CURSOR);
         // x12: this half's `gs_lane_rows` (8 bytes per lane, 32 per half), `gs_lane_flags`
-        // 64 bytes on.
-        self.add_off(G13, LANE, SOA_GS_LANE_ROWS);
-        self.a().sub_x(G12, LANE, CTX);
-        self.a().add_x(G12, G13, G12);
-        for o in 0..16u8 {
-            if written & (1 << o) == 0 {
-                continue;
+        // 64 bytes on. Eight lanes: the group's, both halves from the same x12.
+        let halves = if self.eight {
+            self.add_off(G12, CTX, SOA_GS_LANE_ROWS);
+            2
+        } else {
+            self.add_off(G13, LANE, SOA_GS_LANE_ROWS);
+            self.a().sub_x(G12, LANE, CTX);
+            self.a().add_x(G12, G13, G12);
+            1
+        };
+        for h in 0..halves {
+            self.half = h;
+            for o in 0..16u8 {
+                if written & (1 << o) == 0 {
+                    continue;
+                }
+                let r = i32::from(o);
+                for c in 0..4 {
+                    self.ldr_q(R[c], LANE, bank_off(SOA_OUTPUT, o) + 32 * c as i32);
+                }
+                self.transpose(R);
+                let skip = self.a().new_label();
+                self.ldr_w(G10, CTX, SOA_GS_ROW_OFF + 4 * r);
+                let a = self.a();
+                a.tbnz_w(G10, 31, skip); // not stored
+                a.add_x(G10, G10, G11);
+                for k in 0..4 {
+                    a.ldr_x(G9, G12, 32 * h + 8 * k as i32);
+                    a.str_q_reg(R[k], G9, G10);
+                }
+                a.bind(skip);
+                if h + 1 == halves {
+                    // The last half's lanes 3 and 2 are lanes 7 and 6.
+                    self.ldr_q(S[0], CTX, SOA_GS_LAST7 + 16 * r);
+                    self.str_q(S[0], CTX, SOA_GS_PREV7 + 16 * r);
+                    self.str_q(R[3], CTX, SOA_GS_LAST7 + 16 * r);
+                    self.str_q(R[2], CTX, SOA_GS_LAST6 + 16 * r);
+                    self.str_q(R[3], CTX, SOA_GS_SLOT7 + 256 * s + 16 * r);
+                }
             }
-            let r = i32::from(o);
-            for c in 0..4 {
-                self.ldr_q(R[c], LANE, bank_off(SOA_OUTPUT, o) + 32 * c as i32);
-            }
-            self.transpose(R);
-            let skip = self.a().new_label();
-            self.ldr_w(G10, CTX, SOA_GS_ROW_OFF + 4 * r);
-            let a = self.a();
-            a.tbnz_w(G10, 31, skip); // not stored
-            a.add_x(G10, G10, G11);
-            for k in 0..4 {
-                a.ldr_x(G9, G12, 8 * k as i32);
-                a.str_q_reg(R[k], G9, G10);
-            }
-            a.bind(skip);
-            self.ldr_q(S[0], CTX, SOA_GS_LAST7 + 16 * r);
-            self.str_q(S[0], CTX, SOA_GS_PREV7 + 16 * r);
-            self.str_q(R[3], CTX, SOA_GS_LAST7 + 16 * r);
-            self.str_q(R[2], CTX, SOA_GS_LAST6 + 16 * r);
-            self.str_q(R[3], CTX, SOA_GS_SLOT7 + 256 * s + 16 * r);
         }
+        self.half = 0;
         self.ldr_x(G9, CTX, SOA_GS_VSIZE);
         self.a().add_x(G11, G11, G9);
         self.str_x(G11, CTX, SOA_GS_CURSOR);
         self.ldr_x(G10, CTX, SOA_GS_FLAG_CURSOR);
         let a = self.a();
         a.mov_imm_w(G13, flags.to_bits());
-        for k in 0..4 {
+        for k in 0..4 * halves {
             a.ldr_x(G9, G12, 64 + 8 * k);
             a.str_w_reg(G13, G9, G10);
         }
@@ -839,16 +931,40 @@ impl Gen {
         }
     }
 
-    /// Lanes of `v` as a 4-bit mask in w`d`… reduced to all / none: jump to `all` if every
-    /// lane is set, to `some` if some but not all are. Clobbers S[3], w9.
-    fn all_or_some(&mut self, v: Vreg, all: DynamicLabel, some: DynamicLabel) {
+    /// Lane masks reduced to all / none: jump to `all` if every lane of `every` is set, to
+    /// `some` if some lane of `any` is (the same vector with four lanes; with eight, the AND
+    /// and the OR of the halves). Clobbers S[3], w9.
+    fn all_or_some(&mut self, every: Vreg, any: Vreg, all: DynamicLabel, some: DynamicLabel) {
         let a = self.a();
-        a.uminv_4s(S[3], v);
+        a.uminv_4s(S[3], every);
         a.fmov_ws(G9, S[3]);
         a.cbnz_w(G9, all);
-        a.umaxv_4s(S[3], v);
+        a.umaxv_4s(S[3], any);
         a.fmov_ws(G9, S[3]);
         a.cbnz_w(G9, some);
+    }
+
+    /// All-ones in the lanes of the current half where `c` holds, into `d` (clobbers `t`).
+    fn cond_lanes(&mut self, c: Condition, d: Vreg, t: Vreg) {
+        let flag = |g: &mut Self, d: Vreg, lane: i32, want: bool| {
+            g.ldr_q(d, LANE, SOA_CMP + 32 * lane);
+            if !want {
+                g.a().not_16b(d, d);
+            }
+        };
+        match c.op {
+            CondOp::X => flag(self, d, 0, c.ref_x),
+            CondOp::Y => flag(self, d, 1, c.ref_y),
+            CondOp::And | CondOp::Or => {
+                flag(self, d, 0, c.ref_x);
+                flag(self, t, 1, c.ref_y);
+                if c.op == CondOp::And {
+                    self.a().and_16b(d, d, t);
+                } else {
+                    self.a().orr_16b(d, d, t);
+                }
+            }
+        }
     }
 
     /// `d = op(a, b)` through the masm's lane-wise `binary` (operands in v0/v1).
@@ -938,7 +1054,8 @@ impl LaneEmitter for Gen {
         if self.simt {
             // The budget above is charged per block run, whichever lanes run it (at least any
             // one lane's count: a group that exceeds it reruns per vertex); the instruction
-            // count is per lane: popcount(MASK) · len (MASK has four bits).
+            // count is per lane: popcount(MASK) · len (MASK has four bits, or eight).
+            let eight = self.eight;
             let a = self.a();
             a.lsr_wi(G9, MASK, 1);
             a.and_wi(G9, G9, 0x5555_5555);
@@ -947,6 +1064,12 @@ impl LaneEmitter for Gen {
             a.and_wi(G10, G10, 0x3333_3333);
             a.and_wi(G9, G9, 0x3333_3333);
             a.add_w(G9, G9, G10);
+            if eight {
+                // The two nibbles' counts.
+                a.lsr_wi(G10, G9, 4);
+                a.add_w(G9, G9, G10);
+                a.and_wi(G9, G9, 0xF);
+            }
             a.mov_imm_w(G10, len);
             a.mul_x(G9, G9, G10);
             self.ldr_x(G10, CTX, SOA_GROUP_INSTRUCTIONS);
@@ -963,12 +1086,16 @@ impl LaneEmitter for Gen {
     fn begin_instruction(&mut self, node: usize, pc: u32, instr: &Instruction) {
         self.cur_pc = pc;
         self.cur_node = node;
+        self.half = 0;
         if matches!(instr, Instruction::Loop { .. }) {
             self.al_row = None;
         }
     }
 
-    fn end_instruction(&mut self, _instr: &Instruction) {}
+    fn end_instruction(&mut self, _instr: &Instruction) {
+        // What follows (branches, the next block's budget check) is the whole group's.
+        self.half = 0;
+    }
 
     fn supports(&self, instr: &Instruction) -> bool {
         // EMIT only in geometry shaders with a plan (see "Geometry shaders").
@@ -1008,31 +1135,29 @@ impl LaneEmitter for Gen {
     }
 
     fn branch_cond(&mut self, c: Condition, target: DynamicLabel, split: DynamicLabel, pc: u32) {
-        let flag = |g: &mut Self, d: Vreg, lane: i32, want: bool| {
-            g.ldr_q(d, LANE, SOA_CMP + 32 * lane);
-            if !want {
-                g.a().not_16b(d, d);
-            }
-        };
-        match c.op {
-            CondOp::X => flag(self, S[0], 0, c.ref_x),
-            CondOp::Y => flag(self, S[0], 1, c.ref_y),
-            CondOp::And | CondOp::Or => {
-                flag(self, S[0], 0, c.ref_x);
-                flag(self, S[1], 1, c.ref_y);
-                if c.op == CondOp::And {
-                    self.a().and_16b(S[0], S[0], S[1]);
-                } else {
-                    self.a().orr_16b(S[0], S[0], S[1]);
-                }
-            }
-        }
+        // Eight lanes: lanes 4-7 in R[0], lanes 0-3 in S[0].
+        let hi = self.eight.then(|| {
+            self.half = 1;
+            self.cond_lanes(c, R[0], R[1]);
+            self.half = 0;
+            R[0]
+        });
+        self.cond_lanes(c, S[0], S[1]);
         if !self.simt {
             // Without cmp-dependent branches nothing gets here; kept exact anyway: lanes
             // that disagree stop the group.
             let stub = self.a().new_label();
             self.diverged.push((stub, pc));
-            self.all_or_some(S[0], target, stub);
+            let (every, any) = match hi {
+                None => (S[0], S[0]),
+                Some(h) => {
+                    let a = self.a();
+                    a.and_16b(R[1], S[0], h);
+                    a.orr_16b(R[2], S[0], h);
+                    (R[1], R[2])
+                }
+            };
+            self.all_or_some(every, any, target, stub);
             return;
         }
         // w9: the running lanes that take the branch; all of them: jump, none: fall
@@ -1040,6 +1165,11 @@ impl LaneEmitter for Gen {
         let a = self.a();
         a.load_const(S[1], [1, 2, 4, 8]);
         a.and_16b(S[0], S[0], S[1]);
+        if let Some(h) = hi {
+            a.load_const(S[1], [16, 32, 64, 128]);
+            a.and_16b(h, h, S[1]);
+            a.orr_16b(S[0], S[0], h);
+        }
         a.addv_4s(S[0], S[0]);
         a.fmov_ws(G9, S[0]);
         a.and_x(G9, G9, MASK);
@@ -1186,12 +1316,21 @@ impl LaneEmitter for Gen {
         self.a().bic_w(G9, G9, MASK);
         self.str_w(G9, CTX, SOA_ALIVE);
         self.dispatch(table);
-        // set_inactive: `inactive` := all-ones in the lanes whose MASK bit is clear.
+        // set_inactive: `inactive` := all-ones in the lanes whose MASK bit is clear (eight
+        // lanes: lanes 4-7 of both halves' `inactive` from MASK bits 4-7).
         // Clobbers S[0], S[1].
         let set_inactive = self.set_inactive;
         let a = self.a();
         a.bind(set_inactive);
         a.dup_4s_w(S[0], MASK);
+        if self.eight {
+            let a = self.a();
+            a.load_const(S[1], [16, 32, 64, 128]);
+            a.and_16b(S[1], S[0], S[1]);
+            a.cmeq_4s_zero(S[1], S[1]);
+            self.str_q(S[1], LANE, SOA_INACTIVE + 16);
+        }
+        let a = self.a();
         a.load_const(S[1], [1, 2, 4, 8]);
         a.and_16b(S[0], S[0], S[1]);
         a.cmeq_4s_zero(S[0], S[0]);
@@ -1203,6 +1342,20 @@ impl LaneEmitter for Gen {
             self.a().b(l);
         }
         Ok(())
+    }
+
+    fn passes(&self) -> usize {
+        if self.eight {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn pass(&mut self, p: usize) {
+        // The second pass runs the instruction's lane operations on lanes 4-7: the same
+        // code, 16 bytes further into every per-lane array (see `lane_off`).
+        self.half = p as i32;
     }
 
     fn operand(

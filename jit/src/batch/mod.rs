@@ -1,7 +1,8 @@
 //! Multi-vertex ("structure of arrays") batch backend for x86-64 with AVX2: eight vertices per
 //! call of the generated code's body, each PICA register component (`r0.x`, `r0.y`, …) of the
 //! eight vertices in one 256-bit register. The AArch64 emitter (`a64`, NEON) runs the same
-//! groups, context and runtime as two halves of four lanes.
+//! groups, context and runtime as two halves of four lanes, or with [`A64Lanes::Eight`] as one
+//! body run whose arithmetic covers the halves one after the other.
 //!
 //! # Why
 //!
@@ -517,6 +518,20 @@ pub struct BatchStats {
     pub splits: u64,
 }
 
+/// How the NEON lane code (`a64.rs`) maps a group of [`LANES`] vertices onto q registers of
+/// four lanes. Both run the same groups, context and runtime and give the same results; they
+/// differ only in the instructions executed per vertex and in code size (DEVELOPERS.md, "The
+/// multi-vertex (SoA) backend", has the measurements). x86-64 code ignores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum A64Lanes {
+    /// The body runs twice per group, once per half of four lanes.
+    #[default]
+    Four,
+    /// The body runs once per group: control flow, budget checks and lane masks are the
+    /// group's, and each instruction's lane operations run for lanes 0-3, then for lanes 4-7.
+    Eight,
+}
+
 /// SoA code as generated: `(code, instruction bytes, marks, uniform use)`.
 pub(crate) type Generated = (Vec<u8>, usize, Vec<Mark>, UniformUse);
 
@@ -531,6 +546,7 @@ fn codegen(
     features: HostFeatures,
     from_state: bool,
     backend: Backend,
+    a64_lanes: A64Lanes,
 ) -> CompileResult<Option<(Generated, Option<geometry::GsPlan>)>> {
     if eligibility(program, analysis, features, backend).is_some() {
         return Ok(None);
@@ -545,7 +561,15 @@ fn codegen(
     let generated = match backend {
         Backend::X64 => x64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)?,
         Backend::A64 => {
-            match a64::generate(program, analysis, mode, max_rule, gs.as_ref(), from_state)? {
+            match a64::generate(
+                program,
+                analysis,
+                mode,
+                max_rule,
+                gs.as_ref(),
+                from_state,
+                a64_lanes,
+            )? {
                 Some(generated) => generated,
                 None => return Ok(None),
             }
@@ -565,13 +589,14 @@ pub(crate) fn compile(
     features: HostFeatures,
     from_state: bool,
     backend: Backend,
+    a64_lanes: A64Lanes,
 ) -> CompileResult<Option<SoaCode>> {
     let emulated = backend == Backend::A64 && cfg!(feature = "emulate-a64");
     if !native(backend) && !emulated {
         return Ok(None);
     }
     let Some(((code, code_len, marks, uniform_use), gs)) = codegen(
-        program, analysis, mode, max_rule, features, from_state, backend,
+        program, analysis, mode, max_rule, features, from_state, backend, a64_lanes,
     )?
     else {
         return Ok(None);
@@ -715,6 +740,7 @@ impl CompiledShader {
             self.features,
             false,
             self.backend(),
+            self.a64_lanes,
         )
         .ok()??;
         Some((start.elapsed(), code.len()))

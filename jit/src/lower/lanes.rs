@@ -133,6 +133,14 @@ pub trait LaneEmitter {
 
     // Operands and results.
 
+    /// How many parts of the group each arithmetic instruction is lowered for (see
+    /// [`Emitter::passes`]): 1 when one vector holds every lane.
+    fn passes(&self) -> usize {
+        1
+    }
+    /// The next instruction's lane operations are those of part `p`.
+    fn pass(&mut self, _p: usize) {}
+
     /// Prepare source `n` (descriptor slot) of the current instruction; `flushing`: the
     /// instruction reads it through the input flush only.
     fn operand(
@@ -292,6 +300,14 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
 
     fn masked_tail(&mut self, table: E::Label, blocks: &[E::Label]) -> CompileResult<()> {
         self.e.masked_tail(table, blocks)
+    }
+
+    fn passes(&self) -> usize {
+        self.e.passes()
+    }
+
+    fn pass(&mut self, p: usize) {
+        self.e.pass(p)
     }
 
     fn operand(

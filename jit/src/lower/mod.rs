@@ -185,6 +185,16 @@ pub trait Emitter {
         Ok(())
     }
 
+    /// How many times [`ops`] lowers each arithmetic instruction (its operands, result and
+    /// store), each after [`Emitter::pass`]: lane code whose vectors hold part of the group
+    /// (NEON with eight lanes per body run) computes one part per pass; everything else is
+    /// one pass. Control flow, the budget and EMIT are lowered once either way.
+    fn passes(&self) -> usize {
+        1
+    }
+    /// The next arithmetic instruction's pass `p` (of [`Emitter::passes`]) starts.
+    fn pass(&mut self, _p: usize) {}
+
     /// Prepare source `n` (descriptor slot) of the current instruction; `flushing`: the
     /// instruction reads it through the input flush only (float model rule 1).
     fn operand(

@@ -70,6 +70,26 @@ fn alu<E: Emitter>(
     } else {
         [false; 3]
     };
+    for p in 0..e.passes() {
+        e.pass(p);
+        alu_pass(e, instr, ops, d, write, flushing)?;
+    }
+    Ok(())
+}
+
+/// One pass of [`alu`]: every lane of the code shape, or with [`Emitter::passes`] above one,
+/// the part of the group the emitter's current pass addresses. Lanes of different parts
+/// share no per-lane state, so each pass may store its part before the next reads its own.
+fn alu_pass<E: Emitter>(
+    e: &mut E,
+    instr: &Instruction,
+    ops: &Operands,
+    d: OperandDesc,
+    write: bool,
+    flushing: [bool; 3],
+) -> CompileResult<()> {
+    let unit = ops.op.unit();
+    let mask = d.mask();
     let mut src = [None; 3];
     for (n, reg, rel) in ops.sources() {
         src[n] = Some(e.operand(n, reg, rel, d, flushing[n]));

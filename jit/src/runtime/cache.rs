@@ -1,11 +1,11 @@
 //! A cache of compiled shaders keyed by everything that changes the generated code: the
 //! reachable code words and the descriptors they use (so unrelated parts of a shared program
-//! memory do not split entries), the entry point, the shader kind, the float mode, the backend
-//! and the CPU features.
+//! memory do not split entries), the entry point, the shader kind, the float mode, the MAX
+//! reading, the backend, the CPU features and the NEON lanes per multi-vertex body run.
 
 use crate::error::CompileError;
 use crate::features::HostFeatures;
-use crate::{compile_with, Analysis, Backend, CompiledShader};
+use crate::{compile_with_options, A64Lanes, Analysis, Backend, CompileOptions, CompiledShader};
 use picajit_interp::float::{FloatMode, MaxRule};
 use picajit_interp::program::{Program, ShaderKind};
 use std::collections::HashMap;
@@ -30,6 +30,8 @@ pub struct CacheKey {
     pub backend: Backend,
     /// Features the code may use.
     pub features: HostFeatures,
+    /// Lanes per run of the NEON multi-vertex body.
+    pub a64_lanes: A64Lanes,
 }
 
 impl CacheKey {
@@ -58,6 +60,7 @@ impl CacheKey {
             max_rule: MaxRule::default(),
             backend,
             features,
+            a64_lanes: A64Lanes::default(),
         })
     }
 }
@@ -95,14 +98,31 @@ impl CodeCache {
         backend: Backend,
         features: HostFeatures,
     ) -> Result<Arc<CompiledShader>, CompileError> {
-        let key = CacheKey {
+        let options = CompileOptions {
             max_rule,
+            ..CompileOptions::default()
+        };
+        self.get_or_compile_with_options(program, mode, backend, features, options)
+    }
+
+    /// [`Self::get_or_compile`] with every setting of [`CompileOptions`].
+    pub fn get_or_compile_with_options(
+        &self,
+        program: &Program,
+        mode: FloatMode,
+        backend: Backend,
+        features: HostFeatures,
+        options: CompileOptions,
+    ) -> Result<Arc<CompiledShader>, CompileError> {
+        let key = CacheKey {
+            max_rule: options.max_rule,
+            a64_lanes: options.a64_lanes,
             ..CacheKey::new(program, mode, backend, features)?
         };
         if let Some(r) = self.map.lock().map_err(poisoned)?.get(&key) {
             return r.clone();
         }
-        let r = compile_with(program, mode, max_rule, backend, features).map(Arc::new);
+        let r = compile_with_options(program, mode, backend, features, options).map(Arc::new);
         self.map.lock().map_err(poisoned)?.insert(key, r.clone());
         r
     }
