@@ -614,7 +614,7 @@ fn mova_cmp_litp_edges_on_lanes() {
     }
 }
 
-fn edges_on(b: Backend) {
+fn edges_on(b: Target) {
     let e: Vec<f32> = testgen::MOVA_LITP_CMP_EDGES
         .iter()
         .map(|&x| f32::from_bits(x))
