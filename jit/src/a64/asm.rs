@@ -173,11 +173,12 @@ v3!(
     add_2d => add.D2, cmhs_2d => cmhs.D2, and_16b => and.B16, orr_16b => orr.B16, eor_16b => eor.B16,
     bic_16b => bic.B16, bsl_16b => bsl.B16, bit_16b => bit.B16, bif_16b => bif.B16,
     trn1_4s => trn1.S4, trn2_4s => trn2.S4, trn1_2d => trn1.D2, trn2_2d => trn2.D2,
+    fdiv_4s => fdiv.S4, fdiv_2d => fdiv.D2, fcmge_2d => fcmge.D2, fcmgt_2d => fcmgt.D2,
 );
 v2!(
     fcvtl_2d => fcvtl.D2.S2, fcvtl2_2d => fcvtl2.D2.S4, fcvtn_2s => fcvtn.S2.D2,
     fcvtn2_4s => fcvtn2.S4.D2, frintm_4s => frintm.S4.S4, fcvtzs_4s => fcvtzs.S4.S4,
-    rev64_4s => rev64.S4.S4, not_16b => not.B16.B16,
+    rev64_4s => rev64.S4.S4, not_16b => not.B16.B16, fsqrt_2d => fsqrt.D2.D2,
 );
 vshift!(shl_4s => shl.S4, ushr_4s => ushr.S4, shl_2d => shl.D2, ushr_2d => ushr.D2);
 s3!(fdiv_s => fdiv S, fdiv_d => fdiv D, fmul_d => fmul D);
@@ -727,6 +728,11 @@ impl Asm {
     /// `fmov Vd.4S, #1.0`
     pub fn fmov_4s_one(&mut self, d: Vreg) {
         a64!(self.ops; fmov V(d.0).S4, 1.0);
+    }
+
+    /// `fmov Vd.2D, #1.0`
+    pub fn fmov_2d_one(&mut self, d: Vreg) {
+        a64!(self.ops; fmov V(d.0).D2, 1.0);
     }
 
     /// `fmov Dd, #1.0`

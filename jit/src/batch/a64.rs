@@ -20,8 +20,9 @@
 //! lane-wise on a q register, so the lane emitter calls them on four vertices' component
 //! instead of one vertex's four components: the f24/f32 rounding and special-value rules
 //! exist once per host. Operands are moved into the masm's value registers v0/v1 for the
-//! call and the result out of v0. RCP, RSQ, EX2 and LG2 are scalar recipes there (lane 0),
-//! so they run once per lane.
+//! call and the result out of v0. EX2 and LG2 are scalar recipes there (lane 0), so they
+//! run once per lane; RCP and RSQ are vector recipes (`crate::recipes::reciprocal`), run on
+//! the four lanes at once (`A64Masm::reciprocal_lanes`).
 //!
 //! # Lane masks
 //!
@@ -1317,6 +1318,11 @@ impl LaneEmitter for Gen {
             _ => s.addr,
         };
         self.load_from(src, addr, s, 0);
+        if matches!(kind, ScalarKind::Rcp | ScalarKind::Rsq) {
+            // Vector recipes: the four lanes at once.
+            self.m.reciprocal_lanes(kind, out, src);
+            return;
+        }
         for k in 0..4 {
             self.a().ins_s(V0, 0, src, k);
             self.m.scalar(kind, Val(0), Val(0));
