@@ -1343,14 +1343,19 @@ impl MacroAssembler for X64Masm {
     fn scalar(&mut self, kind: ScalarKind, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
         match kind {
+            // The recipes compute lane 0 and, alongside, whatever the other lanes hold:
+            // with the other components there (a zero's inf, a negative value's NaN) the
+            // fix-up took its slow path on most calls (one-vertex F32 `lighting` 148 -> 201
+            // ns), so lane 0 is broadcast first.
             ScalarKind::Rcp => {
                 self.flush(x);
-                reciprocal::rcp(&mut self.xv(), Lanes::First, S3, x, [S4, S5, S1]);
-                self.a.movaps(x, S3);
                 self.a.shufps(x, x, 0);
+                reciprocal::rcp(&mut self.xv(), Lanes::First, S3, x, [S4, S5, S1]);
+                self.a.pshufd(x, S3, 0);
             }
             ScalarKind::Rsq => {
                 self.flush(x);
+                self.a.shufps(x, x, 0);
                 self.outline(Stub::Rsq(x));
                 self.a.shufps(x, x, 0);
             }
