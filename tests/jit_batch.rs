@@ -1019,19 +1019,15 @@ fn divergent_shapes_on(b: Backend) {
 /// EX2 and LG2 (integer code) and RCP and RSQ (`recipes::reciprocal`) run on every lane of
 /// the multi-vertex code: every f24 input (or, with `PICAJIT_EX2_STRIDE=n`, every n-th),
 /// negated too, and a sweep of raw f32 patterns, against the float model's functions, bit
-/// for bit, in each mode. `raw_f24`: compare the raw patterns in the F24 modes too (RSQ's
-/// F24 recipes are proven for f24 inputs only, `picajit_interp::float::transcendental`).
-fn transcendental_lanes_match_the_float_model(
-    op: &str,
-    f: fn(f32, FloatMode) -> f32,
-    raw_f24: bool,
-) {
+/// for bit, in each mode. (RSQ's F24 recipes are proven for f24 inputs only,
+/// `picajit_interp::float::transcendental`; on these raw patterns they agree too.)
+fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) -> f32) {
     for b in backends() {
-        transcendental_on(b, op, f, raw_f24);
+        transcendental_on(b, op, f);
     }
 }
 
-fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32, raw_f24: bool) {
+fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32) {
     let stride: u32 = std::env::var("PICAJIT_EX2_STRIDE")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -1053,11 +1049,6 @@ fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32, raw_f24
             .step_by(stride as usize)
             .map(|b| F24::from_bits(b).to_f32());
         // Raw f32 patterns (the batch API takes any register value).
-        let raw_count = if raw_f24 || mode == FloatMode::F32 {
-            raw_count
-        } else {
-            0
-        };
         let raw = (0..raw_count).map(|k| f32::from_bits(k.wrapping_mul(4093) ^ (k << 12)));
         let values: Vec<f32> = f24.chain(raw).collect();
         for chunk in values.chunks(1 << 14) {
@@ -1093,24 +1084,22 @@ fn transcendental_on(b: Backend, op: &str, f: fn(f32, FloatMode) -> f32, raw_f24
 
 #[test]
 fn ex2_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("ex2", picajit::interp::float::ex2, true);
+    transcendental_lanes_match_the_float_model("ex2", picajit::interp::float::ex2);
 }
 
 #[test]
 fn lg2_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("lg2", picajit::interp::float::lg2, true);
+    transcendental_lanes_match_the_float_model("lg2", picajit::interp::float::lg2);
 }
 
 #[test]
 fn rcp_lanes_match_the_float_model_over_the_f24_range() {
-    // RCP is correctly rounded from any f32 operand (its f64 quotient never lies near a
-    // rounding boundary), so the raw patterns are compared in every mode.
-    transcendental_lanes_match_the_float_model("rcp", picajit::interp::float::rcp, true);
+    transcendental_lanes_match_the_float_model("rcp", picajit::interp::float::rcp);
 }
 
 #[test]
 fn rsq_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("rsq", picajit::interp::float::rsq, false);
+    transcendental_lanes_match_the_float_model("rsq", picajit::interp::float::rsq);
 }
 
 /// Flushing reads of temporaries written by a MOV of an input or uniform load the source's
