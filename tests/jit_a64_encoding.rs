@@ -88,6 +88,10 @@ fn vector_three_register_forms() {
         |a: &mut Asm| a.trn2_4s(V, VA, VB) => "trn2 v0.4s, v17.4s, v31.4s",
         |a: &mut Asm| a.trn1_2d(V, VA, VB) => "trn1 v0.2d, v17.2d, v31.2d",
         |a: &mut Asm| a.trn2_2d(V, VA, VB) => "trn2 v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.fdiv_4s(V, VA, VB) => "fdiv v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.fdiv_2d(V, VA, VB) => "fdiv v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.fcmge_2d(V, VA, VB) => "fcmge v0.2d, v17.2d, v31.2d",
+        |a: &mut Asm| a.fcmgt_2d(V, VA, VB) => "fcmgt v0.2d, v17.2d, v31.2d",
     );
 }
 
@@ -156,6 +160,8 @@ fn vector_two_register_and_shift_forms() {
         |a: &mut Asm| a.movi_zero(V) => "movi v0.2d, #0x0",
         |a: &mut Asm| a.movi_4s(V, 0x3F, 0) => "movi v0.4s, #0x3f",
         |a: &mut Asm| a.fmov_4s_one(V) => "fmov v0.4s, #1.0",
+        |a: &mut Asm| a.fmov_2d_one(VA) => "fmov v17.2d, #1.0",
+        |a: &mut Asm| a.fsqrt_2d(V, VA) => "fsqrt v0.2d, v17.2d",
         |a: &mut Asm| a.uminv_4s(V, VA) => "uminv s0, v17.4s",
         |a: &mut Asm| a.umaxv_4s(V, VA) => "umaxv s0, v17.4s",
         |a: &mut Asm| a.addv_4s(V, VA) => "addv s0, v17.4s",

@@ -1164,9 +1164,11 @@ fn divergent_shapes_on(b: Target) {
     }
 }
 
-/// EX2 and LG2 run as eight-lane integer code in the multi-vertex backend: every f24 input
-/// (or, with `PICAJIT_EX2_STRIDE=n`, every n-th), negated too, and a sweep of raw f32 patterns,
-/// against the float model's functions, bit for bit, in each mode.
+/// EX2 and LG2 (integer code) and RCP and RSQ (`recipes::reciprocal`) run on every lane of
+/// the multi-vertex code: every f24 input (or, with `PICAJIT_EX2_STRIDE=n`, every n-th),
+/// negated too, and a sweep of raw f32 patterns, against the float model's functions, bit
+/// for bit, in each mode. (RSQ's F24 recipes are proven for f24 inputs only,
+/// `picajit_interp::float::transcendental`; on these raw patterns they agree too.)
 fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) -> f32) {
     for b in backends() {
         transcendental_on(b, op, f);
@@ -1178,7 +1180,7 @@ fn transcendental_on(b: Target, op: &str, f: fn(f32, FloatMode) -> f32) {
         .ok()
         .and_then(|s| s.parse().ok())
         // Debug builds run the float model ~10x slower: a sparser default sweep there; the
-        // emulated NEON code (each lane a scalar recipe call under unicorn) sparser still.
+        // emulated NEON code (under unicorn) sparser still.
         .unwrap_or(if cfg!(debug_assertions) { 251 } else { 61 });
     let emulated = b == Backend::A64 && cfg!(target_arch = "x86_64");
     let (stride, raw_count) = match (emulated, std::env::var("PICAJIT_EX2_STRIDE").is_ok()) {
@@ -1236,6 +1238,16 @@ fn ex2_lanes_match_the_float_model_over_the_f24_range() {
 #[test]
 fn lg2_lanes_match_the_float_model_over_the_f24_range() {
     transcendental_lanes_match_the_float_model("lg2", picajit::interp::float::lg2);
+}
+
+#[test]
+fn rcp_lanes_match_the_float_model_over_the_f24_range() {
+    transcendental_lanes_match_the_float_model("rcp", picajit::interp::float::rcp);
+}
+
+#[test]
+fn rsq_lanes_match_the_float_model_over_the_f24_range() {
+    transcendental_lanes_match_the_float_model("rsq", picajit::interp::float::rsq);
 }
 
 /// Flushing reads of temporaries written by a MOV of an input or uniform load the source's

@@ -104,7 +104,7 @@ fn vector_forms() {
         movaps, movups, addps, subps, mulps, divps, maxps, minps, andps, andnps, orps, xorps,
         haddps, cvttps2dq, cvtps2pd, cvtpd2ps, addpd, mulpd, haddpd, divsd, sqrtsd, mulsd, addsd,
         cvtss2sd, cvtsd2ss, divss, pand, pandn, por, pxor, paddd, psubd, pcmpgtd, pcmpeqd, paddq,
-        psubq, movss, movsd, unpcklpd, movq, pmulld, movapd,
+        psubq, movss, movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd,
     );
     check_rri!(shufps, blendps, roundps, roundss, pshufd, insertps);
     for (name, f) in [
@@ -116,6 +116,9 @@ fn vector_forms() {
         ("vaddps", Asm::vaddps),
         ("vmaxps", Asm::vmaxps),
         ("vminps", Asm::vminps),
+        ("vmulpd", Asm::vmulpd),
+        ("vdivps", Asm::vdivps),
+        ("vdivpd", Asm::vdivpd),
     ] {
         assert_eq!(
             one(|a| f(a, Xmm(9), Xmm(1), XOp::Reg(Xmm(12)))),
@@ -148,6 +151,9 @@ fn vector_forms() {
         one(|a| a.cmppd(Xmm(9), Xmm(10), 3)),
         "cmpunordpd xmm9,xmm10"
     );
+    // RSQ's grid tests (`recipes::reciprocal`).
+    assert_eq!(one(|a| a.cmppd(Xmm(8), Xmm(9), 1)), "cmpltpd xmm8,xmm9");
+    assert_eq!(one(|a| a.cmppd(Xmm(1), Xmm(7), 2)), "cmplepd xmm1,xmm7");
     assert_eq!(one(|a| a.cmpss(Xmm(1), Xmm(2), 1)), "cmpltss xmm1,xmm2");
     assert_eq!(one(|a| a.cmpsd(Xmm(1), Xmm(2), 2)), "cmplesd xmm1,xmm2");
     assert_eq!(one(|a| a.movhlps(Xmm(0), Xmm(9))), "movhlps xmm0,xmm9");

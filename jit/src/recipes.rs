@@ -17,8 +17,9 @@
 //! f64 values before narrowing; x86-64's branch to a shared slow path) the host's module says
 //! why.
 //!
-//! EX2 and LG2 are written once per shape in submodules: [`scalar`] (one lane, in
-//! general-purpose registers, for the per-vertex code of both hosts) and
+//! RCP and RSQ are in [`reciprocal`] (f64 division, square root and compares; every lane or
+//! lane 0, for all four emitters). EX2 and LG2 are written once per shape: [`scalar`] (one
+//! lane, in general-purpose registers, for the per-vertex code of both hosts) and
 //! [`transcendental_lanes`] (every lane of a vector, for the AVX2 and NEON lane emitters).
 //!
 //! Registers are chosen by the caller: every recipe names its scratch registers in its
@@ -30,6 +31,7 @@ pub mod compare;
 pub mod convert;
 pub mod dst;
 pub mod lit;
+pub mod reciprocal;
 pub mod scalar;
 pub mod transcendental_lanes;
 
@@ -49,6 +51,8 @@ pub const INF: u32 = 0x7F80_0000;
 pub const MANT: u32 = 0x007F_FFFF;
 /// 1.0.
 pub const ONE: u32 = 0x3F80_0000;
+/// f64 bits of 1.0.
+pub const ONE64: u64 = 0x3FF0_0000_0000_0000;
 /// The 17-bit truncation mask of f24 values held as f32.
 pub const TRUNC17: u32 = F24_GRID_F32;
 /// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
@@ -120,6 +124,8 @@ pub trait VecOps {
     fn ordered(&mut self, d: Self::R, a: Self::R, b: Self::R);
     /// Make the NaN lanes of the f64 lanes of `d` the quiet NaN [`QNAN64`]. Clobbers `t`.
     fn quiet_nan64(&mut self, d: Self::R, t: Self::R);
+    /// `d = k`: a copy of a register, or a constant in every lane.
+    fn set(&mut self, d: Self::R, k: Src<Self::R>);
 
     /// `d = m ? a : d` bitwise. May clobber `m`; `a` must not be `m`.
     fn select(&mut self, d: Self::R, m: Self::R, a: Src<Self::R>) {
@@ -324,6 +330,9 @@ pub trait Arith: VecOps {
     /// `d` = the f64 lanes of `lo` then `hi`, as f32 (rounded by the float environment:
     /// exact here, the values are on the mode's grid). May clobber `lo` and `hi`.
     fn narrow(&mut self, d: Self::R, lo: Self::R, hi: Self::R);
+    /// The low half of the f32 lanes of `d` = the f64 lanes of `a` as f32 (the rest of `d`
+    /// unspecified).
+    fn narrow_lo(&mut self, d: Self::R, a: Self::R);
     /// `d = a + b` (`mul` false) or `a · b` on f64 lanes.
     fn op64(&mut self, d: Self::R, a: Self::R, b: Self::R, mul: bool);
     /// `d = a + b` on f32 lanes, rounded by the mode's float environment.
@@ -368,6 +377,23 @@ pub trait Arith: VecOps {
     /// `d` = the f32 lanes of `a` as i32, truncated toward zero (out-of-range lanes: see
     /// [`Self::TRUNC_SATURATES`]).
     fn trunc_i32(&mut self, d: Self::R, a: Self::R);
+    /// `d = a / b` on f32 lanes, rounded by the mode's float environment. `d` must differ
+    /// from `b`.
+    fn div32f(&mut self, d: Self::R, a: Src<Self::R>, b: Self::R);
+    /// `d = a / b` on f64 lanes, rounded by the mode's float environment. `d` must differ
+    /// from `b`.
+    fn div64(&mut self, d: Self::R, a: Src<Self::R>, b: Self::R);
+    /// `d = sqrt(a)` on f64 lanes, rounded by the mode's float environment.
+    fn sqrt64(&mut self, d: Self::R, a: Self::R);
+    /// `d` = all-ones in the f64 lanes where `a <= b` (false when either is NaN). `d` must
+    /// differ from `b`.
+    fn le64(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// `d` = all-ones in the f64 lanes where `a < b` (false when either is NaN). `d` must
+    /// differ from `b`.
+    fn lt64(&mut self, d: Self::R, a: Self::R, b: Self::R);
+    /// Whether F32-mode RCP divides in f64 and rounds to 24 bits ([`round64`](Self::round64))
+    /// instead of dividing in f32 ([`reciprocal::rcp`]).
+    fn rcp_f32_through_f64(&self) -> bool;
 }
 
 /// `d = round(a op b)` lane-wise through f64 (`op`: true = multiply, false = add; exact
@@ -412,8 +438,6 @@ pub fn add<E: Arith>(e: &mut E, d: E::R, a: E::R, b: E::R) {
 pub trait Horizontal: Arith {
     /// `d` = the pairwise sums of the f64 lanes: (a0 + a1, b0 + b1).
     fn hadd64(&mut self, d: Self::R, a: Self::R, b: Self::R);
-    /// The low two f32 lanes of `d` = the f64 lanes of `a` as f32.
-    fn narrow_lo(&mut self, d: Self::R, a: Self::R);
     /// Every f32 lane of `v` = lane 0.
     fn broadcast0(&mut self, v: Self::R);
     /// `d` = `a` with neighbouring f32 lanes swapped (1, 0, 3, 2).

@@ -473,6 +473,18 @@ pub fn scalar_functions_sweep() {
     let exps = [
         0x3Fu32, 0x40, 0x25, 0x5A, 0x43, 0x46, 0x47, 0x3A, 0x01, 0x7E, 0x36, 0x48,
     ];
+    // `PICAJIT_EX2_STRIDE=n`: every n-th significand with every exponent (twelve per run, one
+    // per lane), instead of the chosen twelve at a fixed stride.
+    let full: Option<usize> = std::env::var("PICAJIT_EX2_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let exp_sets: Vec<[u32; 12]> = match full {
+        Some(_) => (0..128u32)
+            .step_by(12)
+            .map(|b| std::array::from_fn(|k| (b + k as u32) % 128))
+            .collect(),
+        None => vec![exps],
+    };
     for mode in MODES {
         for op in [
             Opcode::Rcp,
@@ -495,8 +507,11 @@ pub fn scalar_functions_sweep() {
             let shader = jit(&p, mode);
             let u = Uniforms::default();
             // Emulated AArch64 code costs ~100x more per run: a coarser (still odd) stride.
-            let stride = if backend() == Backend::X64 { 7 } else { 29 };
-            for m in (0..0x10000u32).step_by(stride) {
+            let stride = full.unwrap_or(if backend() == Backend::X64 { 7 } else { 29 });
+            for (exps, m) in exp_sets
+                .iter()
+                .flat_map(|e| (0..0x10000u32).step_by(stride).map(move |m| (e, m)))
+            {
                 for sign in [0, 1u32] {
                     let mut r = Registers::default();
                     for (k, e) in exps.iter().enumerate() {

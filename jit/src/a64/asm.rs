@@ -177,6 +177,7 @@ v3!(
     cmgt_2d => cmgt.D2, cmeq_2d => cmeq.D2, umax_4s => umax.S4, fmin_4s => fmin.S4,
     fmax_4s => fmax.S4, fsub_2d => fsub.D2, ushl_4s => ushl.S4, ushl_2d => ushl.D2,
     uzp2_4s => uzp2.S4,
+    fdiv_4s => fdiv.S4, fdiv_2d => fdiv.D2, fcmge_2d => fcmge.D2, fcmgt_2d => fcmgt.D2,
 );
 v2!(
     fcvtl_2d => fcvtl.D2.S2, fcvtl2_2d => fcvtl2.D2.S4, fcvtn_2s => fcvtn.S2.D2,
@@ -185,6 +186,7 @@ v2!(
     frintm_2d => frintm.D2.D2, fcvtzs_2d => fcvtzs.D2.D2, xtn_2s => xtn.S2.D2,
     xtn2_4s => xtn2.S4.D2, sxtl_2d => sxtl.D2.S2, sxtl2_2d => sxtl2.D2.S4,
     uxtl_2d => uxtl.D2.S2, uxtl2_2d => uxtl2.D2.S4, neg_4s => neg.S4.S4, neg_2d => neg.D2.D2,
+    fsqrt_2d => fsqrt.D2.D2,
 );
 vshift!(shl_4s => shl.S4, ushr_4s => ushr.S4, shl_2d => shl.D2, ushr_2d => ushr.D2);
 s3!(fdiv_s => fdiv S, fdiv_d => fdiv D, fmul_d => fmul D);
@@ -754,6 +756,11 @@ impl Asm {
     /// `fmov Vd.4S, #1.0`
     pub fn fmov_4s_one(&mut self, d: Vreg) {
         a64!(self.ops; fmov V(d.0).S4, 1.0);
+    }
+
+    /// `fmov Vd.2D, #1.0`
+    pub fn fmov_2d_one(&mut self, d: Vreg) {
+        a64!(self.ops; fmov V(d.0).D2, 1.0);
     }
 
     /// `fmov Dd, #1.0`

@@ -40,14 +40,14 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::reciprocal::{self, LaneSet};
 use crate::recipes::scalar::{self, Cond as SCond, Gprs, Op};
 use crate::recipes::transcendental_lanes::Lanes;
-use crate::recipes::{self, Arith, Horizontal, Src, VecOps, QNAN64};
+use crate::recipes::{self, Arith, Horizontal, Src, VecOps, ONE64, QNAN64};
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
 use picajit_interp::float::precision::{
-    F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_ULP_F64,
-    F32_MIN_NORMAL_F32,
+    F24_GRID_F32, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F32_MIN_NORMAL_F32,
 };
 use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
@@ -242,7 +242,8 @@ enum Stub {
     FixupF32(Vreg),
     /// Round the two f64 lanes to the mode's precision, nearest-even.
     RoundF64(Vreg),
-    Rsq(Vreg),
+    /// RSQ of the register in place (its lane 0, or every lane for the NEON lane emitter).
+    Rsq(Vreg, LaneSet),
     Ex2(Vreg),
     Lg2(Vreg),
 }
@@ -260,6 +261,9 @@ pub(crate) struct QV<'a> {
     pack: Vreg,
     /// The mode's smallest normal `<< 1` (what `K_MIN2` holds).
     min2: u32,
+    /// Emitting the body of a shared subroutine: x30 holds its return address, so the
+    /// rounding and range steps are inline instead of `bl` to their subroutines.
+    leaf: bool,
 }
 
 impl QV<'_> {
@@ -267,6 +271,10 @@ impl QV<'_> {
         let v = match b {
             Src::R(r) => return r,
             Src::K(v) => v,
+            Src::K64(ONE64) => {
+                self.m.a.fmov_2d_one(self.k);
+                return self.k;
+            }
             Src::K64(v) => {
                 self.m.a.load_const(
                     self.k,
@@ -313,6 +321,10 @@ impl Arith for QV<'_> {
         self.m.a.fcvtn2_4s(d, hi);
     }
 
+    fn narrow_lo(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtn_2s(d, a);
+    }
+
     fn op64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
         if mul {
             self.m.a.fmul_2d(d, a, b);
@@ -326,11 +338,19 @@ impl Arith for QV<'_> {
     }
 
     fn round64(&mut self, d: Vreg) {
-        self.m.outline(Stub::RoundF64(d));
+        if self.leaf {
+            self.m.body_round_f64(d);
+        } else {
+            self.m.outline(Stub::RoundF64(d));
+        }
     }
 
     fn range(&mut self, v: Vreg) {
-        self.m.fixup_out(v);
+        match (self.leaf, self.m.mode) {
+            (false, _) => self.m.fixup_out(v),
+            (true, FloatMode::F32) => self.m.body_fixup_f32(v),
+            (true, FloatMode::F24(_)) => self.m.body_fixup_rtz(v),
+        }
     }
 
     fn rne17(&mut self, v: Vreg) {
@@ -413,15 +433,40 @@ impl Arith for QV<'_> {
     fn trunc_i32(&mut self, d: Vreg, a: Vreg) {
         self.m.a.fcvtzs_4s(d, a);
     }
+
+    fn div32f(&mut self, d: Vreg, a: Src<Vreg>, b: Vreg) {
+        let a = self.reg(a);
+        self.m.a.fdiv_4s(d, a, b);
+    }
+
+    fn div64(&mut self, d: Vreg, a: Src<Vreg>, b: Vreg) {
+        let a = self.reg(a);
+        self.m.a.fdiv_2d(d, a, b);
+    }
+
+    fn sqrt64(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fsqrt_2d(d, a);
+    }
+
+    fn le64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmge_2d(d, b, a);
+    }
+
+    fn lt64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_2d(d, b, a);
+    }
+
+    /// The code runs with FZ = 0 (module docs), where FDIV rounds an F32 quotient below
+    /// 2^-126 onto the subnormal grid: F32 quotients take the products' path, f64 and the
+    /// integer rounding to 24 bits.
+    fn rcp_f32_through_f64(&self) -> bool {
+        true
+    }
 }
 
 impl Horizontal for QV<'_> {
     fn hadd64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
         self.m.a.faddp_2d(d, a, b);
-    }
-
-    fn narrow_lo(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.fcvtn_2s(d, a);
     }
 
     fn broadcast0(&mut self, v: Vreg) {
@@ -528,6 +573,17 @@ impl VecOps for QV<'_> {
         self.m.a.fcmeq_2d(t, d, d);
         let q = self.reg(Src::K64(QNAN64));
         self.m.a.bif_16b(d, q, t);
+    }
+
+    fn set(&mut self, d: Vreg, k: Src<Vreg>) {
+        match k {
+            Src::R(r) if r == d => {}
+            Src::K64(ONE64) => self.m.a.fmov_2d_one(d),
+            _ => {
+                let r = self.reg(k);
+                self.m.a.mov_16b(d, r);
+            }
+        }
     }
 
     fn select(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
@@ -854,6 +910,15 @@ impl A64Masm {
             k2: k,
             pack: k,
             min2,
+            leaf: false,
+        }
+    }
+
+    /// [`Self::qv`] for the body of a shared subroutine (`QV::leaf`).
+    fn qv_leaf(&mut self, k: Vreg) -> QV<'_> {
+        QV {
+            leaf: true,
+            ..self.qv(k)
         }
     }
 
@@ -861,13 +926,10 @@ impl A64Masm {
     /// the NEON lane emitter): constants in `k[0]`, the [`Lanes`] primitives' scratch in
     /// `k[1]`, packed halves in `k[2]`; the three must differ from the recipe's registers.
     pub(crate) fn lanes(&mut self, k: [Vreg; 3]) -> QV<'_> {
-        let min2 = self.min_f32() << 1;
         QV {
-            m: self,
-            k: k[0],
             k2: k[1],
             pack: k[2],
-            min2,
+            ..self.qv(k[0])
         }
     }
 
@@ -965,77 +1027,22 @@ impl A64Masm {
         recipes::pairwise_sum(&mut self.qv(T1), p, [T4, T5]);
     }
 
-    /// RSQ of the flushed lane 0 of `v` into lane 0, following the proven recipes of
-    /// `picajit_interp::float::transcendental` (F24: f64 estimate, truncation to the 17-bit
-    /// grid, one exact square test; F32: `1.0f64 / sqrt(x as f64)` rounded once). Specials
-    /// (zero, negative, inf, NaN) branch out. Clobbers x9-x11, T0-T7.
-    fn body_rsq(&mut self, v: Vreg) {
-        let special = self.a.new_label();
-        let back = self.a.new_label();
-        let grid = F24_GRID_F64;
-        let a = &mut self.a;
-        a.fmov_ws(G9, v);
-        a.sub_wi(G10, G9, 1);
-        a.mov_imm_w(G11, 0x7F7F_FFFF);
-        a.cmp_w(G10, G11);
-        a.b_cond(Cond::Hs, special); // not a positive finite normal
-        a.fcvt_ds(T4, v);
-        a.fmov_d_one(T5);
-        match self.mode {
-            FloatMode::F24(Rounding::TowardZero) => {
-                // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
-                a.fdiv_d(T6, T5, T4);
-                a.fsqrt_d(T6, T6);
-                a.fmov_xd(G9, T6);
-                a.and_xi(G9, G9, grid); // t
-                a.mov_imm_x(G10, F24_ULP_F64);
-                a.add_x(G10, G9, G10); // u = t + ulp17
-                a.fmov_dx(T6, G10);
-                a.fmul_d(T7, T6, T6);
-                a.fmul_d(T7, T7, T4); // u·u·x, exact
-                a.fcmp_d(T7, T5);
-                a.csel_x(G9, G10, G9, Cond::Ls); // u·u·x <= 1: u is still below the root
-                a.fmov_dx(T6, G9);
-                a.fcvt_sd(v, T6);
-                self.body_fixup_rtz(v);
-            }
-            FloatMode::F24(Rounding::NearestEven) => {
-                a.fsqrt_d(T6, T4);
-                a.fdiv_d(T6, T5, T6); // q
-                a.fmov_xd(G9, T6);
-                a.and_xi(G9, G9, grid); // t
-                a.mov_imm_x(G10, 1 << 35);
-                a.add_x(G10, G9, G10); // h = t + ulp17/2
-                a.fmov_dx(T6, G10);
-                a.fmul_d(T7, T6, T6);
-                a.fmul_d(T7, T7, T4); // h·h·x, exact
-                a.fcmp_d(T7, T5);
-                a.mov_imm_x(G10, F24_ULP_F64);
-                a.add_x(G10, G9, G10);
-                a.csel_x(G9, G10, G9, Cond::Mi); // h·h·x < 1: the root is above the midpoint
-                a.fmov_dx(T6, G9);
-                a.fcvt_sd(v, T6);
-                self.body_fixup_rtz(v);
-            }
-            FloatMode::F32 => {
-                a.fsqrt_d(T6, T4);
-                a.fdiv_d(T6, T5, T6);
-                a.fcvt_sd(v, T6);
-                self.body_fixup_f32(v);
-            }
+    /// RSQ of the flushed lanes of `v` in place (`recipes::reciprocal::rsq`; the body of
+    /// `Stub::Rsq`). Clobbers T0-T7.
+    fn body_rsq(&mut self, v: Vreg, lanes: LaneSet) {
+        reciprocal::rsq(&mut self.qv_leaf(T2), lanes, v, v, [T4, T5, T6, T7, T0, T1]);
+    }
+
+    /// RCP or RSQ of every lane of `x` (flushed here, in place) into `d`: the NEON lane
+    /// emitter's four vertices at once. `d` must not be a scratch register of the recipes.
+    pub(crate) fn reciprocal_lanes(&mut self, kind: ScalarKind, d: Vreg, x: Vreg) {
+        self.flush(x);
+        if kind == ScalarKind::Rcp {
+            reciprocal::rcp(&mut self.qv(T1), LaneSet::All, d, x, [T4, T5, T6]);
+        } else {
+            self.outline(Stub::Rsq(x, LaneSet::All));
+            self.a.mov_16b(d, x);
         }
-        // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
-        let a = &mut self.a;
-        a.b(back);
-        a.bind(special);
-        a.mov_imm_w(G10, CANONICAL_NAN_BITS);
-        a.mov_imm_w(G11, INF);
-        a.cmp_wi(G9, 0);
-        a.csel_w(G10, G11, G10, Cond::Eq);
-        a.cmp_w(G9, G11);
-        a.csel_w(G10, ZR, G10, Cond::Eq);
-        a.fmov_sw(v, G10);
-        a.bind(back);
     }
 
     /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
@@ -1066,7 +1073,7 @@ impl A64Masm {
                 Stub::FixupRtz(v) => self.body_fixup_rtz(v),
                 Stub::FixupF32(v) => self.body_fixup_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64(v),
-                Stub::Rsq(v) => self.body_rsq(v),
+                Stub::Rsq(v, lanes) => self.body_rsq(v, lanes),
                 Stub::Ex2(v) => scalar::ex2(&mut AG { a: &mut self.a }, self.mode, v),
                 Stub::Lg2(v) => scalar::lg2(&mut AG { a: &mut self.a }, self.mode, v),
             }
@@ -1414,20 +1421,10 @@ impl MacroAssembler for A64Masm {
         self.flush(x);
         match kind {
             ScalarKind::Rcp => {
-                if self.mode == FloatMode::F24(Rounding::TowardZero) {
-                    self.a.fdiv_s(x, K_ONE, x);
-                    self.fixup_rtz(x);
-                } else {
-                    // Correctly rounded through f64 (see the module docs for F32).
-                    self.a.fcvt_ds(T4, x);
-                    self.a.fmov_d_one(T5);
-                    self.a.fdiv_d(T4, T5, T4);
-                    self.outline(Stub::RoundF64(T4));
-                    self.a.fcvtn_2s(x, T4);
-                    self.fixup_out(x);
-                }
+                reciprocal::rcp(&mut self.qv(T1), LaneSet::First, T7, x, [T4, T5, T6]);
+                self.a.mov_16b(x, T7);
             }
-            ScalarKind::Rsq => self.outline(Stub::Rsq(x)),
+            ScalarKind::Rsq => self.outline(Stub::Rsq(x, LaneSet::First)),
             ScalarKind::Ex2 => self.outline(Stub::Ex2(x)),
             ScalarKind::Lg2 => self.outline(Stub::Lg2(x)),
         }

@@ -37,10 +37,11 @@
 //! lane-wise on a q register, so the lane emitter calls them on four vertices' component
 //! instead of one vertex's four components: the f24/f32 rounding and special-value rules
 //! exist once per host. Operands are moved into the masm's value registers v0/v1 for the
-//! call and the result out of v0. RCP and RSQ are scalar recipes there (lane 0), so they run
-//! once per lane. EX2 and LG2 run the lane recipes of `crate::recipes::transcendental_lanes`
-//! (the masm's `QV` implements their primitives) on the half's four lanes, as the AVX2 code
-//! runs them on eight.
+//! call and the result out of v0. RCP and RSQ are vector recipes
+//! (`crate::recipes::reciprocal`), run on the half's four lanes at once
+//! (`A64Masm::reciprocal_lanes`); EX2 and LG2 run the lane recipes of
+//! `crate::recipes::transcendental_lanes` (the masm's `QV` implements their primitives) on the
+//! half's four lanes, as the AVX2 code runs both on eight.
 //!
 //! # Lane masks
 //!
@@ -1512,6 +1513,11 @@ impl LaneEmitter for Gen {
             _ => s.addr,
         };
         self.load_from(src, addr, s, 0);
+        if matches!(kind, ScalarKind::Rcp | ScalarKind::Rsq) {
+            // Vector recipes: the four lanes at once.
+            self.m.reciprocal_lanes(kind, out, src);
+            return;
+        }
         for k in 0..4 {
             self.a().ins_s(V0, 0, src, k);
             self.m.scalar(kind, Val(0), Val(0));

@@ -83,6 +83,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::layout::{UNI_BOOL, UNI_FLOAT};
 use crate::lower::{LaneEmitter, Select, V};
 use crate::recipes::lit::Lit;
+use crate::recipes::reciprocal::{self, LaneSet};
 use crate::recipes::transcendental_lanes::{self, Lanes};
 use crate::recipes::{
     self, Arith, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE,
@@ -94,7 +95,7 @@ use crate::x64::masm::mode_mxcsr;
 use crate::x64::regs::*;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64};
-use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::isa::{
     CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
 };
@@ -105,7 +106,6 @@ use crate::x64::asm::x64;
 /// How many groups ahead the group entry prefetches input rows.
 const PREFETCH_GROUPS: i32 = 2;
 
-const ONE64: u64 = 0x3FF0_0000_0000_0000;
 const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
 /// One unit in the 17th significant bit of an f64.
@@ -1168,12 +1168,6 @@ impl Gen {
         self.cold.push((cold, back, Cold { v, mul }));
     }
 
-    /// `float::f24_fixup_rtz` on eight lanes (the range step of the RNE paths too).
-    fn fix_rtz(&mut self, v: Ymm, mul: Option<(Ymm, Ymm)>) {
-        debug_assert!(self.mode != FloatMode::F32);
-        self.fix(v, mul);
-    }
-
     fn emit_cold(&mut self) {
         if !self.cold.is_empty() {
             self.marks.push((
@@ -1228,111 +1222,15 @@ impl Gen {
 
     // ---------------------------------------------------------------- instructions
 
-    /// RCP of A (component x, flushed) into P[0].
+    /// RCP of A (component x, flushed) into P[0] (`recipes::reciprocal::rcp`).
     fn rcp(&mut self) {
-        if self.is_rne() {
-            // f64 division in round-to-nearest, RNE to 17 bits, range rules.
-            let one = self.y().splat64(ONE64);
-            let mut y = self.y();
-            y.vcvtps2pd(B, A);
-            y.vmovups(P[1], one);
-            y.vdivpd(P[1], P[1], B);
-            self.round64(P[1]);
-            let mut y = self.y();
-            y.vextractf128_hi(B, A);
-            y.vcvtps2pd(B, B);
-            y.vmovups(P[2], one);
-            y.vdivpd(P[2], P[2], B);
-            self.round64(P[2]);
-            let mut y = self.y();
-            y.vcvtpd2ps(P[1], P[1]);
-            y.vcvtpd2ps(P[2], P[2]);
-            y.vinsertf128_hi(P[0], P[1], P[2]);
-            self.fix_rtz(P[0], None);
-        } else {
-            let one = self.y().splat(ONE);
-            let mut y = self.y();
-            y.vmovups(P[0], one);
-            y.vdivps(P[0], P[0], A);
-            self.fix(P[0], None);
-        }
+        reciprocal::rcp(self, LaneSet::All, P[0], A, [P[1], P[2], B]);
     }
 
-    /// RSQ of A (component x, flushed) into P[0], with the recipes of the per-vertex backend (f64
-    /// estimate, exact square test on the 17-bit grid) on four lanes at a time.
+    /// RSQ of A (component x, flushed) into P[0] (`recipes::reciprocal::rsq`, four lanes of
+    /// f64 work at a time).
     fn rsq(&mut self) {
-        let zero = self.y().splat(0);
-        let inf = self.y().splat(INF);
-        let one = self.y().splat(ONE);
-        let canon = self.y().splat(CANONICAL_NAN_BITS);
-        // P[1] = lanes that are positive finite normals (after the flush); the others are
-        // specials and compute on 1.0 meanwhile.
-        let mut y = self.y();
-        y.vmovaps(P[3], A); // the flushed input, for the specials
-        y.vpcmpgtd(P[1], A, zero);
-        y.vmovups(P[2], inf);
-        y.vpcmpgtd(P[2], P[2], A);
-        y.vpand(P[1], P[1], P[2]);
-        y.vmovups(P[2], one);
-        y.vblendvps(A, P[2], A, P[1]);
-        self.rsq_half(C, A); // low four lanes into xmm C
-        self.y().vextractf128_hi(B, A);
-        self.rsq_half(P[2], B);
-        self.y().vinsertf128_hi(P[0], C, P[2]);
-        self.fix(P[0], None);
-        // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
-        let mut y = self.y();
-        y.vpcmpeqd(T0, P[3], zero);
-        y.vpcmpeqd(T1, P[3], inf);
-        y.vmovups(T2, canon);
-        y.vmovups(T3, inf);
-        y.vblendvps(T2, T2, T3, T0);
-        y.vpandn(T2, T1, T2);
-        y.vblendvps(P[0], T2, P[0], P[1]);
-    }
-
-    /// RSQ of the four lanes of xmm `x` (positive normal finite) into the low half of `d`,
-    /// before the final fix-up. Clobbers B (when not `x`), T0-T4.
-    fn rsq_half(&mut self, d: Ymm, x: Ymm) {
-        let one = self.y().splat64(ONE64);
-        let grid = self.y().splat64(GRID17);
-        let ulp = self.y().splat64(ULP17);
-        let half = self.y().splat64(ULP17 / 2);
-        let mode = self.mode;
-        let mut y = self.y();
-        y.vcvtps2pd(T4, x); // x as f64
-        y.vmovups(T1, one);
-        match mode {
-            FloatMode::F24(Rounding::TowardZero) => {
-                // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
-                y.vdivpd(T2, T1, T4);
-                y.vsqrtpd(T2, T2);
-                y.vpand(T2, T2, grid); // t
-                y.vpaddq(T3, T2, ulp); // u = t + ulp17
-                y.vmulpd(T0, T3, T3);
-                y.vmulpd(T0, T0, T4); // u·u·x, exact
-                y.vcmppd(T0, T0, T1, pred::LE); // <= 1: u is still below the root
-                y.vblendvps(T2, T2, T3, T0);
-                y.vcvtpd2ps(d, T2);
-            }
-            FloatMode::F24(Rounding::NearestEven) => {
-                y.vsqrtpd(T2, T4);
-                y.vdivpd(T2, T1, T2); // q
-                y.vpand(T2, T2, grid); // t
-                y.vpaddq(T3, T2, half); // h = t + ulp17/2
-                y.vmulpd(T0, T3, T3);
-                y.vmulpd(T0, T0, T4); // h·h·x, exact
-                y.vcmppd(T0, T0, T1, pred::LT); // < 1: the root is above the midpoint
-                y.vpaddq(T3, T2, ulp);
-                y.vblendvps(T2, T2, T3, T0);
-                y.vcvtpd2ps(d, T2);
-            }
-            FloatMode::F32 => {
-                y.vsqrtpd(T2, T4);
-                y.vdivpd(T2, T1, T2);
-                y.vcvtpd2ps(d, T2);
-            }
-        }
+        reciprocal::rsq(self, LaneSet::All, P[0], A, [T4, T3, B, C, P[1], P[2]]);
     }
 
     /// The registers of the EX2 and LG2 lane recipes (`recipes::transcendental_lanes`): the
@@ -1371,6 +1269,19 @@ impl Gen {
             Src::R(r) => YOp::Reg(r),
             Src::K(k) => YOp::Mem(self.y().splat(k)),
             Src::K64(k) => YOp::Mem(self.y().splat64(k)),
+        }
+    }
+
+    /// The dividend of `d = a / b` in a register: a constant is loaded into `d` (which the
+    /// division may overwrite: it must differ from `b`).
+    fn dividend(&mut self, d: Ymm, a: Src<Ymm>, b: Ymm) -> Ymm {
+        debug_assert!(d != b, "the quotient would overwrite the divisor");
+        match a {
+            Src::R(r) => r,
+            k => {
+                self.set(d, k);
+                d
+            }
         }
     }
 
@@ -1443,6 +1354,14 @@ impl VecOps for Gen {
         VecOps::select(self, d, t, Src::K64(QNAN64));
     }
 
+    fn set(&mut self, d: Ymm, k: Src<Ymm>) {
+        match self.src(k) {
+            YOp::Reg(r) if r == d => {}
+            YOp::Reg(r) => self.y().vmovaps(d, r),
+            k => self.y().vmovups(d, k),
+        }
+    }
+
     fn select(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
         if let Src::R(r) = a {
             self.y().vblendvps(d, d, r, m);
@@ -1503,6 +1422,10 @@ impl Arith for Gen {
         y.vcvtpd2ps(lo, lo);
         y.vcvtpd2ps(hi, hi);
         y.vinsertf128_hi(d, lo, hi);
+    }
+
+    fn narrow_lo(&mut self, d: Ymm, a: Ymm) {
+        self.y().vcvtpd2ps(d, a);
     }
 
     fn op64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
@@ -1590,6 +1513,33 @@ impl Arith for Gen {
 
     fn trunc_i32(&mut self, d: Ymm, a: Ymm) {
         self.y().vcvttps2dq(d, a);
+    }
+
+    fn div32f(&mut self, d: Ymm, a: Src<Ymm>, b: Ymm) {
+        let a = self.dividend(d, a, b);
+        self.y().vdivps(d, a, b);
+    }
+
+    fn div64(&mut self, d: Ymm, a: Src<Ymm>, b: Ymm) {
+        let a = self.dividend(d, a, b);
+        self.y().vdivpd(d, a, b);
+    }
+
+    fn sqrt64(&mut self, d: Ymm, a: Ymm) {
+        self.y().vsqrtpd(d, a);
+    }
+
+    fn le64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmppd(d, a, b, pred::LE);
+    }
+
+    fn lt64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
+        self.y().vcmppd(d, a, b, pred::LT);
+    }
+
+    /// MXCSR.FTZ: as the per-vertex code (`crate::x64::masm`).
+    fn rcp_f32_through_f64(&self) -> bool {
+        false
     }
 }
 

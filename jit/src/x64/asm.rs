@@ -129,7 +129,7 @@ sse_rr_rm!(
     movaps, movups, addps, subps, mulps, divps, maxps, minps, andps, andnps, orps, xorps, haddps,
     cvttps2dq, cvtps2pd, cvtpd2ps, addpd, mulpd, haddpd, divsd, sqrtsd, mulsd, addsd, cvtss2sd,
     cvtsd2ss, divss, pand, pandn, por, pxor, paddd, psubd, pcmpgtd, pcmpeqd, paddq, psubq, movss,
-    movsd, unpcklpd, movq, pmulld, movapd,
+    movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd,
 );
 macro_rules! avx_rrr {
     ($($m:ident),* $(,)?) => {
@@ -153,7 +153,7 @@ macro_rules! avx_rrr {
     };
 }
 
-avx_rrr!(vandps, vandnps, vorps, vpcmpgtd, vmulps, vaddps, vmaxps, vminps);
+avx_rrr!(vandps, vandnps, vorps, vpcmpgtd, vmulps, vaddps, vmaxps, vminps, vmulpd, vdivps, vdivpd);
 
 sse_rri!(shufps, blendps, cmpps, cmppd, roundps, roundss, pshufd, cmpss, cmpsd, insertps);
 

@@ -24,7 +24,7 @@
 //! |---|---|---|
 //! | F24 RTZ | RC = toward zero, no FTZ/DAZ | f32 ops, then [`X64Masm::fixup_rtz`] (`float::f24_fixup_rtz`) |
 //! | F24 RNE | RC = nearest, no FTZ/DAZ | f64 ops, integer RNE to 17 bits, then the range fix-up |
-//! | F32 | RC = nearest, FTZ, no DAZ | f32 ops, then [`X64Masm::fixup_f32`] (`float::f32_fixup`) |
+//! | F32 | RC = nearest, FTZ, no DAZ | f32 ops, then the F32 fix-up (`float::f32_fixup`) |
 //!
 //! DAZ is never set because MAX/MIN/SGE/SLT/CMP/LITP must see subnormal inputs unflushed;
 //! arithmetic flushes its inputs explicitly ([`X64Masm::flush`]) at the mode's threshold
@@ -36,12 +36,13 @@
 //! working registers and calls the body once per row); both `call` the shader *body*, whose
 //! exits `ret` with a status in `eax`. Long, repeated sequences (the rounding fix-ups, RSQ, the
 //! f64 paths of F24 RNE) are shared subroutines after the body, one per register they work on
-//! (`Stub`); their rare cases (overflow, inf, NaN, RSQ specials) branch to a slow path inside
-//! the subroutine.
+//! (`Stub`); their rare cases (overflow, inf, NaN) branch to a slow path inside the
+//! subroutine.
 //!
-//! Nothing calls back into Rust: RCP, RSQ, EX2 and LG2 are the float model's documented JIT
-//! recipes and integer algorithms, written out in x86-64 (so the AArch64 backend, which may
-//! run under an emulator, faces the same design).
+//! Nothing calls back into Rust: RCP and RSQ are the float model's documented JIT recipes
+//! (`crate::recipes::reciprocal`, shared with the other emitters), EX2 and LG2 its integer
+//! algorithms (`crate::recipes::scalar`), emitted as x86-64 code (so the AArch64 backend,
+//! which may run under an emulator, faces the same design).
 
 use super::asm::{Asm, Mem, XOp};
 use super::regs::*;
@@ -52,14 +53,14 @@ use crate::layout::*;
 use crate::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
+use crate::recipes::reciprocal::{self, LaneSet};
 use crate::recipes::scalar::{self, Cond, Gprs, Op};
 use crate::recipes::{
     self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
 };
 use crate::runtime::code_buffer::Status;
 use dynasmrt::DynamicLabel;
-use picajit_interp::float::precision::{F24_GRID_F64, F24_ULP_F64};
-use picajit_interp::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
 /// Round to nearest, all exceptions masked.
@@ -274,6 +275,9 @@ enum V3 {
     Mul,
     Max,
     Min,
+    MulPd,
+    DivPs,
+    DivPd,
 }
 
 /// The per-vertex primitives of the float recipes (`crate::recipes`): four f32 (or two f64)
@@ -305,6 +309,9 @@ impl XV<'_> {
                 V3::Mul => x.vmulps(d, a, b),
                 V3::Max => x.vmaxps(d, a, b),
                 V3::Min => x.vminps(d, a, b),
+                V3::MulPd => x.vmulpd(d, a, b),
+                V3::DivPs => x.vdivps(d, a, b),
+                V3::DivPd => x.vdivpd(d, a, b),
             }
         } else {
             debug_assert!(
@@ -322,6 +329,9 @@ impl XV<'_> {
                 V3::Mul => x.mulps(d, b),
                 V3::Max => x.maxps(d, b),
                 V3::Min => x.minps(d, b),
+                V3::MulPd => x.mulpd(d, b),
+                V3::DivPs => x.divps(d, b),
+                V3::DivPd => x.divpd(d, b),
             }
         }
     }
@@ -363,11 +373,31 @@ impl XV<'_> {
     /// `d` = the `cmpps` predicate `pred` of `a` and `b` (SSE form: dynasm mis-encodes the
     /// VEX one). `d` must differ from `b`.
     fn cmp(&mut self, d: Xmm, a: Xmm, b: XOp, pred: u8) {
+        self.cmp_with(Asm::cmpps, d, a, b, pred);
+    }
+
+    /// `d = a / b` (`op` a division): a constant dividend is loaded into `d` first.
+    fn div(&mut self, op: V3, d: Xmm, a: Src<Xmm>, b: Xmm) {
+        debug_assert!(d != b, "the quotient would overwrite the divisor");
+        let a = match a {
+            Src::R(r) => r,
+            k => {
+                let k = self.op(k);
+                self.m.a.movaps(d, k);
+                d
+            }
+        };
+        self.v3(op, d, a, XOp::Reg(b));
+    }
+
+    /// An SSE compare `d = a pred b` (`cmpps` or `cmppd`; no VEX: dynasm mis-encodes the imm8
+    /// forms). `d` must differ from `b`.
+    fn cmp_with(&mut self, f: fn(&mut Asm, Xmm, XOp, u8), d: Xmm, a: Xmm, b: XOp, pred: u8) {
         debug_assert!(b != XOp::Reg(d));
         if d != a {
             self.m.a.movaps(d, a);
         }
-        self.m.a.cmpps(d, b, pred);
+        f(&mut self.m.a, d, b, pred);
     }
 }
 
@@ -441,6 +471,13 @@ impl VecOps for XV<'_> {
         self.select(d, t, Src::K64(QNAN64));
     }
 
+    fn set(&mut self, d: Xmm, k: Src<Xmm>) {
+        if k != Src::R(d) {
+            let k = self.op(k);
+            self.m.a.movaps(d, k);
+        }
+    }
+
     fn select(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
         if a == Src::R(d) {
             return;
@@ -511,11 +548,15 @@ impl Arith for XV<'_> {
         x.movlhps(d, hi);
     }
 
+    fn narrow_lo(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.cvtpd2ps(d, a);
+    }
+
     fn op64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
-        debug_assert_eq!(d, a);
         if mul {
-            self.m.a.mulpd(d, b);
+            self.c3(V3::MulPd, d, a, Src::R(b));
         } else {
+            debug_assert_eq!(d, a);
             self.m.a.addpd(d, b);
         }
     }
@@ -604,16 +645,38 @@ impl Arith for XV<'_> {
     fn trunc_i32(&mut self, d: Xmm, a: Xmm) {
         self.m.a.cvttps2dq(d, a);
     }
+
+    fn div32f(&mut self, d: Xmm, a: Src<Xmm>, b: Xmm) {
+        self.div(V3::DivPs, d, a, b);
+    }
+
+    fn div64(&mut self, d: Xmm, a: Src<Xmm>, b: Xmm) {
+        self.div(V3::DivPd, d, a, b);
+    }
+
+    fn sqrt64(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.sqrtpd(d, a);
+    }
+
+    fn le64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp_with(Asm::cmppd, d, a, XOp::Reg(b), 2);
+    }
+
+    fn lt64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp_with(Asm::cmppd, d, a, XOp::Reg(b), 1);
+    }
+
+    /// SSE with FTZ rounds an F32 quotient once and flushes it after rounding, as the model
+    /// does (`picajit_interp::float`, "What a JIT must do (F32 mode)").
+    fn rcp_f32_through_f64(&self) -> bool {
+        false
+    }
 }
 
 impl Horizontal for XV<'_> {
     fn hadd64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
         debug_assert_eq!(d, a);
         self.m.a.haddpd(d, b);
-    }
-
-    fn narrow_lo(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.cvtpd2ps(d, a);
     }
 
     fn broadcast0(&mut self, v: Xmm) {
@@ -902,93 +965,16 @@ impl X64Masm {
         self.fixup_inline(v, None);
     }
 
-    /// `float::f32_fixup` on four lanes, in place (see `Self::fixup_inline`).
-    pub fn fixup_f32(&mut self, v: Xmm) {
-        debug_assert!(self.mode == FloatMode::F32);
-        self.fixup_inline(v, None);
-    }
-
-    /// RSQ of the flushed lane 0 of `v`, following the proven recipes of
-    /// `picajit_interp::float::transcendental` (F24: f64 estimate, truncation to the 17-bit
-    /// grid, one exact square test; F32: `1.0f64 / sqrt(x as f64)` rounded once). Specials
-    /// (zero, negative, inf, NaN) branch out: they are rare.
+    /// RSQ of the flushed lane 0 of `v` into lane 0 (`recipes::reciprocal::rsq`, the body of
+    /// `Stub::Rsq`). Clobbers S0-S5, rax.
     fn body_rsq(&mut self, v: Xmm) {
-        let special = self.a.new_label();
-        let one = self.a.splat64(0x3FF0_0000_0000_0000);
-        let grid = self.a.splat64(F24_GRID_F64);
-        let a = &mut self.a;
-        a.movd_rx(RAX, v);
-        a.lea_r32(RCX, RAX, -1);
-        a.cmp_ri32(RCX, 0x7F7F_FFFF);
-        a.jae(special); // not a positive finite normal
-        a.cvtss2sd(S1, v);
-        match self.mode {
-            FloatMode::F24(Rounding::TowardZero) => {
-                let ulp = self.a.splat64(F24_ULP_F64);
-                let a = &mut self.a;
-                // Both rounded down: r <= 1/sqrt(x) and within 2^-51 of it.
-                a.movaps(S2, one);
-                a.divsd(S2, S1);
-                a.sqrtsd(S2, S2);
-                a.pand(S2, grid); // t
-                a.movaps(S3, S2);
-                a.paddq(S3, ulp); // u = t + ulp17
-                a.movaps(S4, S3);
-                a.mulsd(S4, S3);
-                a.mulsd(S4, S1); // u·u·x, exact
-                a.cmpsd(S4, one, 2); // <= 1: u is still below the root
-                a.movaps(S0, S4);
-                a.andps(S0, S3);
-                a.andnps(S4, S2);
-                a.orps(S0, S4);
-                a.cvtsd2ss(v, S0);
-                self.fixup_rtz(v);
-            }
-            FloatMode::F24(Rounding::NearestEven) => {
-                let ulp = self.a.splat64(F24_ULP_F64);
-                let half = self.a.splat64(1 << 35);
-                let a = &mut self.a;
-                a.sqrtsd(S2, S1);
-                a.movaps(S3, one);
-                a.divsd(S3, S2); // q
-                a.pand(S3, grid); // t
-                a.movaps(S4, S3);
-                a.paddq(S4, half); // h = t + ulp17/2
-                a.movaps(S2, S4);
-                a.mulsd(S2, S4);
-                a.mulsd(S2, S1); // h·h·x, exact
-                a.cmpsd(S2, one, 1); // < 1: the root is above the midpoint
-                a.movaps(S4, S3);
-                a.paddq(S4, ulp);
-                a.andps(S4, S2);
-                a.andnps(S2, S3);
-                a.orps(S4, S2);
-                a.cvtsd2ss(v, S4);
-                self.fixup_rtz(v);
-            }
-            FloatMode::F32 => {
-                let a = &mut self.a;
-                a.sqrtsd(S2, S1);
-                a.movaps(S3, one);
-                a.divsd(S3, S2);
-                a.cvtsd2ss(v, S3);
-                self.fixup_f32(v);
-            }
-        }
-        // Specials: +0 → +inf, +inf → +0, negative or NaN → NaN.
-        let back = self.a.new_label();
-        let a = &mut self.a;
-        a.jmp(back);
-        a.bind(special);
-        a.mov_ri32(RCX, CANONICAL_NAN_BITS as i32);
-        a.mov_ri32(RDX, INF as i32);
-        a.test_rr32(RAX, RAX);
-        a.cmove_rr32(RCX, RDX);
-        a.xor_rr32(RDX, RDX);
-        a.cmp_ri32(RAX, INF as i32);
-        a.cmove_rr32(RCX, RDX);
-        a.movd_xr(v, RCX);
-        a.bind(back);
+        reciprocal::rsq(
+            &mut self.xv(),
+            LaneSet::First,
+            v,
+            v,
+            [S1, S2, S3, S4, S5, S5],
+        );
     }
 
     /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
@@ -1028,11 +1014,6 @@ impl X64Masm {
             }
             self.a.ret();
         }
-    }
-
-    /// The mode's rounding of an f32 result (`recipes::fixup_mode`).
-    fn fixup_mode(&mut self, v: Xmm) {
-        recipes::fixup_mode(&mut self.xv(), v);
     }
 
     /// F24 RNE lane-wise `a = round(a op b)` through f64 (`recipes::f64_binop`; the body of
@@ -1419,27 +1400,19 @@ impl MacroAssembler for X64Masm {
     fn scalar(&mut self, kind: ScalarKind, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
         match kind {
+            // The recipes compute lane 0 and, alongside, whatever the other lanes hold:
+            // with the other components there (a zero's inf, a negative value's NaN) the
+            // fix-up took its slow path on most calls (one-vertex F32 `lighting` 148 -> 201
+            // ns), so lane 0 is broadcast first.
             ScalarKind::Rcp => {
                 self.flush(x);
-                if self.is_rne() {
-                    let one = self.a.splat64(0x3FF0_0000_0000_0000);
-                    self.a.cvtss2sd(S0, x);
-                    self.a.movaps(S1, one);
-                    self.a.divsd(S1, S0);
-                    self.xv().round64(S1);
-                    self.a.cvtpd2ps(x, S1);
-                    self.fixup_rtz(x);
-                } else {
-                    let one = self.c(ONE);
-                    self.a.movaps(S1, one);
-                    self.a.divss(S1, x);
-                    self.a.movaps(x, S1);
-                    self.fixup_mode(x);
-                }
                 self.a.shufps(x, x, 0);
+                reciprocal::rcp(&mut self.xv(), LaneSet::First, S3, x, [S4, S5, S1]);
+                self.a.pshufd(x, S3, 0);
             }
             ScalarKind::Rsq => {
                 self.flush(x);
+                self.a.shufps(x, x, 0);
                 self.outline(Stub::Rsq(x));
                 self.a.shufps(x, x, 0);
             }
