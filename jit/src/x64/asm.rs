@@ -776,7 +776,7 @@ impl Asm {
     /// `dst` := byte offset of the float uniform row a relative operand reads: `(index +
     /// offset) & 0x7F` rows, where the offset is the i32 at `[base + off]` (a0.x, a0.y or
     /// aL) when it lies in -128..=127 and 0 otherwise (the hardware ignores such offsets).
-    /// Clobbers ecx, edx.
+    /// Clobbers ecx, edx. The AArch64 twin is `crate::a64::asm::Asm::rel_row`.
     pub fn rel_row_offset(&mut self, dst: Gpr, base: Gpr, off: i32, index: i32) {
         use super::regs::{RCX, RDX};
         self.mov_rm32(dst, base, off);
