@@ -1101,11 +1101,7 @@ impl A64Masm {
                 };
                 let a = &mut self.a;
                 a.ldr_w(G9, REGS, off);
-                a.add_wi(G10, G9, 128);
-                a.cmp_wi(G10, 256);
-                a.csel_w(G9, G9, ZR, Cond::Lo); // offsets outside -128..=127 are ignored
-                a.add_wi(G9, G9, index as u32);
-                a.and_wi(G9, G9, 0x7F);
+                a.rel_row(G9, G10, index as u32);
                 a.add_xi(G10, UNIFORMS, UNI_FLOAT as u32);
                 a.ldr_q_idx(d, G10, G9);
             }

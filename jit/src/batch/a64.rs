@@ -1387,14 +1387,9 @@ impl LaneEmitter for Gen {
                             if self.simt && self.al_row.is_none() {
                                 self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
                             }
-                            // `(index + (aL in -128..=127 ? aL : 0)) & 0x7F` rows.
                             self.ldr_w(G9, CTX, SOA_AL);
                             let a = self.a();
-                            a.add_wi(G10, G9, 128);
-                            a.cmp_wi(G10, 256);
-                            a.csel_w(G9, G9, ZR, Cond::Lo);
-                            a.add_wi(G9, G9, index as u32);
-                            a.and_wi(G9, G9, 0x7F);
+                            a.rel_row(G9, G10, index as u32);
                             a.lsl_wi(G9, G9, 4);
                             a.mov_w(REL, G9);
                             self.al_row = Some(index);

@@ -208,8 +208,8 @@ impl<'a> Yasm<'a> {
         Yasm { a }
     }
 
-    /// `v` in all eight lanes: a 32-byte constant (16-aligned in the pool; VEX loads do not
-    /// need more).
+    /// `v` in all eight lanes: a 32-byte constant (32-aligned in the pool, so that no load of
+    /// it straddles a cache line).
     pub fn splat(&mut self, v: u32) -> Mem {
         self.constant([v; 8])
     }

@@ -18,8 +18,8 @@ pub enum Lit {
     Clamp,
 }
 
-/// `d` = `part` of each lane of `a`. `d` and `t` must differ from `a` and from each other
-/// (`t` is used by [`Lit::Clamp`] only).
+/// `d` = `part` of each lane of `a`. `d` must differ from `a`; `t`, which only
+/// [`Lit::Clamp`] uses, from both.
 pub fn lane<E: Arith>(e: &mut E, part: Lit, d: E::R, a: E::R, t: E::R) {
     match part {
         Lit::Flag => e.ge_k(d, a, 0),

@@ -513,53 +513,58 @@ pub const MORE_F24_SPECIALS: &[u32] = &[0x3D0000, 0x410000, 0x450000, 0x3E8000];
 pub const MORE_F32_SPECIALS: &[u32] = &[0x4000_0000, 0x4B00_0000, 0xCF00_0000, 0x3FFF_FFFF];
 
 /// The edges of MOVA, LITP and CMP as raw f32 bits (the same in every mode: none of the
-/// three flushes or rounds): zeros, subnormals, the LITP clamp limit and its neighbours,
-/// the a0 range -128..=127, the i32 range ±2^31, overflow, infinities and NaNs (quiet,
-/// signalling, negative). `tests/jit_common/cases.rs` runs them through the per-vertex code, `tests/jit_batch.rs`
-/// through the lane code.
+/// three flushes or rounds). `tests/jit_common/cases.rs` runs them through the per-vertex
+/// code, `tests/jit_batch.rs` through the lane code.
 pub const MOVA_LITP_CMP_EDGES: [u32; 42] = [
+    // Zeros, subnormals, the smallest normal.
     0x0000_0000,
     0x8000_0000,
     0x0000_0001,
     0x8000_0001,
+    0x0080_0000,
+    // ±0.5, ±1, ±1.5: truncation toward zero.
     0x3F00_0000,
     0xBF00_0000,
     0x3F80_0000,
     0xBF80_0000,
     0x3FC0_0000,
     0xBFC0_0000,
+    // 127 and just below 128; ±the LITP limit, one ulp either side, and beyond it.
     0x42FE_0000,
+    0x42FE_FFFF,
     0x42FF_FDFF,
     0x42FF_FE00,
     0x42FF_FE01,
-    0x4300_0000,
+    0x42FF_FF00,
     0xC2FF_FDFF,
     0xC2FF_FE00,
     0xC2FF_FE01,
+    0xC2FF_FF00,
+    // The a0 range: 128, -128, -128.5, -129.
+    0x4300_0000,
     0xC300_0000,
     0xC300_8000,
     0xC301_0000,
+    // The i32 range: below, at and above ±2^31.
     0x4EFF_FFFF,
     0x4F00_0000,
     0x4F00_0001,
     0xCEFF_FFFF,
     0xCF00_0000,
     0xCF00_0001,
+    // ±2^64 (F24 overflow), the largest finite values, infinities.
     0x5F80_0000,
     0xDF80_0000,
     0x7F7F_FFFF,
     0xFF7F_FFFF,
     0x7F80_0000,
     0xFF80_0000,
+    // NaNs: quiet, negative, signalling, all ones.
     0x7FC0_0000,
     0xFFC0_0000,
     0x7F80_0001,
     0x7FBF_FFFF,
     0xFFFF_FFFF,
-    0x42FF_FF00,
-    0xC2FF_FF00,
-    0x42FE_FFFF,
-    0x0080_0000,
 ];
 
 /// Per-vertex inputs of a batch of `n`: vertex 0 keeps `base`, the others mix it with fresh
