@@ -19,7 +19,9 @@
 //!   widened to 64 bits; the hosts' 64-bit primitives are the subset AVX2 has (no 64-bit
 //!   multiply or arithmetic shift: products of low dwords, a sign correction for the unsigned
 //!   half of z, shifts with a sign fill), and `floor(log2 |s|)` comes from the exponents of
-//!   exact f64 conversions of `|s| >> 52` and `|s| mod 2^52`.
+//!   exact f64 conversions of `|s| >> 52` and `|s| mod 2^52`. Where NEON does a step in one
+//!   instruction that AVX2 needs several for (the widening multiply of step 4, the shift by a
+//!   signed count of step 8), the step is one primitive.
 //!
 //! A "half" is the host's: four 64-bit lanes (AVX2) or two (NEON); both hosts have exactly two
 //! halves per register.
