@@ -116,7 +116,6 @@ fn lane_integer_forms() {
         |a: &mut Asm| a.umull_2d(V, VA, VB) => "umull v0.2d, v17.2s, v31.2s",
         |a: &mut Asm| a.umull2_2d(V, VA, VB) => "umull2 v0.2d, v17.4s, v31.4s",
         |a: &mut Asm| a.smull_2d(V, VA, VB) => "smull v0.2d, v17.2s, v31.2s",
-        |a: &mut Asm| a.cmeq_2d_zero(V, VA) => "cmeq v0.2d, v17.2d, #0x0",
         |a: &mut Asm| a.frintm_2d(V, VA) => "frintm v0.2d, v17.2d",
         |a: &mut Asm| a.fcvtzs_2d(V, VA) => "fcvtzs v0.2d, v17.2d",
         |a: &mut Asm| a.xtn_2s(V, VA) => "xtn v0.2s, v17.2d",

@@ -706,11 +706,6 @@ impl Asm {
         a64!(self.ops; smull V(d.0).D2, V(a.0).S2, V(b.0).S2);
     }
 
-    /// `cmeq Vd.2D, Vn.2D, #0`
-    pub fn cmeq_2d_zero(&mut self, d: Vreg, s: Vreg) {
-        a64!(self.ops; cmeq V(d.0).D2, V(s.0).D2, 0);
-    }
-
     /// `tbl Vd.16B, {Vn.16B}, Vm.16B`
     pub fn tbl_16b(&mut self, d: Vreg, table: Vreg, idx: Vreg) {
         a64!(self.ops; tbl V(d.0).B16, {V(table.0).B16 * 1}, V(idx.0).B16);

@@ -618,11 +618,11 @@ impl VecOps for QV<'_> {
 
 /// The NEON integer primitives of the EX2 and LG2 lane recipes: four 32-bit or two 64-bit
 /// lanes. NEON has what AVX2 lacks (64-bit compares, widening multiplies of whole
-/// registers) and lacks what AVX2 has (gathers, right shifts by a register, and products of
-/// the low words of 64-bit lanes), so some primitives are short sequences here: tables are read
-/// lane by lane through x8-x11 (base in x16 or x17, x15 for a displaced one), and variable
-/// shifts are `ushl` by the (negated) count with the lanes whose count is 64 or more zeroed,
-/// as AVX2's `vpsllvq`/`vpsrlvq` give.
+/// registers, one shift in either direction by a signed count) and lacks what AVX2 has
+/// (gathers, right shifts by a register, and products of the low words of 64-bit lanes), so
+/// some primitives are short sequences here: tables are read lane by lane through x8-x11
+/// (base in x16 or x17, x15 for a displaced one), right shifts by a register are `ushl` by
+/// the negated count, and products of low words narrow their operands first.
 impl Lanes for QV<'_> {
     type Table = Gpr;
 
@@ -781,21 +781,26 @@ impl Lanes for QV<'_> {
         self.m.a.smull_2d(d, self.k, self.k2);
     }
 
+    fn mul_wide_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, hi: bool, _t: [Vreg; 2]) {
+        if hi {
+            self.m.a.umull2_2d(d, a, b);
+        } else {
+            self.m.a.umull_2d(d, a, b);
+        }
+    }
+
     fn shl64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        // `ushl` reads the count's low byte as signed: counts 64-127 give 0, but a
-        // negative one would shift the other way.
-        self.m.a.ushr_2d(self.k, n, 6);
-        self.m.a.cmeq_2d_zero(self.k, self.k); // count < 64
         self.m.a.ushl_2d(d, a, n);
-        self.m.a.and_16b(d, d, self.k);
     }
 
     fn shr64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        self.m.a.ushr_2d(self.k, n, 6);
-        self.m.a.cmeq_2d_zero(self.k, self.k); // count < 64
         self.m.a.neg_2d(self.k2, n);
         self.m.a.ushl_2d(d, a, self.k2);
-        self.m.a.and_16b(d, d, self.k);
+    }
+
+    /// `ushl` shifts right for a negative count: one shift by `left`.
+    fn shift64(&mut self, d: Vreg, a: Vreg, left: Vreg, _right: Vreg, _t: Vreg) {
+        self.m.a.ushl_2d(d, a, left);
     }
 
     fn pack_half(&mut self, hi: bool, a: Vreg, _t: Vreg) {

@@ -1681,12 +1681,26 @@ impl Lanes for Gen {
         self.y().vpmuldq(d, a, b);
     }
 
+    fn mul_wide_u32(&mut self, d: Ymm, a: Ymm, b: Ymm, hi: bool, t: [Ymm; 2]) {
+        self.widen32(t[0], a, hi, false);
+        self.widen32(t[1], b, hi, false);
+        self.y().vpmuludq(d, t[0], t[1]);
+    }
+
     fn shl64_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
         self.y().vpsllvq(d, a, n);
     }
 
     fn shr64_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
         self.y().vpsrlvq(d, a, n);
+    }
+
+    /// Both shifts, or-ed: AVX2's variable shifts give 0 for the negative count.
+    fn shift64(&mut self, d: Ymm, a: Ymm, left: Ymm, right: Ymm, t: Ymm) {
+        let mut y = self.y();
+        y.vpsrlvq(d, a, right);
+        y.vpsllvq(t, a, left);
+        y.vpor(d, d, t);
     }
 
     /// The low words of the four qwords into an xmm register (`vpermd`), stored in the

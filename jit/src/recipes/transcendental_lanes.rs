@@ -19,7 +19,9 @@
 //!   widened to 64 bits; the hosts' 64-bit primitives are the subset AVX2 has (no 64-bit
 //!   multiply or arithmetic shift: products of low dwords, a sign correction for the unsigned
 //!   half of z, shifts with a sign fill), and `floor(log2 |s|)` comes from the exponents of
-//!   exact f64 conversions of `|s| >> 52` and `|s| mod 2^52`.
+//!   exact f64 conversions of `|s| >> 52` and `|s| mod 2^52`. Where NEON does a step in one
+//!   instruction that AVX2 needs several for (the widening multiply of step 4, the shift by a
+//!   signed count of step 8), the step is one primitive.
 //!
 //! A "half" is the host's: four 64-bit lanes (AVX2) or two (NEON); both hosts have exactly two
 //! halves per register.
@@ -111,12 +113,19 @@ pub trait Lanes: Arith {
     fn mul_u32_64(&mut self, d: Self::R, a: Self::R, b: Self::R);
     /// The same, signed.
     fn mul_i32_64(&mut self, d: Self::R, a: Self::R, b: Self::R);
-    /// `d = a << n` in each 64-bit lane, the counts `n` of `n`'s lanes as unsigned: 64 or
-    /// more (so a negative count too) gives 0.
+    /// `d` = the 64-bit products of the low (`hi` false) or high half of the 32-bit lanes of
+    /// `a` and `b`, unsigned. May clobber `t`, which must differ from `d`, `a` and `b`.
+    fn mul_wide_u32(&mut self, d: Self::R, a: Self::R, b: Self::R, hi: bool, t: [Self::R; 2]);
+    /// `d = a << n` in each 64-bit lane for counts below 64; a lane whose count is 64 or
+    /// more (or negative) gets an unspecified value (the recipes mask such lanes).
     fn shl64_var(&mut self, d: Self::R, a: Self::R, n: Self::R);
-    /// `d = a >> n` (logical) in each 64-bit lane, out-of-range counts as for
-    /// [`Self::shl64_var`].
+    /// `d = a >> n` (logical) in each 64-bit lane, counts as for [`Self::shl64_var`].
     fn shr64_var(&mut self, d: Self::R, a: Self::R, n: Self::R);
+    /// `d = a << left` where `left >= 0`, `d = a >> right` where `right >= 0`, in each 64-bit
+    /// lane, with `right = -left` and `|left| < 64` in every lane where `a` is not zero (a
+    /// zero lane gives zero). May clobber `t`, which may be `left`; `d` must differ from `a`
+    /// and `left`.
+    fn shift64(&mut self, d: Self::R, a: Self::R, left: Self::R, right: Self::R, t: Self::R);
     /// Keep the low 32 bits of the 64-bit lanes of `a`, the low (`hi` false) or high half of
     /// the result [`Self::packed`] gives. May clobber `a` and `t`; every other register
     /// (the recipe's result register too) may be written before [`Self::packed`].
@@ -272,9 +281,7 @@ pub fn lg2<E: Lanes>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
     let prec_m1 = Src::K64(u64::from(prec - 1));
     for hi in [false, true] {
         // Step 4: z = M·R - 2^39 (|z| <= 2^32 + 2^23).
-        e.widen32(b, m, hi, false);
-        e.widen32(c, r_tab, hi, false);
-        e.mul_u32_64(t0, b, c);
+        e.mul_wide_u32(t0, m, r_tab, hi, [b, c]);
         e.sub64(t0, t0, Src::K64(1 << 39));
         // Step 5: zq = z >> 9 fits an i32, as does every t: the low words carry them.
         e.shr64(t1, t0, 9);
@@ -331,14 +338,13 @@ pub fn lg2<E: Lanes>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
         e.or_int(t1, t1, Src::R(t2));
         e.sub64(t1, t1, Src::K64(1023)); // E
 
-        // kept = a >> (E + 1 - P), or a << (P - 1 - E) (out-of-range counts give 0).
+        // kept = a >> (E + 1 - P), or a << (P - 1 - E).
         e.sub64(t2, t1, prec_m1); // sh
         e.mov(t0, prec_m1);
         e.sub64(t0, t0, Src::R(t1));
-        e.shr64_var(b, x, t2);
-        e.shl64_var(t0, x, t0);
-        e.or_int(b, b, Src::R(t0)); // kept
+        e.shift64(b, x, t0, t2, t0); // kept
         if nearest {
+            // Lanes with sh <= 0 do not round: c masks what their shifts give.
             e.cmpgt64(c, t2, Src::R(c)); // sh > 0 (c is zero before this)
             e.mov(t0, one);
             e.shl64_var(t0, t0, t2);
