@@ -1485,38 +1485,27 @@ impl LaneEmitter for Gen {
     }
 
     fn scalar(&mut self, op: Opcode, s: &Operand) {
-        if matches!(op, Opcode::Ex2 | Opcode::Lg2) {
-            // The lane recipes flush their operand themselves: the raw bank, as it is.
-            self.load_from(V0, s.addr, s, 0);
-            self.transcendental(op);
-            return;
-        }
-        let kind = match op {
-            Opcode::Rcp => ScalarKind::Rcp,
-            Opcode::Rsq => ScalarKind::Rsq,
-            Opcode::Ex2 => ScalarKind::Ex2,
-            _ => ScalarKind::Lg2,
-        };
-        // The recipe flushes its operand (so a negated source gives flush(-x), as RCP and
-        // RSQ must see) and computes lane 0: once per lane.
-        // RCP and RSQ read their source through the input flush, so an input's raw bank may
-        // not be filled: they read the flushed copy (flush(-flush(x)) is flush(-x)). EX2 and
-        // LG2 read it as it is.
-        let (src, out) = (vreg(V::Res(0)), vreg(V::P(0)));
-        let addr = match s.flushed {
-            Some(f) if matches!(op, Opcode::Rcp | Opcode::Rsq) => f,
-            _ => s.addr,
-        };
-        self.load_from(src, addr, s, 0);
-        if matches!(kind, ScalarKind::Rcp | ScalarKind::Rsq) {
-            // Vector recipes: the four lanes at once.
-            self.m.reciprocal_lanes(kind, out, src);
-            return;
-        }
-        for k in 0..4 {
-            self.a().ins_s(V0, 0, src, k);
-            self.m.scalar(kind, Val(0), Val(0));
-            self.a().ins_s(out, k, V0, 0);
+        match op {
+            Opcode::Rcp | Opcode::Rsq => {
+                // The recipes flush their operand (so a negated source gives flush(-x), as RCP
+                // and RSQ must see). They read the source through the input flush, so an
+                // input's raw bank may not be filled: the flushed copy is read
+                // (flush(-flush(x)) is flush(-x)).
+                let kind = if op == Opcode::Rcp {
+                    ScalarKind::Rcp
+                } else {
+                    ScalarKind::Rsq
+                };
+                let (src, out) = (vreg(V::Res(0)), vreg(V::P(0)));
+                self.load_from(src, s.flushed.unwrap_or(s.addr), s, 0);
+                self.m.reciprocal_lanes(kind, out, src);
+            }
+            _ => {
+                // EX2 and LG2: the lane recipes flush their operand themselves, so the raw
+                // bank is read as it is.
+                self.load_from(V0, s.addr, s, 0);
+                self.transcendental(op);
+            }
         }
     }
 
