@@ -9,7 +9,10 @@ use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::float::FloatMode;
 use picajit::interp::program::{Program, ShaderKind};
 use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
-use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, JitExit};
+use picajit_jit::{
+    compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
+    Invocation, JitExit,
+};
 pub use picajit_testkit::compare::{bank_bits, first_diff, gs_bits, listing, reg_bits};
 pub use picajit_testkit::run::{run_compiled, run_one};
 pub use picajit_testkit::testgen::bytes::{
@@ -44,7 +47,18 @@ pub fn compile_runnable(
     backend: Backend,
     features: HostFeatures,
 ) -> Option<CompiledShader> {
-    match compile(program, mode, backend, features) {
+    compile_runnable_with(program, mode, backend, features, CompileOptions::default())
+}
+
+/// [`compile_runnable`] with compile options (the NEON lane count).
+pub fn compile_runnable_with(
+    program: &Program,
+    mode: FloatMode,
+    backend: Backend,
+    features: HostFeatures,
+    options: CompileOptions,
+) -> Option<CompiledShader> {
+    match compile_with_options(program, mode, backend, features, options) {
         Ok(s) if s.is_executable() => Some(s),
         Ok(_) | Err(Error::Unsupported(_)) => None,
         Err(e) => panic!(
@@ -85,6 +99,24 @@ pub fn differential(case: &Case) {
                 compare_batch(case, &interp, &shader, &uniforms, mode, budget, &ctx);
             } else {
                 compare_points(case, &interp, &shader, &uniforms, mode, budget, &ctx);
+            }
+            // The NEON multi-vertex code with eight lanes per body run (an option; the
+            // per-vertex code is the same, so only the multi-vertex comparisons run again).
+            if backend == Backend::A64 {
+                let eight = CompileOptions {
+                    a64_lanes: A64Lanes::Eight,
+                    ..CompileOptions::default()
+                };
+                let Some(shader) = compile_runnable_with(program, mode, backend, features, eight)
+                else {
+                    continue;
+                };
+                let ctx = || format!("{} (eight NEON lanes per body run)", ctx());
+                if program.kind() == ShaderKind::Vertex {
+                    compare_batch(case, &interp, &shader, &uniforms, mode, budget, &ctx);
+                } else {
+                    compare_points(case, &interp, &shader, &uniforms, mode, budget, &ctx);
+                }
             }
         }
     }
