@@ -348,11 +348,10 @@ fn bench_clock_choice() {
     }
 }
 
-/// The AArch64 JIT's 8-lane (NEON) code size and compile time are in the Markdown summary,
-/// whether the host runs that code or only generates it.
-#[test]
-fn bench_markdown_has_a64_lane_code() {
-    let out = picajit(&[
+/// The `mvp` row of a one-sample `picajit bench --markdown` of the AArch64 JIT (with `extra`
+/// arguments), as a lookup of a number by column title.
+fn a64_mvp_markdown(extra: &[&str]) -> impl Fn(&str) -> f64 {
+    let mut args = vec![
         "bench",
         "examples/mvp.v.pica",
         "--engine",
@@ -369,13 +368,15 @@ fn bench_markdown_has_a64_lane_code() {
         "1",
         "--markdown",
         "-q",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = picajit(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let md = String::from_utf8_lossy(&out.stdout);
+    let md = String::from_utf8_lossy(&out.stdout).to_string();
     let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
     let head = cells(
         md.lines()
@@ -387,15 +388,25 @@ fn bench_markdown_has_a64_lane_code() {
             .find(|l| l.starts_with("| `mvp.v.pica` |"))
             .expect("mvp row"),
     );
-    for column in ["a64 8-lane code bytes", "a64 8-lane compile us"] {
+    move |column: &str| -> f64 {
         let k = head
             .iter()
             .position(|h| h == column)
             .unwrap_or_else(|| panic!("no column {column}: {md}"));
-        let v: f64 = row[k]
+        row[k]
             .parse()
-            .unwrap_or_else(|_| panic!("{column}: {:?}\n{md}", row[k]));
-        assert!(v > 0.0, "{column}: {v}\n{md}");
+            .unwrap_or_else(|_| panic!("{column}: {:?}\n{md}", row[k]))
+    }
+}
+
+/// The AArch64 JIT's 8-lane (NEON) code size and compile time are in the Markdown summary,
+/// whether the host runs that code or only generates it.
+#[test]
+fn bench_markdown_has_a64_lane_code() {
+    let cell = a64_mvp_markdown(&[]);
+    for column in ["a64 8-lane code bytes", "a64 8-lane compile us"] {
+        let v = cell(column);
+        assert!(v > 0.0, "{column}: {v}");
     }
 }
 
@@ -404,55 +415,12 @@ fn bench_markdown_has_a64_lane_code() {
 /// instruction's lane code twice, so its code is larger.
 #[test]
 fn bench_measures_both_neon_lane_counts() {
-    let out = picajit(&[
-        "bench",
-        "examples/mvp.v.pica",
-        "--engine",
-        "a64",
-        "--neon-lanes",
-        "4,8",
-        "--float",
-        "f24",
-        "--batch",
-        "8",
-        "--time-ms",
-        "1",
-        "--samples",
-        "1",
-        "--compile-samples",
-        "1",
-        "--markdown",
-        "-q",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cell = a64_mvp_markdown(&["--neon-lanes", "4,8"]);
+    let (four, eight) = (
+        cell("a64 8-lane code bytes"),
+        cell("a64x8 8-lane code bytes"),
     );
-    let md = String::from_utf8_lossy(&out.stdout);
-    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
-    let head = cells(
-        md.lines()
-            .find(|l| l.starts_with("| shader |"))
-            .expect("header"),
-    );
-    let row = cells(
-        md.lines()
-            .find(|l| l.starts_with("| `mvp.v.pica` |"))
-            .expect("mvp row"),
-    );
-    let bytes = |engine: &str| -> f64 {
-        let column = format!("{engine} 8-lane code bytes");
-        let k = head
-            .iter()
-            .position(|h| *h == column)
-            .unwrap_or_else(|| panic!("no column {column}: {md}"));
-        row[k]
-            .parse()
-            .unwrap_or_else(|_| panic!("{column}: {:?}\n{md}", row[k]))
-    };
-    let (four, eight) = (bytes("a64"), bytes("a64x8"));
-    assert!(four > 0.0 && eight > four, "{four} {eight}\n{md}");
+    assert!(four > 0.0 && eight > four, "{four} {eight}");
 }
 
 #[test]
