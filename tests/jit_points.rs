@@ -35,8 +35,8 @@ use picajit::interp::state::{
 };
 use picajit_jit::BatchStats;
 use picajit_jit::{
-    compile, compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error,
-    HostFeatures, Invocation,
+    compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
+    Invocation,
 };
 use picajit_testkit::testgen::points::{
     self as points_gen, generate, mutate, vec4, Case, Facts, Gen, Sim, MUTATIONS,
@@ -1955,7 +1955,7 @@ fn without_avx2_every_invocation_runs_alone() {
         let mode = MODES[seed as usize % 3];
         let case = generate(&mut r, &points_options(mode, seed % 2 == 0, 15, false));
         let program = case.gen.program();
-        let shader = compile(&program, mode, Backend::X64, features).unwrap();
+        let shader = picajit_jit::compile(&program, mode, Backend::X64, features).unwrap();
         assert!(shader.points_ineligibility().is_some());
         let facts = Sim::reachable_facts(&case.gen);
         for _ in 0..2 {
