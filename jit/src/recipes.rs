@@ -36,7 +36,7 @@ pub mod scalar;
 pub mod transcendental_lanes;
 
 use picajit_interp::float::precision::{
-    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32,
+    F24_F64_DROP, F24_GRID_F32, F24_GRID_F64, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F24_SIG_BITS,
     F32_MIN_NORMAL_F32,
 };
 use picajit_interp::float::{FloatMode, MaxRule, CANONICAL_NAN_BITS};
@@ -71,6 +71,21 @@ pub fn min_m1(mode: FloatMode) -> u32 {
     match mode {
         FloatMode::F32 => F32_MIN_M1,
         FloatMode::F24(_) => F24_MIN_M1,
+    }
+}
+
+/// The mode's result format for `float::round_scaled` (the last step of EX2 and LG2, in both
+/// shapes): significant bits kept, the unbiased exponents of the smallest normal and of the
+/// overflow threshold, and whether it rounds to nearest-even (else toward zero).
+pub fn result_format(mode: FloatMode) -> (u32, i32, i32, bool) {
+    match mode {
+        FloatMode::F24(r) => (
+            F24_SIG_BITS,
+            -62,
+            64,
+            r == picajit_interp::float::Rounding::NearestEven,
+        ),
+        FloatMode::F32 => (24, -126, 128, true),
     }
 }
 

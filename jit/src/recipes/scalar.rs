@@ -9,7 +9,7 @@
 
 use super::{CANONICAL_NAN_BITS, INF, SIGN};
 use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
-use picajit_interp::float::{FloatMode, Rounding};
+use picajit_interp::float::FloatMode;
 
 /// Second operand of a primitive: a register or a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,10 +120,7 @@ fn neg_if_negative<E: Gprs>(e: &mut E, d: E::G, s: E::G) {
 /// Clobbers `R[1]`-`R[4]`.
 pub fn round_scaled<E: Gprs>(e: &mut E, mode: FloatMode, end: E::Label) {
     let [x0, x1, x2, x3, x4, sig, exp, sign] = E::R;
-    let (prec, min_exp, max_exp, nearest) = match mode {
-        FloatMode::F24(r) => (17u32, -62, 64, r == Rounding::NearestEven),
-        FloatMode::F32 => (24u32, -126, 128, true),
-    };
+    let (prec, min_exp, max_exp, nearest) = super::result_format(mode);
     let (zero, inf) = (e.label(), e.label());
     e.cmp(true, sig, Op::I(0));
     e.jcc(Cond::Eq, zero);
@@ -149,9 +146,9 @@ pub fn round_scaled<E: Gprs>(e: &mut E, mode: FloatMode, end: E::Label) {
         e.add(x0, x0, Op::I(1));
         e.bind(done);
     }
-    e.cmp(true, x0, Op::I(max_exp));
+    e.cmp(true, x0, Op::I(max_exp.into()));
     e.jcc(Cond::Ge, inf);
-    e.cmp(true, x0, Op::I(min_exp));
+    e.cmp(true, x0, Op::I(min_exp.into()));
     e.jcc(Cond::Lt, zero);
     e.add(x0, x0, Op::I(127));
     e.shl(x0, x0, 23);

@@ -28,7 +28,7 @@
 
 use super::{flush, Arith, Src, INF, MANT, SIGN};
 use picajit_interp::float::transcendental::{EX2_POLY, LG2_POLY};
-use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::float::{FloatMode, CANONICAL_NAN_BITS};
 
 /// 2^32 as f64 bits.
 const TWO32_F64: u64 = 0x41F0_0000_0000_0000;
@@ -146,19 +146,10 @@ pub struct Regs<R> {
     pub s: [R; 14],
 }
 
-/// The mode's result format: kept precision, exponent range `[min_exp, max_exp)`, and whether
-/// it rounds to nearest-even (else toward zero).
-fn format(mode: FloatMode) -> (u32, i32, i32, bool) {
-    match mode {
-        FloatMode::F24(r) => (17, -62, 64, r == Rounding::NearestEven),
-        FloatMode::F32 => (24, -126, 128, true),
-    }
-}
-
 /// EX2 of every lane of `r.x` into `r.out`: `picajit_interp::float::transcendental`'s EX2
 /// steps 1-7 (see the module docs for step 2).
 pub fn ex2<E: Lanes>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
-    let (prec, min_exp, max_exp, nearest) = format(mode);
+    let (prec, min_exp, max_exp, nearest) = super::result_format(mode);
     let Regs { x, out, s } = r;
     let [b, c, p1, p2, p3, t0, t1, t2, t3, t4, r0, r1, r2, r3] = s;
     let (nan, n, f, rm, idx) = (t4, r0, r1, r2, r3);
@@ -242,7 +233,7 @@ pub fn ex2<E: Lanes>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
 /// LG2 of every lane of `r.x` into `r.out`: `picajit_interp::float::transcendental`'s LG2
 /// steps 1-8 (see the module docs for the 64-bit steps).
 pub fn lg2<E: Lanes>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
-    let (prec, _, _, nearest) = format(mode);
+    let (prec, _, _, nearest) = super::result_format(mode);
     let Regs { x, out, s } = r;
     let [b, c, r_tab, lo_tab, hi_tab, t0, t1, t2, t3, t4, spec_mask, spec_val, e32, m] = s;
     flush(e, mode, x, t0);
