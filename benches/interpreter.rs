@@ -4,8 +4,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::state::Uniforms;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::state::Uniforms;
 use std::hint::black_box;
 
 const EXAMPLES: &[&str] = &[

@@ -12,7 +12,7 @@
 
 use picajit::bench::Workload;
 use picajit::engine::{BackendChoice, EngineConfig, Shader};
-use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::pica::float::{FloatMode, Rounding};
 use std::time::{Duration, Instant};
 
 type Rows = Vec<[[f32; 4]; 16]>;

@@ -4,14 +4,14 @@
 //! default, [`BackendChoice::Auto`]) it holds compiled code when the analysis proves that
 //! compiled code reproduces the hardware, and otherwise runs on the reference interpreter;
 //! [`Shader::fallback_reason`] says why. Either way, results are bit-identical to
-//! [`picajit_interp::exec::Interpreter`].
+//! [`picajit_interp::pica::exec::Interpreter`].
 
 use crate::shbin::{Constant, Dvle, Shbin};
-use picajit_interp::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
-use picajit_interp::float::{FloatMode, MaxRule, Rounding, F24};
-use picajit_interp::isa::{decode, DstReg, Instruction, SrcReg};
-use picajit_interp::program::{GsInputMode, Program, ProgramError};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
+use picajit_interp::pica::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
+use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
+use picajit_interp::pica::isa::{decode, DstReg, Instruction, SrcReg};
+use picajit_interp::pica::program::{GsInputMode, Program, ProgramError};
+use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{
     A64Lanes, Backend, CodeCache, CompileOptions, CompiledShader, HostFeatures, Invocation,
 };

@@ -1345,7 +1345,7 @@ fn constant_expressions_are_evaluated_and_picasso_readings_warned() {
         text: src,
     }])
     .unwrap();
-    let f = |bits: u32| picajit::interp::float::F24::from_bits(bits).to_f32();
+    let f = |bits: u32| picajit::interp::pica::float::F24::from_bits(bits).to_f32();
     let consts = &s.dvles[0].constants;
     let fvec = consts
         .iter()

@@ -3,7 +3,7 @@
 //! same words and descriptors) and random DVLE metadata.
 
 use picajit::asm::{assemble, disassemble, disassemble_program, SourceFile};
-use picajit::interp::isa::{decode, encode, Instruction, Opcode};
+use picajit::interp::pica::isa::{decode, encode, Instruction, Opcode};
 use picajit::shbin::{
     Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic, ShaderKind, Shbin,
     Uniform,

@@ -5,9 +5,9 @@ use picajit::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPL
 use picajit::engine::{
     program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::program::{GsInputMode, ShaderKind};
-use picajit::interp::state::Uniforms;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::program::{GsInputMode, ShaderKind};
+use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::{Dvle, RegisterFile};
 use serde_json::Value;
 use std::path::PathBuf;

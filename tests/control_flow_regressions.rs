@@ -10,8 +10,8 @@
 //! (`jit/src/analysis/regions.rs`); every engine runs these programs here.
 
 use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::state::Uniforms;
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::Shbin;
 use std::path::Path;
 

@@ -5,11 +5,11 @@
 
 use picajit::asm::{assemble, SourceFile};
 use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
-use picajit::interp::exec::Interpreter;
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::isa::{decode, Instruction};
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{Registers, Uniforms, UnitState};
+use picajit::interp::pica::exec::Interpreter;
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::isa::{decode, Instruction};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{Registers, Uniforms, UnitState};
 use picajit::jit::A64Lanes;
 use picajit_testkit::testgen;
 
@@ -503,7 +503,7 @@ fn operand_descriptor_tables_of_4096_entries_are_accepted_and_entries_past_128_n
 /// eight-lane path, in every float mode; only MAX with a -inf second operand differs.
 #[test]
 fn max_rule_is_selectable_on_every_engine() {
-    use picajit::interp::float::{max_rule, MaxRule};
+    use picajit::interp::pica::float::{max_rule, MaxRule};
     let (prog, base) = program(
         ".fvec k\n.proc main\n    max o0, k, v0\n    mov r1, k\n    max o1, v0, r1\n    mov r2, v1\n    max o2, r2, v0\n    min o3, k, v0\n    litp o4, v1\n    end\n.end\n",
     );

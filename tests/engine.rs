@@ -6,11 +6,11 @@ use picajit::engine::{
     apply_constants, program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, EngineError,
     GeometryRunner, GsInput, PointsInfo, Shader,
 };
-use picajit::interp::exec::ExecError;
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::isa::*;
-use picajit::interp::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit::interp::pica::exec::ExecError;
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::isa::*;
+use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
+use picajit::interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit::jit::CodeCache;
 use picajit::shbin::{Constant, Dvle, Shbin};
 
@@ -525,7 +525,7 @@ fn geometry_examples() -> Vec<Workload> {
         .into_iter()
         .filter(|w| {
             w.kind() == ShaderKind::Geometry
-                && w.gs_mode == picajit::interp::program::GsInputMode::Point
+                && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
         })
         .collect();
     assert_eq!(all.len(), 2, "both point-mode geometry examples");

@@ -10,13 +10,13 @@ use picajit::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
 use picajit::engine::{
     program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
-use picajit::interp::exec::ExecError;
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::isa::{encode, CondOp, Condition, Instruction};
-use picajit::interp::program::{
+use picajit::interp::pica::exec::ExecError;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::isa::{encode, CondOp, Condition, Instruction};
+use picajit::interp::pica::program::{
     GsInputMode, Program, ProgramError, ShaderKind, CODE_WORDS, MAX_OPDESCS, MAX_OPDESC_TABLE,
 };
-use picajit::interp::state::Uniforms;
+use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::Shbin;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -365,11 +365,11 @@ fn engine_tiny_budgets_are_exact() {
 #[test]
 fn break_with_empty_loop_stack_is_an_error_on_every_engine() {
     let cmp_true = Instruction::Cmp {
-        src1: picajit::interp::isa::SrcReg::Input(0),
-        src2: picajit::interp::isa::SrcReg::Input(0),
-        rel: picajit::interp::isa::RelIndex::None,
-        x: picajit::interp::isa::CmpOp::Eq,
-        y: picajit::interp::isa::CmpOp::Eq,
+        src1: picajit::interp::pica::isa::SrcReg::Input(0),
+        src2: picajit::interp::pica::isa::SrcReg::Input(0),
+        rel: picajit::interp::pica::isa::RelIndex::None,
+        x: picajit::interp::pica::isa::CmpOp::Eq,
+        y: picajit::interp::pica::isa::CmpOp::Eq,
         desc: 0,
     };
     let programs = [

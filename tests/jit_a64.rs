@@ -12,13 +12,13 @@ mod cases;
 mod jit_common;
 
 use jit_common::{check_regs, listing, run_compiled, Outcome};
-use picajit::interp::exec::Interpreter;
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::isa::{
+use picajit::interp::pica::exec::Interpreter;
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::isa::{
     encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{Registers, Uniforms};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::A64);
@@ -120,8 +120,8 @@ fn examples_run_compiled_and_match() {
                 let mut r1 = Registers::default();
                 r1.input = input;
                 let mut r2 = r1.clone();
-                let mut g1 = picajit::interp::state::GeometryState::default();
-                let mut g2 = picajit::interp::state::GeometryState::default();
+                let mut g1 = picajit::interp::pica::state::GeometryState::default();
+                let mut g2 = picajit::interp::pica::state::GeometryState::default();
                 let want = Interpreter::new(&w.program, mode)
                     .run(&mut r1, &u, geometry.then_some(&mut g1), 100_000)
                     .unwrap();

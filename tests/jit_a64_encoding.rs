@@ -7,7 +7,7 @@
 //!
 //! Code generation works on any host, so this test runs everywhere.
 
-use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit_jit::testing::a64::asm::{Asm, Cond};
 use picajit_jit::testing::a64::regs::*;
 use picajit_jit::yaxpeax_arch::{Decoder, U8Reader};

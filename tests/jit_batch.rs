@@ -21,10 +21,10 @@
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 use picajit::bench::Workload;
-use picajit::interp::exec::Interpreter;
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{Registers, Uniforms};
+use picajit::interp::pica::exec::Interpreter;
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit_jit::{
     compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
     Invocation, Outcome,
@@ -1168,7 +1168,7 @@ fn divergent_shapes_on(b: Target) {
 /// the multi-vertex code: every f24 input (or, with `PICAJIT_EX2_STRIDE=n`, every n-th),
 /// negated too, and a sweep of raw f32 patterns, against the float model's functions, bit
 /// for bit, in each mode. (RSQ's F24 recipes are proven for f24 inputs only,
-/// `picajit_interp::float::transcendental`; on these raw patterns they agree too.)
+/// `picajit_interp::pica::float::transcendental`; on these raw patterns they agree too.)
 fn transcendental_lanes_match_the_float_model(op: &str, f: fn(f32, FloatMode) -> f32) {
     for b in backends() {
         transcendental_on(b, op, f);
@@ -1232,22 +1232,22 @@ fn transcendental_on(b: Target, op: &str, f: fn(f32, FloatMode) -> f32) {
 
 #[test]
 fn ex2_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("ex2", picajit::interp::float::ex2);
+    transcendental_lanes_match_the_float_model("ex2", picajit::interp::pica::float::ex2);
 }
 
 #[test]
 fn lg2_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("lg2", picajit::interp::float::lg2);
+    transcendental_lanes_match_the_float_model("lg2", picajit::interp::pica::float::lg2);
 }
 
 #[test]
 fn rcp_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("rcp", picajit::interp::float::rcp);
+    transcendental_lanes_match_the_float_model("rcp", picajit::interp::pica::float::rcp);
 }
 
 #[test]
 fn rsq_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("rsq", picajit::interp::float::rsq);
+    transcendental_lanes_match_the_float_model("rsq", picajit::interp::pica::float::rsq);
 }
 
 /// Flushing reads of temporaries written by a MOV of an input or uniform load the source's
@@ -1663,9 +1663,9 @@ fn a64_instructions_per_vertex() {
         // is clear), then 32 groups of eight.
         for w in workloads.iter().filter(|w| {
             w.kind() == ShaderKind::Geometry
-                && w.gs_mode == picajit::interp::program::GsInputMode::Point
+                && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
         }) {
-            use picajit::interp::state::{EmitBuffer, GeometryState};
+            use picajit::interp::pica::state::{EmitBuffer, GeometryState};
             let inputs = w.inputs(mode, n + 1);
             let mut counts = [InstructionCounts::default(); 2];
             let mut sizes = [Default::default(); 2];
@@ -1749,7 +1749,7 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
         .into_iter()
         .filter(|w| {
             w.kind() == ShaderKind::Geometry
-                && w.gs_mode == picajit::interp::program::GsInputMode::Point
+                && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
         })
     {
         seen += 1;

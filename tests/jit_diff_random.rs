@@ -12,8 +12,8 @@ mod jit_common;
 #[cfg(target_arch = "x86_64")]
 use jit_common::check_case_with;
 use jit_common::{check_case, with_backend, Outcome};
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::program::ShaderKind;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::program::ShaderKind;
 use picajit_jit::Backend;
 #[cfg(target_arch = "x86_64")]
 use picajit_jit::HostFeatures;

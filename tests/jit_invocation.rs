@@ -5,14 +5,14 @@
 //! interpreter does, a compiled-only run reports the raw stop with the registers untouched,
 //! and options a kind of invocation does not take are refused rather than ignored.
 
-use picajit::interp::exec::{ExecError, Interpreter};
-use picajit::interp::float::FloatMode;
-use picajit::interp::isa::{
+use picajit::interp::pica::exec::{ExecError, Interpreter};
+use picajit::interp::pica::float::FloatMode;
+use picajit::interp::pica::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
     Swizzle, WriteMask,
 };
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, Invocation, JitExit};
 
 type Bank = [[f32; 4]; 16];

@@ -27,10 +27,10 @@ mod jit_common;
 
 use jit_common::{gs_bits, reg_bits, run_one};
 use picajit::bench::Workload;
-use picajit::interp::exec::{ExecError, Interpreter};
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{
+use picajit::interp::pica::exec::{ExecError, Interpreter};
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{
     EmitBuffer, EmittedVertex, GeometryState, Primitive, Registers, Uniforms,
 };
 use picajit_jit::BatchStats;
@@ -395,7 +395,7 @@ fn check(
 /// Output registers (bit n = o`n`) and components a program writes anywhere, from its code
 /// words (for programs not built by the generator).
 fn written_outputs(p: &Program) -> [u8; 16] {
-    use picajit::interp::isa::{decode, DstReg, Instruction, OperandDesc};
+    use picajit::interp::pica::isa::{decode, DstReg, Instruction, OperandDesc};
     let mut w = [0u8; 16];
     for &word in p.code() {
         if let Instruction::Binary { dst, desc, .. }
@@ -530,7 +530,7 @@ fn examples_match_and_run_in_groups_on() {
     for w in workloads.iter().filter(|w| {
         // Point mode: the other input modes run one invocation at a time, not in groups.
         w.kind() == ShaderKind::Geometry
-            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+            && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
     }) {
         seen += 1;
         let written = written_outputs(&w.program);
@@ -1146,7 +1146,7 @@ fn hand_written_mutations_break_one_rule_each_on() {
 
 /// `text` assembled, with the one `mov r15, r15` replaced by `word`.
 fn with_marker(name: &str, text: &str, word: u32) -> (Workload, Program) {
-    use picajit::interp::isa::{decode, DstReg, Instruction, SrcReg};
+    use picajit::interp::pica::isa::{decode, DstReg, Instruction, SrcReg};
     let w = hand_program(name, text);
     let p = &w.program;
     let marks: Vec<usize> = (0..p.code().len())
@@ -1198,8 +1198,8 @@ const FAILING: &str = r#"
 .end
 "#;
 
-fn encode_word(i: picajit::interp::isa::Instruction) -> u32 {
-    picajit::interp::isa::encode(&i).unwrap()
+fn encode_word(i: picajit::interp::pica::isa::Instruction) -> u32 {
+    picajit::interp::pica::isa::encode(&i).unwrap()
 }
 
 #[test]
@@ -1208,7 +1208,7 @@ fn failing_invocations_stop_both_at_the_same_point() {
 }
 
 fn failing_invocations_stop_both_at_the_same_point_on() {
-    use picajit::interp::isa::Instruction;
+    use picajit::interp::pica::isa::Instruction;
     let undefined = 0x10 << 26 | 0x1234;
     let words = [
         ("undefined opcode", undefined),
@@ -1287,7 +1287,7 @@ fn budget_exhaustion_stops_both_at_the_same_point_on() {
     for w in workloads.iter().filter(|w| {
         // Point mode: the other input modes run one invocation at a time, not in groups.
         w.kind() == ShaderKind::Geometry
-            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+            && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
     }) {
         for mode in MODES {
             let shader = jit(&w.program, mode);
@@ -1517,7 +1517,7 @@ fn run_and_run_points_interleave_on() {
     for w in workloads.iter().filter(|w| {
         // Point mode: the other input modes run one invocation at a time, not in groups.
         w.kind() == ShaderKind::Geometry
-            && w.gs_mode == picajit::interp::program::GsInputMode::Point
+            && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
     }) {
         for mode in MODES {
             interleave(&w.name, &w.program, mode, &w.uniforms(mode), &mut r);
@@ -1544,7 +1544,7 @@ fn run_and_run_points_interleave_on() {
 /// per program in `random_programs`).
 #[test]
 fn generator_covers_the_isa_and_the_shapes() {
-    use picajit::interp::isa::{decode, Instruction, Opcode, RelIndex};
+    use picajit::interp::pica::isa::{decode, Instruction, Opcode, RelIndex};
     use std::collections::BTreeSet;
     let mut ops = BTreeSet::new();
     let mut setemits = BTreeSet::new();
@@ -1604,7 +1604,7 @@ fn generator_covers_the_isa_and_the_shapes() {
     }
     // Every opcode with ALU operands (the ISA's own list: a new opcode is covered or fails
     // here).
-    use picajit::interp::isa::Format;
+    use picajit::interp::pica::isa::Format;
     for &op in Opcode::ALL.iter().filter(|op| {
         matches!(
             op.format(),
@@ -1974,8 +1974,8 @@ fn without_avx2_every_invocation_runs_alone() {
 /// The lanes of source `pos` (0-2) an instruction truly reads with write mask `m` (bit l =
 /// lane l, before the swizzle): what can change its results or flags. DPH ignores a.w, DST
 /// computes (1, a.y·b.y, a.z, b.w).
-fn true_read_lanes(op: picajit::interp::isa::Opcode, m: u8, pos: usize) -> u8 {
-    use picajit::interp::isa::Opcode::*;
+fn true_read_lanes(op: picajit::interp::pica::isa::Opcode, m: u8, pos: usize) -> u8 {
+    use picajit::interp::pica::isa::Opcode::*;
     match (op, pos) {
         (Dph | Dphi, 0) => 0b0111,
         (Dst | Dsti, 0) => m & 0b0110,
@@ -1995,7 +1995,7 @@ fn every_opcode_reads_exactly_its_lanes() {
 }
 
 fn every_opcode_reads_exactly_its_lanes_on() {
-    use picajit::interp::isa::{
+    use picajit::interp::pica::isa::{
         CmpOp, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
     };
     use points_gen::Node;

@@ -10,13 +10,13 @@ mod cases;
 mod jit_common;
 
 use jit_common::listing;
-use picajit::interp::exec::Interpreter;
-use picajit::interp::float::FloatMode;
-use picajit::interp::isa::{
+use picajit::interp::pica::exec::Interpreter;
+use picajit::interp::pica::float::FloatMode;
+use picajit::interp::pica::isa::{
     encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::Registers;
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::Registers;
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::X64);
@@ -91,7 +91,7 @@ fn compiled_shaders_are_send_and_sync() {
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_equal_to_the_mode_is_kept() {
-    use picajit::interp::float::Rounding;
+    use picajit::interp::pica::float::Rounding;
     use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
     for seed in 0..60 {

@@ -7,7 +7,7 @@
 //!
 //! Code generation works on any host, so this test runs everywhere.
 
-use picajit::interp::float::{FloatMode, MaxRule, Rounding};
+use picajit::interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_jit::iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter};
 use picajit_jit::testing::x64::asm::{Asm, Mem, XOp};
 use picajit_jit::testing::x64::regs::*;
@@ -718,7 +718,7 @@ mod soa {
     #[test]
     fn masked_execution_forms() {
         use picajit::bench::Workload;
-        use picajit::interp::float::{FloatMode, Rounding};
+        use picajit::interp::pica::float::{FloatMode, Rounding};
         use picajit_jit::{compile, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
@@ -787,7 +787,7 @@ mod soa {
     #[test]
     fn geometry_emit_forms() {
         use picajit::bench::Workload;
-        use picajit::interp::float::{FloatMode, Rounding};
+        use picajit::interp::pica::float::{FloatMode, Rounding};
         use picajit_jit::testing::batch::*;
         use picajit_jit::{compile, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
@@ -873,7 +873,7 @@ mod soa {
     /// Whole SoA programs decode to valid instructions up to the constant pool.
     #[test]
     fn generated_soa_code_decodes_cleanly() {
-        use picajit::interp::float::{FloatMode, MaxRule, Rounding};
+        use picajit::interp::pica::float::{FloatMode, MaxRule, Rounding};
         use picajit_jit::iced_x86::Code;
         use picajit_jit::{compile_with, Backend, HostFeatures};
         use picajit_testkit::testgen::{generate, Options};

@@ -17,11 +17,11 @@ mod jit_common;
 
 use picajit::asm::{assemble, disassemble, SourceFile};
 use picajit::engine::program_from_shbin;
-use picajit::interp::exec::Interpreter;
-use picajit::interp::float::{self, FloatMode, Rounding};
-use picajit::interp::isa::{decode, format_instruction, Format, Instruction, Opcode, Unit};
-use picajit::interp::program::Program;
-use picajit::interp::state::{Registers, Uniforms};
+use picajit::interp::pica::exec::Interpreter;
+use picajit::interp::pica::float::{self, FloatMode, Rounding};
+use picajit::interp::pica::isa::{decode, format_instruction, Format, Instruction, Opcode, Unit};
+use picajit::interp::pica::program::Program;
+use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit_jit::{compile, Backend, HostFeatures, Invocation};
 
 const MODES: [FloatMode; 3] = [

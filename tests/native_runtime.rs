@@ -8,13 +8,13 @@
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 use picajit::engine::{ActiveBackend, EngineConfig, Shader};
-use picajit::interp::exec::Interpreter;
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::isa::{
+use picajit::interp::pica::exec::Interpreter;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::isa::{
     encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{Registers, Uniforms};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 use std::hint::black_box;
 

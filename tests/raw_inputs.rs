@@ -6,9 +6,9 @@
 //! f32 inputs go through the one conversion rule (`Shader::convert_inputs`).
 
 use picajit::engine::{BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader};
-use picajit::interp::float::{self, FloatMode, Rounding, F24};
-use picajit::interp::program::{GsInputMode, Program};
-use picajit::interp::state::{EmitBuffer, Uniforms};
+use picajit::interp::pica::float::{self, FloatMode, Rounding, F24};
+use picajit::interp::pica::program::{GsInputMode, Program};
+use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::jit::HostFeatures;
 
 /// The patterns under test: every special kind, and normal values to meet them.

@@ -6,9 +6,9 @@ use picajit::bench::Workload;
 use picajit::engine::{
     batch_threads, BackendChoice, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
 };
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::UnitState;
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::UnitState;
 
 type Rows = Vec<[[f32; 4]; 16]>;
 

@@ -7,8 +7,8 @@
 //! ```
 
 use picajit::asm::{assemble, disassemble, disassemble_program, SourceFile};
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::program::ShaderKind;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::program::ShaderKind;
 use picajit::shbin::Shbin;
 use picajit_fuzz::{encode_raw, encode_structured};
 use picajit_testkit::testgen::{generate, Options};

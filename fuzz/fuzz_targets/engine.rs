@@ -9,10 +9,10 @@ use libfuzzer_sys::fuzz_target;
 use picajit::engine::{
     program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
-use picajit::interp::exec::{ExecError, RunInfo};
-use picajit::interp::float::FloatMode;
-use picajit::interp::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::state::{EmitBuffer, Uniforms};
+use picajit::interp::pica::exec::{ExecError, RunInfo};
+use picajit::interp::pica::float::FloatMode;
+use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
+use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::shbin::Shbin;
 use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Rng, MODES};
 

@@ -5,10 +5,10 @@
 
 pub mod theia;
 
-use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
-use picajit::interp::float::FloatMode;
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{EmitBuffer, GeometryState, Registers, Uniforms};
+use picajit::interp::pica::exec::{ExecError, Interpreter, RunInfo};
+use picajit::interp::pica::float::FloatMode;
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit_jit::{
     compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
     Invocation, JitExit,

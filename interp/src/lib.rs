@@ -1,14 +1,11 @@
-//! Reference implementation of the PICA200 programmable shader unit.
+//! Reference interpreters for the three GPU shader instruction sets picajit runs: PICA200
+//! ([`pica`], the Nintendo 3DS vertex and geometry shader unit), THEIA ([`theia`], a
+//! fixed-point ray-tracing GPU) and the PowerVR Series 6 USC ([`usc`]).
 //!
-//! This crate is the definition of correct execution for picajit: the ISA codec ([`isa`]), the
-//! float model every engine follows ([`float`]), the program container ([`program`]), the register
-//! file layout shared with the JIT ([`state`]) and the hardware-exact interpreter ([`exec`]).
-//! It depends on nothing else in the workspace so that it can never share a bug with the JIT.
+//! This crate defines correct execution for picajit: each ISA's codec, arithmetic model and
+//! interpreter. It depends on nothing else in the workspace, so it can never share a bug with
+//! the JIT.
 
-pub mod exec;
-pub mod float;
-pub mod isa;
-pub mod program;
-pub mod state;
+pub mod pica;
 pub mod theia;
 pub mod usc;

@@ -3,9 +3,9 @@
 
 mod common;
 use common::*;
-use picajit_interp::exec::ExecError;
-use picajit_interp::isa::*;
-use picajit_interp::program::ShaderKind;
+use picajit_interp::pica::exec::ExecError;
+use picajit_interp::pica::isa::*;
+use picajit_interp::pica::program::ShaderKind;
 
 fn call(dest: u16, num: u8) -> Instruction {
     Instruction::Call { dest, num }
@@ -15,7 +15,7 @@ fn ifu(dest: u16, num: u8) -> Instruction {
     Instruction::IfU { b: 0, dest, num }
 }
 
-fn vs(placed: &[(usize, Instruction)]) -> picajit_interp::program::Program {
+fn vs(placed: &[(usize, Instruction)]) -> picajit_interp::pica::program::Program {
     program_at(placed, &[], ShaderKind::Vertex)
 }
 
@@ -64,7 +64,7 @@ fn call_stack_overflow_drops_the_oldest_frame() {
 
 /// Frames chained so that each return address is the caller frame's end: one step pops
 /// `depth` frames in a row.
-fn chained_calls(depth: usize) -> picajit_interp::program::Program {
+fn chained_calls(depth: usize) -> picajit_interp::pica::program::Program {
     let mut placed = vec![
         (0, call(4, 2)),
         (1, inc(1)),
@@ -104,7 +104,7 @@ fn fourth_call_pop_in_a_row_misses_its_pc_update() {
 
 /// Nine nested IFs: if_k at address k closes at 18 - k; the outermost one jumps past a
 /// two-word else part when it pops.
-fn nine_nested_ifs() -> picajit_interp::program::Program {
+fn nine_nested_ifs() -> picajit_interp::pica::program::Program {
     let mut placed: Vec<_> = (0..9usize)
         .map(|k| (k, ifu((18 - k) as u16, if k == 0 { 2 } else { 0 })))
         .collect();
@@ -177,7 +177,7 @@ fn loop_runs_x_plus_one_times_and_keeps_al() {
     assert_eq!(regs.al, 14);
 }
 
-fn nested_loops(n: usize) -> picajit_interp::program::Program {
+fn nested_loops(n: usize) -> picajit_interp::pica::program::Program {
     // L0 (two iterations, i1) encloses L1..L{n-1} (one iteration each, i0).
     let body_end = 2 * n + 2;
     let mut placed = vec![];
@@ -560,9 +560,13 @@ fn running_off_the_end_is_an_error() {
 fn undefined_opcode_is_an_error() {
     let mut code = vec![encode(&inc(0)).unwrap(), 0x14 << 26 | 0x55];
     code.push(encode(&END).unwrap());
-    let p =
-        picajit_interp::program::Program::new(code, vec![identity_desc()], 0, ShaderKind::Vertex)
-            .unwrap();
+    let p = picajit_interp::pica::program::Program::new(
+        code,
+        vec![identity_desc()],
+        0,
+        ShaderKind::Vertex,
+    )
+    .unwrap();
     assert_eq!(
         run_with(&p, &uniforms(), 100).unwrap_err(),
         ExecError::UndefinedOpcode {

@@ -5,10 +5,10 @@
 
 mod common;
 use common::*;
-use picajit_interp::float::F24;
-use picajit_interp::isa::*;
-use picajit_interp::program::ShaderKind;
-use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_interp::pica::float::F24;
+use picajit_interp::pica::isa::*;
+use picajit_interp::pica::program::ShaderKind;
+use picajit_interp::pica::state::{GeometryState, Registers, Uniforms};
 
 fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
     OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
@@ -19,7 +19,7 @@ fn f24(bits: u32) -> f32 {
 }
 
 fn bits24(v: f32) -> u32 {
-    F24::from_f32(v, picajit_interp::float::Rounding::TowardZero).bits()
+    F24::from_f32(v, picajit_interp::pica::float::Rounding::TowardZero).bits()
 }
 
 fn run_inputs(
@@ -30,7 +30,7 @@ fn run_inputs(
 ) -> Registers {
     let placed: Vec<_> = code.iter().copied().enumerate().collect();
     let p = program_at(&placed, descs, ShaderKind::Vertex);
-    let interp = picajit_interp::exec::Interpreter::new(&p, Default::default());
+    let interp = picajit_interp::pica::exec::Interpreter::new(&p, Default::default());
     let mut regs = Registers::default();
     regs.input[..4].copy_from_slice(&inputs);
     interp.run(&mut regs, u, None, 1000).expect("runs");
@@ -479,7 +479,7 @@ fn emit_in_a_vertex_shader_does_nothing() {
         Instruction::Emit,
         END,
     ]);
-    let interp = picajit_interp::exec::Interpreter::new(&p, Default::default());
+    let interp = picajit_interp::pica::exec::Interpreter::new(&p, Default::default());
     let mut regs = Registers::default();
     let mut gs = GeometryState::default();
     interp

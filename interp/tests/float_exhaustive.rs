@@ -8,7 +8,7 @@
 mod float_support;
 
 use float_support::*;
-use picajit_interp::float::{self, transcendental as tr, FloatMode, CANONICAL_NAN, F24};
+use picajit_interp::pica::float::{self, transcendental as tr, FloatMode, CANONICAL_NAN, F24};
 
 /// `f` on the f32 value of an f24 pattern built from its fields.
 fn f24v(sign: u32, e: u32, m: u32) -> f32 {
@@ -91,7 +91,7 @@ fn every_f24_pattern_round_trips() {
         }
         // Values that are already f24 pass through the upload unchanged (except subnormal patterns,
         // which are flushed).
-        let up = F24::from_f32(x, picajit_interp::float::Rounding::TowardZero);
+        let up = F24::from_f32(x, picajit_interp::pica::float::Rounding::TowardZero);
         if v.is_nan() {
             assert_eq!(up, F24::NAN);
         } else if v.is_subnormal_pattern() {
@@ -116,7 +116,7 @@ fn every_f24_pattern_round_trips_full() {
 /// f32 patterns: every one in release builds, every 257th plus the boundaries otherwise.
 #[test]
 fn upload_bits_match_from_f32() {
-    use picajit_interp::float::Rounding;
+    use picajit_interp::pica::float::Rounding;
     let check = |b: u32| {
         for r in [Rounding::TowardZero, Rounding::NearestEven] {
             let want = F24::from_f32(f32::from_bits(b), r).to_f32_bits();

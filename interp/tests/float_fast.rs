@@ -15,7 +15,7 @@
 mod float_support;
 
 use float_support::*;
-use picajit_interp::float::{self, fast, FloatMode, CANONICAL_NAN, F24};
+use picajit_interp::pica::float::{self, fast, FloatMode, CANONICAL_NAN, F24};
 
 fn full() -> bool {
     std::env::var("PICAJIT_FAST_FLOAT").is_ok_and(|v| v == "full")

@@ -6,7 +6,7 @@
 mod float_support;
 
 use float_support::*;
-use picajit_interp::float::{self, FloatMode, Rounding, CANONICAL_NAN, F24};
+use picajit_interp::pica::float::{self, FloatMode, Rounding, CANONICAL_NAN, F24};
 
 /// An f24 pattern as a register value.
 fn f(p: u32) -> f32 {

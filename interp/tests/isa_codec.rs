@@ -1,7 +1,7 @@
 //! Word codec: decode/encode round trips, exhaustive over opcodes and field extremes, plus a
 //! seeded random sweep, and golden encodings computed by hand from seed 000's tables.
 
-use picajit_interp::isa::*;
+use picajit_interp::pica::isa::*;
 
 struct XorShift(u64);
 impl XorShift {

@@ -3,7 +3,7 @@
 //! that fails does so exactly as on the interpreter, with the index of the failing one.
 
 use crate::JitExit;
-use picajit_interp::exec::ExecError;
+use picajit_interp::pica::exec::ExecError;
 use std::fmt;
 
 /// Why a program was not compiled, or why an [`Invocation`](crate::Invocation) failed.
@@ -17,7 +17,7 @@ pub enum Error {
     /// panicking so that the engine can still fall back.
     Internal(String),
     /// Invocation `index` of the call (0 for a single invocation) failed on the interpreter,
-    /// as [`Interpreter::run`](picajit_interp::exec::Interpreter::run) would have failed.
+    /// as [`Interpreter::run`](picajit_interp::pica::exec::Interpreter::run) would have failed.
     Exec {
         /// Index of the vertex (or point) in the call's inputs.
         index: usize,

@@ -25,7 +25,7 @@
 //! empty loop stack, running past the end of the program, a full EMIT buffer) makes it stop
 //! with a *deopt* status instead. [`CompiledShader::invoke`] then restores the registers (and
 //! geometry state) it was given and re-runs that invocation on
-//! [`picajit_interp::exec::Interpreter`], so results, errors included, are identical by
+//! [`picajit_interp::pica::exec::Interpreter`], so results, errors included, are identical by
 //! construction. Only the rows the program can write are saved for that (see
 //! [`Analysis::written_registers`]), and nothing when [`Analysis::run_bounds`] proves the run
 //! cannot stop early, which keeps short geometry shaders cheap.
@@ -33,7 +33,7 @@
 //!
 //! # Input contract (F24 modes)
 //!
-//! As in the float model (`picajit_interp::float`, "What a JIT must do"), F24-mode register
+//! As in the float model (`picajit_interp::pica::float`, "What a JIT must do"), F24-mode register
 //! contents are expected to be f24 values (`F24::to_f32` images), which every upload path of
 //! the engine guarantees. Under RTZ the generated code equals the interpreter for *any* f32
 //! contents; under RNE the f64 sums and the RSQ recipe are proven only for f24 inputs.
@@ -61,33 +61,22 @@
 //!
 //! ```no_run
 //! use picajit_jit::{compile, Backend, HostFeatures, Invocation};
-//! # fn f(program: &picajit_interp::program::Program, uniforms: &picajit_interp::state::Uniforms) {
-//! let mode = picajit_interp::float::FloatMode::default();
+//! # fn f(program: &picajit_interp::pica::program::Program, uniforms: &picajit_interp::pica::state::Uniforms) {
+//! let mode = picajit_interp::pica::float::FloatMode::default();
 //! let shader = compile(program, mode, Backend::X64, HostFeatures::detect()).unwrap();
 //! println!("{} bytes; {}", shader.code_size(), shader.analysis());
-//! let mut regs = picajit_interp::state::Registers::default();
+//! let mut regs = picajit_interp::pica::state::Registers::default();
 //! let outcome = shader.invoke(Invocation::one(uniforms, &mut regs).budget(1 << 20));
 //! # }
 //! ```
 
 // The crate's internals: the facade below re-exports what callers use; `testing` gives the
 // encoding tests the assemblers they decode.
-pub(crate) mod a64;
-pub(crate) mod analysis;
-pub(crate) mod batch;
 pub(crate) mod error;
-pub(crate) mod features;
-mod invocation;
-mod invoke;
-pub(crate) mod layout;
-pub(crate) mod lower;
-pub(crate) mod masm;
-pub(crate) mod recipes;
-pub(crate) mod runtime;
-mod shader;
+pub(crate) mod host;
+pub mod pica;
 pub mod theia;
 pub mod usc;
-pub(crate) mod x64;
 
 /// Internals that tests need and callers do not: the x86-64, AVX2 and AArch64 assemblers
 /// and register names, which `tests/jit_x64_encoding.rs` and `tests/jit_a64_encoding.rs`
@@ -97,23 +86,24 @@ pub(crate) mod x64;
 pub mod testing {
     /// The per-vertex x86-64 assembler and its registers.
     pub mod x64 {
-        pub use crate::x64::{asm, regs};
+        pub use crate::host::x64::{asm, regs};
     }
     /// The per-vertex AArch64 assembler, its registers and (under emulation) the emulator's
     /// last error.
     pub mod a64 {
         #[cfg(feature = "emulate-a64")]
-        pub use crate::a64::emulator::{count_instructions, last_error, InstructionCounts};
-        pub use crate::a64::{asm, regs};
+        pub use crate::host::a64::emulator::{count_instructions, last_error, InstructionCounts};
+        pub use crate::host::a64::{asm, regs};
     }
     /// The AVX2 encoder of the multi-vertex code and the geometry fields of its context,
     /// whose offsets the geometry EMIT forms carry.
     pub mod batch {
-        pub use crate::batch::{
-            asm, SOA_GS_CURSOR, SOA_GS_EMITS, SOA_GS_FLAGS_NEXT, SOA_GS_FLAG_CURSOR,
-            SOA_GS_FLAG_STRIDE, SOA_GS_LANE_FLAGS, SOA_GS_LANE_ROWS, SOA_GS_LAST6, SOA_GS_LAST7,
-            SOA_GS_LEFT, SOA_GS_PREV7, SOA_GS_ROWS_NEXT, SOA_GS_ROW_OFF, SOA_GS_ROW_STRIDE,
-            SOA_GS_SLOT7, SOA_GS_SLOTS_HIT, SOA_GS_VSIZE,
+        pub use crate::host::x64::vex as asm;
+        pub use crate::pica::batch::{
+            SOA_GS_CURSOR, SOA_GS_EMITS, SOA_GS_FLAGS_NEXT, SOA_GS_FLAG_CURSOR, SOA_GS_FLAG_STRIDE,
+            SOA_GS_LANE_FLAGS, SOA_GS_LANE_ROWS, SOA_GS_LAST6, SOA_GS_LAST7, SOA_GS_LEFT,
+            SOA_GS_PREV7, SOA_GS_ROWS_NEXT, SOA_GS_ROW_OFF, SOA_GS_ROW_STRIDE, SOA_GS_SLOT7,
+            SOA_GS_SLOTS_HIT, SOA_GS_VSIZE,
         };
     }
 }
@@ -130,16 +120,18 @@ pub use yaxpeax_arch;
 #[cfg(feature = "disasm")]
 pub use yaxpeax_arm;
 
-pub use analysis::{Analysis, DeoptReason, RunBounds};
-pub use batch::{A64Lanes, BatchStats, LANES};
 pub use error::Error;
-pub use features::HostFeatures;
-pub use invocation::{Invocation, Outcome, DEFAULT_BUDGET};
-pub(crate) use invoke::{BatchError, BatchInfo};
-pub use runtime::cache::{CacheKey, CodeCache};
-pub use shader::{compile, compile_with, compile_with_options, CompileOptions, CompiledShader};
+pub use host::features::HostFeatures;
+pub use pica::analysis::{Analysis, DeoptReason, RunBounds};
+pub use pica::batch::{A64Lanes, BatchStats, LANES};
+pub use pica::cache::{CacheKey, CodeCache};
+pub use pica::invocation::{Invocation, Outcome, DEFAULT_BUDGET};
+pub(crate) use pica::invoke::{BatchError, BatchInfo};
+pub use pica::shader::{
+    compile, compile_with, compile_with_options, CompileOptions, CompiledShader,
+};
 
-pub(crate) use invoke::bits;
+pub(crate) use pica::invoke::bits;
 
 use std::fmt;
 

@@ -13,7 +13,7 @@ use crate::shbin::{
     decode_gs_mode, Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic,
     ShaderKind, Shbin, Uniform,
 };
-use picajit_interp::isa::{
+use picajit_interp::pica::isa::{
     encode, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };
 use std::collections::HashMap;
@@ -2321,8 +2321,8 @@ impl Assembler {
 
 /// picasso's `cond` text for a condition, or the raw number when picasso's syntax cannot
 /// express it (a single-flag test whose other reference bit is clear).
-pub(crate) fn cond_text(c: picajit_interp::isa::Condition) -> String {
-    use picajit_interp::isa::CondOp;
+pub(crate) fn cond_text(c: picajit_interp::pica::isa::Condition) -> String {
+    use picajit_interp::pica::isa::CondOp;
     match c.op {
         CondOp::X if !c.ref_y => c.raw().to_string(),
         CondOp::Y if !c.ref_x => c.raw().to_string(),

@@ -22,8 +22,8 @@ use super::assemble::{check_line, cond_text, CheckCtx, NOP_WORD};
 use super::lexer::quote;
 use super::SourceFile;
 use crate::shbin::{Constant, Dvle, OutputSemantic, ShaderKind, Shbin};
-use picajit_interp::float::{Rounding, F24};
-use picajit_interp::isa::{
+use picajit_interp::pica::float::{Rounding, F24};
+use picajit_interp::pica::isa::{
     decode, format_instruction, unused_bits, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
     Swizzle,
 };

@@ -3,9 +3,9 @@
 //! assembler.
 
 use super::lexer::{Line, Loc, Tok, Token};
-use picajit_interp::float::{Rounding, F24};
-use picajit_interp::isa::{CmpOp, Condition, Opcode, RelIndex};
-use picajit_interp::program::ShaderKind;
+use picajit_interp::pica::float::{Rounding, F24};
+use picajit_interp::pica::isa::{CmpOp, Condition, Opcode, RelIndex};
+use picajit_interp::pica::program::ShaderKind;
 
 /// A parse error: where and why.
 pub(crate) type PErr = (Loc, String);
@@ -896,11 +896,11 @@ fn parse_insn(c: &mut Cursor, m: Name) -> PResult<Insn> {
                 let Some(op) = Opcode::from_mnemonic(&lower).filter(|op| {
                     matches!(
                         op.format(),
-                        picajit_interp::isa::Format::One
-                            | picajit_interp::isa::Format::OneI
-                            | picajit_interp::isa::Format::OneU
-                            | picajit_interp::isa::Format::Five
-                            | picajit_interp::isa::Format::FiveI
+                        picajit_interp::pica::isa::Format::One
+                            | picajit_interp::pica::isa::Format::OneI
+                            | picajit_interp::pica::isa::Format::OneU
+                            | picajit_interp::pica::isa::Format::Five
+                            | picajit_interp::pica::isa::Format::FiveI
                     ) && *op != Opcode::Mova
                 }) else {
                     return Err((m.loc, format!("unknown instruction `{}`", m.text)));

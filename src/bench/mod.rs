@@ -26,9 +26,9 @@ pub use runner::{
 };
 pub use workload::{InputGen, Rng, Workload, DEFAULT_POOL, EXAMPLES};
 
-use picajit_interp::exec::DEFAULT_BUDGET;
-use picajit_interp::float::FloatMode;
-use picajit_interp::program::ShaderKind;
+use picajit_interp::pica::exec::DEFAULT_BUDGET;
+use picajit_interp::pica::float::FloatMode;
+use picajit_interp::pica::program::ShaderKind;
 use std::time::{Duration, Instant};
 
 /// The standard batch sizes: one vertex (call overhead dominates), a small draw, a large one.

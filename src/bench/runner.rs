@@ -2,10 +2,10 @@
 
 use super::workload::{Workload, DEFAULT_POOL};
 use crate::engine::{BackendChoice, EngineConfig, Shader};
-use picajit_interp::exec::RunInfo;
-use picajit_interp::float::{FloatMode, Rounding};
-use picajit_interp::program::{GsInputMode, Program, ShaderKind};
-use picajit_interp::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
+use picajit_interp::pica::exec::RunInfo;
+use picajit_interp::pica::float::{FloatMode, Rounding};
+use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
+use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{
     A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures, Invocation, Outcome,
 };

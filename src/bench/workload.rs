@@ -7,9 +7,9 @@
 
 use crate::engine::program_from_shbin;
 use crate::shbin::{Dvle, RegisterFile, Shbin};
-use picajit_interp::float::{FloatMode, F24};
-use picajit_interp::program::{GsInputMode, Program, ShaderKind};
-use picajit_interp::state::Uniforms;
+use picajit_interp::pica::float::{FloatMode, F24};
+use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
+use picajit_interp::pica::state::Uniforms;
 use std::f32::consts::{PI, TAU};
 
 /// The example shaders, in the order the tables list them: `(file name, source)`. Embedded so

@@ -4,10 +4,10 @@
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use crate::engine::{ActiveBackend, BackendChoice, EngineConfig, EngineError, Shader};
-use picajit_interp::exec::DEFAULT_BUDGET;
-use picajit_interp::float::{FloatMode, MaxRule, Rounding};
-use picajit_interp::isa::{encode, Instruction};
-use picajit_interp::program::{Program, ShaderKind};
+use picajit_interp::pica::exec::DEFAULT_BUDGET;
+use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
+use picajit_interp::pica::isa::{encode, Instruction};
+use picajit_interp::pica::program::{Program, ShaderKind};
 use picajit_jit::CodeCache;
 
 /// Which engine runs shaders (`PicajitEngineConfig::backend`), and which one a shader or

@@ -10,9 +10,9 @@ use super::run::{exec_error, PicajitRunStats};
 use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
 use crate::engine::{GeometryRunner, GsInput};
-use picajit_interp::exec::RunInfo;
-use picajit_interp::program::{GsInputMode, ShaderKind};
-use picajit_interp::state::{EmitBuffer, EmittedVertex};
+use picajit_interp::pica::exec::RunInfo;
+use picajit_interp::pica::program::{GsInputMode, ShaderKind};
+use picajit_interp::pica::state::{EmitBuffer, EmittedVertex};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
@@ -492,7 +492,7 @@ fn deliver(delivery: Option<(Callback, Vec<EmittedVertex>)>) {
 }
 
 fn finish(
-    result: std::result::Result<RunInfo, picajit_interp::exec::ExecError>,
+    result: std::result::Result<RunInfo, picajit_interp::pica::exec::ExecError>,
     delivery: Option<(Callback, Vec<EmittedVertex>)>,
     stats: *mut PicajitRunStats,
 ) -> Result<()> {

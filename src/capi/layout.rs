@@ -2,7 +2,7 @@
 //! value formats (f32, raw f24 bits).
 
 use super::error::{Error, Result};
-use picajit_interp::float::{Rounding, F24};
+use picajit_interp::pica::float::{Rounding, F24};
 
 /// How each value in a caller buffer is encoded. Every value takes 4 bytes in host byte
 /// order.

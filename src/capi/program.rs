@@ -9,7 +9,7 @@ use super::uniforms::PicajitUniforms;
 use crate::asm::{assemble, SourceFile};
 use crate::engine::{apply_constants, program_from_shbin, Shader};
 use crate::shbin::{Dvle, Shbin};
-use picajit_interp::program::{GsInputMode, Program, ShaderKind};
+use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
 use std::ffi::{c_char, c_void, CStr, CString};
 
 /// Which shader unit a program runs on.

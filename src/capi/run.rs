@@ -7,9 +7,9 @@ use super::program::PicajitShader;
 use super::state::{self, PicajitRunOptions, RunOptions};
 use super::uniforms::PicajitUniforms;
 use crate::engine::Shader;
-use picajit_interp::exec::ExecError;
-use picajit_interp::program::ShaderKind;
-use picajit_interp::state::UnitState;
+use picajit_interp::pica::exec::ExecError;
+use picajit_interp::pica::program::ShaderKind;
+use picajit_interp::pica::state::UnitState;
 use std::ffi::c_void;
 
 /// What a run did. Written on success and on `PICAJIT_ERR_EXEC`.

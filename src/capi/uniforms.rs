@@ -5,8 +5,8 @@ use super::engine::PicajitEngine;
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use crate::engine::Shader;
-use picajit_interp::float::FloatMode;
-use picajit_interp::state::Uniforms;
+use picajit_interp::pica::float::FloatMode;
+use picajit_interp::pica::state::Uniforms;
 
 /// Float uniform rows the caller can set (c0-c95).
 const FLOAT_ROWS: u32 = 96;

@@ -5,9 +5,9 @@ use super::values::{self, Assignment};
 use picajit::bench::{
     self, mode_label, parse_mode, EngineKind, Progress, Report, RunResult, Settings, Workload,
 };
-use picajit::interp::exec::DEFAULT_BUDGET;
-use picajit::interp::float::{FloatMode, Rounding};
-use picajit::interp::program::ShaderKind;
+use picajit::interp::pica::exec::DEFAULT_BUDGET;
+use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::program::ShaderKind;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

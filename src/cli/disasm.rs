@@ -2,7 +2,7 @@
 //! generates for it (`--jit x64|a64`).
 
 use super::{load_shbin, read_descs, read_words, write_out, FloatArgs};
-use picajit::interp::program::{Program, ShaderKind};
+use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::jit::{compile, Backend, HostFeatures};
 use std::path::PathBuf;
 

@@ -2,8 +2,8 @@
 
 use super::{load_shbin, FloatArgs};
 use picajit::engine::program_from_shbin;
-use picajit::interp::float::FloatMode;
-use picajit::interp::program::ShaderKind;
+use picajit::interp::pica::float::FloatMode;
+use picajit::interp::pica::program::ShaderKind;
 use picajit::jit::{compile, Backend, HostFeatures};
 use std::fmt;
 use std::path::PathBuf;

@@ -40,7 +40,7 @@ mod usc;
 mod values;
 
 use clap::{Parser, Subcommand};
-use picajit::interp::float::{FloatMode, Rounding};
+use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::shbin::Shbin;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

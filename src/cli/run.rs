@@ -5,10 +5,10 @@ use super::FloatArgs;
 use picajit::engine::{
     expand_f24, program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
 };
-use picajit::interp::exec::{RunInfo, DEFAULT_BUDGET};
-use picajit::interp::float::{FloatMode, MaxRule, Rounding, F24};
-use picajit::interp::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::state::{EmittedVertex, Registers, Uniforms, UnitState};
+use picajit::interp::pica::exec::{RunInfo, DEFAULT_BUDGET};
+use picajit::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
+use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
+use picajit::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -113,7 +113,7 @@ fn emit_json(e: &EmittedVertex, written: u16) -> Value {
 /// Output registers the program can write (from its destination fields), so only those
 /// are printed.
 fn written_outputs(shader: &Shader) -> u16 {
-    use picajit::interp::isa::{decode, DstReg, Instruction};
+    use picajit::interp::pica::isa::{decode, DstReg, Instruction};
     let mut mask = 0u16;
     for &w in shader.program().code() {
         let dst = match decode(w) {

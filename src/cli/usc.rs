@@ -95,7 +95,7 @@ struct RunArgs {
     #[arg(long = "set", value_name = "REG=V[,V...]")]
     set: Vec<String>,
     /// Most groups executed.
-    #[arg(long, default_value_t = picajit::interp::exec::DEFAULT_BUDGET)]
+    #[arg(long, default_value_t = picajit::interp::pica::exec::DEFAULT_BUDGET)]
     budget: u64,
     /// One JSON object instead of a table.
     #[arg(long)]

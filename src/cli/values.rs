@@ -1,7 +1,7 @@
 //! Parsing of `--set REG=VALUES` arguments.
 
-use picajit::interp::float::{FloatMode, F24};
-use picajit::interp::state::Uniforms;
+use picajit::interp::pica::float::{FloatMode, F24};
+use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::{Dvle, RegisterFile};
 
 /// A parsed assignment.
@@ -193,7 +193,7 @@ pub fn apply(a: &Assignment, inputs: &mut [[f32; 4]; 16], uniforms: &mut Uniform
 pub fn parse_unit_state(
     arg: &str,
     mode: FloatMode,
-    state: &mut picajit::interp::state::UnitState,
+    state: &mut picajit::interp::pica::state::UnitState,
 ) -> Option<Result<(), String>> {
     let (name, values) = arg.split_once('=')?;
     let name = name.trim();

@@ -135,7 +135,7 @@ mod read;
 mod write;
 
 pub use error::{Location, Region, ShbinError, SymbolUser};
-pub use picajit_interp::program::{GsInputMode, ShaderKind};
+pub use picajit_interp::pica::program::{GsInputMode, ShaderKind};
 
 /// Magic at the start of the file.
 pub const DVLB_MAGIC: [u8; 4] = *b"DVLB";
@@ -150,9 +150,9 @@ pub const DVLE_HEADER_SIZE: usize = 0x40;
 /// DVLE version written by picasso 2.x.
 pub const PICASSO_DVLE_VERSION: u16 = 0x1002;
 /// Largest program accepted, in words: the shader unit's program memory.
-pub const MAX_CODE_WORDS: usize = picajit_interp::program::CODE_WORDS;
+pub const MAX_CODE_WORDS: usize = picajit_interp::pica::program::CODE_WORDS;
 /// Largest operand-descriptor table accepted.
-pub const MAX_OPDESCS: usize = picajit_interp::program::MAX_OPDESCS;
+pub const MAX_OPDESCS: usize = picajit_interp::pica::program::MAX_OPDESCS;
 
 /// Size in bytes of one constant-table entry.
 pub const CONSTANT_ENTRY_SIZE: usize = 20;

@@ -2,9 +2,9 @@
 //! geometry state as bit patterns (NaNs compared by payload), where two of them first differ,
 //! and program listings for failure messages.
 
-use picajit_interp::isa::{decode, format_instruction};
-use picajit_interp::program::Program;
-use picajit_interp::state::{GeometryState, Registers};
+use picajit_interp::pica::isa::{decode, format_instruction};
+use picajit_interp::pica::program::Program;
+use picajit_interp::pica::state::{GeometryState, Registers};
 
 /// Program listing for crash reports.
 pub fn listing(p: &Program) -> String {

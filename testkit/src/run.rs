@@ -2,8 +2,8 @@
 //! (`picajit_jit::Invocation`), with results in the interpreter's types, so that the
 //! differential tests and fuzz targets compare them with `Interpreter::run` directly.
 
-use picajit_interp::exec::{ExecError, RunInfo};
-use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_interp::pica::exec::{ExecError, RunInfo};
+use picajit_interp::pica::state::{GeometryState, Registers, Uniforms};
 use picajit_jit::{CompiledShader, Error, Invocation, JitExit};
 
 /// One invocation with the interpreter fallback: the interpreter's result, errors included.

@@ -10,14 +10,14 @@
 use crate::jit_common::{
     backend, check_regs, check_shader, emulator_note, listing, run_compiled, run_one, Outcome,
 };
-use picajit::interp::exec::{ExecError, Interpreter};
-use picajit::interp::float::{FloatMode, Rounding, F24};
-use picajit::interp::isa::{
+use picajit::interp::pica::exec::{ExecError, Interpreter};
+use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
     SrcReg, Swizzle, WriteMask,
 };
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{GeometryState, Registers, Uniforms};
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{GeometryState, Registers, Uniforms};
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation, JitExit};
 
 /// `#[test]` wrappers running every shared case for one backend.

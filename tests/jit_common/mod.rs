@@ -3,10 +3,10 @@
 
 #![allow(dead_code)]
 
-use picajit::interp::exec::{ExecError, Interpreter, RunInfo};
-use picajit::interp::float::FloatMode;
-use picajit::interp::program::{Program, ShaderKind};
-use picajit::interp::state::{GeometryState, Registers, Uniforms};
+use picajit::interp::pica::exec::{ExecError, Interpreter, RunInfo};
+use picajit::interp::pica::float::FloatMode;
+use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::state::{GeometryState, Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompiledShader, Error, HostFeatures, JitExit};
 use picajit_testkit::testgen::TestCase;
 use std::cell::Cell;

@@ -1,11 +1,11 @@
 //! Small program builder shared by the interpreter tests.
 #![allow(dead_code)]
 
-use picajit_interp::exec::{ExecError, Interpreter, RunInfo};
-use picajit_interp::float::FloatMode;
-use picajit_interp::isa::*;
-use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{GeometryState, Registers, Uniforms};
+use picajit_interp::pica::exec::{ExecError, Interpreter, RunInfo};
+use picajit_interp::pica::float::FloatMode;
+use picajit_interp::pica::isa::*;
+use picajit_interp::pica::program::{Program, ShaderKind};
+use picajit_interp::pica::state::{GeometryState, Registers, Uniforms};
 
 pub const NOP: Instruction = Instruction::Nop;
 pub const END: Instruction = Instruction::End;

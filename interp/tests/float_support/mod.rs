@@ -1,9 +1,9 @@
 //! Shared helpers of the `float_*` tests: a PRNG and an exact reference model written
-//! independently of `picajit_interp::float` (integer arithmetic on u128/i128 only, no f64 tricks).
+//! independently of `picajit_interp::pica::float` (integer arithmetic on u128/i128 only, no f64 tricks).
 
 #![allow(dead_code)]
 
-use picajit_interp::float::{FloatMode, Rounding, CANONICAL_NAN};
+use picajit_interp::pica::float::{FloatMode, Rounding, CANONICAL_NAN};
 
 pub const RTZ: FloatMode = FloatMode::F24(Rounding::TowardZero);
 pub const RNE: FloatMode = FloatMode::F24(Rounding::NearestEven);

@@ -12,7 +12,7 @@
 
 use super::ctx::{BUDGET, PC, STEPS};
 use super::lower::{Alu, Cond, Emit, Shift, R};
-use crate::a64::asm::a64;
+use crate::host::a64::asm::a64;
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 

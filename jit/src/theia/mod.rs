@@ -1,5 +1,5 @@
 //! THEIA JIT: the instruction and ROM memories compiled to one host function per program, on
-//! the shared runtime (`crate::runtime::code_buffer`: W^X mapping, native call, AArch64 under
+//! the shared runtime (`crate::host::runtime`: W^X mapping, native call, AArch64 under
 //! the emulator) and the shared `x64!`/`a64!` dynasm wrappers.
 //!
 //! * `lower.rs` turns each THEIA instruction into backend-neutral integer operations
@@ -20,7 +20,7 @@ pub mod ctx;
 pub mod lower;
 pub mod x64;
 
-use crate::runtime::code_buffer::ExecCode;
+use crate::host::runtime::ExecCode;
 use crate::Backend;
 use ctx::{TheiaCtx, EXIT_FLUSH, EXIT_RETURNED, EXIT_TMREAD, EXIT_TO_END, NO_JUMP};
 use picajit_interp::theia::exec::{self, Code, Cursor, Io, RunOutcome, State, Status, TheiaError};

@@ -14,7 +14,7 @@
 
 use super::ctx::{BUDGET, PC, STEPS};
 use super::lower::{Alu, Cond, Emit, Shift, R};
-use crate::x64::asm::x64;
+use crate::host::x64::asm::x64;
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 

@@ -20,7 +20,7 @@
 
 use super::lower::{self, Bin, Bin64, Loc, Lowering, ShImm, Src, Src64, Un, Un64, VEmit, V};
 use super::{exit, Site};
-use crate::a64::asm::{a64, Asm};
+use crate::host::a64::asm::{a64, Asm};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, MAX_INSTANCES};
@@ -510,11 +510,11 @@ pub fn available() -> bool {
 pub fn compile(p: &Prepared) -> Result<super::UscCode, String> {
     let (code, len, sites, native_groups) = generate(p)?;
     let exec = if crate::Backend::host() == Some(crate::Backend::A64) {
-        crate::runtime::code_buffer::ExecCode::new(&code).map_err(|e| e.to_string())?
+        crate::host::runtime::ExecCode::new(&code).map_err(|e| e.to_string())?
     } else {
         #[cfg(feature = "emulate-a64")]
         {
-            crate::runtime::code_buffer::ExecCode::emulated(&code)?
+            crate::host::runtime::ExecCode::emulated(&code)?
         }
         #[cfg(not(feature = "emulate-a64"))]
         return Err(

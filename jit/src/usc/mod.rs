@@ -25,7 +25,7 @@
 //! `tests/usc_jit.rs` runs every instruction shape and random programs on the interpreter
 //! and both backends and compares the whole state bit for bit.
 
-use crate::runtime::code_buffer::ExecCode;
+use crate::host::runtime::ExecCode;
 use crate::Backend;
 use picajit_interp::usc::program::Reg;
 use picajit_interp::usc::{ExecError, Flow, Outcome, Prepared, State, Status, MAX_INSTANCES};

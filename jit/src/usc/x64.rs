@@ -9,9 +9,9 @@
 
 use super::lower::{self, Bin, Bin64, Loc, Lowering, ShImm, Src, Src64, Un, Un64, VEmit, V};
 use super::{exit, off, Site, UscCode, FAILED, NEXT};
-use crate::batch::asm::{pred, Yasm, Ymm};
-use crate::x64::asm::{Asm, Mem};
-use crate::x64::regs::{Gpr, R12, R13, R14, R15, RAX, RBP, RBX, RCX, RDI, RSI};
+use crate::host::x64::asm::{Asm, Mem};
+use crate::host::x64::regs::{Gpr, R12, R13, R14, R15, RAX, RBP, RBX, RCX, RDI, RSI};
+use crate::host::x64::vex::{pred, Yasm, Ymm};
 use dynasmrt::{DynamicLabel, DynasmApi};
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::Prepared;
@@ -75,7 +75,7 @@ impl X64Emit {
         }
     }
 
-    fn src(&mut self, s: Src) -> crate::batch::asm::YOp {
+    fn src(&mut self, s: Src) -> crate::host::x64::vex::YOp {
         match s {
             Src::V(v) => y(v).into(),
             Src::K(c) => self.y().splat(c).into(),
@@ -223,7 +223,7 @@ impl VEmit for X64Emit {
             self.y().vcmppd(d, a, y(b), pred::LT);
             return;
         }
-        let b: crate::batch::asm::YOp = match b {
+        let b: crate::host::x64::vex::YOp = match b {
             Src64::V(v) => y(v).into(),
             Src64::K(c) => self.y().splat64(c).into(),
         };
@@ -417,7 +417,7 @@ pub fn compile(p: &Prepared) -> Result<UscCode, String> {
         return Err("the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into());
     }
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = crate::runtime::code_buffer::ExecCode::new(&code).map_err(|e| e.to_string())?;
+    let exec = crate::host::runtime::ExecCode::new(&code).map_err(|e| e.to_string())?;
     Ok(UscCode {
         exec,
         backend: crate::Backend::X64,

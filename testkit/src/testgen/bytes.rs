@@ -39,12 +39,12 @@
 //! (`fuzz/examples/make_seeds.rs`) uses them for the example shaders and the test programs.
 
 use super::{Rng, F24_SPECIALS, F32_SPECIALS};
-use picajit_interp::float::{FloatMode, Rounding, F24};
-use picajit_interp::isa::{
+use picajit_interp::pica::float::{FloatMode, Rounding, F24};
+use picajit_interp::pica::isa::{
     decode, encode, CmpOp, Condition, DstReg, Format, Instruction, Opcode, RelIndex, SrcReg,
 };
-use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::{Registers, Uniforms};
+use picajit_interp::pica::program::{Program, ShaderKind};
+use picajit_interp::pica::state::{Registers, Uniforms};
 
 /// Instruction budget of the differential target (small, so that each execution is fast).
 pub const DIFF_BUDGET: u64 = 20_000;

@@ -14,13 +14,13 @@
 pub mod bytes;
 pub mod points;
 
-use picajit_interp::float::{FloatMode, Rounding, F24};
-use picajit_interp::isa::{
+use picajit_interp::pica::float::{FloatMode, Rounding, F24};
+use picajit_interp::pica::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
     SrcReg, Swizzle, WriteMask,
 };
-use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::Uniforms;
+use picajit_interp::pica::program::{Program, ShaderKind};
+use picajit_interp::pica::state::Uniforms;
 
 /// A generated test: program, uniforms, v0-v15 and the mode the values were made for.
 #[derive(Clone, Debug)]

@@ -26,13 +26,13 @@
 
 use super::{Options, Rng, Values};
 use crate::testgen;
-use picajit_interp::float::FloatMode;
-use picajit_interp::isa::{
+use picajit_interp::pica::float::FloatMode;
+use picajit_interp::pica::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
     Swizzle, WriteMask,
 };
-use picajit_interp::program::{Program, ShaderKind};
-use picajit_interp::state::Uniforms;
+use picajit_interp::pica::program::{Program, ShaderKind};
+use picajit_interp::pica::state::Uniforms;
 
 /// A register value for `mode` ([`Values::AddressLike`]).
 pub fn value(r: &mut Rng, mode: FloatMode) -> f32 {

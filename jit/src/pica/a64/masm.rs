@@ -1,0 +1,1546 @@
+//! The AArch64 implementation of [`MacroAssembler`]: NEON sequences for every PICA operation.
+//!
+//! # Float environment
+//!
+//! The entries save the caller's FPCR (in `JitContext::saved_mxcsr`, the context's "caller's
+//! float control" word) and install the mode's; the epilogue restores it:
+//!
+//! | mode | FPCR | arithmetic |
+//! |---|---|---|
+//! | F24 RTZ | RMode = RZ, FZ = 0 | f32 ops, then [`A64Masm::fixup_rtz`] (`float::f24_fixup_rtz`) |
+//! | F24 RNE | RMode = RN, FZ = 0 | f64 ops, integer RNE to 17 bits, then the range fix-up |
+//! | F32 | RMode = RN, FZ = 0 | ADD: f32 ops + `float::f32_fixup`; MUL, RCP: f64 ops, integer RNE to 24 bits |
+//!
+//! FZ stays 0: with FZ = 1, FCMGT/FCMGE (MAX, MIN, SGE, SLT, CMP, LITP) would see subnormal
+//! inputs as zero, and AArch64 detects tininess *before* rounding, so an F32 product whose
+//! exact value lies just below 2^-126 would flush where the model rounds it up to 2^-126
+//! (`picajit_interp::pica::float`, "What a JIT must do (F32 mode)"). Inputs are flushed explicitly
+//! ([`A64Masm::flush`]). Without FZ the same product comes out of FMUL as the subnormal
+//! `0x007FFFFF` instead, which the fix-up would flush: so F32 products (and RCP) go through
+//! f64, where they are exact (or, for RCP, never near a rounding boundary), and are rounded to
+//! 24 bits by integer code, like the F24 RNE path rounds to 17. F32 sums of two normal f32
+//! values are exact whenever they are below 2^-126, so FADD + fix-up is exact.
+//!
+//! MAX/MIN use FCMGT + BSL (`a > b ? a : b`), never FMAX/FMIN (whose NaN rules differ); MAD is
+//! FMUL then FADD, never FMLA (fused).
+//!
+//! # Code shape
+//!
+//! Offset 0 is the single-invocation entry, followed by the batch entry; both branch into the
+//! shader body with [`EXIT_LINK`] (x25) holding their continuation, and every exit of the body
+//! sets w0 to a status and `br x25`. The body keeps x30 free, so shared subroutines (the
+//! rounding fix-ups, RSQ, EX2, LG2, one copy per register they work on) are plain `bl`/`ret`;
+//! subroutines never call each other.
+
+use crate::error::{CompileError, CompileResult};
+use crate::host::a64::asm::{Asm, Cond};
+use crate::host::a64::regs::*;
+use crate::host::runtime::Status;
+use crate::pica::analysis::Guard;
+use crate::pica::layout::*;
+use crate::pica::masm::{
+    BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
+};
+use crate::pica::recipes::reciprocal::{self, LaneSet};
+use crate::pica::recipes::scalar::{self, Cond as SCond, Gprs, Op};
+use crate::pica::recipes::transcendental_lanes::Lanes;
+use crate::pica::recipes::{self, Arith, Horizontal, Src, VecOps, ONE64, QNAN64};
+use dynasmrt::DynamicLabel;
+use picajit_interp::pica::float::precision::{
+    F24_GRID_F32, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F32_MIN_NORMAL_F32,
+};
+use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
+use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+const SIGN: u32 = 0x8000_0000;
+const INF: u32 = 0x7F80_0000;
+const ONE: u32 = 0x3F80_0000;
+/// FPCR.RMode = round toward zero.
+const FPCR_RZ: u32 = 0b11 << 22;
+
+// Constants the entries load into v24-v31 (see `Pinned`).
+/// Sign bit.
+pub(crate) const K_SIGN: Vreg = Vreg(31);
+/// The canonical NaN.
+const K_CANON: Vreg = Vreg(30);
+/// `|x| << 1` above this is a NaN.
+const K_NAN2: Vreg = Vreg(29);
+/// The mode's smallest normal, `<< 1`.
+const K_MIN2: Vreg = Vreg(28);
+/// 1.0.
+pub(crate) const K_ONE: Vreg = Vreg(27);
+/// +inf.
+const K_INF: Vreg = Vreg(26);
+/// The 17-bit truncation mask.
+const K_TRUNC: Vreg = Vreg(25);
+/// 2^64 (the F24 overflow threshold) `<< 1`.
+const K_OVF2: Vreg = Vreg(24);
+
+// Scratch registers (see regs.rs): T0-T3 for the fix-ups and rounding, T4-T7 for the f64
+// halves and the pairwise sum, SA for the MUL NaN mask, T8/T9 for DST.
+const T0: Vreg = SCRATCH[0];
+const T1: Vreg = SCRATCH[1];
+const T2: Vreg = SCRATCH[2];
+const T3: Vreg = SCRATCH[3];
+const T4: Vreg = SCRATCH[4];
+const T5: Vreg = SCRATCH[5];
+const T6: Vreg = SCRATCH[6];
+const T7: Vreg = SCRATCH[7];
+const SA: Vreg = SCRATCH[8];
+const T8: Vreg = SCRATCH[10];
+const T9: Vreg = SCRATCH[11];
+
+/// The general-purpose-register primitives of the integer algorithms
+/// (`crate::pica::recipes::scalar`); x17 materialises constants that no immediate field takes.
+struct AG<'a> {
+    a: &'a mut Asm,
+}
+
+impl AG<'_> {
+    /// `b` in a register: itself, or the constant loaded into x17.
+    fn reg(&mut self, b: Op<Gpr>) -> Gpr {
+        match b {
+            Op::R(r) => r,
+            Op::I(k) => {
+                self.a.mov_imm_x(G17, k as u64);
+                G17
+            }
+        }
+    }
+}
+
+impl Gprs for AG<'_> {
+    type G = Gpr;
+    type V = Vreg;
+    type Label = DynamicLabel;
+    const R: [Gpr; 8] = [G9, G10, G11, G12, G13, G14, G15, G16];
+
+    fn label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+    fn jump(&mut self, l: DynamicLabel) {
+        self.a.b(l);
+    }
+    fn jcc(&mut self, c: SCond, l: DynamicLabel) {
+        let c = match c {
+            SCond::Eq => Cond::Eq,
+            SCond::Lo => Cond::Lo,
+            SCond::Hi => Cond::Hi,
+            SCond::Lt => Cond::Lt,
+            SCond::Ge => Cond::Ge,
+        };
+        self.a.b_cond(c, l);
+    }
+    fn cmp(&mut self, wide: bool, a: Gpr, b: Op<Gpr>) {
+        match (wide, b) {
+            (false, Op::I(k)) if (0..4096).contains(&k) => self.a.cmp_wi(a, k as u32),
+            (true, Op::I(k)) if (0..4096).contains(&k) => self.a.cmp_xi(a, k as u32),
+            (true, Op::I(k)) if (-4095..0).contains(&k) => self.a.cmn_xi(a, (-k) as u32),
+            (false, b) => {
+                let b = self.reg(b);
+                self.a.cmp_w(a, b);
+            }
+            (true, b) => {
+                let b = self.reg(b);
+                self.a.cmp_x(a, b);
+            }
+        }
+    }
+    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
+        self.a.table(bytes)
+    }
+    fn lane0_to_gpr(&mut self, d: Gpr, v: Vreg) {
+        self.a.fmov_ws(d, v);
+    }
+    fn gpr_to_lane0(&mut self, v: Vreg, s: Gpr) {
+        self.a.fmov_sw(v, s);
+    }
+    fn imm(&mut self, d: Gpr, k: i64) {
+        self.a.mov_imm_x(d, k as u64);
+    }
+    fn mov(&mut self, d: Gpr, a: Gpr) {
+        if d != a {
+            self.a.mov_x(d, a);
+        }
+    }
+    fn zext32(&mut self, d: Gpr, a: Gpr) {
+        self.a.mov_w(d, a);
+    }
+    fn add(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::I(k) if (0..4096).contains(&k) => self.a.add_xi(d, a, k as u32),
+            Op::I(k) if (-4095..0).contains(&k) => self.a.sub_xi(d, a, (-k) as u32),
+            b => {
+                let b = self.reg(b);
+                self.a.add_x(d, a, b);
+            }
+        }
+    }
+    fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
+        self.a.mul_x(d, a, b);
+    }
+    fn neg(&mut self, d: Gpr, a: Gpr) {
+        self.a.sub_x(d, ZR, a);
+    }
+    fn and32(&mut self, d: Gpr, a: Gpr, k: u32) {
+        self.a.and_wi(d, a, k);
+    }
+    fn or32(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::R(b) => self.a.orr_w(d, a, b),
+            Op::I(k) => self.a.orr_wi(d, a, k as u32),
+        }
+    }
+    fn ubfx32(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
+        self.a.ubfx_w(d, a, lsb, width);
+    }
+    fn shl(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.a.lsl_xi(d, a, n);
+    }
+    fn shr(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.a.lsr_xi(d, a, n);
+    }
+    fn sar(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.a.asr_xi(d, a, n);
+    }
+    fn shl_var(&mut self, d: Gpr) {
+        self.a.lsl_x(d, d, G10);
+    }
+    fn sar_var(&mut self, d: Gpr) {
+        self.a.asr_x(d, d, G10);
+    }
+    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
+        self.a.clz_x(d, a);
+        self.a.mov_imm_w(h, 63);
+        self.a.sub_x(h, h, d);
+    }
+    fn test1(&mut self, a: Gpr) {
+        self.a.tst_wi(a, 1);
+    }
+    fn min_u(&mut self, d: Gpr, k: Gpr) {
+        self.a.cmp_x(d, k);
+        self.a.csel_x(d, d, k, Cond::Ls);
+    }
+    fn load32(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.adr(G17, table);
+        self.a.ldr_w_idx(d, G17, idx);
+    }
+    fn add_load64(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.adr(G17, table);
+        self.a.ldr_x_idx(G17, G17, idx);
+        self.a.add_x(d, d, G17);
+    }
+}
+
+/// Out-of-line subroutines (see [`A64Masm::outline`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stub {
+    FixupRtz(Vreg),
+    FixupF32(Vreg),
+    /// Round the two f64 lanes to the mode's precision, nearest-even.
+    RoundF64(Vreg),
+    /// RSQ of the register in place (its lane 0, or every lane for the NEON lane emitter).
+    Rsq(Vreg, LaneSet),
+    Ex2(Vreg),
+    Lg2(Vreg),
+}
+
+/// The NEON primitives of the float recipes (`crate::pica::recipes`): four f32 (or two f64) lanes
+/// of a q register. Constants come from the pinned registers where one holds them (`movi`
+/// or a literal load into `k` otherwise); magnitude keys are `|x| << 1`, compared unsigned.
+pub(crate) struct QV<'a> {
+    m: &'a mut A64Masm,
+    /// Scratch register for constants.
+    k: Vreg,
+    /// Scratch of the lane primitives ([`Lanes`]) beside `k`.
+    k2: Vreg,
+    /// Where [`Lanes::pack_half`] keeps its halves.
+    pack: Vreg,
+    /// The mode's smallest normal `<< 1` (what `K_MIN2` holds).
+    min2: u32,
+    /// Emitting the body of a shared subroutine: x30 holds its return address, so the
+    /// rounding and range steps are inline instead of `bl` to their subroutines.
+    leaf: bool,
+}
+
+impl QV<'_> {
+    fn reg(&mut self, b: Src<Vreg>) -> Vreg {
+        let v = match b {
+            Src::R(r) => return r,
+            Src::K(v) => v,
+            Src::K64(ONE64) => {
+                self.m.a.fmov_2d_one(self.k);
+                return self.k;
+            }
+            Src::K64(v) => {
+                self.m.a.load_const(
+                    self.k,
+                    [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32],
+                );
+                return self.k;
+            }
+        };
+        for (r, pinned) in [
+            (K_SIGN, SIGN),
+            (K_CANON, CANONICAL_NAN_BITS),
+            (K_ONE, ONE),
+            (K_INF, INF),
+            (K_TRUNC, F24_GRID_F32),
+        ] {
+            if v == pinned {
+                return r;
+            }
+        }
+        if v < 256 {
+            self.m.a.movi_4s(self.k, v, 0);
+        } else {
+            self.m.a.load_const(self.k, [v; 4]);
+        }
+        self.k
+    }
+}
+
+impl Arith for QV<'_> {
+    fn mode(&self) -> FloatMode {
+        self.m.mode
+    }
+
+    fn widen(&mut self, d: Vreg, a: Vreg, hi: bool) {
+        if hi {
+            self.m.a.fcvtl2_2d(d, a);
+        } else {
+            self.m.a.fcvtl_2d(d, a);
+        }
+    }
+
+    fn narrow(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
+        self.m.a.fcvtn_2s(d, lo);
+        self.m.a.fcvtn2_4s(d, hi);
+    }
+
+    fn narrow_lo(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtn_2s(d, a);
+    }
+
+    fn op64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
+        if mul {
+            self.m.a.fmul_2d(d, a, b);
+        } else {
+            self.m.a.fadd_2d(d, a, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fadd_4s(d, a, b);
+    }
+
+    fn round64(&mut self, d: Vreg) {
+        if self.leaf {
+            self.m.body_round_f64(d);
+        } else {
+            self.m.outline(Stub::RoundF64(d));
+        }
+    }
+
+    fn range(&mut self, v: Vreg) {
+        match (self.leaf, self.m.mode) {
+            (false, _) => self.m.fixup_out(v),
+            (true, FloatMode::F32) => self.m.body_fixup_f32(v),
+            (true, FloatMode::F24(_)) => self.m.body_fixup_rtz(v),
+        }
+    }
+
+    fn rne17(&mut self, v: Vreg) {
+        recipes::rne17_f32(&mut self.m.qv(T1), v, [T0, T2]);
+        self.m.fixup_rtz(v);
+    }
+
+    /// Inline; clobbers T0-T7.
+    fn binop64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
+        recipes::f64_binop(self, d, a, b, mul, [T4, T5, T6, T7]);
+    }
+
+    fn floor(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.frintm_4s(d, a);
+    }
+
+    /// `d` must differ from `a` and `b`.
+    fn fmax(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_4s(d, a, b); // NaN: false, b
+        self.m.a.bsl_16b(d, a, b);
+    }
+
+    /// `d` must differ from `a` and `b`.
+    fn fmin(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_4s(d, b, a);
+        self.m.a.bsl_16b(d, a, b);
+    }
+
+    fn le(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmge_4s(d, b, a);
+    }
+
+    fn lt(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_4s(d, b, a);
+    }
+
+    fn is_neg_inf(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.orr_16b(self.k, K_INF, K_SIGN);
+        self.m.a.fcmeq_4s(d, a, self.k);
+    }
+
+    fn eq(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmeq_4s(d, a, b);
+    }
+
+    fn ne(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmeq_4s(d, a, b);
+        self.m.a.not_16b(d, d);
+    }
+
+    fn ge_k(&mut self, d: Vreg, a: Vreg, k: u32) {
+        if k == 0 {
+            self.m.a.fcmge_4s_zero(d, a);
+        } else {
+            let k = self.reg(Src::K(k));
+            self.m.a.fcmge_4s(d, a, k);
+        }
+    }
+
+    fn max_k(&mut self, d: Vreg, a: Vreg, k: u32) {
+        if k == 0 {
+            // Selecting +0 where the mask is clear is clearing those lanes.
+            self.m.a.fcmgt_4s_zero(d, a);
+            self.m.a.and_16b(d, a, d);
+        } else {
+            let k = self.reg(Src::K(k));
+            self.m.a.fcmgt_4s(d, a, k);
+            self.m.a.bsl_16b(d, a, k);
+        }
+    }
+
+    fn min_k(&mut self, d: Vreg, a: Vreg, k: u32) {
+        let k = self.reg(Src::K(k));
+        self.m.a.fcmgt_4s(d, k, a);
+        self.m.a.bsl_16b(d, a, k);
+    }
+
+    const TRUNC_SATURATES: bool = true;
+
+    fn trunc_i32(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtzs_4s(d, a);
+    }
+
+    fn div32f(&mut self, d: Vreg, a: Src<Vreg>, b: Vreg) {
+        let a = self.reg(a);
+        self.m.a.fdiv_4s(d, a, b);
+    }
+
+    fn div64(&mut self, d: Vreg, a: Src<Vreg>, b: Vreg) {
+        let a = self.reg(a);
+        self.m.a.fdiv_2d(d, a, b);
+    }
+
+    fn sqrt64(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fsqrt_2d(d, a);
+    }
+
+    fn le64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmge_2d(d, b, a);
+    }
+
+    fn lt64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.fcmgt_2d(d, b, a);
+    }
+
+    /// The code runs with FZ = 0 (module docs), where FDIV rounds an F32 quotient below
+    /// 2^-126 onto the subnormal grid: F32 quotients take the products' path, f64 and the
+    /// integer rounding to 24 bits.
+    fn rcp_f32_through_f64(&self) -> bool {
+        true
+    }
+}
+
+impl Horizontal for QV<'_> {
+    fn hadd64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.faddp_2d(d, a, b);
+    }
+
+    fn broadcast0(&mut self, v: Vreg) {
+        self.m.a.dup_4s(v, v, 0);
+    }
+
+    fn swap_pairs(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.rev64_4s(d, a);
+    }
+
+    fn swap_halves(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.ext_16b(d, a, a, 8);
+    }
+
+    fn blend(&mut self, d: Vreg, a: Src<Vreg>, lanes: u8) {
+        let a = if a == Src::K(0) {
+            None
+        } else {
+            Some(self.reg(a))
+        };
+        for lane in (0..4).filter(|l| lanes >> l & 1 != 0) {
+            match a {
+                Some(r) => self.m.a.ins_s(d, lane, r, lane),
+                None => self.m.a.ins_s_w(d, lane, ZR),
+            }
+        }
+    }
+}
+
+impl VecOps for QV<'_> {
+    type R = Vreg;
+
+    fn and(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.and_16b(d, a, b);
+    }
+
+    fn or(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.orr_16b(d, a, b);
+    }
+
+    fn xor(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.eor_16b(d, a, b);
+    }
+
+    fn andn(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        let a = self.reg(a);
+        self.m.a.bic_16b(d, a, m);
+    }
+
+    fn add32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.add_4s(d, a, b);
+    }
+
+    fn add64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.add_2d(d, a, b);
+    }
+
+    fn shr32(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.ushr_4s(d, a, n);
+    }
+
+    fn shr64(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.ushr_2d(d, a, n);
+    }
+
+    fn mag(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.shl_4s(d, a, 1);
+    }
+
+    fn key_gt(&mut self, d: Vreg, m: Vreg, k: u32) {
+        // `|x| << 1 > k << 1` is `|x| << 1 >= (k + 1) << 1` (keys are even): use whichever
+        // bound a pinned register holds.
+        for (r, bound) in [(K_MIN2, self.min2), (K_OVF2, F24_OVERFLOW_F32 << 1)] {
+            if (k + 1) << 1 == bound {
+                self.m.a.cmhs_4s(d, m, r);
+                return;
+            }
+        }
+        let r = if k << 1 == INF << 1 {
+            K_NAN2
+        } else {
+            self.m.a.load_const(self.k, [k << 1; 4]);
+            self.k
+        };
+        self.m.a.cmhi_4s(d, m, r);
+    }
+
+    fn ordered(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        if a == b {
+            self.m.a.fcmeq_4s(d, a, a);
+        } else {
+            self.m.a.fcmeq_4s(self.k, b, b);
+            self.m.a.fcmeq_4s(d, a, a);
+            self.m.a.and_16b(d, d, self.k);
+        }
+    }
+
+    fn quiet_nan64(&mut self, d: Vreg, t: Vreg) {
+        self.m.a.fcmeq_2d(t, d, d);
+        let q = self.reg(Src::K64(QNAN64));
+        self.m.a.bif_16b(d, q, t);
+    }
+
+    fn set(&mut self, d: Vreg, k: Src<Vreg>) {
+        match k {
+            Src::R(r) if r == d => {}
+            Src::K64(ONE64) => self.m.a.fmov_2d_one(d),
+            _ => {
+                let r = self.reg(k);
+                self.m.a.mov_16b(d, r);
+            }
+        }
+    }
+
+    fn select(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        let a = self.reg(a);
+        self.m.a.bit_16b(d, a, m);
+    }
+
+    fn konst(&mut self, d: Vreg, k: u32) {
+        match k {
+            0 => self.m.a.movi_zero(d),
+            u32::MAX => {
+                self.m.a.movi_zero(d);
+                self.m.a.not_16b(d, d);
+            }
+            1..=255 => self.m.a.movi_4s(d, k, 0),
+            _ => {
+                let r = self.reg(Src::K(k));
+                self.m.a.mov_16b(d, r);
+            }
+        }
+    }
+
+    fn shl32(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.shl_4s(d, a, n);
+    }
+
+    fn gt_u32(&mut self, d: Vreg, a: Vreg, k: u32) {
+        let k = self.reg(Src::K(k));
+        self.m.a.cmhi_4s(d, a, k);
+    }
+}
+
+/// The NEON integer primitives of the EX2 and LG2 lane recipes: four 32-bit or two 64-bit
+/// lanes. NEON has what AVX2 lacks (64-bit compares, widening multiplies of whole
+/// registers, one shift in either direction by a signed count) and lacks what AVX2 has
+/// (gathers, right shifts by a register, and products of the low words of 64-bit lanes), so
+/// some primitives are short sequences here: tables are read lane by lane through x8-x11
+/// (base in x16 or x17, x15 for a displaced one), right shifts by a register are `ushl` by
+/// the negated count, and products of low words narrow their operands first.
+impl Lanes for QV<'_> {
+    type Table = Gpr;
+
+    fn table(&mut self, slot: usize, bytes: Vec<u8>) -> Gpr {
+        let base = [G16, G17][slot];
+        let l = self.m.a.table(bytes);
+        self.m.a.adr(base, l);
+        base
+    }
+
+    fn gather32(&mut self, d: Vreg, table: Gpr, idx: Vreg, disp: i32, _mask: Vreg) {
+        let base = if disp == 0 {
+            table
+        } else {
+            self.m.a.add_xi(G15, table, disp as u32);
+            G15
+        };
+        // Four independent loads: no lane waits for another's.
+        let g = [G8, G9, G10, G11];
+        for (k, &r) in g.iter().enumerate() {
+            self.m.a.umov_w(r, idx, k as u32);
+        }
+        for &r in &g {
+            self.m.a.ldr_w_idx(r, base, r);
+        }
+        for (k, &r) in g.iter().enumerate() {
+            self.m.a.ins_s_w(d, k as u32, r);
+        }
+    }
+
+    fn mov(&mut self, d: Vreg, a: Src<Vreg>) {
+        let k = self.k;
+        // Constants straight into `d`.
+        self.k = d;
+        let r = self.reg(a);
+        self.k = k;
+        self.m.a.mov_16b(d, r);
+    }
+
+    fn zero(&mut self, d: Vreg) {
+        self.m.a.movi_zero(d);
+    }
+
+    fn or_int(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        self.or(d, a, b);
+    }
+
+    fn andn_int(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
+        self.andn(d, m, a);
+    }
+
+    fn sub32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.sub_4s(d, a, b);
+    }
+
+    fn shr32_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
+        self.m.a.neg_4s(self.k2, n);
+        self.m.a.ushl_4s(d, a, self.k2);
+    }
+
+    fn cmpgt32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmgt_4s(d, a, b);
+    }
+
+    fn cmpeq32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmeq_4s(d, a, b);
+    }
+
+    fn max_u32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.umax_4s(d, a, b);
+    }
+
+    fn mulhi_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, t: [Vreg; 3]) {
+        self.m.a.umull_2d(t[0], a, b);
+        self.m.a.umull2_2d(t[1], a, b);
+        self.m.a.uzp2_4s(d, t[0], t[1]);
+    }
+
+    fn min_f32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fmin_4s(d, a, b);
+    }
+
+    fn max_f32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fmax_4s(d, a, b);
+    }
+
+    fn mul_f64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fmul_2d(d, a, b);
+    }
+
+    fn sub_f64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.fsub_2d(d, a, b);
+    }
+
+    fn floor_f64(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.frintm_2d(d, a);
+    }
+
+    /// Two 64-bit lanes, their low words the i32 values.
+    fn cvt_f64_i32(&mut self, d: Vreg, a: Vreg) {
+        self.m.a.fcvtzs_2d(d, a);
+    }
+
+    fn join32(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
+        let t = if d == hi { self.k2 } else { d };
+        self.m.a.xtn_2s(t, lo);
+        self.m.a.xtn2_4s(t, hi);
+        self.m.a.mov_16b(d, t);
+    }
+
+    fn widen32(&mut self, d: Vreg, a: Vreg, hi: bool, signed: bool) {
+        match (hi, signed) {
+            (false, false) => self.m.a.uxtl_2d(d, a),
+            (true, false) => self.m.a.uxtl2_2d(d, a),
+            (false, true) => self.m.a.sxtl_2d(d, a),
+            (true, true) => self.m.a.sxtl2_2d(d, a),
+        }
+    }
+
+    fn sub64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.sub_2d(d, a, b);
+    }
+
+    fn shl64(&mut self, d: Vreg, a: Vreg, n: u32) {
+        self.m.a.shl_2d(d, a, n);
+    }
+
+    fn cmpgt64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmgt_2d(d, a, b);
+    }
+
+    fn cmpeq64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
+        let b = self.reg(b);
+        self.m.a.cmeq_2d(d, a, b);
+    }
+
+    fn mul_u32_64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.xtn_2s(self.k, a);
+        self.m.a.xtn_2s(self.k2, b);
+        self.m.a.umull_2d(d, self.k, self.k2);
+    }
+
+    fn mul_i32_64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        self.m.a.xtn_2s(self.k, a);
+        self.m.a.xtn_2s(self.k2, b);
+        self.m.a.smull_2d(d, self.k, self.k2);
+    }
+
+    fn mul_wide_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, hi: bool, _t: [Vreg; 2]) {
+        if hi {
+            self.m.a.umull2_2d(d, a, b);
+        } else {
+            self.m.a.umull_2d(d, a, b);
+        }
+    }
+
+    fn shl64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
+        self.m.a.ushl_2d(d, a, n);
+    }
+
+    fn shr64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
+        self.m.a.neg_2d(self.k2, n);
+        self.m.a.ushl_2d(d, a, self.k2);
+    }
+
+    /// `ushl` shifts right for a negative count: one shift by `left`.
+    fn shift64(&mut self, d: Vreg, a: Vreg, left: Vreg, _right: Vreg, _t: Vreg) {
+        self.m.a.ushl_2d(d, a, left);
+    }
+
+    fn pack_half(&mut self, hi: bool, a: Vreg, _t: Vreg) {
+        if hi {
+            self.m.a.xtn2_4s(self.pack, a);
+        } else {
+            self.m.a.xtn_2s(self.pack, a);
+        }
+    }
+
+    fn packed(&mut self, d: Vreg) {
+        self.m.a.mov_16b(d, self.pack);
+    }
+}
+
+/// One annotation: code offset, PICA address, text.
+pub type Mark = (usize, u32, String);
+
+/// AArch64 code generator for one program.
+pub struct A64Masm {
+    a: Asm,
+    mode: FloatMode,
+    /// The MAX reading (`picajit_interp::pica::float::MaxRule`); the default unless set.
+    pub max_rule: MaxRule,
+    marks: Vec<Mark>,
+    exit_done: DynamicLabel,
+    exit_deopt: DynamicLabel,
+    exit_budget: DynamicLabel,
+    epilogue: DynamicLabel,
+    batch_entry: usize,
+    stubs: StubTable<Stub, DynamicLabel>,
+}
+
+fn val(v: Val) -> Vreg {
+    VALS[v.0 as usize]
+}
+
+/// `tbl` byte indices implementing a PICA component selector (lane 0 = x).
+pub fn swizzle_table(s: Swizzle) -> [u32; 4] {
+    s.lanes().map(|l| {
+        let b = 4 * l as u32;
+        b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24
+    })
+}
+
+impl A64Masm {
+    /// A code generator for `mode`.
+    pub fn new(mode: FloatMode) -> A64Masm {
+        let mut a = Asm::new();
+        let exit_done = a.new_label();
+        let exit_deopt = a.new_label();
+        let exit_budget = a.new_label();
+        let epilogue = a.new_label();
+        A64Masm {
+            a,
+            mode,
+            max_rule: MaxRule::default(),
+            marks: Vec::new(),
+            exit_done,
+            exit_deopt,
+            exit_budget,
+            epilogue,
+            batch_entry: 0,
+            stubs: StubTable::default(),
+        }
+    }
+
+    /// Direct access to the assembler (encoding tests).
+    pub fn asm(&mut self) -> &mut Asm {
+        &mut self.a
+    }
+
+    fn min_f32(&self) -> u32 {
+        match self.mode {
+            FloatMode::F32 => F32_MIN_NORMAL_F32,
+            FloatMode::F24(_) => F24_MIN_NORMAL_F32,
+        }
+    }
+
+    /// Precision (significant bits) of the mode's results.
+    fn prec(&self) -> u32 {
+        match self.mode {
+            FloatMode::F32 => 24,
+            FloatMode::F24(_) => 17,
+        }
+    }
+
+    /// Load the pinned constants (both entries).
+    pub(crate) fn load_pinned(&mut self) {
+        let min2 = self.min_f32() << 1;
+        for (r, v) in [
+            (K_SIGN, SIGN),
+            (K_CANON, CANONICAL_NAN_BITS),
+            (K_NAN2, INF << 1),
+            (K_MIN2, min2),
+            (K_ONE, ONE),
+            (K_INF, INF),
+            (K_TRUNC, F24_GRID_F32),
+            (K_OVF2, F24_OVERFLOW_F32 << 1),
+        ] {
+            self.a.load_const(r, [v; 4]);
+        }
+    }
+
+    /// The recipes' view of this emitter (`crate::pica::recipes`), materialising constants that no
+    /// pinned register holds in `k`.
+    pub(crate) fn qv(&mut self, k: Vreg) -> QV<'_> {
+        let min2 = self.min_f32() << 1;
+        QV {
+            m: self,
+            k,
+            k2: k,
+            pack: k,
+            min2,
+            leaf: false,
+        }
+    }
+
+    /// [`Self::qv`] for the body of a shared subroutine (`QV::leaf`).
+    fn qv_leaf(&mut self, k: Vreg) -> QV<'_> {
+        QV {
+            leaf: true,
+            ..self.qv(k)
+        }
+    }
+
+    /// The lane recipes' view of this emitter (`crate::pica::recipes::transcendental_lanes`, for
+    /// the NEON lane emitter): constants in `k[0]`, the [`Lanes`] primitives' scratch in
+    /// `k[1]`, packed halves in `k[2]`; the three must differ from the recipe's registers.
+    pub(crate) fn lanes(&mut self, k: [Vreg; 3]) -> QV<'_> {
+        QV {
+            k2: k[1],
+            pack: k[2],
+            ..self.qv(k[0])
+        }
+    }
+
+    /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
+    /// `|x| << 1 >= min << 1` keeps infinities and NaNs. Clobbers T0.
+    pub fn flush(&mut self, v: Vreg) {
+        let mode = self.mode;
+        recipes::flush(&mut self.qv(T1), mode, v, T0);
+    }
+
+    /// `float::f24_fixup_rtz` on four lanes, in place. Clobbers T0-T2.
+    fn body_fixup_rtz(&mut self, v: Vreg) {
+        recipes::f24_fixup_rtz(&mut self.qv(T3), v, v, [T0, T1, T2]);
+    }
+
+    /// `float::f32_fixup` on four lanes, in place. Clobbers T0, T1.
+    fn body_fixup_f32(&mut self, v: Vreg) {
+        recipes::f32_fixup(&mut self.qv(T2), v, v, [T0, T1]);
+    }
+
+    /// Round the two f64 lanes of `d` to the mode's precision, nearest-even, on their bit
+    /// patterns (`recipes::round_f64`), and flush rounded magnitudes below the mode's
+    /// smallest normal to +0. Clobbers T0, T1.
+    fn body_round_f64(&mut self, d: Vreg) {
+        let prec = self.prec();
+        recipes::round_f64(&mut self.qv(T1), d, prec, T0);
+        let min_f64: u64 = match self.mode {
+            FloatMode::F32 => (1023 - 126) << 52,
+            FloatMode::F24(_) => (1023 - 62) << 52,
+        };
+        let splat64 = |v: u64| [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32];
+        // Rule 3 before narrowing: FCVTN would round a value below the smallest normal a
+        // second time, onto the subnormal grid (2^-126 - 2^-150 → 2^-126 in F32 mode). The
+        // x86-64 paths round only F24 values through f64, whose tiny results the f32 range
+        // step after narrowing clears.
+        let a = &mut self.a;
+        a.shl_2d(T0, d, 1);
+        a.load_const(T1, splat64(min_f64 << 1));
+        a.cmhs_2d(T0, T0, T1);
+        a.and_16b(d, d, T0);
+    }
+
+    /// `float::f24_fixup_rtz` (shared subroutine).
+    pub fn fixup_rtz(&mut self, v: Vreg) {
+        self.outline(Stub::FixupRtz(v));
+    }
+
+    /// `float::f32_fixup` (shared subroutine).
+    pub fn fixup_f32(&mut self, v: Vreg) {
+        self.outline(Stub::FixupF32(v));
+    }
+
+    /// The fix-up after an f64 path rounded and narrowed to f32: range rules of the mode.
+    fn fixup_out(&mut self, v: Vreg) {
+        match self.mode {
+            FloatMode::F32 => self.fixup_f32(v),
+            FloatMode::F24(_) => self.fixup_rtz(v),
+        }
+    }
+
+    /// `a = round(a op b)` lane-wise through f64 (`recipes::f64_binop`: exact products; sums
+    /// of f24 values), then the mode's range rules. Clobbers T0-T7.
+    fn f64_binop(&mut self, a: Vreg, b: Vreg, mul: bool) {
+        self.qv(T1).binop64(a, a, b, mul);
+    }
+
+    /// Lane-wise add of two flushed operands (or mode results) into `a`.
+    fn add_flushed(&mut self, a: Vreg, b: Vreg) {
+        recipes::add(&mut self.qv(T1), a, a, b);
+    }
+
+    /// `float::mul` lane-wise: `a = mul(a, b)`. Flushes `b` in place.
+    fn mul_full(&mut self, a: Vreg, b: Vreg) {
+        self.flush(a);
+        self.flush(b);
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => {
+                self.a.fmul_4s(T4, a, b);
+                let mut q = self.qv(T6);
+                q.ordered(T5, a, b);
+                recipes::inf_times_zero(&mut q, a, T4, T5, T6);
+                self.fixup_rtz(a);
+            }
+            _ => {
+                self.qv(T6).ordered(SA, a, b);
+                self.f64_binop(a, b, true);
+                recipes::inf_times_zero(&mut self.qv(T6), a, a, SA, T6);
+            }
+        }
+    }
+
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`
+    /// (`recipes::pairwise_sum`).
+    fn pairwise_sum(&mut self, p: Vreg) {
+        recipes::pairwise_sum(&mut self.qv(T1), p, [T4, T5]);
+    }
+
+    /// RSQ of the flushed lanes of `v` in place (`recipes::reciprocal::rsq`; the body of
+    /// `Stub::Rsq`). Clobbers T0-T7.
+    fn body_rsq(&mut self, v: Vreg, lanes: LaneSet) {
+        reciprocal::rsq(&mut self.qv_leaf(T2), lanes, v, v, [T4, T5, T6, T7, T0, T1]);
+    }
+
+    /// RCP or RSQ of every lane of `x` (flushed here, in place) into `d`: the NEON lane
+    /// emitter's four vertices at once. `d` must not be a scratch register of the recipes.
+    pub(crate) fn reciprocal_lanes(&mut self, kind: ScalarKind, d: Vreg, x: Vreg) {
+        self.flush(x);
+        if kind == ScalarKind::Rcp {
+            reciprocal::rcp(&mut self.qv(T1), LaneSet::All, d, x, [T4, T5, T6]);
+        } else {
+            self.outline(Stub::Rsq(x, LaneSet::All));
+            self.a.mov_16b(d, x);
+        }
+    }
+
+    /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
+    fn outline(&mut self, stub: Stub) {
+        let a = &mut self.a;
+        let l = self.stubs.label(stub, || a.new_label());
+        self.a.bl(l);
+    }
+
+    /// Finish code that another generator emitted through [`Self::asm`] with this masm's
+    /// recipes (the NEON lane backend, `batch/a64.rs`): the shared subroutines it requested,
+    /// then the literal pool. Returns the code, the instruction bytes and the marks.
+    pub(crate) fn finish_code(mut self) -> Result<(Vec<u8>, usize, Vec<Mark>), String> {
+        self.emit_stubs();
+        let (code, len) = self.a.finish()?;
+        Ok((code, len, self.marks))
+    }
+
+    /// Emit every requested subroutine.
+    fn emit_stubs(&mut self) {
+        if self.stubs.has_pending() {
+            self.marks
+                .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
+        }
+        while let Some((stub, l)) = self.stubs.next_pending() {
+            self.a.bind(l);
+            match stub {
+                Stub::FixupRtz(v) => self.body_fixup_rtz(v),
+                Stub::FixupF32(v) => self.body_fixup_f32(v),
+                Stub::RoundF64(v) => self.body_round_f64(v),
+                Stub::Rsq(v, lanes) => self.body_rsq(v, lanes),
+                Stub::Ex2(v) => scalar::ex2(&mut AG { a: &mut self.a }, self.mode, v),
+                Stub::Lg2(v) => scalar::lg2(&mut AG { a: &mut self.a }, self.mode, v),
+            }
+            self.a.ret(LR);
+        }
+    }
+
+    /// Address of a register operand as (base, offset), or for relative constants the
+    /// index register set up in x9 (scaled by 16 in the load) with base x10.
+    fn load_src(&mut self, d: Vreg, loc: SrcLoc) {
+        match loc {
+            SrcLoc::Input(i) => self.a.ldr_q(d, INPUT, VEC_SIZE * i as i32),
+            SrcLoc::Temp(i) => self.a.ldr_q(d, REGS, REG_TEMP + VEC_SIZE * i as i32),
+            SrcLoc::Const {
+                index,
+                rel: RelIndex::None,
+            } => self
+                .a
+                .ldr_q(d, UNIFORMS, UNI_FLOAT + VEC_SIZE * index as i32),
+            SrcLoc::Const { index, rel } => {
+                let off = match rel {
+                    RelIndex::A0X => REG_A0,
+                    RelIndex::A0Y => REG_A0 + 4,
+                    _ => REG_AL,
+                };
+                let a = &mut self.a;
+                a.ldr_w(G9, REGS, off);
+                a.rel_row(G9, G10, index as u32);
+                a.add_xi(G10, UNIFORMS, UNI_FLOAT as u32);
+                a.ldr_q_idx(d, G10, G9);
+            }
+        }
+    }
+
+    fn dst_addr(d: &Dest) -> (Gpr, i32) {
+        if d.output {
+            (OUTPUT, VEC_SIZE * d.index as i32)
+        } else {
+            (REGS, REG_TEMP + VEC_SIZE * d.index as i32)
+        }
+    }
+
+    /// Store 0/1 flags from w9 (cmp.x) and w10 (cmp.y): any non-zero low bit counts.
+    fn store_flags(&mut self) {
+        let a = &mut self.a;
+        a.and_wi(G9, G9, 1);
+        a.and_wi(G10, G10, 1);
+        a.strb_w(G9, REGS, REG_CMP);
+        a.strb_w(G10, REGS, REG_CMP + 1);
+    }
+
+    /// The FPCR value of the mode.
+    pub(crate) fn fpcr(&self) -> u32 {
+        match self.mode {
+            FloatMode::F24(Rounding::TowardZero) => FPCR_RZ,
+            _ => 0,
+        }
+    }
+
+    /// Save the callee-saved registers, load the context pointers and the float environment.
+    fn entry(&mut self, single: bool) {
+        let fpcr = self.fpcr();
+        let a = &mut self.a;
+        a.stp_x_pre_sp(FP, LR, 80);
+        a.stp_x_sp(CTX, REGS, 16);
+        a.stp_x_sp(INPUT, OUTPUT, 32);
+        a.stp_x_sp(UNIFORMS, BUDGET, 48);
+        a.stp_x_sp(EXIT_LINK, PAD, 64);
+        a.mov_x(CTX, X0);
+        a.ldr_x(REGS, CTX, CTX_REGS);
+        a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
+        if single {
+            a.ldr_x(INPUT, CTX, CTX_INPUT);
+            a.ldr_x(OUTPUT, CTX, CTX_OUTPUT);
+            a.ldr_x(BUDGET, CTX, CTX_BUDGET);
+        }
+        a.mrs_fpcr(G9);
+        a.str_w(G9, CTX, CTX_SAVED_MXCSR);
+        a.mov_imm_w(G9, fpcr);
+        a.msr_fpcr(G9);
+        self.load_pinned();
+    }
+}
+
+impl MacroAssembler for A64Masm {
+    type Label = DynamicLabel;
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+
+    fn mark(&mut self, pc: u32, text: &str) {
+        self.marks.push((self.a.offset().0, pc, text.to_string()));
+    }
+
+    fn prologue(&mut self) {
+        let body = self.a.new_label();
+        let epilogue = self.epilogue;
+        // Single-invocation entry (offset 0): the body's exits go straight to the epilogue.
+        self.entry(true);
+        self.a.adr(EXIT_LINK, epilogue);
+        self.a.b(body);
+
+        // Batch entry: one vertex-shader invocation per row, each from the reset state.
+        self.batch_entry = self.a.offset().0;
+        let (top, finished, row_done) =
+            (self.a.new_label(), self.a.new_label(), self.a.new_label());
+        self.entry(false);
+        let a = &mut self.a;
+        a.adr(EXIT_LINK, row_done);
+        a.bind(top);
+        a.ldr_x(G9, CTX, CTX_BATCH_DONE);
+        a.ldr_x(G10, CTX, CTX_BATCH_COUNT);
+        a.cmp_x(G9, G10);
+        a.b_cond(Cond::Hs, finished);
+        a.lsl_xi(G9, G9, 8);
+        a.ldr_x(INPUT, CTX, CTX_BATCH_INPUT);
+        a.add_x(INPUT, INPUT, G9);
+        a.ldr_x(OUTPUT, CTX, CTX_BATCH_OUTPUT);
+        a.add_x(OUTPUT, OUTPUT, G9);
+        a.movi_zero(T0);
+        for i in 0..8 {
+            a.stp_q(T0, T0, OUTPUT, 2 * VEC_SIZE * i);
+            a.stp_q(T0, T0, REGS, REG_TEMP + 2 * VEC_SIZE * i);
+        }
+        a.str_q(T0, REGS, REG_A0);
+        a.ldr_x(BUDGET, CTX, CTX_BUDGET);
+        a.b(body);
+        a.bind(row_done);
+        a.cbnz_w(X0, epilogue);
+        a.ldr_x(G9, CTX, CTX_BUDGET);
+        a.sub_x(G9, G9, BUDGET);
+        a.ldr_x(G10, CTX, CTX_BATCH_INSTRUCTIONS);
+        a.add_x(G10, G10, G9);
+        a.str_x(G10, CTX, CTX_BATCH_INSTRUCTIONS);
+        a.ldr_x(G9, CTX, CTX_BATCH_DONE);
+        a.add_xi(G9, G9, 1);
+        a.str_x(G9, CTX, CTX_BATCH_DONE);
+        a.b(top);
+        a.bind(finished);
+        a.movz_w(X0, Status::Done as u32, 0);
+        a.b(epilogue);
+
+        a.bind(body);
+    }
+
+    fn charge_budget(&mut self, n: u32) {
+        let l = self.exit_budget;
+        if n < 4096 {
+            self.a.subs_xi(BUDGET, BUDGET, n);
+        } else {
+            self.a.mov_imm_w(G9, n);
+            self.a.subs_x(BUDGET, BUDGET, G9);
+        }
+        self.a.b_cond(Cond::Lo, l);
+    }
+
+    fn jump(&mut self, target: DynamicLabel) {
+        self.a.b(target);
+    }
+
+    fn branch(&mut self, guard: Guard, target: DynamicLabel) {
+        let a = &mut self.a;
+        match guard {
+            Guard::Cond(c) => match c.op {
+                CondOp::X => {
+                    a.ldrb_w(G9, REGS, REG_CMP);
+                    a.cmp_wi(G9, c.ref_x as u32);
+                    a.b_cond(Cond::Eq, target);
+                }
+                CondOp::Y => {
+                    a.ldrb_w(G9, REGS, REG_CMP + 1);
+                    a.cmp_wi(G9, c.ref_y as u32);
+                    a.b_cond(Cond::Eq, target);
+                }
+                CondOp::And => {
+                    a.ldrh_w(G9, REGS, REG_CMP);
+                    a.cmp_wi(G9, c.ref_x as u32 | (c.ref_y as u32) << 8);
+                    a.b_cond(Cond::Eq, target);
+                }
+                CondOp::Or => {
+                    a.ldrb_w(G9, REGS, REG_CMP);
+                    a.cmp_wi(G9, c.ref_x as u32);
+                    a.b_cond(Cond::Eq, target);
+                    a.ldrb_w(G9, REGS, REG_CMP + 1);
+                    a.cmp_wi(G9, c.ref_y as u32);
+                    a.b_cond(Cond::Eq, target);
+                }
+            },
+            Guard::Bool { b, value } => {
+                a.ldrh_w(G9, UNIFORMS, UNI_BOOL);
+                a.tst_wi(G9, 1 << (b & 15));
+                a.b_cond(if value { Cond::Ne } else { Cond::Eq }, target);
+            }
+        }
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let a = &mut self.a;
+        a.ldrb_w(G9, UNIFORMS, i + 1);
+        a.str_w(G9, REGS, REG_AL);
+        a.ldrb_w(G9, UNIFORMS, i);
+        a.str_w(G9, CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        let i = UNI_INT + 4 * (int & 3) as i32;
+        let c = CTX_LOOP_COUNTERS + 4 * slot as i32;
+        let a = &mut self.a;
+        a.ldrb_w(G9, UNIFORMS, i + 2);
+        a.ldr_w(G10, REGS, REG_AL);
+        a.add_w(G10, G10, G9);
+        a.str_w(G10, REGS, REG_AL);
+        // No borrow means the counter was at least 1: iterate again (the slot is
+        // re-initialised before any reuse, so the wrapped value is never read).
+        a.ldr_w(G9, CTX, c);
+        a.subs_wi(G9, G9, 1);
+        a.str_w(G9, CTX, c);
+        a.b_cond(Cond::Hs, again);
+    }
+
+    fn exit_end(&mut self) {
+        let l = self.exit_done;
+        self.a.b(l);
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        let l = self.exit_deopt;
+        self.a.mov_imm_w(G9, pc);
+        self.a.str_w(G9, CTX, CTX_DEOPT_PC);
+        self.a.b(l);
+    }
+
+    fn load(&mut self, dst: Val, src: &Source) {
+        let d = val(dst);
+        self.load_src(d, src.loc);
+        if src.swizzle != Swizzle::IDENTITY {
+            let l = src.swizzle.lanes();
+            if l.iter().all(|&x| x == l[0]) {
+                self.a.dup_4s(d, d, l[0] as u32);
+            } else {
+                self.a.load_const(T0, swizzle_table(src.swizzle));
+                self.a.tbl_16b(d, d, T0);
+            }
+        }
+        if src.negate {
+            self.a.eor_16b(d, d, K_SIGN);
+        }
+    }
+
+    fn store(&mut self, dst: &Dest, v: Val) {
+        let s = val(v);
+        let (base, off) = Self::dst_addr(dst);
+        match dst.mask.0 & 0xF {
+            0 => {}
+            0xF => self.a.str_q(s, base, off),
+            0x8 => self.a.str_s(s, base, off),
+            mask => {
+                let lanes = [0, 1, 2, 3].map(|l| if mask >> (3 - l) & 1 != 0 { !0 } else { 0 });
+                self.a.ldr_q(T0, base, off);
+                self.a.load_const(T1, lanes);
+                self.a.bit_16b(T0, s, T1);
+                self.a.str_q(T0, base, off);
+            }
+        }
+    }
+
+    fn binary(&mut self, kind: BinaryKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        match kind {
+            BinaryKind::Add => {
+                self.flush(x);
+                self.flush(y);
+                self.add_flushed(x, y);
+                self.a.mov_16b(d, x);
+            }
+            BinaryKind::Mul => {
+                self.mul_full(x, y);
+                self.a.mov_16b(d, x);
+            }
+            BinaryKind::Max => {
+                let rule = self.max_rule;
+                recipes::max(&mut self.qv(T1), rule, T0, x, y, T1);
+                self.a.mov_16b(d, T0);
+            }
+            BinaryKind::Min => {
+                self.qv(T1).fmin(T0, x, y);
+                self.a.mov_16b(d, T0);
+            }
+            BinaryKind::Sge | BinaryKind::Slt => {
+                let slt = kind == BinaryKind::Slt;
+                recipes::set_if(&mut self.qv(T1), slt, d, x, y, T0);
+            }
+        }
+    }
+
+    fn mad(&mut self, dst: Val, a: Val, b: Val, c: Val) {
+        let (d, x, y, z) = (val(dst), val(a), val(b), val(c));
+        self.mul_full(x, y);
+        self.flush(z);
+        self.add_flushed(x, z);
+        self.a.mov_16b(d, x);
+    }
+
+    fn dot(&mut self, kind: DotKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        if kind == DotKind::Dph {
+            self.a.ins_s(x, 3, K_ONE, 0);
+        }
+        self.mul_full(x, y);
+        if kind == DotKind::Dp3 {
+            self.a.ins_s_w(x, 3, ZR);
+        }
+        self.pairwise_sum(x);
+        self.a.mov_16b(d, x);
+    }
+
+    fn dst(&mut self, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        self.a.mov_16b(T8, x);
+        self.a.mov_16b(T9, y);
+        self.mul_full(x, y);
+        recipes::dst::dst(&mut self.qv(T0), x, T8, T9);
+        self.a.mov_16b(d, x);
+    }
+
+    fn flr(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        self.flush(x);
+        recipes::flr(&mut self.qv(T1), x, x);
+        self.a.mov_16b(d, x);
+    }
+
+    fn scalar(&mut self, kind: ScalarKind, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        self.flush(x);
+        match kind {
+            ScalarKind::Rcp => {
+                reciprocal::rcp(&mut self.qv(T1), LaneSet::First, T7, x, [T4, T5, T6]);
+                self.a.mov_16b(x, T7);
+            }
+            ScalarKind::Rsq => self.outline(Stub::Rsq(x, LaneSet::First)),
+            ScalarKind::Ex2 => self.outline(Stub::Ex2(x)),
+            ScalarKind::Lg2 => self.outline(Stub::Lg2(x)),
+        }
+        self.a.dup_4s(x, x, 0);
+        self.a.mov_16b(d, x);
+    }
+
+    fn litp(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        recipes::lit::litp(&mut self.qv(T2), T1, T0, x, [T3, T0]);
+        self.a.umov_w(G9, T0, 0);
+        self.a.umov_w(G10, T0, 3);
+        self.store_flags();
+        self.a.mov_16b(d, T1);
+    }
+
+    fn mova(&mut self, a: Val, x: bool, y: bool) {
+        let v = val(a);
+        recipes::convert::mova(&mut self.qv(T2), T0, v, T1);
+        if x {
+            self.a.umov_w(G9, T0, 0);
+            self.a.str_w(G9, REGS, REG_A0);
+        }
+        if y {
+            self.a.umov_w(G9, T0, 1);
+            self.a.str_w(G9, REGS, REG_A0 + 4);
+        }
+    }
+
+    fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
+        let (va, vb) = (val(a), val(b));
+        if recipes::compare::cmp_mask(&mut self.qv(T2), x, T0, va, vb) {
+            self.a.umov_w(G9, T0, 0);
+        } else {
+            self.a.movz_w(G9, 1, 0);
+        }
+        if recipes::compare::cmp_mask(&mut self.qv(T2), y, T1, va, vb) {
+            self.a.umov_w(G10, T1, 1);
+        } else {
+            self.a.movz_w(G10, 1, 0);
+        }
+        self.store_flags();
+    }
+
+    fn set_emit(&mut self, vtx: u8, primitive: bool, winding: bool) {
+        let v = vtx as u32 | (primitive as u32) << 8 | (winding as u32) << 16;
+        self.a.mov_imm_w(G9, v);
+        self.a.str_w(G9, CTX, CTX_SETEMIT);
+    }
+
+    fn emit_vertex(&mut self, pc: u32) {
+        let ok = self.a.new_label();
+        let a = &mut self.a;
+        a.ldr_w(G9, CTX, CTX_EMIT_LEN);
+        a.ldr_w(G10, CTX, CTX_EMIT_CAP);
+        a.cmp_w(G9, G10);
+        a.b_cond(Cond::Lo, ok);
+        self.exit_deopt(pc);
+        let a = &mut self.a;
+        a.bind(ok);
+        a.mov_imm_w(G10, EMIT_RECORD_SIZE as u32);
+        a.ldr_x(G11, CTX, CTX_EMIT_BUF);
+        a.madd_x(G11, G9, G10, G11);
+        for i in 0..8 {
+            a.ldp_q(T0, T1, OUTPUT, 2 * VEC_SIZE * i);
+            a.stp_q(T0, T1, G11, EMIT_RECORD_OUTPUTS + 2 * VEC_SIZE * i);
+        }
+        a.ldrb_w(G12, CTX, CTX_SETEMIT);
+        a.and_wi(G12, G12, 3);
+        a.strb_w(G12, G11, EMIT_RECORD_FLAGS);
+        a.ldrb_w(G12, CTX, CTX_SETEMIT + 1);
+        a.strb_w(G12, G11, EMIT_RECORD_FLAGS + 1);
+        a.ldrb_w(G12, CTX, CTX_SETEMIT + 2);
+        a.strb_w(G12, G11, EMIT_RECORD_FLAGS + 2);
+        a.add_wi(G9, G9, 1);
+        a.str_w(G9, CTX, CTX_EMIT_LEN);
+        // Swap banks by swapping pointers; the Rust side sorts out which buffer is which.
+        a.ldr_x(G12, CTX, CTX_OTHER_BANK);
+        a.str_x(OUTPUT, CTX, CTX_OTHER_BANK);
+        a.mov_x(OUTPUT, G12);
+    }
+
+    fn finish(mut self) -> CompileResult<crate::Emitted> {
+        let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
+        let epilogue = self.epilogue;
+        // Exits of the body continue in whichever entry started it, status in w0.
+        let a = &mut self.a;
+        for (l, s) in [
+            (done, Status::Done),
+            (budget, Status::Budget),
+            (deopt, Status::Deopt),
+        ] {
+            a.bind(l);
+            a.movz_w(X0, s as u32, 0);
+            a.br(EXIT_LINK);
+        }
+        a.bind(epilogue);
+        a.str_x(BUDGET, CTX, CTX_BUDGET);
+        a.str_x(OUTPUT, CTX, CTX_OUTPUT);
+        a.ldr_w(G9, CTX, CTX_SAVED_MXCSR);
+        a.msr_fpcr(G9);
+        a.ldp_x_sp(EXIT_LINK, PAD, 64);
+        a.ldp_x_sp(UNIFORMS, BUDGET, 48);
+        a.ldp_x_sp(INPUT, OUTPUT, 32);
+        a.ldp_x_sp(CTX, REGS, 16);
+        a.ldp_x_post_sp(FP, LR, 80);
+        a.ret(LR);
+        self.emit_stubs();
+        let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
+        Ok(crate::Emitted {
+            code,
+            marks: self.marks,
+            code_len,
+            batch_entry: self.batch_entry,
+            batch_outputs_zeroed: 0xFFFF,
+        })
+    }
+}

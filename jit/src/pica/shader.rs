@@ -1,0 +1,379 @@
+//! The compiled shader: a program's per-vertex code for one backend and float mode, the
+//! interpreter it falls back to, and the multi-vertex code it generates on first use. The
+//! calls that run it (one invocation, vertex batches, geometry point runs) are in
+//! `invoke.rs`.
+
+use crate::error::CompileError;
+use crate::host::features::HostFeatures;
+use crate::host::runtime::ExecCode;
+use crate::pica::analysis::{self, Analysis};
+use crate::pica::{a64, batch, x64};
+use crate::Backend;
+use picajit_interp::pica::exec::Interpreter;
+use picajit_interp::pica::float::{FloatMode, MaxRule};
+use picajit_interp::pica::program::{Program, ShaderKind};
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// EMIT records `run` makes room for before an invocation: the spare capacity of
+/// `GeometryState::emitted` it ensures. More EMITs deopt while the capacity lacks room.
+pub(crate) const EMIT_CAPACITY: usize = 64;
+
+/// A program compiled for one float mode and backend.
+pub struct CompiledShader {
+    pub(crate) code: Vec<u8>,
+    pub(crate) code_len: usize,
+    pub(crate) batch_entry: usize,
+    /// `Emitted::batch_outputs_zeroed`.
+    pub(crate) batch_outputs_zeroed: u16,
+    pub(crate) exec: Option<ExecCode>,
+    pub(crate) marks: Vec<(usize, u32, String)>,
+    pub(crate) analysis: Analysis,
+    pub(crate) interp: Interpreter,
+    pub(crate) program: Program,
+    pub(crate) mode: FloatMode,
+    pub(crate) max_rule: MaxRule,
+    /// How the NEON multi-vertex code maps a group onto q registers.
+    pub(crate) a64_lanes: batch::A64Lanes,
+    pub(crate) backend: Backend,
+    pub(crate) features: HostFeatures,
+    pub(crate) compile_time: Duration,
+    /// Temporaries and outputs compiled code may write (bit n = r`n` / o`n`): the rows
+    /// `run_compiled` saves so that a deopt can put them back.
+    pub(crate) written: (u16, u16),
+    /// How many rows that is (outputs count twice for geometry shaders: both banks).
+    pub(crate) undo_rows: u32,
+    /// Bounds of a run when the program cannot deopt but on budget or EMIT room: within them
+    /// nothing needs saving.
+    pub(crate) bounds: Option<analysis::RunBounds>,
+    /// Multi-vertex code for `Invocation::batch` (x86-64 hosts with AVX2, vertex shaders),
+    /// generated on first use: it costs more to compile than the per-vertex code, and single
+    /// invocations (geometry shaders, `run`) never need it.
+    pub(crate) soa: OnceLock<Option<batch::SoaCode>>,
+    /// Multi-vertex code whose groups start from a given unit state (`run_batch_from`):
+    /// generated on the first such batch, so runs that never ask for one never pay for it.
+    pub(crate) soa_from: OnceLock<Option<batch::SoaCode>>,
+}
+
+impl fmt::Debug for CompiledShader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledShader")
+            .field("backend", &self.backend)
+            .field("mode", &self.mode)
+            .field("code_size", &self.code.len())
+            .field("analysis", &self.analysis.to_string())
+            .finish()
+    }
+}
+
+/// Compile `program` for `backend`, generating code that uses only `features`.
+///
+/// Code for a backend other than the host's is generated (for inspection and tests) but not
+/// executable: its `run` always uses the interpreter. The exception is AArch64 code with the
+/// `emulate-a64` feature, which runs under the emulator.
+pub fn compile(
+    program: &Program,
+    mode: FloatMode,
+    backend: Backend,
+    features: HostFeatures,
+) -> Result<CompiledShader, CompileError> {
+    compile_with(program, mode, MaxRule::default(), backend, features)
+}
+
+/// [`compile`] for the MAX reading `max_rule` (`picajit_interp::pica::float::MaxRule`): the
+/// per-vertex code, the multi-vertex code and the interpreter the code falls back to all
+/// implement it.
+pub fn compile_with(
+    program: &Program,
+    mode: FloatMode,
+    max_rule: MaxRule,
+    backend: Backend,
+    features: HostFeatures,
+) -> Result<CompiledShader, CompileError> {
+    let options = CompileOptions {
+        max_rule,
+        ..CompileOptions::default()
+    };
+    compile_with_options(program, mode, backend, features, options)
+}
+
+/// The settings of [`compile_with_options`] beyond float mode, backend and features.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// The MAX reading (see [`compile_with`]).
+    pub max_rule: MaxRule,
+    /// How the NEON multi-vertex code runs a group (AArch64 only: four lanes per body run
+    /// by default, or eight).
+    pub a64_lanes: batch::A64Lanes,
+}
+
+/// [`compile`] with every setting in `options`.
+pub fn compile_with_options(
+    program: &Program,
+    mode: FloatMode,
+    backend: Backend,
+    features: HostFeatures,
+    options: CompileOptions,
+) -> Result<CompiledShader, CompileError> {
+    let CompileOptions {
+        max_rule,
+        a64_lanes,
+    } = options;
+    let start = Instant::now();
+    let analysis = Analysis::new(program)?;
+    let emitted = match backend {
+        Backend::X64 => x64::generate(program, &analysis, mode, max_rule, features)?,
+        Backend::A64 => a64::generate(program, &analysis, mode, max_rule, features)?,
+    };
+    let written @ (temps, outputs) = analysis.written_registers();
+    let exec =
+        if Backend::host() == Some(backend) {
+            Some(ExecCode::new(&emitted.code).map_err(|e| {
+                CompileError::Internal(format!("cannot map executable memory: {e}"))
+            })?)
+        } else {
+            emulated(backend, &emitted.code)?
+        };
+    Ok(CompiledShader {
+        soa: OnceLock::new(),
+        soa_from: OnceLock::new(),
+        written,
+        undo_rows: temps.count_ones()
+            + outputs.count_ones() * (1 + (program.kind() == ShaderKind::Geometry) as u32),
+        bounds: analysis.run_bounds(),
+        code_len: emitted.code_len,
+        batch_entry: emitted.batch_entry,
+        batch_outputs_zeroed: emitted.batch_outputs_zeroed,
+        code: emitted.code,
+        exec,
+        marks: emitted.marks,
+        analysis,
+        interp: Interpreter::with_max_rule(program, mode, max_rule),
+        program: program.clone(),
+        mode,
+        max_rule,
+        a64_lanes,
+        backend,
+        features,
+        compile_time: start.elapsed(),
+    })
+}
+
+impl CompiledShader {
+    /// Machine code size in bytes (constants included).
+    pub fn code_size(&self) -> usize {
+        self.code.len()
+    }
+
+    /// Bytes of instructions before the constant pool.
+    pub fn instruction_bytes(&self) -> usize {
+        self.code_len
+    }
+
+    /// The machine code (base address 0).
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
+
+    /// `(code offset, PICA address, instruction text)` for each compiled instruction instance
+    /// (and for the out-of-line parts, with PICA address `u32::MAX`).
+    pub fn marks(&self) -> Vec<(usize, u32, String)> {
+        self.marks
+            .iter()
+            .map(|(off, pc, text)| {
+                let text = if text.is_empty() {
+                    let word = self.program.code().get(*pc as usize).copied().unwrap_or(0);
+                    format!(
+                        "{pc:03x}: {}",
+                        picajit_interp::pica::isa::format_instruction(
+                            &picajit_interp::pica::isa::decode(word),
+                            self.program.opdescs()
+                        )
+                    )
+                } else {
+                    text.clone()
+                };
+                (*off, *pc, text)
+            })
+            .collect()
+    }
+
+    /// The control-flow analysis this code was generated from.
+    pub fn analysis(&self) -> &Analysis {
+        &self.analysis
+    }
+
+    /// Wall time `compile` took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// Float mode.
+    pub fn mode(&self) -> FloatMode {
+        self.mode
+    }
+
+    /// Target backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Features the code may use.
+    pub fn features(&self) -> HostFeatures {
+        self.features
+    }
+
+    /// Address of the executable mapping (diagnostics: perf maps, W^X checks); `None` when the
+    /// code is not executable here or runs under the emulator.
+    pub fn exec_address(&self) -> Option<usize> {
+        self.exec.as_ref().and_then(|e| e.address())
+    }
+
+    /// True when the code can run on this host (natively or emulated).
+    pub fn is_executable(&self) -> bool {
+        self.exec.is_some()
+    }
+
+    /// True when the code runs under the AArch64 emulator.
+    pub fn is_emulated(&self) -> bool {
+        self.exec.as_ref().is_some_and(|e| e.is_emulated())
+    }
+
+    /// The program this was compiled from.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The multi-vertex code, generated on the first call. A program the multi-vertex
+    /// generator cannot take (or an error in it) keeps the per-vertex batch path, which gives
+    /// the same results.
+    pub(crate) fn soa(&self) -> Option<&batch::SoaCode> {
+        self.soa.get_or_init(|| self.compile_soa(false)).as_ref()
+    }
+
+    /// The multi-vertex code for [`Self::run_batch_from`], generated on its first call.
+    pub(crate) fn soa_from(&self) -> Option<&batch::SoaCode> {
+        self.soa_from
+            .get_or_init(|| self.compile_soa(true))
+            .as_ref()
+    }
+
+    pub(crate) fn compile_soa(&self, from_state: bool) -> Option<batch::SoaCode> {
+        if self.exec.is_some() {
+            batch::compile(
+                &self.program,
+                &self.analysis,
+                self.mode,
+                self.max_rule,
+                self.features,
+                from_state,
+                self.backend,
+                self.a64_lanes,
+            )
+            .ok()
+            .flatten()
+        } else {
+            None
+        }
+    }
+
+    /// Disassembly (x86-64 with iced-x86, AArch64 with yaxpeax-arm) interleaved with the PICA
+    /// instructions each part implements.
+    #[cfg(feature = "disasm")]
+    pub fn disassemble(&self) -> String {
+        let end = self.code_end();
+        let marks = self.marks();
+        let mut out = match self.backend {
+            Backend::X64 => disassemble_x64(&self.code, end, &marks),
+            Backend::A64 => disassemble_a64(&self.code, end, &marks),
+        };
+        out.push_str(&format!(
+            "; constant pool: {} bytes\n",
+            self.code.len().saturating_sub(end)
+        ));
+        out
+    }
+
+    /// Disassembly of the multi-vertex (SoA) code `Invocation::batch` uses, generating it if
+    /// needed; `None` when the program has none (see [`Self::batch_lanes`]).
+    #[cfg(feature = "disasm")]
+    pub fn disassemble_batch(&self) -> Option<String> {
+        let (code, end, marks) = self.batch_code();
+        if end == 0 {
+            return None;
+        }
+        let mut out = disassemble_x64(code, end, marks);
+        out.push_str(&format!(
+            "; constant pool: {} bytes\n",
+            code.len().saturating_sub(end)
+        ));
+        Some(out)
+    }
+
+    pub(crate) fn code_end(&self) -> usize {
+        self.code_len
+    }
+}
+
+/// Print `code[..end]` as x86-64, each annotation of `marks` above the instruction it marks.
+#[cfg(feature = "disasm")]
+fn disassemble_x64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> String {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+    let mut out = String::new();
+    let mut marks = marks.iter().peekable();
+    let mut dec = Decoder::with_ip(64, &code[..end.min(code.len())], 0, DecoderOptions::NONE);
+    let mut fmt = IntelFormatter::new();
+    let mut text = String::new();
+    while dec.can_decode() {
+        let ip = dec.ip() as usize;
+        while let Some((_, _, t)) = marks.next_if(|(off, _, _)| *off <= ip) {
+            out.push_str(&format!("; {t}\n"));
+        }
+        let ins = dec.decode();
+        text.clear();
+        fmt.format(&ins, &mut text);
+        out.push_str(&format!("  {ip:05x}  {text}\n"));
+    }
+    out
+}
+
+/// Print `code[..end]` as AArch64 (undecodable words as `.word`), annotated like
+/// [`disassemble_x64`].
+#[cfg(feature = "disasm")]
+fn disassemble_a64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> String {
+    use yaxpeax_arch::{Decoder, U8Reader};
+    use yaxpeax_arm::armv8::a64::InstDecoder;
+    let mut out = String::new();
+    let mut marks = marks.iter().peekable();
+    let dec = InstDecoder::default();
+    for ip in (0..end.min(code.len())).step_by(4) {
+        while let Some((_, _, t)) = marks.next_if(|(off, _, _)| *off <= ip) {
+            out.push_str(&format!("; {t}\n"));
+        }
+        let word = &code[ip..ip + 4];
+        let mut reader = U8Reader::new(word);
+        let text = match dec.decode(&mut reader) {
+            Ok(ins) => ins.to_string(),
+            Err(_) => format!(
+                ".word {:#010x}",
+                u32::from_le_bytes([word[0], word[1], word[2], word[3]])
+            ),
+        };
+        out.push_str(&format!("  {ip:05x}  {text}\n"));
+    }
+    out
+}
+
+/// Executable form of AArch64 code on a host that cannot run it natively: the emulator when
+/// the `emulate-a64` feature is on, else none.
+fn emulated(backend: Backend, code: &[u8]) -> Result<Option<ExecCode>, CompileError> {
+    #[cfg(feature = "emulate-a64")]
+    if backend == Backend::A64 {
+        return ExecCode::emulated(code)
+            .map(Some)
+            .map_err(CompileError::Unsupported);
+    }
+    let _ = (backend, code);
+    Ok(None)
+}

@@ -1,0 +1,1544 @@
+//! The x86-64 implementation of [`MacroAssembler`]: SSE4.1 sequences for every PICA operation.
+//!
+//! # Float environment
+//!
+//! The prologue saves the caller's MXCSR and loads the mode's; every exit restores it. Both
+//! loads are skipped when the caller's control bits are the mode's already (F24 RNE called
+//! from Rust, whose MXCSR is the default): the status bits (the exception flags) are the
+//! caller's to save under both the System V and the Windows x64 conventions, so flags the
+//! shader raises may stay set then. Skipping both loads took one-vertex F24 RNE `mvp` from
+//! about 216 to 147 ns per vertex on an Intel Xeon (family 6, model 167), thread CPU time.
+//!
+//! Where the loads stay (F24 RTZ, F32), what they cost depends on the program, measured on
+//! the same machine by building the code without them (wrong results, timing only):
+//! nothing for `mvp` and `lighting`, about half of a one-vertex `skinning` call (113 -> 62 ns).
+//! The mechanism was not found (no hardware counters in that virtual machine), but the
+//! programs that suffer are those that use an address register: an `lfence` after the
+//! restoring `ldmxcsr` took one-vertex `skinning` from about 120 to 74 ns, `skinning4` 165 ->
+//! 117, `lights_loop` 125 -> 78, `branches` 109 -> 85 (`lights8` unchanged), while it cost
+//! `mvp` and `lighting` about 12 ns each. So the epilogue fences only after code that uses
+//! MOVA, LOOP or relative uniform reads. Loading the mode's value with the exception flags
+//! set was also tried and lost (`mvp` 43 -> 100 ns).
+//!
+//! | mode | MXCSR | arithmetic |
+//! |---|---|---|
+//! | F24 RTZ | RC = toward zero, no FTZ/DAZ | f32 ops, then [`X64Masm::fixup_rtz`] (`float::f24_fixup_rtz`) |
+//! | F24 RNE | RC = nearest, no FTZ/DAZ | f64 ops, integer RNE to 17 bits, then the range fix-up |
+//! | F32 | RC = nearest, FTZ, no DAZ | f32 ops, then the F32 fix-up (`float::f32_fixup`) |
+//!
+//! DAZ is never set because MAX/MIN/SGE/SLT/CMP/LITP must see subnormal inputs unflushed;
+//! arithmetic flushes its inputs explicitly ([`X64Masm::flush`]) at the mode's threshold
+//! (2^-62 or 2^-126), which also turns `-0` into `+0`.
+//!
+//! # Code shape
+//!
+//! Offset 0 is the single-invocation entry, followed by the batch entry (a loop that resets the
+//! working registers and calls the body once per row); both `call` the shader *body*, whose
+//! exits `ret` with a status in `eax`. Long, repeated sequences (the rounding fix-ups, RSQ, the
+//! f64 paths of F24 RNE) are shared subroutines after the body, one per register they work on
+//! (`Stub`); their rare cases (overflow, inf, NaN) branch to a slow path inside the
+//! subroutine.
+//!
+//! Nothing calls back into Rust: RCP and RSQ are the float model's documented JIT recipes
+//! (`crate::pica::recipes::reciprocal`, shared with the other emitters), EX2 and LG2 its integer
+//! algorithms (`crate::pica::recipes::scalar`), emitted as x86-64 code (so the AArch64 backend,
+//! which may run under an emulator, faces the same design).
+
+use crate::error::{CompileError, CompileResult};
+use crate::host::features::HostFeatures;
+use crate::host::runtime::Status;
+use crate::host::x64::asm::{Asm, Mem, XOp};
+use crate::host::x64::regs::*;
+use crate::pica::analysis::Guard;
+use crate::pica::layout::*;
+use crate::pica::masm::{
+    BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
+};
+use crate::pica::recipes::reciprocal::{self, LaneSet};
+use crate::pica::recipes::scalar::{self, Cond, Gprs, Op};
+use crate::pica::recipes::{
+    self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
+};
+use dynasmrt::DynamicLabel;
+use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
+use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+/// Round to nearest, all exceptions masked.
+const MXCSR_DEFAULT: u32 = 0x1F80;
+/// The status bits of MXCSR (exception flags): not compared when deciding to load it.
+const MXCSR_STATUS: u32 = 0x3F;
+const MXCSR_RZ: u32 = 0x1F80 | 0x6000;
+const MXCSR_FTZ: u32 = 0x1F80 | 0x8000;
+
+// Scratch registers (see regs.rs).
+const S0: Xmm = Xmm(0);
+const S1: Xmm = Xmm(5);
+const S2: Xmm = Xmm(6);
+const S3: Xmm = Xmm(7);
+const S4: Xmm = Xmm(8);
+const S5: Xmm = Xmm(9);
+const SAVE_A: Xmm = Xmm(11);
+const SAVE_B: Xmm = Xmm(12);
+
+/// The general-purpose-register primitives of the integer algorithms
+/// (`crate::pica::recipes::scalar`): two-operand x86-64 forms, with a copy where the destination
+/// is not the first source; r11 materialises constants that do not fit an imm32.
+struct XG<'a> {
+    a: &'a mut Asm,
+}
+
+impl XG<'_> {
+    /// `d = a` before a two-operand `d op= b` (`b` must not be `d` unless `a` is).
+    fn first(&mut self, d: Gpr, a: Gpr) {
+        if d != a {
+            self.a.mov_rr64(d, a);
+        }
+    }
+}
+
+impl Gprs for XG<'_> {
+    type G = Gpr;
+    type V = Xmm;
+    type Label = DynamicLabel;
+    const R: [Gpr; 8] = [RAX, RCX, RDX, R8, R9, R10, RSI, RDI];
+
+    fn label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+    fn bind(&mut self, l: DynamicLabel) {
+        self.a.bind(l);
+    }
+    fn jump(&mut self, l: DynamicLabel) {
+        self.a.jmp(l);
+    }
+    fn jcc(&mut self, c: Cond, l: DynamicLabel) {
+        match c {
+            Cond::Eq => self.a.je(l),
+            Cond::Lo => self.a.jb(l),
+            Cond::Hi => self.a.ja(l),
+            Cond::Lt => self.a.jl(l),
+            Cond::Ge => self.a.jge(l),
+        }
+    }
+    fn cmp(&mut self, wide: bool, a: Gpr, b: Op<Gpr>) {
+        match (wide, b) {
+            (false, Op::I(0)) => self.a.test_rr32(a, a),
+            (true, Op::I(0)) => self.a.test_rr64(a, a),
+            (false, Op::I(k)) => self.a.cmp_ri32(a, k as i32),
+            (true, Op::I(k)) => match i32::try_from(k) {
+                Ok(k) => self.a.cmp_ri64(a, k),
+                Err(_) => {
+                    self.imm(R11, k);
+                    self.a.cmp_rr64(a, R11);
+                }
+            },
+            (true, Op::R(b)) => self.a.cmp_rr64(a, b),
+            (false, Op::R(_)) => unreachable!("no 32-bit register compare in the algorithms"),
+        }
+    }
+    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
+        self.a.table(bytes)
+    }
+    fn lane0_to_gpr(&mut self, d: Gpr, v: Xmm) {
+        self.a.movd_rx(d, v);
+    }
+    fn gpr_to_lane0(&mut self, v: Xmm, s: Gpr) {
+        self.a.movd_xr(v, s);
+    }
+    fn imm(&mut self, d: Gpr, k: i64) {
+        match u32::try_from(k) {
+            // `mov r32, imm32` zero-extends and leaves the flags alone (unlike `xor`).
+            Ok(k) => self.a.mov_ri32(d, k as i32),
+            Err(_) => self.a.mov_ri64(d, k),
+        }
+    }
+    fn mov(&mut self, d: Gpr, a: Gpr) {
+        self.first(d, a);
+    }
+    fn zext32(&mut self, d: Gpr, a: Gpr) {
+        self.a.mov_rr32(d, a);
+    }
+    fn add(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::R(b) if b == d => self.a.add_rr64(d, a),
+            Op::R(b) => {
+                self.first(d, a);
+                self.a.add_rr64(d, b);
+            }
+            Op::I(k) => match i32::try_from(k) {
+                Ok(k) => {
+                    self.first(d, a);
+                    self.a.add_ri64(d, k);
+                }
+                Err(_) => {
+                    self.imm(R11, k);
+                    self.first(d, a);
+                    self.a.add_rr64(d, R11);
+                }
+            },
+        }
+    }
+    fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
+        if d == b {
+            self.a.imul_rr64(d, a);
+        } else {
+            self.first(d, a);
+            self.a.imul_rr64(d, b);
+        }
+    }
+    fn neg(&mut self, d: Gpr, a: Gpr) {
+        self.first(d, a);
+        self.a.neg_r64(d);
+    }
+    fn and32(&mut self, d: Gpr, a: Gpr, k: u32) {
+        if d != a {
+            self.a.mov_rr32(d, a);
+        }
+        self.a.and_ri32(d, k as i32);
+    }
+    fn or32(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
+        match b {
+            Op::R(b) if b == d => self.a.or_rr32(d, a),
+            Op::R(b) => {
+                if d != a {
+                    self.a.mov_rr32(d, a);
+                }
+                self.a.or_rr32(d, b);
+            }
+            Op::I(k) => {
+                if d != a {
+                    self.a.mov_rr32(d, a);
+                }
+                self.a.or_ri32(d, k as i32);
+            }
+        }
+    }
+    fn ubfx32(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
+        if d != a {
+            self.a.mov_rr32(d, a);
+        }
+        self.a.shr_ri32(d, lsb as u8);
+        if lsb + width < 32 {
+            self.a.and_ri32(d, ((1u32 << width) - 1) as i32);
+        }
+    }
+    fn shl(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.first(d, a);
+        self.a.shl_ri64(d, n as u8);
+    }
+    fn shr(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.first(d, a);
+        self.a.shr_ri64(d, n as u8);
+    }
+    fn sar(&mut self, d: Gpr, a: Gpr, n: u32) {
+        self.first(d, a);
+        self.a.sar_ri64(d, n as u8);
+    }
+    fn shl_var(&mut self, d: Gpr) {
+        debug_assert!(d != RCX);
+        self.a.shl_rcl64(d);
+    }
+    fn sar_var(&mut self, d: Gpr) {
+        debug_assert!(d != RCX);
+        self.a.sar_rcl64(d);
+    }
+    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
+        // From the highest set bit (`lzcnt` would need a feature test).
+        self.a.bsr_rr64(h, a);
+        self.a.mov_ri32(d, 63);
+        self.a.sub_rr64(d, h);
+    }
+    fn test1(&mut self, a: Gpr) {
+        self.a.test_mi_r64_1(a);
+    }
+    fn min_u(&mut self, d: Gpr, k: Gpr) {
+        self.a.cmp_rr64(d, k);
+        self.a.cmova_rr64(d, k);
+    }
+    fn load32(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.lea_label(R11, table);
+        self.a.mov_r32_idx4(d, R11, idx);
+    }
+    fn add_load64(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
+        self.a.lea_label(R11, table);
+        self.a.add_r64_idx8(d, R11, idx);
+    }
+}
+
+/// Three-operand operations with a VEX form (see [`XV::v3`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum V3 {
+    And,
+    Or,
+    AndN,
+    Gt,
+    Mul,
+    Max,
+    Min,
+    MulPd,
+    DivPs,
+    DivPd,
+}
+
+/// The per-vertex primitives of the float recipes (`crate::pica::recipes`): four f32 (or two f64)
+/// lanes of an xmm register, VEX three-operand forms where AVX is allowed, else SSE with a
+/// copy where the destination is not the first source.
+struct XV<'a> {
+    m: &'a mut X64Masm,
+}
+
+impl XV<'_> {
+    fn op(&mut self, b: Src<Xmm>) -> XOp {
+        match b {
+            Src::R(r) => XOp::Reg(r),
+            Src::K(k) => XOp::Mem(self.m.a.splat(k)),
+            Src::K64(k) => XOp::Mem(self.m.a.splat64(k)),
+        }
+    }
+
+    /// `d = a op b`: the VEX form with AVX (only forms without an immediate: dynasm
+    /// mis-encodes the VEX imm8 ones), else a copy and the SSE form.
+    fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: XOp) {
+        let x = &mut self.m.a;
+        if self.m.avx {
+            match op {
+                V3::And => x.vandps(d, a, b),
+                V3::Or => x.vorps(d, a, b),
+                V3::AndN => x.vandnps(d, a, b),
+                V3::Gt => x.vpcmpgtd(d, a, b),
+                V3::Mul => x.vmulps(d, a, b),
+                V3::Max => x.vmaxps(d, a, b),
+                V3::Min => x.vminps(d, a, b),
+                V3::MulPd => x.vmulpd(d, a, b),
+                V3::DivPs => x.vdivps(d, a, b),
+                V3::DivPd => x.vdivpd(d, a, b),
+            }
+        } else {
+            debug_assert!(
+                d == a || b != XOp::Reg(d),
+                "SSE form would clobber the source"
+            );
+            if d != a {
+                x.movaps(d, a);
+            }
+            match op {
+                V3::And => x.andps(d, b),
+                V3::Or => x.orps(d, b),
+                V3::AndN => x.andnps(d, b),
+                V3::Gt => x.pcmpgtd(d, b),
+                V3::Mul => x.mulps(d, b),
+                V3::Max => x.maxps(d, b),
+                V3::Min => x.minps(d, b),
+                V3::MulPd => x.mulpd(d, b),
+                V3::DivPs => x.divps(d, b),
+                V3::DivPd => x.divpd(d, b),
+            }
+        }
+    }
+
+    /// A two-operand SSE form `f` as `d = a op b`; `commutes` allows `d = b op a` when `d`
+    /// is `b`.
+    fn sse(&mut self, f: fn(&mut Asm, Xmm, XOp), d: Xmm, a: Xmm, b: Src<Xmm>, commutes: bool) {
+        let b = self.op(b);
+        if d != a && b == XOp::Reg(d) {
+            assert!(commutes, "SSE form would clobber the source");
+            f(&mut self.m.a, d, XOp::Reg(a));
+            return;
+        }
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        f(&mut self.m.a, d, b);
+    }
+
+    /// A shift by an immediate, in place after a copy.
+    fn shift(&mut self, f: fn(&mut Asm, Xmm, u8), d: Xmm, a: Xmm, n: u32) {
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        f(&mut self.m.a, d, n as u8);
+    }
+
+    /// A commutative operation with a VEX form.
+    fn c3(&mut self, op: V3, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        match b {
+            Src::R(r) if r == d && !self.m.avx => self.v3(op, d, d, XOp::Reg(a)),
+            _ => {
+                let b = self.op(b);
+                self.v3(op, d, a, b)
+            }
+        }
+    }
+
+    /// `d` = the `cmpps` predicate `pred` of `a` and `b` (SSE form: dynasm mis-encodes the
+    /// VEX one). `d` must differ from `b`.
+    fn cmp(&mut self, d: Xmm, a: Xmm, b: XOp, pred: u8) {
+        self.cmp_with(Asm::cmpps, d, a, b, pred);
+    }
+
+    /// `d = a / b` (`op` a division): a constant dividend is loaded into `d` first.
+    fn div(&mut self, op: V3, d: Xmm, a: Src<Xmm>, b: Xmm) {
+        debug_assert!(d != b, "the quotient would overwrite the divisor");
+        let a = match a {
+            Src::R(r) => r,
+            k => {
+                let k = self.op(k);
+                self.m.a.movaps(d, k);
+                d
+            }
+        };
+        self.v3(op, d, a, XOp::Reg(b));
+    }
+
+    /// An SSE compare `d = a pred b` (`cmpps` or `cmppd`; no VEX: dynasm mis-encodes the imm8
+    /// forms). `d` must differ from `b`.
+    fn cmp_with(&mut self, f: fn(&mut Asm, Xmm, XOp, u8), d: Xmm, a: Xmm, b: XOp, pred: u8) {
+        debug_assert!(b != XOp::Reg(d));
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        f(&mut self.m.a, d, b, pred);
+    }
+}
+
+impl VecOps for XV<'_> {
+    type R = Xmm;
+
+    fn and(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.c3(V3::And, d, a, b);
+    }
+
+    fn or(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.c3(V3::Or, d, a, b);
+    }
+
+    fn xor(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::xorps, d, a, b, true);
+    }
+
+    fn and_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::pand, d, a, b, true);
+    }
+
+    fn andn(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
+        let a = self.op(a);
+        if self.m.avx || d == m || a != XOp::Reg(d) {
+            self.v3(V3::AndN, d, m, a);
+        } else {
+            // `d` is `a`: the SSE form writes `m`.
+            self.m.a.andnps(m, a);
+            self.m.a.movaps(d, m);
+        }
+    }
+
+    fn add32(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::paddd, d, a, b, true);
+    }
+
+    fn add64(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::paddq, d, a, b, true);
+    }
+
+    fn shr32(&mut self, d: Xmm, a: Xmm, n: u32) {
+        self.shift(Asm::psrld, d, a, n);
+    }
+
+    fn shr64(&mut self, d: Xmm, a: Xmm, n: u32) {
+        self.shift(Asm::psrlq, d, a, n);
+    }
+
+    fn mag(&mut self, d: Xmm, a: Xmm) {
+        let abs = self.m.a.splat(ABS);
+        self.v3(V3::And, d, a, abs.into());
+    }
+
+    fn key_gt(&mut self, d: Xmm, m: Xmm, k: u32) {
+        let k = self.m.a.splat(k);
+        self.v3(V3::Gt, d, m, k.into());
+    }
+
+    fn ordered(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        let (a, b) = if d == b { (b, a) } else { (a, b) };
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 7);
+    }
+
+    fn quiet_nan64(&mut self, d: Xmm, t: Xmm) {
+        self.m.a.movaps(t, d);
+        self.m.a.cmppd(t, d, 3); // unordered
+        self.select(d, t, Src::K64(QNAN64));
+    }
+
+    fn set(&mut self, d: Xmm, k: Src<Xmm>) {
+        if k != Src::R(d) {
+            let k = self.op(k);
+            self.m.a.movaps(d, k);
+        }
+    }
+
+    fn select(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
+        if a == Src::R(d) {
+            return;
+        }
+        if self.m.avx {
+            self.v3(V3::AndN, d, m, XOp::Reg(d));
+            let a = self.op(a);
+            self.v3(V3::And, m, m, a);
+            self.v3(V3::Or, d, d, XOp::Reg(m));
+        } else {
+            // d ^ ((d ^ a) & m): no copies.
+            self.xor(d, d, a);
+            self.and(m, m, Src::R(d));
+            self.xor(d, d, a);
+            self.xor(d, d, Src::R(m));
+        }
+    }
+
+    fn konst(&mut self, d: Xmm, k: u32) {
+        match k {
+            0 => self.m.a.xorps(d, d),
+            u32::MAX => self.m.a.pcmpeqd(d, d),
+            _ => {
+                let k = self.m.a.splat(k);
+                self.m.a.movaps(d, k);
+            }
+        }
+    }
+
+    fn xor_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
+        self.sse(Asm::pxor, d, a, b, true);
+    }
+
+    fn shl32(&mut self, d: Xmm, a: Xmm, n: u32) {
+        self.shift(Asm::pslld, d, a, n);
+    }
+
+    fn gt_u32(&mut self, d: Xmm, a: Xmm, k: u32) {
+        // No unsigned compare before AVX-512: flipping both sign bits makes it a signed one.
+        self.xor_int(d, a, Src::K(SIGN));
+        let k = self.m.a.splat(k ^ SIGN);
+        self.v3(V3::Gt, d, d, k.into());
+    }
+}
+
+impl Arith for XV<'_> {
+    fn mode(&self) -> FloatMode {
+        self.m.mode
+    }
+
+    fn widen(&mut self, d: Xmm, a: Xmm, hi: bool) {
+        // The high half moves down first; `cvtps2pd` converts the low two lanes. `pshufd`
+        // writes all of `d` (`movhlps d, a` would keep d's high half, a false dependency on
+        // its last writer that chained one-vertex F24 RNE operations: 5-25% slower).
+        let s = if hi {
+            self.m.a.pshufd(d, a, 0xEE);
+            d
+        } else {
+            a
+        };
+        self.m.a.cvtps2pd(d, s);
+    }
+
+    fn narrow(&mut self, d: Xmm, lo: Xmm, hi: Xmm) {
+        let x = &mut self.m.a;
+        x.cvtpd2ps(d, lo);
+        x.cvtpd2ps(hi, hi);
+        x.movlhps(d, hi);
+    }
+
+    fn narrow_lo(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.cvtpd2ps(d, a);
+    }
+
+    fn op64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
+        if mul {
+            self.c3(V3::MulPd, d, a, Src::R(b));
+        } else {
+            debug_assert_eq!(d, a);
+            self.m.a.addpd(d, b);
+        }
+    }
+
+    fn add32f(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert_eq!(d, a);
+        self.m.a.addps(d, b);
+    }
+
+    fn round64(&mut self, d: Xmm) {
+        self.m.outline(Stub::RoundF64(d));
+    }
+
+    fn range(&mut self, v: Xmm) {
+        self.m.fixup_inline(v, None);
+    }
+
+    fn rne17(&mut self, v: Xmm) {
+        self.m.outline(Stub::FixupRne17(v));
+    }
+
+    /// A shared subroutine per register pair (`Stub::F64Binop`), in place on `a`.
+    fn binop64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
+        debug_assert_eq!(d, a);
+        self.m.outline(Stub::F64Binop(a, b, mul));
+    }
+
+    fn floor(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.roundps(d, a, 0x9); // floor, precision exception suppressed
+    }
+
+    fn fmax(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.sse(Asm::maxps, d, a, Src::R(b), false);
+    }
+
+    fn fmin(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.sse(Asm::minps, d, a, Src::R(b), false);
+    }
+
+    fn le(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert!(d != b);
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 2);
+    }
+
+    fn lt(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert!(d != b);
+        if d != a {
+            self.m.a.movaps(d, a);
+        }
+        self.m.a.cmpps(d, b, 1);
+    }
+
+    fn is_neg_inf(&mut self, d: Xmm, a: Xmm) {
+        self.sse(Asm::pcmpeqd, d, a, Src::K(SIGN | INF), false);
+    }
+
+    fn eq(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp(d, a, b.into(), 0);
+    }
+
+    fn ne(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp(d, a, b.into(), 4);
+    }
+
+    fn ge_k(&mut self, d: Xmm, a: Xmm, k: u32) {
+        // k <= a: `cmpps` has no "greater" predicate that is false for NaN.
+        self.konst(d, k);
+        self.cmp(d, d, a.into(), 2);
+    }
+
+    fn max_k(&mut self, d: Xmm, a: Xmm, k: u32) {
+        let k = self.op(Src::K(k));
+        self.v3(V3::Max, d, a, k);
+    }
+
+    fn min_k(&mut self, d: Xmm, a: Xmm, k: u32) {
+        let k = self.op(Src::K(k));
+        self.v3(V3::Min, d, a, k);
+    }
+
+    const TRUNC_SATURATES: bool = false;
+
+    fn trunc_i32(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.cvttps2dq(d, a);
+    }
+
+    fn div32f(&mut self, d: Xmm, a: Src<Xmm>, b: Xmm) {
+        self.div(V3::DivPs, d, a, b);
+    }
+
+    fn div64(&mut self, d: Xmm, a: Src<Xmm>, b: Xmm) {
+        self.div(V3::DivPd, d, a, b);
+    }
+
+    fn sqrt64(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.sqrtpd(d, a);
+    }
+
+    fn le64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp_with(Asm::cmppd, d, a, XOp::Reg(b), 2);
+    }
+
+    fn lt64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        self.cmp_with(Asm::cmppd, d, a, XOp::Reg(b), 1);
+    }
+
+    /// SSE with FTZ rounds an F32 quotient once and flushes it after rounding, as the model
+    /// does (`picajit_interp::pica::float`, "What a JIT must do (F32 mode)").
+    fn rcp_f32_through_f64(&self) -> bool {
+        false
+    }
+}
+
+impl Horizontal for XV<'_> {
+    fn hadd64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
+        debug_assert_eq!(d, a);
+        self.m.a.haddpd(d, b);
+    }
+
+    fn broadcast0(&mut self, v: Xmm) {
+        self.m.a.shufps(v, v, 0);
+    }
+
+    fn swap_pairs(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.pshufd(d, a, 0xB1);
+    }
+
+    fn swap_halves(&mut self, d: Xmm, a: Xmm) {
+        self.m.a.pshufd(d, a, 0x4E);
+    }
+
+    fn blend(&mut self, d: Xmm, a: Src<Xmm>, lanes: u8) {
+        let a = self.op(a);
+        self.m.a.blendps(d, a, lanes);
+    }
+}
+
+impl Branching for XV<'_> {
+    type Label = DynamicLabel;
+
+    fn branch_any(&mut self, m: Xmm, l: DynamicLabel) {
+        self.m.a.movmskps(RAX, m);
+        self.m.a.test_rr32(RAX, RAX);
+        self.m.a.jne(l);
+    }
+
+    fn three_operand(&self) -> bool {
+        self.m.avx
+    }
+}
+
+/// Out-of-line subroutines (see [`X64Masm::outline`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stub {
+    /// Slow path of the mode's fix-up of `.0` (with `.1`: the MUL variant, see
+    /// [`X64Masm::fixup_inline`]).
+    FixupSlow(Xmm, Option<Xmm>),
+    /// RSQ of lane 0 (flushed) into lane 0.
+    Rsq(Xmm),
+    /// EX2 of lane 0 (flushed) into lane 0.
+    Ex2(Xmm),
+    /// LG2 of lane 0 (flushed) into lane 0.
+    Lg2(Xmm),
+    FixupRne17(Xmm),
+    RoundF64(Xmm),
+    F64Binop(Xmm, Xmm, bool),
+}
+
+/// One annotation: code offset, PICA address, text.
+pub type Mark = (usize, u32, String);
+
+/// x86-64 code generator for one program.
+pub struct X64Masm {
+    a: Asm,
+    mode: FloatMode,
+    /// The MAX reading (`picajit_interp::pica::float::MaxRule`); the default unless set.
+    pub max_rule: MaxRule,
+    /// VEX encodings allowed (AVX detected and not masked off).
+    avx: bool,
+    marks: Vec<Mark>,
+    exit_done: DynamicLabel,
+    exit_deopt: DynamicLabel,
+    exit_budget: DynamicLabel,
+    epilogue: DynamicLabel,
+    batch_entry: usize,
+    stubs: StubTable<Stub, DynamicLabel>,
+    /// Per-site exits to slow paths: (site label, label to return to, subroutine).
+    slow_sites: Vec<(DynamicLabel, DynamicLabel, Stub)>,
+    /// Temporaries and outputs the batch entry clears before each row, and the outputs every
+    /// finished row has set (see [`X64Masm::with_batch_zero`]).
+    batch_zero: (u16, u16, u16),
+    /// Rows of temporaries held in registers since the last join (see [`TempCache`]).
+    temp_cache: TempCache,
+    /// The body writes or reads an address register (MOVA, LOOP, relative uniform reads):
+    /// the epilogue fences after restoring MXCSR (see the module docs).
+    indexed: bool,
+}
+
+/// Up to three temporaries' full rows in xmm13-xmm15, which nothing else uses: the value
+/// each one was last stored with. Valid from a store to the next label the lowering binds
+/// (a join of paths; labels inside one instruction's sequence and the return points of
+/// slow-path stubs keep it, since every path through them leaves xmm13-xmm15 alone). A
+/// read of a cached row is a register copy instead of a load that would wait for the store
+/// just made (`mvp` writes r0 one component per instruction, then reads it four times).
+#[derive(Clone, Copy, Debug, Default)]
+struct TempCache {
+    /// Temporary held by each register, and when it was last used.
+    slots: [Option<(u8, u32)>; 3],
+    clock: u32,
+}
+
+impl TempCache {
+    const REGS: [Xmm; 3] = [Xmm(13), Xmm(14), Xmm(15)];
+
+    fn clear(&mut self) {
+        self.slots = [None; 3];
+    }
+
+    fn find(&mut self, temp: u8) -> Option<Xmm> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .find_map(|(k, s)| match s {
+                Some((t, used)) if *t == temp => {
+                    *used = clock;
+                    Some(Self::REGS[k])
+                }
+                _ => None,
+            })
+    }
+
+    /// The register holding `temp`, and whether it holds its row already; otherwise the
+    /// least recently used register, now assigned to `temp` (the caller fills it).
+    fn slot(&mut self, temp: u8) -> (Xmm, bool) {
+        if let Some(r) = self.find(temp) {
+            return (r, true);
+        }
+        let k = (0..3)
+            .min_by_key(|&k| self.slots[k].map_or(0, |(_, used)| used))
+            .unwrap_or(0);
+        self.slots[k] = Some((temp, self.clock));
+        (Self::REGS[k], false)
+    }
+}
+
+fn val(v: Val) -> Xmm {
+    VALS[v.0 as usize]
+}
+
+/// The MXCSR value of a float mode's arithmetic (both x86-64 emitters load it).
+pub(crate) fn mode_mxcsr(mode: FloatMode) -> u32 {
+    match mode {
+        FloatMode::F24(Rounding::TowardZero) => MXCSR_RZ,
+        FloatMode::F24(Rounding::NearestEven) => MXCSR_DEFAULT,
+        FloatMode::F32 => MXCSR_FTZ,
+    }
+}
+
+/// `shufps` immediate for a PICA component selector (PICA keeps lane x in the top bits, x86 in
+/// the bottom ones).
+pub fn shuffle_imm(s: Swizzle) -> u8 {
+    let l = s.lanes();
+    l[0] | (l[1] << 2) | (l[2] << 4) | (l[3] << 6)
+}
+
+impl X64Masm {
+    /// A code generator for `mode`, allowed to use `features`.
+    pub fn new(mode: FloatMode, features: HostFeatures) -> X64Masm {
+        let mut a = Asm::new();
+        let exit_done = a.new_label();
+        let exit_deopt = a.new_label();
+        let exit_budget = a.new_label();
+        let epilogue = a.new_label();
+        X64Masm {
+            avx: features.contains(HostFeatures::AVX),
+            epilogue,
+            batch_entry: 0,
+            a,
+            mode,
+            max_rule: MaxRule::default(),
+            marks: Vec::new(),
+            exit_done,
+            exit_deopt,
+            exit_budget,
+            stubs: StubTable::default(),
+            slow_sites: Vec::new(),
+            batch_zero: (0xFFFF, 0xFFFF, 0xFFFF),
+            temp_cache: TempCache::default(),
+            indexed: false,
+        }
+    }
+
+    /// Let the batch entry clear only the temporaries the program reads and the outputs it
+    /// writes before each row (default: all sixteen of each). Every other temporary is
+    /// written before it is read or never read, and the caller clears the other outputs it
+    /// wants (`Emitted::batch_outputs_zeroed`): clearing 32 registers per row was a tenth of
+    /// a one-vertex `mvp` run.
+    ///
+    /// `temps` and `outputs` are the registers cleared; `set` the outputs a finished row has
+    /// set (cleared, or written whole by the entry block, which every finished row runs).
+    pub fn with_batch_zero(mut self, temps: u16, outputs: u16, set: u16) -> X64Masm {
+        self.batch_zero = (temps, outputs, set);
+        self
+    }
+
+    /// Save the caller's MXCSR in the context and load `mxcsr` (at `m` in the constant pool)
+    /// unless the caller's control bits are `mxcsr` already (see the module docs). Clobbers
+    /// rcx.
+    fn enter_float_env(a: &mut Asm, mxcsr: u32, m: Mem) {
+        let skip = a.new_label();
+        a.stmxcsr(CTX, CTX_SAVED_MXCSR);
+        a.mov_rm32(RCX, CTX, CTX_SAVED_MXCSR);
+        a.and_ri32(RCX, !MXCSR_STATUS as i32);
+        a.cmp_ri32(RCX, mxcsr as i32);
+        a.je(skip);
+        a.ldmxcsr(m);
+        a.bind(skip);
+    }
+
+    fn is_rne(&self) -> bool {
+        self.mode == FloatMode::F24(Rounding::NearestEven)
+    }
+
+    fn c(&mut self, v: u32) -> Mem {
+        self.a.splat(v)
+    }
+
+    fn mov(&mut self, d: Xmm, s: Xmm) {
+        if d != s {
+            self.a.movaps(d, s);
+        }
+    }
+
+    /// `d = a op b`: the VEX three-operand form with AVX, else a copy and the SSE form.
+    fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: impl Into<XOp>) {
+        self.xv().v3(op, d, a, b.into());
+    }
+
+    /// The recipes' view of this emitter (`crate::pica::recipes`).
+    fn xv(&mut self) -> XV<'_> {
+        XV { m: self }
+    }
+
+    /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
+    pub fn flush(&mut self, v: Xmm) {
+        let mode = self.mode;
+        recipes::flush(&mut self.xv(), mode, v, S0);
+    }
+
+    /// The mode's fix-up of an arithmetic result (F24: `float::f24_fixup_rtz`, also the range
+    /// step of the RNE paths, whose values are on the 17-bit grid already; F32:
+    /// `float::f32_fixup`). In place on `v`; with `mul = Some(b)` the MUL variant: the raw
+    /// product is in S5, `v` still holds the left operand (needed, with `b`, by the inf × 0
+    /// repair of the slow path) and receives the result. Clobbers S0-S2, rax.
+    ///
+    /// The fast path is inline; the rare lanes (F24: overflow, inf, NaN, all at or above 2^64
+    /// in magnitude; F32: NaN, overflow to inf being right already) leave through a
+    /// two-instruction stub per site that calls the shared slow subroutine
+    /// (`Stub::FixupSlow`) and jumps back. Calling a subroutine for every rounding cost a
+    /// call and a return per result: a quarter of the samples of one-vertex `mvp` runs.
+    fn fixup_inline(&mut self, v: Xmm, mul: Option<Xmm>) {
+        let slow = self.a.new_label();
+        let back = self.a.new_label();
+        let src = if mul.is_some() { S5 } else { v };
+        let mode = self.mode;
+        recipes::fixup_fast(&mut self.xv(), mode, v, src, [S0, S1], slow);
+        self.a.bind(back);
+        self.slow_sites.push((slow, back, Stub::FixupSlow(v, mul)));
+    }
+
+    /// Slow path of [`Self::fixup_inline`] (shared subroutine), from the same registers.
+    fn body_fixup_slow(&mut self, v: Xmm, mul: Option<Xmm>) {
+        let src = if mul.is_some() { S5 } else { v };
+        let mode = self.mode;
+        recipes::fixup_slow(
+            &mut self.xv(),
+            mode,
+            v,
+            src,
+            mul.map(|b| (v, b)),
+            [S0, S1, S2],
+        );
+    }
+
+    /// Round two f64 lanes to 17 significant bits, nearest-even, on their bit patterns.
+    /// Clobbers S0.
+    fn body_round_f64_rne17(&mut self, d: Xmm) {
+        recipes::round_f64_rne17(&mut self.xv(), d, S0);
+    }
+
+    /// F24 RNE: round the f32 lanes of `v` (exact values) to 17 bits nearest-even, then the range
+    /// rules. Clobbers S0-S3.
+    fn body_fixup_rne17_f32(&mut self, v: Xmm) {
+        recipes::rne17_f32(&mut self.xv(), v, [S0, S3]);
+        self.fixup_rtz(v);
+    }
+
+    /// `float::f24_fixup_rtz` on four lanes, in place (see `Self::fixup_inline`).
+    pub fn fixup_rtz(&mut self, v: Xmm) {
+        debug_assert!(self.mode != FloatMode::F32);
+        self.fixup_inline(v, None);
+    }
+
+    /// RSQ of the flushed lane 0 of `v` into lane 0 (`recipes::reciprocal::rsq`, the body of
+    /// `Stub::Rsq`). Clobbers S0-S5, rax.
+    fn body_rsq(&mut self, v: Xmm) {
+        reciprocal::rsq(
+            &mut self.xv(),
+            LaneSet::First,
+            v,
+            v,
+            [S1, S2, S3, S4, S5, S5],
+        );
+    }
+
+    /// Call the shared subroutine for `stub`, creating it on first use (see [`StubTable`]).
+    fn outline(&mut self, stub: Stub) {
+        let a = &mut self.a;
+        let l = self.stubs.label(stub, || a.new_label());
+        self.a.call_label(l);
+    }
+
+    /// Emit the per-site stubs and every requested subroutine (subroutine bodies may add
+    /// both).
+    fn emit_stubs(&mut self) {
+        if self.stubs.has_pending() || !self.slow_sites.is_empty() {
+            self.marks
+                .push((self.a.offset().0, u32::MAX, "shared subroutines".into()));
+        }
+        let mut k = 0;
+        loop {
+            while let Some(&(site, back, stub)) = self.slow_sites.get(k) {
+                self.a.bind(site);
+                self.outline(stub);
+                self.a.jmp(back);
+                k += 1;
+            }
+            let Some((stub, l)) = self.stubs.next_pending() else {
+                break;
+            };
+            self.a.bind(l);
+            match stub {
+                Stub::FixupSlow(v, mul) => self.body_fixup_slow(v, mul),
+                Stub::FixupRne17(v) => self.body_fixup_rne17_f32(v),
+                Stub::RoundF64(v) => self.body_round_f64_rne17(v),
+                Stub::Rsq(v) => self.body_rsq(v),
+                Stub::Ex2(v) => scalar::ex2(&mut XG { a: &mut self.a }, self.mode, v),
+                Stub::Lg2(v) => scalar::lg2(&mut XG { a: &mut self.a }, self.mode, v),
+                Stub::F64Binop(a, b, mul) => self.body_f64_binop(a, b, mul),
+            }
+            self.a.ret();
+        }
+    }
+
+    /// F24 RNE lane-wise `a = round(a op b)` through f64 (`recipes::f64_binop`; the body of
+    /// `Stub::F64Binop`).
+    fn body_f64_binop(&mut self, a: Xmm, b: Xmm, mul: bool) {
+        recipes::f64_binop(&mut self.xv(), a, a, b, mul, [S1, S2, S3, S4]);
+    }
+
+    /// Lane-wise add of two flushed operands (or mode results) into `a`.
+    fn add_flushed(&mut self, a: Xmm, b: Xmm) {
+        recipes::add(&mut self.xv(), a, a, b);
+    }
+
+    /// `float::mul` lane-wise: `a = mul(a, b)`. Clobbers `b` (flushed in place).
+    fn mul_full(&mut self, a: Xmm, b: Xmm) {
+        self.flush(a);
+        self.flush(b);
+        if self.is_rne() {
+            self.xv().ordered(S5, a, b);
+            self.xv().binop64(a, a, b, true);
+            recipes::inf_times_zero(&mut self.xv(), a, a, S5, S0);
+        } else {
+            // The product goes to S5; the fix-up writes the result over `a`, whose old value
+            // (with `b`) its slow path (taken for any NaN) needs to repair inf × 0.
+            self.v3(V3::Mul, S5, a, b);
+            self.fixup_inline(a, Some(b));
+        }
+    }
+
+    /// Pairwise sum of the four lanes of `p` (mode results), broadcast: `(p0+p1)+(p2+p3)`
+    /// (`recipes::pairwise_sum`).
+    fn pairwise_sum(&mut self, p: Xmm) {
+        recipes::pairwise_sum(&mut self.xv(), p, [S1, S2]);
+    }
+
+    fn src_mem(&mut self, loc: SrcLoc) -> (Mem, bool) {
+        match loc {
+            SrcLoc::Input(i) => (Mem::Base(INPUT, VEC_SIZE * i as i32), false),
+            SrcLoc::Temp(i) => (Mem::Base(REGS, REG_TEMP + VEC_SIZE * i as i32), true),
+            SrcLoc::Const {
+                index,
+                rel: RelIndex::None,
+            } => (
+                Mem::Base(UNIFORMS, UNI_FLOAT + VEC_SIZE * index as i32),
+                true,
+            ),
+            SrcLoc::Const { index, rel } => {
+                self.indexed = true;
+                let off = match rel {
+                    RelIndex::A0X => REG_A0,
+                    RelIndex::A0Y => REG_A0 + 4,
+                    _ => REG_AL,
+                };
+                self.a.rel_row_offset(RAX, REGS, off, index as i32);
+                (Mem::Index(UNIFORMS, RAX, UNI_FLOAT), true)
+            }
+        }
+    }
+
+    fn dst_mem(d: &Dest) -> (Mem, bool) {
+        if d.output {
+            (Mem::Base(OUTPUT, VEC_SIZE * d.index as i32), false)
+        } else {
+            (Mem::Base(REGS, REG_TEMP + VEC_SIZE * d.index as i32), true)
+        }
+    }
+
+    /// Store 0/1 flags from bit `xbit` of `x` and bit `ybit` of `y` into cmp.x / cmp.y.
+    fn store_flags(&mut self, x: Gpr, xbit: u8, y: Gpr, ybit: u8) {
+        let a = &mut self.a;
+        if xbit > 0 {
+            a.shr_ri32(x, xbit);
+        }
+        a.and_ri32(x, 1);
+        if ybit > 0 {
+            a.shr_ri32(y, ybit);
+        }
+        a.and_ri32(y, 1);
+        a.shl_ri32(y, 8);
+        a.or_rr32(x, y);
+        a.mov_mr16(REGS, REG_CMP, x);
+    }
+}
+
+impl MacroAssembler for X64Masm {
+    type Label = DynamicLabel;
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.a.new_label()
+    }
+
+    fn bind(&mut self, l: DynamicLabel) {
+        // Other paths join here: nothing is known about the registers' rows.
+        self.temp_cache.clear();
+        self.a.bind(l);
+    }
+
+    fn mark(&mut self, pc: u32, text: &str) {
+        self.marks.push((self.a.offset().0, pc, text.to_string()));
+    }
+
+    fn prologue(&mut self) {
+        let mxcsr = mode_mxcsr(self.mode);
+        let m = self.c(mxcsr);
+        let body = self.a.new_label();
+        let epilogue = self.epilogue;
+        // Single-invocation entry (offset 0). Six pushes leave rsp 16-byte aligned minus 8, so
+        // inside `body` (after the call) it is aligned, as helper calls need.
+        let a = &mut self.a;
+        for r in SAVED {
+            a.push(r);
+        }
+        a.mov_rr64(CTX, RDI);
+        a.mov_rm64(REGS, CTX, CTX_REGS);
+        a.mov_rm64(INPUT, CTX, CTX_INPUT);
+        a.mov_rm64(OUTPUT, CTX, CTX_OUTPUT);
+        a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
+        a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
+        Self::enter_float_env(a, mxcsr, m);
+        a.call_label(body);
+        a.jmp(epilogue);
+
+        // Batch entry: one vertex-shader invocation per row, each from the reset state.
+        a.align16();
+        self.batch_entry = a.offset().0;
+        let top = a.new_label();
+        let finished = a.new_label();
+        for r in SAVED {
+            a.push(r);
+        }
+        a.mov_rr64(CTX, RDI);
+        a.mov_rm64(REGS, CTX, CTX_REGS);
+        a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
+        Self::enter_float_env(a, mxcsr, m);
+        a.bind(top);
+        a.mov_rm64(RAX, CTX, CTX_BATCH_DONE);
+        a.cmp_rm64(RAX, CTX, CTX_BATCH_COUNT);
+        a.jae(finished);
+        a.shl_ri64(RAX, 8);
+        a.mov_rm64(INPUT, CTX, CTX_BATCH_INPUT);
+        a.add_rr64(INPUT, RAX);
+        a.mov_rm64(OUTPUT, CTX, CTX_BATCH_OUTPUT);
+        a.add_rr64(OUTPUT, RAX);
+        a.xorps(S0, S0);
+        let (temps, outputs, _) = self.batch_zero;
+        for i in 0..16 {
+            if outputs & (1 << i) != 0 {
+                a.store_vec(Mem::Base(OUTPUT, VEC_SIZE * i), S0, false);
+            }
+            if temps & (1 << i) != 0 {
+                a.store_vec(Mem::Base(REGS, REG_TEMP + VEC_SIZE * i), S0, true);
+            }
+        }
+        a.store_vec(Mem::Base(REGS, REG_A0), S0, false);
+        a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
+        a.call_label(body);
+        a.test_rr32(RAX, RAX);
+        a.jne(epilogue);
+        a.mov_rm64(RAX, CTX, CTX_BUDGET);
+        a.sub_rr64(RAX, BUDGET);
+        a.add_mr64(CTX, CTX_BATCH_INSTRUCTIONS, RAX);
+        a.add_mi64(CTX, CTX_BATCH_DONE, 1);
+        a.jmp(top);
+        a.bind(finished);
+        a.xor_rr32(RAX, RAX);
+        a.jmp(epilogue);
+
+        a.align16();
+        a.bind(body);
+    }
+
+    fn charge_budget(&mut self, n: u32) {
+        let l = self.exit_budget;
+        self.a.sub_ri64(BUDGET, n as i32);
+        self.a.jb(l);
+    }
+
+    fn jump(&mut self, target: DynamicLabel) {
+        self.a.jmp(target);
+    }
+
+    fn branch(&mut self, guard: Guard, target: DynamicLabel) {
+        let a = &mut self.a;
+        match guard {
+            Guard::Cond(c) => match c.op {
+                CondOp::X => {
+                    a.cmp_mi8(REGS, REG_CMP, c.ref_x as u8);
+                    a.je(target);
+                }
+                CondOp::Y => {
+                    a.cmp_mi8(REGS, REG_CMP + 1, c.ref_y as u8);
+                    a.je(target);
+                }
+                CondOp::And => {
+                    a.cmp_mi16(REGS, REG_CMP, c.ref_x as u16 | (c.ref_y as u16) << 8);
+                    a.je(target);
+                }
+                CondOp::Or => {
+                    a.cmp_mi8(REGS, REG_CMP, c.ref_x as u8);
+                    a.je(target);
+                    a.cmp_mi8(REGS, REG_CMP + 1, c.ref_y as u8);
+                    a.je(target);
+                }
+            },
+            Guard::Bool { b, value } => {
+                a.test_mi16(UNIFORMS, UNI_BOOL, 1 << (b & 15));
+                if value {
+                    a.jne(target);
+                } else {
+                    a.je(target);
+                }
+            }
+        }
+    }
+
+    fn loop_init(&mut self, int: u8, slot: u8) {
+        self.indexed = true;
+        let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
+        self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
+    }
+
+    fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
+        let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
+        self.a
+            .loop_step(UNIFORMS, int, (REGS, REG_AL), counter, again);
+    }
+
+    fn exit_end(&mut self) {
+        let l = self.exit_done;
+        self.a.jmp(l);
+    }
+
+    fn exit_deopt(&mut self, pc: u32) {
+        let l = self.exit_deopt;
+        self.a.mov_mi32(CTX, CTX_DEOPT_PC, pc as i32);
+        self.a.jmp(l);
+    }
+
+    fn load(&mut self, dst: Val, src: &Source) {
+        let d = val(dst);
+        let cached = match src.loc {
+            SrcLoc::Temp(i) => self.temp_cache.find(i),
+            _ => None,
+        };
+        if let Some(c) = cached {
+            self.a.movaps(d, c);
+        } else {
+            let (m, aligned) = self.src_mem(src.loc);
+            if aligned {
+                self.a.movaps(d, m);
+            } else {
+                self.a.movups(d, m);
+            }
+        }
+        if src.swizzle != Swizzle::IDENTITY {
+            self.a.shufps(d, d, shuffle_imm(src.swizzle));
+        }
+        if src.negate {
+            let s = self.c(SIGN);
+            self.a.xorps(d, s);
+        }
+    }
+
+    fn store(&mut self, dst: &Dest, v: Val) {
+        let s = val(v);
+        let (m, aligned) = Self::dst_mem(dst);
+        let mask = dst.mask.0 & 0xF;
+        if !dst.output && mask != 0 {
+            // Temporaries: the whole row goes through its cache register and is stored as
+            // one 16-byte write, so later reads of the row (cached or not) never wait on a
+            // store that covers only part of it.
+            let (c, hit) = self.temp_cache.slot(dst.index);
+            if mask == 0xF {
+                self.a.movaps(c, s);
+            } else {
+                if !hit {
+                    self.a.movaps(c, m);
+                }
+                let imm = (0..4).fold(0u8, |acc, l| acc | ((mask >> (3 - l)) & 1) << l);
+                self.a.blendps(c, s, imm);
+            }
+            self.a.store_vec(m, c, aligned);
+            return;
+        }
+        match mask {
+            0 => {}
+            0xF => self.a.store_vec(m, s, aligned),
+            0x8 => self.a.store_ss(m, s),
+            // Outputs are never read by the program: partial masks store only their lanes
+            // (mask bit 3 is lane 0, x) instead of loading the row to blend into it, which
+            // stalled on store forwarding after a write to another part of the same row
+            // (`mvp`: four one-component DPs into o0).
+            mask => {
+                let Mem::Base(b, o) = m else {
+                    unreachable!("destinations are base + offset")
+                };
+                let lane = |l: u8| (mask >> (3 - l)) & 1 != 0;
+                if lane(0) && lane(1) {
+                    self.a.store_lo64(b, o, s);
+                } else if lane(0) {
+                    self.a.store_ss(m, s);
+                } else if lane(1) {
+                    self.a.store_lane(b, o + 4, s, 1);
+                }
+                if lane(2) && lane(3) {
+                    self.a.store_hi64(b, o + 8, s);
+                } else if lane(2) {
+                    self.a.store_lane(b, o + 8, s, 2);
+                } else if lane(3) {
+                    self.a.store_lane(b, o + 12, s, 3);
+                }
+            }
+        }
+    }
+
+    fn binary(&mut self, kind: BinaryKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        match kind {
+            BinaryKind::Add => {
+                self.flush(x);
+                self.flush(y);
+                self.add_flushed(x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Mul => {
+                self.mul_full(x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Max => {
+                let rule = self.max_rule;
+                recipes::max(&mut self.xv(), rule, x, x, y, S0);
+                self.mov(d, x);
+            }
+            BinaryKind::Min => {
+                self.xv().fmin(x, x, y);
+                self.mov(d, x);
+            }
+            BinaryKind::Sge | BinaryKind::Slt => {
+                let slt = kind == BinaryKind::Slt;
+                recipes::set_if(&mut self.xv(), slt, d, x, y, S0);
+            }
+        }
+    }
+
+    fn mad(&mut self, dst: Val, a: Val, b: Val, c: Val) {
+        let (d, x, y, z) = (val(dst), val(a), val(b), val(c));
+        self.mul_full(x, y);
+        self.flush(z);
+        self.add_flushed(x, z);
+        self.mov(d, x);
+    }
+
+    fn dot(&mut self, kind: DotKind, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        if kind == DotKind::Dph {
+            let one = self.a.constant([0, 0, 0, ONE]);
+            self.a.blendps(x, one, 0b1000);
+        }
+        self.mul_full(x, y);
+        if kind == DotKind::Dp3 {
+            let keep = self.a.constant([!0, !0, !0, 0]);
+            self.a.andps(x, keep);
+        }
+        self.pairwise_sum(x);
+        self.mov(d, x);
+    }
+
+    fn dst(&mut self, dst: Val, a: Val, b: Val) {
+        let (d, x, y) = (val(dst), val(a), val(b));
+        self.a.movaps(SAVE_A, x);
+        self.a.movaps(SAVE_B, y);
+        self.mul_full(x, y);
+        recipes::dst::dst(&mut self.xv(), x, SAVE_A, SAVE_B);
+        self.mov(d, x);
+    }
+
+    fn flr(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        self.flush(x);
+        recipes::flr(&mut self.xv(), x, x);
+        self.mov(d, x);
+    }
+
+    fn scalar(&mut self, kind: ScalarKind, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        match kind {
+            // The recipes compute lane 0 and, alongside, whatever the other lanes hold:
+            // with the other components there (a zero's inf, a negative value's NaN) the
+            // fix-up took its slow path on most calls (one-vertex F32 `lighting` 148 -> 201
+            // ns), so lane 0 is broadcast first.
+            ScalarKind::Rcp => {
+                self.flush(x);
+                self.a.shufps(x, x, 0);
+                reciprocal::rcp(&mut self.xv(), LaneSet::First, S3, x, [S4, S5, S1]);
+                self.a.pshufd(x, S3, 0);
+            }
+            ScalarKind::Rsq => {
+                self.flush(x);
+                self.a.shufps(x, x, 0);
+                self.outline(Stub::Rsq(x));
+                self.a.shufps(x, x, 0);
+            }
+            ScalarKind::Ex2 => {
+                self.flush(x);
+                self.outline(Stub::Ex2(x));
+                self.a.shufps(x, x, 0);
+            }
+            ScalarKind::Lg2 => {
+                self.flush(x);
+                self.outline(Stub::Lg2(x));
+                self.a.shufps(x, x, 0);
+            }
+        }
+        self.mov(d, x);
+    }
+
+    fn litp(&mut self, dst: Val, a: Val) {
+        let (d, x) = (val(dst), val(a));
+        recipes::lit::litp(&mut self.xv(), S1, S3, x, [S2, S3]);
+        self.a.movmskps(RAX, S3);
+        self.a.mov_rr64(RCX, RAX);
+        self.store_flags(RAX, 0, RCX, 3);
+        self.a.movaps(d, S1);
+    }
+
+    fn mova(&mut self, a: Val, x: bool, y: bool) {
+        self.indexed = true;
+        let v = val(a);
+        recipes::convert::mova(&mut self.xv(), S1, v, S2);
+        if x {
+            self.a.movd_mx(REGS, REG_A0, S1);
+        }
+        if y {
+            self.a.pextrd(RAX, S1, 1);
+            self.a.mov_mr32(REGS, REG_A0 + 4, RAX);
+        }
+    }
+
+    fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
+        let (va, vb) = (val(a), val(b));
+        if recipes::compare::cmp_mask(&mut self.xv(), x, S1, va, vb) {
+            self.a.movmskps(RAX, S1);
+        } else {
+            self.a.mov_ri32(RAX, 1);
+        }
+        if recipes::compare::cmp_mask(&mut self.xv(), y, S2, va, vb) {
+            self.a.movmskps(RCX, S2);
+            self.store_flags(RAX, 0, RCX, 1);
+        } else {
+            self.a.mov_ri32(RCX, 1);
+            self.store_flags(RAX, 0, RCX, 0);
+        }
+    }
+
+    fn set_emit(&mut self, vtx: u8, primitive: bool, winding: bool) {
+        let v = vtx as i32 | (primitive as i32) << 8 | (winding as i32) << 16;
+        self.a.mov_mi32(CTX, CTX_SETEMIT, v);
+    }
+
+    fn emit_vertex(&mut self, pc: u32) {
+        let ok = self.a.new_label();
+        let a = &mut self.a;
+        a.mov_rm32(RAX, CTX, CTX_EMIT_LEN);
+        a.cmp_rm32(RAX, CTX, CTX_EMIT_CAP);
+        a.jb(ok);
+        self.exit_deopt(pc);
+        let a = &mut self.a;
+        a.bind(ok);
+        a.imul_rri32(RAX, RAX, EMIT_RECORD_SIZE);
+        a.add_rm64(RAX, CTX, CTX_EMIT_BUF);
+        for i in 0..16 {
+            a.movups(S0, Mem::Base(OUTPUT, VEC_SIZE * i));
+            a.store_vec(Mem::Base(RAX, EMIT_RECORD_OUTPUTS + VEC_SIZE * i), S0, true);
+        }
+        // slot, primitive and winding in one store: SETEMIT keeps them as the first three
+        // bytes of `setemit` (fourth byte 0), the record as three bytes followed by padding.
+        a.mov_rm32(RCX, CTX, CTX_SETEMIT);
+        a.and_ri32(RCX, 0x00FF_FF03);
+        a.mov_mr32(RAX, EMIT_RECORD_FLAGS, RCX);
+        a.add_mi32(CTX, CTX_EMIT_LEN, 1);
+        // Swap banks by swapping pointers; the Rust side sorts out which buffer is which.
+        a.mov_rm64(RCX, CTX, CTX_OTHER_BANK);
+        a.mov_mr64(CTX, CTX_OTHER_BANK, OUTPUT);
+        a.mov_rr64(OUTPUT, RCX);
+    }
+
+    fn finish(mut self) -> CompileResult<crate::Emitted> {
+        let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
+        let epilogue = self.epilogue;
+        // Exits of the body return to whichever entry called it, status in eax.
+        let a = &mut self.a;
+        a.bind(done);
+        a.mov_ri32(RAX, Status::Done as i32);
+        a.ret();
+        a.bind(budget);
+        a.mov_ri32(RAX, Status::Budget as i32);
+        a.ret();
+        a.bind(deopt);
+        a.mov_ri32(RAX, Status::Deopt as i32);
+        a.ret();
+        a.bind(epilogue);
+        a.mov_mr64(CTX, CTX_BUDGET, BUDGET);
+        a.mov_mr64(CTX, CTX_OUTPUT, OUTPUT);
+        let kept = a.new_label();
+        a.mov_rm32(RCX, CTX, CTX_SAVED_MXCSR);
+        a.and_ri32(RCX, !MXCSR_STATUS as i32);
+        a.cmp_ri32(RCX, mode_mxcsr(self.mode) as i32);
+        a.je(kept);
+        a.ldmxcsr(Mem::Base(CTX, CTX_SAVED_MXCSR));
+        if self.indexed {
+            a.lfence();
+        }
+        a.bind(kept);
+        for r in SAVED.iter().rev() {
+            a.pop(*r);
+        }
+        a.ret();
+        self.emit_stubs();
+        let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
+        Ok(crate::Emitted {
+            code,
+            marks: self.marks,
+            code_len,
+            batch_entry: self.batch_entry,
+            batch_outputs_zeroed: self.batch_zero.2,
+        })
+    }
+}
