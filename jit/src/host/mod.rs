@@ -4,5 +4,6 @@
 
 pub mod a64;
 pub mod features;
+pub mod lanes;
 pub mod runtime;
 pub mod x64;

@@ -26,6 +26,8 @@
 
 use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::regs::Gpr;
+use dynasmrt::relocations::{Relocation, RelocationKind, RelocationSize};
+use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use crate::host::x64::asm::x64;
@@ -198,6 +200,7 @@ vex_rrr!(
     vpsravd,
     vfmadd231ps,
     vsubps,
+    vhaddpd,
 );
 
 vex_rr!(vmovaps, vmovups, vcvttps2dq, vsqrtpd, vsqrtps);
@@ -265,7 +268,12 @@ impl<'a> Yasm<'a> {
     /// `vbroadcastss ymm, m32` (raw encoding: dynasm 5.1.0 emits the 128-bit form). Only
     /// `[base + disp]` and `[base + index + disp]` operands.
     pub fn vbroadcastss(&mut self, d: Ymm, m: Mem) {
-        self.vex_rm(2, 1, true, false, 0x18, d.0, 0, m);
+        self.vex_rm(2, 1, true, false, 0x18, d.0, 0, m, None);
+    }
+
+    /// `vbroadcastss ymm, xmm`: lane 0 of `s` into all eight lanes (raw encoding).
+    pub fn vbroadcastss_r(&mut self, d: Ymm, s: Ymm) {
+        self.vex_rr(2, 1, true, false, 0x18, d.0, 0, s.0);
     }
 
     /// `vcvtps2pd ymm, xmm` (the low four lanes of `s`).
@@ -311,9 +319,10 @@ impl<'a> Yasm<'a> {
         self.a.ops.extend([0xC4, byte1, byte2, op, modrm]);
     }
 
-    /// Raw VEX encoding with a memory operand `[base + disp32]` or `[base + index + disp32]`
-    /// (always a 32-bit displacement, so no special cases for rbp/r13 bases; a SIB byte for
-    /// rsp/r12 bases and for indexed forms). Fields as in [`Self::vex_rr`].
+    /// Raw VEX encoding with a memory operand `[base + disp32]`, `[base + index + disp32]`
+    /// or a pool constant (RIP-relative), followed by the immediate `imm` if any (always a
+    /// 32-bit displacement, so no special cases for rbp/r13 bases; a SIB byte for rsp/r12
+    /// bases and for indexed forms). Fields as in [`Self::vex_rr`].
     #[allow(clippy::too_many_arguments)]
     pub fn vex_rm(
         &mut self,
@@ -325,11 +334,28 @@ impl<'a> Yasm<'a> {
         reg: u8,
         vvvv: u8,
         m: Mem,
+        imm: Option<u8>,
     ) {
         let (base, index, disp) = match m {
             Mem::Base(b, o) => (b.0, None, o),
             Mem::Index(b, i, o) => (b.0, Some(i.0), o),
-            Mem::Const(_) => unreachable!("raw VEX forms take no pool operands"),
+            Mem::Const(l) => {
+                let r = (!reg >> 3) & 1;
+                let byte1 = (r << 7) | (1 << 6) | (1 << 5) | map;
+                let byte2 = ((w as u8) << 7) | ((!vvvv & 0xF) << 3) | ((l256 as u8) << 2) | pp;
+                self.a
+                    .ops
+                    .extend([0xC4, byte1, byte2, op, ((reg & 7) << 3) | 5]);
+                self.a.ops.extend(0i32.to_le_bytes());
+                let tail = imm.map_or(0, |i| {
+                    self.byte(i);
+                    1
+                });
+                // The displacement is relative to the end of the instruction.
+                let rel = X64Relocation::from_size(RelocationKind::Relative, RelocationSize::DWord);
+                self.a.ops.dynamic_relocation(l, 0, 4 + tail, 0, rel);
+                return;
+            }
         };
         assert!(index != Some(4), "rsp cannot be an index");
         let r = (!reg >> 3) & 1;
@@ -350,6 +376,9 @@ impl<'a> Yasm<'a> {
             }
         }
         self.a.ops.extend(disp.to_le_bytes());
+        if let Some(i) = imm {
+            self.byte(i);
+        }
     }
 
     fn byte(&mut self, b: u8) {
@@ -404,6 +433,37 @@ impl<'a> Yasm<'a> {
         self.byte(mask.0 << 4);
     }
 
+    /// `vblendvps xmm, xmm, xmm, xmm` (the low halves; raw encoding).
+    pub fn vblendvps_x(&mut self, d: Ymm, a: Ymm, b: Ymm, mask: Ymm) {
+        self.vex_rr(3, 1, false, false, 0x4A, d.0, a.0, b.0);
+        self.byte(mask.0 << 4);
+    }
+
+    /// `vblendps ymm, ymm, ymm/m256, imm`: the lanes whose bit is set in `imm` from `b`,
+    /// the others from `a` (raw encoding).
+    pub fn vblendps(&mut self, d: Ymm, a: Ymm, b: YOp, imm: u8) {
+        match b {
+            YOp::Reg(b) => {
+                self.vex_rr(3, 1, true, false, 0x0C, d.0, a.0, b.0);
+                self.byte(imm);
+            }
+            YOp::Mem(m) => self.vex_rm(3, 1, true, false, 0x0C, d.0, a.0, m, Some(imm)),
+        }
+    }
+
+    /// `vpshufd ymm, ymm, imm`: the dwords of each 128-bit half of `s` in the order `imm`
+    /// gives (raw encoding).
+    pub fn vpshufd(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.vex_rr(1, 1, true, false, 0x70, d.0, 0, s.0);
+        self.byte(imm);
+    }
+
+    /// `vpermq ymm, ymm, imm`: the qwords of `s` in the order `imm` gives (raw encoding).
+    pub fn vpermq(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.vex_rr(3, 1, true, true, 0x00, d.0, 0, s.0);
+        self.byte(imm);
+    }
+
     fn shift(&mut self, op: u8, ext: u8, d: Ymm, s: Ymm, imm: u8) {
         self.vex_rr(1, 1, true, false, op, ext, d.0, s.0);
         self.byte(imm);
@@ -438,6 +498,15 @@ impl<'a> Yasm<'a> {
     /// eight lane addresses whose mask lane has its sign bit set; `mask` is cleared. `d`,
     /// `idx` and `mask` must be distinct.
     pub fn vpgatherdd(&mut self, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
+        self.gather(true, d, base, idx, disp, mask);
+    }
+
+    /// `vpgatherdd xmm, [base + idx·4 + disp], mask`: [`Self::vpgatherdd`] on four lanes.
+    pub fn vpgatherdd_x(&mut self, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
+        self.gather(false, d, base, idx, disp, mask);
+    }
+
+    fn gather(&mut self, l256: bool, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
         assert!(
             d != idx && d != mask && idx != mask,
             "vpgatherdd operands must differ"
@@ -446,7 +515,7 @@ impl<'a> Yasm<'a> {
         let x = (!idx.0 >> 3) & 1;
         let b = (!base.0 >> 3) & 1;
         let byte1 = (r << 7) | (x << 6) | (b << 5) | 2; // 0F38
-        let byte2 = ((!mask.0 & 0xF) << 3) | (1 << 2) | 1; // W0, L256, 66
+        let byte2 = ((!mask.0 & 0xF) << 3) | ((l256 as u8) << 2) | 1; // W0, 66
         self.a.ops.extend([0xC4, byte1, byte2, 0x90]);
         self.byte(0x80 | ((d.0 & 7) << 3) | 4); // disp32, SIB
         self.byte((2 << 6) | ((idx.0 & 7) << 3) | (base.0 & 7)); // scale 4
