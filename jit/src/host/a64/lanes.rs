@@ -91,7 +91,9 @@ impl<'a> Neon<'a> {
         if let Some(r) = kept(self.consts, v) {
             return r;
         }
-        if v < 256 {
+        if v == 0 {
+            self.a.movi_zero(self.k);
+        } else if v < 256 {
             self.a.movi_4s(self.k, v, 0);
         } else {
             self.a.load_const(self.k, [v; 4]);
