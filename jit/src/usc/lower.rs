@@ -49,7 +49,7 @@ pub enum Loc {
     Scratch(usize),
 }
 
-/// What a host provides to the walker beyond its lane operations ([`Lanes`]): where the
+/// What a host provides to the walker beyond its lane operations (`crate::host::lanes`): where the
 /// chunks and the shared registers live, control flow, the lane reductions that decide
 /// branches, the write-site records, the budget, the interpreter fallback, and the entry
 /// and exits.
@@ -867,11 +867,11 @@ impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
             }
         };
         let top = 32 - width * (u32::from(e) + 1);
-        self.e.h().shl32(d, v, top as u32);
+        self.e.h().shl32(d, v, top);
         if signed {
-            self.e.h().sar32(d, d, (32 - width) as u32);
+            self.e.h().sar32(d, d, 32 - width);
         } else {
-            self.e.h().shr32(d, d, (32 - width) as u32);
+            self.e.h().shr32(d, d, 32 - width);
         }
     }
 

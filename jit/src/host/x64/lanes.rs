@@ -3,11 +3,12 @@
 //! * [`Y256`]: eight 32-bit lanes of a ymm register, every form VEX.256 (AVX2, FMA); constants
 //!   are 32-byte pool entries, or [`Asm::hot32`] slots through `HOT_BASE` (see
 //!   [`crate::host::x64::vex`]).
-//! * [`X128`]: four lanes of an xmm register for hosts with SSE4.1 at least. Each form is
-//!   chosen as one vector's code has used it: VEX three-operand forms (no immediate) where
-//!   AVX is allowed and the form has one, else the SSE form with a copy where the
-//!   destination is not the first source. Operations SSE has no form for (variable shifts,
-//!   gathers, fused multiply-add, four-operand blends) are VEX.128 and need AVX2 and FMA.
+//! * [`X128`]: four lanes of an xmm register, for hosts with SSE4.1 at least. Where AVX is
+//!   allowed, the commutative float-domain operations, compares and multiplies take their
+//!   VEX three-operand forms (those without an immediate); every other operation is the SSE
+//!   form, with a copy where the destination is not the first source. Operations SSE has no
+//!   form for (variable shifts, gathers, fused multiply-add, four-operand blends) are VEX.128
+//!   and need AVX2 and FMA.
 //!
 //! Table bases (for [`Lanes::gather32`]) go to rax (slot 0) and rcx (slot 1); nothing else
 //! here touches a general-purpose register but the ones a method names.
@@ -732,8 +733,8 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
     // ------------------------------------------------------------ f64 lanes
 
     /// The high half moves down first. With 128 bits `pshufd` writes all of `d` (`movhlps d,
-    /// a` would keep d's high half, a false dependency on its last writer that chained
-    /// one-vertex F24 RNE operations: 5-25% slower).
+    /// a` would keep d's high half, a false dependency on its last writer: 5-25% slower in
+    /// latency-bound chains of f64 steps).
     fn widen(&mut self, d: W::R, a: W::R, hi: bool) {
         let s = if hi {
             self.high_half(d, a);

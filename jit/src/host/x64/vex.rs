@@ -1,5 +1,5 @@
-//! The 256-bit (AVX/AVX2) instruction forms of the SoA batch emitter, on top of the x86-64
-//! backend's [`Asm`] (same code buffer type, same constant pool).
+//! The 256-bit (AVX/AVX2) instruction forms on top of the x86-64 backend's [`Asm`] (same code
+//! buffer type, same constant pool), and the few 128-bit VEX forms SSE has no encoding for.
 //!
 //! Two encoders are used, each only where it is correct:
 //!
@@ -8,13 +8,13 @@
 //!   the local `x64!` macro, which pins `.arch x64`.
 //! * **[`Yasm::vex_rr`] / [`Yasm::vex_rm`]**, a small VEX encoder, for every form with an
 //!   8-bit immediate or an is4 register operand (`vcmpps`, `vcmppd`, `vroundps`, `vinsertf128`,
-//!   `vextractf128`, `vblendvps`, the shift-by-immediate group) and for the 256-bit forms
-//!   dynasm 5.1.0 gets wrong or lacks (`vbroadcastss ymm, m32` comes out as the xmm form,
-//!   `vmovmskps r32, ymm` is refused). dynasm also mis-encodes several AVX imm8 forms
-//!   (register forms swap their sources, memory forms drop the memory operand); writing the
-//!   few bytes ourselves is simpler than proving which forms are safe. Immediate forms take
-//!   register operands only; the memory encoder handles `[base + disp32]` and
-//!   `[base + index + disp32]`.
+//!   `vextractf128`, `vblendvps`, `vblendps`, `vpshufd`, `vpermq`, the shift-by-immediate
+//!   group) and for the 256-bit forms dynasm 5.1.0 gets wrong or lacks (`vbroadcastss ymm, m32`
+//!   comes out as the xmm form, `vmovmskps r32, ymm` is refused). dynasm also mis-encodes
+//!   several AVX imm8 forms (register forms swap their sources, memory forms drop the memory
+//!   operand); writing the few bytes ourselves is simpler than proving which forms are safe.
+//!   The memory encoder handles `[base + disp32]`, `[base + index + disp32]` and pool
+//!   constants (RIP-relative, through a dynasm relocation).
 //!
 //! `tests/jit_x64_encoding.rs` decodes every form this file can emit with iced-x86 and checks
 //! mnemonic and operands, with low and REX-extended registers.
@@ -147,13 +147,13 @@ macro_rules! vex_rr {
     };
 }
 
-/// The register the SoA code keeps `Asm::hot_label` in (set once at its entry), so that the
-/// fix-ups' most used constants take an 8-bit displacement instead of a RIP-relative 32-bit
-/// one (and a low register keeps the two-byte VEX prefix): two bytes less in each of
-/// several hundred instructions of a typical shader.
+/// The register code that uses [`Asm::hot32`] keeps `Asm::hot_label` in (set once at its
+/// entry), so that its most used constants take an 8-bit displacement instead of a
+/// RIP-relative 32-bit one (and a low register keeps the two-byte VEX prefix): two bytes less
+/// in each instruction that reads one.
 pub const HOT_BASE: Gpr = crate::host::x64::regs::RBP;
 
-/// The SoA emitter's view of an [`Asm`]: 256-bit forms plus 32-byte constants.
+/// A view of an [`Asm`] for 256-bit forms and 32-byte constants.
 pub struct Yasm<'a> {
     /// The underlying assembler (labels, GPR forms, pool).
     pub a: &'a mut Asm,
