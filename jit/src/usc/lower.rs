@@ -49,10 +49,10 @@ pub enum Loc {
     Scratch(usize),
 }
 
-/// What a host provides to the walker beyond its lane operations (`crate::host::lanes`): where the
-/// chunks and the shared registers live, control flow, the lane reductions that decide
-/// branches, the write-site records, the budget, the interpreter fallback, and the entry
-/// and exits.
+/// What a host provides to the walker beyond its lane operations (`crate::host::lanes`):
+/// where the chunks and the shared registers live, control flow, the lane reductions that
+/// decide branches, the write-site records, the budget, the interpreter fallback, and the
+/// entry and exits.
 pub trait Target {
     /// A vector register.
     type R: Copy + PartialEq + std::fmt::Debug;
@@ -998,7 +998,8 @@ impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
                     let adj = imm(3) as u32;
                     self.cond_mask(self.t[2], imm(0), h);
                     self.e.h().cmpeq32(self.t[3], self.t[0], Src::K(1)); // S0 == 1
-                    self.e.h().and_int(self.t[2], self.t[2], Src::R(self.t[3])); // b = cond && S0 == 1
+                                                                         // b = cond && S0 == 1
+                    self.e.h().and_int(self.t[2], self.t[2], Src::R(self.t[3]));
                     self.e.h().add32(self.t[3], self.t[0], Src::K(adj)); // S0 + adj
                     self.e
                         .h()
