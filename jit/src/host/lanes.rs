@@ -17,6 +17,15 @@
 //! Implementations: `crate::host::x64::lanes` (AVX2 eight-lane registers and the 128-bit form
 //! with its SSE4.1 fallback) and `crate::host::a64::lanes` (NEON).
 
+/// IEEE bit patterns the hosts' sequences and their callers share: the f32 sign bit and
+/// +inf, f64 1.0, and the quiet NaN [`Lanes::quiet_nan64`] makes of f64 NaN lanes.
+pub mod bits {
+    pub const SIGN: u32 = 0x8000_0000;
+    pub const INF: u32 = 0x7F80_0000;
+    pub const ONE64: u64 = 0x3FF0_0000_0000_0000;
+    pub const QNAN64: u64 = 0x7FF8_0000_0000_0000;
+}
+
 /// Second source of a lane operation: a register, a constant in every lane, or memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Src<R, M> {
@@ -214,8 +223,8 @@ pub trait Lanes {
     /// `d` = the 32-bit lanes [`Self::cvt_f64_i32`] made of the low half (`lo`), then of the
     /// high half (`hi`). `d` must differ from `hi`.
     fn join32(&mut self, d: Self::R, lo: Self::R, hi: Self::R);
-    /// Make the NaN lanes of the f64 lanes of `d` the quiet NaN `0x7FF8_0000_0000_0000`.
-    /// Clobbers `t`.
+    /// Make the NaN lanes of the f64 lanes of `d` the quiet NaN [`bits::QNAN64`]. Clobbers
+    /// `t`.
     fn quiet_nan64(&mut self, d: Self::R, t: Self::R);
 
     // ------------------------------------------------------------ 64-bit integer lanes
@@ -243,17 +252,13 @@ pub trait Lanes {
     /// `d` = the 64-bit products of the low (`hi` false) or high half of the 32-bit lanes of
     /// `a` and `b`, unsigned. May clobber `t`, which must differ from `d`, `a` and `b`.
     fn mul_wide_u32(&mut self, d: Self::R, a: Self::R, b: Self::R, hi: bool, t: [Self::R; 2]);
-    /// Per 32-bit lane, the 64-bit `a · b + c (+ cin)` (unsigned; `cin` 0 or 1 per lane):
-    /// its low words into `lo`, its high words into `hi`. Clobbers `a`, `b` and `t`; all
-    /// registers distinct.
-    #[allow(clippy::too_many_arguments)]
+    /// Per 32-bit lane, the 64-bit `a · b + c (+ cin)` of `[a, b, c]` (unsigned; `cin` 0 or
+    /// 1 per lane): its low words into `d[0]`, its high words into `d[1]`. Clobbers `a`, `b`
+    /// and `t`; all registers distinct.
     fn mul_add_wide_u32(
         &mut self,
-        lo: Self::R,
-        hi: Self::R,
-        a: Self::R,
-        b: Self::R,
-        c: Self::R,
+        d: [Self::R; 2],
+        s: [Self::R; 3],
         cin: Option<Self::R>,
         t: [Self::R; 3],
     );

@@ -43,20 +43,16 @@ use picajit_interp::pica::float::precision::{
 };
 use picajit_interp::pica::float::{FloatMode, MaxRule, CANONICAL_NAN_BITS};
 
+pub use crate::host::lanes::bits::{INF, ONE64, QNAN64, SIGN};
 pub use crate::host::lanes::{Lanes, Src};
 
 /// Magnitude bits of an f32.
 pub const ABS: u32 = 0x7FFF_FFFF;
-/// Sign bit of an f32.
-pub const SIGN: u32 = 0x8000_0000;
-/// +inf.
-pub const INF: u32 = 0x7F80_0000;
 /// Mantissa bits of an f32.
 pub const MANT: u32 = 0x007F_FFFF;
 /// 1.0.
 pub const ONE: u32 = 0x3F80_0000;
-/// f64 bits of 1.0.
-pub const ONE64: u64 = 0x3FF0_0000_0000_0000;
+
 /// The 17-bit truncation mask of f24 values held as f32.
 pub const TRUNC17: u32 = F24_GRID_F32;
 /// f32 bits of 2^64 minus one: magnitudes above are F24 overflow.
@@ -65,10 +61,6 @@ pub const F24_OVF_M1: u32 = F24_OVERFLOW_F32 - 1;
 pub const F24_MIN_M1: u32 = F24_MIN_NORMAL_F32 - 1;
 /// f32 bits of 2^-126 minus one.
 pub const F32_MIN_M1: u32 = F32_MIN_NORMAL_F32 - 1;
-/// The quiet NaN an f64 NaN lane becomes before rounding (so the increment cannot carry out
-/// of it).
-pub const QNAN64: u64 = 0x7FF8_0000_0000_0000;
-
 /// The bits of the largest magnitude the mode flushes to +0 (rule 1 of the float model):
 /// lanes whose magnitude is above it are kept.
 pub fn min_m1(mode: FloatMode) -> u32 {

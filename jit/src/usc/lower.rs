@@ -673,15 +673,11 @@ impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
                             self.e.h().and_int(self.w1, self.w1, Src::K(1));
                         }
                         let (f, t) = (self.ft, self.t);
-                        self.e.h().mul_add_wide_u32(
-                            f[0],
-                            f[1],
-                            t[0],
-                            t[1],
-                            t[2],
-                            cin.then_some(self.w1),
-                            [t[3], t[4], t[5]],
-                        );
+                        let (lo_hi, abc) = ([f[0], f[1]], [t[0], t[1], t[2]]);
+                        let cin = cin.then_some(self.w1);
+                        self.e
+                            .h()
+                            .mul_add_wide_u32(lo_hi, abc, cin, [t[3], t[4], t[5]]);
                     }
                     Op::Frcp | Op::Fsqrt => {
                         let v = self.fsrc(&o[1], h, self.t[0]);

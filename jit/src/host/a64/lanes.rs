@@ -17,13 +17,8 @@
 
 use super::asm::Asm;
 use super::regs::{Gpr, Vreg, G10, G11, G15, G16, G17, G8, G9, ZR};
+use crate::host::lanes::bits::{INF, ONE64, QNAN64, SIGN};
 use crate::host::lanes::{Lanes, Round, Src};
-
-const SIGN: u32 = 0x8000_0000;
-const INF: u32 = 0x7F80_0000;
-/// f64 1.0, which `fmov` materialises.
-const ONE64: u64 = 0x3FF0_0000_0000_0000;
-const QNAN64: u64 = 0x7FF8_0000_0000_0000;
 
 /// A memory operand: `[base + off]`, `off` a multiple of the access size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,12 +97,84 @@ impl<'a> Neon<'a> {
     }
 }
 
+impl Neon<'_> {
+    /// `d = a >> n` by the right shift `f`; a shift by 0 is a copy (the right shifts'
+    /// immediates are 1..=32 or 1..=64).
+    fn right_shift(&mut self, f: fn(&mut Asm, Vreg, Vreg, u32), d: Vreg, a: Vreg, n: u32) {
+        if n == 0 {
+            self.a.mov_16b(d, a);
+        } else {
+            f(self.a, d, a, n);
+        }
+    }
+
+    /// `d = a > b ? a : b` (`max`) or `d = a < b ? a : b`, `b` when either is NaN: a compare
+    /// and `bsl`, in place through `k2` when `d` is a source.
+    fn compare_select(&mut self, max: bool, d: Vreg, a: Vreg, b: S) {
+        if max && b == Src::K(0) && d != a {
+            // Selecting +0 where the mask is clear is clearing those lanes.
+            self.a.fcmgt_4s_zero(d, a);
+            self.a.and_16b(d, a, d);
+            return;
+        }
+        let in_place = d == a || b == Src::R(d);
+        let b = self.reg(b);
+        let m = if in_place {
+            debug_assert!(self.k != self.k2);
+            self.k2
+        } else {
+            d
+        };
+        if max {
+            self.a.fcmgt_4s(m, a, b); // NaN: false, b
+        } else {
+            self.a.fcmgt_4s(m, b, a);
+        }
+        self.a.bsl_16b(m, a, b);
+        self.a.mov_16b(d, m);
+    }
+}
+
 /// The register of `list` that holds `v`.
 fn kept(list: &[(u32, Vreg)], v: u32) -> Option<Vreg> {
     list.iter().find(|(c, _)| *c == v).map(|(_, r)| *r)
 }
 
 type S = Src<Vreg, Mem>;
+
+/// Methods `fn name(d, a, b: Src)`: `b` in a register, then `op d, a, b`.
+macro_rules! reg_op {
+    ($($name:ident: $op:ident;)*) => {$(
+        fn $name(&mut self, d: Vreg, a: Vreg, b: S) {
+            let b = self.reg(b);
+            self.a.$op(d, a, b);
+        }
+    )*};
+}
+
+/// Methods `fn name(d, a, b)` on registers: `op d, a, b`, or with `swapped` `op d, b, a`
+/// (the compares that have only the greater forms).
+macro_rules! three_reg {
+    ($($name:ident: $op:ident;)*) => {$(
+        fn $name(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+            self.a.$op(d, a, b);
+        }
+    )*};
+    (swapped $($name:ident: $op:ident;)*) => {$(
+        fn $name(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+            self.a.$op(d, b, a);
+        }
+    )*};
+}
+
+/// Methods `fn name(d, a)`: `op d, a`.
+macro_rules! one_source {
+    ($($name:ident: $op:ident;)*) => {$(
+        fn $name(&mut self, d: Vreg, a: Vreg) {
+            self.a.$op(d, a);
+        }
+    )*};
+}
 
 impl Lanes for Neon<'_> {
     type R = Vreg;
@@ -117,6 +184,53 @@ impl Lanes for Neon<'_> {
 
     fn three_operand(&self) -> bool {
         true
+    }
+
+    reg_op! {
+        and: and_16b;
+        or: orr_16b;
+        xor: eor_16b;
+        add32: add_4s;
+        sub32: sub_4s;
+        cmpeq32: cmeq_4s;
+        cmpgt32: cmgt_4s;
+        max_u32: umax_4s;
+        add_f32: fadd_4s;
+        mul_f32: fmul_4s;
+        max_f32_fast: fmax_4s;
+        min_f32_fast: fmin_4s;
+        add_f64: fadd_2d;
+        sub_f64: fsub_2d;
+        mul_f64: fmul_2d;
+        add64: add_2d;
+        sub64: sub_2d;
+        cmpgt64: cmgt_2d;
+        cmpeq64: cmeq_2d;
+    }
+
+    one_source! {
+        sqrt_f32: fsqrt_4s;
+        trunc_i32: fcvtzs_4s;
+        narrow_lo: fcvtn_2s;
+        sqrt_f64: fsqrt_2d;
+        cvt_f64_i32: fcvtzs_2d;
+        swap_pairs: rev64_4s;
+    }
+
+    three_reg! {
+        eq: fcmeq_4s;
+        fma_f32: fmla_4s;
+        shl32_var: ushl_4s;
+        shl64_var: ushl_2d;
+        hadd64: faddp_2d;
+    }
+
+    three_reg! {
+        swapped
+        lt: fcmgt_4s;
+        le: fcmge_4s;
+        lt64: fcmgt_2d;
+        le64: fcmge_2d;
     }
 
     // ------------------------------------------------------------ constants and moves
@@ -159,21 +273,6 @@ impl Lanes for Neon<'_> {
 
     // ------------------------------------------------------------ bitwise
 
-    fn and(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.and_16b(d, a, b);
-    }
-
-    fn or(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.orr_16b(d, a, b);
-    }
-
-    fn xor(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.eor_16b(d, a, b);
-    }
-
     fn andn(&mut self, d: Vreg, m: Vreg, a: S) {
         let a = self.reg(a);
         self.a.bic_16b(d, a, m);
@@ -209,34 +308,9 @@ impl Lanes for Neon<'_> {
 
     // ------------------------------------------------------------ 32-bit integer lanes
 
-    fn add32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.add_4s(d, a, b);
-    }
-
-    fn sub32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.sub_4s(d, a, b);
-    }
-
-    fn cmpeq32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.cmeq_4s(d, a, b);
-    }
-
-    fn cmpgt32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.cmgt_4s(d, a, b);
-    }
-
     fn gt_u32(&mut self, d: Vreg, a: Vreg, k: u32) {
         let k = self.reg(Src::K(k));
         self.a.cmhi_4s(d, a, k);
-    }
-
-    fn max_u32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.umax_4s(d, a, b);
     }
 
     fn mulhi_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, t: [Vreg; 3]) {
@@ -249,27 +323,12 @@ impl Lanes for Neon<'_> {
         self.a.shl_4s(d, a, n);
     }
 
-    /// A shift by 0 is a copy (the right shifts' immediates are 1..=32).
     fn shr32(&mut self, d: Vreg, a: Vreg, n: u32) {
-        if n == 0 {
-            self.a.mov_16b(d, a);
-        } else {
-            self.a.ushr_4s(d, a, n);
-        }
+        self.right_shift(Asm::ushr_4s, d, a, n);
     }
 
-    /// A shift by 0 is a copy.
     fn sar32(&mut self, d: Vreg, a: Vreg, n: u32) {
-        if n == 0 {
-            self.a.mov_16b(d, a);
-        } else {
-            self.a.sshr_4s(d, a, n);
-        }
-    }
-
-    /// `ushl` shifts by the signed low byte of each lane: 32 gives 0.
-    fn shl32_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        self.a.ushl_4s(d, a, n);
+        self.right_shift(Asm::sshr_4s, d, a, n);
     }
 
     fn shr32_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
@@ -305,27 +364,9 @@ impl Lanes for Neon<'_> {
         self.a.cmhi_4s(d, m, r);
     }
 
-    fn add_f32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fadd_4s(d, a, b);
-    }
-
-    fn mul_f32(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fmul_4s(d, a, b);
-    }
-
     fn div_f32(&mut self, d: Vreg, a: S, b: Vreg) {
         let a = self.reg(a);
         self.a.fdiv_4s(d, a, b);
-    }
-
-    fn fma_f32(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.fmla_4s(d, a, b);
-    }
-
-    fn sqrt_f32(&mut self, d: Vreg, a: Vreg) {
-        self.a.fsqrt_4s(d, a);
     }
 
     fn round_f32(&mut self, d: Vreg, a: Vreg, r: Round) {
@@ -335,81 +376,18 @@ impl Lanes for Neon<'_> {
         }
     }
 
-    /// Compare and select (`fmax` differs on NaN and on signed zeros); in place through `k2`
-    /// when `d` is a source.
+    /// Compare and select (`fmax` differs on NaN and on signed zeros).
     fn max_f32(&mut self, d: Vreg, a: Vreg, b: S) {
-        match b {
-            // Selecting +0 where the mask is clear is clearing those lanes.
-            Src::K(0) if d != a => {
-                self.a.fcmgt_4s_zero(d, a);
-                self.a.and_16b(d, a, d);
-            }
-            Src::R(r) if d != a && d != r => {
-                self.a.fcmgt_4s(d, a, r); // NaN: false, b
-                self.a.bsl_16b(d, a, r);
-            }
-            Src::K(_) | Src::K64(_) | Src::M(_) if d != a => {
-                let k = self.reg(b);
-                self.a.fcmgt_4s(d, a, k);
-                self.a.bsl_16b(d, a, k);
-            }
-            _ => {
-                debug_assert!(self.k != self.k2);
-                let b = self.reg(b);
-                self.a.fcmgt_4s(self.k2, a, b);
-                self.a.bsl_16b(self.k2, a, b);
-                self.a.mov_16b(d, self.k2);
-            }
-        }
+        self.compare_select(true, d, a, b);
     }
 
-    /// As [`Lanes::max_f32`].
     fn min_f32(&mut self, d: Vreg, a: Vreg, b: S) {
-        match b {
-            Src::R(r) if d != a && d != r => {
-                self.a.fcmgt_4s(d, r, a);
-                self.a.bsl_16b(d, a, r);
-            }
-            Src::K(_) | Src::K64(_) | Src::M(_) if d != a => {
-                let k = self.reg(b);
-                self.a.fcmgt_4s(d, k, a);
-                self.a.bsl_16b(d, a, k);
-            }
-            _ => {
-                debug_assert!(self.k != self.k2);
-                let b = self.reg(b);
-                self.a.fcmgt_4s(self.k2, b, a);
-                self.a.bsl_16b(self.k2, a, b);
-                self.a.mov_16b(d, self.k2);
-            }
-        }
-    }
-
-    fn max_f32_fast(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fmax_4s(d, a, b);
-    }
-
-    fn min_f32_fast(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fmin_4s(d, a, b);
-    }
-
-    fn eq(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.fcmeq_4s(d, a, b);
+        self.compare_select(false, d, a, b);
     }
 
     fn ne(&mut self, d: Vreg, a: Vreg, b: Vreg) {
         self.a.fcmeq_4s(d, a, b);
         self.a.not_16b(d, d);
-    }
-
-    fn lt(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.fcmgt_4s(d, b, a);
-    }
-
-    fn le(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.fcmge_4s(d, b, a);
     }
 
     fn ordered(&mut self, d: Vreg, a: Vreg, b: Vreg) {
@@ -443,10 +421,6 @@ impl Lanes for Neon<'_> {
         self.a.fcmeq_4s(d, a, k);
     }
 
-    fn trunc_i32(&mut self, d: Vreg, a: Vreg) {
-        self.a.fcvtzs_4s(d, a);
-    }
-
     // ------------------------------------------------------------ f64 lanes
 
     fn widen(&mut self, d: Vreg, a: Vreg, hi: bool) {
@@ -462,32 +436,9 @@ impl Lanes for Neon<'_> {
         self.a.fcvtn2_4s(d, hi);
     }
 
-    fn narrow_lo(&mut self, d: Vreg, a: Vreg) {
-        self.a.fcvtn_2s(d, a);
-    }
-
-    fn add_f64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fadd_2d(d, a, b);
-    }
-
-    fn sub_f64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fsub_2d(d, a, b);
-    }
-
-    fn mul_f64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.fmul_2d(d, a, b);
-    }
-
     fn div_f64(&mut self, d: Vreg, a: S, b: Vreg) {
         let a = self.reg(a);
         self.a.fdiv_2d(d, a, b);
-    }
-
-    fn sqrt_f64(&mut self, d: Vreg, a: Vreg) {
-        self.a.fsqrt_2d(d, a);
     }
 
     fn round_f64(&mut self, d: Vreg, a: Vreg, r: Round) {
@@ -495,19 +446,6 @@ impl Lanes for Neon<'_> {
             Round::Nearest => self.a.frintn_2d(d, a),
             Round::Floor => self.a.frintm_2d(d, a),
         }
-    }
-
-    fn le64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.fcmge_2d(d, b, a);
-    }
-
-    fn lt64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.fcmgt_2d(d, b, a);
-    }
-
-    /// Two 64-bit lanes, their low words the i32 values.
-    fn cvt_f64_i32(&mut self, d: Vreg, a: Vreg) {
-        self.a.fcvtzs_2d(d, a);
     }
 
     fn join32(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
@@ -534,37 +472,12 @@ impl Lanes for Neon<'_> {
         }
     }
 
-    fn add64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.add_2d(d, a, b);
-    }
-
-    fn sub64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.sub_2d(d, a, b);
-    }
-
     fn shl64(&mut self, d: Vreg, a: Vreg, n: u32) {
         self.a.shl_2d(d, a, n);
     }
 
-    /// A shift by 0 is a copy.
     fn shr64(&mut self, d: Vreg, a: Vreg, n: u32) {
-        if n == 0 {
-            self.a.mov_16b(d, a);
-        } else {
-            self.a.ushr_2d(d, a, n);
-        }
-    }
-
-    fn cmpgt64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.cmgt_2d(d, a, b);
-    }
-
-    fn cmpeq64(&mut self, d: Vreg, a: Vreg, b: S) {
-        let b = self.reg(b);
-        self.a.cmeq_2d(d, a, b);
+        self.right_shift(Asm::ushr_2d, d, a, n);
     }
 
     /// The operands narrowed first (`umull` takes 32-bit lanes).
@@ -590,16 +503,8 @@ impl Lanes for Neon<'_> {
 
     /// Products of lanes 0-1 and 2-3 with the widened addends, then the low and the high
     /// words unzipped.
-    fn mul_add_wide_u32(
-        &mut self,
-        lo: Vreg,
-        hi: Vreg,
-        a: Vreg,
-        b: Vreg,
-        c: Vreg,
-        cin: Option<Vreg>,
-        t: [Vreg; 3],
-    ) {
+    fn mul_add_wide_u32(&mut self, d: [Vreg; 2], s: [Vreg; 3], cin: Option<Vreg>, t: [Vreg; 3]) {
+        let ([lo, hi], [a, b, c]) = (d, s);
         let [p, q, _] = t;
         self.a.umull_2d(p, a, b);
         self.a.umull2_2d(q, a, b);
@@ -611,10 +516,6 @@ impl Lanes for Neon<'_> {
         }
         self.a.uzp1_4s(lo, p, q);
         self.a.uzp2_4s(hi, p, q);
-    }
-
-    fn shl64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        self.a.ushl_2d(d, a, n);
     }
 
     fn shr64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
@@ -664,16 +565,8 @@ impl Lanes for Neon<'_> {
 
     // ------------------------------------------------------------ one vector per register
 
-    fn hadd64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.a.faddp_2d(d, a, b);
-    }
-
     fn broadcast0(&mut self, v: Vreg) {
         self.a.dup_4s(v, v, 0);
-    }
-
-    fn swap_pairs(&mut self, d: Vreg, a: Vreg) {
-        self.a.rev64_4s(d, a);
     }
 
     fn swap_halves(&mut self, d: Vreg, a: Vreg) {

@@ -16,15 +16,9 @@
 use super::asm::{Asm, Mem, XOp};
 use super::regs::{Gpr, Xmm, RAX, RCX};
 use super::vex::{pred, YOp, Yasm, Ymm};
+use crate::host::lanes::bits::{INF, QNAN64, SIGN};
 use crate::host::lanes::{Lanes, Round, Src};
 use std::marker::PhantomData;
-
-const SIGN: u32 = 0x8000_0000;
-const ABS: u32 = 0x7FFF_FFFF;
-const INF: u32 = 0x7F80_0000;
-const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
-const INF64: u64 = 0x7FF0_0000_0000_0000;
-const QNAN64: u64 = 0x7FF8_0000_0000_0000;
 
 /// A register width of [`X64Lanes`].
 pub trait Width {
@@ -247,17 +241,143 @@ impl<W: Width> X64Lanes<'_, W> {
         }
     }
 
-    /// `d = a / b` in the 128-bit form (`op` a division).
-    fn div128(&mut self, op: V3, d: W::R, a: S<W>, b: W::R) {
-        debug_assert!(d != b, "the quotient would overwrite the divisor");
+    /// `d = a / b` on f64 (`pd`) or f32 lanes.
+    fn div(&mut self, pd: bool, d: W::R, a: S<W>, b: W::R) {
+        if !W::WIDE {
+            debug_assert!(d != b, "the quotient would overwrite the divisor");
+        }
         let a = self.dividend(d, a, b);
-        self.v3(op, d, a, XOp::Reg(x::<W>(b)));
+        if W::WIDE {
+            let (d, a, b) = (y::<W>(d), y::<W>(a), y::<W>(b));
+            if pd {
+                self.y().vdivpd(d, a, b);
+            } else {
+                self.y().vdivps(d, a, b);
+            }
+        } else {
+            let op = if pd { V3::DivPd } else { V3::DivPs };
+            self.v3(op, d, a, XOp::Reg(x::<W>(b)));
+        }
     }
 
-    /// A 256-bit compare `d = a pred b`.
-    fn vcmpps(&mut self, d: W::R, a: W::R, b: W::R, p: u8) {
-        self.y().vcmpps(y::<W>(d), y::<W>(a), y::<W>(b), p);
+    /// `d` = the f64 (`pd`) or f32 lanes of `a` rounded as `r` says, the precision exception
+    /// suppressed.
+    fn round(&mut self, pd: bool, d: W::R, a: W::R, r: Round) {
+        let imm = match r {
+            Round::Nearest => 8,
+            Round::Floor => 9,
+        };
+        match (W::WIDE, pd) {
+            (true, false) => self.y().vroundps(y::<W>(d), y::<W>(a), imm),
+            (true, true) => self.y().vroundpd(y::<W>(d), y::<W>(a), imm),
+            (false, false) => self.a.roundps(x::<W>(d), x::<W>(a), imm),
+            (false, true) => self.a.roundpd(x::<W>(d), x::<W>(a), imm),
+        }
     }
+
+    /// `d = !m & a` in the 128-bit form: the VEX form (float data) or the SSE one with a copy;
+    /// when `d` is `a`, the SSE form writes `m`.
+    fn andn128(&mut self, int: bool, d: W::R, m: W::R, a: S<W>) {
+        let a = self.xop(a);
+        if !int && (self.vex || d == m || a != XOp::Reg(x::<W>(d))) {
+            self.v3(V3::AndN, d, m, a);
+            return;
+        }
+        let f = if int { Asm::pandn } else { Asm::andnps };
+        let (d, m) = (x::<W>(d), x::<W>(m));
+        if d == m {
+            f(self.a, d, a);
+        } else if a != XOp::Reg(d) {
+            self.a.movaps(d, m);
+            f(self.a, d, a);
+        } else {
+            f(self.a, m, a);
+            self.a.movaps(d, m);
+        }
+    }
+
+    /// [`Self::v3`] with a general second source.
+    fn v3s(&mut self, op: V3, d: W::R, a: W::R, b: S<W>) {
+        let b = self.xop(b);
+        self.v3(op, d, a, b);
+    }
+
+    /// MAXPS/MINPS in the 128-bit form: the SSE form for a register (no copy when `d` is
+    /// `a`), the VEX one for a constant.
+    fn min_max128(&mut self, op: V3, f: fn(&mut Asm, Xmm, XOp), d: W::R, a: W::R, b: S<W>) {
+        match b {
+            Src::R(_) => self.sse(f, d, a, b, false),
+            _ => self.v3s(op, d, a, b),
+        }
+    }
+}
+
+/// Methods `fn name(d, a, b: Src)`: the VEX.256 form `wide`, or with 128 bits what the
+/// closure-like expression does with the lanes `s` and the operands.
+macro_rules! two_source {
+    ($($name:ident: $wide:ident, |$s:ident, $d:ident, $a:ident, $b:ident| $narrow:expr;)*) => {$(
+        fn $name(&mut self, $d: W::R, $a: W::R, $b: S<W>) {
+            if W::WIDE {
+                self.rrr(|y, d, a, b| y.$wide(d, a, b), $d, $a, $b);
+            } else {
+                let $s = self;
+                $narrow;
+            }
+        }
+    )*};
+}
+
+/// Methods `fn name(d, a, n)`, a shift by an immediate: `wide` (VEX.256) or `narrow` (SSE).
+macro_rules! shift_imm {
+    ($($name:ident: $wide:ident, $narrow:ident;)*) => {$(
+        fn $name(&mut self, d: W::R, a: W::R, n: u32) {
+            if W::WIDE {
+                self.y().$wide(y::<W>(d), y::<W>(a), n as u8);
+            } else {
+                self.shift(Asm::$narrow, d, a, n);
+            }
+        }
+    )*};
+}
+
+/// Methods `fn name(d, a, b)` on registers with one VEX mnemonic for both widths.
+macro_rules! three_reg {
+    ($($name:ident: $op:ident;)*) => {$(
+        fn $name(&mut self, d: W::R, a: W::R, b: W::R) {
+            if W::WIDE {
+                self.y().$op(y::<W>(d), y::<W>(a), y::<W>(b));
+            } else {
+                self.a.$op(x::<W>(d), x::<W>(a), x::<W>(b));
+            }
+        }
+    )*};
+}
+
+/// Methods `fn name(d, a)`: `wide` (VEX.256) or `narrow` (SSE).
+macro_rules! one_source {
+    ($($name:ident: $wide:ident, $narrow:ident;)*) => {$(
+        fn $name(&mut self, d: W::R, a: W::R) {
+            if W::WIDE {
+                self.y().$wide(y::<W>(d), y::<W>(a));
+            } else {
+                self.a.$narrow(x::<W>(d), x::<W>(a));
+            }
+        }
+    )*};
+}
+
+/// Float compares `fn name(d, a, b)` with a predicate: the raw VEX.256 form, or the SSE form
+/// (dynasm mis-encodes the VEX imm8 ones; `d` must differ from `b`).
+macro_rules! compare {
+    ($($name:ident: $wide:ident, $narrow:ident, $p:ident;)*) => {$(
+        fn $name(&mut self, d: W::R, a: W::R, b: W::R) {
+            if W::WIDE {
+                self.y().$wide(y::<W>(d), y::<W>(a), y::<W>(b), pred::$p);
+            } else {
+                self.cmp_with(Asm::$narrow, d, a, b, pred::$p);
+            }
+        }
+    )*};
 }
 
 impl<W: Width> Lanes for X64Lanes<'_, W> {
@@ -268,6 +388,67 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
 
     fn three_operand(&self) -> bool {
         W::WIDE || self.vex
+    }
+
+    two_source! {
+        and: vandps, |s, d, a, b| s.c3(V3::And, d, a, b);
+        or: vorps, |s, d, a, b| s.c3(V3::Or, d, a, b);
+        xor: vxorps, |s, d, a, b| s.sse(Asm::xorps, d, a, b, true);
+        andn: vandnps, |s, d, m, a| s.andn128(false, d, m, a);
+        and_int: vpand, |s, d, a, b| s.sse(Asm::pand, d, a, b, true);
+        or_int: vpor, |s, d, a, b| s.sse(Asm::por, d, a, b, true);
+        xor_int: vpxor, |s, d, a, b| s.sse(Asm::pxor, d, a, b, true);
+        andn_int: vpandn, |s, d, m, a| s.andn128(true, d, m, a);
+        add32: vpaddd, |s, d, a, b| s.sse(Asm::paddd, d, a, b, true);
+        sub32: vpsubd, |s, d, a, b| s.sse(Asm::psubd, d, a, b, false);
+        cmpeq32: vpcmpeqd, |s, d, a, b| s.sse(Asm::pcmpeqd, d, a, b, true);
+        cmpgt32: vpcmpgtd, |s, d, a, b| s.v3s(V3::Gt, d, a, b);
+        max_u32: vpmaxud, |s, d, a, b| s.sse(Asm::pmaxud, d, a, b, true);
+        add_f32: vaddps, |s, d, a, b| s.sse(Asm::addps, d, a, b, true);
+        mul_f32: vmulps, |s, d, a, b| s.c3(V3::Mul, d, a, b);
+        max_f32: vmaxps, |s, d, a, b| s.min_max128(V3::Max, Asm::maxps, d, a, b);
+        min_f32: vminps, |s, d, a, b| s.min_max128(V3::Min, Asm::minps, d, a, b);
+        add_f64: vaddpd, |s, d, a, b| s.sse(Asm::addpd, d, a, b, true);
+        sub_f64: vsubpd, |s, d, a, b| s.sse(Asm::subpd, d, a, b, false);
+        mul_f64: vmulpd, |s, d, a, b| s.c3(V3::MulPd, d, a, b);
+        add64: vpaddq, |s, d, a, b| s.sse(Asm::paddq, d, a, b, true);
+        sub64: vpsubq, |s, d, a, b| s.sse(Asm::psubq, d, a, b, false);
+        cmpgt64: vpcmpgtq, |s, d, a, b| s.sse(Asm::pcmpgtq, d, a, b, false);
+        cmpeq64: vpcmpeqq, |s, d, a, b| s.sse(Asm::pcmpeqq, d, a, b, true);
+    }
+
+    shift_imm! {
+        shl32: vpslld, pslld;
+        shr32: vpsrld, psrld;
+        sar32: vpsrad, psrad;
+        shl64: vpsllq, psllq;
+        shr64: vpsrlq, psrlq;
+    }
+
+    three_reg! {
+        shl32_var: vpsllvd;
+        shr32_var: vpsrlvd;
+        sar32_var: vpsravd;
+        shl64_var: vpsllvq;
+        shr64_var: vpsrlvq;
+        fma_f32: vfmadd231ps;
+    }
+
+    one_source! {
+        sqrt_f32: vsqrtps, sqrtps;
+        sqrt_f64: vsqrtpd, sqrtpd;
+        trunc_i32: vcvttps2dq, cvttps2dq;
+        cvt_f64_i32: vcvttpd2dq, cvttpd2dq;
+        narrow_lo: vcvtpd2ps, cvtpd2ps;
+    }
+
+    compare! {
+        eq: vcmpps, cmpps, EQ;
+        ne: vcmpps, cmpps, NEQ;
+        lt: vcmpps, cmpps, LT;
+        le: vcmpps, cmpps, LE;
+        le64: vcmppd, cmppd, LE;
+        lt64: vcmppd, cmppd, LT;
     }
 
     // ------------------------------------------------------------ constants and moves
@@ -337,88 +518,6 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
 
     // ------------------------------------------------------------ bitwise
 
-    fn and(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vandps(d, a, b), d, a, b);
-        } else {
-            self.c3(V3::And, d, a, b);
-        }
-    }
-
-    fn or(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vorps(d, a, b), d, a, b);
-        } else {
-            self.c3(V3::Or, d, a, b);
-        }
-    }
-
-    fn xor(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vxorps(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::xorps, d, a, b, true);
-        }
-    }
-
-    fn andn(&mut self, d: W::R, m: W::R, a: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, m, a| y.vandnps(d, m, a), d, m, a);
-            return;
-        }
-        let a = self.xop(a);
-        if self.vex || d == m || a != XOp::Reg(x::<W>(d)) {
-            self.v3(V3::AndN, d, m, a);
-        } else {
-            // `d` is `a`: the SSE form writes `m`.
-            self.a.andnps(x::<W>(m), a);
-            self.a.movaps(x::<W>(d), x::<W>(m));
-        }
-    }
-
-    fn and_int(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpand(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::pand, d, a, b, true);
-        }
-    }
-
-    fn or_int(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpor(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::por, d, a, b, true);
-        }
-    }
-
-    fn xor_int(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpxor(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::pxor, d, a, b, true);
-        }
-    }
-
-    fn andn_int(&mut self, d: W::R, m: W::R, a: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, m, a| y.vpandn(d, m, a), d, m, a);
-            return;
-        }
-        let a = self.xop(a);
-        let (d, m) = (x::<W>(d), x::<W>(m));
-        if d == m {
-            self.a.pandn(d, a);
-        } else if a != XOp::Reg(d) {
-            self.a.movaps(d, m);
-            self.a.pandn(d, a);
-        } else {
-            // `d` is `a`: the SSE form writes `m`.
-            self.a.pandn(m, a);
-            self.a.movaps(d, m);
-        }
-    }
-
     /// A register is `blendvps`-ed in with 256 bits; otherwise `andn`/`and`/`or` with VEX,
     /// and `d ^ ((d ^ a) & m)` without (no copies).
     fn select(&mut self, d: W::R, m: W::R, a: S<W>) {
@@ -463,52 +562,11 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
 
     // ------------------------------------------------------------ 32-bit integer lanes
 
-    fn add32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpaddd(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::paddd, d, a, b, true);
-        }
-    }
-
-    fn sub32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpsubd(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::psubd, d, a, b, false);
-        }
-    }
-
-    fn cmpeq32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpcmpeqd(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::pcmpeqd, d, a, b, true);
-        }
-    }
-
-    fn cmpgt32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpcmpgtd(d, a, b), d, a, b);
-        } else {
-            let b = self.xop(b);
-            self.v3(V3::Gt, d, a, b);
-        }
-    }
-
     /// Flipping both sign bits makes the unsigned compare a signed one (no unsigned compare
     /// before AVX-512, and no `k + 1` to overflow).
     fn gt_u32(&mut self, d: W::R, a: W::R, k: u32) {
         self.xor_int(d, a, Src::K(SIGN));
         self.cmpgt32(d, d, Src::K(k ^ SIGN));
-    }
-
-    fn max_u32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpmaxud(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::pmaxud, d, a, b, true);
-        }
     }
 
     /// The even lanes' products with `pmuludq`, the odd lanes' from the operands shifted
@@ -524,136 +582,23 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
         self.or_int(d, t0, Src::R(t1));
     }
 
-    fn shl32(&mut self, d: W::R, a: W::R, n: u32) {
-        if W::WIDE {
-            self.y().vpslld(y::<W>(d), y::<W>(a), n as u8);
-        } else {
-            self.shift(Asm::pslld, d, a, n);
-        }
-    }
-
-    fn shr32(&mut self, d: W::R, a: W::R, n: u32) {
-        if W::WIDE {
-            self.y().vpsrld(y::<W>(d), y::<W>(a), n as u8);
-        } else {
-            self.shift(Asm::psrld, d, a, n);
-        }
-    }
-
-    fn sar32(&mut self, d: W::R, a: W::R, n: u32) {
-        if W::WIDE {
-            self.y().vpsrad(y::<W>(d), y::<W>(a), n as u8);
-        } else {
-            self.shift(Asm::psrad, d, a, n);
-        }
-    }
-
-    fn shl32_var(&mut self, d: W::R, a: W::R, n: W::R) {
-        if W::WIDE {
-            self.y().vpsllvd(y::<W>(d), y::<W>(a), y::<W>(n));
-        } else {
-            self.a.vpsllvd(x::<W>(d), x::<W>(a), x::<W>(n));
-        }
-    }
-
-    fn shr32_var(&mut self, d: W::R, a: W::R, n: W::R) {
-        if W::WIDE {
-            self.y().vpsrlvd(y::<W>(d), y::<W>(a), y::<W>(n));
-        } else {
-            self.a.vpsrlvd(x::<W>(d), x::<W>(a), x::<W>(n));
-        }
-    }
-
-    fn sar32_var(&mut self, d: W::R, a: W::R, n: W::R) {
-        if W::WIDE {
-            self.y().vpsravd(y::<W>(d), y::<W>(a), y::<W>(n));
-        } else {
-            self.a.vpsravd(x::<W>(d), x::<W>(a), x::<W>(n));
-        }
-    }
-
     // ------------------------------------------------------------ f32 lanes
 
     /// The magnitude bits: keys compare as signed integers.
     fn mag(&mut self, d: W::R, a: W::R) {
-        self.and(d, a, Src::K(ABS));
+        self.and(d, a, Src::K(!SIGN));
     }
 
     fn key_gt(&mut self, d: W::R, m: W::R, k: u32) {
         self.cmpgt32(d, m, Src::K(k));
     }
 
-    fn add_f32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vaddps(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::addps, d, a, b, true);
-        }
-    }
-
-    fn mul_f32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vmulps(d, a, b), d, a, b);
-        } else {
-            self.c3(V3::Mul, d, a, b);
-        }
-    }
-
     fn div_f32(&mut self, d: W::R, a: S<W>, b: W::R) {
-        if W::WIDE {
-            let a = self.dividend(d, a, b);
-            self.y().vdivps(y::<W>(d), y::<W>(a), y::<W>(b));
-        } else {
-            self.div128(V3::DivPs, d, a, b);
-        }
+        self.div(false, d, a, b);
     }
 
-    fn fma_f32(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.y().vfmadd231ps(y::<W>(d), y::<W>(a), y::<W>(b));
-        } else {
-            self.a.vfmadd231ps(x::<W>(d), x::<W>(a), x::<W>(b));
-        }
-    }
-
-    fn sqrt_f32(&mut self, d: W::R, a: W::R) {
-        if W::WIDE {
-            self.y().vsqrtps(y::<W>(d), y::<W>(a));
-        } else {
-            self.a.sqrtps(x::<W>(d), x::<W>(a));
-        }
-    }
-
-    /// Precision exception suppressed.
     fn round_f32(&mut self, d: W::R, a: W::R, r: Round) {
-        let imm = round_imm(r);
-        if W::WIDE {
-            self.y().vroundps(y::<W>(d), y::<W>(a), imm);
-        } else {
-            self.a.roundps(x::<W>(d), x::<W>(a), imm);
-        }
-    }
-
-    fn max_f32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vmaxps(d, a, b), d, a, b);
-        } else if let Src::R(_) = b {
-            self.sse(Asm::maxps, d, a, b, false);
-        } else {
-            let b = self.xop(b);
-            self.v3(V3::Max, d, a, b);
-        }
-    }
-
-    fn min_f32(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vminps(d, a, b), d, a, b);
-        } else if let Src::R(_) = b {
-            self.sse(Asm::minps, d, a, b, false);
-        } else {
-            let b = self.xop(b);
-            self.v3(V3::Min, d, a, b);
-        }
+        self.round(false, d, a, r);
     }
 
     /// `maxps` is the quickest already.
@@ -666,41 +611,9 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
         self.min_f32(d, a, b);
     }
 
-    fn eq(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.vcmpps(d, a, b, pred::EQ);
-        } else {
-            self.cmp_with(Asm::cmpps, d, a, b, pred::EQ);
-        }
-    }
-
-    fn ne(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.vcmpps(d, a, b, pred::NEQ);
-        } else {
-            self.cmp_with(Asm::cmpps, d, a, b, pred::NEQ);
-        }
-    }
-
-    fn lt(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.vcmpps(d, a, b, pred::LT);
-        } else {
-            self.cmp_with(Asm::cmpps, d, a, b, pred::LT);
-        }
-    }
-
-    fn le(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.vcmpps(d, a, b, pred::LE);
-        } else {
-            self.cmp_with(Asm::cmpps, d, a, b, pred::LE);
-        }
-    }
-
     fn ordered(&mut self, d: W::R, a: W::R, b: W::R) {
         if W::WIDE {
-            self.vcmpps(d, a, b, pred::ORD);
+            self.y().vcmpps(y::<W>(d), y::<W>(a), y::<W>(b), pred::ORD);
             return;
         }
         // Symmetric: the operand `d` names goes first, so no copy clobbers the other.
@@ -720,14 +633,6 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
 
     fn is_neg_inf(&mut self, d: W::R, a: W::R) {
         self.cmpeq32(d, a, Src::K(SIGN | INF));
-    }
-
-    fn trunc_i32(&mut self, d: W::R, a: W::R) {
-        if W::WIDE {
-            self.y().vcvttps2dq(y::<W>(d), y::<W>(a));
-        } else {
-            self.a.cvttps2dq(x::<W>(d), x::<W>(a));
-        }
     }
 
     // ------------------------------------------------------------ f64 lanes
@@ -764,88 +669,12 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
         }
     }
 
-    fn narrow_lo(&mut self, d: W::R, a: W::R) {
-        if W::WIDE {
-            self.y().vcvtpd2ps(y::<W>(d), y::<W>(a));
-        } else {
-            self.a.cvtpd2ps(x::<W>(d), x::<W>(a));
-        }
-    }
-
-    fn add_f64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vaddpd(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::addpd, d, a, b, true);
-        }
-    }
-
-    fn sub_f64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vsubpd(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::subpd, d, a, b, false);
-        }
-    }
-
-    fn mul_f64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vmulpd(d, a, b), d, a, b);
-        } else {
-            self.c3(V3::MulPd, d, a, b);
-        }
-    }
-
     fn div_f64(&mut self, d: W::R, a: S<W>, b: W::R) {
-        if W::WIDE {
-            let a = self.dividend(d, a, b);
-            self.y().vdivpd(y::<W>(d), y::<W>(a), y::<W>(b));
-        } else {
-            self.div128(V3::DivPd, d, a, b);
-        }
+        self.div(true, d, a, b);
     }
 
-    fn sqrt_f64(&mut self, d: W::R, a: W::R) {
-        if W::WIDE {
-            self.y().vsqrtpd(y::<W>(d), y::<W>(a));
-        } else {
-            self.a.sqrtpd(x::<W>(d), x::<W>(a));
-        }
-    }
-
-    /// Precision exception suppressed.
     fn round_f64(&mut self, d: W::R, a: W::R, r: Round) {
-        let imm = round_imm(r);
-        if W::WIDE {
-            self.y().vroundpd(y::<W>(d), y::<W>(a), imm);
-        } else {
-            self.a.roundpd(x::<W>(d), x::<W>(a), imm);
-        }
-    }
-
-    fn le64(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.y().vcmppd(y::<W>(d), y::<W>(a), y::<W>(b), pred::LE);
-        } else {
-            self.cmp_with(Asm::cmppd, d, a, b, pred::LE);
-        }
-    }
-
-    fn lt64(&mut self, d: W::R, a: W::R, b: W::R) {
-        if W::WIDE {
-            self.y().vcmppd(y::<W>(d), y::<W>(a), y::<W>(b), pred::LT);
-        } else {
-            self.cmp_with(Asm::cmppd, d, a, b, pred::LT);
-        }
-    }
-
-    /// The lanes' values in the low half of the register.
-    fn cvt_f64_i32(&mut self, d: W::R, a: W::R) {
-        if W::WIDE {
-            self.y().vcvttpd2dq(y::<W>(d), y::<W>(a));
-        } else {
-            self.a.cvttpd2dq(x::<W>(d), x::<W>(a));
-        }
+        self.round(true, d, a, r);
     }
 
     fn join32(&mut self, d: W::R, lo: W::R, hi: W::R) {
@@ -863,8 +692,8 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
     /// With 256 bits the lanes above +inf in magnitude; with 128 the unordered compare.
     fn quiet_nan64(&mut self, d: W::R, t: W::R) {
         if W::WIDE {
-            self.and(t, d, Src::K64(ABS64));
-            self.cmpgt64(t, t, Src::K64(INF64));
+            self.and(t, d, Src::K64(u64::MAX >> 1));
+            self.cmpgt64(t, t, Src::K64(f64::INFINITY.to_bits()));
         } else {
             self.a.movaps(x::<W>(t), x::<W>(d));
             self.a.cmppd(x::<W>(t), x::<W>(d), 3); // unordered
@@ -895,54 +724,6 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
         }
     }
 
-    fn add64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpaddq(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::paddq, d, a, b, true);
-        }
-    }
-
-    fn sub64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpsubq(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::psubq, d, a, b, false);
-        }
-    }
-
-    fn shl64(&mut self, d: W::R, a: W::R, n: u32) {
-        if W::WIDE {
-            self.y().vpsllq(y::<W>(d), y::<W>(a), n as u8);
-        } else {
-            self.shift(Asm::psllq, d, a, n);
-        }
-    }
-
-    fn shr64(&mut self, d: W::R, a: W::R, n: u32) {
-        if W::WIDE {
-            self.y().vpsrlq(y::<W>(d), y::<W>(a), n as u8);
-        } else {
-            self.shift(Asm::psrlq, d, a, n);
-        }
-    }
-
-    fn cmpgt64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpcmpgtq(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::pcmpgtq, d, a, b, false);
-        }
-    }
-
-    fn cmpeq64(&mut self, d: W::R, a: W::R, b: S<W>) {
-        if W::WIDE {
-            self.rrr(|y, d, a, b| y.vpcmpeqq(d, a, b), d, a, b);
-        } else {
-            self.sse(Asm::pcmpeqq, d, a, b, true);
-        }
-    }
-
     fn mul_u32_64(&mut self, d: W::R, a: W::R, b: W::R) {
         if W::WIDE {
             self.rrr(|y, d, a, b| y.vpmuludq(d, a, b), d, a, Src::R(b));
@@ -967,16 +748,8 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
 
     /// Even lanes through one `pmuludq`, odd lanes through another on the words shifted
     /// down; the low and high words of both are then interleaved.
-    fn mul_add_wide_u32(
-        &mut self,
-        lo: W::R,
-        hi: W::R,
-        a: W::R,
-        b: W::R,
-        c: W::R,
-        cin: Option<W::R>,
-        t: [W::R; 3],
-    ) {
+    fn mul_add_wide_u32(&mut self, d: [W::R; 2], s: [W::R; 3], cin: Option<W::R>, t: [W::R; 3]) {
+        let ([lo, hi], [a, b, c]) = (d, s);
         let (low, high) = (Src::K64(0xFFFF_FFFF), Src::K64(0xFFFF_FFFF_0000_0000));
         let [even, k, odd] = t;
         self.mul_u32_64(even, a, b);
@@ -1001,22 +774,6 @@ impl<W: Width> Lanes for X64Lanes<'_, W> {
         self.shr64(hi, even, 32);
         self.and_int(a, odd, high);
         self.or_int(hi, hi, Src::R(a));
-    }
-
-    fn shl64_var(&mut self, d: W::R, a: W::R, n: W::R) {
-        if W::WIDE {
-            self.y().vpsllvq(y::<W>(d), y::<W>(a), y::<W>(n));
-        } else {
-            self.a.vpsllvq(x::<W>(d), x::<W>(a), x::<W>(n));
-        }
-    }
-
-    fn shr64_var(&mut self, d: W::R, a: W::R, n: W::R) {
-        if W::WIDE {
-            self.y().vpsrlvq(y::<W>(d), y::<W>(a), y::<W>(n));
-        } else {
-            self.a.vpsrlvq(x::<W>(d), x::<W>(a), x::<W>(n));
-        }
     }
 
     /// Both shifts, or-ed: the variable shifts give 0 for the negative count.
@@ -1109,13 +866,5 @@ impl<W: Width> X64Lanes<'_, W> {
         } else {
             self.a.pshufd(x::<W>(d), x::<W>(a), 0xEE);
         }
-    }
-}
-
-/// The `roundps`/`roundpd` immediate of `r`, the precision exception suppressed.
-fn round_imm(r: Round) -> u8 {
-    match r {
-        Round::Nearest => 8,
-        Round::Floor => 9,
     }
 }

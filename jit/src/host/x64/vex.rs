@@ -399,13 +399,18 @@ impl<'a> Yasm<'a> {
 
     /// `vroundps ymm, ymm, imm` (raw encoding).
     pub fn vroundps(&mut self, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(3, 1, true, false, 0x08, d.0, 0, s.0);
-        self.byte(imm);
+        self.rri(3, false, 0x08, d, s, imm);
     }
 
     /// `vroundpd ymm, ymm, imm` (raw encoding).
     pub fn vroundpd(&mut self, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(3, 1, true, false, 0x09, d.0, 0, s.0);
+        self.rri(3, false, 0x09, d, s, imm);
+    }
+
+    /// A 256-bit 66-prefixed form `op d, s, imm` (raw encoding; fields as in
+    /// [`Self::vex_rr`]).
+    fn rri(&mut self, map: u8, w: bool, op: u8, d: Ymm, s: Ymm, imm: u8) {
+        self.vex_rr(map, 1, true, w, op, d.0, 0, s.0);
         self.byte(imm);
     }
 
@@ -429,13 +434,16 @@ impl<'a> Yasm<'a> {
 
     /// `vblendvps ymm, ymm, ymm, ymm`: per lane `mask < 0 ? b : a` (raw encoding).
     pub fn vblendvps(&mut self, d: Ymm, a: Ymm, b: Ymm, mask: Ymm) {
-        self.vex_rr(3, 1, true, false, 0x4A, d.0, a.0, b.0);
-        self.byte(mask.0 << 4);
+        self.blendv(true, [d, a, b, mask]);
     }
 
     /// `vblendvps xmm, xmm, xmm, xmm` (the low halves; raw encoding).
     pub fn vblendvps_x(&mut self, d: Ymm, a: Ymm, b: Ymm, mask: Ymm) {
-        self.vex_rr(3, 1, false, false, 0x4A, d.0, a.0, b.0);
+        self.blendv(false, [d, a, b, mask]);
+    }
+
+    fn blendv(&mut self, l256: bool, [d, a, b, mask]: [Ymm; 4]) {
+        self.vex_rr(3, 1, l256, false, 0x4A, d.0, a.0, b.0);
         self.byte(mask.0 << 4);
     }
 
@@ -454,14 +462,12 @@ impl<'a> Yasm<'a> {
     /// `vpshufd ymm, ymm, imm`: the dwords of each 128-bit half of `s` in the order `imm`
     /// gives (raw encoding).
     pub fn vpshufd(&mut self, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(1, 1, true, false, 0x70, d.0, 0, s.0);
-        self.byte(imm);
+        self.rri(1, false, 0x70, d, s, imm);
     }
 
     /// `vpermq ymm, ymm, imm`: the qwords of `s` in the order `imm` gives (raw encoding).
     pub fn vpermq(&mut self, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(3, 1, true, true, 0x00, d.0, 0, s.0);
-        self.byte(imm);
+        self.rri(3, true, 0x00, d, s, imm);
     }
 
     fn shift(&mut self, op: u8, ext: u8, d: Ymm, s: Ymm, imm: u8) {

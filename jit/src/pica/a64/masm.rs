@@ -45,7 +45,7 @@ use crate::pica::masm::{
 use crate::pica::recipes::reciprocal::{self, LaneSet};
 use crate::pica::recipes::scalar::{self, Cond as SCond, Gprs, Op};
 use crate::pica::recipes::transcendental_lanes::Halves;
-use crate::pica::recipes::{self, Float, Lanes, Src};
+use crate::pica::recipes::{self, Float, Lanes, Src, INF, ONE, SIGN};
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::precision::{
     F24_GRID_F32, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F32_MIN_NORMAL_F32,
@@ -53,9 +53,6 @@ use picajit_interp::pica::float::precision::{
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
-const SIGN: u32 = 0x8000_0000;
-const INF: u32 = 0x7F80_0000;
-const ONE: u32 = 0x3F80_0000;
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
 

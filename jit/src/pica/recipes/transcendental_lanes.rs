@@ -142,12 +142,8 @@ pub fn ex2<H: Lanes>(h: &mut H, mode: FloatMode, r: Regs<H::R>) {
     h.cmpgt32(c, c, Src::R(n)); // n < min_exp: +0
     h.andn_int(b, c, Src::R(b));
     h.cmpgt32(c, n, Src::K((max_exp - 1) as u32)); // n >= max_exp: +inf
-    h.andn_int(b, c, Src::R(b));
-    h.and_int(c, c, Src::K(INF));
-    h.or_int(b, b, Src::R(c));
-    h.andn_int(b, nan, Src::R(b));
-    h.and_int(c, nan, Src::K(CANONICAL_NAN_BITS));
-    h.or_int(out, b, Src::R(c));
+    pick(h, b, c, Src::K(INF), b, c);
+    pick(h, out, nan, Src::K(CANONICAL_NAN_BITS), b, c);
 }
 
 /// LG2 of every lane of `r.x` into `r.out`: `picajit_interp::pica::float::transcendental`'s LG2
@@ -170,9 +166,7 @@ pub fn lg2<E: Halves>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
         h.and_int(spec_val, t1, Src::K(INF | SIGN));
         h.andn_int(t0, t1, Src::K(INF));
         h.or_int(spec_val, spec_val, Src::R(t0));
-        h.andn_int(spec_val, t4, Src::R(spec_val));
-        h.and_int(t0, t4, Src::K(CANONICAL_NAN_BITS));
-        h.or_int(spec_val, spec_val, Src::R(t0));
+        pick(h, spec_val, t4, Src::K(CANONICAL_NAN_BITS), spec_val, t0);
         h.or_int(spec_mask, t4, Src::R(t1));
         h.or_int(spec_mask, spec_mask, Src::R(t2));
         // Steps 2-3 on every lane: e, M, j and the table reads (R, and LG2_LOG's low and
@@ -249,9 +243,7 @@ pub fn lg2<E: Halves>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
             h.shr64(t2, t2, 52);
             h.cmpgt64(t0, t2, Src::R(c)); // the high part is not zero
             h.add64(t2, t2, Src::K64(52));
-            h.andn_int(t1, t0, Src::R(t1));
-            h.and_int(t2, t0, Src::R(t2));
-            h.or_int(t1, t1, Src::R(t2));
+            pick(h, t1, t0, Src::R(t2), t1, t2);
             h.sub64(t1, t1, Src::K64(1023)); // E
 
             // kept = a >> (E + 1 - P), or a << (P - 1 - E).
@@ -297,7 +289,13 @@ pub fn lg2<E: Halves>(e: &mut E, mode: FloatMode, r: Regs<E::R>) {
     }
     e.packed(out);
     let h = &mut e.h();
-    h.andn_int(out, spec_mask, Src::R(out));
-    h.and_int(t0, spec_mask, Src::R(spec_val));
-    h.or_int(out, out, Src::R(t0));
+    pick(h, out, spec_mask, Src::R(spec_val), out, t0);
+}
+
+/// `d = m ? k : a` on integer data (`m` a mask): `a` is cleared in place where `m` is set,
+/// `k`'s lanes go through `t`, which may be `m` (or `k`, a register).
+fn pick<H: Lanes>(h: &mut H, d: H::R, m: H::R, k: Src<H::R, H::Mem>, a: H::R, t: H::R) {
+    h.andn_int(a, m, Src::R(a));
+    h.and_int(t, m, k);
+    h.or_int(d, a, Src::R(t));
 }

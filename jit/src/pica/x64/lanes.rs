@@ -109,6 +109,7 @@ const PREFETCH_GROUPS: i32 = 2;
 
 const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
+
 /// One unit in the 17th significant bit of an f64.
 const ULP17: u64 = F24_ULP_F64;
 /// f64 bits with the fraction bits below the 17-bit grid cleared.
