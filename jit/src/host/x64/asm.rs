@@ -729,11 +729,6 @@ impl Asm {
         x64!(self.ops; or Rd(d.0), imm);
     }
 
-    /// `test dst64, 1`
-    pub fn test_mi_r64_1(&mut self, d: Gpr) {
-        x64!(self.ops; test Rq(d.0), 1);
-    }
-
     /// `js label`
     pub fn js(&mut self, l: DynamicLabel) {
         x64!(self.ops; js =>l);
