@@ -172,3 +172,6 @@ pub trait IntMasm {
     /// `d += ` entry `idx` of the table at `table`.
     fn add_table(&mut self, size: Size, d: Self::Reg, table: Self::Label, idx: Self::Reg);
 }
+
+#[cfg(test)]
+mod tests;
