@@ -1,5 +1,5 @@
 //! THEIA on AArch64: the register roles and the entry frame of [`Target`], over the host's
-//! integer macro-assembler ([`A64Int`]).
+//! integer macro-assembler (`crate::host::a64::int::A64Int`).
 //!
 //! The code is an `extern "C" fn(*mut TheiaCtx) -> u32`. Pinned registers: x19 the context,
 //! x20 the step count, x21 the budget (callee-saved, stored by the frame); scratch 0-7 are

@@ -32,7 +32,7 @@ pub struct Roles<G> {
     pub budget: G,
     /// Scratch 0-7 of the instruction sequences.
     pub scratch: [G; 8],
-    /// The result cache's slots ([`Cache`]): registers that nothing but [`put_cached`] writes.
+    /// The result cache's slots (`Cache`): registers that nothing but `put_cached` writes.
     pub cache: [G; 3],
     /// The exit code the code returns (the host ABI's return register).
     pub status: G,

@@ -1,5 +1,5 @@
 //! THEIA on x86-64: the register roles and the entry frame of [`Target`], over the host's
-//! integer macro-assembler ([`X64Int`]).
+//! integer macro-assembler (`crate::host::x64::int::X64Int`).
 //!
 //! The code is an `extern "sysv64" fn(*mut TheiaCtx) -> u32`. Pinned registers: rbx the
 //! context, r12 the step count, r13 the budget; scratch 0-7 are r8, r9, r10, r11, rsi, r14,

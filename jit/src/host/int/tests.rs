@@ -202,10 +202,10 @@ impl<E: IntMasm> Cases<'_, E> {
             self.e.mov_imm(r, v as i64);
         }
         f(self.e, self.r);
-        for k in 0..N {
+        for (k, w) in want.iter().enumerate() {
             let at = self.output(8);
             self.e.store(S64, self.ctx, at, self.r[k]);
-            self.expect(at, &want[k].to_le_bytes(), &format!("{what}, register {k}"));
+            self.expect(at, &w.to_le_bytes(), &format!("{what}, register {k}"));
         }
     }
 
@@ -587,7 +587,7 @@ impl<E: IntMasm> Cases<'_, E> {
         }
         // tables: a 32-bit and a 64-bit one
         let t32: Vec<u8> = (0..64u32)
-            .flat_map(|k| (k * 0x0101_0101 ^ 0x8000_0000).to_le_bytes())
+            .flat_map(|k| ((k * 0x0101_0101) ^ 0x8000_0000).to_le_bytes())
             .collect();
         let t64: Vec<u8> = (0..64u64)
             .flat_map(|k| (k.wrapping_mul(0x0123_4567_89AB_CDEF)).to_le_bytes())
