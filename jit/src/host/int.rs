@@ -15,9 +15,12 @@
 //! * Values are 64-bit registers. A [`Size::S32`] operation reads the low 32 bits of its
 //!   operands and zero-extends its 32-bit result into the register, on every host.
 //! * An immediate ([`RegImm::I`]) is an `i64`; a 32-bit operation uses its low 32 bits, a
-//!   64-bit one all of it. Constants that no instruction field takes go through the
-//!   implementation's scratch register(s), which callers name when they build the masm and
-//!   never use as operands.
+//!   64-bit one all of it.
+//! * Constants that no instruction field takes, and the few sequences that need a temporary,
+//!   use the implementation's scratch register(s), which the caller names when it builds the
+//!   masm. The caller never passes them as operands, except as the destination of a
+//!   [`IntMasm::mov_imm`] whose value leaves the generated code at once (a status in the
+//!   return register, which on x86-64 may be the scratch register).
 //! * The destination may be any source unless a method says otherwise.
 //! * Flags: [`IntMasm::jcc`] reads the condition set by the last [`IntMasm::cmp`],
 //!   [`IntMasm::cmp_mem`] or [`IntMasm::test_bit`]; only other `jcc`s may come between. Every

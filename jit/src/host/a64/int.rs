@@ -3,10 +3,10 @@
 //! AArch64 has three-operand forms, so `d = a op b` is one instruction whatever the
 //! registers. Constants take the instruction's immediate field where one fits (12-bit
 //! add/sub/cmp, logical bitmask immediates, scaled load/store offsets) and go through the
-//! first scratch register otherwise; the second scratch register holds the loaded value of
-//! [`IntMasm::cmp_mem`]. Both scratch registers are the client's choice (`A64Int::new`,
-//! usually x17 and x8, which AAPCS64 leaves to the callee without saving) and are never
-//! operands.
+//! first scratch register otherwise; the second holds the loaded value of
+//! [`IntMasm::cmp_mem`] and the constant of [`IntMasm::store_imm`] (whose offset may need the
+//! first). Both are the client's choice (`A64Int::new`; usually x17 and x8, which AAPCS64
+//! lets a function clobber; see the conventions in `crate::host::int`).
 
 use super::abi::Frame;
 use super::asm::{Asm, Cond as A64Cond};

@@ -8,7 +8,7 @@
 //! ([`IntMasm::add32_sign_exact`]).
 //!
 //! Every general-purpose register may be pinned by some client, so the scratch register is
-//! the client's choice (`X64Int::new`); it must never be an operand.
+//! the client's choice (`X64Int::new`; see the conventions in `crate::host::int`).
 
 use super::abi::Frame;
 use super::asm::Asm;
