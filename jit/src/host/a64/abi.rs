@@ -2,7 +2,7 @@
 //!
 //! Generated code is an AAPCS64 `extern "C" fn(*mut JitContext) -> u32` (the same on Linux,
 //! Apple and Windows hosts: x18 is never touched); the returned value is a
-//! [`crate::host::runtime::Status`].
+//! status (PICA's `Status`, `pica/layout.rs`).
 //!
 //! Two entry points share one body (see `masm.rs`): offset 0 runs one invocation, the batch
 //! entry (offset reported in `Emitted::batch_entry`) loops over `JitContext::batch_*` rows.
@@ -22,7 +22,3 @@
 //! The body's exits set w0 and `br x25`. The common epilogue writes the remaining budget and
 //! the current output-bank pointer back into the context, restores FPCR and the saved
 //! registers, and returns the status.
-
-/// Signature of generated code (called natively on AArch64 hosts, `runtime/code_buffer.rs`).
-#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
-pub type EntryFn = unsafe extern "C" fn(*mut crate::pica::layout::JitContext) -> u32;

@@ -2,7 +2,7 @@
 //!
 //! Generated code is an `extern "sysv64" fn(*mut JitContext) -> u32` on every x86-64 host
 //! (Rust can call the System V convention on Windows too, so there is one calling convention
-//! to generate). The returned value is a [`crate::host::runtime::Status`].
+//! to generate). The returned value is a status (PICA's `Status`, `pica/layout.rs`).
 //!
 //! Two entry points share one body (see `masm.rs`): offset 0 runs one invocation, the batch
 //! entry (offset reported in `Emitted::batch_entry`) loops over `JitContext::batch_*` rows.
@@ -18,11 +18,6 @@
 //!                                          calls are correctly aligned)
 //! ```
 //!
-//! The body's exits return a [`crate::host::runtime::Status`] in `eax`. The common
+//! The body's exits return a status (PICA's `Status`, `pica/layout.rs`) in `eax`. The common
 //! epilogue writes the remaining budget and the current output-bank pointer back into the
 //! context, restores MXCSR and the saved registers, and returns the status.
-
-/// Signature of generated code. Only x86-64 hosts call it (other targets reject the
-/// `sysv64` ABI even in a type, and only generate x86-64 code for inspection).
-#[cfg(target_arch = "x86_64")]
-pub type EntryFn = unsafe extern "sysv64" fn(*mut crate::pica::layout::JitContext) -> u32;

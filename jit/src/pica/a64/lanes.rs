@@ -56,7 +56,7 @@
 //!
 //! # Geometry shaders and start states
 //!
-//! What the AVX2 code does, per half: point-mode geometry shaders that [`super::geometry::plan`]
+//! What the AVX2 code does, per half: point-mode geometry shaders that [`crate::pica::analysis::points::plan`]
 //! accepts run eight invocations per group. The lanes carry their registers over (the driver
 //! puts the call's state in the context; nothing is reset at a half's start); the group's
 //! places in the emit buffer are laid out once per group (lane k's vertices from place `k·E`),
@@ -104,13 +104,13 @@
 use crate::error::{CompileError, CompileResult};
 use crate::host::a64::asm::{Asm, Cond};
 use crate::host::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
-use crate::host::runtime::Status;
 use crate::pica::a64::masm::{A64Masm, K_ONE, K_SIGN};
+use crate::pica::a64::rows;
+use crate::pica::a64::A64Lanes;
+use crate::pica::analysis::points::GsPlan;
+use crate::pica::analysis::usage::Usage;
 use crate::pica::analysis::Analysis;
-use crate::pica::batch::geometry::GsPlan;
-use crate::pica::batch::usage::Usage;
-use crate::pica::batch::*;
-use crate::pica::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::pica::layout::*;
 use crate::pica::lower::{LaneEmitter, Select, V};
 use crate::pica::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
 use crate::pica::recipes::{self, lit::Lit, transcendental_lanes, Arith};
@@ -219,7 +219,7 @@ struct Gen {
     marks: Vec<Mark>,
     /// Within the current block: the index whose aL-relative row offset [`REL`] holds.
     al_row: Option<i32>,
-    /// Geometry shaders: what [`super::geometry::plan`] proved (see "Geometry shaders").
+    /// Geometry shaders: what [`crate::pica::analysis::points::plan`] proved (see "Geometry shaders").
     gs: Option<GsPlan>,
     /// Node of the instruction being generated (EMIT looks up its SETEMIT parameters).
     cur_node: usize,
@@ -253,9 +253,9 @@ pub fn generate(
     let a = m.asm();
     let (exit_done, exit_deopt, exit_budget) = (a.new_label(), a.new_label(), a.new_label());
     let (end_lanes, set_inactive, exit_emits) = (a.new_label(), a.new_label(), a.new_label());
-    let simt = crate::pica::batch::usage::has_lane_branches(analysis);
+    let simt = crate::pica::analysis::usage::has_lane_branches(analysis);
     if gs.is_some() && (simt || from_state) {
-        // `geometry::plan` rules out cmp-dependent branches, and `codegen` starts geometry
+        // `points::plan` rules out cmp-dependent branches, and `codegen` starts geometry
         // groups from the carried-over registers only.
         return Err(CompileError::Internal(
             "geometry SoA code with lane masks or from a start state".into(),
@@ -282,7 +282,7 @@ pub fn generate(
         eight: lanes == A64Lanes::Eight,
         half: 0,
     };
-    let usage = crate::pica::batch::usage::usage(program, analysis);
+    let usage = crate::pica::analysis::usage::usage(program, analysis);
     let body = g.a().new_label();
     g.entry(&usage, body);
     g.a().bind(body);
@@ -758,7 +758,7 @@ impl Gen {
 
     /// EMIT in a geometry shader: each lane's vertex of the half (the output registers the
     /// caller keeps, `SoaContext::gs_row_off`) and flags into its next place in the emit
-    /// buffer, and the rows [`super::geometry`] rebuilds the final state from (lane 3 of the
+    /// buffer, and the rows `pica/batch/geometry.rs` rebuilds the final state from (lane 3 of the
     /// second half is lane 7, lane 2 is lane 6; the first half's, stored first, are
     /// overwritten, since both halves take the same path). An EMIT beyond the E the group
     /// expects leaves with [`STATUS_EMITS`] before writing anything. Clobbers x9-x13, x16.
@@ -1392,7 +1392,7 @@ impl LaneEmitter for Gen {
                             }
                             self.ldr_w(G9, CTX, SOA_AL);
                             let a = self.a();
-                            a.rel_row(G9, G10, index as u32);
+                            rows::rel_row(a, G9, G10, index as u32);
                             a.lsl_wi(G9, G9, 4);
                             a.mov_w(REL, G9);
                             self.al_row = Some(index);

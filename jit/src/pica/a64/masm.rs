@@ -35,7 +35,7 @@
 use crate::error::{CompileError, CompileResult};
 use crate::host::a64::asm::{Asm, Cond};
 use crate::host::a64::regs::*;
-use crate::host::runtime::Status;
+use crate::pica::a64::rows;
 use crate::pica::analysis::Guard;
 use crate::pica::layout::*;
 use crate::pica::masm::{
@@ -1106,7 +1106,7 @@ impl A64Masm {
                 };
                 let a = &mut self.a;
                 a.ldr_w(G9, REGS, off);
-                a.rel_row(G9, G10, index as u32);
+                rows::rel_row(a, G9, G10, index as u32);
                 a.add_xi(G10, UNIFORMS, UNI_FLOAT as u32);
                 a.ldr_q_idx(d, G10, G9);
             }

@@ -46,7 +46,6 @@
 
 use crate::error::{CompileError, CompileResult};
 use crate::host::features::HostFeatures;
-use crate::host::runtime::Status;
 use crate::host::x64::asm::{Asm, Mem, XOp};
 use crate::host::x64::regs::*;
 use crate::pica::analysis::Guard;
@@ -59,6 +58,7 @@ use crate::pica::recipes::scalar::{self, Cond, Gprs, Op};
 use crate::pica::recipes::{
     self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
 };
+use crate::pica::x64::rows;
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
@@ -1067,7 +1067,7 @@ impl X64Masm {
                     RelIndex::A0Y => REG_A0 + 4,
                     _ => REG_AL,
                 };
-                self.a.rel_row_offset(RAX, REGS, off, index as i32);
+                rows::rel_row_offset(&mut self.a, RAX, REGS, off, index as i32);
                 (Mem::Index(UNIFORMS, RAX, UNI_FLOAT), true)
             }
         }
@@ -1232,13 +1232,12 @@ impl MacroAssembler for X64Masm {
     fn loop_init(&mut self, int: u8, slot: u8) {
         self.indexed = true;
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
+        rows::loop_init(&mut self.a, UNIFORMS, int, (REGS, REG_AL), counter);
     }
 
     fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
-        self.a
-            .loop_step(UNIFORMS, int, (REGS, REG_AL), counter, again);
+        rows::loop_step(&mut self.a, UNIFORMS, int, (REGS, REG_AL), counter, again);
     }
 
     fn exit_end(&mut self) {
