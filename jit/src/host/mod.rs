@@ -1,6 +1,7 @@
 //! The guest-blind host layer: per host the typed assembler, register roles and frame
 //! conventions; the host's features; and the runtime through which every executable mapping
-//! of the crate goes. Nothing here names a PICA, THEIA or USC type.
+//! of the crate goes, which also chooses between native and emulated execution. Nothing here
+//! names a PICA, THEIA or USC type.
 
 pub mod a64;
 pub mod features;

@@ -25,7 +25,7 @@ macro_rules! a64 {
         dynasm::dynasm!($ops ; .arch aarch64 ; $($t)*)
     };
 }
-/// Shared with the THEIA emitters (`crate::theia`).
+/// For emitters that write dynasm directly.
 pub(crate) use a64;
 
 /// Condition codes used by the backend (`b.cond`, `csel`, `cneg`).
@@ -240,7 +240,7 @@ impl Asm {
 
     /// A 16-byte literal-pool entry holding `v` (lane 0 first).
     pub fn constant(&mut self, v: [u32; 4]) -> DynamicLabel {
-        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        // A program uses a few dozen distinct constants at most: a linear search beats hashing.
         if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
             return *l;
         }

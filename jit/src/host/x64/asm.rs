@@ -24,7 +24,7 @@ macro_rules! x64 {
         dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
     };
 }
-/// Shared with the THEIA emitters (`crate::theia`).
+/// For emitters that write dynasm directly.
 pub(crate) use x64;
 
 /// A memory operand.
@@ -70,7 +70,7 @@ pub struct Asm {
     tables: Vec<(Vec<u8>, DynamicLabel)>,
     /// Up to eight 32-byte constants placed first in the 32-byte pool, with `hot_label`
     /// bound 128 bytes into them, so that code holding that address in a register reaches
-    /// each with an 8-bit displacement (-128, -96, …, 96): the SoA emitter's fix-up constants
+    /// each with an 8-bit displacement (-128, -96, …, 96): a lane emitter's most used constants
     /// (see `crate::host::x64::vex::HOT_BASE`).
     pub hot32: Vec<[u32; 8]>,
     /// See `hot32`.
@@ -177,7 +177,7 @@ impl Asm {
 
     /// A constant-pool entry holding `v` (16 bytes, 16-aligned).
     pub fn constant(&mut self, v: [u32; 4]) -> Mem {
-        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        // A program uses a few dozen distinct constants at most: a linear search beats hashing.
         if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
             return Mem::Const(*l);
         }
@@ -188,8 +188,8 @@ impl Asm {
 
     /// A 32-byte constant-pool entry holding `v` (32-aligned: see [`Self::finish`]).
     pub fn constant32(&mut self, v: [u32; 8]) -> DynamicLabel {
-        // Looked up without building a byte vector: a multi-vertex program asks for its
-        // constants several thousand times.
+        // Looked up without building a byte vector: lane code asks for its constants
+        // several thousand times.
         if let Some((_, l)) = self.pool32.iter().find(|(c, _)| *c == v) {
             return *l;
         }
@@ -229,8 +229,8 @@ impl Asm {
         if !self.hot32.is_empty() || !self.pool32.is_empty() {
             // Code is mapped at a page boundary (`crate::host::runtime`), so 32-byte
             // constants at 32-byte offsets never straddle a cache line. At 16 mod 32, half of
-            // them did: a shader whose code shrank by 80 bytes ran 4-5% slower (`skinning`,
-            // F32, batch 4096) until the pool was aligned.
+            // them did: lane code that shrank by 80 bytes ran 4-5% slower (the `skinning`
+            // example, F32, batch 4096) until the pool was aligned.
             x64!(self.ops; .align 32, 0xCC);
         }
         for (i, v) in std::mem::take(&mut self.hot32).into_iter().enumerate() {

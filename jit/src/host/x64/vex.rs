@@ -1,4 +1,4 @@
-//! The 256-bit (AVX/AVX2) instruction forms of the SoA batch emitter, on top of the x86-64
+//! The 256-bit (AVX/AVX2) instruction forms of the lane emitters, on top of the x86-64
 //! backend's [`Asm`] (same code buffer type, same constant pool).
 //!
 //! Two encoders are used, each only where it is correct:
@@ -145,13 +145,13 @@ macro_rules! vex_rr {
     };
 }
 
-/// The register the SoA code keeps `Asm::hot_label` in (set once at its entry), so that the
+/// The register lane code keeps `Asm::hot_label` in (set once at its entry), so that the
 /// fix-ups' most used constants take an 8-bit displacement instead of a RIP-relative 32-bit
 /// one (and a low register keeps the two-byte VEX prefix): two bytes less in each of
-/// several hundred instructions of a typical shader.
+/// several hundred instructions of typical lane code.
 pub const HOT_BASE: Gpr = crate::host::x64::regs::RBP;
 
-/// The SoA emitter's view of an [`Asm`]: 256-bit forms plus 32-byte constants.
+/// The lane emitters' view of an [`Asm`]: 256-bit forms plus 32-byte constants.
 pub struct Yasm<'a> {
     /// The underlying assembler (labels, GPR forms, pool).
     pub a: &'a mut Asm,
