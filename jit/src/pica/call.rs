@@ -67,6 +67,7 @@ impl CodeArg for Lanes<'_> {
 /// `emit_buf` (write, `emit_cap` records), none of them aliasing each other except
 /// `input`/`output` pointing into `*regs`; for the batch entry `batch_input`/`batch_output`
 /// must be valid for `batch_count` rows.
+#[inline]
 pub(crate) unsafe fn vertex(exec: &ExecCode, entry: usize, ctx: &mut JitContext) -> Status {
     // SAFETY: forwarded contract: the code is a complete function of the host's calling
     // convention taking the context pointer, and touches only what the context leads to.
@@ -88,6 +89,7 @@ pub(crate) unsafe fn vertex(exec: &ExecCode, entry: usize, ctx: &mut JitContext)
 /// `geometry`), and `ctx` must describe valid batch rows (`batch_count` readable input rows,
 /// as many writable output rows; for geometry code no output rows but the emit-buffer places
 /// its `gs_*` fields lead to, see `pica/batch/geometry.rs`) and a valid `uniforms` pointer.
+#[inline]
 pub(crate) unsafe fn lanes(exec: &ExecCode, ctx: &mut SoaContext, geometry: bool) -> u32 {
     let mut arg = Lanes { ctx, geometry };
     // SAFETY: forwarded contract: the code is a complete function of the host's calling
