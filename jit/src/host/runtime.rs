@@ -14,6 +14,8 @@
 //! (System V on x86-64) taking one pointer and returning a `u32`; what the pointer leads to,
 //! and what the number means, is the caller's ([`CodeArg`]).
 
+#[cfg(feature = "emulate-a64")]
+use crate::host::a64::emulator::Guest;
 use crate::Backend;
 use dynasmrt::mmap::{ExecutableBuffer, MutableBuffer};
 use std::fmt;
@@ -66,11 +68,7 @@ pub trait CodeArg {
     /// Every pointer the argument holds must be valid for what the code does through it (the
     /// contract of [`ExecCode::call`]); here they are read and written instead of by the code.
     #[cfg(feature = "emulate-a64")]
-    unsafe fn emulate(
-        &mut self,
-        guest: &mut crate::host::a64::emulator::Guest,
-        entry: usize,
-    ) -> Result<u32, String>;
+    unsafe fn emulate(&mut self, guest: &mut Guest, entry: usize) -> Result<u32, String>;
 }
 
 /// A self-contained block of plain bytes (no pointers inside) that the code reads and writes
@@ -94,11 +92,7 @@ impl CodeArg for PlainBlock<'_> {
     }
 
     #[cfg(feature = "emulate-a64")]
-    unsafe fn emulate(
-        &mut self,
-        guest: &mut crate::host::a64::emulator::Guest,
-        entry: usize,
-    ) -> Result<u32, String> {
+    unsafe fn emulate(&mut self, guest: &mut Guest, entry: usize) -> Result<u32, String> {
         use crate::host::a64::emulator::{DATA_BASE, DATA_SIZE};
         if self.bytes.len() as u64 > DATA_SIZE {
             return Err(format!(

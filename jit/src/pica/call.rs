@@ -5,6 +5,8 @@
 //! falls back to the interpreter (its reason is kept for
 //! `crate::host::a64::emulator::last_error`).
 
+#[cfg(feature = "emulate-a64")]
+use crate::host::a64::emulator::Guest;
 use crate::host::runtime::{CodeArg, ExecCode};
 use crate::pica::layout::{JitContext, SoaContext, Status};
 
@@ -15,11 +17,7 @@ impl CodeArg for JitContext {
     }
 
     #[cfg(feature = "emulate-a64")]
-    unsafe fn emulate(
-        &mut self,
-        guest: &mut crate::host::a64::emulator::Guest,
-        entry: usize,
-    ) -> Result<u32, String> {
+    unsafe fn emulate(&mut self, guest: &mut Guest, entry: usize) -> Result<u32, String> {
         // SAFETY: forwarded contract (the pointers in the context).
         unsafe { crate::pica::emulated::one(guest, entry, self) }
     }
@@ -40,11 +38,7 @@ impl CodeArg for Lanes<'_> {
     }
 
     #[cfg(feature = "emulate-a64")]
-    unsafe fn emulate(
-        &mut self,
-        guest: &mut crate::host::a64::emulator::Guest,
-        entry: usize,
-    ) -> Result<u32, String> {
+    unsafe fn emulate(&mut self, guest: &mut Guest, entry: usize) -> Result<u32, String> {
         debug_assert_eq!(entry, 0, "the multi-vertex code has one entry");
         if self.geometry {
             // SAFETY: forwarded contract (geometry: the emit-buffer places).

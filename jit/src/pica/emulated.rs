@@ -288,6 +288,32 @@ unsafe fn write_soa_shared(guest: &mut Guest, ctx: &SoaContext) -> Result<(), St
     soa_write(guest, SOA_OUT_MASK, &ctx.out_mask)
 }
 
+/// One chunk of the multi-vertex entry: rows `done..done + inp.len()` (the input rows `inp`)
+/// after the caller wrote what its kind of code needs besides. The input rows, their pointer
+/// (biased so that row `done` lands at the start of the guest row buffer) and the batch
+/// counters go in; the counters and `deopt_pc` come back. Returns w0 and the `batch_done` the
+/// code left.
+fn soa_chunk(
+    guest: &mut Guest,
+    ctx: &mut SoaContext,
+    inp: &[[[f32; 4]; 16]],
+    done: usize,
+) -> Result<(u32, u64), String> {
+    let rows = inp.len();
+    write_rows(guest, BATCH_IN_G, inp)?;
+    let bias = (done * ROW) as u64;
+    soa_write(guest, SOA_BATCH_INPUT, &BATCH_IN_G.wrapping_sub(bias))?;
+    soa_write(guest, SOA_BATCH_COUNT, &((done + rows) as u64))?;
+    soa_write(guest, SOA_BATCH_DONE, &(done as u64))?;
+    soa_write(guest, SOA_BATCH_INSTRUCTIONS, &ctx.batch_instructions)?;
+    let w0 = guest.run(0, CTX_G, cap(ctx.budget, rows))?;
+    let mut out_done = 0u64;
+    soa_read(guest, SOA_BATCH_DONE, &mut out_done)?;
+    soa_read(guest, SOA_BATCH_INSTRUCTIONS, &mut ctx.batch_instructions)?;
+    soa_read(guest, SOA_DEOPT_PC, &mut ctx.deopt_pc)?;
+    Ok((w0, out_done))
+}
+
 /// Multi-vertex vertex code (entry at offset 0) on `ctx`, with the semantics of a native
 /// call: groups of rows from `batch_done` while a whole group is left, `batch_done`,
 /// `batch_instructions`, `batch_splits` and `deopt_pc` updated, output rows of finished groups
@@ -318,24 +344,14 @@ pub(crate) unsafe fn lanes(guest: &mut Guest, ctx: &mut SoaContext) -> Result<u3
                 std::slice::from_raw_parts_mut(ctx.batch_output.add(done), rows),
             )
         };
-        write_rows(guest, BATCH_IN_G, inp)?;
         // The output registers the caller did not ask for (`out_mask`) keep their contents,
         // as in a native call: the guest rows start as the host's.
         write_rows(guest, BATCH_OUT_G, outp)?;
-        // Biased so that row `done` lands at the start of the guest row buffers.
         let bias = (done * ROW) as u64;
-        soa_write(guest, SOA_BATCH_INPUT, &BATCH_IN_G.wrapping_sub(bias))?;
         soa_write(guest, SOA_BATCH_OUTPUT, &BATCH_OUT_G.wrapping_sub(bias))?;
-        soa_write(guest, SOA_BATCH_COUNT, &((done + rows) as u64))?;
-        soa_write(guest, SOA_BATCH_DONE, &(done as u64))?;
-        soa_write(guest, SOA_BATCH_INSTRUCTIONS, &ctx.batch_instructions)?;
         soa_write(guest, SOA_BATCH_SPLITS, &ctx.batch_splits)?;
-        let w0 = guest.run(0, CTX_G, cap(ctx.budget, rows))?;
-        let mut out_done = 0u64;
-        soa_read(guest, SOA_BATCH_DONE, &mut out_done)?;
-        soa_read(guest, SOA_BATCH_INSTRUCTIONS, &mut ctx.batch_instructions)?;
+        let (w0, out_done) = soa_chunk(guest, ctx, inp, done)?;
         soa_read(guest, SOA_BATCH_SPLITS, &mut ctx.batch_splits)?;
-        soa_read(guest, SOA_DEOPT_PC, &mut ctx.deopt_pc)?;
         let finished = (out_done as usize)
             .checked_sub(done)
             .filter(|&f| f <= rows)
@@ -395,20 +411,10 @@ pub(crate) unsafe fn points(guest: &mut Guest, ctx: &mut SoaContext) -> Result<u
         let rows = rows - rows % LANES;
         // SAFETY: the caller guarantees `batch_count` valid input rows.
         let inp = unsafe { std::slice::from_raw_parts(ctx.batch_input.add(done), rows) };
-        write_rows(guest, BATCH_IN_G, inp)?;
-        let bias = (done * ROW) as u64;
-        soa_write(guest, SOA_BATCH_INPUT, &BATCH_IN_G.wrapping_sub(bias))?;
         let flags_g = BATCH_OUT_G + (rows * row_stride) as u64;
         soa_write(guest, SOA_GS_ROWS_NEXT, &BATCH_OUT_G)?;
         soa_write(guest, SOA_GS_FLAGS_NEXT, &flags_g)?;
-        soa_write(guest, SOA_BATCH_COUNT, &((done + rows) as u64))?;
-        soa_write(guest, SOA_BATCH_DONE, &(done as u64))?;
-        soa_write(guest, SOA_BATCH_INSTRUCTIONS, &ctx.batch_instructions)?;
-        let w0 = guest.run(0, CTX_G, cap(ctx.budget, rows))?;
-        let mut out_done = 0u64;
-        soa_read(guest, SOA_BATCH_DONE, &mut out_done)?;
-        soa_read(guest, SOA_BATCH_INSTRUCTIONS, &mut ctx.batch_instructions)?;
-        soa_read(guest, SOA_DEOPT_PC, &mut ctx.deopt_pc)?;
+        let (w0, out_done) = soa_chunk(guest, ctx, inp, done)?;
         let finished = (out_done as usize)
             .checked_sub(done)
             .filter(|&f| f <= rows && f % LANES == 0)

@@ -25,6 +25,8 @@
 //! `tests/usc_jit.rs` runs every instruction shape and random programs on the interpreter
 //! and both backends and compares the whole state bit for bit.
 
+#[cfg(feature = "emulate-a64")]
+use crate::host::a64::emulator::Guest;
 use crate::host::runtime::{CodeArg, ExecCode, PlainBlock};
 use crate::Backend;
 use picajit_interp::usc::program::Reg;
@@ -79,11 +81,7 @@ impl CodeArg for UscCtx {
     /// The context holds host pointers and a host function: only the x86-64 code, which
     /// never runs emulated, takes it (the AArch64 code takes a plain block, `a64::blk`).
     #[cfg(feature = "emulate-a64")]
-    unsafe fn emulate(
-        &mut self,
-        _guest: &mut crate::host::a64::emulator::Guest,
-        _entry: usize,
-    ) -> Result<u32, String> {
+    unsafe fn emulate(&mut self, _guest: &mut Guest, _entry: usize) -> Result<u32, String> {
         Err("the USC context of the x86-64 code cannot be emulated".into())
     }
 }
