@@ -251,9 +251,9 @@ unsafe fn call_native(
     // of line, and one-vertex calls showed it in perf.
     assert!(entry < span.1);
     #[cfg(target_arch = "x86_64")]
-    type Entry = unsafe extern "sysv64" fn(*mut u8) -> u32;
+    type Entry = crate::host::x64::abi::EntryFn<u8>;
     #[cfg(target_arch = "aarch64")]
-    type Entry = unsafe extern "C" fn(*mut u8) -> u32;
+    type Entry = crate::host::a64::abi::EntryFn<u8>;
     // Make this thread see the instructions `synchronize_icache` published (an `isb`).
     #[cfg(target_arch = "aarch64")]
     dynasmrt::cache_control::prepare_for_execution(buf);
