@@ -69,9 +69,6 @@ pub const UNIFORMS: Gpr = R15;
 /// Remaining instruction budget.
 pub const BUDGET: Gpr = RBP;
 
-/// Callee-saved registers the prologue saves, in push order.
-pub const SAVED: [Gpr; 6] = [RBX, RBP, R12, R13, R14, R15];
-
 /// Value slots of the masm trait.
 pub const VALS: [Xmm; 4] = [Xmm(1), Xmm(2), Xmm(3), Xmm(4)];
 

@@ -102,8 +102,9 @@
 )]
 
 use crate::error::{CompileError, CompileResult};
+use crate::host::a64::abi::{Frame, CALLEE_SAVED, CALLEE_SAVED_V};
 use crate::host::a64::asm::{Asm, Cond};
-use crate::host::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
+use crate::host::a64::regs::{Gpr, Vreg, LR, X0, ZR};
 use crate::pica::a64::masm::{A64Masm, K_ONE, K_SIGN};
 use crate::pica::a64::rows;
 use crate::pica::a64::A64Lanes;
@@ -158,9 +159,17 @@ const S: [Vreg; 4] = [Vreg(4), Vreg(5), Vreg(6), Vreg(7)];
 const R: [Vreg; 4] = [Vreg(16), Vreg(17), Vreg(18), Vreg(19)];
 const TR: [Vreg; 4] = [Vreg(20), Vreg(21), Vreg(22), Vreg(23)];
 
-/// Bytes of the entry's frame: x19-x30 and d8-d15 saved, then the group's split count.
-const FRAME: i32 = 176;
-/// Where in the frame the group's split count is kept (lane masks).
+/// The entry's frame: x19-x30 and d8-d15 saved (the lane code uses them all), then 16 bytes
+/// for the group's split count.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    link: true,
+    saved: &CALLEE_SAVED,
+    saved_v: &CALLEE_SAVED_V,
+    locals: 16,
+    context: Some(CTX),
+};
+/// Where in the frame the group's split count is kept (lane masks): the frame's locals, above
+/// its ten saved pairs (`ENTRY_FRAME.locals_offset()`, checked at the entry).
 const FRAME_SPLITS: i32 = 160;
 
 fn vreg(v: V) -> Vreg {
@@ -416,18 +425,8 @@ impl Gen {
                 a.new_label(),
             )
         };
-        let a = self.a();
-        a.stp_x_pre_sp(FP, LR, FRAME);
-        for (k, pair) in [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)]
-            .into_iter()
-            .enumerate()
-        {
-            a.stp_x_sp(Gpr(pair.0), Gpr(pair.1), 16 + 16 * k as i32);
-        }
-        for k in 0..4u8 {
-            a.stp_d_sp(Vreg(8 + 2 * k), Vreg(9 + 2 * k), 96 + 16 * k as i32);
-        }
-        a.mov_x(CTX, X0);
+        debug_assert_eq!(ENTRY_FRAME.locals_offset(), FRAME_SPLITS);
+        ENTRY_FRAME.enter(self.a());
         self.ldr_x(UNI, CTX, SOA_UNIFORMS);
         self.a().mrs_fpcr(G9);
         self.str_w(G9, CTX, SOA_SAVED_MXCSR);
@@ -542,17 +541,7 @@ impl Gen {
         self.ldr_w(G9, CTX, SOA_SAVED_MXCSR);
         let a = self.a();
         a.msr_fpcr(G9);
-        for k in 0..4u8 {
-            a.ldp_d_sp(Vreg(8 + 2 * k), Vreg(9 + 2 * k), 96 + 16 * k as i32);
-        }
-        for (k, pair) in [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)]
-            .into_iter()
-            .enumerate()
-        {
-            a.ldp_x_sp(Gpr(pair.0), Gpr(pair.1), 16 + 16 * k as i32);
-        }
-        a.ldp_x_post_sp(FP, LR, FRAME);
-        a.ret(LR);
+        ENTRY_FRAME.ret(a);
     }
 
     /// The input rows of the current half, `rows` bytes from [`ROWS_IN`], transposed into

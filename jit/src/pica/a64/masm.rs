@@ -33,6 +33,7 @@
 //! subroutines never call each other.
 
 use crate::error::{CompileError, CompileResult};
+use crate::host::a64::abi::Frame;
 use crate::host::a64::asm::{Asm, Cond};
 use crate::host::a64::int::A64Int;
 use crate::host::a64::regs::*;
@@ -56,6 +57,17 @@ use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 const SIGN: u32 = 0x8000_0000;
 const INF: u32 = 0x7F80_0000;
 const ONE: u32 = 0x3F80_0000;
+/// The frame of both entries: the frame pair (the body calls the shared subroutines) and the
+/// pinned registers (`host/a64/regs.rs`; [`PAD`] keeps the pairs whole), the context pointer
+/// in [`CTX`].
+const ENTRY_FRAME: Frame<'static> = Frame {
+    link: true,
+    saved: &[CTX, REGS, INPUT, OUTPUT, UNIFORMS, BUDGET, EXIT_LINK, PAD],
+    saved_v: &[],
+    locals: 0,
+    context: Some(CTX),
+};
+
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
 
@@ -1010,12 +1022,7 @@ impl A64Masm {
     fn entry(&mut self, single: bool) {
         let fpcr = self.fpcr();
         let a = &mut self.a;
-        a.stp_x_pre_sp(FP, LR, 80);
-        a.stp_x_sp(CTX, REGS, 16);
-        a.stp_x_sp(INPUT, OUTPUT, 32);
-        a.stp_x_sp(UNIFORMS, BUDGET, 48);
-        a.stp_x_sp(EXIT_LINK, PAD, 64);
-        a.mov_x(CTX, X0);
+        ENTRY_FRAME.enter(a);
         a.ldr_x(REGS, CTX, CTX_REGS);
         a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
         if single {
@@ -1395,12 +1402,7 @@ impl MacroAssembler for A64Masm {
         a.str_x(OUTPUT, CTX, CTX_OUTPUT);
         a.ldr_w(G9, CTX, CTX_SAVED_MXCSR);
         a.msr_fpcr(G9);
-        a.ldp_x_sp(EXIT_LINK, PAD, 64);
-        a.ldp_x_sp(UNIFORMS, BUDGET, 48);
-        a.ldp_x_sp(INPUT, OUTPUT, 32);
-        a.ldp_x_sp(CTX, REGS, 16);
-        a.ldp_x_post_sp(FP, LR, 80);
-        a.ret(LR);
+        ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
         Ok(crate::Emitted {

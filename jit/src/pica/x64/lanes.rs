@@ -75,6 +75,7 @@
 )]
 
 use crate::error::{CompileError, CompileResult};
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
 use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::regs::*;
 use crate::host::x64::vex::{pred, YOp, Yasm, Ymm, HOT_BASE};
@@ -101,6 +102,14 @@ use picajit_interp::pica::isa::{
 use picajit_interp::pica::program::Program;
 
 use crate::host::x64::asm::x64;
+
+/// The entry's frame: every callee-saved register (the lane code uses them all), the context
+/// pointer in rbx.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 0,
+    context: Some(RBX),
+};
 
 /// How many groups ahead the group entry prefetches input rows.
 const PREFETCH_GROUPS: i32 = 2;
@@ -353,10 +362,7 @@ impl Gen {
         let finished = self.a.new_label();
         let epilogue = self.a.new_label();
         let a = &mut self.a;
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(RBX, RDI);
+        ENTRY_FRAME.enter(a);
         if let Some(hot) = a.hot_label {
             a.lea_label(HOT_BASE, hot);
         }
@@ -445,10 +451,7 @@ impl Gen {
         self.y().vzeroupper();
         let a = &mut self.a;
         a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
+        ENTRY_FRAME.ret(a);
     }
 
     /// Geometry shaders, per group: each lane's first row and flags word, E EMITs to go.

@@ -46,6 +46,7 @@
 
 use crate::error::{CompileError, CompileResult};
 use crate::host::features::HostFeatures;
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
 use crate::host::x64::asm::{Asm, Mem, XOp};
 use crate::host::x64::int::X64Int;
 use crate::host::x64::regs::*;
@@ -63,6 +64,16 @@ use crate::pica::x64::rows;
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+/// The frame of both entries: every callee-saved register (the backend pins them all,
+/// `host/x64/regs.rs`), the context pointer in [`CTX`]. The six pushes leave rsp 16-byte
+/// aligned minus 8, so inside the body, which the entries `call`, it is aligned, as helper
+/// calls need.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 0,
+    context: Some(CTX),
+};
 
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -948,13 +959,9 @@ impl MacroAssembler for X64Masm {
         let m = self.c(mxcsr);
         let body = self.a.new_label();
         let epilogue = self.epilogue;
-        // Single-invocation entry (offset 0). Six pushes leave rsp 16-byte aligned minus 8, so
-        // inside `body` (after the call) it is aligned, as helper calls need.
+        // Single-invocation entry (offset 0).
         let a = &mut self.a;
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(CTX, RDI);
+        ENTRY_FRAME.enter(a);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(INPUT, CTX, CTX_INPUT);
         a.mov_rm64(OUTPUT, CTX, CTX_OUTPUT);
@@ -969,10 +976,7 @@ impl MacroAssembler for X64Masm {
         self.batch_entry = a.offset().0;
         let top = a.new_label();
         let finished = a.new_label();
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(CTX, RDI);
+        ENTRY_FRAME.enter(a);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
         Self::enter_float_env(a, mxcsr, m);
@@ -1354,10 +1358,7 @@ impl MacroAssembler for X64Masm {
             a.lfence();
         }
         a.bind(kept);
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
+        ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
         Ok(crate::Emitted {
