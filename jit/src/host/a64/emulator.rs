@@ -66,7 +66,8 @@ pub struct InstructionCounts {
     /// Broadcast reads of one value for all lanes: `ldr s` with an immediate offset and
     /// `dup v.4s, v.s[0]`.
     pub broadcast: u64,
-    /// Budget checks: `subs x24, x24, #n` (x24 is `regs::BUDGET`) and the branch after it.
+    /// Budget checks of code that counts its budget down in x24: `subs x24, x24, #n` and the
+    /// branch after it.
     pub budget: u64,
     /// Loads and stores of whole q registers with an immediate offset (`ldr q`/`str q`):
     /// per-lane state traffic, where a spill of a vector value would show.

@@ -37,6 +37,7 @@ use crate::host::a64::abi::Frame;
 use crate::host::a64::asm::{Asm, Cond};
 use crate::host::a64::int::A64Int;
 use crate::host::a64::regs::*;
+use crate::pica::a64::regs::*;
 use crate::pica::a64::rows;
 use crate::pica::analysis::Guard;
 use crate::pica::layout::*;

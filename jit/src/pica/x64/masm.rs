@@ -60,6 +60,7 @@ use crate::pica::recipes::scalar;
 use crate::pica::recipes::{
     self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
 };
+use crate::pica::x64::regs::*;
 use crate::pica::x64::rows;
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};

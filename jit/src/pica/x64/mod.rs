@@ -8,6 +8,7 @@
 
 pub mod lanes;
 pub mod masm;
+pub mod regs;
 pub mod rows;
 
 use crate::error::CompileResult;
