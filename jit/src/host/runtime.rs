@@ -129,7 +129,7 @@ pub struct ExecCode {
     inner: Inner,
     /// Start address and length of natively mapped code ((0, 0) for emulated code), kept
     /// so that a call does not go through the buffer's (out-of-line) `Deref` twice: perf on
-    /// short runs (one vertex, a THEIA ray test) showed those calls.
+    /// short runs showed those calls.
     span: (usize, usize),
 }
 
@@ -248,7 +248,7 @@ unsafe fn call_native(
     arg: *mut u8,
 ) -> u32 {
     // `span` is `buf`'s start and length (recorded at mapping): the buffer's `Deref` is out
-    // of line, and one-vertex calls showed it in perf.
+    // of line, and short calls showed it in perf.
     assert!(entry < span.1);
     #[cfg(target_arch = "x86_64")]
     type Entry = crate::host::x64::abi::EntryFn<u8>;
