@@ -279,24 +279,14 @@ pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), Stri
 /// Whether this build runs USC AArch64 code: natively on AArch64 hosts, elsewhere under the
 /// emulator (feature `emulate-a64`).
 pub fn available() -> bool {
-    cfg!(any(target_arch = "aarch64", feature = "emulate-a64"))
+    crate::host::runtime::can_run(crate::Backend::A64)
 }
 
 /// Compiles `p` to AArch64 code (run natively on AArch64 hosts, under the emulator elsewhere).
 pub fn compile(p: &Prepared) -> Result<super::UscCode, String> {
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = if crate::Backend::host() == Some(crate::Backend::A64) {
-        crate::host::runtime::ExecCode::new(&code).map_err(|e| e.to_string())?
-    } else {
-        #[cfg(feature = "emulate-a64")]
-        {
-            crate::host::runtime::ExecCode::emulated(&code)?
-        }
-        #[cfg(not(feature = "emulate-a64"))]
-        return Err(
-            "USC AArch64 code cannot run on this host (build with the emulate-a64 feature)".into(),
-        );
-    };
+    let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::A64, &code)
+        .map_err(|e| e.to_string())?;
     Ok(super::UscCode {
         exec,
         backend: crate::Backend::A64,

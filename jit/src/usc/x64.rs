@@ -240,7 +240,8 @@ pub fn compile(p: &Prepared) -> Result<UscCode, String> {
         return Err("the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into());
     }
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = crate::host::runtime::ExecCode::new(&code).map_err(|e| e.to_string())?;
+    let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::X64, &code)
+        .map_err(|e| e.to_string())?;
     Ok(UscCode {
         exec,
         backend: crate::Backend::X64,

@@ -25,7 +25,7 @@ macro_rules! a64 {
         dynasm::dynasm!($ops ; .arch aarch64 ; $($t)*)
     };
 }
-/// Shared with the THEIA emitters (`crate::theia`).
+/// For emitters that write dynasm directly.
 pub(crate) use a64;
 
 /// Condition codes used by the backend (`b.cond`, `csel`, `cneg`).
@@ -388,7 +388,7 @@ impl Asm {
 
     /// A 16-byte literal-pool entry holding `v` (lane 0 first).
     pub fn constant(&mut self, v: [u32; 4]) -> DynamicLabel {
-        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        // A program uses a few dozen distinct constants at most: a linear search beats hashing.
         if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
             return *l;
         }
@@ -930,17 +930,5 @@ impl Asm {
     /// `fmov Dd, Xn` (clears the upper half)
     pub fn fmov_dx(&mut self, d: Vreg, s: Gpr) {
         a64!(self.ops; fmov D(d.0), X(s.0));
-    }
-
-    /// `d` := the float uniform row a relative operand reads, `(index + offset) & 0x7F`, from
-    /// the offset in `d` (a0.x, a0.y or aL as i32), which counts only when it lies in
-    /// -128..=127 (the hardware ignores other offsets). Clobbers `t`. The x86-64 twin is
-    /// `crate::host::x64::asm::Asm::rel_row_offset`.
-    pub fn rel_row(&mut self, d: Gpr, t: Gpr, index: u32) {
-        self.add_wi(t, d, 128);
-        self.cmp_wi(t, 256);
-        self.csel_w(d, d, Gpr(31), Cond::Lo);
-        self.add_wi(d, d, index);
-        self.and_wi(d, d, 0x7F);
     }
 }

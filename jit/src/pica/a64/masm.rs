@@ -33,11 +33,13 @@
 //! subroutines never call each other.
 
 use crate::error::{CompileError, CompileResult};
+use crate::host::a64::abi::Frame;
 use crate::host::a64::asm::{Asm, Cond};
 use crate::host::a64::int::A64Int;
 use crate::host::a64::lanes::Neon;
 use crate::host::a64::regs::*;
-use crate::host::runtime::Status;
+use crate::pica::a64::regs::*;
+use crate::pica::a64::rows;
 use crate::pica::analysis::Guard;
 use crate::pica::layout::*;
 use crate::pica::masm::{
@@ -53,6 +55,17 @@ use picajit_interp::pica::float::precision::{
 };
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+/// The frame of both entries: the frame pair (the body calls the shared subroutines) and the
+/// pinned registers (`host/a64/regs.rs`; [`PAD`] keeps the pairs whole), the context pointer
+/// in [`CTX`].
+const ENTRY_FRAME: Frame<'static> = Frame {
+    link: true,
+    saved: &[CTX, REGS, INPUT, OUTPUT, UNIFORMS, BUDGET, EXIT_LINK, PAD],
+    saved_v: &[],
+    locals: 0,
+    context: Some(CTX),
+};
 
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
@@ -512,7 +525,7 @@ impl A64Masm {
                 };
                 let a = &mut self.a;
                 a.ldr_w(G9, REGS, off);
-                a.rel_row(G9, G10, index as u32);
+                rows::rel_row(a, G9, G10, index as u32);
                 a.add_xi(G10, UNIFORMS, UNI_FLOAT as u32);
                 a.ldr_q_idx(d, G10, G9);
             }
@@ -548,12 +561,7 @@ impl A64Masm {
     fn entry(&mut self, single: bool) {
         let fpcr = self.fpcr();
         let a = &mut self.a;
-        a.stp_x_pre_sp(FP, LR, 80);
-        a.stp_x_sp(CTX, REGS, 16);
-        a.stp_x_sp(INPUT, OUTPUT, 32);
-        a.stp_x_sp(UNIFORMS, BUDGET, 48);
-        a.stp_x_sp(EXIT_LINK, PAD, 64);
-        a.mov_x(CTX, X0);
+        ENTRY_FRAME.enter(a);
         a.ldr_x(REGS, CTX, CTX_REGS);
         a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
         if single {
@@ -933,12 +941,7 @@ impl MacroAssembler for A64Masm {
         a.str_x(OUTPUT, CTX, CTX_OUTPUT);
         a.ldr_w(G9, CTX, CTX_SAVED_MXCSR);
         a.msr_fpcr(G9);
-        a.ldp_x_sp(EXIT_LINK, PAD, 64);
-        a.ldp_x_sp(UNIFORMS, BUDGET, 48);
-        a.ldp_x_sp(INPUT, OUTPUT, 32);
-        a.ldp_x_sp(CTX, REGS, 16);
-        a.ldp_x_post_sp(FP, LR, 80);
-        a.ret(LR);
+        ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
         Ok(crate::Emitted {

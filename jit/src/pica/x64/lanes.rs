@@ -75,16 +75,15 @@
 )]
 
 use crate::error::{CompileError, CompileResult};
-use crate::host::runtime::Status;
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
 use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::lanes::{X64Lanes, Y256};
 use crate::host::x64::regs::*;
 use crate::host::x64::vex::{Yasm, Ymm, HOT_BASE};
+use crate::pica::analysis::points::GsPlan;
+use crate::pica::analysis::usage::{has_lane_branches, Usage};
 use crate::pica::analysis::Analysis;
-use crate::pica::batch::geometry::GsPlan;
-use crate::pica::batch::usage::{has_lane_branches, Usage};
-use crate::pica::batch::*;
-use crate::pica::layout::{UNI_BOOL, UNI_FLOAT};
+use crate::pica::layout::*;
 use crate::pica::lower::{LaneEmitter, Select, V};
 use crate::pica::recipes::lit::Lit;
 use crate::pica::recipes::reciprocal::{self, LaneSet};
@@ -94,6 +93,7 @@ use crate::pica::recipes::{
     TRUNC17,
 };
 use crate::pica::x64::masm::mode_mxcsr;
+use crate::pica::x64::rows;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::pica::float::precision::{F24_GRID_F64, F24_ULP_F64};
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
@@ -103,6 +103,14 @@ use picajit_interp::pica::isa::{
 use picajit_interp::pica::program::Program;
 
 use crate::host::x64::asm::x64;
+
+/// The entry's frame: every callee-saved register (the lane code uses them all), the context
+/// pointer in rbx.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 0,
+    context: Some(RBX),
+};
 
 /// How many groups ahead the group entry prefetches input rows.
 const PREFETCH_GROUPS: i32 = 2;
@@ -220,7 +228,7 @@ struct Gen {
     /// Shared routines of masked execution.
     set_inactive: DynamicLabel,
     end_lanes: DynamicLabel,
-    /// Geometry shaders: what [`super::geometry::plan`] proved (EMITs write vertices).
+    /// Geometry shaders: what [`crate::pica::analysis::points::plan`] proved (EMITs write vertices).
     gs: Option<GsPlan>,
     /// Vertex shaders: every group starts from the unit state in `SoaContext::start_*`
     /// (`CompiledShader::run_batch_from`) instead of the clean state.
@@ -231,12 +239,6 @@ struct Gen {
     exit_emits: DynamicLabel,
     /// Node of the instruction being generated.
     cur_node: usize,
-}
-
-/// The program has cmp-dependent branches, so the lanes of a group may take different paths:
-/// its code runs with lane masks (see "Divergence").
-pub fn needs_lane_masks(analysis: &Analysis) -> bool {
-    has_lane_branches(analysis)
 }
 
 /// The eight constants the fix-ups of `mode` use most (counted over the examples), reached
@@ -299,7 +301,7 @@ pub fn generate(
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
     let (set_inactive, end_lanes) = (a.new_label(), a.new_label());
     let exit_emits = a.new_label();
-    let simt = needs_lane_masks(analysis);
+    let simt = has_lane_branches(analysis);
     let mut g = Gen {
         a,
         mode,
@@ -332,7 +334,7 @@ pub fn generate(
             "geometry SoA code with lane masks".into(),
         ));
     }
-    let usage = crate::pica::batch::usage::usage(program, analysis);
+    let usage = crate::pica::analysis::usage::usage(program, analysis);
     g.inputs_flushed = usage.inputs_flushed;
     let body = g.a.new_label();
     g.entry(usage, body);
@@ -362,10 +364,7 @@ impl Gen {
         let finished = self.a.new_label();
         let epilogue = self.a.new_label();
         let a = &mut self.a;
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(RBX, RDI);
+        ENTRY_FRAME.enter(a);
         if let Some(hot) = a.hot_label {
             a.lea_label(HOT_BASE, hot);
         }
@@ -454,10 +453,7 @@ impl Gen {
         self.y().vzeroupper();
         let a = &mut self.a;
         a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
+        ENTRY_FRAME.ret(a);
     }
 
     /// Geometry shaders, per group: each lane's first row and flags word, E EMITs to go.
@@ -675,7 +671,7 @@ impl Gen {
 
     /// EMIT in a geometry shader: each lane's vertex (the output registers the caller keeps,
     /// `SoaContext::gs_row_off`) and flags into its next place in the emit buffer, and the
-    /// rows [`super::geometry`] rebuilds the final state from. An EMIT beyond the E the group
+    /// rows `pica/batch/geometry.rs` rebuilds the final state from. An EMIT beyond the E the group
     /// expects leaves with [`STATUS_EMITS`] before writing anything.
     fn gs_emit(&mut self, pc: u32) -> CompileResult<()> {
         let gs = self.gs.as_ref().expect("geometry shader");
@@ -815,12 +811,12 @@ impl Gen {
 
     fn loop_init_y(&mut self, int: u8, slot: u8) {
         let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_init(R15, int, (RBX, SOA_AL), counter);
+        rows::loop_init(&mut self.a, R15, int, (RBX, SOA_AL), counter);
     }
 
     fn loop_step_y(&mut self, int: u8, slot: u8, again: DynamicLabel) {
         let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_step(R15, int, (RBX, SOA_AL), counter, again);
+        rows::loop_step(&mut self.a, R15, int, (RBX, SOA_AL), counter, again);
     }
 
     /// Masked execution: the active lanes wait at block `b`.
@@ -973,7 +969,7 @@ impl Gen {
                             if self.simt && self.al_row.is_none() {
                                 self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
                             }
-                            self.a.rel_row_offset(REL_GPR, RBX, SOA_AL, index);
+                            rows::rel_row_offset(&mut self.a, REL_GPR, RBX, SOA_AL, index);
                             self.al_row = Some(index);
                         }
                         self.uniform_use.flushed_rows = u128::MAX;

@@ -46,7 +46,7 @@
 
 use crate::error::{CompileError, CompileResult};
 use crate::host::features::HostFeatures;
-use crate::host::runtime::Status;
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
 use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::int::X64Int;
 use crate::host::x64::lanes::{X64Lanes, X128};
@@ -59,9 +59,21 @@ use crate::pica::masm::{
 use crate::pica::recipes::reciprocal::{self, LaneSet};
 use crate::pica::recipes::scalar;
 use crate::pica::recipes::{self, Float, Lanes, Src, ONE, SIGN};
+use crate::pica::x64::regs::*;
+use crate::pica::x64::rows;
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+/// The frame of both entries: every callee-saved register (the backend pins them all,
+/// `host/x64/regs.rs`), the context pointer in [`CTX`]. The six pushes leave rsp 16-byte
+/// aligned minus 8, so inside the body, which the entries `call`, it is aligned, as helper
+/// calls need.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 0,
+    context: Some(CTX),
+};
 
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -505,7 +517,7 @@ impl X64Masm {
                     RelIndex::A0Y => REG_A0 + 4,
                     _ => REG_AL,
                 };
-                self.a.rel_row_offset(RAX, REGS, off, index as i32);
+                rows::rel_row_offset(&mut self.a, RAX, REGS, off, index as i32);
                 (Mem::Index(UNIFORMS, RAX, UNI_FLOAT), true)
             }
         }
@@ -558,13 +570,9 @@ impl MacroAssembler for X64Masm {
         let m = self.c(mxcsr);
         let body = self.a.new_label();
         let epilogue = self.epilogue;
-        // Single-invocation entry (offset 0). Six pushes leave rsp 16-byte aligned minus 8, so
-        // inside `body` (after the call) it is aligned, as helper calls need.
+        // Single-invocation entry (offset 0).
         let a = &mut self.a;
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(CTX, RDI);
+        ENTRY_FRAME.enter(a);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(INPUT, CTX, CTX_INPUT);
         a.mov_rm64(OUTPUT, CTX, CTX_OUTPUT);
@@ -579,10 +587,7 @@ impl MacroAssembler for X64Masm {
         self.batch_entry = a.offset().0;
         let top = a.new_label();
         let finished = a.new_label();
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(CTX, RDI);
+        ENTRY_FRAME.enter(a);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
         Self::enter_float_env(a, mxcsr, m);
@@ -670,13 +675,12 @@ impl MacroAssembler for X64Masm {
     fn loop_init(&mut self, int: u8, slot: u8) {
         self.indexed = true;
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
+        rows::loop_init(&mut self.a, UNIFORMS, int, (REGS, REG_AL), counter);
     }
 
     fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
-        self.a
-            .loop_step(UNIFORMS, int, (REGS, REG_AL), counter, again);
+        rows::loop_step(&mut self.a, UNIFORMS, int, (REGS, REG_AL), counter, again);
     }
 
     fn exit_end(&mut self) {
@@ -965,10 +969,7 @@ impl MacroAssembler for X64Masm {
             a.lfence();
         }
         a.bind(kept);
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
+        ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
         Ok(crate::Emitted {
