@@ -62,25 +62,7 @@ fn reads(ins: &Instr) -> u8 {
         }
         match o {
             Operand::Ft(n, _) => r |= 1 << n,
-            Operand::Ftt
-                if !matches!(
-                    info.op,
-                    Op::Tstz
-                        | Op::Tstgz
-                        | Op::Tstgez
-                        | Op::Tstc
-                        | Op::Tste
-                        | Op::Tstg
-                        | Op::Tstge
-                        | Op::Tstne
-                        | Op::Tstl
-                        | Op::Tstle
-                        | Op::Tstmin
-                        | Op::Tstmax
-                ) =>
-            {
-                r |= 0x40
-            }
+            Operand::Ftt if !info.op.is_test() => r |= 0x40,
             _ => {}
         }
     }
