@@ -8,6 +8,7 @@ use picajit::shbin::{
     Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic, ShaderKind, Shbin,
     Uniform,
 };
+use picajit_testkit::XorShift;
 
 fn asm(files: &[(&str, &str)]) -> Shbin {
     let srcs: Vec<SourceFile> = files
@@ -524,29 +525,6 @@ fn disassembly_is_stable() {
 
 // ---------------------------------------------------------------------------------------------
 // Random programs
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 /// A random word: fully random, or a valid instruction (unused bits clear), sometimes with
 /// flow targets and descriptor indices kept in range.

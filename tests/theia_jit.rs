@@ -10,6 +10,7 @@ use picajit_interp::theia::table::{self, Sem, OPS};
 use picajit_interp::theia::{regs, Profile, Word};
 use picajit_jit::theia::compile;
 use picajit_jit::Backend;
+use picajit_testkit::XorShift as Rng;
 
 /// Records I/O and answers texture reads with a function of the address, so that both
 /// engines' reads are checked.
@@ -59,17 +60,12 @@ fn check(profile: Profile, code: &Code, init: &State, entry: u16, budget: u64, w
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+/// Register components: specials, small Q15.17 values, or any 32-bit pattern.
+trait Components {
+    fn value(&mut self) -> u32;
+}
+
+impl Components for Rng {
     fn value(&mut self) -> u32 {
         let r = self.next();
         match r % 6 {

@@ -5,8 +5,12 @@
 //! ([`testgen::Options`], [`testgen::Rng`]), the fuzz targets' case format
 //! ([`testgen::bytes`]) and assembler stress sources. [`compare`] turns results into bit
 //! patterns and names the first difference; [`run`] runs single invocations through the JIT
-//! facade with results in the interpreter's types.
+//! facade with results in the interpreter's types; [`XorShift`] is the small generator of the
+//! tests' hand-written sweeps.
 
 pub mod compare;
 pub mod run;
 pub mod testgen;
+mod xorshift;
+
+pub use xorshift::XorShift;
