@@ -324,20 +324,27 @@ fn examples_match_the_interpreter() {
 #[test]
 fn budgets_at_every_step() {
     let src = "\tZERO R1 VOID VOID\nL:\n\tINC R1 R1 VOID\n\tJNEX L R1 C1\n\tRETURN RT_TRUE\n";
+    check_budgets(src, &[(64, [5 << 17, 0, 0])], 0..14, "");
+}
+
+/// `src` from its first word in every profile, from a state with `regs` set, with each of
+/// `budgets`.
+fn check_budgets(
+    src: &str,
+    regs: &[(usize, [u32; 3])],
+    budgets: impl Iterator<Item = u64> + Clone,
+    label: &str,
+) {
     let p = asm::assemble(src).unwrap();
     let code = Code::imem(p.imem());
     for profile in Profile::ALL {
         let mut init = State::new(profile);
-        init.regs[64] = [5 << 17, 0, 0];
-        for budget in 0..14 {
-            check(
-                profile,
-                &code,
-                &init,
-                asm::imem_address(0),
-                budget,
-                &format!("budget {budget}"),
-            );
+        for &(r, v) in regs {
+            init.regs[r] = v;
+        }
+        for budget in budgets.clone() {
+            let what = format!("{label}budget {budget}");
+            check(profile, &code, &init, asm::imem_address(0), budget, &what);
         }
     }
 }
@@ -477,24 +484,17 @@ fn io_queue_overflow_and_order() {
                SKIP:\n\
                \tJNEX L R1 C1\n\
                \tRETURN RT_TRUE\n";
-    let p = asm::assemble(src).unwrap();
-    let code = Code::imem(p.imem());
-    for profile in Profile::ALL {
-        let mut init = State::new(profile);
-        init.regs[64] = [40 << 17, 0, 0];
-        init.regs[65] = [17 << 17, 0, 0];
-        init.regs[72] = [3, 4, 5];
-        for budget in [5, 70, 71, 72, 100, 10_000] {
-            check(
-                profile,
-                &code,
-                &init,
-                asm::imem_address(0),
-                budget,
-                &format!("queue, budget {budget}"),
-            );
-        }
-    }
+    let regs = [
+        (64, [40 << 17, 0, 0]),
+        (65, [17 << 17, 0, 0]),
+        (72, [3, 4, 5]),
+    ];
+    check_budgets(
+        src,
+        &regs,
+        [5, 70, 71, 72, 100, 10_000].into_iter(),
+        "queue, ",
+    );
 }
 
 /// Rows the code knows to hold x == y == z (DOT, MAG, broadcast swizzles, results of
