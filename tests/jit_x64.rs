@@ -9,51 +9,21 @@
 mod cases;
 mod jit_common;
 
+use cases::{alu_mark, full, program};
 use jit_common::listing;
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::FloatMode;
-use picajit::interp::pica::isa::{
-    encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
-};
-use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::isa::Instruction;
+use picajit::interp::pica::program::ShaderKind;
 use picajit::interp::pica::state::Registers;
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::X64);
 
-fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
-    let code = instrs
-        .iter()
-        .map(|i| encode(i).expect("encodable"))
-        .collect();
-    Program::new(code, descs.to_vec(), 0, kind).expect("valid program")
-}
-
-fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
-    OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
-}
-
-fn alu_mark(k: u8) -> Instruction {
-    Instruction::Mad {
-        op: Opcode::Mad,
-        dst: DstReg::Output(0),
-        src1: SrcReg::Temp(0),
-        src2: SrcReg::Const(k),
-        src3: SrcReg::Input(0),
-        rel: RelIndex::None,
-        desc: 0,
-    }
-}
-
-fn jit(p: &Program, mode: FloatMode) -> CompiledShader {
-    compile(p, mode, Backend::X64, HostFeatures::detect())
-        .unwrap_or_else(|e| panic!("{e}\n{}", listing(p)))
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn code_is_never_writable_and_executable() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let p = program(
         &[alu_mark(1), Instruction::End],
         &[full],
