@@ -6,7 +6,7 @@
 //! f32 inputs go through the one conversion rule (`Shader::convert_inputs`).
 
 use picajit::engine::{BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader};
-use picajit::interp::pica::float::{self, FloatMode, Rounding, F24};
+use picajit::interp::pica::float::{self, FloatMode, F24};
 use picajit::interp::pica::program::{GsInputMode, Program};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::jit::HostFeatures;
@@ -144,11 +144,7 @@ fn vertices() -> Vec<[[F24; 4]; 16]> {
         .collect()
 }
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+use picajit_testkit::testgen::MODES;
 
 fn one(b: bool) -> u32 {
     if b {

@@ -11,7 +11,7 @@ use crate::jit_common::{
     backend, check_regs, check_shader, emulator_note, listing, run_compiled, run_one, Outcome,
 };
 use picajit::interp::pica::exec::{ExecError, Interpreter};
-use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::float::{FloatMode, F24};
 use picajit::interp::pica::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
     SrcReg, Swizzle, WriteMask,
@@ -43,11 +43,7 @@ macro_rules! run_all {
     };
 }
 
-pub const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+pub use picajit_testkit::testgen::MODES;
 
 pub fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
     let code = instrs

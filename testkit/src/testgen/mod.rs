@@ -22,6 +22,13 @@ use picajit_interp::pica::isa::{
 use picajit_interp::pica::program::{Program, ShaderKind};
 use picajit_interp::pica::state::Uniforms;
 
+/// Every float mode the engines implement, in the order the tests run them.
+pub const MODES: [FloatMode; 3] = [
+    FloatMode::F24(Rounding::TowardZero),
+    FloatMode::F24(Rounding::NearestEven),
+    FloatMode::F32,
+];
+
 /// A generated test: program, uniforms, v0-v15 and the mode the values were made for.
 #[derive(Clone, Debug)]
 pub struct TestCase {
