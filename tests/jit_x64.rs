@@ -17,6 +17,7 @@ use picajit::interp::pica::isa::Instruction;
 use picajit::interp::pica::program::ShaderKind;
 use picajit::interp::pica::state::Registers;
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
+use picajit_testkit::testgen::{generate, Options, TestCase};
 
 run_all!(Backend::X64);
 
@@ -55,6 +56,16 @@ fn compiled_shaders_are_send_and_sync() {
     check::<CodeCache>();
 }
 
+/// The random programs of seeds `0..n` (default options) that compile for x86-64.
+fn generated_x64(n: u64) -> impl Iterator<Item = (u64, TestCase, CompiledShader)> {
+    (0..n).filter_map(|seed| {
+        let case = generate(seed, &Options::default());
+        let features = HostFeatures::detect();
+        let shader = compile(&case.program, case.mode, Backend::X64, features).ok()?;
+        Some((seed, case, shader))
+    })
+}
+
 /// A caller whose MXCSR control bits are the mode's already (the generated code then loads
 /// nothing, `jit/src/x64/masm.rs` "Float environment"), with exception flags set or not,
 /// gets the interpreter's results on both entries and its control bits back.
@@ -62,18 +73,8 @@ fn compiled_shaders_are_send_and_sync() {
 #[allow(deprecated)]
 fn caller_mxcsr_equal_to_the_mode_is_kept() {
     use picajit::interp::pica::float::Rounding;
-    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-    for seed in 0..60 {
-        let case = generate(seed, &Options::default());
-        let Ok(shader) = compile(
-            &case.program,
-            case.mode,
-            Backend::X64,
-            HostFeatures::detect(),
-        ) else {
-            continue;
-        };
+    for (seed, case, shader) in generated_x64(60) {
         let control = match case.mode {
             FloatMode::F24(Rounding::TowardZero) => 0x7F80,
             FloatMode::F24(Rounding::NearestEven) => 0x1F80,
@@ -126,18 +127,8 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_is_ignored_and_restored() {
-    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-    for seed in 0..30 {
-        let case = generate(seed, &Options::default());
-        let Ok(shader) = compile(
-            &case.program,
-            case.mode,
-            Backend::X64,
-            HostFeatures::detect(),
-        ) else {
-            continue;
-        };
+    for (seed, case, shader) in generated_x64(30) {
         // Round up, flush-to-zero and denormals-are-zero: everything a careless caller could set.
         let hostile = 0x1F80 | 0x4000 | 0x8000 | 0x0040;
         // SAFETY: changes only this thread's SSE control register; restored below.

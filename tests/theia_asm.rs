@@ -6,17 +6,11 @@ use picajit::theia::asm::{assemble, assemble_with, Layout, TABLE_LEN};
 use picajit::theia::{disassemble, rom, MemImage};
 use picajit_interp::theia::table::{self, Form, ENTRY_POINTS, OPS, SWIZZLES};
 use picajit_interp::theia::Word;
-use picajit_testkit::XorShift;
+use picajit_testkit::{theia_checkout, XorShift};
 use std::path::PathBuf;
 
 fn checkout() -> Option<PathBuf> {
-    match std::env::var_os("PICAJIT_THEIA_DIR") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            eprintln!("SKIPPED: set PICAJIT_THEIA_DIR to a checkout of freecores/theia_gpu (commit 032c448)");
-            None
-        }
-    }
+    theia_checkout("to check its programs")
 }
 
 fn read(dir: &std::path::Path, rel: &str) -> String {

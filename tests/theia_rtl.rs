@@ -135,12 +135,7 @@ const PATCHES: &[(&str, &str, &str)] = &[
 ];
 
 fn prerequisites() -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("PICAJIT_THEIA_DIR").map(PathBuf::from) else {
-        eprintln!(
-            "SKIPPED: set PICAJIT_THEIA_DIR to a checkout of freecores/theia_gpu (commit 032c448)"
-        );
-        return None;
-    };
+    let dir = picajit_testkit::theia_checkout("to simulate its RTL")?;
     if Command::new("iverilog").arg("-V").output().is_err() {
         eprintln!("SKIPPED: iverilog is not installed (apt-get install iverilog)");
         return None;
@@ -311,16 +306,7 @@ fn tool(dir: &Path, program: &str, args: &[String]) -> Vec<u8> {
 fn component(rng: &mut XorShift) -> u32 {
     let r = rng.next();
     match r % 8 {
-        0 => [
-            0,
-            1,
-            0xFFFF_FFFF,
-            0x7FFF_FFFF,
-            0x8000_0000,
-            0x2_0000,
-            0xFFFE_0000,
-            0x1_FFFF,
-        ][(r >> 8) as usize % 8],
+        0 => picajit_testkit::THEIA_SPECIALS[(r >> 8) as usize % 8],
         1..=4 => ((r >> 16) as i32 >> (8 + (r >> 3) % 12)) as u32,
         _ => (r >> 24) as u32,
     }

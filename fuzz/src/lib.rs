@@ -5,6 +5,9 @@
 
 pub mod theia;
 
+use picajit::asm::{assemble, AsmError, SourceFile};
+use picajit::shbin::Shbin;
+
 use picajit::interp::pica::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::program::{Program, ShaderKind};
@@ -21,6 +24,14 @@ pub use picajit_testkit::testgen::bytes::{
     encode_raw, encode_structured, Case, Row, Value, DIFF_BUDGET, EMULATED_BUDGET, MODES,
 };
 pub use picajit_testkit::testgen::{Rng, F24_SPECIALS, F32_SPECIALS};
+
+/// `text`, a disassembly, assembled again as one source file.
+pub fn assemble_disassembly(text: &str) -> Result<Shbin, AsmError> {
+    assemble(&[SourceFile {
+        name: "disassembled.pica",
+        text,
+    }])
+}
 
 /// The backends to compare against the interpreter, with the CPU features to compile for:
 /// x86-64 on x86-64 hosts, AArch64 on AArch64 hosts and, with this crate's `a64` feature
@@ -230,7 +241,11 @@ fn compare_invocations(run: &Run) {
 /// group of eight runs on the multi-vertex code (where there is one), its vertices taking
 /// different branches, and one vertex runs alone.
 fn nine_inputs(case: &Case, mode: FloatMode) -> Vec<[[f32; 4]; 16]> {
-    let base = case.inputs(mode);
+    nine_rows(&case.inputs(mode))
+}
+
+/// Nine input banks: `base` and `base` rotated by some registers (see [`nine_inputs`]).
+pub fn nine_rows(base: &[[f32; 4]; 16]) -> Vec<[[f32; 4]; 16]> {
     [0, 1, 5, 2, 11, 3, 7, 14, 9]
         .iter()
         .map(|&k| std::array::from_fn(|i| base[(i + k) % 16]))
