@@ -113,10 +113,7 @@ fn compile_on(program: &Program, mode: FloatMode, backend: Target) -> Compiled<'
 }
 
 fn cases(default: u64) -> u64 {
-    std::env::var("PICAJIT_BATCH_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    picajit_testkit::env_count("PICAJIT_BATCH_CASES").unwrap_or(default)
 }
 
 type Row = [[f32; 4]; 16];

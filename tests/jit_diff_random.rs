@@ -17,21 +17,17 @@ use picajit::interp::pica::program::ShaderKind;
 use picajit_jit::Backend;
 #[cfg(target_arch = "x86_64")]
 use picajit_jit::HostFeatures;
+use picajit_testkit::env_count;
 use picajit_testkit::testgen::{from_bytes, generate, Options};
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn cases(default: u64) -> u64 {
-    std::env::var("PICAJIT_DIFF_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    env_count("PICAJIT_DIFF_CASES").unwrap_or(default)
 }
 
 /// The A64 count for an x64 default: a tenth, unless overridden.
 fn cases_a64(default: u64) -> u64 {
-    std::env::var("PICAJIT_DIFF_CASES")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
+    env_count("PICAJIT_DIFF_CASES")
         .map(|n| n.div_ceil(10))
         .unwrap_or(default)
 }

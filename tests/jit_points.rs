@@ -119,10 +119,7 @@ fn group_path() -> bool {
 }
 
 fn cases(default: u64) -> u64 {
-    std::env::var("PICAJIT_POINTS_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    picajit_testkit::env_count("PICAJIT_POINTS_CASES").unwrap_or(default)
 }
 
 fn jit(program: &Program, mode: FloatMode) -> Compiled<'_> {

@@ -176,10 +176,7 @@ fn random_program(rng: &mut Rng, n: usize) -> Vec<u64> {
 }
 
 fn cases() -> usize {
-    std::env::var("PICAJIT_THEIA_JIT_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400)
+    picajit_testkit::env_count("PICAJIT_THEIA_JIT_CASES").unwrap_or(400) as usize
 }
 
 #[test]

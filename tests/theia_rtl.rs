@@ -356,10 +356,7 @@ fn alu_matches_the_rtl_on_random_vectors() {
     let Some(checkout) = prerequisites() else {
         return;
     };
-    let n: usize = std::env::var("PICAJIT_THEIA_RTL_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
+    let n = picajit_testkit::env_count("PICAJIT_THEIA_RTL_CASES").unwrap_or(3000) as usize;
     // Every operation the ALU sees; TMREAD (needs the IO unit) and LEA (the IFU's pointer) are
     // exercised by the interpreter tests only.
     let ops: Vec<&table::OpInfo> = OPS
@@ -820,10 +817,7 @@ fn programs_match_the_rtl_execution_unit() {
         return;
     };
     let rom = picajit::theia::rom::load(&checkout).unwrap();
-    let n: usize = std::env::var("PICAJIT_THEIA_RTL_PROGRAMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
+    let n = picajit_testkit::env_count("PICAJIT_THEIA_RTL_PROGRAMS").unwrap_or(300) as usize;
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let mut programs = vec![warm_up()];
     programs.extend(fixed_programs());

@@ -6,7 +6,8 @@
 //! ([`testgen::bytes`]) and assembler stress sources. [`compare`] turns results into bit
 //! patterns and names the first difference; [`run`] runs single invocations through the JIT
 //! facade with results in the interpreter's types; [`XorShift`] is the small generator of the
-//! tests' hand-written sweeps; [`theia_checkout`] finds the original THEIA project for the
+//! tests' hand-written sweeps, [`env_count`] reads the case counts a run asks for;
+//! [`theia_checkout`] finds the original THEIA project for the
 //! tests that need it.
 
 pub mod compare;
@@ -17,6 +18,12 @@ mod xorshift;
 pub use xorshift::XorShift;
 
 use std::path::PathBuf;
+
+/// The number the environment variable `var` holds, if it is set to one: how the tests let
+/// a run ask for more or fewer random cases than their default.
+pub fn env_count(var: &str) -> Option<u64> {
+    std::env::var(var).ok()?.parse().ok()
+}
 
 /// THEIA register components (Q15.17 fixed point) worth testing: 0, the smallest step, all
 /// ones (-1 step), the extremes, 1.0, -1.0 and the largest value below 1.0.
