@@ -1546,6 +1546,16 @@ fn mov_input(g: &mut Gen, r: &mut Rng, dst: DstReg, mask: u8) -> Node {
     mov(g, dst, mask, src, RelIndex::None, Swizzle::IDENTITY)
 }
 
+/// The outputs `outs` written from random inputs (the components `written` names of each),
+/// then EMIT.
+fn write_and_emit(g: &mut Gen, r: &mut Rng, outs: &[usize], written: &[u8; 16]) -> Vec<Node> {
+    let mut seq: Vec<Node> = (outs.iter())
+        .map(|&o| mov_input(g, r, DstReg::Output(o as u8), written[o]))
+        .collect();
+    seq.push(Node::Op(Instruction::Emit));
+    seq
+}
+
 /// Position of the final END of `main` (the generator always ends it with one).
 fn final_end(g: &Gen) -> usize {
     g.main
@@ -1787,15 +1797,7 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
             } else {
                 seq.push(restore.clone());
             }
-            for &o in &out_regs {
-                seq.push(mov_input(
-                    &mut g,
-                    r,
-                    DstReg::Output(o as u8),
-                    facts.outputs[o],
-                ));
-            }
-            seq.push(Node::Op(Instruction::Emit));
+            seq.extend(write_and_emit(&mut g, r, &out_regs, &facts.outputs));
             for &o in &out_regs {
                 let w = case.end_w[o] & facts.outputs[o];
                 if w != 0 {
@@ -1898,16 +1900,7 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
             g.main.insert(0, cmp);
         }
         Mutation::EmitBeforeSetEmit => {
-            let mut seq = Vec::new();
-            for &o in &out_regs {
-                seq.push(mov_input(
-                    &mut g,
-                    r,
-                    DstReg::Output(o as u8),
-                    facts.outputs[o],
-                ));
-            }
-            seq.push(Node::Op(Instruction::Emit));
+            let seq = write_and_emit(&mut g, r, &out_regs, &facts.outputs);
             g.main.splice(0..0, seq);
         }
         Mutation::SetEmitDiffersAtEnd => {
