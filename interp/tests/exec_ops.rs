@@ -14,6 +14,11 @@ fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
     OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
 }
 
+/// A descriptor writing `mask`, unnegated and unswizzled.
+fn mask_desc(mask: u8) -> u64 {
+    desc(mask, [false; 3], [0x1B; 3])
+}
+
 fn f24(bits: u32) -> f32 {
     F24::from_bits(bits).to_f32()
 }
@@ -22,17 +27,12 @@ fn bits24(v: f32) -> u32 {
     F24::from_f32(v, picajit_interp::pica::float::Rounding::TowardZero).bits()
 }
 
-fn run_inputs(
-    code: &[Instruction],
-    descs: &[u64],
-    u: &Uniforms,
-    inputs: [[f32; 4]; 4],
-) -> Registers {
+fn run_inputs(code: &[Instruction], descs: &[u64], u: &Uniforms, inputs: &[[f32; 4]]) -> Registers {
     let placed: Vec<_> = code.iter().copied().enumerate().collect();
     let p = program_at(&placed, descs, ShaderKind::Vertex);
     let interp = picajit_interp::pica::exec::Interpreter::new(&p, Default::default());
     let mut regs = Registers::default();
-    regs.input[..4].copy_from_slice(&inputs);
+    regs.input[..inputs.len()].copy_from_slice(inputs);
     interp.run(&mut regs, u, None, 1000).expect("runs");
     regs
 }
@@ -80,12 +80,7 @@ fn relative_addressing_matches_vector_a29() {
                 mov(DstReg::Output(0), SrcReg::Const(40), rel, 0),
                 END,
             ];
-            let regs = run_inputs(
-                &code,
-                &[],
-                &u,
-                [[offset as f32; 4], [0.0; 4], [0.0; 4], [0.0; 4]],
-            );
+            let regs = run_inputs(&code, &[], &u, &[[offset as f32; 4]]);
             let want = want.unwrap_or(1.0);
             assert_eq!(regs.output[0], [want; 4], "c40[{rel:?} = {offset}]");
             if want == 1.0 {
@@ -110,7 +105,7 @@ fn relative_addressing_ignores_v_and_r_registers() {
         mov(DstReg::Output(1), SrcReg::Const(3), RelIndex::A0X, 0),
         END,
     ];
-    let regs = run_inputs(&code, &[], &u, [[2.0; 4], [7.0; 4], [9.0; 4], [0.0; 4]]);
+    let regs = run_inputs(&code, &[], &u, &[[2.0; 4], [7.0; 4], [9.0; 4]]);
     assert_eq!(regs.output[0], [7.0; 4], "v1[a0.x] reads v1");
     assert_eq!(regs.output[1], [5.0; 4], "c3[a0.x=2] reads c5");
 }
@@ -145,7 +140,7 @@ fn relative_addressing_with_al_and_i_forms() {
         },
         END,
     ];
-    let regs = run_inputs(&code, &[], &u, [[1.0; 4], [2.0; 4], [0.0; 4], [0.0; 4]]);
+    let regs = run_inputs(&code, &[], &u, &[[1.0; 4], [2.0; 4]]);
     // dph((1,1,1,·), (17,17,17,17)) = 17*3 + 17 = 68
     assert_eq!(regs.output[0], [68.0; 4]);
     // 2*2 + 27 = 31
@@ -171,14 +166,9 @@ fn mova_truncates_toward_zero_per_mask() {
     ];
     let regs = run_inputs(
         &code,
-        &[desc(0b0100, [false; 3], [0x1B; 3])],
+        &[mask_desc(0b0100)],
         &u,
-        [
-            [0.9, -1.5, 0.0, 0.0],
-            [5.7, 5.7, 5.7, 5.7],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[0.9, -1.5, 0.0, 0.0], [5.7, 5.7, 5.7, 5.7]],
     );
     assert_eq!(regs.a0, [0, 5]);
 }
@@ -211,7 +201,7 @@ fn litp_sets_flags_per_vectors_a30_a31() {
         ([-1.0, 0.0, 0.5, -1.0], [0, 0], Some([0.0; 4])),
     ];
     for (input, flags, out) in cases {
-        let regs = run_inputs(&code, &[], &u, [input, [0.0; 4], [0.0; 4], [0.0; 4]]);
+        let regs = run_inputs(&code, &[], &u, &[input]);
         assert_eq!(regs.cmp, flags, "litp{input:?}");
         if let Some(o) = out {
             assert_eq!(regs.output[0], o, "litp{input:?}");
@@ -238,12 +228,7 @@ fn scalar_ops_broadcast_source_x_to_the_mask_a27() {
             },
             END,
         ];
-        let regs = run_inputs(
-            &code,
-            &[desc(0b1011, [false; 3], [0x1B; 3])],
-            &u,
-            [[2.0, 4.0, 8.0, 16.0], [0.0; 4], [0.0; 4], [0.0; 4]],
-        );
+        let regs = run_inputs(&code, &[mask_desc(0b1011)], &u, &[[2.0, 4.0, 8.0, 16.0]]);
         let o = regs.output[0];
         assert_eq!(o[1], 0.0, "{op}: y is masked off");
         for l in [0, 2, 3] {
@@ -274,12 +259,7 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         &code,
         &[],
         &u,
-        [
-            [inf, 1.0, 0.0, 1.0],
-            [0.0, 1.0, inf, 1.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[inf, 1.0, 0.0, 1.0], [0.0, 1.0, inf, 1.0]],
     );
     assert_eq!(regs.output[0], [2.0; 4], "A5");
     let code = [bin(Opcode::Dp3, 0), END];
@@ -287,12 +267,7 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         &code,
         &[],
         &u,
-        [
-            [inf, inf, 0.0, 0.0],
-            [0.0, 0.0, inf, 0.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[inf, inf, 0.0, 0.0], [0.0, 0.0, inf, 0.0]],
     );
     assert_eq!(regs.output[0].map(f32::to_bits), [0; 4], "A6: +0");
     let code = [bin(Opcode::Dph, 0), END];
@@ -300,20 +275,10 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         &code,
         &[],
         &u,
-        [
-            [inf, inf, inf, 5.0],
-            [0.0, 0.0, 0.0, 1.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[inf, inf, inf, 5.0], [0.0, 0.0, 0.0, 1.0]],
     );
     assert_eq!(regs.output[0], [1.0; 4], "A7");
-    let regs = run_inputs(
-        &code,
-        &[],
-        &u,
-        [[0.0; 4], [0.0, 0.0, 0.0, 1.0], [0.0; 4], [0.0; 4]],
-    );
+    let regs = run_inputs(&code, &[], &u, &[[0.0; 4], [0.0, 0.0, 0.0, 1.0]]);
     assert_eq!(regs.output[0], [1.0; 4], "A33: src1.w is ignored");
     let code = [
         Instruction::Mad {
@@ -327,7 +292,7 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         },
         END,
     ];
-    let regs = run_inputs(&code, &[], &u, [[inf; 4], [0.0; 4], [1.0; 4], [0.0; 4]]);
+    let regs = run_inputs(&code, &[], &u, &[[inf; 4], [0.0; 4], [1.0; 4]]);
     assert_eq!(regs.output[0].map(bits24), [0x3F0000; 4], "A4");
 }
 
@@ -343,7 +308,7 @@ fn descriptor_negation_swizzle_and_mask() {
         &code,
         &[desc(0b1010, [true, false, false], [0xE4, 0x1B, 0x1B])],
         &u,
-        [[1.0, 2.0, 3.0, 4.0], [0.0; 4], [0.0; 4], [0.0; 4]],
+        &[[1.0, 2.0, 3.0, 4.0]],
     );
     assert_eq!(regs.output[0], [-4.0, 0.0, -2.0, 0.0]);
     // MOV of a zero through negation yields the -0 pattern (MOV copies bits).
@@ -351,7 +316,7 @@ fn descriptor_negation_swizzle_and_mask() {
         &code,
         &[desc(0b1111, [true, false, false], [0x1B; 3])],
         &u,
-        [[0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]],
+        &[],
     );
     assert_eq!(regs.output[0][0].to_bits(), 0x8000_0000);
 }
@@ -372,14 +337,9 @@ fn cmp_sets_both_flags_whatever_the_mask() {
     ];
     let regs = run_inputs(
         &code,
-        &[desc(0, [false; 3], [0x1B; 3])],
+        &[mask_desc(0)],
         &u,
-        [
-            [1.0, 3.0, 0.0, 0.0],
-            [2.0, 2.0, 0.0, 0.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[1.0, 3.0, 0.0, 0.0], [2.0, 2.0, 0.0, 0.0]],
     );
     assert_eq!(regs.cmp, [1, 1]);
 }
