@@ -9,7 +9,7 @@
 
 use picajit::engine::{ActiveBackend, EngineConfig, Shader};
 use picajit::interp::pica::exec::Interpreter;
-use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::isa::{
     encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };
@@ -18,11 +18,7 @@ use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 use std::hint::black_box;
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+use picajit_testkit::testgen::MODES;
 
 fn host() -> Backend {
     Backend::host().expect("a host with a JIT backend")
