@@ -3,7 +3,7 @@
 
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
-use crate::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
+use crate::pica::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
 use crate::Engine;
 use picajit_interp::pica::exec::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};

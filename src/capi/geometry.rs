@@ -9,7 +9,7 @@ use super::program::PicajitShader;
 use super::run::{exec_error, PicajitRunStats};
 use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
-use crate::engine::{GeometryRunner, GsInput};
+use crate::pica::engine::{GeometryRunner, GsInput};
 use picajit_interp::pica::exec::RunInfo;
 use picajit_interp::pica::program::{GsInputMode, ShaderKind};
 use picajit_interp::pica::state::{EmitBuffer, EmittedVertex};

@@ -6,9 +6,9 @@ use super::error::{self, call, Error, PicajitStatus, Result};
 use super::geometry::gs_mode_fields;
 use super::handle;
 use super::uniforms::PicajitUniforms;
-use crate::asm::{assemble, SourceFile};
-use crate::engine::{apply_constants, program_from_shbin, Shader};
-use crate::shbin::{Dvle, Shbin};
+use crate::pica::asm::{assemble, SourceFile};
+use crate::pica::engine::{apply_constants, program_from_shbin, Shader};
+use crate::pica::shbin::{Dvle, Shbin};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
 use std::ffi::{c_char, c_void, CStr, CString};
 

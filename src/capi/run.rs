@@ -6,7 +6,7 @@ use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::state::{self, PicajitRunOptions, RunOptions};
 use super::uniforms::PicajitUniforms;
-use crate::engine::Shader;
+use crate::pica::engine::Shader;
 use picajit_interp::pica::exec::ExecError;
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::UnitState;
@@ -416,7 +416,7 @@ unsafe fn run_batch(
         state_out: !options.state_out.is_null(),
         base: 0,
     };
-    let threads = crate::engine::batch_threads(options.threads, count);
+    let threads = crate::pica::engine::batch_threads(options.threads, count);
     let result = if threads > 1 {
         batch.run_split(in_bytes, out_bytes, count, threads, &mut totals)
     } else {
