@@ -346,7 +346,7 @@ pub unsafe extern "C" fn picajit_shader_get_info(
                 ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX as u32,
                 ShaderKind::Geometry => PicajitShaderKind::PICAJIT_SHADER_GEOMETRY as u32,
             },
-            backend: PicajitBackend::of(shader.shader.backend()) as u32,
+            backend: PicajitBackend::of(shader.shader.engine()) as u32,
             fallback: u32::from(shader.fallback.is_some()),
             entry: u32::from(program.entry()),
             code_words: program.code().len() as u32,
