@@ -322,38 +322,11 @@ impl Parser {
         }
         let imods: Vec<&str> = parts.collect();
         if !table::TABLE.iter().any(|r| r.name == name) {
-            // Outside the scope: keep the text for printing and for the "not supported" error.
-            let operands = raw
-                .into_iter()
-                .map(|(w, _)| match w {
-                    Some(w) if w != "_" => Operand::Raw(w),
-                    _ => Operand::Blank,
-                })
-                .collect();
-            return Ok(Instr {
-                info: None,
-                text: mnemonic,
-                mods: InstrMods::default(),
-                operands,
-                span,
-            });
+            return Ok(outside_scope(mnemonic, raw, span));
         }
         let (mods, unsupported) = instr_mods(&name, &imods, span)?;
         if let Some(what) = unsupported {
-            let operands = raw
-                .into_iter()
-                .map(|(w, _)| match w {
-                    Some(w) if w != "_" => Operand::Raw(w),
-                    _ => Operand::Blank,
-                })
-                .collect();
-            return Ok(Instr {
-                info: None,
-                text: what,
-                mods: InstrMods::default(),
-                operands,
-                span,
-            });
+            return Ok(outside_scope(what, raw, span));
         }
         let mut ops = Vec::with_capacity(raw.len());
         for (w, s) in &raw {
@@ -847,4 +820,23 @@ pub fn parse(text: &str) -> Result<Program, ParseError> {
     };
     let mut p = Parser { toks, pos: 0, end };
     p.program()
+}
+
+/// An instruction outside the scope (`text`: its mnemonic, or what of it is unsupported), kept
+/// as text for printing and for the "not supported" error.
+fn outside_scope(text: String, raw: Vec<(Option<String>, Span)>, span: Span) -> Instr {
+    let operands = raw
+        .into_iter()
+        .map(|(w, _)| match w {
+            Some(w) if w != "_" => Operand::Raw(w),
+            _ => Operand::Blank,
+        })
+        .collect();
+    Instr {
+        info: None,
+        text,
+        mods: InstrMods::default(),
+        operands,
+        span,
+    }
 }
