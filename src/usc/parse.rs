@@ -573,6 +573,11 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
         }
     };
     let is_ext = |o: &Operand| matches!(o, Operand::Reg(..) | Operand::Slot { .. });
+    // `_` stands for an optional operand left out.
+    let optional = matches!(arg, Arg::DstW1 | Arg::P0Opt | Arg::Ft1Opt | Arg::Ft1InvOpt);
+    if optional && *op == Operand::Blank {
+        return Ok(op.clone());
+    }
     match arg {
         Arg::DstFt(n) => match op {
             Operand::Ft(k, md) if *k == n && md.is_empty() => Ok(op.clone()),
@@ -598,7 +603,6 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
         },
         Arg::DstW1 => match op {
             Operand::W(1, md) if md.is_empty() => Ok(op.clone()),
-            Operand::Blank => Ok(op.clone()),
             _ => Err("expected w1 or _".into()),
         },
         Arg::DstSlot => match op {
@@ -650,7 +654,7 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
             _ => Err("expected a source register or a 32-bit immediate".into()),
         },
         Arg::P0Opt => match op {
-            Operand::P0 | Operand::Blank => Ok(op.clone()),
+            Operand::P0 => Ok(op.clone()),
             _ => Err("expected p0 or _".into()),
         },
         Arg::P0 => match op {
@@ -663,7 +667,6 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
         },
         Arg::Ft1Opt => match op {
             Operand::Ft(1, md) if md.is_empty() => Ok(op.clone()),
-            Operand::Blank => Ok(op.clone()),
             _ => Err("expected ft1 or _".into()),
         },
         Arg::Ft1InvOpt => match op {
@@ -676,7 +679,6 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
             {
                 Ok(op.clone())
             }
-            Operand::Blank => Ok(op.clone()),
             _ => Err("expected ft1.invert or _".into()),
         },
         Arg::WSrc => match op {
