@@ -10,9 +10,10 @@
 //! `cargo bench --bench split` (about a minute); `PICAJIT_SPLIT_MS` sets the time per cell
 //! (default 300).
 
-use picajit::bench::Workload;
-use picajit::engine::{BackendChoice, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{EngineConfig, Invocation, Shader};
+use picajit::Engine;
 use std::time::{Duration, Instant};
 
 type Rows = Vec<[[f32; 4]; 16]>;
@@ -61,12 +62,12 @@ fn main() {
         .unwrap_or(300);
     let mode = FloatMode::F24(Rounding::TowardZero);
     let backend = if cfg!(target_arch = "x86_64") {
-        BackendChoice::X64
+        Engine::X64
     } else {
-        BackendChoice::Auto
+        Engine::Jit
     };
     let config = EngineConfig {
-        backend,
+        engine: backend,
         float_mode: mode,
         ..EngineConfig::default()
     };
@@ -85,17 +86,21 @@ fn main() {
             let inputs = w.inputs(mode, n);
             let mut out: Rows = vec![[[0.0; 4]; 16]; n];
             let single = measure(ms, || {
-                one.run_batch(&uniforms, &inputs, &mut out).expect("batch");
+                one.invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                    .expect("batch");
             });
             let pool = measure(ms, || {
-                two.run_batch(&uniforms, &inputs, &mut out).expect("batch");
+                two.invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                    .expect("batch");
             });
             let half = n / 2;
             let spawn = measure(ms, || {
                 let (a, b) = out.split_at_mut(half);
                 std::thread::scope(|s| {
-                    let h = s.spawn(|| one.run_batch(&uniforms, &inputs[half..], b));
-                    one.run_batch(&uniforms, &inputs[..half], a).expect("batch");
+                    let h =
+                        s.spawn(|| one.invoke(Invocation::batch(&uniforms, &inputs[half..], b)));
+                    one.invoke(Invocation::batch(&uniforms, &inputs[..half], a))
+                        .expect("batch");
                     h.join().expect("join").expect("batch");
                 });
             });

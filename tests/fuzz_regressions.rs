@@ -4,7 +4,7 @@
 
 use cli_run::rejects;
 use example_files::assembled;
-use picajit::shbin::Shbin;
+use picajit::pica::shbin::Shbin;
 use std::path::PathBuf;
 
 mod cli_run;

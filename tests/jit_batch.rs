@@ -24,11 +24,11 @@ mod jit_common;
 
 use jit_common::Compiled;
 
-use picajit::bench::Workload;
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::bench::Workload;
 use picajit_jit::{
     compile_with_options, A64Lanes, Backend, BatchStats, CompileOptions, CompiledShader, Error,
     HostFeatures, Invocation, Outcome,
@@ -406,7 +406,7 @@ fn random_on(b: Target, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, ste
         let what = || {
             format!(
                 "{b} seed {seed} mode {mode:?} flow {flow} size {size} budget {budget}\n{}",
-                picajit::asm::disassemble_program(
+                picajit::pica::asm::disassemble_program(
                     case.program.code(),
                     case.program.opdescs(),
                     case.program.entry() as u32,
@@ -1230,11 +1230,11 @@ fn c_jits() -> Vec<picajit::capi::PicajitBackend> {
 /// The example `w` for the C ABI: its shbin, [`C_VERTICES`] vertices of its inputs as
 /// [`C_ROWS`], and its uniforms (F24, round toward zero).
 fn c_example(w: &Workload) -> (Vec<u8>, Vec<f32>, Uniforms) {
-    let (name, text) = picajit::bench::EXAMPLES
+    let (name, text) = picajit::pica::bench::EXAMPLES
         .iter()
         .find(|(n, _)| *n == w.name)
         .expect("example source");
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text }])
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text }])
         .expect("assembles")
         .to_bytes();
     let inputs = w.inputs(F24Z, C_VERTICES).into_iter().flatten().flatten();
@@ -1570,7 +1570,8 @@ fn a64_instructions_per_vertex() {
                     let (mut regs, mut gs) = (Registers::default(), GeometryState::default());
                     // Registers the program never writes would make every invocation run
                     // alone.
-                    let mut out = EmitBuffer::new(picajit::engine::program_output_mask(&w.program));
+                    let mut out =
+                        EmitBuffer::new(picajit::pica::engine::program_output_mask(&w.program));
                     count_instructions(true);
                     shader
                         .invoke(

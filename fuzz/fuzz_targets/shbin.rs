@@ -4,9 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::asm::disassemble;
-use picajit::engine::program_from_shbin;
-use picajit::shbin::Shbin;
+use picajit::pica::asm::disassemble;
+use picajit::pica::engine::program_from_shbin;
+use picajit::pica::shbin::Shbin;
 use picajit_fuzz::assemble_disassembly;
 
 fuzz_target!(|data: &[u8]| {

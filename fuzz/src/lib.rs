@@ -5,8 +5,8 @@
 
 pub mod theia;
 
-use picajit::asm::{assemble, AsmError, SourceFile};
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, AsmError, SourceFile};
+use picajit::pica::shbin::Shbin;
 
 use picajit::interp::pica::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::pica::float::FloatMode;

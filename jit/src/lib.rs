@@ -14,8 +14,10 @@
 //!   emulator elsewhere.
 //! * [`pica`], [`theia`], [`usc`]: one front-end per ISA over that layer; each lowers its
 //!   program once for both hosts.
-//! * This file and `error.rs`: the facade, [`Backend`], [`HostFeatures`] and one [`Error`],
-//!   and PICA200's compiled-shader API re-exported (below).
+//! * This file, `error.rs` and `disasm.rs`: the facade, [`Backend`], [`HostFeatures`], one
+//!   [`Error`] for every ISA's compiling and running, the one disassembler of every ISA's
+//!   host code (`disassemble`, feature `disasm`), and PICA200's compiled-shader API
+//!   re-exported (below).
 //!
 //! # PICA200 pipeline
 //!
@@ -78,6 +80,8 @@
 
 // The crate's internals: the facade below re-exports what callers use; `testing` gives the
 // encoding tests the assemblers they decode.
+#[cfg(feature = "disasm")]
+mod disasm;
 pub(crate) mod error;
 pub(crate) mod host;
 pub mod pica;
@@ -126,6 +130,8 @@ pub use yaxpeax_arch;
 #[cfg(feature = "disasm")]
 pub use yaxpeax_arm;
 
+#[cfg(feature = "disasm")]
+pub use disasm::disassemble;
 pub use error::Error;
 pub use host::features::HostFeatures;
 pub use pica::analysis::{Analysis, DeoptReason, RunBounds};

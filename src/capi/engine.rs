@@ -3,7 +3,8 @@
 
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
-use crate::engine::{ActiveBackend, BackendChoice, EngineConfig, EngineError, Shader};
+use crate::pica::engine::{EngineConfig, Shader};
+use crate::Engine;
 use picajit_interp::pica::exec::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{encode, Instruction};
@@ -28,11 +29,12 @@ pub enum PicajitBackend {
 }
 
 impl PicajitBackend {
-    pub(crate) fn of(active: ActiveBackend) -> PicajitBackend {
+    pub(crate) fn of(active: Engine) -> PicajitBackend {
         match active {
-            ActiveBackend::Interpreter => PicajitBackend::PICAJIT_BACKEND_INTERPRETER,
-            ActiveBackend::X64 => PicajitBackend::PICAJIT_BACKEND_X64,
-            ActiveBackend::A64 => PicajitBackend::PICAJIT_BACKEND_A64,
+            Engine::Jit => PicajitBackend::PICAJIT_BACKEND_AUTO,
+            Engine::Interp => PicajitBackend::PICAJIT_BACKEND_INTERPRETER,
+            Engine::X64 => PicajitBackend::PICAJIT_BACKEND_X64,
+            Engine::A64 => PicajitBackend::PICAJIT_BACKEND_A64,
         }
     }
 }
@@ -113,10 +115,10 @@ impl PicajitEngineConfig {
 
     fn to_engine_config(self) -> Result<EngineConfig> {
         let backend = match self.backend {
-            0 => BackendChoice::Auto,
-            1 => BackendChoice::Interpreter,
-            2 => BackendChoice::X64,
-            3 => BackendChoice::A64,
+            0 => Engine::Jit,
+            1 => Engine::Interp,
+            2 => Engine::X64,
+            3 => Engine::A64,
             v => return Err(Error::invalid(format!("unknown backend {v}"))),
         };
         let rounding = match self.rounding {
@@ -129,14 +131,14 @@ impl PicajitEngineConfig {
             1 => FloatMode::F32,
             v => return Err(Error::invalid(format!("unknown float mode {v}"))),
         };
-        let budget = crate::engine::budget_or_default(self.budget);
+        let budget = crate::budget_or_default(self.budget);
         let max_rule = match self.max_rule {
             0 => MaxRule::Compare,
             1 => MaxRule::NegInfSecond,
             v => return Err(Error::invalid(format!("unknown max rule {v}"))),
         };
         Ok(EngineConfig {
-            backend,
+            engine: backend,
             float_mode,
             budget,
             max_rule,
@@ -149,7 +151,7 @@ impl PicajitEngineConfig {
 /// of compiled code (internally synchronised) so that loading a program again is cheap.
 pub struct PicajitEngine {
     pub(crate) config: EngineConfig,
-    backend: ActiveBackend,
+    backend: Engine,
     pub(crate) cache: CodeCache,
 }
 
@@ -158,11 +160,11 @@ impl handle::Handle for PicajitEngine {
     const NAME: &'static str = "engine";
 }
 
-pub(crate) fn engine_error(e: EngineError) -> Error {
+pub(crate) fn engine_error(e: crate::Error) -> Error {
     let status = match e {
-        EngineError::Program(_) => PicajitStatus::PICAJIT_ERR_PROGRAM,
-        EngineError::BackendUnavailable(_) => PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE,
-        EngineError::NoSuchDvle { .. } => PicajitStatus::PICAJIT_ERR_SHBIN,
+        crate::Error::Unavailable(_) => PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE,
+        crate::Error::NoSuchDvle { .. } => PicajitStatus::PICAJIT_ERR_SHBIN,
+        _ => PicajitStatus::PICAJIT_ERR_PROGRAM,
     };
     Error::new(status, e)
 }
@@ -223,7 +225,7 @@ pub unsafe extern "C" fn picajit_engine_create(
         let end = encode(&Instruction::End).expect("END encodes");
         let probe = Program::new(vec![end], Vec::new(), 0, ShaderKind::Vertex)
             .expect("a one-word program is valid");
-        let backend = Shader::new(probe, &config).map_err(engine_error)?.backend();
+        let backend = Shader::new(probe, &config).map_err(engine_error)?.engine();
         let engine = handle::create(PicajitEngine {
             config,
             backend,

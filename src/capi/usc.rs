@@ -441,7 +441,10 @@ pub unsafe extern "C" fn picajit_usc_run(
         }
         let out = match &p.code {
             Some(code) => code.run(&p.prepared, &mut s.state, budget),
-            None => p.prepared.run(&mut s.state, budget),
+            None => p
+                .prepared
+                .run(&mut s.state, budget)
+                .map_err(picajit_jit::Error::Usc),
         }
         .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
         if !info.is_null() {

@@ -35,8 +35,9 @@
 //! simulations that produced the reference images imply.
 
 use super::mem::MemImage;
+use crate::common::{Engine, DEFAULT_BUDGET};
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
-use picajit_interp::theia::{Profile, TheiaError};
+use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
 use picajit_jit::theia::TheiaCompiled;
 use std::fmt;
@@ -182,18 +183,7 @@ pub fn readmemh(text: &str) -> Result<Vec<u32>, String> {
             text.len()
         ));
     }
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let code = line.find("//").map_or(line, |p| &line[..p]);
-        for t in code.split_whitespace() {
-            let v = u32::from_str_radix(t, 16)
-                .ok()
-                .filter(|_| t.len() <= 8)
-                .ok_or_else(|| format!("line {}: '{t}' is not a 32-bit hex word", i + 1))?;
-            out.push(v);
-        }
-    }
-    Ok(out)
+    super::mem::hex_words(text, usize::MAX).map_err(|e| e.unwrap_or_default())
 }
 
 impl Scene {
@@ -325,56 +315,41 @@ impl Scene {
     }
 }
 
-/// One core's execution unit with its register file, on some engine.
-pub trait Machine {
+/// One core's execution unit with its register file, on the interpreter (a [`State`]) or on
+/// compiled code (a context block kept across runs: no state conversion per run).
+pub enum Machine<'a> {
+    /// The reference interpreter.
+    Interp { code: &'a Code, state: State },
+    /// The JIT's code.
+    Jit {
+        code: &'a TheiaCompiled,
+        ctx: Box<TheiaCtx>,
+    },
+}
+
+impl Machine<'_> {
     /// The register rows (the host writes some; the swap flip exchanges 32-63).
-    fn regs(&mut self) -> &mut [[u32; 3]];
+    pub fn regs(&mut self) -> &mut [[u32; 3]] {
+        match self {
+            Machine::Interp { state, .. } => &mut state.regs,
+            Machine::Jit { ctx, .. } => &mut ctx.regs[..Profile::Rtl.register_count()],
+        }
+    }
+
     /// Runs from `entry` (state carried from the previous run).
-    fn run(
+    pub fn run(
         &mut self,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, TheiaError>;
-}
-
-/// The reference interpreter on a [`State`].
-pub struct InterpMachine<'a> {
-    pub code: &'a Code,
-    pub state: State,
-}
-
-impl Machine for InterpMachine<'_> {
-    fn regs(&mut self) -> &mut [[u32; 3]] {
-        &mut self.state.regs
-    }
-    fn run(
-        &mut self,
-        io: &mut dyn Io,
-        entry: u16,
-        budget: u64,
-    ) -> Result<exec::RunOutcome, TheiaError> {
-        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget)
-    }
-}
-
-/// Compiled code on a context block kept across runs (no state conversion per run).
-pub struct JitMachine<'a> {
-    pub code: &'a TheiaCompiled,
-    pub ctx: Box<TheiaCtx>,
-}
-
-impl Machine for JitMachine<'_> {
-    fn regs(&mut self) -> &mut [[u32; 3]] {
-        &mut self.ctx.regs[..Profile::Rtl.register_count()]
-    }
-    fn run(
-        &mut self,
-        io: &mut dyn Io,
-        entry: u16,
-        budget: u64,
-    ) -> Result<exec::RunOutcome, TheiaError> {
-        self.code.run_ctx(&mut self.ctx, io, entry, budget)
+    ) -> Result<exec::RunOutcome, picajit_jit::Error> {
+        match self {
+            Machine::Interp { code, state } => {
+                exec::run(Profile::Rtl, code, state, io, entry, budget)
+                    .map_err(picajit_jit::Error::Theia)
+            }
+            Machine::Jit { code, ctx } => code.run_ctx(ctx, io, entry, budget),
+        }
     }
 }
 
@@ -407,25 +382,22 @@ pub struct Stats {
     pub hits: u64,
 }
 
-/// Budget per program run (the ROM's longest routine runs a few hundred instructions).
-pub const RUN_BUDGET: u64 = 1_000_000;
-
 fn call(
-    m: &mut dyn Machine,
+    m: &mut Machine,
     io: &mut CoreIo,
     entry: u16,
     what: &str,
     stats: &mut Stats,
 ) -> Result<bool, RenderError> {
     let out = m
-        .run(io, entry, RUN_BUDGET)
+        .run(io, entry, DEFAULT_BUDGET)
         .map_err(|e| RenderError(format!("{what} (entry {entry:#06x}): {e}")))?;
     stats.runs += 1;
     stats.steps += out.steps;
     match out.status {
         Status::Returned(v) => Ok(v),
         Status::Budget { pc } => err(format!(
-            "{what} (entry {entry:#06x}) ran out of its {RUN_BUDGET}-step budget at {pc:#06x}"
+            "{what} (entry {entry:#06x}) ran out of its {DEFAULT_BUDGET}-step budget at {pc:#06x}"
         )),
         Status::Stalled { pc, op } => err(format!(
             "{what} (entry {entry:#06x}) stalls at {pc:#06x} (operation {op:#x})"
@@ -436,7 +408,7 @@ fn call(
 /// Renders core `core`'s part of the scene; returns its output memory.
 pub fn render_core(
     scene: &Scene,
-    m: &mut dyn Machine,
+    m: &mut Machine,
     core: usize,
     stats: &mut Stats,
 ) -> Result<Vec<u32>, RenderError> {
@@ -609,17 +581,13 @@ pub fn compose(scene: &Scene, omems: &[Vec<u32>]) -> Result<Image, RenderError> 
     })
 }
 
-/// Which engine renders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Interp,
-    Jit(picajit_jit::Backend),
-}
-
 /// One thread's output memories (in core order) and counters.
 type ThreadOutput = (Vec<Vec<u32>>, Stats);
 
-/// Renders a scene with `threads` threads over its cores (each thread compiles its own code).
+/// Renders a scene on `engine` with `threads` threads over its cores (each thread compiles its
+/// own code; [`Engine::Jit`] is the host's JIT, the interpreter on a host without one). Every
+/// program run has the default budget ([`DEFAULT_BUDGET`], the ROM's longest routine runs a
+/// few hundred instructions).
 pub fn render(
     scene: &Scene,
     rom: &[u64],
@@ -652,36 +620,28 @@ pub fn render(
                 let code = &code;
                 let entries = &entries;
                 s.spawn(move || {
-                    let compiled = match engine {
-                        Engine::Interp => None,
-                        Engine::Jit(b) => Some(
+                    let compiled = match engine.backend() {
+                        None => None,
+                        Some(b) => Some(
                             picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
-                                .map_err(RenderError)?,
+                                .map_err(|e| RenderError(e.to_string()))?,
                         ),
                     };
                     let mut stats = Stats::default();
                     let mut out = Vec::new();
                     for core in t * per..((t + 1) * per).min(cores) {
                         // Each core starts from reset: zero registers and result flops.
-                        let mut interp;
-                        let mut jit;
-                        let m: &mut dyn Machine = match &compiled {
-                            None => {
-                                interp = InterpMachine {
-                                    code,
-                                    state: State::new(Profile::Rtl),
-                                };
-                                &mut interp
-                            }
-                            Some(c) => {
-                                jit = JitMachine {
-                                    code: c,
-                                    ctx: Box::default(),
-                                };
-                                &mut jit
-                            }
+                        let mut m = match &compiled {
+                            None => Machine::Interp {
+                                code,
+                                state: State::new(Profile::Rtl),
+                            },
+                            Some(c) => Machine::Jit {
+                                code: c,
+                                ctx: Box::default(),
+                            },
                         };
-                        out.push(render_core(scene, m, core, &mut stats)?);
+                        out.push(render_core(scene, &mut m, core, &mut stats)?);
                     }
                     Ok((out, stats))
                 })

@@ -1,8 +1,8 @@
 //! The programs in `examples/`, read and assembled for the tests that start from them.
 #![allow(dead_code)]
 
-use picajit::asm::{assemble, SourceFile};
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, SourceFile};
+use picajit::pica::shbin::Shbin;
 
 /// The text of `examples/PATH`.
 pub fn example(path: &str) -> String {

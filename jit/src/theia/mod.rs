@@ -21,7 +21,7 @@ pub mod lower;
 pub mod x64;
 
 use crate::host::runtime::{ExecCode, PlainBlock};
-use crate::Backend;
+use crate::{Backend, Error};
 use ctx::{TheiaCtx, EXIT_FLUSH, EXIT_RETURNED, EXIT_TMREAD, EXIT_TO_END, NO_JUMP};
 use picajit_interp::theia::exec::{self, Code, Cursor, Io, RunOutcome, State, Status, TheiaError};
 use picajit_interp::theia::{Profile, Word};
@@ -56,11 +56,12 @@ pub fn generate(
     profile: Profile,
     backend: Backend,
     entries: &[u16],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Error> {
     match backend {
         Backend::X64 => x64::generate(code, profile, entries),
         Backend::A64 => a64::generate(code, profile, entries),
     }
+    .map_err(Error::Internal)
 }
 
 /// Compiles `code` for `backend` (the host's, or AArch64 under the emulator when the
@@ -70,10 +71,10 @@ pub fn compile(
     profile: Profile,
     backend: Backend,
     entries: &[u16],
-) -> Result<TheiaCompiled, String> {
+) -> Result<TheiaCompiled, Error> {
     let start = Instant::now();
     let bytes = generate(code, profile, backend, entries)?;
-    let exec = ExecCode::for_backend(backend, &bytes).map_err(|e| e.to_string())?;
+    let exec = ExecCode::for_backend(backend, &bytes)?;
     Ok(TheiaCompiled {
         exec,
         bytes,
@@ -106,14 +107,14 @@ impl TheiaCompiled {
     }
 
     /// Runs from `entry` as `picajit_interp::theia::exec::run` would, with the same result,
-    /// state and I/O calls.
+    /// state and I/O calls (its error as [`Error::Theia`]).
     pub fn run(
         &self,
         state: &mut State,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<RunOutcome, TheiaError> {
+    ) -> Result<RunOutcome, Error> {
         self.run_counted(state, io, entry, budget)
             .map(|(out, _)| out)
     }
@@ -126,7 +127,7 @@ impl TheiaCompiled {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<(RunOutcome, u64), TheiaError> {
+    ) -> Result<(RunOutcome, u64), Error> {
         assert_eq!(
             state.regs.len(),
             self.profile.register_count(),
@@ -136,7 +137,7 @@ impl TheiaCompiled {
         ctx_from_state(&mut ctx, state);
         let r = self.run_ctx_counted(&mut ctx, io, entry, budget);
         state_from_ctx(state, &ctx);
-        r
+        r.map_err(Error::Theia)
     }
 
     /// Runs on state kept in a context block (no conversion on the way in and out: what an
@@ -148,7 +149,7 @@ impl TheiaCompiled {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<RunOutcome, TheiaError> {
+    ) -> Result<RunOutcome, Error> {
         // The finished run's outcome is built here, in the returned value: mapped from
         // `run_ctx_counted`'s tuple it went through a stack temporary written field by field
         // and read back with wider loads, which stalled on store forwarding (a third of this
@@ -164,7 +165,9 @@ impl TheiaCompiled {
                 steps: ctx.steps,
             });
         }
-        self.resume(ctx, io, kind, budget).map(|(o, _)| o)
+        self.resume(ctx, io, kind, budget)
+            .map(|(o, _)| o)
+            .map_err(Error::Theia)
     }
 
     /// One call into the code from `cur` (the context's other fields are the state).

@@ -1,10 +1,12 @@
 //! `picajit info`: what a SHBIN holds, and with `--engine` how each program would run.
 
 use super::{load_shbin, FloatArgs};
-use picajit::engine::program_from_shbin;
-use picajit::interp::pica::float::FloatMode;
-use picajit::interp::pica::program::ShaderKind;
-use picajit::jit::{compile, Backend, HostFeatures};
+use crate::cli::shared::outln;
+use crate::interp::pica::float::FloatMode;
+use crate::interp::pica::program::ShaderKind;
+use crate::jit::{compile, Backend, CompiledShader, HostFeatures};
+use crate::pica::engine::program_from_shbin;
+use crate::Engine;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -15,12 +17,12 @@ pub struct InfoArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-    /// Also report, per DVLE, whether this engine (auto, interp, x64, a64) compiles the
+    /// Also report, per DVLE, whether this engine (jit, interp, x64, a64) compiles the
     /// program or runs it on the interpreter, and why; how vertex batches run, and for
-    /// geometry shaders how point-mode draws (`run_points`) run. Code for another
-    /// architecture than the host's is generated (not run) for this.
+    /// geometry shaders how point-mode draws run. Code for another architecture than the
+    /// host's is generated (not run) for this.
     #[arg(long)]
-    engine: Option<String>,
+    engine: Option<Engine>,
     #[command(flatten)]
     float: FloatArgs,
 }
@@ -34,39 +36,50 @@ struct JitQuery {
 /// How one program would run.
 enum JitReport {
     Interpreter(String),
-    Compiled {
-        backend: Backend,
-        code_bytes: usize,
-        compile_us: f64,
-        analysis: String,
-        /// How `run_batch` runs the program.
-        batches: String,
-        /// How `run_points` runs a geometry shader (`None` for vertex shaders).
-        points: Option<String>,
-    },
-    Fallback {
-        backend: Backend,
-        reason: String,
-    },
+    Compiled(Compiled),
+    Fallback { backend: Backend, reason: String },
+}
+
+/// A program the JIT compiles.
+struct Compiled {
+    backend: Backend,
+    code_bytes: usize,
+    compile_us: f64,
+    analysis: String,
+    /// How vertex batches run the program.
+    batches: String,
+    /// How point-mode draws run a geometry shader (`None` for vertex shaders).
+    points: Option<String>,
+}
+
+/// How the multi-vertex code runs groups of `what` (vertices or invocations, one of them
+/// `one`), or why each runs alone.
+fn grouping(code: &CompiledShader, one: &str, what: &str, ineligible: Option<&str>) -> String {
+    match ineligible {
+        Some(why) => format!("one {one} at a time ({why})"),
+        None => format!(
+            "{} {what} per group ({} bytes of multi-vertex code{})",
+            code.batch_lanes(),
+            code.batch_code().1,
+            if code.batch_lane_masks() {
+                format!("; {what} that disagree at cmp-dependent branches run with lane masks")
+            } else {
+                String::new()
+            }
+        ),
+    }
 }
 
 impl JitQuery {
-    fn new(engine: &str, mode: FloatMode) -> Result<JitQuery, String> {
+    fn new(engine: Engine, mode: FloatMode) -> Result<JitQuery, String> {
         let backend = match engine {
-            "auto" => Some(Backend::host().ok_or("no JIT exists for this host architecture")?),
-            "interp" | "interpreter" => None,
-            "x64" => Some(Backend::X64),
-            "a64" => Some(Backend::A64),
-            _ => {
-                return Err(format!(
-                    "unknown engine '{engine}' (auto, interp, x64, a64)"
-                ))
-            }
+            Engine::Jit => Some(Backend::host().ok_or("no JIT exists for this host architecture")?),
+            other => other.backend(),
         };
         Ok(JitQuery { backend, mode })
     }
 
-    fn report(&self, shbin: &picajit::shbin::Shbin, dvle: usize) -> JitReport {
+    fn report(&self, shbin: &crate::pica::shbin::Shbin, dvle: usize) -> JitReport {
         let Some(backend) = self.backend else {
             return JitReport::Interpreter("interpreter requested".into());
         };
@@ -76,46 +89,28 @@ impl JitQuery {
         };
         let features = HostFeatures::for_backend(backend);
         match compile(&program, self.mode, backend, features) {
-            Ok(code) => JitReport::Compiled {
+            Ok(code) => JitReport::Compiled(Compiled {
                 backend,
                 code_bytes: code.code_size(),
                 compile_us: code.compile_time().as_secs_f64() * 1e6,
                 analysis: code.analysis().to_string(),
-                // `run_batch` runs vertex shaders only; geometry shaders run per invocation or
-                // through `run_points` (below).
-                batches: match code.batch_ineligibility() {
-                    _ if program.kind() == ShaderKind::Geometry => {
-                        "one vertex at a time (not a vertex shader)".to_string()
+                // Vertex batches run vertex shaders only; geometry shaders run per invocation
+                // or as point-mode draws (below).
+                batches: match program.kind() {
+                    ShaderKind::Geometry => "one vertex at a time (not a vertex shader)".into(),
+                    ShaderKind::Vertex => {
+                        grouping(&code, "vertex", "vertices", code.batch_ineligibility())
                     }
-                    Some(why) => format!("one vertex at a time ({why})"),
-                    None => format!(
-                        "{} vertices per group ({} bytes of multi-vertex code{})",
-                        code.batch_lanes(),
-                        code.batch_code().1,
-                        if code.batch_lane_masks() {
-                            "; vertices that disagree at cmp-dependent branches run with lane masks"
-                        } else {
-                            ""
-                        }
-                    ),
                 },
                 points: (program.kind() == ShaderKind::Geometry).then(|| {
-                    match code.points_ineligibility() {
-                        Some(why) => format!("one invocation at a time ({why})"),
-                        None => format!(
-                            "{} invocations per group ({} bytes of multi-vertex code{})",
-                            code.batch_lanes(),
-                            code.batch_code().1,
-                            if code.batch_lane_masks() {
-                                "; invocations that disagree at cmp-dependent branches run \
-                                 with lane masks"
-                            } else {
-                                ""
-                            }
-                        ),
-                    }
+                    grouping(
+                        &code,
+                        "invocation",
+                        "invocations",
+                        code.points_ineligibility(),
+                    )
                 }),
-            },
+            }),
             Err(e) => JitReport::Fallback {
                 backend,
                 reason: e.to_string(),
@@ -130,19 +125,12 @@ impl JitReport {
             JitReport::Interpreter(why) => serde_json::json!({
                 "engine": "interpreter", "compiled": false, "reason": why,
             }),
-            JitReport::Compiled {
-                backend,
-                code_bytes,
-                compile_us,
-                analysis,
-                batches,
-                points,
-            } => {
+            JitReport::Compiled(c) => {
                 let mut v = serde_json::json!({
-                    "engine": backend.to_string(), "compiled": true, "code_bytes": code_bytes,
-                    "compile_us": compile_us, "analysis": analysis, "batches": batches,
+                    "engine": c.backend.to_string(), "compiled": true, "code_bytes": c.code_bytes,
+                    "compile_us": c.compile_us, "analysis": c.analysis, "batches": c.batches,
                 });
-                if let Some(points) = points {
+                if let Some(points) = &c.points {
                     v["points"] = serde_json::Value::from(points.as_str());
                 }
                 v
@@ -158,20 +146,13 @@ impl fmt::Display for JitReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             JitReport::Interpreter(why) => write!(f, "engine: interpreter ({why})"),
-            JitReport::Compiled {
-                backend,
-                code_bytes,
-                compile_us,
-                analysis,
-                batches,
-                points,
-            } => {
+            JitReport::Compiled(c) => {
                 write!(
                     f,
-                    "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; \
-                     {analysis}\n  batches: {batches}"
+                    "engine: {}, compiled: {} bytes in {:.0} us; {}\n  batches: {}",
+                    c.backend, c.code_bytes, c.compile_us, c.analysis, c.batches
                 )?;
-                match points {
+                match &c.points {
                     Some(points) => write!(f, "\n  points: {points}"),
                     None => Ok(()),
                 }
@@ -189,7 +170,7 @@ impl fmt::Display for JitReport {
 pub fn info(args: InfoArgs) -> Result<(), String> {
     let (input, json) = (args.input.as_path(), args.json);
     let shbin = load_shbin(input)?;
-    let jit = match &args.engine {
+    let jit = match args.engine {
         Some(e) => Some(JitQuery::new(e, args.float.mode()?)?),
         None => None,
     };
@@ -282,9 +263,9 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
 
 /// Whether a uniform-table entry names input registers (an `.in` declaration) rather than
 /// uniforms.
-fn is_input(u: &picajit::shbin::Uniform) -> bool {
+fn is_input(u: &crate::pica::shbin::Uniform) -> bool {
     matches!(
-        picajit::shbin::RegisterFile::decode(u.first),
-        Some((picajit::shbin::RegisterFile::Input, _))
+        crate::pica::shbin::RegisterFile::decode(u.first),
+        Some((crate::pica::shbin::RegisterFile::Input, _))
     )
 }

@@ -1,9 +1,10 @@
 //! `picajit disasm`: PICA source back from a SHBIN or raw words, or the host code the JIT
 //! generates for it (`--jit x64|a64`).
 
-use super::{load_shbin, read_descs, read_words, write_out, FloatArgs};
-use picajit::interp::pica::program::{Program, ShaderKind};
-use picajit::jit::{compile, Backend, HostFeatures};
+use super::{load_shbin, read_descs, read_words, FloatArgs};
+use crate::cli::shared::{write_out, JitArg};
+use crate::interp::pica::program::{Program, ShaderKind};
+use crate::jit::{compile, Backend, HostFeatures};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -23,10 +24,8 @@ pub struct DisasmArgs {
     /// With --raw: the shader kind (vertex or geometry), which decides how EMIT/SETEMIT read.
     #[arg(long, default_value = "vertex", value_parser = ["vertex", "geometry"])]
     kind: String,
-    /// Print the host code the JIT generates (x64 or a64; either works on any host), each
-    /// part under the PICA instruction it implements.
-    #[arg(long, value_parser = ["x64", "a64"])]
-    jit: Option<String>,
+    #[command(flatten)]
+    jit: JitArg,
     /// With --jit: which DVLE of a SHBIN (default: all).
     #[arg(long)]
     dvle: Option<usize>,
@@ -48,22 +47,17 @@ pub fn disasm(args: DisasmArgs) -> Result<(), String> {
     } else {
         ShaderKind::Vertex
     };
-    let text = match (&args.jit, args.raw) {
+    let text = match (args.jit.backend(), args.raw) {
         (None, true) => {
             let code = read_words(&args.input)?;
             let descs = match &args.opdescs {
                 Some(p) => read_descs(p, None)?,
                 None => Vec::new(),
             };
-            picajit::asm::disassemble_program(&code, &descs, args.entry, kind)
+            crate::pica::asm::disassemble_program(&code, &descs, args.entry, kind)
         }
-        (None, false) => picajit::asm::disassemble(&load_shbin(&args.input)?),
-        (Some(jit), _) => {
-            let backend = if jit == "a64" {
-                Backend::A64
-            } else {
-                Backend::X64
-            };
+        (None, false) => crate::pica::asm::disassemble(&load_shbin(&args.input)?),
+        (Some(backend), _) => {
             let programs = programs(&args, kind)?;
             let mut out = String::new();
             for (title, program) in programs {
@@ -96,7 +90,7 @@ fn programs(args: &DisasmArgs, kind: ShaderKind) -> Result<Vec<(String, Program)
         .into_iter()
         .map(|n| {
             let (p, _) =
-                picajit::engine::program_from_shbin(&shbin, n).map_err(|e| e.to_string())?;
+                crate::pica::engine::program_from_shbin(&shbin, n).map_err(|e| e.to_string())?;
             Ok((
                 format!("DVLE #{n} ({} shader, entry 0x{:03x})", p.kind(), p.entry()),
                 p,
@@ -117,7 +111,7 @@ fn host_code(
     }
     match compile(program, float.mode()?, backend, features) {
         Ok(code) if batch => {
-            // Vertex shaders: what `run_batch` runs; geometry shaders: what `run_points` runs.
+            // Vertex shaders: what batches run; geometry shaders: what point-mode draws run.
             let (what, why_not, fallback) = match program.kind() {
                 ShaderKind::Vertex => (
                     "vertices",

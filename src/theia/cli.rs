@@ -4,11 +4,15 @@
 //! module has its own argument parser because THEIA's options (profiles, integer registers,
 //! `.mem` files) have nothing in common with PICA200's.
 
+use crate::cli::shared::outln;
+use crate::cli::shared::{self, BudgetArg, EngineArg, Isa, JitArg};
+use crate::interp::theia::exec::{self, Code, RecordIo, State, Status};
+use crate::interp::theia::table::{self, RtlSupport};
+use crate::interp::theia::{regs, Profile, Word};
+use crate::theia::engine::Shader;
+use crate::theia::{asm, disassemble, MemImage};
+use crate::{Engine, DEFAULT_BUDGET};
 use clap::{Parser, Subcommand};
-use picajit::interp::theia::exec::{self, Code, RecordIo, State, Status};
-use picajit::interp::theia::table::{self, RtlSupport};
-use picajit::interp::theia::{regs, Profile, Word};
-use picajit::theia::{asm, disassemble, MemImage};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,8 +34,9 @@ enum Cmd {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Disassemble a .mem file to source that re-assembles to the same words.
-    Disasm { input: PathBuf },
+    /// Disassemble a .mem file (or a source) to source that re-assembles to the same words,
+    /// or with --jit show the host code the JIT generates for it.
+    Disasm(DisasmArgs),
     /// Run a program from an instruction index until RETURN, the budget or a stall.
     Run(RunArgs),
     /// Without a file: the operation table. With one: its entry points and operations.
@@ -48,6 +53,23 @@ enum Cmd {
 }
 
 #[derive(clap::Args)]
+struct DisasmArgs {
+    /// A .mem file, or with --jit also a .theia source.
+    input: PathBuf,
+    #[command(flatten)]
+    jit: JitArg,
+    /// With --jit: the profile the code is generated for.
+    #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
+    profile: String,
+    /// With --jit: the entry point the code is compiled for (as `run --entry`).
+    #[arg(long, default_value = "0")]
+    entry: String,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
 struct RenderArgs {
     /// Scene directory (Params.mem, Vertex.mem, Textures.mem, Instructions.mem).
     scene: PathBuf,
@@ -55,9 +77,8 @@ struct RenderArgs {
     /// Instructions.mem.
     #[arg(long = "shader", value_name = "FILE.theia")]
     shader: Vec<PathBuf>,
-    /// Engine: interp, x64 or a64.
-    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     /// GPU cores (the RTL's MAX_CORES): how many initial/final position pairs the host takes
     /// from Params.mem and how the image is split (default: the pairs up to the one ending
     /// at the last row).
@@ -87,9 +108,8 @@ struct RenderArgs {
 struct RunArgs {
     /// A .theia source or a .mem file.
     input: PathBuf,
-    /// Engine: interp, x64 or a64.
-    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     /// Profile: rtl (the RTL's behaviour) or manual (the programming manual's).
     #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
     profile: String,
@@ -101,9 +121,8 @@ struct RunArgs {
     /// or entry-point name of a source file.
     #[arg(long, default_value = "0")]
     entry: String,
-    /// Most instructions to execute.
-    #[arg(long, default_value_t = 1_000_000)]
-    budget: u64,
+    #[command(flatten)]
+    budget: BudgetArg,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -135,21 +154,14 @@ struct BenchArgs {
 }
 
 /// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
-pub fn main(args: Vec<OsString>) -> Result<(), String> {
-    let cli = match TheiaCli::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) => e.exit(),
-    };
+pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
+    let cli: TheiaCli = shared::parse(args, isas);
     match cli.command {
         Cmd::Asm { input, output } => {
             let p = assemble_file(&input)?;
-            super::write_out(output.as_deref(), &p.to_mem())
+            crate::cli::shared::write_out(output.as_deref(), &p.to_mem())
         }
-        Cmd::Disasm { input } => {
-            let img = load_mem(&input)?;
-            let text = disassemble(&img).map_err(|e| format!("{}: {e}", input.display()))?;
-            super::write_out(None, &text)
-        }
+        Cmd::Disasm(a) => disasm(a),
         Cmd::Run(a) => run(a),
         Cmd::Info { input, profile } => info(input.as_deref(), profile_of(&profile)),
         Cmd::Bench(a) => bench(a),
@@ -160,14 +172,14 @@ pub fn main(args: Vec<OsString>) -> Result<(), String> {
 /// The original project's checkout that holds the ROM: `--rtl`, PICAJIT_THEIA_DIR, or an
 /// ancestor of the scene directory with `rtl/Module_ROM.v`; None when there is none (then only
 /// programs whose entry points all lie in the instruction memory render).
-fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
-    if let Some(p) = &a.rtl {
-        return Some(p.clone());
+fn rtl_checkout(rtl: Option<&Path>, scene: &Path) -> Option<PathBuf> {
+    if let Some(p) = rtl {
+        return Some(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os("PICAJIT_THEIA_DIR") {
         return Some(PathBuf::from(p));
     }
-    let scene = a.scene.canonicalize().ok()?;
+    let scene = scene.canonicalize().ok()?;
     scene
         .ancestors()
         .find(|d| d.join("rtl/Module_ROM.v").is_file())
@@ -175,11 +187,11 @@ fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
 }
 
 fn render(a: RenderArgs) -> Result<(), String> {
-    use picajit::theia::render::{self, Engine, Image, Scene};
+    use crate::theia::render::{self, Image, Scene};
     let reading = render::RomReading::from_name(&a.rom_reading).expect("clap checked");
-    let rom = match rtl_checkout(&a) {
+    let rom = match rtl_checkout(a.rtl.as_deref(), &a.scene) {
         Some(dir) => reading
-            .apply(&picajit::theia::rom::load(&dir)?.words)
+            .apply(&crate::theia::rom::load(&dir)?.words)
             .map_err(|e| e.to_string())?,
         None if reading != render::RomReading::AsCommitted => {
             return Err(format!(
@@ -205,23 +217,23 @@ fn render(a: RenderArgs) -> Result<(), String> {
     };
     let mut scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
     scene.core_count = a.cores;
-    let engine = match backend_of(&a.engine) {
-        Some(b) => Engine::Jit(b),
-        None => Engine::Interp,
-    };
+    let engine = a.engine.engine;
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let t = Instant::now();
     let (img, stats) = render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
+    // The engine that rendered: the host's JIT for `jit`, the interpreter on a host without.
+    let engine = engine
+        .backend()
+        .map_or(crate::Engine::Interp, crate::Engine::from);
     let secs = t.elapsed().as_secs_f64();
     std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
     println!(
-        "rendered {}x{} on {} ({} GPU cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
+        "rendered {}x{} on {engine} ({} GPU cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
         img.width,
         img.height,
-        a.engine,
         scene.cores(),
         secs,
         stats.pixels,
@@ -250,15 +262,6 @@ fn render(a: RenderArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// `--engine`: None for the interpreter.
-fn backend_of(engine: &str) -> Option<picajit::jit::Backend> {
-    match engine {
-        "x64" => Some(picajit::jit::Backend::X64),
-        "a64" => Some(picajit::jit::Backend::A64),
-        _ => None,
-    }
-}
-
 fn profile_of(name: &str) -> Profile {
     Profile::from_name(name).unwrap_or_default()
 }
@@ -266,18 +269,8 @@ fn profile_of(name: &str) -> Profile {
 /// Reads a source or `.mem` file, refusing one over the assembler's and `.mem` reader's limit
 /// before reading it.
 fn read_text(path: &Path) -> Result<String, String> {
-    let limit = asm::MAX_SOURCE_BYTES.max(picajit::theia::mem::MAX_TEXT_BYTES);
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if len > limit as u64 {
-        return Err(format!(
-            "{}: {len} bytes is larger than the {limit} a THEIA source or .mem file may have",
-            path.display()
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
+    let limit = asm::MAX_SOURCE_BYTES.max(crate::theia::mem::MAX_TEXT_BYTES);
+    shared::read_text(path, limit, "any THEIA source or .mem file")
 }
 
 fn assemble_file(path: &Path) -> Result<asm::Program, String> {
@@ -428,16 +421,18 @@ fn run(a: RunArgs) -> Result<(), String> {
         apply_set(profile, &mut state, s)?;
     }
     let mut io = RecordIo::default();
-    let code = Code::imem(l.imem.clone());
-    let out = match backend_of(&a.engine) {
-        None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget),
-        Some(b) => {
-            let c = picajit::jit::theia::compile(&code, profile, b, &[entry])
-                .map_err(|e| format!("--engine {}: {e}", a.engine))?;
-            c.run(&mut state, &mut io, entry, a.budget)
-        }
-    }
-    .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let shader = Shader::new(
+        Code::imem(l.imem.clone()),
+        profile,
+        &[entry],
+        a.engine.engine,
+    )
+    .map_err(|e| format!("--engine {}: {e}", a.engine.engine))?;
+    let engine = shader.engine();
+    let budget = a.budget.get();
+    let out = shader
+        .run(&mut state, &mut io, entry, budget)
+        .map_err(|e| format!("{}: {e}", a.input.display()))?;
     let (status, ret) = match out.status {
         Status::Returned(r) => ("returned", Some(r)),
         Status::Budget { .. } => ("budget", None),
@@ -447,8 +442,7 @@ fn run(a: RunArgs) -> Result<(), String> {
         let mut s = String::new();
         write!(
             s,
-            "{{\"isa\":\"theia\",\"engine\":\"{}\",\"profile\":\"{}\",\"status\":\"{status}\",\"return_value\":{},\"steps\":{},\"regs\":{{",
-            a.engine,
+            "{{\"isa\":\"theia\",\"engine\":\"{engine}\",\"profile\":\"{}\",\"status\":\"{status}\",\"return_value\":{},\"steps\":{},\"regs\":{{",
             profile.name(),
             ret.map_or("null".to_string(), |r| r.to_string()),
             out.steps
@@ -471,7 +465,7 @@ fn run(a: RunArgs) -> Result<(), String> {
     }
     let detail = match out.status {
         Status::Returned(r) => format!("returned {}", if r { "RT_TRUE" } else { "RT_FALSE" }),
-        Status::Budget { pc } => format!("budget of {} steps ran out before {pc:#06x}", a.budget),
+        Status::Budget { pc } => format!("budget of {budget} steps ran out before {pc:#06x}"),
         Status::Stalled { pc, op } => format!(
             "stalled at {pc:#06x}: {} never completes in the {} profile",
             table::by_code(op).map_or("?", |o| o.name),
@@ -479,8 +473,7 @@ fn run(a: RunArgs) -> Result<(), String> {
         ),
     };
     outln!(
-        "engine {}, profile {}: {detail} after {} steps",
-        a.engine,
+        "engine {engine}, profile {}: {detail} after {} steps",
         profile.name(),
         out.steps
     );
@@ -525,6 +518,26 @@ fn run(a: RunArgs) -> Result<(), String> {
     }
     outln!("({zero} other registers are zero)");
     Ok(())
+}
+
+fn disasm(a: DisasmArgs) -> Result<(), String> {
+    let Some(backend) = a.jit.backend() else {
+        let img = load_mem(&a.input)?;
+        let text = disassemble(&img).map_err(|e| format!("{}: {e}", a.input.display()))?;
+        return shared::write_out(a.output.as_deref(), &text);
+    };
+    let profile = profile_of(&a.profile);
+    let l = load_program(&a.input)?;
+    let entry = entry_address(&l, &a.entry)?;
+    let code = crate::jit::theia::generate(&Code::imem(l.imem), profile, backend, &[entry])
+        .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let text = format!(
+        "; {backend}, {} bytes, profile {}, entry {entry:#06x}\n{}",
+        code.len(),
+        profile.name(),
+        shared::host_code(backend, &code, code.len())
+    );
+    shared::write_out(a.output.as_deref(), &text)
 }
 
 fn info(input: Option<&Path>, profile: Profile) -> Result<(), String> {
@@ -654,7 +667,7 @@ fn bench_programs() -> Vec<BenchProgram> {
 /// `bench --scene`: median seconds per frame on the interpreter and the host's JIT, on 1..N
 /// host threads over the scene's GPU cores.
 fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
-    use picajit::theia::render::{self, Engine, Scene};
+    use crate::theia::render::{self, Scene};
     let max_threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -675,33 +688,18 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
         "speed-up"
     );
     // The host's own JIT: frames are timed natively, never under emulation.
-    let jit = picajit::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
+    let jit = crate::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
     for dir in &a.scenes {
-        let ra = RenderArgs {
-            scene: dir.clone(),
-            shader: Vec::new(),
-            engine: String::new(),
-            cores: None,
-            threads: Some(1),
-            rtl: None,
-            compare: None,
-            rom_reading: String::new(),
-            output: PathBuf::new(),
-        };
-        let rom = match rtl_checkout(&ra) {
-            Some(d) => picajit::theia::rom::load(&d)?.words,
+        let rom = match rtl_checkout(None, dir) {
+            Some(d) => crate::theia::rom::load(&d)?.words,
             None => Vec::new(),
         };
         let scene = Scene::load(dir, None).map_err(|e| e.to_string())?;
         let cores = scene.cores();
         let mut reference: Option<render::Image> = None;
         let mut base = f64::NAN;
-        for (name, engine) in [("interp", Engine::Interp), ("x64", Engine::Jit(jit))] {
-            let name = if engine == Engine::Interp {
-                name.to_string()
-            } else {
-                jit.to_string()
-            };
+        for engine in [Engine::Interp, Engine::from(jit)] {
+            let name = engine.to_string();
             for threads in 1..=max_threads.min(cores.max(1)) {
                 let mut times = Vec::new();
                 let mut steps = 0;
@@ -791,24 +789,23 @@ fn bench(a: BenchArgs) -> Result<(), String> {
         for &(addr, v) in &init {
             base.regs[addr as usize] = v;
         }
-        let a64 =
-            picajit::jit::theia::generate(&code, profile, picajit::jit::Backend::A64, &[entry]);
+        let a64 = crate::jit::theia::generate(&code, profile, crate::jit::Backend::A64, &[entry]);
         let a64_start = Instant::now();
         let a64_bytes = a64.map(|b| b.len()).unwrap_or(0);
-        let _ = picajit::jit::theia::generate(&code, profile, picajit::jit::Backend::A64, &[entry]);
+        let _ = crate::jit::theia::generate(&code, profile, crate::jit::Backend::A64, &[entry]);
         let a64_us = a64_start.elapsed().as_secs_f64() * 1e6;
         let jit =
-            picajit::jit::theia::compile(&code, profile, picajit::jit::Backend::X64, &[entry]).ok();
+            crate::jit::theia::compile(&code, profile, crate::jit::Backend::X64, &[entry]).ok();
         // Bit-exact check before timing.
         let mut si = base.clone();
         let mut ioi = RecordIo::default();
-        let want = exec::run(profile, &code, &mut si, &mut ioi, entry, 1_000_000)
+        let want = exec::run(profile, &code, &mut si, &mut ioi, entry, DEFAULT_BUDGET)
             .map_err(|e| format!("{name}: {e}"))?;
         if let Some(j) = &jit {
             let mut sj = base.clone();
             let mut ioj = RecordIo::default();
             let got = j
-                .run(&mut sj, &mut ioj, entry, 1_000_000)
+                .run(&mut sj, &mut ioj, entry, DEFAULT_BUDGET)
                 .map_err(|e| format!("{name}: {e}"))?;
             if got != want || sj != si || ioj != ioi {
                 return Err(format!(
@@ -827,8 +824,8 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                 let mut io = SumIo::default();
                 let mut s = base.clone();
                 // The JIT runs on state kept in its context block, as an embedder would.
-                let mut base_ctx = picajit::jit::theia::ctx::TheiaCtx::default();
-                picajit::jit::theia::ctx_from_state(&mut base_ctx, &base);
+                let mut base_ctx = crate::jit::theia::ctx::TheiaCtx::default();
+                crate::jit::theia::ctx_from_state(&mut base_ctx, &base);
                 let mut ctx = base_ctx;
                 let start = Instant::now();
                 let mut runs = 0u64;
@@ -843,14 +840,15 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                                 s.regs[addr as usize] = v;
                             }
                             s.last_result = base.last_result;
-                            exec::run(profile, &code, &mut s, &mut io, entry, 1_000_000)
+                            exec::run(profile, &code, &mut s, &mut io, entry, DEFAULT_BUDGET)
+                                .map_err(crate::jit::Error::Theia)
                         } else {
                             for &(addr, v) in &init {
                                 ctx.regs[addr as usize] = v;
                             }
                             ctx.last_result = base_ctx.last_result;
                             let j = jit.as_ref().expect("checked");
-                            j.run_ctx(&mut ctx, &mut io, entry, 1_000_000)
+                            j.run_ctx(&mut ctx, &mut io, entry, DEFAULT_BUDGET)
                         };
                         // By reference: copying the outcome out would add a store-forwarding
                         // stall of the harness to both engines.
