@@ -1,19 +1,20 @@
-//! PowerVR USC programs (seed 004) through the C ABI: compile ISR text, create a register
-//! state for 1-16 instances, set registers per instance, run, read back. Same conventions as
-//! the PICA200 functions (statuses, last error, checked handles, no panic across the
-//! boundary). A program runs on the reference interpreter (`picajit_usc_program_create`) or
-//! on the engine `picajit_usc_program_create_for` picks: the x86-64 or AArch64 JIT
-//! (`picajit_jit::usc`), bit-exact with the interpreter.
+//! USC's C functions (PowerVR USC, seed 004): compile ISR text for an engine, create a
+//! register state for 1-16 instances, set registers per instance, run, read back. Every
+//! engine (the reference interpreter, the x86-64 and AArch64 JITs of `picajit_jit::usc`) gives
+//! the interpreter's results bit for bit. Registered by `src/capi/mod.rs` (the C ABI's module
+//! tree, from which the header is generated), whose conventions these follow.
 
-use super::engine::PicajitBackend;
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::handle;
-use crate::usc::{compile, UscError};
+use crate::capi::args::{self, c_enum, CEnum};
+use crate::capi::engine::{self as kind, PicajitEngineKind};
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle;
+use crate::usc::compile;
+use crate::Engine;
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
 use picajit_jit::usc::UscCode;
 use picajit_jit::Backend;
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 
 /// A USC program parsed and checked for the scope, with its machine code when it runs on a
 /// JIT (immutable; usable from any number of threads at once).
@@ -31,12 +32,10 @@ pub struct PicajitUscState {
 }
 
 impl handle::Handle for PicajitUscProgram {
-    const KIND: usize = 10;
     const NAME: &'static str = "USC program";
 }
 
 impl handle::Handle for PicajitUscState {
-    const KIND: usize = 11;
     const NAME: &'static str = "USC state";
 }
 
@@ -59,6 +58,15 @@ pub enum PicajitUscBank {
     PICAJIT_USC_IDX = 5,
 }
 
+c_enum!(
+    PicajitUscBank: PICAJIT_USC_R,
+    PICAJIT_USC_VI,
+    PICAJIT_USC_I,
+    PICAJIT_USC_SH,
+    PICAJIT_USC_CF,
+    PICAJIT_USC_IDX,
+);
+
 /// Options of `picajit_usc_program_create`: the readings of seed 004 that are selectable
 /// (docs/usc.md, "Ambiguities").
 #[repr(C)]
@@ -80,19 +88,16 @@ pub struct PicajitUscRunInfo {
     pub steps: u64,
 }
 
-fn reg(bank: u32, index: u32) -> Result<Reg> {
-    let bank = match bank {
-        0 => Bank::R,
-        1 => Bank::Vi,
-        2 => Bank::I,
-        3 => Bank::Sh,
-        4 => Bank::Cf,
-        5 => Bank::Idx,
-        _ => {
-            return Err(Error::invalid(format!(
-                "bank {bank} is not a PicajitUscBank"
-            )))
-        }
+/// The register `index` of `bank` (a `PicajitUscBank`) of `instance`: its lane, or 0 for the
+/// shared banks (whose instance argument is ignored).
+fn register(state: &State, bank: u32, index: u32, instance: u32) -> Result<(Reg, usize)> {
+    let bank = match PicajitUscBank::from_raw(bank, "bank")? {
+        PicajitUscBank::PICAJIT_USC_R => Bank::R,
+        PicajitUscBank::PICAJIT_USC_VI => Bank::Vi,
+        PicajitUscBank::PICAJIT_USC_I => Bank::I,
+        PicajitUscBank::PICAJIT_USC_SH => Bank::Sh,
+        PicajitUscBank::PICAJIT_USC_CF => Bank::Cf,
+        PicajitUscBank::PICAJIT_USC_IDX => Bank::Idx,
     };
     if index >= u32::from(bank.count()) {
         return Err(Error::invalid(format!(
@@ -101,10 +106,16 @@ fn reg(bank: u32, index: u32) -> Result<Reg> {
             bank.count() - 1
         )));
     }
-    Ok(Reg {
+    let reg = Reg {
         bank,
         index: index as u16,
-    })
+    };
+    let lane = if bank.per_instance() {
+        lane(state, instance)?
+    } else {
+        0
+    };
+    Ok((reg, lane))
 }
 
 fn lane(state: &State, instance: u32) -> Result<usize> {
@@ -118,13 +129,16 @@ fn lane(state: &State, instance: u32) -> Result<usize> {
     }
 }
 
-/// Parse and check a USC program (ISR text, NUL-terminated UTF-8) to run on the reference
-/// interpreter. `options` may be NULL for the defaults. The same as
-/// `picajit_usc_program_create_for` with `PICAJIT_BACKEND_INTERPRETER`.
+/// Parse and check a USC program (ISR text, NUL-terminated UTF-8) and prepare it for `engine`
+/// (a `PicajitEngineKind`): 0, `PICAJIT_ENGINE_JIT`, is the host's JIT where this host runs
+/// it (x86-64 with AVX2 and FMA, AArch64), else the interpreter; INTERP the reference
+/// interpreter; X64 and A64 that JIT (A64 on other hosts only in builds with the `a64-emu`
+/// feature, under the emulator). `options` may be NULL for the defaults.
 ///
 /// Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
 /// message), `PICAJIT_ERR_PROGRAM` for a program outside the scope ("not supported: NAME")
-/// or with a branch to a missing group.
+/// or with a branch to a missing group, `PICAJIT_ERR_ENGINE_UNAVAILABLE` when this host
+/// cannot run `engine`'s code, `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown engine.
 ///
 /// # Safety
 /// `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
@@ -133,66 +147,52 @@ fn lane(state: &State, instance: u32) -> Result<usize> {
 pub unsafe extern "C" fn picajit_usc_program_create(
     source: *const c_char,
     options: *const PicajitUscOptions,
+    engine: u32,
     out: *mut *mut PicajitUscProgram,
 ) -> PicajitStatus {
     call("picajit_usc_program_create", || {
-        // SAFETY: forwarded contract.
-        unsafe {
-            create(
-                source,
-                options,
-                PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32,
-                out,
-            )
-        }
+        // SAFETY: NULL or NUL-terminated by this function's contract.
+        let text = unsafe { args::text(source, "source") }?;
+        // SAFETY: NULL or readable by this function's contract.
+        let opts = match unsafe { args::borrow_optional(options, "options") }? {
+            None => UscOptions::default(),
+            Some(o) => UscOptions {
+                fused_fmad: o.fused_fmad != 0,
+                cndlt_literal: o.cndlt_literal != 0,
+            },
+        };
+        args::check_ptr(out, "out")?;
+        let backend = match kind::engine(engine, "engine")? {
+            Engine::Jit => host_backend(),
+            e => e.backend(),
+        };
+        let prepared = compile(text, opts).map_err(crate::Error::from)?;
+        let code = match backend {
+            None => None,
+            Some(b) => Some(picajit_jit::usc::compile(&prepared, b)?),
+        };
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, PicajitUscProgram { prepared, code }) }
     })
 }
 
-/// Parse and check a USC program as `picajit_usc_program_create` does and compile it for
-/// `backend` (a `PicajitBackend`): AUTO is the host's JIT where this host runs it (x86-64
-/// with AVX2 and FMA, AArch64), else the interpreter; INTERPRETER the reference interpreter;
-/// X64 and A64 that JIT (A64 on other hosts only in builds with the `a64-emu` feature, under
-/// the emulator). Every engine gives the interpreter's results bit for bit. Added in API 1.6.
-///
-/// Errors: as `picajit_usc_program_create`; `PICAJIT_ERR_BACKEND_UNAVAILABLE` when this
-/// host cannot run `backend`'s code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown value.
-///
-/// # Safety
-/// `source` must be NULL or a NUL-terminated string; `options` NULL or readable; `out` NULL
-/// or writable.
-#[no_mangle]
-pub unsafe extern "C" fn picajit_usc_program_create_for(
-    source: *const c_char,
-    options: *const PicajitUscOptions,
-    backend: u32,
-    out: *mut *mut PicajitUscProgram,
-) -> PicajitStatus {
-    call("picajit_usc_program_create_for", || {
-        // SAFETY: forwarded contract.
-        unsafe { create(source, options, backend, out) }
-    })
-}
-
-/// The engine a USC program runs on (a `PicajitBackend`: INTERPRETER, X64 or A64) in
-/// `*out`. Added in API 1.6.
+/// The engine a USC program runs on (a `PicajitEngineKind`: INTERP, X64 or A64) in `*out`.
 ///
 /// # Safety
 /// `program` must be NULL or a live program; `out` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn picajit_usc_program_backend(
+pub unsafe extern "C" fn picajit_usc_program_engine(
     program: *const PicajitUscProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_usc_program_backend", || {
-        // SAFETY: a live program by this function's contract.
-        let p = unsafe { handle::get(program, "program") }?;
-        let b = match p.code.as_ref().map(UscCode::backend) {
-            None => PicajitBackend::PICAJIT_BACKEND_INTERPRETER,
-            Some(Backend::X64) => PicajitBackend::PICAJIT_BACKEND_X64,
-            Some(Backend::A64) => PicajitBackend::PICAJIT_BACKEND_A64,
-        };
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(out, b as u32, "out") }
+    call("picajit_usc_program_engine", || {
+        // SAFETY: this function's contract.
+        unsafe {
+            handle::query(program, "program", out, "out", |p| {
+                let backend = p.code.as_ref().map(UscCode::backend);
+                Ok(PicajitEngineKind::running(backend) as u32)
+            })
+        }
     })
 }
 
@@ -203,59 +203,6 @@ fn host_backend() -> Option<Backend> {
         Backend::A64 if picajit_jit::usc::a64::available() => Some(Backend::A64),
         _ => None,
     }
-}
-
-/// # Safety
-/// As `picajit_usc_program_create_for`.
-unsafe fn create(
-    source: *const c_char,
-    options: *const PicajitUscOptions,
-    backend: u32,
-    out: *mut *mut PicajitUscProgram,
-) -> Result<()> {
-    error::check_ptr(source, "source")?;
-    // SAFETY: non-NULL (checked above) and NUL-terminated by the caller's contract.
-    let text = unsafe { CStr::from_ptr(source) }
-        .to_str()
-        .map_err(|e| Error::invalid(format!("source is not UTF-8: {e}")))?;
-    let opts = if options.is_null() {
-        UscOptions::default()
-    } else {
-        // SAFETY: non-NULL and readable by the caller's contract.
-        let o = unsafe { error::borrow(options, "options") }?;
-        UscOptions {
-            fused_fmad: o.fused_fmad != 0,
-            cndlt_literal: o.cndlt_literal != 0,
-        }
-    };
-    error::check_ptr(out, "out")?;
-    let backend = match backend {
-        b if b == PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32 => None,
-        b if b == PicajitBackend::PICAJIT_BACKEND_AUTO as u32 => host_backend(),
-        b if b == PicajitBackend::PICAJIT_BACKEND_X64 as u32 => Some(Backend::X64),
-        b if b == PicajitBackend::PICAJIT_BACKEND_A64 as u32 => Some(Backend::A64),
-        b => {
-            return Err(Error::invalid(format!(
-                "backend {b} is not a PicajitBackend"
-            )))
-        }
-    };
-    let prepared = compile(text, opts).map_err(|e| match e {
-        UscError::Parse(p) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, p),
-        UscError::Prepare(p) | UscError::Run(p) => {
-            Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p)
-        }
-    })?;
-    let code = match backend {
-        None => None,
-        Some(b) => Some(
-            picajit_jit::usc::compile(&prepared, b)
-                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE, e))?,
-        ),
-    };
-    let h = handle::create(PicajitUscProgram { prepared, code })?;
-    // SAFETY: `out` is writable by the caller's contract (checked non-NULL above).
-    unsafe { error::write_out(out, h, "out") }
 }
 
 /// Fill `options` with the defaults (fused FMAD, CNDLT as commented).
@@ -273,7 +220,7 @@ pub unsafe extern "C" fn picajit_usc_options_init(
             cndlt_literal: u32::from(d.cndlt_literal),
         };
         // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(options, o, "options") }
+        unsafe { args::write_out(options, o, "options") }
     })
 }
 
@@ -285,10 +232,8 @@ pub unsafe extern "C" fn picajit_usc_options_init(
 pub unsafe extern "C" fn picajit_usc_program_destroy(
     program: *mut PicajitUscProgram,
 ) -> PicajitStatus {
-    call("picajit_usc_program_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(program, "program") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_usc_program_destroy", program, "program") }
 }
 
 /// Create the registers of `instances` (1-16) instances: all zero, p0 clear, every
@@ -302,16 +247,15 @@ pub unsafe extern "C" fn picajit_usc_state_create(
     out: *mut *mut PicajitUscState,
 ) -> PicajitStatus {
     call("picajit_usc_state_create", || {
-        error::check_ptr(out, "out")?;
+        args::check_ptr(out, "out")?;
         if !(1..=MAX_INSTANCES as u32).contains(&instances) {
             return Err(Error::invalid(format!(
                 "{instances} instances: 1 to {MAX_INSTANCES}"
             )));
         }
         let state = State::new(instances as usize).map_err(Error::invalid)?;
-        let h = handle::create(PicajitUscState { state })?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, h, "out") }
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, PicajitUscState { state }) }
     })
 }
 
@@ -321,10 +265,8 @@ pub unsafe extern "C" fn picajit_usc_state_create(
 /// No other thread may be using the state.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_usc_state_destroy(state: *mut PicajitUscState) -> PicajitStatus {
-    call("picajit_usc_state_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(state, "state") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_usc_state_destroy", state, "state") }
 }
 
 /// Set register `index` of `bank` (a `PicajitUscBank`) for one instance (shared banks: for
@@ -343,12 +285,7 @@ pub unsafe extern "C" fn picajit_usc_state_set(
     call("picajit_usc_state_set", || {
         // SAFETY: a live state used by this thread only, by this function's contract.
         let s = unsafe { handle::get_mut(state, "state") }?;
-        let r = reg(bank, index)?;
-        let l = if r.bank.per_instance() {
-            lane(&s.state, instance)?
-        } else {
-            0
-        };
+        let (r, l) = register(&s.state, bank, index, instance)?;
         s.state.set(r, l, value);
         Ok(())
     })
@@ -367,16 +304,13 @@ pub unsafe extern "C" fn picajit_usc_state_get(
     value: *mut u32,
 ) -> PicajitStatus {
     call("picajit_usc_state_get", || {
-        // SAFETY: a live state by this function's contract.
-        let s = unsafe { handle::get(state, "state") }?;
-        let r = reg(bank, index)?;
-        let l = if r.bank.per_instance() {
-            lane(&s.state, instance)?
-        } else {
-            0
-        };
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(value, s.state.get(r, l), "value") }
+        // SAFETY: this function's contract.
+        unsafe {
+            handle::query(state, "state", value, "value", |s| {
+                let (r, l) = register(&s.state, bank, index, instance)?;
+                Ok(s.state.get(r, l))
+            })
+        }
     })
 }
 
@@ -410,16 +344,18 @@ pub unsafe extern "C" fn picajit_usc_state_get_p0(
     value: *mut u32,
 ) -> PicajitStatus {
     call("picajit_usc_state_get_p0", || {
-        // SAFETY: a live state by this function's contract.
-        let s = unsafe { handle::get(state, "state") }?;
-        let l = lane(&s.state, instance)?;
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(value, u32::from(s.state.p0[l]), "value") }
+        // SAFETY: this function's contract.
+        unsafe {
+            handle::query(state, "state", value, "value", |s| {
+                Ok(u32::from(s.state.p0[lane(&s.state, instance)?]))
+            })
+        }
     })
 }
 
 /// Run `program` from its first group on `state` until it runs past its last group or
-/// `budget` groups have executed (`info->done` says which). `info` may be NULL.
+/// `budget` groups have executed (0: `PICAJIT_DEFAULT_BUDGET`; `info->done` says which).
+/// `info` may be NULL.
 ///
 /// Errors: `PICAJIT_ERR_EXEC` when a link address names no group (CNDSETL, LAPC).
 ///
@@ -438,25 +374,27 @@ pub unsafe extern "C" fn picajit_usc_run(
         let p = unsafe { handle::get(program, "program") }?;
         // SAFETY: a live state used by this thread only, by this function's contract.
         let s = unsafe { handle::get_mut(state, "state") }?;
-        if !info.is_null() {
-            error::check_ptr(info, "info")?;
-        }
+        args::check_optional(info, "info")?;
+        let budget = kind::budget(budget);
         let out = match &p.code {
             Some(code) => code.run(&p.prepared, &mut s.state, budget),
             None => p
                 .prepared
                 .run(&mut s.state, budget)
                 .map_err(picajit_jit::Error::Usc),
-        }
-        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
-        if !info.is_null() {
-            let i = PicajitUscRunInfo {
-                done: u32::from(out.status == Status::Done),
-                steps: out.steps,
-            };
-            // SAFETY: non-NULL and writable by this function's contract.
-            unsafe { error::write_out(info, i, "info") }?;
-        }
-        Ok(())
+        }?;
+        let i = PicajitUscRunInfo {
+            done: u32::from(out.status == Status::Done),
+            steps: out.steps,
+        };
+        // SAFETY: NULL or writable by this function's contract.
+        unsafe { args::write_optional(info, i, "info") }
     })
 }
+
+/// The thread-safety section of the conventions (`src/capi/mod.rs`) promises that programs
+/// can be shared between threads; this fails to compile if that becomes untrue.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<PicajitUscProgram>();
+};

@@ -2,8 +2,9 @@
 //! program that unit runs, so a set is its own object rather than part of a shader.
 
 use super::engine::PicajitEngine;
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::handle;
+use crate::capi::args;
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle;
 use crate::engine::Shader;
 use picajit_interp::pica::float::FloatMode;
 use picajit_interp::pica::state::Uniforms;
@@ -20,7 +21,6 @@ pub struct PicajitUniforms {
 }
 
 impl handle::Handle for PicajitUniforms {
-    const KIND: usize = 3;
     const NAME: &'static str = "uniform set";
 }
 
@@ -62,13 +62,12 @@ pub unsafe extern "C" fn picajit_uniforms_create(
     call("picajit_uniforms_create", || {
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
-        error::check_ptr(out, "out")?;
-        let set = handle::create(PicajitUniforms {
+        let set = PicajitUniforms {
             uniforms: Uniforms::default(),
             mode: engine.config.float_mode,
-        })?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, set, "out") }
+        };
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, set) }
     })
 }
 
@@ -79,10 +78,8 @@ pub unsafe extern "C" fn picajit_uniforms_create(
 /// No other thread may be using the uniform set.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_uniforms_destroy(uniforms: *mut PicajitUniforms) -> PicajitStatus {
-    call("picajit_uniforms_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(uniforms, "uniforms") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_uniforms_destroy", uniforms, "uniforms") }
 }
 
 /// Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 floats
@@ -100,18 +97,12 @@ pub unsafe extern "C" fn picajit_uniforms_set_float(
     values: *const f32,
 ) -> PicajitStatus {
     call("picajit_uniforms_set_float", || {
-        // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        let Some(rows) = float_rows(first, count)? else {
-            return Ok(());
-        };
-        // SAFETY: `4 * count` readable floats by this function's contract.
-        let values = unsafe { error::slice(values, 4 * count as usize, "values") }?;
-        for (k, row) in values.chunks_exact(4).enumerate() {
-            let v = [row[0], row[1], row[2], row[3]];
-            set.uniforms.set_float_f32(rows + k, v, set.mode);
+        // SAFETY: this function's contract.
+        unsafe {
+            set_rows(uniforms, first, count, values, "values", |set, row, v| {
+                set.uniforms.set_float_f32(row, v, set.mode);
+            })
         }
-        Ok(())
     })
 }
 
@@ -130,19 +121,40 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24(
     bits: *const u32,
 ) -> PicajitStatus {
     call("picajit_uniforms_set_float_f24", || {
-        // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        let Some(rows) = float_rows(first, count)? else {
-            return Ok(());
-        };
-        // SAFETY: `4 * count` readable words by this function's contract.
-        let bits = unsafe { error::slice(bits, 4 * count as usize, "bits") }?;
-        for (k, row) in bits.chunks_exact(4).enumerate() {
-            let v = [row[0], row[1], row[2], row[3]];
-            set.uniforms.set_float_f24(rows + k, v);
+        // SAFETY: this function's contract.
+        unsafe {
+            set_rows(uniforms, first, count, bits, "bits", |set, row, v| {
+                set.uniforms.set_float_f24(row, v);
+            })
         }
-        Ok(())
     })
+}
+
+/// The body of both `picajit_uniforms_set_float*`: `count` rows of 4 values from `values`
+/// stored from c`first` on by `store`.
+///
+/// # Safety
+/// `uniforms` NULL or live and used by no one else; `values` NULL or `4 * count` readable
+/// values.
+unsafe fn set_rows<T: Copy>(
+    uniforms: *mut PicajitUniforms,
+    first: u32,
+    count: u32,
+    values: *const T,
+    what: &str,
+    store: impl Fn(&mut PicajitUniforms, usize, [T; 4]),
+) -> Result<()> {
+    // SAFETY: a live uniform set used by no one else, by this function's contract.
+    let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
+    let Some(rows) = float_rows(first, count)? else {
+        return Ok(());
+    };
+    // SAFETY: `4 * count` readable values by this function's contract.
+    let values = unsafe { args::slice(values, 4 * count as usize, what) }?;
+    for (k, row) in values.chunks_exact(4).enumerate() {
+        store(set, rows + k, [row[0], row[1], row[2], row[3]]);
+    }
+    Ok(())
 }
 
 /// The first row to write, or `None` for `count` 0: setting no uniforms is a no-op (the
@@ -184,7 +196,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_float(
         let row = set.uniforms.float(index as usize);
         // SAFETY: 4 writable floats by this function's contract; `[f32; 4]` has the
         // alignment of f32.
-        unsafe { error::write_out(value.cast::<[f32; 4]>(), row, "value") }
+        unsafe { args::write_out(value.cast::<[f32; 4]>(), row, "value") }
     })
 }
 
@@ -209,7 +221,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_int(
             )));
         }
         // SAFETY: 4 readable bytes by this function's contract.
-        let v = unsafe { error::slice(value, 4, "value") }?;
+        let v = unsafe { args::slice(value, 4, "value") }?;
         set.uniforms
             .set_int(index as usize, [v[0], v[1], v[2], v[3]]);
         Ok(())
@@ -270,9 +282,11 @@ pub unsafe extern "C" fn picajit_uniforms_get_bools(
     bits: *mut u16,
 ) -> PicajitStatus {
     call("picajit_uniforms_get_bools", || {
-        // SAFETY: a live uniform set by this function's contract.
-        let set = unsafe { handle::get(uniforms, "uniforms") }?;
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(bits, set.uniforms.bools(), "bits") }
+        // SAFETY: this function's contract.
+        unsafe {
+            handle::query(uniforms, "uniforms", bits, "bits", |s| {
+                Ok(s.uniforms.bools())
+            })
+        }
     })
 }
