@@ -3,9 +3,9 @@
 //! its reciprocal is the time per instruction (the target: under 8 ns).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::state::Uniforms;
+use picajit::pica::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::Engine;
 use std::hint::black_box;
 
@@ -49,8 +49,9 @@ fn bench(c: &mut Criterion) {
     for name in EXAMPLES {
         let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("example exists");
-        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: &text }])
-            .expect("example assembles");
+        let shbin =
+            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: &text }])
+                .expect("example assembles");
         let (program, base) = program_from_shbin(&shbin, 0).expect("DVLE 0");
         let uniforms = uniforms_for(&base);
         let inputs = inputs();

@@ -10,9 +10,9 @@
 //! `cargo bench --bench split` (about a minute); `PICAJIT_SPLIT_MS` sets the time per cell
 //! (default 300).
 
-use picajit::bench::Workload;
-use picajit::engine::{EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{EngineConfig, Shader};
 use picajit::Engine;
 use std::time::{Duration, Instant};
 

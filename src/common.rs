@@ -140,9 +140,9 @@ pub enum Error {
     /// A USC program does not parse or prepare, or a USC run failed (as on the interpreter).
     Usc(crate::usc::UscError),
     /// A SHBIN file is malformed.
-    Shbin(crate::shbin::ShbinError),
+    Shbin(crate::pica::shbin::ShbinError),
     /// PICA200 assembly failed.
-    Asm(crate::asm::AsmError),
+    Asm(crate::pica::asm::AsmError),
     /// THEIA assembly failed.
     TheiaAsm(crate::theia::AsmError),
     /// A `.mem` file is malformed.
@@ -201,8 +201,8 @@ wraps!(
     Program(picajit_interp::pica::program::ProgramError),
     Theia(picajit_interp::theia::exec::TheiaError),
     Usc(crate::usc::UscError),
-    Shbin(crate::shbin::ShbinError),
-    Asm(crate::asm::AsmError),
+    Shbin(crate::pica::shbin::ShbinError),
+    Asm(crate::pica::asm::AsmError),
     TheiaAsm(crate::theia::AsmError),
     Mem(crate::theia::MemError),
     Render(crate::theia::render::RenderError),

@@ -1,12 +1,12 @@
 //! `picajit bench` end to end on a tiny time budget, and the benchmark example shaders run on
 //! the interpreter with values worked out by hand.
 
-use picajit::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
-use picajit::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::{GsInputMode, ShaderKind};
 use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::{Dvle, RegisterFile};
+use picajit::pica::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
+use picajit::pica::shbin::{Dvle, RegisterFile};
 use picajit::Engine;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -459,8 +459,9 @@ fn bench_reports_bad_input_without_panicking() {
 fn load(name: &str) -> (Shader, Uniforms, Dvle) {
     let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("example exists");
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: &text }])
-        .expect("example assembles");
+    let shbin =
+        picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: &text }])
+            .expect("example assembles");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("DVLE 0");
     let config = EngineConfig {
         engine: Engine::Interp,
@@ -685,12 +686,15 @@ fn point_to_disc_emits_a_closed_fan() {
 fn every_example_runs_with_its_benchmark_inputs() {
     for (name, text) in EXAMPLES {
         let (_, warnings) =
-            picajit::asm::assemble_with_warnings(&[picajit::asm::SourceFile { name, text }])
-                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            picajit::pica::asm::assemble_with_warnings(&[picajit::pica::asm::SourceFile {
+                name,
+                text,
+            }])
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
         assert!(warnings.is_empty(), "{name}: {warnings:?}");
     }
     for w in Workload::examples().expect("examples assemble") {
-        for mode in picajit::bench::MODES {
+        for mode in picajit::pica::bench::MODES {
             let p = prepare(EngineKind::Interpreter, &w, mode, 1 << 20).expect("prepares");
             let mut runner = BatchRunner::new(&p, &w, 64);
             let stats = runner.run().unwrap_or_else(|e| panic!("{}: {e}", w.name));
@@ -713,7 +717,7 @@ fn bench_runs_geometry_batches_through_run_points() {
     assert_eq!(geometry.len(), 2);
     for w in &geometry {
         let per_point = if w.name.contains("disc") { 34 } else { 4 };
-        for mode in picajit::bench::MODES {
+        for mode in picajit::pica::bench::MODES {
             let mut engines = vec![prepare(EngineKind::Interpreter, w, mode, 1 << 20).unwrap()];
             if EngineKind::X64.runs_here() {
                 engines.push(prepare(EngineKind::X64, w, mode, 1 << 20).unwrap());
@@ -769,7 +773,7 @@ fn bench_runs_geometry_shaders_in_every_input_mode() {
         .iter()
         .filter(|w| w.kind() == ShaderKind::Geometry && w.gs_mode != GsInputMode::Point)
     {
-        for mode in picajit::bench::MODES {
+        for mode in picajit::pica::bench::MODES {
             let mut engines = vec![prepare(EngineKind::Interpreter, w, mode, 1 << 20).unwrap()];
             if EngineKind::X64.runs_here() {
                 engines.push(prepare(EngineKind::X64, w, mode, 1 << 20).unwrap());

@@ -9,10 +9,10 @@
 //! (`interp/src/exec/flow.rs`) and in the JITs' static port of it
 //! (`jit/src/analysis/regions.rs`); every engine runs these programs here.
 
-use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::Shbin;
+use picajit::pica::engine::{program_from_shbin, EngineConfig, Shader};
+use picajit::pica::shbin::Shbin;
 use picajit::Engine;
 use std::path::Path;
 

@@ -3,14 +3,14 @@
 //! Every engine (interpreter, x86-64 per vertex and eight-lane, AArch64 under unicorn) is
 //! held to an independent reference: one `Interpreter::run` per vertex from the given state.
 
-use picajit::asm::{assemble, SourceFile};
-use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::isa::{decode, Instruction};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms, UnitState};
 use picajit::jit::A64Lanes;
+use picajit::pica::asm::{assemble, SourceFile};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::Engine;
 use picajit_testkit::testgen;
 

@@ -1,18 +1,18 @@
 //! Engine API: batches, vertex input conversion, geometry-shader state across invocations
 //! (registers, b15, input modes) and SHBIN constant application.
 
-use picajit::bench::Workload;
-use picajit::engine::{
-    apply_constants, program_from_shbin, ActiveBackend, EngineConfig, EngineError, GeometryRunner,
-    GsInput, PointsInfo, Shader,
-};
 use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::isa::*;
 use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit::jit::CodeCache;
-use picajit::shbin::{Constant, Dvle, Shbin};
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{
+    apply_constants, program_from_shbin, ActiveBackend, EngineConfig, EngineError, GeometryRunner,
+    GsInput, PointsInfo, Shader,
+};
+use picajit::pica::shbin::{Constant, Dvle, Shbin};
 use picajit::Engine;
 
 fn id_desc() -> u64 {
@@ -762,7 +762,7 @@ fn run_points_stops_at_the_failing_point() {
                   \x20   jmpc cmp.x, spin\n\
                   \x20   end\n\
                   .end\n";
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "spin.g.pica",
         text: source,
     }])

@@ -6,8 +6,6 @@
 //! The fuzz targets (`fuzz/`, `scripts/fuzz.sh`) explore the same entry points at random; the
 //! crashes found while hardening them are in `tests/fuzz_regressions.rs`.
 
-use picajit::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
-use picajit::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::isa::{encode, CondOp, Condition, Instruction};
@@ -15,7 +13,9 @@ use picajit::interp::pica::program::{
     GsInputMode, Program, ProgramError, ShaderKind, CODE_WORDS, MAX_OPDESCS, MAX_OPDESC_TABLE,
 };
 use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
+use picajit::pica::shbin::Shbin;
 use picajit::Engine;
 use std::path::{Path, PathBuf};
 use std::process::Output;

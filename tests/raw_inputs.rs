@@ -5,11 +5,11 @@
 //! every float mode, for vertex batches, single vertices and point-mode geometry draws.
 //! f32 inputs go through the one conversion rule (`Shader::convert_inputs`).
 
-use picajit::engine::{EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::interp::pica::float::{self, FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{GsInputMode, Program};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::jit::HostFeatures;
+use picajit::pica::engine::{EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::Engine;
 
 /// The patterns under test: every special kind, and normal values to meet them.
@@ -116,12 +116,12 @@ const GEOMETRY_SOURCE: &str = "
 ";
 
 fn program(source: &str) -> (Program, Uniforms) {
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "raw.pica",
         text: source,
     }])
     .expect("test program assembles");
-    picajit::engine::program_from_shbin(&shbin, 0).expect("DVLE 0")
+    picajit::pica::engine::program_from_shbin(&shbin, 0).expect("DVLE 0")
 }
 
 /// Every ordered pair of patterns, four pairs per vertex (component c of v0 and v1).

@@ -2,13 +2,13 @@
 //! gives: every output bit, the state handed back, the instruction count, and on failure
 //! the lowest failing vertex.
 
-use picajit::bench::Workload;
-use picajit::engine::{
-    batch_threads, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
-};
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::UnitState;
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{
+    batch_threads, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
+};
 use picajit::Engine;
 
 type Rows = Vec<[[f32; 4]; 16]>;
@@ -143,12 +143,12 @@ spin:
     end
 .end
 ";
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "spin.pica",
         text: source,
     }])
     .expect("assembles");
-    let (program, uniforms) = picajit::engine::program_from_shbin(&shbin, 0).expect("DVLE 0");
+    let (program, uniforms) = picajit::pica::engine::program_from_shbin(&shbin, 0).expect("DVLE 0");
     let n = 4 * PARALLEL_MIN_PER_THREAD;
     for failing in [n - 1, 3 * PARALLEL_MIN_PER_THREAD + 7, 700] {
         let mut inputs: Rows = (0..n)
@@ -200,9 +200,9 @@ fn c_abi_threads_option() {
         .into_iter()
         .find(|w| w.name == "lighting.v.pica")
         .expect("lighting example");
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "lighting.v.pica",
-        text: picajit::bench::EXAMPLES
+        text: picajit::pica::bench::EXAMPLES
             .iter()
             .find(|(n, _)| *n == "lighting.v.pica")
             .expect("source")

@@ -6,14 +6,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::engine::{
-    program_from_shbin, ActiveBackend, EngineConfig, GeometryRunner, GsInput, Shader,
-};
 use picajit::interp::pica::exec::{ExecError, RunInfo};
 use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
-use picajit::shbin::Shbin;
+use picajit::pica::engine::{
+    program_from_shbin, ActiveBackend, EngineConfig, GeometryRunner, GsInput, Shader,
+};
+use picajit::pica::shbin::Shbin;
 use picajit::Engine;
 use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Rng, MODES};
 

@@ -5,7 +5,7 @@ use crate::capi::args::{self, c_enum, CEnum};
 use crate::capi::engine::{self as kind, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
+use crate::pica::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
 use crate::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{encode, Instruction};

@@ -10,7 +10,7 @@ use super::uniforms::PicajitUniforms;
 use crate::capi::args::{self, CEnum};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::engine::{GeometryRunner, GsInput};
+use crate::pica::engine::{GeometryRunner, GsInput};
 use picajit_interp::pica::exec::RunInfo;
 use picajit_interp::pica::program::{GsInputMode, ShaderKind};
 use picajit_interp::pica::state::{EmitBuffer, EmittedVertex};

@@ -7,7 +7,7 @@ use super::uniforms::PicajitUniforms;
 use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::engine::Shader;
+use crate::pica::engine::Shader;
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::UnitState;
 use std::ffi::c_void;
@@ -391,7 +391,7 @@ unsafe fn run_batch(
         state_out: !options.state_out.is_null(),
         base: 0,
     };
-    let threads = crate::engine::batch_threads(options.threads, count);
+    let threads = crate::pica::engine::batch_threads(options.threads, count);
     let result = if threads > 1 {
         batch.run_split(in_bytes, out_bytes, count, threads, &mut totals)
     } else {

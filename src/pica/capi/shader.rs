@@ -3,13 +3,13 @@
 
 use super::engine::PicajitEngine;
 use super::uniforms::PicajitUniforms;
-use crate::asm::{assemble, SourceFile};
 use crate::capi::args::{self, c_enum, CEnum};
 use crate::capi::engine::PicajitEngineKind;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::engine::{apply_constants, program_from_shbin, Shader};
-use crate::shbin::{Dvle, Shbin};
+use crate::pica::asm::{assemble, SourceFile};
+use crate::pica::engine::{apply_constants, program_from_shbin, Shader};
+use crate::pica::shbin::{Dvle, Shbin};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
 use std::ffi::{c_char, c_void, CString};
 

@@ -6,7 +6,7 @@ use super::shader::PicajitShader;
 use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::engine::{Shader, ShaderAt};
+use crate::pica::engine::{Shader, ShaderAt};
 use picajit_interp::pica::state::UnitState;
 
 /// `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry

@@ -5,7 +5,7 @@ use super::engine::PicajitEngine;
 use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::engine::Shader;
+use crate::pica::engine::Shader;
 use picajit_interp::pica::float::FloatMode;
 use picajit_interp::pica::state::Uniforms;
 

@@ -2,14 +2,15 @@
 
 use super::values;
 use super::FloatArgs;
-use picajit::engine::{
+use crate::cli::shared::outln;
+use crate::cli::shared::{BudgetArg, EngineArg};
+use crate::interp::pica::exec::RunInfo;
+use crate::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
+use crate::interp::pica::program::{GsInputMode, Program, ShaderKind};
+use crate::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
+use crate::pica::engine::{
     expand_f24, program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader,
 };
-use picajit::interp::pica::exec::{RunInfo, DEFAULT_BUDGET};
-use picajit::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
-use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
-use picajit::Engine;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -45,9 +46,8 @@ pub struct RunArgs {
     /// neg-inf-second (a -inf second operand is the result). See docs/float-max.md.
     #[arg(long, default_value = "compare")]
     max_rule: String,
-    /// Engine: auto, interp, x64 or a64.
-    #[arg(long, default_value = "auto")]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     #[command(flatten)]
     float: FloatArgs,
     /// Which DVLE of the file to run (default 0), or with --entry a label.
@@ -56,9 +56,8 @@ pub struct RunArgs {
     /// Entry point: a DVLE label name or a word address (overrides the DVLE's main).
     #[arg(long)]
     entry: Option<String>,
-    /// Instruction budget per invocation; 0 means the default (2^20), as in the C ABI.
-    #[arg(long, default_value_t = DEFAULT_BUDGET)]
-    budget: u64,
+    #[command(flatten)]
+    budget: BudgetArg,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -114,7 +113,7 @@ fn emit_json(e: &EmittedVertex, written: u16) -> Value {
 /// Output registers the program can write (from its destination fields), so only those
 /// are printed.
 fn written_outputs(shader: &Shader) -> u16 {
-    use picajit::interp::pica::isa::{decode, DstReg, Instruction};
+    use crate::interp::pica::isa::{decode, DstReg, Instruction};
     let mut mask = 0u16;
     for &w in shader.program().code() {
         let dst = match decode(w) {
@@ -132,7 +131,6 @@ fn written_outputs(shader: &Shader) -> u16 {
 
 pub fn run(args: RunArgs) -> Result<(), String> {
     let mode = args.float.mode()?;
-    let backend: Engine = args.engine.parse()?;
     let address = |entry: &str| -> Option<u32> {
         match entry.strip_prefix("0x") {
             Some(hex) => u32::from_str_radix(hex, 16).ok(),
@@ -193,9 +191,9 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         )
     })?;
     let config = EngineConfig {
-        engine: backend,
+        engine: args.engine.engine,
         float_mode: mode,
-        budget: picajit::budget_or_default(args.budget),
+        budget: args.budget.get(),
         max_rule,
         ..EngineConfig::default()
     };

@@ -6,7 +6,7 @@
 //! [`Shader::fallback_reason`] says why. Either way, results are bit-identical to
 //! [`picajit_interp::pica::exec::Interpreter`].
 
-use crate::shbin::{Constant, Dvle, Shbin};
+use crate::pica::shbin::{Constant, Dvle, Shbin};
 use crate::{budget_or_default, Engine, DEFAULT_BUDGET};
 use picajit_interp::pica::exec::{ExecError, Interpreter, RunInfo};
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
