@@ -1597,26 +1597,28 @@ PicajitStatus picajit_theia_program_create(const char *text_ptr,
  * The engine a program runs on (a `PicajitEngineKind`: INTERP, X64 or A64) in `*out`.
  *
  * # Safety
- * `p` NULL or live; `out` NULL or writable.
+ * `program` NULL or live; `out` NULL or writable.
  */
-PicajitStatus picajit_theia_program_engine(const struct PicajitTheiaProgram *p, uint32_t *out);
+PicajitStatus picajit_theia_program_engine(const struct PicajitTheiaProgram *program,
+                                           uint32_t *out);
 
 /**
  * Releases a program; NULL is accepted (PICAJIT_OK). A destroyed or foreign handle is
  * PICAJIT_ERR_INVALID_HANDLE.
  *
  * # Safety
- * No other thread may be using `p`.
+ * No other thread may be using `program`.
  */
-PicajitStatus picajit_theia_program_destroy(struct PicajitTheiaProgram *p);
+PicajitStatus picajit_theia_program_destroy(struct PicajitTheiaProgram *program);
 
 /**
  * The number of instructions of a program (after the `.mem` entry table) in `*out`.
  *
  * # Safety
- * `p` NULL or live; `out` NULL or writable.
+ * `program` NULL or live; `out` NULL or writable.
  */
-PicajitStatus picajit_theia_program_length(const struct PicajitTheiaProgram *p, uint32_t *out);
+PicajitStatus picajit_theia_program_length(const struct PicajitTheiaProgram *program,
+                                           uint32_t *out);
 
 /**
  * Runs a program from instruction `entry_index` (0 is the first instruction of the source)
@@ -1627,10 +1629,10 @@ PicajitStatus picajit_theia_program_length(const struct PicajitTheiaProgram *p, 
  * where.
  *
  * # Safety
- * `p` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
+ * `program` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
  * or readable, with callbacks that are safe to call with its `user` pointer.
  */
-PicajitStatus picajit_theia_run(const struct PicajitTheiaProgram *p,
+PicajitStatus picajit_theia_run(const struct PicajitTheiaProgram *program,
                                 struct PicajitTheiaState *state,
                                 uint32_t entry_index,
                                 uint64_t budget,

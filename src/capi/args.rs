@@ -1,7 +1,7 @@
-//! Checked conversions of what C passes: pointers, arrays, strings, enum values and the
-//! versioned structs (a `struct_size` first field, so that later versions can append fields).
-//! Every ISA's entry points read their arguments through these, so that NULL, misalignment,
-//! sizes and unknown enum values are reported the same way everywhere.
+//! Checked conversions of what C passes: pointers, arrays, strings and the versioned structs
+//! (a `struct_size` first field, so that later versions can append fields). Every ISA's
+//! entry points read their arguments through these, so that NULL, misalignment and sizes are
+//! reported the same way everywhere (enum values: `cenum.rs`).
 
 use super::error::{Error, PicajitStatus, Result};
 use std::ffi::{c_char, CStr};
@@ -201,58 +201,6 @@ pub(crate) unsafe fn write_versioned<T: Copy>(
     Ok(())
 }
 
-/// A C enum: passed as `uint32_t` (so that an out-of-range value is an error, not undefined
-/// behaviour) and checked with [`CEnum::from_raw`]. Implemented with [`c_enum!`].
-pub(crate) trait CEnum: Copy + 'static {
-    /// Every value, in declaration order.
-    const ALL: &'static [Self];
-    /// The enum's name in the header.
-    const NAME: &'static str;
-    /// The value as C sees it.
-    fn raw(self) -> u32;
-    /// The value's name in the header.
-    fn name(self) -> &'static CStr;
-
-    /// The enum value `raw`, or an error naming the argument (`what`).
-    fn from_raw(raw: u32, what: &str) -> Result<Self> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|v| v.raw() == raw)
-            .ok_or_else(|| {
-                Error::invalid(format!("unknown {what} {raw} (not a {} value)", Self::NAME))
-            })
-    }
-}
-
-/// `impl CEnum` for a `#[repr(u32)]` enum, from its name and variants (the enum itself is
-/// written out where it is defined, for cbindgen).
-macro_rules! c_enum {
-    ($name:ident: $($variant:ident),+ $(,)?) => {
-        impl $crate::capi::args::CEnum for $name {
-            const ALL: &'static [Self] = &[$($name::$variant),+];
-            const NAME: &'static str = stringify!($name);
-            fn raw(self) -> u32 {
-                self as u32
-            }
-            fn name(self) -> &'static std::ffi::CStr {
-                match self {$(
-                    $name::$variant => {
-                        const NAME: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(
-                            concat!(stringify!($variant), "\0").as_bytes(),
-                        ) {
-                            Ok(n) => n,
-                            Err(_) => panic!("a variant name contains a NUL"),
-                        };
-                        NAME
-                    }
-                )+}
-            }
-        }
-    };
-}
-pub(crate) use c_enum;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,22 +264,5 @@ mod tests {
             (3, 5),
             "only the caller's 8 bytes are written"
         );
-    }
-
-    #[repr(u32)]
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    #[allow(non_camel_case_types, dead_code)]
-    enum Two {
-        TWO_A = 0,
-        TWO_B = 5,
-    }
-    c_enum!(Two: TWO_A, TWO_B);
-
-    #[test]
-    fn enum_values_are_checked() {
-        assert_eq!(Two::from_raw(5, "two").unwrap(), Two::TWO_B);
-        let e = Two::from_raw(1, "two").unwrap_err();
-        assert_eq!(e.message, "unknown two 1 (not a Two value)");
-        assert_eq!(Two::TWO_B.name(), c"TWO_B");
     }
 }

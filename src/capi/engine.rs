@@ -3,7 +3,7 @@
 //! of 0 (`PICAJIT_DEFAULT_BUDGET`): the C faces of [`crate::Engine`] and
 //! [`crate::budget_or_default`].
 
-use super::args::{c_enum, CEnum};
+use super::cenum::{c_enum, CEnum};
 use super::error::Result;
 use crate::Engine;
 use picajit_jit::Backend;
@@ -55,9 +55,9 @@ impl PicajitEngineKind {
     }
 }
 
-/// The engine a `PicajitEngineKind` argument names (`what` names the argument in the error).
-pub(crate) fn engine(raw: u32, what: &str) -> Result<Engine> {
-    Ok(match PicajitEngineKind::from_raw(raw, what)? {
+/// The engine a `PicajitEngineKind` argument (or field) named `engine` asks for.
+pub(crate) fn engine_arg(raw: u32) -> Result<Engine> {
+    Ok(match PicajitEngineKind::from_raw(raw, "engine")? {
         PicajitEngineKind::PICAJIT_ENGINE_JIT => Engine::Jit,
         PicajitEngineKind::PICAJIT_ENGINE_INTERP => Engine::Interp,
         PicajitEngineKind::PICAJIT_ENGINE_X64 => Engine::X64,
@@ -66,6 +66,6 @@ pub(crate) fn engine(raw: u32, what: &str) -> Result<Engine> {
 }
 
 /// A budget argument: 0 stands for `PICAJIT_DEFAULT_BUDGET`, any other value for itself.
-pub(crate) fn budget(raw: u64) -> u64 {
+pub(crate) fn budget_arg(raw: u64) -> u64 {
     crate::budget_or_default(raw)
 }

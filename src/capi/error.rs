@@ -1,7 +1,7 @@
 //! Status codes, the thread-local last-error message and the panic barrier every entry point
 //! runs behind.
 
-use super::args::{c_enum, CEnum};
+use super::cenum::{c_enum, CEnum, UnknownValue};
 use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
@@ -91,21 +91,24 @@ impl Error {
 /// something more specific, such as a THEIA scene file that does not read, says so itself).
 impl From<crate::Error> for Error {
     fn from(e: crate::Error) -> Error {
-        use crate::usc::UscError;
         use crate::Error as E;
         use PicajitStatus::*;
         let status = match &e {
             E::Unavailable(_) | E::Jit(_) => PICAJIT_ERR_ENGINE_UNAVAILABLE,
-            E::Program(_) | E::Usc(UscError::Prepare(_)) => PICAJIT_ERR_PROGRAM,
+            E::Program(_) => PICAJIT_ERR_PROGRAM,
             E::NoSuchDvle { .. } | E::Shbin(_) => PICAJIT_ERR_SHBIN,
-            E::Asm(_) | E::TheiaAsm(_) | E::Mem(_) | E::Usc(UscError::Parse(_)) => {
-                PICAJIT_ERR_ASSEMBLY
-            }
-            E::Exec { .. } | E::Theia(_) | E::Usc(UscError::Run(_)) | E::Render(_) => {
-                PICAJIT_ERR_EXEC
-            }
+            E::Asm(_) | E::TheiaAsm(_) | E::Mem(_) => PICAJIT_ERR_ASSEMBLY,
+            // USC's create maps the parse and prepare errors it gets (src/usc/capi.rs); a USC
+            // error past it is a run's.
+            E::Exec { .. } | E::Theia(_) | E::Usc(_) | E::Render(_) => PICAJIT_ERR_EXEC,
         };
         Error::new(status, e)
+    }
+}
+
+impl From<UnknownValue> for Error {
+    fn from(e: UnknownValue) -> Error {
+        Error::invalid(e)
     }
 }
 

@@ -10,7 +10,8 @@
 //!
 //! A new entry point takes a handle with one call: [`get`] (shared), [`get_mut`]
 //! (exclusive), [`destroy`]; a constructor registers its object with [`create`], or with
-//! [`create_out`] when it hands the handle to C through an output pointer.
+//! [`create_out`] when it hands the handle to C through an output pointer. Whole entry points
+//! that read one value ([`query!`]) or destroy ([`destroy_entry`]) are one line each.
 
 use super::args;
 use super::error::{call, Error, PicajitStatus, Result};
@@ -141,7 +142,7 @@ pub(crate) unsafe fn get_mut<'a, T: Handle>(handle: *mut T, what: &str) -> Resul
 ///
 /// # Safety
 /// As [`get`] for `handle`; `out` NULL or writable for one `V`.
-pub(crate) unsafe fn query<T: Handle, V>(
+pub(crate) unsafe fn read_into<T: Handle, V>(
     handle: *const T,
     what: &str,
     out: *mut V,
@@ -155,6 +156,21 @@ pub(crate) unsafe fn query<T: Handle, V>(
     // SAFETY: checked above; writable by this function's contract.
     unsafe { args::write_out(out, v, out_name) }
 }
+
+/// The body of an entry point `name` that hands C one value of the object behind a handle:
+/// `query!("picajit_x", handle => out, |object| Ok(value))` checks the handle, then the output
+/// pointer (each named as its parameter in the messages), and stores the value, all behind
+/// [`call`]'s panic barrier. It calls [`read_into`], so it is expanded inside an `unsafe` block
+/// whose SAFETY comment gives that contract.
+macro_rules! query {
+    ($name:literal, $handle:ident => $out:ident, $value:expr) => {
+        $crate::capi::error::call($name, || {
+            let names = (stringify!($handle), stringify!($out));
+            $crate::capi::handle::read_into($handle, names.0, $out, names.1, $value)
+        })
+    };
+}
+pub(crate) use query;
 
 /// Release a handle. NULL is accepted and ignored, like `free`; a handle that is not live
 /// (already destroyed, of another kind, never created) is an error and frees nothing.

@@ -1,7 +1,8 @@
 //! The C ABI (`include/picajit.h`, generated from this module tree by cbindgen; see
 //! `cbindgen.toml` and `tests/capi.rs`). This folder holds what every ISA's C functions share:
-//! statuses, the last error and the panic barrier (`error.rs`), checked arguments (`args.rs`),
-//! handles (`handle.rs`), the engine choice and budget (`engine.rs`). Each ISA's functions
+//! statuses, the last error and the panic barrier (`error.rs`), checked arguments (`args.rs`)
+//! and enum values (`cenum.rs`), handles (`handle.rs`), the engine choice and budget
+//! (`engine.rs`). Each ISA's functions
 //! live in its own folder and are registered below, one module each.
 //!
 //! # Conventions (every ISA)
@@ -56,11 +57,14 @@
 //!   behaviour (using it after the destroy has returned is `PICAJIT_ERR_INVALID_HANDLE`).
 
 pub(crate) mod args;
+pub(crate) mod cenum;
 mod engine;
 mod error;
 pub(crate) mod handle;
 
-// The ISAs, one line each: their C functions live in their own folders.
+// The ISAs, one declaration each. Their C functions live in their own folders; they are
+// declared here so that the header comes from one module tree (cbindgen follows these
+// declarations) and so that the shared files above never need to name them.
 #[path = "../pica/capi/mod.rs"]
 pub mod pica;
 #[path = "../theia/capi.rs"]

@@ -4,10 +4,11 @@
 //! `src/capi/mod.rs` (the C ABI's module tree, from which the header is generated), whose
 //! conventions these follow.
 
-use crate::capi::args::{self, c_enum, CEnum};
-use crate::capi::engine::{self as kind, PicajitEngineKind};
+use crate::capi::args;
+use crate::capi::cenum::{c_enum, CEnum};
+use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
+use crate::capi::handle::{self, query};
 use crate::theia::render::{readmemh, render, Engine, Scene, MAX_CORES};
 use crate::theia::{asm, MemImage};
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
@@ -101,12 +102,6 @@ impl handle::Handle for PicajitTheiaProgram {
     const NAME: &'static str = "THEIA program";
 }
 
-impl std::fmt::Debug for PicajitTheiaProgram {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PicajitTheiaProgram({:?})", self.compiled)
-    }
-}
-
 struct CIo(PicajitTheiaIo);
 
 impl Io for CIo {
@@ -193,7 +188,7 @@ pub unsafe extern "C" fn picajit_theia_program_create(
             asm::assemble(src).map_err(crate::Error::from)?.imem()
         };
         let code = Code::imem(imem);
-        let backend = kind::engine(engine, "engine")?.backend();
+        let backend = engine_arg(engine)?.backend();
         // Entry points: every routine of the table that is in this file, and the first
         // instruction; runs may start elsewhere (the interpreter then takes them).
         let mut entries: Vec<u16> = code
@@ -221,52 +216,49 @@ pub unsafe extern "C" fn picajit_theia_program_create(
 /// The engine a program runs on (a `PicajitEngineKind`: INTERP, X64 or A64) in `*out`.
 ///
 /// # Safety
-/// `p` NULL or live; `out` NULL or writable.
+/// `program` NULL or live; `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_program_engine(
-    p: *const PicajitTheiaProgram,
+    program: *const PicajitTheiaProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_theia_program_engine", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(p, "program", out, "out", |p| {
-                let backend = p.compiled.as_ref().map(TheiaCompiled::backend);
-                Ok(PicajitEngineKind::running(backend) as u32)
-            })
-        }
-    })
+    let kind = |p: &PicajitTheiaProgram| Ok(PicajitEngineKind::running(p.backend()) as u32);
+    // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
+    unsafe { query!("picajit_theia_program_engine", program => out, kind) }
 }
 
 /// Releases a program; NULL is accepted (PICAJIT_OK). A destroyed or foreign handle is
 /// PICAJIT_ERR_INVALID_HANDLE.
 ///
 /// # Safety
-/// No other thread may be using `p`.
+/// No other thread may be using `program`.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_program_destroy(
-    p: *mut PicajitTheiaProgram,
+    program: *mut PicajitTheiaProgram,
 ) -> PicajitStatus {
     // SAFETY: no concurrent user by this function's contract.
-    unsafe { handle::destroy_entry("picajit_theia_program_destroy", p, "program") }
+    unsafe { handle::destroy_entry("picajit_theia_program_destroy", program, "program") }
 }
 
 /// The number of instructions of a program (after the `.mem` entry table) in `*out`.
 ///
 /// # Safety
-/// `p` NULL or live; `out` NULL or writable.
+/// `program` NULL or live; `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_program_length(
-    p: *const PicajitTheiaProgram,
+    program: *const PicajitTheiaProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_theia_program_length", || {
-        // SAFETY: this function's contract.
-        unsafe { handle::query(p, "program", out, "out", |p| Ok(p.length() as u32)) }
-    })
+    // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
+    unsafe { query!("picajit_theia_program_length", program => out, |p| Ok(p.length() as u32)) }
 }
 
 impl PicajitTheiaProgram {
+    /// The JIT backend the program runs on (`None`: the interpreter).
+    fn backend(&self) -> Option<picajit_jit::Backend> {
+        self.compiled.as_ref().map(TheiaCompiled::backend)
+    }
+
     /// Instructions after the `.mem` entry table.
     fn length(&self) -> usize {
         self.code.imem.len().saturating_sub(asm::TABLE_LEN)
@@ -281,11 +273,11 @@ impl PicajitTheiaProgram {
 /// where.
 ///
 /// # Safety
-/// `p` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
+/// `program` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
 /// or readable, with callbacks that are safe to call with its `user` pointer.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_run(
-    p: *const PicajitTheiaProgram,
+    program: *const PicajitTheiaProgram,
     state: *mut PicajitTheiaState,
     entry_index: u32,
     budget: u64,
@@ -294,7 +286,7 @@ pub unsafe extern "C" fn picajit_theia_run(
 ) -> PicajitStatus {
     call("picajit_theia_run", || {
         // SAFETY: checked by the registry.
-        let p = unsafe { handle::get(p, "program") }?;
+        let p = unsafe { handle::get(program, "program") }?;
         args::check_ptr(state, "state")?;
         args::check_ptr(result, "result")?;
         // SAFETY: NULL or readable by this function's contract.
@@ -306,7 +298,7 @@ pub unsafe extern "C" fn picajit_theia_run(
             )));
         }
         let entry = asm::imem_address(entry_index as usize);
-        let budget = kind::budget(budget);
+        let budget = budget_arg(budget);
         // SAFETY: non-NULL, aligned, readable and writable by precondition.
         let st = unsafe { &mut *state };
         let rows = p.profile.register_count();
@@ -356,17 +348,6 @@ pub struct PicajitTheiaScene {
 
 impl handle::Handle for PicajitTheiaScene {
     const NAME: &'static str = "THEIA scene";
-}
-
-impl std::fmt::Debug for PicajitTheiaScene {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "PicajitTheiaScene({} instruction rows, {} ROM rows)",
-            self.scene.imem.len(),
-            self.rom.len()
-        )
-    }
 }
 
 /// Counters of one `picajit_theia_render`.
@@ -580,7 +561,7 @@ pub unsafe extern "C" fn picajit_theia_render(
                 "rgb_len {rgb_len}: a {w}x{h} image needs {need} bytes"
             )));
         }
-        let engine = kind::engine(engine, "engine")?
+        let engine = engine_arg(engine)?
             .backend()
             .map_or(Engine::Interp, Engine::Jit);
         let code = Code {

@@ -4,11 +4,12 @@
 //! the interpreter's results bit for bit. Registered by `src/capi/mod.rs` (the C ABI's module
 //! tree, from which the header is generated), whose conventions these follow.
 
-use crate::capi::args::{self, c_enum, CEnum};
-use crate::capi::engine::{self as kind, PicajitEngineKind};
+use crate::capi::args;
+use crate::capi::cenum::{c_enum, CEnum};
+use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
-use crate::usc::compile;
+use crate::capi::handle::{self, query};
+use crate::usc::{compile, UscError};
 use crate::Engine;
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
@@ -162,11 +163,14 @@ pub unsafe extern "C" fn picajit_usc_program_create(
             },
         };
         args::check_ptr(out, "out")?;
-        let backend = match kind::engine(engine, "engine")? {
+        let backend = match engine_arg(engine)? {
             Engine::Jit => host_backend(),
             e => e.backend(),
         };
-        let prepared = compile(text, opts).map_err(crate::Error::from)?;
+        let prepared = compile(text, opts).map_err(|e| match e {
+            UscError::Parse(e) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e),
+            e => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e),
+        })?;
         let code = match backend {
             None => None,
             Some(b) => Some(picajit_jit::usc::compile(&prepared, b)?),
@@ -185,15 +189,16 @@ pub unsafe extern "C" fn picajit_usc_program_engine(
     program: *const PicajitUscProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_usc_program_engine", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(program, "program", out, "out", |p| {
-                let backend = p.code.as_ref().map(UscCode::backend);
-                Ok(PicajitEngineKind::running(backend) as u32)
-            })
-        }
-    })
+    let kind = |p: &PicajitUscProgram| Ok(PicajitEngineKind::running(p.backend()) as u32);
+    // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
+    unsafe { query!("picajit_usc_program_engine", program => out, kind) }
+}
+
+impl PicajitUscProgram {
+    /// The JIT backend the program runs on (`None`: the interpreter).
+    fn backend(&self) -> Option<Backend> {
+        self.code.as_ref().map(UscCode::backend)
+    }
 }
 
 /// The host's USC JIT, where this host runs it.
@@ -303,15 +308,12 @@ pub unsafe extern "C" fn picajit_usc_state_get(
     instance: u32,
     value: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_usc_state_get", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(state, "state", value, "value", |s| {
-                let (r, l) = register(&s.state, bank, index, instance)?;
-                Ok(s.state.get(r, l))
-            })
-        }
-    })
+    let read = |s: &PicajitUscState| {
+        let (r, l) = register(&s.state, bank, index, instance)?;
+        Ok(s.state.get(r, l))
+    };
+    // SAFETY: a live state and a writable `value` (or NULL), by this function's contract.
+    unsafe { query!("picajit_usc_state_get", state => value, read) }
 }
 
 /// Set p0 of one instance (nonzero: set).
@@ -343,14 +345,9 @@ pub unsafe extern "C" fn picajit_usc_state_get_p0(
     instance: u32,
     value: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_usc_state_get_p0", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(state, "state", value, "value", |s| {
-                Ok(u32::from(s.state.p0[lane(&s.state, instance)?]))
-            })
-        }
-    })
+    let read = |s: &PicajitUscState| Ok(u32::from(s.state.p0[lane(&s.state, instance)?]));
+    // SAFETY: a live state and a writable `value` (or NULL), by this function's contract.
+    unsafe { query!("picajit_usc_state_get_p0", state => value, read) }
 }
 
 /// Run `program` from its first group on `state` until it runs past its last group or
@@ -375,7 +372,7 @@ pub unsafe extern "C" fn picajit_usc_run(
         // SAFETY: a live state used by this thread only, by this function's contract.
         let s = unsafe { handle::get_mut(state, "state") }?;
         args::check_optional(info, "info")?;
-        let budget = kind::budget(budget);
+        let budget = budget_arg(budget);
         let out = match &p.code {
             Some(code) => code.run(&p.prepared, &mut s.state, budget),
             None => p

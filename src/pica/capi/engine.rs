@@ -1,10 +1,11 @@
 //! Engines: a configuration (engine kind, float model, budget) that shaders and uniform sets
 //! are created from.
 
-use crate::capi::args::{self, c_enum, CEnum};
-use crate::capi::engine::{self as kind, PicajitEngineKind};
+use crate::capi::args;
+use crate::capi::cenum::{c_enum, CEnum};
+use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
+use crate::capi::handle::{self, query};
 use crate::pica::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
 use crate::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
@@ -116,9 +117,9 @@ impl PicajitEngineConfig {
             PicajitMaxRule::PICAJIT_MAX_NEG_INF_SECOND => MaxRule::NegInfSecond,
         };
         Ok(EngineConfig {
-            engine: kind::engine(self.engine, "engine")?,
+            engine: engine_arg(self.engine)?,
             float_mode,
-            budget: kind::budget(self.budget),
+            budget: budget_arg(self.budget),
             max_rule,
             ..EngineConfig::default()
         })
@@ -229,14 +230,9 @@ pub unsafe extern "C" fn picajit_engine_kind(
     engine: *const PicajitEngine,
     kind: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_engine_kind", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(engine, "engine", kind, "kind", |e| {
-                Ok(PicajitEngineKind::of(e.backend) as u32)
-            })
-        }
-    })
+    let value = |e: &PicajitEngine| Ok(PicajitEngineKind::of(e.backend) as u32);
+    // SAFETY: a live engine and a writable `kind` (or NULL), by this function's contract.
+    unsafe { query!("picajit_engine_kind", engine => kind, value) }
 }
 
 /// Drop the engine's compiled-code cache. Emulators load the same few programs many times per
@@ -267,8 +263,6 @@ pub unsafe extern "C" fn picajit_engine_cache_size(
     engine: *const PicajitEngine,
     count: *mut usize,
 ) -> PicajitStatus {
-    call("picajit_engine_cache_size", || {
-        // SAFETY: this function's contract.
-        unsafe { handle::query(engine, "engine", count, "count", |e| Ok(e.cache.len())) }
-    })
+    // SAFETY: a live engine and a writable `count` (or NULL), by this function's contract.
+    unsafe { query!("picajit_engine_cache_size", engine => count, |e| Ok(e.cache.len())) }
 }

@@ -7,9 +7,10 @@ use super::run::PicajitRunStats;
 use super::shader::{PicajitGsMode, PicajitShader};
 use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
-use crate::capi::args::{self, CEnum};
+use crate::capi::args;
+use crate::capi::cenum::CEnum;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
+use crate::capi::handle::{self, query};
 use crate::pica::engine::{GeometryRunner, GsInput};
 use picajit_interp::pica::exec::RunInfo;
 use picajit_interp::pica::program::{GsInputMode, ShaderKind};
@@ -134,14 +135,10 @@ pub unsafe extern "C" fn picajit_geometry_get_unit_state(
     geometry: *const PicajitGeometry,
     state: *mut PicajitUnitState,
 ) -> PicajitStatus {
-    call("picajit_geometry_get_unit_state", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(geometry, "geometry", state, "state", |g| {
-                Ok(PicajitUnitState::of(&g.runner.registers.unit_state()))
-            })
-        }
-    })
+    let value = |g: &PicajitGeometry| Ok(PicajitUnitState::of(&g.runner.registers.unit_state()));
+    // SAFETY: live geometry state and a writable `state` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_geometry_get_unit_state", geometry => state, value) }
 }
 
 /// Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
@@ -184,19 +181,17 @@ pub unsafe extern "C" fn picajit_geometry_get_emit_state(
     geometry: *const PicajitGeometry,
     state: *mut PicajitEmitState,
 ) -> PicajitStatus {
-    call("picajit_geometry_get_emit_state", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(geometry, "geometry", state, "state", |g| {
-                let st = &g.runner.state;
-                Ok(PicajitEmitState {
-                    vertex_id: u32::from(st.vertex_id),
-                    primitive: u32::from(st.primitive),
-                    winding: u32::from(st.winding),
-                })
-            })
-        }
-    })
+    let value = |g: &PicajitGeometry| {
+        let st = &g.runner.state;
+        Ok(PicajitEmitState {
+            vertex_id: u32::from(st.vertex_id),
+            primitive: u32::from(st.primitive),
+            winding: u32::from(st.winding),
+        })
+    };
+    // SAFETY: live geometry state and a writable `state` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_geometry_get_emit_state", geometry => state, value) }
 }
 
 /// Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
@@ -323,14 +318,9 @@ pub unsafe extern "C" fn picajit_geometry_pending(
     geometry: *const PicajitGeometry,
     count: *mut usize,
 ) -> PicajitStatus {
-    call("picajit_geometry_pending", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(geometry, "geometry", count, "count", |g| {
-                Ok(g.pending.len())
-            })
-        }
-    })
+    // SAFETY: live geometry state and a writable `count` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_geometry_pending", geometry => count, |g| Ok(g.pending.len())) }
 }
 
 /// Move up to `capacity` pending emitted vertices, oldest first, into caller buffers: the

@@ -1,7 +1,7 @@
 //! Vertex layouts: where the registers of one vertex sit in a caller buffer, and the two
 //! value formats (f32, raw f24 bits).
 
-use crate::capi::args::{c_enum, CEnum};
+use crate::capi::cenum::{c_enum, CEnum};
 use crate::capi::error::{Error, Result};
 use picajit_interp::pica::float::{Rounding, F24};
 
@@ -73,7 +73,7 @@ impl Layout {
 
     pub(crate) fn new(raw: &PicajitVertexLayout, what: &str) -> Result<Layout> {
         let format = PicajitFormat::from_raw(raw.format, "value format")
-            .map_err(|e| Error::invalid(format!("{what}: {}", e.message)))?;
+            .map_err(|e| Error::invalid(format!("{what}: {e}")))?;
         if raw.flags & !PICAJIT_LAYOUT_PACKED != 0 {
             return Err(Error::invalid(format!(
                 "{what}: unknown flag bits {:#x}",

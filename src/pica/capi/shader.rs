@@ -3,10 +3,11 @@
 
 use super::engine::PicajitEngine;
 use super::uniforms::PicajitUniforms;
-use crate::capi::args::{self, c_enum, CEnum};
+use crate::capi::args;
+use crate::capi::cenum::{c_enum, CEnum};
 use crate::capi::engine::PicajitEngineKind;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
+use crate::capi::handle::{self, query};
 use crate::pica::asm::{assemble, SourceFile};
 use crate::pica::engine::{apply_constants, program_from_shbin, Shader};
 use crate::pica::shbin::{Dvle, Shbin};
@@ -438,14 +439,10 @@ pub unsafe extern "C" fn picajit_shader_fallback_reason(
     shader: *const PicajitShader,
     reason: *mut *const c_char,
 ) -> PicajitStatus {
-    call("picajit_shader_fallback_reason", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(shader, "shader", reason, "reason", |s| {
-                Ok(s.fallback.as_ref().map_or(std::ptr::null(), |r| r.as_ptr()))
-            })
-        }
-    })
+    let value =
+        |s: &PicajitShader| Ok(s.fallback.as_ref().map_or(std::ptr::null(), |r| r.as_ptr()));
+    // SAFETY: a live shader and a writable `reason` (or NULL), by this function's contract.
+    unsafe { query!("picajit_shader_fallback_reason", shader => reason, value) }
 }
 
 /// Write the constants of the shader's DVLE (`.constf`, `.consti`, `.constb`) into

@@ -5,7 +5,7 @@
 use super::shader::PicajitShader;
 use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
+use crate::capi::handle::query;
 use crate::pica::engine::{Shader, ShaderAt};
 use picajit_interp::pica::state::UnitState;
 
@@ -191,12 +191,7 @@ pub unsafe extern "C" fn picajit_shader_prepared_entries(
     shader: *const PicajitShader,
     prepared: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_shader_prepared_entries", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(shader, "shader", prepared, "prepared", |s| {
-                Ok(s.shader.prepared_entries() as u32)
-            })
-        }
-    })
+    let value = |s: &PicajitShader| Ok(s.shader.prepared_entries() as u32);
+    // SAFETY: a live shader and a writable `prepared` (or NULL), by this function's contract.
+    unsafe { query!("picajit_shader_prepared_entries", shader => prepared, value) }
 }

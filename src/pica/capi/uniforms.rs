@@ -4,7 +4,7 @@
 use super::engine::PicajitEngine;
 use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
-use crate::capi::handle;
+use crate::capi::handle::{self, query};
 use crate::pica::engine::Shader;
 use picajit_interp::pica::float::FloatMode;
 use picajit_interp::pica::state::Uniforms;
@@ -39,12 +39,14 @@ impl PicajitUniforms {
     }
 }
 
-fn float_index(index: u32) -> Result<usize> {
-    if index < FLOAT_ROWS {
+/// Register `index` of a file of `len` registers named `prefix`0.. (`kind` in the message).
+fn register(index: u32, len: u32, kind: &str, prefix: char) -> Result<usize> {
+    if index < len {
         Ok(index as usize)
     } else {
         Err(Error::invalid(format!(
-            "float uniform index {index} is past c95"
+            "{kind} uniform index {index} is past {prefix}{}",
+            len - 1
         )))
     }
 }
@@ -163,7 +165,7 @@ fn float_rows(first: u32, count: u32) -> Result<Option<usize>> {
     let first_index = if count == 0 && first == FLOAT_ROWS {
         first as usize
     } else {
-        float_index(first)?
+        register(first, FLOAT_ROWS, "float", 'c')?
     };
     if first.checked_add(count).is_none_or(|end| end > FLOAT_ROWS) {
         return Err(Error::invalid(format!(
@@ -185,19 +187,12 @@ pub unsafe extern "C" fn picajit_uniforms_get_float(
     index: u32,
     value: *mut f32,
 ) -> PicajitStatus {
-    call("picajit_uniforms_get_float", || {
-        // SAFETY: a live uniform set by this function's contract.
-        let set = unsafe { handle::get(uniforms, "uniforms") }?;
-        if index >= 128 {
-            return Err(Error::invalid(format!(
-                "float uniform index {index} is past c127"
-            )));
-        }
-        let row = set.uniforms.float(index as usize);
-        // SAFETY: 4 writable floats by this function's contract; `[f32; 4]` has the
-        // alignment of f32.
-        unsafe { args::write_out(value.cast::<[f32; 4]>(), row, "value") }
-    })
+    // c96-c127 read 1.0, as on hardware.
+    let row = |s: &PicajitUniforms| Ok(s.uniforms.float(register(index, 128, "float", 'c')?));
+    // `[f32; 4]` has the alignment of f32.
+    let value = value.cast::<[f32; 4]>();
+    // SAFETY: a live uniform set and 4 writable floats (or NULL), by this function's contract.
+    unsafe { query!("picajit_uniforms_get_float", uniforms => value, row) }
 }
 
 /// Set int uniform i`index` (0-3) to `value[4]` = (x, y, z, w): x = loop count - 1,
@@ -215,15 +210,10 @@ pub unsafe extern "C" fn picajit_uniforms_set_int(
     call("picajit_uniforms_set_int", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
         let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        if index >= 4 {
-            return Err(Error::invalid(format!(
-                "int uniform index {index} is past i3"
-            )));
-        }
+        let index = register(index, 4, "int", 'i')?;
         // SAFETY: 4 readable bytes by this function's contract.
         let v = unsafe { args::slice(value, 4, "value") }?;
-        set.uniforms
-            .set_int(index as usize, [v[0], v[1], v[2], v[3]]);
+        set.uniforms.set_int(index, [v[0], v[1], v[2], v[3]]);
         Ok(())
     })
 }
@@ -241,11 +231,8 @@ pub unsafe extern "C" fn picajit_uniforms_set_bool(
     call("picajit_uniforms_set_bool", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
         let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        if !set.uniforms.set_bool(index as usize, value) {
-            return Err(Error::invalid(format!(
-                "bool uniform index {index} is past b15"
-            )));
-        }
+        set.uniforms
+            .set_bool(register(index, 16, "bool", 'b')?, value);
         Ok(())
     })
 }
@@ -281,12 +268,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_bools(
     uniforms: *const PicajitUniforms,
     bits: *mut u16,
 ) -> PicajitStatus {
-    call("picajit_uniforms_get_bools", || {
-        // SAFETY: this function's contract.
-        unsafe {
-            handle::query(uniforms, "uniforms", bits, "bits", |s| {
-                Ok(s.uniforms.bools())
-            })
-        }
-    })
+    // SAFETY: a live uniform set and a writable `bits` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_uniforms_get_bools", uniforms => bits, |s| Ok(s.uniforms.bools())) }
 }
