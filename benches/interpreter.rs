@@ -4,8 +4,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use picajit::interp::pica::float::{FloatMode, Rounding};
-use picajit::interp::pica::state::Uniforms;
-use picajit::pica::engine::{program_from_shbin, EngineConfig, Shader};
+use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, Invocation, Shader};
 use picajit::Engine;
 use std::hint::black_box;
 
@@ -62,10 +62,16 @@ fn bench(c: &mut Criterion) {
                 ..EngineConfig::default()
             };
             let shader = Shader::new(program.clone(), &config).expect("prepares");
-            let (_, info) = shader.run_vertex(&uniforms, &inputs).expect("runs");
+            // One invocation from the clean state, as a vertex of a draw starts.
+            let run = |uniforms: &Uniforms, inputs: &[[f32; 4]; 16]| {
+                let mut regs = Registers::default();
+                let outcome = shader.invoke(Invocation::one(uniforms, &mut regs).input(inputs));
+                (regs, outcome)
+            };
+            let info = run(&uniforms, &inputs).1.expect("runs");
             group.throughput(Throughput::Elements(info.instructions));
             group.bench_function(BenchmarkId::new(*name, label), |b| {
-                b.iter(|| shader.run_vertex(black_box(&uniforms), black_box(&inputs)))
+                b.iter(|| run(black_box(&uniforms), black_box(&inputs)))
             });
         }
     }

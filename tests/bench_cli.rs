@@ -1,6 +1,9 @@
 //! `picajit bench` end to end on a tiny time budget, and the benchmark example shaders run on
 //! the interpreter with values worked out by hand.
 
+mod engine_common;
+
+use engine_common::run_vertex;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::{GsInputMode, ShaderKind};
 use picajit::interp::pica::state::Uniforms;
@@ -530,7 +533,7 @@ fn skinning4_blends_four_bones() {
     v[input(&dvle, "innrm")] = [0.0, 0.0, 2.0, 0.0];
     v[input(&dvle, "inidx")] = [0.0, 3.0, 6.0, 9.0];
     v[input(&dvle, "inwgt")] = [0.25; 4];
-    let (regs, info) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, info) = run_vertex(&shader, &u, &v).expect("runs");
     // Translation blended: 0.25 * (0 + 1 + 2 + 3) = 1.5.
     assert_eq!(regs.output[0], [2.5, 2.0, 3.0, 1.0]);
     // Normal renormalised to (0, 0, 1), shown as n * 0.5 + 0.5.
@@ -540,7 +543,7 @@ fn skinning4_blends_four_bones() {
     // Unequal weights on two bones: 0.75 * bone 2 + 0.25 * bone 3 shifts x by 2.25.
     v[input(&dvle, "inidx")] = [6.0, 9.0, 0.0, 0.0];
     v[input(&dvle, "inwgt")] = [0.75, 0.25, 0.0, 0.0];
-    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &v).expect("runs");
     assert_eq!(regs.output[0], [3.25, 2.0, 3.0, 1.0]);
 }
 
@@ -571,7 +574,7 @@ fn lights8_sums_eight_lights() {
     // n.l = n.h = 1, so colour = ambient + diffuse + specular.
     let mut u = base.clone();
     lights8_uniforms(&dvle, &mut u, [1.0, 0.0, 0.0, 0.0]);
-    let (regs, info) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, info) = run_vertex(&shader, &u, &v).expect("runs");
     assert_eq!(regs.output[0], [0.0, 0.0, -1.0, 1.0]);
     assert_close(regs.output[1], [0.875, 0.625, 0.5, 1.0], "unattenuated");
     assert_eq!(regs.al, 32, "the loop visits all eight lights");
@@ -584,13 +587,13 @@ fn lights8_sums_eight_lights() {
     // k0 = 0.5: attenuation 2 doubles the light's contribution, not the ambient.
     let mut u = base.clone();
     lights8_uniforms(&dvle, &mut u, [0.5, 0.0, 0.0, 0.0]);
-    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &v).expect("runs");
     assert_close(regs.output[1], [1.625, 1.125, 0.875, 1.0], "k0 = 0.5");
 
     // k2 = 1 at distance 2: attenuation 1/4.
     let mut u = base;
     lights8_uniforms(&dvle, &mut u, [0.0, 0.0, 1.0, 0.0]);
-    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &v).expect("runs");
     assert_close(regs.output[1], [0.3125, 0.25, 0.21875, 1.0], "k2 = 1");
 }
 
@@ -618,17 +621,17 @@ fn branches_takes_each_path() {
     };
 
     // Lit (n.l = 0.625 falls in the third band, intensity 0.6), nearer than the fog.
-    let (regs, near_lit) = shader.run_vertex(&u, &vertex(-2.0, 0.625)).expect("runs");
+    let (regs, near_lit) = run_vertex(&shader, &u, &vertex(-2.0, 0.625)).expect("runs");
     assert_close(regs.output[1], [0.6, 0.3, 0.15, 1.0], "lit, no fog");
     assert_eq!(regs.al, 2, "BREAKC left the loop at the third band");
 
     // Brighter: the first band matches, so the loop runs once.
-    let (regs, bright) = shader.run_vertex(&u, &vertex(-2.0, 1.0)).expect("runs");
+    let (regs, bright) = run_vertex(&shader, &u, &vertex(-2.0, 1.0)).expect("runs");
     assert_close(regs.output[1], [1.0, 0.5, 0.25, 1.0], "first band");
     assert!(bright.instructions < near_lit.instructions);
 
     // Facing away, at depth 6: ambient, then half way into the fog.
-    let (regs, _) = shader.run_vertex(&u, &vertex(-6.0, -1.0)).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &vertex(-6.0, -1.0)).expect("runs");
     assert_close(
         regs.output[1],
         [0.625, 0.5625, 0.53125, 1.0],
@@ -637,7 +640,7 @@ fn branches_takes_each_path() {
     assert_eq!(regs.output[0], [0.0, 0.0, -6.0, 6.0]);
 
     // Past the fog end the fog factor is clamped to 1.
-    let (regs, _) = shader.run_vertex(&u, &vertex(-20.0, -1.0)).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &vertex(-20.0, -1.0)).expect("runs");
     assert_close(regs.output[1], [1.0, 1.0, 1.0, 1.0], "fully fogged");
 }
 

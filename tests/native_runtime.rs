@@ -14,7 +14,8 @@ use picajit::interp::pica::isa::{
 };
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms};
-use picajit::pica::engine::{ActiveBackend, EngineConfig, Shader};
+use picajit::pica::engine::{EngineConfig, Shader};
+use picajit::Engine;
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 use std::hint::black_box;
 
@@ -147,10 +148,10 @@ fn features_are_detected_at_run_time_and_select_native_code() {
     // features in its code.
     let shader = Shader::new(reads_uniform(3, true), &EngineConfig::default()).unwrap();
     let expected = match host() {
-        Backend::X64 => ActiveBackend::X64,
-        Backend::A64 => ActiveBackend::A64,
+        Backend::X64 => Engine::X64,
+        Backend::A64 => Engine::A64,
     };
-    assert_eq!(shader.backend(), expected);
+    assert_eq!(shader.engine(), expected);
     let compiled = shader.compiled().expect("compiled");
     assert_eq!(compiled.features(), f);
     assert!(!compiled.is_emulated());

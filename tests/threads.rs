@@ -7,9 +7,9 @@ use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::UnitState;
 use picajit::pica::bench::Workload;
 use picajit::pica::engine::{
-    batch_threads, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
+    batch_threads, EngineConfig, Invocation, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
 };
-use picajit::Engine;
+use picajit::{Engine, Error};
 
 type Rows = Vec<[[f32; 4]; 16]>;
 
@@ -89,22 +89,25 @@ fn split_batches_equal_one_thread() {
                 let run = |threads: usize| {
                     let s = shader(&w.program, backend, mode, threads);
                     let mut out: Rows = vec![[[0.0; 4]; 16]; n];
-                    let i1 = s.run_batch(&uniforms, &inputs, &mut out).expect("batch");
+                    let i1 = s
+                        .invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                        .map(|o| o.instructions)
+                        .expect("batch");
                     let mut out_raw: Rows = vec![[[0.0; 4]; 16]; n];
                     let i2 = s
-                        .run_batch_f24(&uniforms, &raw, &mut out_raw, 0xFFFF)
+                        .invoke(Invocation::batch(&uniforms, &raw, &mut out_raw))
+                        .map(|o| o.instructions)
                         .expect("f24 batch");
                     let mut out_state: Rows = vec![[[0.0; 4]; 16]; n];
                     let mut state_out = UnitState::default();
                     let i3 = s
-                        .run_batch_state(
-                            &uniforms,
-                            &inputs,
-                            &mut out_state,
-                            s.output_mask(),
-                            Some(&start),
-                            Some(&mut state_out),
+                        .invoke(
+                            Invocation::batch(&uniforms, &inputs, &mut out_state)
+                                .mask(s.output_mask())
+                                .from_state(&start)
+                                .state_out(&mut state_out),
                         )
+                        .map(|o| o.instructions)
                         .expect("state batch");
                     (
                         (i1, i2, i3),
@@ -174,9 +177,13 @@ spin:
                 s.set_threads(threads);
                 let mut out: Rows = vec![[[0.0; 4]; 16]; n];
                 let e = s
-                    .run_batch(&uniforms, &inputs, &mut out)
+                    .invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                    .map(|o| o.instructions)
                     .expect_err("a vertex spins");
-                assert_eq!(e.vertex, failing, "{backend:?}, {threads} threads");
+                assert!(
+                    matches!(e, Error::Exec { index, .. } if index == failing),
+                    "{backend:?}, {threads} threads: {e}"
+                );
                 for k in [0, failing.saturating_sub(1)] {
                     if k < failing {
                         assert_eq!(out[k][0], inputs[k][0], "vertex {k} written");

@@ -6,7 +6,6 @@
 use super::cenum::{c_enum, CEnum};
 use super::error::Result;
 use crate::Engine;
-use picajit_jit::Backend;
 
 /// Which engine runs a program: what every ISA's create function takes (PICA200:
 /// `PicajitEngineConfig::engine`; THEIA: `picajit_theia_program_create`; USC:
@@ -44,13 +43,13 @@ pub const PICAJIT_DEFAULT_BUDGET: u64 = 1 << 20;
 
 const _: () = assert!(PICAJIT_DEFAULT_BUDGET == crate::DEFAULT_BUDGET);
 
-impl PicajitEngineKind {
-    /// The engine kind of a program that runs on `backend`'s code (`None`: the interpreter).
-    pub(crate) fn running(backend: Option<Backend>) -> PicajitEngineKind {
-        match backend {
-            None => PicajitEngineKind::PICAJIT_ENGINE_INTERP,
-            Some(Backend::X64) => PicajitEngineKind::PICAJIT_ENGINE_X64,
-            Some(Backend::A64) => PicajitEngineKind::PICAJIT_ENGINE_A64,
+impl From<Engine> for PicajitEngineKind {
+    fn from(engine: Engine) -> PicajitEngineKind {
+        match engine {
+            Engine::Jit => PicajitEngineKind::PICAJIT_ENGINE_JIT,
+            Engine::Interp => PicajitEngineKind::PICAJIT_ENGINE_INTERP,
+            Engine::X64 => PicajitEngineKind::PICAJIT_ENGINE_X64,
+            Engine::A64 => PicajitEngineKind::PICAJIT_ENGINE_A64,
         }
     }
 }

@@ -87,8 +87,9 @@ impl Error {
     }
 }
 
-/// The one mapping of the crate's errors to statuses, for every ISA (a function that means
-/// something more specific, such as a THEIA scene file that does not read, says so itself).
+/// The one mapping of the engines' errors to statuses, for every ISA. (Errors of reading files
+/// and assembling sources are the ISA's own types; each ISA's functions give them
+/// `PICAJIT_ERR_SHBIN`, `_ASSEMBLY` or `_PROGRAM` where they read them.)
 impl From<crate::Error> for Error {
     fn from(e: crate::Error) -> Error {
         use crate::Error as E;
@@ -96,11 +97,11 @@ impl From<crate::Error> for Error {
         let status = match &e {
             E::Unavailable(_) | E::Jit(_) => PICAJIT_ERR_ENGINE_UNAVAILABLE,
             E::Program(_) => PICAJIT_ERR_PROGRAM,
-            E::NoSuchDvle { .. } | E::Shbin(_) => PICAJIT_ERR_SHBIN,
-            E::Asm(_) | E::TheiaAsm(_) | E::Mem(_) => PICAJIT_ERR_ASSEMBLY,
-            // USC's create maps the parse and prepare errors it gets (src/usc/capi.rs); a USC
-            // error past it is a run's.
-            E::Exec { .. } | E::Theia(_) | E::Usc(_) | E::Render(_) => PICAJIT_ERR_EXEC,
+            E::NoSuchDvle { .. } => PICAJIT_ERR_SHBIN,
+            E::Invalid(_) => PICAJIT_ERR_INVALID_ARGUMENT,
+            // USC's create reads the errors of preparing a program itself (src/usc/capi.rs);
+            // past it a USC error is a run's.
+            E::Exec { .. } | E::Theia(_) | E::Usc(_) => PICAJIT_ERR_EXEC,
         };
         Error::new(status, e)
     }

@@ -9,13 +9,14 @@ use crate::capi::cenum::{c_enum, CEnum};
 use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle::{self, query};
-use crate::theia::render::{readmemh, render, Engine, Scene, MAX_CORES};
+use crate::theia::engine::Shader;
+use crate::theia::render::{readmemh, render, Scene, MAX_CORES};
 use crate::theia::{asm, MemImage};
-use picajit_interp::theia::exec::{self, Code, Io, State, Status};
+use picajit_interp::theia::exec::{Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
 use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
-use picajit_jit::theia::{compile, ctx_from_state, state_from_ctx, TheiaCompiled};
+use picajit_jit::theia::{compile, ctx_from_state, state_from_ctx};
 use std::ffi::{c_char, c_void};
 
 /// Which reading of THEIA a program follows (see docs/theia.md).
@@ -93,9 +94,7 @@ pub struct PicajitTheiaIo {
 /// A THEIA program prepared for an engine. Immutable after creation; may be run from
 /// several threads at once, each with its own state.
 pub struct PicajitTheiaProgram {
-    code: Code,
-    profile: Profile,
-    compiled: Option<TheiaCompiled>,
+    shader: Shader,
 }
 
 impl handle::Handle for PicajitTheiaProgram {
@@ -182,13 +181,14 @@ pub unsafe extern "C" fn picajit_theia_program_create(
             PicajitTheiaProfile::PICAJIT_THEIA_PROFILE_RTL => Profile::Rtl,
             PicajitTheiaProfile::PICAJIT_THEIA_PROFILE_MANUAL => Profile::Manual,
         };
+        let assembly =
+            |e: &dyn std::fmt::Display| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e);
         let imem = if is_mem != 0 {
-            MemImage::parse(src).map_err(crate::Error::from)?.words
+            MemImage::parse(src).map_err(|e| assembly(&e))?.words
         } else {
-            asm::assemble(src).map_err(crate::Error::from)?.imem()
+            asm::assemble(src).map_err(|e| assembly(&e))?.imem()
         };
         let code = Code::imem(imem);
-        let backend = engine_arg(engine)?.backend();
         // Entry points: every routine of the table that is in this file, and the first
         // instruction; runs may start elsewhere (the interpreter then takes them).
         let mut entries: Vec<u16> = code
@@ -199,17 +199,9 @@ pub unsafe extern "C" fn picajit_theia_program_create(
             .map(|&v| v as u16)
             .collect();
         entries.push(asm::imem_address(0));
-        let compiled = match backend {
-            None => None,
-            Some(b) => Some(compile(&code, profile, b, &entries)?),
-        };
-        let p = PicajitTheiaProgram {
-            code,
-            profile,
-            compiled,
-        };
+        let shader = Shader::new(code, profile, &entries, engine_arg(engine)?)?;
         // SAFETY: `out` is writable by this function's contract.
-        unsafe { handle::create_out(out, p) }
+        unsafe { handle::create_out(out, PicajitTheiaProgram { shader }) }
     })
 }
 
@@ -222,7 +214,7 @@ pub unsafe extern "C" fn picajit_theia_program_engine(
     program: *const PicajitTheiaProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    let kind = |p: &PicajitTheiaProgram| Ok(PicajitEngineKind::running(p.backend()) as u32);
+    let kind = |p: &PicajitTheiaProgram| Ok(PicajitEngineKind::from(p.shader.engine()) as u32);
     // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
     unsafe { query!("picajit_theia_program_engine", program => out, kind) }
 }
@@ -254,14 +246,9 @@ pub unsafe extern "C" fn picajit_theia_program_length(
 }
 
 impl PicajitTheiaProgram {
-    /// The JIT backend the program runs on (`None`: the interpreter).
-    fn backend(&self) -> Option<picajit_jit::Backend> {
-        self.compiled.as_ref().map(TheiaCompiled::backend)
-    }
-
     /// Instructions after the `.mem` entry table.
     fn length(&self) -> usize {
-        self.code.imem.len().saturating_sub(asm::TABLE_LEN)
+        self.shader.code().imem.len().saturating_sub(asm::TABLE_LEN)
     }
 }
 
@@ -298,10 +285,10 @@ pub unsafe extern "C" fn picajit_theia_run(
             )));
         }
         let entry = asm::imem_address(entry_index as usize);
-        let budget = budget_arg(budget);
         // SAFETY: non-NULL, aligned, readable and writable by precondition.
         let st = unsafe { &mut *state };
-        let rows = p.profile.register_count();
+        let profile = p.shader.profile();
+        let rows = profile.register_count();
         let mut cio = CIo(io.copied().unwrap_or(PicajitTheiaIo {
             user: std::ptr::null_mut(),
             omem_write: None,
@@ -309,14 +296,16 @@ pub unsafe extern "C" fn picajit_theia_run(
         }));
         // One copy in, one out: compiled code runs on the context block itself.
         let mut ctx = st.ctx(rows);
-        let r = match &p.compiled {
-            Some(c) => c.run_ctx(&mut ctx, &mut cio, entry, budget),
+        let r = match p.shader.compiled() {
+            Some(c) => c
+                .run_ctx(&mut ctx, &mut cio, entry, budget_arg(budget))
+                .map_err(crate::Error::from),
             None => {
-                let mut s = State::new(p.profile);
+                let mut s = State::new(profile);
                 state_from_ctx(&mut s, &ctx);
-                let r = exec::run(p.profile, &p.code, &mut s, &mut cio, entry, budget);
+                let r = p.shader.run(&mut s, &mut cio, entry, budget);
                 ctx_from_state(&mut ctx, &s);
-                r.map_err(picajit_jit::Error::Theia)
+                r
             }
         };
         st.store(&ctx, rows);
@@ -561,14 +550,12 @@ pub unsafe extern "C" fn picajit_theia_render(
                 "rgb_len {rgb_len}: a {w}x{h} image needs {need} bytes"
             )));
         }
-        let engine = engine_arg(engine)?
-            .backend()
-            .map_or(Engine::Interp, Engine::Jit);
+        let engine = engine_arg(engine)?;
         let code = Code {
             imem: sc.imem.clone(),
             rom: s.rom.clone(),
         };
-        if let Engine::Jit(b) = engine {
+        if let Some(b) = engine.backend() {
             // The render compiles per thread; an engine this build cannot run is reported
             // as such rather than as a failed render.
             let entries = sc.entries().map_err(bad_scene)?;
@@ -578,7 +565,8 @@ pub unsafe extern "C" fn picajit_theia_render(
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t as usize,
         };
-        let (img, st) = render(&sc, &code.rom, engine, threads).map_err(crate::Error::from)?;
+        let (img, st) = render(&sc, &code.rom, engine, threads)
+            .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
         // SAFETY: `need` writable bytes by this function's contract (`rgb_len` >= `need`).
         let out = unsafe { args::bytes_mut(rgb, need, "rgb") }?;
         out.copy_from_slice(&img.rgb[..need]);

@@ -6,23 +6,20 @@
 
 use crate::capi::args;
 use crate::capi::cenum::{c_enum, CEnum};
-use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
+use crate::capi::engine::{engine_arg, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle::{self, query};
+use crate::usc::engine::Shader;
 use crate::usc::{compile, UscError};
-use crate::Engine;
 use picajit_interp::usc::program::{Bank, Reg};
-use picajit_interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
-use picajit_jit::usc::UscCode;
-use picajit_jit::Backend;
+use picajit_interp::usc::{State, Status, UscOptions, MAX_INSTANCES};
 use std::ffi::c_char;
 
 /// A USC program parsed and checked for the scope, with its machine code when it runs on a
 /// JIT (immutable; usable from any number of threads at once).
 #[derive(Debug)]
 pub struct PicajitUscProgram {
-    prepared: Prepared,
-    code: Option<UscCode>,
+    shader: Shader,
 }
 
 /// The registers of 1-16 USC instances: per-instance r, vi, i, idx, p0 and execution mask;
@@ -163,20 +160,14 @@ pub unsafe extern "C" fn picajit_usc_program_create(
             },
         };
         args::check_ptr(out, "out")?;
-        let backend = match engine_arg(engine)? {
-            Engine::Jit => host_backend(),
-            e => e.backend(),
-        };
+        let engine = engine_arg(engine)?;
         let prepared = compile(text, opts).map_err(|e| match e {
             UscError::Parse(e) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e),
-            e => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e),
+            UscError::Prepare(e) => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e),
         })?;
-        let code = match backend {
-            None => None,
-            Some(b) => Some(picajit_jit::usc::compile(&prepared, b)?),
-        };
+        let shader = Shader::new(prepared, engine)?;
         // SAFETY: `out` is writable by this function's contract.
-        unsafe { handle::create_out(out, PicajitUscProgram { prepared, code }) }
+        unsafe { handle::create_out(out, PicajitUscProgram { shader }) }
     })
 }
 
@@ -189,25 +180,9 @@ pub unsafe extern "C" fn picajit_usc_program_engine(
     program: *const PicajitUscProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    let kind = |p: &PicajitUscProgram| Ok(PicajitEngineKind::running(p.backend()) as u32);
+    let kind = |p: &PicajitUscProgram| Ok(PicajitEngineKind::from(p.shader.engine()) as u32);
     // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
     unsafe { query!("picajit_usc_program_engine", program => out, kind) }
-}
-
-impl PicajitUscProgram {
-    /// The JIT backend the program runs on (`None`: the interpreter).
-    fn backend(&self) -> Option<Backend> {
-        self.code.as_ref().map(UscCode::backend)
-    }
-}
-
-/// The host's USC JIT, where this host runs it.
-fn host_backend() -> Option<Backend> {
-    match Backend::host()? {
-        Backend::X64 if picajit_jit::usc::x64::available() => Some(Backend::X64),
-        Backend::A64 if picajit_jit::usc::a64::available() => Some(Backend::A64),
-        _ => None,
-    }
 }
 
 /// Fill `options` with the defaults (fused FMAD, CNDLT as commented).
@@ -372,14 +347,8 @@ pub unsafe extern "C" fn picajit_usc_run(
         // SAFETY: a live state used by this thread only, by this function's contract.
         let s = unsafe { handle::get_mut(state, "state") }?;
         args::check_optional(info, "info")?;
-        let budget = budget_arg(budget);
-        let out = match &p.code {
-            Some(code) => code.run(&p.prepared, &mut s.state, budget),
-            None => p
-                .prepared
-                .run(&mut s.state, budget)
-                .map_err(picajit_jit::Error::Usc),
-        }?;
+        // The budget: 0 stands for the default here as everywhere.
+        let out = p.shader.run(&mut s.state, budget)?;
         let i = PicajitUscRunInfo {
             done: u32::from(out.status == Status::Done),
             steps: out.steps,

@@ -311,9 +311,8 @@ impl Prepared {
         outputs: &mut [[[f32; 4]; 16]],
     ) -> Result<BatchStats, String> {
         match &self.exec {
-            // The engine's own `run_batch` takes f32 attributes and converts every input
-            // register of every vertex; the JIT's takes register values. Running the
-            // invocations here on converted inputs keeps conversion out of both timings.
+            // The interpreter itself, as the JIT's batch below, on register values: input
+            // conversion stays out of both timings.
             Exec::Engine(shader) => {
                 let mut regs = Registers::default();
                 let mut stats = BatchStats::default();
@@ -327,7 +326,8 @@ impl Prepared {
                     }
                     regs.input = *input;
                     let info = shader
-                        .run(&mut regs, uniforms, None)
+                        .interpreter()
+                        .run(&mut regs, uniforms, None, self.budget)
                         .map_err(|e| format!("vertex {k}: {e}"))?;
                     stats.instructions += info.instructions;
                     let mut mask = self.out_mask;

@@ -4,24 +4,15 @@
 use crate::capi::args;
 use crate::capi::cenum::{c_enum, CEnum};
 use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
-use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::error::{call, PicajitStatus, Result};
 use crate::capi::handle::{self, query};
-use crate::pica::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
+use crate::pica::engine::{EngineConfig, Shader};
+use crate::Engine;
 use crate::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{encode, Instruction};
 use picajit_interp::pica::program::{Program, ShaderKind};
-use picajit_jit::{Backend, CodeCache};
-
-impl PicajitEngineKind {
-    pub(crate) fn of(active: ActiveBackend) -> PicajitEngineKind {
-        PicajitEngineKind::running(match active {
-            ActiveBackend::Interpreter => None,
-            ActiveBackend::X64 => Some(Backend::X64),
-            ActiveBackend::A64 => Some(Backend::A64),
-        })
-    }
-}
+use picajit_jit::CodeCache;
 
 /// Float semantics (`PicajitEngineConfig::float_mode`).
 #[repr(u32)]
@@ -130,23 +121,13 @@ impl PicajitEngineConfig {
 /// of compiled code (internally synchronised) so that loading a program again is cheap.
 pub struct PicajitEngine {
     pub(crate) config: EngineConfig,
-    backend: ActiveBackend,
+    /// The engine the config resolves to on this host (never `Engine::Jit`).
+    engine: Engine,
     pub(crate) cache: CodeCache,
 }
 
 impl handle::Handle for PicajitEngine {
     const NAME: &'static str = "engine";
-}
-
-impl From<EngineError> for Error {
-    fn from(e: EngineError) -> Error {
-        let status = match e {
-            EngineError::Program(_) => PicajitStatus::PICAJIT_ERR_PROGRAM,
-            EngineError::BackendUnavailable(_) => PicajitStatus::PICAJIT_ERR_ENGINE_UNAVAILABLE,
-            EngineError::NoSuchDvle { .. } => PicajitStatus::PICAJIT_ERR_SHBIN,
-        };
-        Error::new(status, e)
-    }
 }
 
 /// Fill `config` with the defaults (`PICAJIT_ENGINE_JIT`, f24 with rounding toward zero,
@@ -195,10 +176,9 @@ pub unsafe extern "C" fn picajit_engine_create(
         let end = encode(&Instruction::End).expect("END encodes");
         let probe = Program::new(vec![end], Vec::new(), 0, ShaderKind::Vertex)
             .expect("a one-word program is valid");
-        let backend = Shader::new(probe, &config)?.backend();
         let engine = PicajitEngine {
+            engine: Shader::new(probe, &config)?.engine(),
             config,
-            backend,
             cache: CodeCache::new(),
         };
         // SAFETY: `out` is writable by this function's contract.
@@ -230,7 +210,7 @@ pub unsafe extern "C" fn picajit_engine_kind(
     engine: *const PicajitEngine,
     kind: *mut u32,
 ) -> PicajitStatus {
-    let value = |e: &PicajitEngine| Ok(PicajitEngineKind::of(e.backend) as u32);
+    let value = |e: &PicajitEngine| Ok(PicajitEngineKind::from(e.engine) as u32);
     // SAFETY: a live engine and a writable `kind` (or NULL), by this function's contract.
     unsafe { query!("picajit_engine_kind", engine => kind, value) }
 }

@@ -7,7 +7,7 @@ use super::uniforms::PicajitUniforms;
 use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle;
-use crate::pica::engine::Shader;
+use crate::pica::engine::{Attributes, Invocation, Shader};
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::UnitState;
 use std::ffi::c_void;
@@ -29,6 +29,15 @@ pub struct PicajitRunStats {
 /// Vertices converted and run per engine call: large enough to amortise the call, small
 /// enough that the staging buffers stay in cache.
 const CHUNK: usize = 64;
+
+/// The failing invocation of an engine call and its message (the invocations the C ABI
+/// builds fail only as the interpreter does).
+pub(crate) fn failed_invocation(e: crate::Error) -> (usize, String) {
+    match e {
+        crate::Error::Exec { index, error } => (index, error.to_string()),
+        other => (0, other.to_string()),
+    }
+}
 
 /// Overlapping input and output ranges would alias a `&[u8]` with a `&mut [u8]`.
 fn check_disjoint(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> Result<()> {
@@ -132,16 +141,19 @@ impl Batch<'_> {
             let mut chunk_state = UnitState::default();
             let want = (self.state_out && start + n == count).then_some(&mut chunk_state);
             let wanted = want.is_some();
-            let result = match self.input.format {
-                PicajitFormat::PICAJIT_FORMAT_F32 => {
-                    shader.run_batch_state(uniforms, ins, outs, mask, state_in, want)
-                }
-                PicajitFormat::PICAJIT_FORMAT_F24 => {
-                    shader.run_batch_registers_state(uniforms, ins, outs, mask, state_in, want)
-                }
-            }
-            .map(|instructions| stats.instructions += instructions)
-            .map_err(|e| (e.vertex, e.error));
+            let inputs = match self.input.format {
+                PicajitFormat::PICAJIT_FORMAT_F32 => Attributes::F32(ins),
+                PicajitFormat::PICAJIT_FORMAT_F24 => Attributes::Registers(ins),
+            };
+            let result = shader
+                .invoke(
+                    Invocation::batch(uniforms, inputs, outs)
+                        .mask(mask)
+                        .from_state(state_in)
+                        .state_out(want),
+                )
+                .map(|o| stats.instructions += o.instructions)
+                .map_err(failed_invocation);
             if wanted && result.is_ok() {
                 last_state = Some(chunk_state);
             }

@@ -255,7 +255,7 @@ pub unsafe extern "C" fn picajit_shader_create(
 }
 
 fn parse_shbin(data: &[u8]) -> Result<Shbin> {
-    Ok(Shbin::parse(data).map_err(crate::Error::from)?)
+    Shbin::parse(data).map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_SHBIN, e))
 }
 
 /// Create a shader from DVLE number `dvle_index` of a SHBIN file image of `size` bytes
@@ -335,7 +335,8 @@ pub unsafe extern "C" fn picajit_shader_load_source(
             name: "source",
             text,
         };
-        let shbin = assemble(&[file]).map_err(crate::Error::from)?;
+        let shbin =
+            assemble(&[file]).map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e))?;
         let shader = shader_from_shbin(engine, &shbin, dvle_index)?;
         // SAFETY: `out` is writable by this function's contract.
         unsafe { handle::create_out(out, shader) }
@@ -396,7 +397,7 @@ impl PicajitShader {
                 ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX,
                 ShaderKind::Geometry => PicajitShaderKind::PICAJIT_SHADER_GEOMETRY,
             },
-            engine: PicajitEngineKind::of(self.shader.backend()),
+            engine: PicajitEngineKind::from(self.shader.engine()),
             fallback: u32::from(self.fallback.is_some()),
             entry: u32::from(program.entry()),
             code_words: program.code().len() as u32,

@@ -320,7 +320,7 @@ fn thread_scaling(
     max: usize,
     settings: &Settings,
 ) -> Result<Vec<Scaling>, String> {
-    use crate::pica::engine::{EngineConfig, Shader};
+    use crate::pica::engine::{EngineConfig, Invocation, Shader};
     let mut all = Vec::new();
     for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
         let config = EngineConfig {
@@ -341,7 +341,7 @@ fn thread_scaling(
                 shader.set_threads(t);
                 let start = std::time::Instant::now();
                 shader
-                    .run_batch_masked(&uniforms, &inputs, &mut outputs, mask)
+                    .invoke(Invocation::batch(&uniforms, &inputs, &mut outputs).mask(mask))
                     .map_err(|e| format!("{}: {e}", w.name))?;
                 if round > 0 {
                     samples[t - 1].push(start.elapsed().as_secs_f64() * 1e9 / SCALING_BATCH as f64);

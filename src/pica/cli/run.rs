@@ -4,12 +4,12 @@ use super::values;
 use super::FloatArgs;
 use crate::cli::shared::outln;
 use crate::cli::shared::{BudgetArg, EngineArg};
-use crate::interp::pica::exec::RunInfo;
 use crate::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
 use crate::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use crate::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
 use crate::pica::engine::{
-    expand_f24, program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader,
+    program_from_shbin, Attributes, EngineConfig, GeometryRunner, GsInput, Invocation, Outcome,
+    Shader,
 };
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
@@ -201,18 +201,27 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
     let written = written_outputs(&shader);
 
-    let (regs, info, emits): (Registers, RunInfo, Vec<EmittedVertex>) = match kind {
+    // One invocation: its error is the interpreter's, without an index.
+    let failed = |e| match e {
+        crate::Error::Exec { error, .. } => format!("execution failed: {error}"),
+        e => format!("execution failed: {e}"),
+    };
+    let (regs, info, emits): (Registers, Outcome, Vec<EmittedVertex>) = match kind {
         ShaderKind::Vertex => {
             // Raw f24 words reach v0-v15 exactly; decimals are converted by the input rule.
-            let mut regs = Registers::default();
-            regs.input = match values::f24_inputs(&inputs, mode) {
-                Some(raw) => expand_f24(&raw),
-                None => shader.convert_inputs(&inputs),
+            let raw = values::f24_inputs(&inputs, mode);
+            let input: Attributes = match &raw {
+                Some(raw) => raw.into(),
+                None => (&inputs).into(),
             };
-            regs.set_unit_state(&shader.convert_state(&start));
+            let mut regs = Registers::default();
             let info = shader
-                .run(&mut regs, &uniforms, None)
-                .map_err(|e| format!("execution failed: {e}"))?;
+                .invoke(
+                    Invocation::one(&uniforms, &mut regs)
+                        .input(input)
+                        .from_state(&start),
+                )
+                .map_err(failed)?;
             (regs, info, Vec::new())
         }
         ShaderKind::Geometry => {
@@ -227,7 +236,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             };
             let info = runner
                 .invoke(&shader, gs_mode, &mut uniforms, input)
-                .map_err(|e| format!("execution failed: {e}"))?;
+                .map_err(failed)?;
             let (emitted, _) = runner.state.take_output();
             (runner.registers, info, emitted)
         }
@@ -236,7 +245,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     if args.json {
         let (outputs, outputs_f32) = regs_json(&regs.output, written);
         let mut v = json!({
-            "engine": shader.backend().to_string(),
+            "engine": shader.engine().to_string(),
             "float": match mode { FloatMode::F32 => "f32", FloatMode::F24(_) => "f24" },
             "outputs": outputs,
             "outputs_f32": outputs_f32,
@@ -265,7 +274,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
 
     outln!(
         "engine: {}{}{}",
-        shader.backend(),
+        shader.engine(),
         if shader.compiled().is_some_and(|c| c.is_emulated()) {
             " (emulated)"
         } else {
