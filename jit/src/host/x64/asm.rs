@@ -358,34 +358,9 @@ impl Asm {
         x64!(self.ops; mov Rq(d.0), QWORD [Rq(b.0) + o]);
     }
 
-    /// `mov [base + disp], src64`
-    pub fn mov_mr64(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov QWORD [Rq(b.0) + o], Rq(s.0));
-    }
-
     /// `mov dst32, [base + disp]`
     pub fn mov_rm32(&mut self, d: Gpr, b: Gpr, o: i32) {
         x64!(self.ops; mov Rd(d.0), DWORD [Rq(b.0) + o]);
-    }
-
-    /// `mov [base + disp], src32`
-    pub fn mov_mr32(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov DWORD [Rq(b.0) + o], Rd(s.0));
-    }
-
-    /// `mov dword [base + disp], imm32`
-    pub fn mov_mi32(&mut self, b: Gpr, o: i32, imm: i32) {
-        x64!(self.ops; mov DWORD [Rq(b.0) + o], imm);
-    }
-
-    /// `mov byte [base + disp], src8`
-    pub fn mov_mr8(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov BYTE [Rq(b.0) + o], Rb(s.0));
-    }
-
-    /// `mov word [base + disp], src16`
-    pub fn mov_mr16(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov WORD [Rq(b.0) + o], Rw(s.0));
     }
 
     /// `movzx dst32, byte [base + disp]`
@@ -468,11 +443,6 @@ impl Asm {
         x64!(self.ops; sub Rq(d.0), Rq(s.0));
     }
 
-    /// `add qword [base + disp], src64`
-    pub fn add_mr64(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; add QWORD [Rq(b.0) + o], Rq(s.0));
-    }
-
     /// `add qword [base + disp], imm8`
     pub fn add_mi64(&mut self, b: Gpr, o: i32, imm: i8) {
         x64!(self.ops; add QWORD [Rq(b.0) + o], imm as i32);
@@ -511,11 +481,6 @@ impl Asm {
     /// `test word [base + disp], imm16`
     pub fn test_mi16(&mut self, b: Gpr, o: i32, imm: u16) {
         x64!(self.ops; test WORD [Rq(b.0) + o], imm as i16);
-    }
-
-    /// `add dword [base + disp], src32`
-    pub fn add_mr32(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; add DWORD [Rq(b.0) + o], Rd(s.0));
     }
 
     /// `sub dword [base + disp], imm8`
@@ -729,11 +694,6 @@ impl Asm {
         x64!(self.ops; or Rd(d.0), imm);
     }
 
-    /// `test dst64, 1`
-    pub fn test_mi_r64_1(&mut self, d: Gpr) {
-        x64!(self.ops; test Rq(d.0), 1);
-    }
-
     /// `js label`
     pub fn js(&mut self, l: DynamicLabel) {
         x64!(self.ops; js =>l);
@@ -806,5 +766,181 @@ impl Asm {
         // Borrow means the counter was 0: the loop is done.
         self.sub_mi32(counter.0, counter.1, 1);
         self.jae(again);
+    }
+}
+
+/// `op dst, src` on two general-purpose registers (`Rq`: 64-bit, `Rd`: 32-bit).
+macro_rules! gpr_rr {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst, src` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr, s: Gpr) {
+                    x64!(self.ops; $mn $r(d.0), $r(s.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `op dst, imm32` (sign-extended for 64-bit forms).
+macro_rules! gpr_ri {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst, imm32` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr, imm: i32) {
+                    x64!(self.ops; $mn $r(d.0), imm);
+                }
+            )*
+        }
+    };
+}
+
+/// `op dst, cl` (variable shifts).
+macro_rules! gpr_rcl {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst, cl` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr) {
+                    x64!(self.ops; $mn $r(d.0), cl);
+                }
+            )*
+        }
+    };
+}
+
+// The forms of the integer macro-assembler (`crate::host::x64::int`) beyond those above.
+gpr_rr!(
+    and_rr64 => and Rq, or_rr64 => or Rq, xor_rr64 => xor Rq,
+    add_rr32 => add Rd, sub_rr32 => sub Rd, and_rr32 => and Rd, imul_rr32 => imul Rd,
+    cmp_rr32 => cmp Rd,
+);
+gpr_ri!(
+    and_ri64 => and Rq, or_ri64 => or Rq, xor_ri64 => xor Rq,
+    sub_ri32 => sub Rd, xor_ri32 => xor Rd, test_ri64 => test Rq, test_ri32 => test Rd,
+);
+gpr_rcl!(shr_rcl64 => shr Rq, shl_rcl32 => shl Rd, shr_rcl32 => shr Rd, sar_rcl32 => sar Rd);
+
+/// `op dst` (one register operand).
+macro_rules! gpr_r {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr) {
+                    x64!(self.ops; $mn $r(d.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `op size [base + disp], imm32`
+macro_rules! gpr_mi {
+    ($($name:ident => $mn:ident $size:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($size), " [base + disp], imm32`")]
+                pub fn $name(&mut self, b: Gpr, o: i32, imm: i32) {
+                    x64!(self.ops; $mn $size [Rq(b.0) + o], imm);
+                }
+            )*
+        }
+    };
+}
+
+/// `op size [base + disp], src`
+macro_rules! gpr_mr {
+    ($($name:ident => $mn:ident $size:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($size), " [base + disp], src`")]
+                pub fn $name(&mut self, b: Gpr, o: i32, s: Gpr) {
+                    x64!(self.ops; $mn $size [Rq(b.0) + o], $r(s.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `op size [base + index + disp], src`
+macro_rules! gpr_mr_idx {
+    ($($name:ident => $mn:ident $size:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($size), " [base + index + disp], src`")]
+                pub fn $name(&mut self, b: Gpr, i: Gpr, o: i32, s: Gpr) {
+                    x64!(self.ops; $mn $size [Rq(b.0) + Rq(i.0) + o], $r(s.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `jcc label`
+macro_rules! jcc {
+    ($($mn:ident: $what:literal),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " label` (", $what, ")")]
+                pub fn $mn(&mut self, l: DynamicLabel) {
+                    x64!(self.ops; $mn =>l);
+                }
+            )*
+        }
+    };
+}
+
+gpr_r!(div_r64 => div Rq, div_r32 => div Rd);
+gpr_mi!(
+    mov_mi32 => mov DWORD, mov_mi64 => mov QWORD, cmp_mi32 => cmp DWORD, cmp_mi64 => cmp QWORD,
+);
+gpr_mr!(
+    mov_mr8 => mov BYTE Rb, mov_mr16 => mov WORD Rw, mov_mr32 => mov DWORD Rd,
+    mov_mr64 => mov QWORD Rq, add_mr32 => add DWORD Rd, add_mr64 => add QWORD Rq,
+    cmp_mr32 => cmp DWORD Rd, cmp_mr64 => cmp QWORD Rq,
+);
+gpr_mr_idx!(mov_mr32_idx => mov DWORD Rd, mov_mr64_idx => mov QWORD Rq);
+jcc!(
+    jbe: "unsigned below or equal", jle: "signed less or equal", jg: "signed greater",
+    jno: "no signed overflow",
+);
+
+impl Asm {
+    /// `sar dst32, imm`
+    pub fn sar_ri32(&mut self, d: Gpr, imm: u8) {
+        x64!(self.ops; sar Rd(d.0), imm as i8);
+    }
+
+    /// `imul dst64, src64, imm32`
+    pub fn imul_rri64(&mut self, d: Gpr, s: Gpr, imm: i32) {
+        x64!(self.ops; imul Rq(d.0), Rq(s.0), imm);
+    }
+
+    /// `movsxd dst64, src32`
+    pub fn movsxd(&mut self, d: Gpr, s: Gpr) {
+        x64!(self.ops; movsxd Rq(d.0), Rd(s.0));
+    }
+
+    /// `mov dst64, [base + index*8]`
+    pub fn mov_r64_idx8(&mut self, d: Gpr, b: Gpr, i: Gpr) {
+        x64!(self.ops; mov Rq(d.0), QWORD [Rq(b.0) + Rq(i.0) * 8]);
+    }
+
+    /// `add dst32, [base + index*4]`
+    pub fn add_r32_idx4(&mut self, d: Gpr, b: Gpr, i: Gpr) {
+        x64!(self.ops; add Rd(d.0), DWORD [Rq(b.0) + Rq(i.0) * 4]);
+    }
+
+    /// `sub dst64, imm8` (sign-extended)
+    pub fn sub_ri64_8(&mut self, d: Gpr, imm: i8) {
+        x64!(self.ops; sub Rq(d.0), BYTE imm);
+    }
+
+    /// `sub dst32, imm8` (sign-extended)
+    pub fn sub_ri32_8(&mut self, d: Gpr, imm: i8) {
+        x64!(self.ops; sub Rd(d.0), BYTE imm);
     }
 }
