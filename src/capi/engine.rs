@@ -14,7 +14,6 @@ use crate::Engine;
 /// bit for bit.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitEngineKind {
     /// The default (0): the host's JIT where it can run the program, the interpreter
     /// otherwise (a host without a JIT, a PICA200 program the JIT cannot reproduce exactly,

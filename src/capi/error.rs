@@ -12,7 +12,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// positive. `picajit_last_error()` explains the most recent error on the calling thread.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitStatus {
     /// Success.
     PICAJIT_OK = 0,

@@ -56,6 +56,9 @@
 //! * Destroying an object while another thread is inside a call that uses it is undefined
 //!   behaviour (using it after the destroy has returned is `PICAJIT_ERR_INVALID_HANDLE`).
 
+// The C enums' variants are C constants (PICAJIT_ENGINE_JIT), in every ISA's module.
+#![allow(non_camel_case_types)]
+
 pub(crate) mod args;
 pub(crate) mod cenum;
 mod engine;

@@ -22,7 +22,6 @@ use std::ffi::{c_char, c_void};
 /// Which reading of THEIA a program follows (see docs/theia.md).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitTheiaProfile {
     /// The RTL of the original project (the default).
     PICAJIT_THEIA_PROFILE_RTL = 0,
@@ -38,7 +37,6 @@ c_enum!(
 /// How a run ended.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitTheiaStatus {
     /// RETURN executed; `return_value` holds its value.
     PICAJIT_THEIA_RETURNED = 0,

@@ -40,7 +40,6 @@ impl handle::Handle for PicajitUscState {
 /// USC register banks a caller can set and read.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitUscBank {
     /// Temporaries r0-r247 (per instance).
     PICAJIT_USC_R = 0,

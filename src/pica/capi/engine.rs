@@ -17,7 +17,6 @@ use picajit_jit::CodeCache;
 /// Float semantics (`PicajitEngineConfig::float_mode`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitFloatMode {
     /// The hardware's 24-bit floats (17-bit significands), rounded per
     /// `PicajitEngineConfig::rounding`.
@@ -30,7 +29,6 @@ pub enum PicajitFloatMode {
 /// The hardware's is unknown; toward zero matches the official toolchain.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitRounding {
     /// Truncation.
     PICAJIT_ROUNDING_TOWARD_ZERO = 0,
@@ -64,7 +62,6 @@ pub struct PicajitEngineConfig {
 /// The reading of MAX with a -inf second operand (`PicajitEngineConfig::max_rule`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitMaxRule {
     /// `a > b ? a : b`: MAX(0, -inf) = 0, as the hardware test suite expects.
     PICAJIT_MAX_COMPARE = 0,

@@ -9,7 +9,6 @@ use picajit_interp::pica::float::{Rounding, F24};
 /// order.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitFormat {
     /// `float` (IEEE binary32). Inputs are converted the way the hardware's input stage
     /// converts attributes (in f24 mode: rounded to f24 with the engine's rounding).

@@ -17,7 +17,6 @@ use std::ffi::{c_char, c_void, CString};
 /// Which shader unit a program runs on.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitShaderKind {
     /// Vertex shader: run with `picajit_shader_run_batch`.
     PICAJIT_SHADER_VERTEX = 0,
@@ -30,7 +29,6 @@ c_enum!(PicajitShaderKind: PICAJIT_SHADER_VERTEX, PICAJIT_SHADER_GEOMETRY);
 /// How a geometry shader receives its input vertices (`picajit_geometry_set_mode`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitGsMode {
     /// One invocation per input vertex; its attributes arrive in v0-v15
     /// (`picajit_geometry_run_point`, `picajit_geometry_run_points`).
@@ -173,7 +171,6 @@ pub struct PicajitShaderInfo {
 /// (`PicajitShaderInfo::batch_path`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
 pub enum PicajitBatchPath {
     /// On the reference interpreter, one vertex at a time.
     PICAJIT_BATCH_INTERPRETER = 0,
