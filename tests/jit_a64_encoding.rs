@@ -128,6 +128,16 @@ fn lane_integer_forms() {
         |a: &mut Asm| a.neg_2d(V, VA) => "neg v0.2d, v17.2d",
         |a: &mut Asm| a.shl_2d(V, VA, 0) => "shl v0.2d, v17.2d, #0x0",
         |a: &mut Asm| a.shl_4s(V, VA, 0) => "shl v0.4s, v17.4s, #0x0",
+        // The rest of the host lane operations (`jit/src/host/a64/lanes.rs`).
+        |a: &mut Asm| a.uzp1_4s(V, VA, VB) => "uzp1 v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.sshl_4s(V, VA, VB) => "sshl v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.fmla_4s(V, VA, VB) => "fmla v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.uaddw_2d(V, VA, VB) => "uaddw v0.2d, v17.2d, v31.2s",
+        |a: &mut Asm| a.uaddw2_2d(V, VA, VB) => "uaddw2 v0.2d, v17.2d, v31.4s",
+        |a: &mut Asm| a.fsqrt_4s(V, VA) => "fsqrt v0.4s, v17.4s",
+        |a: &mut Asm| a.frintn_4s(V, VA) => "frintn v0.4s, v17.4s",
+        |a: &mut Asm| a.frintn_2d(V, VA) => "frintn v0.2d, v17.2d",
+        |a: &mut Asm| a.sshr_4s(V, VA, 24) => "sshr v0.4s, v17.4s, #0x18",
     );
 }
 

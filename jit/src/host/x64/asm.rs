@@ -129,7 +129,8 @@ sse_rr_rm!(
     movaps, movups, addps, subps, mulps, divps, maxps, minps, andps, andnps, orps, xorps, haddps,
     cvttps2dq, cvtps2pd, cvtpd2ps, addpd, mulpd, haddpd, divsd, sqrtsd, mulsd, addsd, cvtss2sd,
     cvtsd2ss, divss, pand, pandn, por, pxor, paddd, psubd, pcmpgtd, pcmpeqd, paddq, psubq, movss,
-    movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd,
+    movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd, pmaxud, pmuludq, pmuldq, sqrtps, subpd,
+    cvttpd2dq, pcmpgtq, pcmpeqq, pmovsxdq, pmovzxdq,
 );
 macro_rules! avx_rrr {
     ($($m:ident),* $(,)?) => {
@@ -153,9 +154,27 @@ macro_rules! avx_rrr {
     };
 }
 
-avx_rrr!(vandps, vandnps, vorps, vpcmpgtd, vmulps, vaddps, vmaxps, vminps, vmulpd, vdivps, vdivpd);
+avx_rrr!(
+    vandps,
+    vandnps,
+    vorps,
+    vpcmpgtd,
+    vmulps,
+    vaddps,
+    vmaxps,
+    vminps,
+    vmulpd,
+    vdivps,
+    vdivpd,
+    vpsllvd,
+    vpsrlvd,
+    vpsravd,
+    vpsllvq,
+    vpsrlvq,
+    vfmadd231ps,
+);
 
-sse_rri!(shufps, blendps, cmpps, cmppd, roundps, roundss, pshufd, cmpss, cmpsd, insertps);
+sse_rri!(shufps, blendps, cmpps, cmppd, roundps, roundpd, roundss, pshufd, cmpss, cmpsd, insertps);
 
 impl Asm {
     /// An empty assembler.
@@ -327,6 +346,11 @@ impl Asm {
     /// `psrad dst, imm`
     pub fn psrad(&mut self, d: Xmm, imm: u8) {
         x64!(self.ops; psrad Rx(d.0), imm as i8);
+    }
+
+    /// `psllq dst, imm`
+    pub fn psllq(&mut self, d: Xmm, imm: u8) {
+        x64!(self.ops; psllq Rx(d.0), imm as i8);
     }
 
     /// `ldmxcsr [mem]`

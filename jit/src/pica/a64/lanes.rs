@@ -40,7 +40,7 @@
 //! call and the result out of v0. RCP and RSQ are vector recipes
 //! (`crate::pica::recipes::reciprocal`), run on the half's four lanes at once
 //! (`A64Masm::reciprocal_lanes`); EX2 and LG2 run the lane recipes of
-//! `crate::pica::recipes::transcendental_lanes` (the masm's `QV` implements their primitives) on the
+//! `crate::pica::recipes::transcendental_lanes` (over the host's lane operations) on the
 //! half's four lanes, as the AVX2 code runs both on eight.
 //!
 //! # Lane masks
@@ -113,7 +113,7 @@ use crate::pica::batch::*;
 use crate::pica::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
 use crate::pica::lower::{LaneEmitter, Select, V};
 use crate::pica::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
-use crate::pica::recipes::{self, lit::Lit, transcendental_lanes, Arith};
+use crate::pica::recipes::{self, lit::Lit, transcendental_lanes, Float};
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::isa::{
@@ -1017,7 +1017,7 @@ impl Gen {
         let mut q = self.m.lanes([R[1], R[2], R[3]]);
         let mode = q.mode();
         if op == Opcode::Ex2 {
-            transcendental_lanes::ex2(&mut q, mode, regs);
+            transcendental_lanes::ex2(&mut q.h(), mode, regs);
         } else {
             transcendental_lanes::lg2(&mut q, mode, regs);
         }
@@ -1513,11 +1513,11 @@ impl LaneEmitter for Gen {
     }
 
     fn litp(&mut self, part: Lit, d: V, a: V) {
-        recipes::lit::lane(&mut self.m.qv(S[2]), part, vreg(d), vreg(a), S[0]);
+        recipes::lit::lane(&mut self.m.neon(S[2]), part, vreg(d), vreg(a), S[0]);
     }
 
     fn mova(&mut self, _c: usize, d: V, a: V) {
-        recipes::convert::mova(&mut self.m.qv(S[1]), vreg(d), vreg(a), S[0]);
+        recipes::convert::mova(&mut self.m.neon(S[1]), vreg(d), vreg(a), S[0]);
     }
 
     fn store_a0(&mut self, c: usize, v: V) {
@@ -1526,13 +1526,13 @@ impl LaneEmitter for Gen {
         // Masked, `v` keeps the inactive lanes' a0, so their row offsets are recomputed
         // unchanged.
         self.store_state(v, SOA_A0 + 32 * c);
-        recipes::address::a0_row_offset(&mut self.m.qv(S[3]), S[0], v, [S[1], S[2]]);
+        recipes::address::a0_row_offset(&mut self.m.neon(S[3]), S[0], v, [S[1], S[2]]);
         self.str_q(S[0], LANE, SOA_A0_REL + 32 * c);
     }
 
     fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
         let (d, a, b) = (vreg(d), vreg(a), vreg(b));
-        recipes::compare::cmp_mask_lanes(&mut self.m.qv(S[0]), op, d, a, b);
+        recipes::compare::cmp_mask_lanes(&mut self.m.neon(S[0]), op, d, a, b);
     }
 
     fn store_cmp(&mut self, c: usize, v: V) {
