@@ -509,9 +509,9 @@ pub unsafe extern "C" fn picajit_theia_scene_info(
 /// the cores (0: one per host CPU). The image goes to `rgb` as `width * height` pixels of
 /// three bytes, rows top to bottom; `rgb_len` must be at least that. `stats` may be NULL.
 /// Errors: PICAJIT_ERR_EXEC (a run failed: an undefined operation, a jump without code, a
-/// stall, the per-run budget, `PICAJIT_DEFAULT_BUDGET` steps; the message names the core, pixel and entry
-/// point), PICAJIT_ERR_ENGINE_UNAVAILABLE, PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL,
-/// PICAJIT_ERR_INVALID_HANDLE.
+/// stall, the per-run budget of `PICAJIT_DEFAULT_BUDGET` steps; the message names the core,
+/// pixel and entry point), PICAJIT_ERR_ENGINE_UNAVAILABLE, PICAJIT_ERR_INVALID_ARGUMENT,
+/// PICAJIT_ERR_NULL, PICAJIT_ERR_INVALID_HANDLE.
 ///
 /// # Safety
 /// `scene` NULL or live; `rgb` NULL or writable for `rgb_len` bytes; `stats` NULL or
