@@ -1206,8 +1206,8 @@ fn ok(status: picajit::capi::PicajitStatus) {
 }
 
 /// Whole vertices of 64 packed f32 values, through the C ABI.
-const C_ROWS: picajit::capi::PicajitVertexLayout = picajit::capi::PicajitVertexLayout {
-    format: picajit::capi::PicajitFormat::PICAJIT_FORMAT_F32 as u32,
+const C_ROWS: picajit::capi::pica::PicajitVertexLayout = picajit::capi::pica::PicajitVertexLayout {
+    format: picajit::capi::pica::PicajitFormat::PICAJIT_FORMAT_F32 as u32,
     flags: 0,
     mask: 0xFFFF,
     stride: 256,
@@ -1218,11 +1218,11 @@ const C_VERTICES: usize = 203;
 
 /// The JITs with lane code on this host, as C ABI backends (AArch64 under the emulator on
 /// other hosts).
-fn c_jits() -> Vec<picajit::capi::PicajitBackend> {
-    use picajit::capi::PicajitBackend;
-    let mut jits = vec![PicajitBackend::PICAJIT_BACKEND_A64];
+fn c_jits() -> Vec<picajit::capi::PicajitEngineKind> {
+    use picajit::capi::PicajitEngineKind;
+    let mut jits = vec![PicajitEngineKind::PICAJIT_ENGINE_A64];
     if backends().iter().any(|t| *t == Backend::X64) {
-        jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
+        jits.push(PicajitEngineKind::PICAJIT_ENGINE_X64);
     }
     jits
 }
@@ -1248,16 +1248,16 @@ fn c_example(w: &Workload) -> (Vec<u8>, Vec<f32>, Uniforms) {
 /// # Safety
 /// The caller releases the handles once, with [`c_release`].
 unsafe fn c_load(
-    backend: picajit::capi::PicajitBackend,
+    backend: picajit::capi::PicajitEngineKind,
     shbin: &[u8],
     table: &Uniforms,
     bools: u16,
 ) -> (
-    *mut picajit::capi::PicajitEngine,
-    *mut picajit::capi::PicajitShader,
-    *mut picajit::capi::PicajitUniforms,
+    *mut picajit::capi::pica::PicajitEngine,
+    *mut picajit::capi::pica::PicajitShader,
+    *mut picajit::capi::pica::PicajitUniforms,
 ) {
-    use picajit::capi::*;
+    use picajit::capi::pica::*;
     use std::ptr::null_mut;
     let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
     // SAFETY: every pointer passed is a live local of the right size; the handles are the
@@ -1265,7 +1265,7 @@ unsafe fn c_load(
     unsafe {
         let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
         ok(picajit_engine_config_init(&mut cfg));
-        cfg.backend = backend as u32;
+        cfg.engine = backend as u32;
         let mut engine = null_mut();
         ok(picajit_engine_create(&cfg, &mut engine));
         let mut shader = null_mut();
@@ -1292,14 +1292,14 @@ unsafe fn c_load(
 ///
 /// # Safety
 /// `shader` is a live handle.
-unsafe fn c_path(shader: *mut picajit::capi::PicajitShader) -> (u32, u32, u32) {
-    use picajit::capi::*;
+unsafe fn c_path(shader: *mut picajit::capi::pica::PicajitShader) -> (u32, u32, u32) {
+    use picajit::capi::pica::*;
     // SAFETY: `info` is a live local of the size it says; the caller vouches for `shader`.
     unsafe {
         let mut info = std::mem::zeroed::<PicajitShaderInfo>();
         info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
         ok(picajit_shader_get_info(shader, &mut info));
-        (info.backend, info.batch_path, info.batch_lanes)
+        (info.engine as u32, info.batch_path as u32, info.batch_lanes)
     }
 }
 
@@ -1309,12 +1309,12 @@ unsafe fn c_path(shader: *mut picajit::capi::PicajitShader) -> (u32, u32, u32) {
 /// The handles are [`c_load`]'s, released once.
 unsafe fn c_release(
     (engine, shader, uniforms): (
-        *mut picajit::capi::PicajitEngine,
-        *mut picajit::capi::PicajitShader,
-        *mut picajit::capi::PicajitUniforms,
+        *mut picajit::capi::pica::PicajitEngine,
+        *mut picajit::capi::pica::PicajitShader,
+        *mut picajit::capi::pica::PicajitUniforms,
     ),
 ) {
-    use picajit::capi::*;
+    use picajit::capi::pica::*;
     // SAFETY: the caller vouches for the handles; uniforms and shader go before the engine.
     unsafe {
         picajit_uniforms_destroy(uniforms);
@@ -1325,8 +1325,8 @@ unsafe fn c_release(
 
 /// A JIT's [`c_path`]: active, on the eight-lane batch path.
 #[track_caller]
-fn assert_eight_lanes(path: (u32, u32, u32), jit: picajit::capi::PicajitBackend, name: &str) {
-    let eight = picajit::capi::PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32;
+fn assert_eight_lanes(path: (u32, u32, u32), jit: picajit::capi::PicajitEngineKind, name: &str) {
+    let eight = picajit::capi::pica::PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32;
     assert_eq!(path.0, jit as u32, "{name}: {jit:?} not active");
     assert_eq!((path.1, path.2), (eight, 8), "{name}: {jit:?}");
 }
@@ -1338,7 +1338,7 @@ fn assert_eight_lanes(path: (u32, u32, u32), jit: picajit::capi::PicajitBackend,
 /// calls (same layouts and conversions), for each example vertex shader.
 #[test]
 fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
-    use picajit::capi::*;
+    use picajit::capi::{pica::*, PicajitEngineKind};
     let jits = c_jits();
     for w in Workload::examples()
         .expect("examples")
@@ -1350,7 +1350,7 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
         let n = C_VERTICES;
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
         // every handle comes from the library and is released once.
-        let run = |backend: PicajitBackend| unsafe {
+        let run = |backend: PicajitEngineKind| unsafe {
             let handles = c_load(backend, &shbin, &table, table.bools());
             let (_, shader, uniforms) = handles;
             let mut out = vec![0f32; 64 * n];
@@ -1403,7 +1403,7 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
                 from_stats.instructions,
             )
         };
-        let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
+        let want = run(PicajitEngineKind::PICAJIT_ENGINE_INTERP);
         for jit in &jits {
             let got = run(*jit);
             assert_eight_lanes(got.2, *jit, name);
@@ -1613,7 +1613,7 @@ fn a64_instructions_per_vertex() {
 /// equal the interpreter's through the same calls, for each point-mode example.
 #[test]
 fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
-    use picajit::capi::*;
+    use picajit::capi::{pica::*, PicajitEngineKind};
     use std::ptr::null_mut;
     let jits = c_jits();
     let mut seen = 0;
@@ -1630,7 +1630,7 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
         let (shbin, inputs, table) = c_example(&w);
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
         // every handle comes from the library and is released once.
-        let run = |backend: PicajitBackend| unsafe {
+        let run = |backend: PicajitEngineKind| unsafe {
             let handles = c_load(backend, &shbin, &table, table.bools() & !(1 << 15));
             let (_, shader, uniforms) = handles;
             let mut geometry = null_mut();
@@ -1661,7 +1661,7 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
                 .collect();
             (bits, flags, stats.instructions, path)
         };
-        let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
+        let want = run(PicajitEngineKind::PICAJIT_ENGINE_INTERP);
         assert!(!want.1.is_empty(), "{name}: no vertices emitted");
         for jit in &jits {
             let got = run(*jit);
