@@ -150,7 +150,7 @@ fn examples_run_identically_on_every_engine() {
                 let (got, active, fallback) = run(engine);
                 assert_eq!(got, want, "{} {float:?} on {engine}", ex.display());
                 assert!(
-                    fallback.is_none() && active != "interpreter",
+                    fallback.is_none() && active != "interp",
                     "{} falls back on {engine}: {fallback:?}",
                     ex.display()
                 );
