@@ -20,4 +20,6 @@ pub mod engine;
 mod pool;
 pub mod shbin;
 pub mod theia;
+#[cfg(feature = "made-up-isa")]
+pub mod toy;
 pub mod usc;
