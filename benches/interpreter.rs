@@ -3,9 +3,10 @@
 //! its reciprocal is the time per instruction (the target: under 8 ns).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
+use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::state::Uniforms;
+use picajit::Engine;
 use std::hint::black_box;
 
 const EXAMPLES: &[&str] = &[
@@ -55,7 +56,7 @@ fn bench(c: &mut Criterion) {
         let inputs = inputs();
         for (label, mode) in modes {
             let config = EngineConfig {
-                backend: BackendChoice::Interpreter,
+                engine: Engine::Interp,
                 float_mode: mode,
                 ..EngineConfig::default()
             };

@@ -11,8 +11,9 @@
 //! (default 300).
 
 use picajit::bench::Workload;
-use picajit::engine::{BackendChoice, EngineConfig, Shader};
+use picajit::engine::{EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::Engine;
 use std::time::{Duration, Instant};
 
 type Rows = Vec<[[f32; 4]; 16]>;
@@ -61,12 +62,12 @@ fn main() {
         .unwrap_or(300);
     let mode = FloatMode::F24(Rounding::TowardZero);
     let backend = if cfg!(target_arch = "x86_64") {
-        BackendChoice::X64
+        Engine::X64
     } else {
-        BackendChoice::Auto
+        Engine::Jit
     };
     let config = EngineConfig {
-        backend,
+        engine: backend,
         float_mode: mode,
         ..EngineConfig::default()
     };

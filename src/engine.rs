@@ -1,13 +1,14 @@
 //! The engine API: pick an execution backend for a program, run invocations and batches.
 //!
 //! A [`Shader`] is a program prepared for one [`EngineConfig`]. With the JIT selected (the
-//! default, [`BackendChoice::Auto`]) it holds compiled code when the analysis proves that
+//! default, [`Engine::Jit`]) it holds compiled code when the analysis proves that
 //! compiled code reproduces the hardware, and otherwise runs on the reference interpreter;
 //! [`Shader::fallback_reason`] says why. Either way, results are bit-identical to
 //! [`picajit_interp::pica::exec::Interpreter`].
 
 use crate::shbin::{Constant, Dvle, Shbin};
-use picajit_interp::pica::exec::{ExecError, Interpreter, RunInfo, DEFAULT_BUDGET};
+use crate::{budget_or_default, Engine, DEFAULT_BUDGET};
+use picajit_interp::pica::exec::{ExecError, Interpreter, RunInfo};
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit_interp::pica::isa::{decode, DstReg, Instruction, SrcReg};
 use picajit_interp::pica::program::{GsInputMode, Program, ProgramError};
@@ -18,33 +19,6 @@ use picajit_jit::{
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-
-/// Which engine to run programs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum BackendChoice {
-    /// The host's JIT when it can reproduce the program, the interpreter otherwise.
-    #[default]
-    Auto,
-    /// Always the reference interpreter.
-    Interpreter,
-    /// The x86-64 JIT (with interpreter fallback per program).
-    X64,
-    /// The AArch64 JIT (with interpreter fallback per program).
-    A64,
-}
-
-impl BackendChoice {
-    /// Parse the CLI / C ABI spelling: `auto`, `interp`, `x64`, `a64`.
-    pub fn parse(s: &str) -> Option<BackendChoice> {
-        Some(match s {
-            "auto" => BackendChoice::Auto,
-            "interp" | "interpreter" => BackendChoice::Interpreter,
-            "x64" | "x86-64" | "x86_64" => BackendChoice::X64,
-            "a64" | "aarch64" | "arm64" => BackendChoice::A64,
-            _ => return None,
-        })
-    }
-}
 
 /// The engine a [`Shader`] actually runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -70,11 +44,12 @@ impl fmt::Display for ActiveBackend {
 /// Engine settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EngineConfig {
-    /// Backend selection.
-    pub backend: BackendChoice,
+    /// The engine (default: the host's JIT, see [`Engine`]).
+    pub engine: Engine,
     /// Float semantics.
     pub float_mode: FloatMode,
-    /// Maximum instructions per invocation before [`ExecError::BudgetExhausted`].
+    /// Most instructions per invocation before [`ExecError::BudgetExhausted`]; 0 stands for
+    /// [`DEFAULT_BUDGET`] ([`budget_or_default`]).
     pub budget: u64,
     /// Which reading of `max(0, -inf)` every engine implements (`docs/float-max.md`).
     pub max_rule: MaxRule,
@@ -84,21 +59,10 @@ pub struct EngineConfig {
     pub a64_lanes: A64Lanes,
 }
 
-/// The budget the CLI's `--budget` and the C ABI's `PicajitEngineConfig::budget` mean: 0
-/// stands for the default ([`DEFAULT_BUDGET`], 2^20 instructions per invocation), any other
-/// value for itself. ([`EngineConfig::budget`] is taken literally.)
-pub fn budget_or_default(budget: u64) -> u64 {
-    if budget == 0 {
-        DEFAULT_BUDGET
-    } else {
-        budget
-    }
-}
-
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
-            backend: BackendChoice::Auto,
+            engine: Engine::Jit,
             float_mode: FloatMode::default(),
             budget: DEFAULT_BUDGET,
             max_rule: MaxRule::default(),
@@ -228,13 +192,12 @@ impl Shader {
         config: &EngineConfig,
         cache: Option<&CodeCache>,
     ) -> Result<Shader, EngineError> {
-        let interp = Interpreter::with_max_rule(&program, config.float_mode, config.max_rule);
-        let target = match config.backend {
-            BackendChoice::Interpreter => None,
-            BackendChoice::Auto => Backend::host(),
-            BackendChoice::X64 => Some(Backend::X64),
-            BackendChoice::A64 => Some(Backend::A64),
+        let config = &EngineConfig {
+            budget: budget_or_default(config.budget),
+            ..*config
         };
+        let interp = Interpreter::with_max_rule(&program, config.float_mode, config.max_rule);
+        let target = config.engine.backend();
         let mut shader = Shader {
             input_mask: input_mask(&program),
             output_mask: program_output_mask(&program),
@@ -248,7 +211,7 @@ impl Shader {
             threads: 0,
         };
         let Some(backend) = target else {
-            if config.backend == BackendChoice::Auto {
+            if config.engine == Engine::Jit {
                 shader.fallback = Some("no JIT backend exists for this host architecture".into());
             }
             return Ok(shader);

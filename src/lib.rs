@@ -13,6 +13,9 @@
 pub use picajit_interp as interp;
 pub use picajit_jit as jit;
 
+mod common;
+pub use common::{budget_or_default, Engine, Error, DEFAULT_BUDGET};
+
 pub mod asm;
 pub mod bench;
 pub mod capi;

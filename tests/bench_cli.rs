@@ -2,13 +2,12 @@
 //! the interpreter with values worked out by hand.
 
 use picajit::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
-use picajit::engine::{
-    program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
-};
+use picajit::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::{GsInputMode, ShaderKind};
 use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::{Dvle, RegisterFile};
+use picajit::Engine;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Output;
@@ -464,7 +463,7 @@ fn load(name: &str) -> (Shader, Uniforms, Dvle) {
         .expect("example assembles");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("DVLE 0");
     let config = EngineConfig {
-        backend: BackendChoice::Interpreter,
+        engine: Engine::Interp,
         float_mode: FloatMode::F24(Rounding::TowardZero),
         ..EngineConfig::default()
     };

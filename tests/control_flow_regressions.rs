@@ -9,10 +9,11 @@
 //! (`interp/src/exec/flow.rs`) and in the JITs' static port of it
 //! (`jit/src/analysis/regions.rs`); every engine runs these programs here.
 
-use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
+use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::Shbin;
+use picajit::Engine;
 use std::path::Path;
 
 struct Case {
@@ -68,22 +69,18 @@ fn check(name: &str, expect: &Expect) {
     let shbin = Shbin::parse(&case.shader).unwrap();
     let (program, _) = program_from_shbin(&shbin, 0).unwrap();
     // The x86-64 JIT only where it runs (an AArch64 build has no emulator for it).
-    let x64 = cfg!(target_arch = "x86_64").then_some(BackendChoice::X64);
-    for backend in [
-        Some(BackendChoice::Interpreter),
-        x64,
-        Some(BackendChoice::A64),
-    ]
-    .into_iter()
-    .flatten()
+    let x64 = cfg!(target_arch = "x86_64").then_some(Engine::X64);
+    for backend in [Some(Engine::Interp), x64, Some(Engine::A64)]
+        .into_iter()
+        .flatten()
     {
         let config = EngineConfig {
-            backend,
+            engine: backend,
             float_mode: FloatMode::F24(Rounding::TowardZero),
             ..EngineConfig::default()
         };
         let shader = Shader::new(program.clone(), &config).unwrap();
-        if backend != BackendChoice::Interpreter {
+        if backend != Engine::Interp {
             assert!(
                 shader.compiled().is_some(),
                 "{backend:?}: {:?}",

@@ -4,13 +4,14 @@
 //! held to an independent reference: one `Interpreter::run` per vertex from the given state.
 
 use picajit::asm::{assemble, SourceFile};
-use picajit::engine::{program_from_shbin, BackendChoice, EngineConfig, Shader};
+use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::isa::{decode, Instruction};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms, UnitState};
 use picajit::jit::A64Lanes;
+use picajit::Engine;
 use picajit_testkit::testgen;
 
 const MODES: [FloatMode; 3] = [
@@ -19,19 +20,15 @@ const MODES: [FloatMode; 3] = [
     FloatMode::F32,
 ];
 
-const ENGINES: [BackendChoice; 3] = [
-    BackendChoice::Interpreter,
-    BackendChoice::X64,
-    BackendChoice::A64,
-];
+const ENGINES: [Engine; 3] = [Engine::Interp, Engine::X64, Engine::A64];
 
 /// The engines of [`check_batches`]: [`ENGINES`], and the AArch64 JIT once more with eight
 /// lanes per run of its multi-vertex body (`EngineConfig::a64_lanes`).
-const BATCH_ENGINES: [(BackendChoice, A64Lanes); 4] = [
-    (BackendChoice::Interpreter, A64Lanes::Four),
-    (BackendChoice::X64, A64Lanes::Four),
-    (BackendChoice::A64, A64Lanes::Four),
-    (BackendChoice::A64, A64Lanes::Eight),
+const BATCH_ENGINES: [(Engine, A64Lanes); 4] = [
+    (Engine::Interp, A64Lanes::Four),
+    (Engine::X64, A64Lanes::Four),
+    (Engine::A64, A64Lanes::Four),
+    (Engine::A64, A64Lanes::Eight),
 ];
 
 fn program(src: &str) -> (Program, Uniforms) {
@@ -186,9 +183,9 @@ fn reference(
         .map_err(|e| e.to_string())
 }
 
-fn config(backend: BackendChoice, float_mode: FloatMode) -> EngineConfig {
+fn config(backend: Engine, float_mode: FloatMode) -> EngineConfig {
     EngineConfig {
-        backend,
+        engine: backend,
         float_mode,
         budget: 4096,
         ..EngineConfig::default()
@@ -268,7 +265,7 @@ fn check_batches(
                         }
                         (e, r) => panic!("{what}: expected {e:?}, got {r:?}"),
                     }
-                    if eight_lane && with_state && n >= 8 && backend != BackendChoice::Interpreter {
+                    if eight_lane && with_state && n >= 8 && backend != Engine::Interp {
                         if let Some(c) = shader.compiled() {
                             if c.batch_lanes() == 8 {
                                 assert!(
@@ -563,7 +560,7 @@ fn max_rule_is_selectable_on_every_engine() {
                     }
                     results.push(out.iter().map(bits).collect::<Vec<_>>());
                 }
-                if backend == BackendChoice::X64 {
+                if backend == Engine::X64 {
                     if let Some(c) = shader.compiled() {
                         assert!(c.batch_lanes() == 1 || c.batch_stats().groups > 0);
                     }

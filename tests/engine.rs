@@ -3,8 +3,8 @@
 
 use picajit::bench::Workload;
 use picajit::engine::{
-    apply_constants, program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, EngineError,
-    GeometryRunner, GsInput, PointsInfo, Shader,
+    apply_constants, program_from_shbin, ActiveBackend, EngineConfig, EngineError, GeometryRunner,
+    GsInput, PointsInfo, Shader,
 };
 use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
@@ -13,6 +13,7 @@ use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit::jit::CodeCache;
 use picajit::shbin::{Constant, Dvle, Shbin};
+use picajit::Engine;
 
 fn id_desc() -> u64 {
     OperandDesc::new(WriteMask::XYZW, [false; 3], [Swizzle::IDENTITY; 3]).0
@@ -24,7 +25,7 @@ fn words(code: &[Instruction]) -> Vec<u32> {
 
 fn interp_config(mode: FloatMode) -> EngineConfig {
     EngineConfig {
-        backend: BackendChoice::Interpreter,
+        engine: Engine::Interp,
         float_mode: mode,
         ..EngineConfig::default()
     }
@@ -312,7 +313,7 @@ fn jit_budget_errors_equal_the_interpreters() {
         let shader = Shader::new(
             program.clone(),
             &EngineConfig {
-                backend,
+                engine: backend,
                 budget,
                 ..EngineConfig::default()
             },
@@ -320,12 +321,12 @@ fn jit_budget_errors_equal_the_interpreters() {
         .unwrap();
         shader.run_vertex(&u, &[[0.0; 4]; 16]).map(|r| r.1)
     };
-    let reference = run(BackendChoice::Interpreter);
+    let reference = run(Engine::Interp);
     assert!(
         matches!(reference, Err(ExecError::BudgetExhausted { budget: b, .. }) if b == budget),
         "{reference:?}"
     );
-    assert_eq!(run(BackendChoice::Auto), reference);
+    assert_eq!(run(Engine::Jit), reference);
 }
 
 /// A geometry program: r0 += c0 (persists across invocations), o0 = r0, emit; o1 = c[first]
@@ -496,7 +497,7 @@ fn geometry_runner_on_the_jit_matches_the_interpreter() {
         let shader = Shader::new(
             gs_program(),
             &EngineConfig {
-                backend,
+                engine: backend,
                 ..EngineConfig::default()
             },
         )
@@ -514,7 +515,7 @@ fn geometry_runner_on_the_jit_matches_the_interpreter() {
         }
         format!("{:?} {:?}", runner.registers, runner.state)
     };
-    assert_eq!(run(BackendChoice::Auto), run(BackendChoice::Interpreter));
+    assert_eq!(run(Engine::Jit), run(Engine::Interp));
 }
 
 /// The point-mode geometry-shader examples with their benchmark uniforms (`point_to_quad`,
@@ -581,11 +582,11 @@ fn emits(out: &EmitBuffer) -> Vec<(Vec<u32>, u8, bool, bool)> {
         .collect()
 }
 
-fn shader_for(w: &Workload, backend: BackendChoice, mode: FloatMode, budget: u64) -> Shader {
+fn shader_for(w: &Workload, backend: Engine, mode: FloatMode, budget: u64) -> Shader {
     Shader::new(
         w.program.clone(),
         &EngineConfig {
-            backend,
+            engine: backend,
             float_mode: mode,
             budget,
             ..EngineConfig::default()
@@ -611,8 +612,8 @@ fn run_points_matches_the_interpreter_on_the_geometry_examples() {
     for w in geometry_examples() {
         let inputs = gs_inputs(&w, total);
         for mode in modes {
-            let reference = shader_for(&w, BackendChoice::Interpreter, mode, 1 << 20);
-            let jit = shader_for(&w, BackendChoice::Auto, mode, 1 << 20);
+            let reference = shader_for(&w, Engine::Interp, mode, 1 << 20);
+            let jit = shader_for(&w, Engine::Jit, mode, 1 << 20);
             let written = jit.output_mask();
             assert_eq!(written, 0b11, "{}: o0 and o1", w.name);
             for mask in [written, 0b01, 0b10, 0, 0xFFFF] {
@@ -679,7 +680,7 @@ fn run_points_matches_the_interpreter_on_the_geometry_examples() {
 #[test]
 fn invoke_points_carries_state_like_invoke_per_point() {
     for w in geometry_examples() {
-        for backend in [BackendChoice::Interpreter, BackendChoice::Auto] {
+        for backend in [Engine::Interp, Engine::Jit] {
             for mode in [FloatMode::F24(Rounding::TowardZero), FloatMode::F32] {
                 let what = format!("{} {backend:?} {mode:?}", w.name);
                 let shader = shader_for(&w, backend, mode, 1 << 20);
@@ -779,7 +780,7 @@ fn run_points_stops_at_the_failing_point() {
         let shader = Shader::new(
             program.clone(),
             &EngineConfig {
-                backend,
+                engine: backend,
                 budget: 1000,
                 ..EngineConfig::default()
             },
@@ -799,7 +800,7 @@ fn run_points_stops_at_the_failing_point() {
             u,
         )
     };
-    let want = run(BackendChoice::Interpreter);
+    let want = run(Engine::Interp);
     assert_eq!(want.0.vertex, 13);
     assert!(
         matches!(
@@ -815,7 +816,7 @@ fn run_points_stops_at_the_failing_point() {
         want.4.bool(15),
         "b15 is set after the failing invocation too"
     );
-    let got = run(BackendChoice::Auto);
+    let got = run(Engine::Jit);
     assert_eq!(got.0, want.0);
     assert_eq!(got.1, want.1);
     assert_eq!(got.2, want.2);

@@ -7,9 +7,7 @@
 //! crashes found while hardening them are in `tests/fuzz_regressions.rs`.
 
 use picajit::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
-use picajit::engine::{
-    program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
-};
+use picajit::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::isa::{encode, CondOp, Condition, Instruction};
@@ -18,6 +16,7 @@ use picajit::interp::pica::program::{
 };
 use picajit::interp::pica::state::Uniforms;
 use picajit::shbin::Shbin;
+use picajit::Engine;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use target_exe::target_command;
@@ -31,12 +30,7 @@ const MODES: [FloatMode; 3] = [
     FloatMode::F32,
 ];
 
-const BACKENDS: [BackendChoice; 4] = [
-    BackendChoice::Auto,
-    BackendChoice::Interpreter,
-    BackendChoice::X64,
-    BackendChoice::A64,
-];
+const BACKENDS: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
 
 fn word(i: Instruction) -> u32 {
     encode(&i).expect("encodable")
@@ -303,7 +297,7 @@ fn shaders(program: &Program, budget: u64) -> Vec<Shader> {
     for backend in BACKENDS {
         for float_mode in MODES {
             let config = EngineConfig {
-                backend,
+                engine: backend,
                 float_mode,
                 budget,
                 ..EngineConfig::default()

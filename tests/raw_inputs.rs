@@ -5,11 +5,12 @@
 //! every float mode, for vertex batches, single vertices and point-mode geometry draws.
 //! f32 inputs go through the one conversion rule (`Shader::convert_inputs`).
 
-use picajit::engine::{BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader};
+use picajit::engine::{EngineConfig, GeometryRunner, GsInput, Shader};
 use picajit::interp::pica::float::{self, FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{GsInputMode, Program};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::jit::HostFeatures;
+use picajit::Engine;
 
 /// The patterns under test: every special kind, and normal values to meet them.
 const PATTERNS: &[u32] = &[
@@ -213,22 +214,22 @@ fn actual(outputs: &[[f32; 4]; 16], mode: FloatMode) -> [[u32; 4]; 7] {
 
 /// The x86-64 JIT only where it runs: an AArch64 build (scripts/test-aarch64.sh) has no
 /// emulator for it, and runs the AArch64 JIT natively.
-fn backends() -> Vec<BackendChoice> {
-    let mut b = vec![BackendChoice::Interpreter, BackendChoice::A64];
+fn backends() -> Vec<Engine> {
+    let mut b = vec![Engine::Interp, Engine::A64];
     if cfg!(target_arch = "x86_64") {
-        b.insert(1, BackendChoice::X64);
+        b.insert(1, Engine::X64);
     }
     b
 }
 
-fn shader(program: &Program, backend: BackendChoice, mode: FloatMode) -> Shader {
+fn shader(program: &Program, backend: Engine, mode: FloatMode) -> Shader {
     let config = EngineConfig {
-        backend,
+        engine: backend,
         float_mode: mode,
         ..EngineConfig::default()
     };
     let s = Shader::new(program.clone(), &config).expect("backend available");
-    if backend != BackendChoice::Interpreter {
+    if backend != Engine::Interp {
         assert!(
             s.compiled().is_some(),
             "{backend:?} fell back: {:?}",
@@ -354,7 +355,7 @@ fn every_pattern_pair_on_every_engine_and_path() {
                     "{backend:?} masked batch"
                 );
             }
-            if backend == BackendChoice::X64 && avx2 {
+            if backend == Engine::X64 && avx2 {
                 let groups = s.compiled().unwrap().batch_stats().groups - groups_before;
                 assert!(
                     groups >= 2 * (inputs.len() as u64 / 8),
@@ -419,7 +420,7 @@ fn geometry_points_take_raw_words() {
                     );
                 }
             }
-            if backend == BackendChoice::X64 && avx2 {
+            if backend == Engine::X64 && avx2 {
                 let groups = s.compiled().unwrap().batch_stats().groups;
                 assert!(groups > 0, "{mode:?}: no eight-point group ran");
             }

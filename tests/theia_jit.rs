@@ -47,7 +47,8 @@ fn backends() -> Vec<Backend> {
 fn check(profile: Profile, code: &Code, init: &State, entry: u16, budget: u64, what: &str) {
     let mut want_state = init.clone();
     let mut want_io = TestIo::default();
-    let want = run(profile, code, &mut want_state, &mut want_io, entry, budget);
+    let want = run(profile, code, &mut want_state, &mut want_io, entry, budget)
+        .map_err(picajit_jit::Error::Theia);
     for backend in backends() {
         let c = compile(code, profile, backend, &[entry]).unwrap_or_else(|e| panic!("{what}: {e}"));
         let mut st = init.clone();

@@ -4,18 +4,19 @@
 
 use picajit::bench::Workload;
 use picajit::engine::{
-    batch_threads, BackendChoice, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
+    batch_threads, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
 };
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::UnitState;
+use picajit::Engine;
 
 type Rows = Vec<[[f32; 4]; 16]>;
 
-fn backends() -> Vec<BackendChoice> {
-    let mut b = vec![BackendChoice::Interpreter];
+fn backends() -> Vec<Engine> {
+    let mut b = vec![Engine::Interp];
     if cfg!(target_arch = "x86_64") {
-        b.push(BackendChoice::X64);
+        b.push(Engine::X64);
     }
     b
 }
@@ -28,9 +29,9 @@ fn modes() -> [FloatMode; 3] {
     ]
 }
 
-fn shader(program: &Program, backend: BackendChoice, mode: FloatMode, threads: usize) -> Shader {
+fn shader(program: &Program, backend: Engine, mode: FloatMode, threads: usize) -> Shader {
     let config = EngineConfig {
-        backend,
+        engine: backend,
         float_mode: mode,
         ..EngineConfig::default()
     };
@@ -164,7 +165,7 @@ spin:
         }
         for backend in backends() {
             let config = EngineConfig {
-                backend,
+                engine: backend,
                 budget: 1000,
                 ..EngineConfig::default()
             };

@@ -55,7 +55,7 @@ fn compare_code(text: &str, p: &Prepared, code: &UscCode, st: &State, budget: u6
     let text = &format!("[{}] {text}", code.backend());
     let mut a = st.clone();
     let mut b = st.clone();
-    let ra = p.run(&mut a, budget);
+    let ra = p.run(&mut a, budget).map_err(picajit_jit::Error::Usc);
     let rb = code.run(p, &mut b, budget);
     assert_eq!(ra, rb, "outcome\n{text}");
     let (sa, sb) = (snapshot(&a), snapshot(&b));

@@ -7,21 +7,17 @@
 
 use libfuzzer_sys::fuzz_target;
 use picajit::engine::{
-    program_from_shbin, ActiveBackend, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+    program_from_shbin, ActiveBackend, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::pica::exec::{ExecError, RunInfo};
 use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::shbin::Shbin;
+use picajit::Engine;
 use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Rng, MODES};
 
-const BACKENDS: [BackendChoice; 4] = [
-    BackendChoice::Auto,
-    BackendChoice::Interpreter,
-    BackendChoice::X64,
-    BackendChoice::A64,
-];
+const BACKENDS: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
 
 struct Run {
     config: EngineConfig,
@@ -38,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
     let gs_bytes = [r.u8(), r.u8(), r.u8()];
     let mode = MODES[(opts >> 2 & 3) as usize % MODES.len()];
     let config = EngineConfig {
-        backend: BACKENDS[opts as usize & 3],
+        engine: BACKENDS[opts as usize & 3],
         float_mode: mode,
         budget,
         ..EngineConfig::default()
@@ -115,14 +111,14 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
             return;
         }
     };
-    if config.backend == BackendChoice::Interpreter {
+    if config.engine == Engine::Interp {
         assert_eq!(shader.backend(), ActiveBackend::Interpreter);
     }
     if let Some(reason) = shader.fallback_reason() {
         assert!(!reason.is_empty());
     }
     let reference_config = EngineConfig {
-        backend: BackendChoice::Interpreter,
+        engine: Engine::Interp,
         ..config
     };
     let reference = Shader::new(program, &reference_config)

@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let st = random_state(n, rng.word());
     let budget = 1 + rng.below(400);
     let mut a = st.clone();
-    let ra = p.run(&mut a, budget);
+    let ra = p.run(&mut a, budget).map_err(picajit_jit::Error::Usc);
     let backends = [
         (Backend::X64, x64::available()),
         (Backend::A64, a64::available()),

@@ -149,7 +149,8 @@ pub fn differential(c: &TheiaCase) {
         &mut want_io,
         c.entry,
         c.budget,
-    );
+    )
+    .map_err(picajit::jit::Error::Theia);
     for b in backends() {
         let compiled = compile(&c.code, c.profile, b, &[c.entry]).expect("THEIA code compiles");
         let mut st = c.init.clone();

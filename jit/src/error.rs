@@ -1,12 +1,16 @@
-//! The crate's one error type. "Cannot compile this shader" is a value, not a panic: the
-//! engine falls back to the interpreter for that shader and reports the reason; an invocation
-//! that fails does so exactly as on the interpreter, with the index of the failing one.
+//! The crate's one error type, for compiling and running all three ISAs. "Cannot compile this
+//! shader" is a value, not a panic: the engine falls back to the interpreter for that shader
+//! and reports the reason; a run that fails does so exactly as on the interpreter (for
+//! PICA200 with the index of the failing invocation).
 
 use crate::JitExit;
 use picajit_interp::pica::exec::ExecError;
+use picajit_interp::theia::exec::TheiaError;
+use picajit_interp::usc::ExecError as UscExecError;
 use std::fmt;
 
-/// Why a program was not compiled, or why an [`Invocation`](crate::Invocation) failed.
+/// Why a program was not compiled, or why a run failed: a PICA200
+/// [`Invocation`](crate::Invocation), a THEIA or a USC run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
     /// The program is valid but compiled code could not provably reproduce the interpreter
@@ -30,6 +34,16 @@ pub enum Error {
     /// The invocation asked for something its kind does not take (a mask or a start state on
     /// a single invocation, geometry state on a batch, …).
     Invalid(&'static str),
+    /// The code was generated but cannot run on this host in this build: another
+    /// architecture's code (AArch64 runs under the emulator only with the `emulate-a64`
+    /// feature), or USC x86-64 code on a host without AVX2 and FMA.
+    Unavailable(String),
+    /// A THEIA run failed, as
+    /// [`exec::run`](picajit_interp::theia::exec::run) would have failed.
+    Theia(TheiaError),
+    /// A USC run failed, as [`Prepared::run`](picajit_interp::usc::Prepared::run) would have
+    /// failed.
+    Usc(UscExecError),
 }
 
 impl fmt::Display for Error {
@@ -40,6 +54,9 @@ impl fmt::Display for Error {
             Error::Exec { index, error } => write!(f, "vertex {index}: {error}"),
             Error::Stopped(exit) => write!(f, "compiled code stopped: {exit:?}"),
             Error::Invalid(what) => write!(f, "invalid invocation: {what}"),
+            Error::Unavailable(why) => f.write_str(why),
+            Error::Theia(e) => e.fmt(f),
+            Error::Usc(e) => e.fmt(f),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The engines under test, and running one batch on each the same way.
 
 use super::workload::{Workload, DEFAULT_POOL};
-use crate::engine::{BackendChoice, EngineConfig, Shader};
+use crate::engine::{EngineConfig, Shader};
+use crate::Engine;
 use picajit_interp::pica::exec::RunInfo;
 use picajit_interp::pica::float::{FloatMode, Rounding};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
@@ -41,16 +42,16 @@ impl EngineKind {
         }
     }
 
-    /// Parse a short name (the spellings [`BackendChoice::parse`] accepts, and `a64x8`).
+    /// Parse a short name (the spellings [`Engine`] parses, but `jit`, and `a64x8`).
     pub fn parse(s: &str) -> Option<EngineKind> {
         if s.eq_ignore_ascii_case("a64x8") {
             return Some(EngineKind::A64Eight);
         }
-        Some(match BackendChoice::parse(s)? {
-            BackendChoice::Interpreter => EngineKind::Interpreter,
-            BackendChoice::X64 => EngineKind::X64,
-            BackendChoice::A64 => EngineKind::A64,
-            BackendChoice::Auto => return None,
+        Some(match s.parse::<Engine>().ok()? {
+            Engine::Interp => EngineKind::Interpreter,
+            Engine::X64 => EngineKind::X64,
+            Engine::A64 => EngineKind::A64,
+            Engine::Jit => return None,
         })
     }
 
@@ -196,9 +197,7 @@ pub fn prepare(
 ) -> Result<Prepared, String> {
     let program = &workload.program;
     let (exec, compile_time, code_size, lanes_code) = match engine {
-        EngineKind::Interpreter => {
-            through_engine(program, BackendChoice::Interpreter, mode, budget)?
-        }
+        EngineKind::Interpreter => through_engine(program, Engine::Interp, mode, budget)?,
         // The JIT crate directly: its batch entry takes register values, so input conversion
         // stays out of the timing as it does for the interpreter above, and code for another
         // architecture can still be generated and measured.
@@ -229,12 +228,12 @@ type Preparation = (Exec, Duration, Option<usize>, Option<(Duration, usize)>);
 
 fn through_engine(
     program: &Program,
-    backend: BackendChoice,
+    backend: Engine,
     mode: FloatMode,
     budget: u64,
 ) -> Result<Preparation, String> {
     let config = EngineConfig {
-        backend,
+        engine: backend,
         float_mode: mode,
         budget,
         ..EngineConfig::default()

@@ -3,7 +3,8 @@
 
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
-use crate::engine::{ActiveBackend, BackendChoice, EngineConfig, EngineError, Shader};
+use crate::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
+use crate::Engine;
 use picajit_interp::pica::exec::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{encode, Instruction};
@@ -113,10 +114,10 @@ impl PicajitEngineConfig {
 
     fn to_engine_config(self) -> Result<EngineConfig> {
         let backend = match self.backend {
-            0 => BackendChoice::Auto,
-            1 => BackendChoice::Interpreter,
-            2 => BackendChoice::X64,
-            3 => BackendChoice::A64,
+            0 => Engine::Jit,
+            1 => Engine::Interp,
+            2 => Engine::X64,
+            3 => Engine::A64,
             v => return Err(Error::invalid(format!("unknown backend {v}"))),
         };
         let rounding = match self.rounding {
@@ -129,14 +130,14 @@ impl PicajitEngineConfig {
             1 => FloatMode::F32,
             v => return Err(Error::invalid(format!("unknown float mode {v}"))),
         };
-        let budget = crate::engine::budget_or_default(self.budget);
+        let budget = crate::budget_or_default(self.budget);
         let max_rule = match self.max_rule {
             0 => MaxRule::Compare,
             1 => MaxRule::NegInfSecond,
             v => return Err(Error::invalid(format!("unknown max rule {v}"))),
         };
         Ok(EngineConfig {
-            backend,
+            engine: backend,
             float_mode,
             budget,
             max_rule,

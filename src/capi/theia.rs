@@ -10,7 +10,7 @@ use crate::theia::render::{readmemh, render, Engine, Scene, MAX_CORES};
 use crate::theia::{asm, MemImage};
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
-use picajit_interp::theia::{Profile, TheiaError};
+use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
 use picajit_jit::theia::{compile, TheiaCompiled};
 use picajit_jit::Backend;
@@ -320,14 +320,15 @@ pub unsafe extern "C" fn picajit_theia_run(
                 s.regs.copy_from_slice(&st.regs[..rows]);
                 s.last_result = st.last_result;
                 s.return_addr = st.return_addr as u16;
-                let r = exec::run(p.profile, &p.code, &mut s, &mut cio, entry, budget);
+                let r = exec::run(p.profile, &p.code, &mut s, &mut cio, entry, budget)
+                    .map_err(picajit_jit::Error::Theia);
                 st.regs[..rows].copy_from_slice(&s.regs);
                 st.last_result = s.last_result;
                 st.return_addr = s.return_addr as u32;
                 r
             }
         };
-        let out = r.map_err(|e: TheiaError| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
+        let out = r.map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
         let res = match out.status {
             Status::Returned(v) => PicajitTheiaResult {
                 status: PicajitTheiaStatus::PICAJIT_THEIA_RETURNED as u32,

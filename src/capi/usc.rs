@@ -242,7 +242,9 @@ unsafe fn create(
     };
     let prepared = compile(text, opts).map_err(|e| match e {
         UscError::Parse(p) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, p),
-        UscError::Prepare(p) => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p),
+        UscError::Prepare(p) | UscError::Run(p) => {
+            Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p)
+        }
     })?;
     let code = match backend {
         None => None,
@@ -441,7 +443,10 @@ pub unsafe extern "C" fn picajit_usc_run(
         }
         let out = match &p.code {
             Some(code) => code.run(&p.prepared, &mut s.state, budget),
-            None => p.prepared.run(&mut s.state, budget),
+            None => p
+                .prepared
+                .run(&mut s.state, budget)
+                .map_err(picajit_jit::Error::Usc),
         }
         .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
         if !info.is_null() {

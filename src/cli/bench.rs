@@ -8,6 +8,7 @@ use picajit::bench::{
 use picajit::interp::pica::exec::DEFAULT_BUDGET;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::ShaderKind;
+use picajit::Engine;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -146,7 +147,7 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
         time_per_cell: Duration::from_millis(args.time_ms),
         samples: args.samples,
         compile_samples: args.compile_samples,
-        budget: picajit::engine::budget_or_default(args.budget),
+        budget: picajit::budget_or_default(args.budget),
         unit_state: args.unit_state,
         clock,
     })
@@ -318,11 +319,11 @@ fn thread_scaling(
     max: usize,
     settings: &Settings,
 ) -> Result<Vec<Scaling>, String> {
-    use picajit::engine::{BackendChoice, EngineConfig, Shader};
+    use picajit::engine::{EngineConfig, Shader};
     let mut all = Vec::new();
     for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
         let config = EngineConfig {
-            backend: BackendChoice::Auto,
+            engine: Engine::Jit,
             float_mode: mode,
             budget: settings.budget,
             ..EngineConfig::default()

@@ -3,12 +3,13 @@
 use super::values;
 use super::FloatArgs;
 use picajit::engine::{
-    expand_f24, program_from_shbin, BackendChoice, EngineConfig, GeometryRunner, GsInput, Shader,
+    expand_f24, program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader,
 };
 use picajit::interp::pica::exec::{RunInfo, DEFAULT_BUDGET};
 use picajit::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
+use picajit::Engine;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -131,8 +132,7 @@ fn written_outputs(shader: &Shader) -> u16 {
 
 pub fn run(args: RunArgs) -> Result<(), String> {
     let mode = args.float.mode()?;
-    let backend = BackendChoice::parse(&args.engine)
-        .ok_or_else(|| format!("unknown engine '{}' (auto, interp, x64, a64)", args.engine))?;
+    let backend: Engine = args.engine.parse()?;
     let address = |entry: &str| -> Option<u32> {
         match entry.strip_prefix("0x") {
             Some(hex) => u32::from_str_radix(hex, 16).ok(),
@@ -193,9 +193,9 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         )
     })?;
     let config = EngineConfig {
-        backend,
+        engine: backend,
         float_mode: mode,
-        budget: picajit::engine::budget_or_default(args.budget),
+        budget: picajit::budget_or_default(args.budget),
         max_rule,
         ..EngineConfig::default()
     };

@@ -430,7 +430,8 @@ fn run(a: RunArgs) -> Result<(), String> {
     let mut io = RecordIo::default();
     let code = Code::imem(l.imem.clone());
     let out = match backend_of(&a.engine) {
-        None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget),
+        None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget)
+            .map_err(picajit::jit::Error::Theia),
         Some(b) => {
             let c = picajit::jit::theia::compile(&code, profile, b, &[entry])
                 .map_err(|e| format!("--engine {}: {e}", a.engine))?;
@@ -844,6 +845,7 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                             }
                             s.last_result = base.last_result;
                             exec::run(profile, &code, &mut s, &mut io, entry, 1_000_000)
+                                .map_err(picajit::jit::Error::Theia)
                         } else {
                             for &(addr, v) in &init {
                                 ctx.regs[addr as usize] = v;

@@ -252,10 +252,10 @@ fn run_on(
     code: Option<&UscCode>,
     st: &mut State,
     budget: u64,
-) -> Result<picajit::interp::usc::Outcome, picajit::interp::usc::ExecError> {
+) -> Result<picajit::interp::usc::Outcome, picajit::jit::Error> {
     match (engine, code) {
         ("x64" | "a64", Some(c)) => c.run(prepared, st, budget),
-        _ => prepared.run(st, budget),
+        _ => prepared.run(st, budget).map_err(picajit::jit::Error::Usc),
     }
 }
 
@@ -270,8 +270,8 @@ fn run(args: RunArgs) -> Result<(), String> {
     let (_, program) = load(&args.input)?;
     let prepared = prepare(&args.input, &program, args.readings.options())?;
     let code = match engine {
-        "x64" => Some(x64::compile(&prepared)?),
-        "a64" => Some(a64::compile(&prepared)?),
+        "x64" => Some(x64::compile(&prepared).map_err(|e| e.to_string())?),
+        "a64" => Some(a64::compile(&prepared).map_err(|e| e.to_string())?),
         _ => None,
     };
     let mut st = State::new(args.instances).map_err(|e| e.to_string())?;
@@ -369,13 +369,13 @@ fn info(input: &Path) -> Result<(), String> {
     outln!("  writes: {}", list(&written));
     match Prepared::new(&program, UscOptions::default()) {
         Ok(p) => {
-            let (_, len, _, native) = x64::generate(&p)?;
+            let (_, len, _, native) = x64::generate(&p).map_err(|e| e.to_string())?;
             outln!(
                 "  runs on: interp, x64 ({native} of {} groups compiled to AVX2 code, the others call the interpreter's step; {len} bytes){}",
                 p.groups.len(),
                 if x64::available() { "" } else { " (this host lacks AVX2/FMA)" }
             );
-            let (_, len, _, native) = a64::generate(&p)?;
+            let (_, len, _, native) = a64::generate(&p).map_err(|e| e.to_string())?;
             outln!(
                 "  a64: {native} of {} groups compiled to NEON code, the others run the interpreter's step between calls; {len} bytes{}",
                 p.groups.len(),
@@ -480,8 +480,8 @@ fn bench(args: BenchArgs) -> Result<(), String> {
     for (name, program) in &programs {
         let prepared = Prepared::new(program, opts).map_err(|e| format!("{name}:{e}"))?;
         let code = match host_jit {
-            Some("x64") => Some(x64::compile(&prepared)?),
-            Some(_) => Some(a64::compile(&prepared)?),
+            Some("x64") => Some(x64::compile(&prepared).map_err(|e| e.to_string())?),
+            Some(_) => Some(a64::compile(&prepared).map_err(|e| e.to_string())?),
             None => None,
         };
         let mut base = State::new(args.instances).map_err(|e| e.to_string())?;

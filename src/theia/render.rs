@@ -36,7 +36,7 @@
 
 use super::mem::MemImage;
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
-use picajit_interp::theia::{Profile, TheiaError};
+use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
 use picajit_jit::theia::TheiaCompiled;
 use std::fmt;
@@ -335,7 +335,7 @@ pub trait Machine {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, TheiaError>;
+    ) -> Result<exec::RunOutcome, crate::Error>;
 }
 
 /// The reference interpreter on a [`State`].
@@ -353,8 +353,8 @@ impl Machine for InterpMachine<'_> {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, TheiaError> {
-        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget)
+    ) -> Result<exec::RunOutcome, crate::Error> {
+        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget).map_err(Into::into)
     }
 }
 
@@ -373,8 +373,10 @@ impl Machine for JitMachine<'_> {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, TheiaError> {
-        self.code.run_ctx(&mut self.ctx, io, entry, budget)
+    ) -> Result<exec::RunOutcome, crate::Error> {
+        self.code
+            .run_ctx(&mut self.ctx, io, entry, budget)
+            .map_err(Into::into)
     }
 }
 
@@ -656,7 +658,7 @@ pub fn render(
                         Engine::Interp => None,
                         Engine::Jit(b) => Some(
                             picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
-                                .map_err(RenderError)?,
+                                .map_err(|e| RenderError(e.to_string()))?,
                         ),
                     };
                     let mut stats = Stats::default();

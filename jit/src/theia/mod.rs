@@ -21,7 +21,7 @@ pub mod lower;
 pub mod x64;
 
 use crate::host::runtime::ExecCode;
-use crate::Backend;
+use crate::{Backend, Error};
 use ctx::{TheiaCtx, EXIT_FLUSH, EXIT_RETURNED, EXIT_TMREAD, EXIT_TO_END, NO_JUMP};
 use picajit_interp::theia::exec::{self, Code, Cursor, Io, RunOutcome, State, Status, TheiaError};
 use picajit_interp::theia::{Profile, Word};
@@ -56,8 +56,8 @@ pub fn generate(
     profile: Profile,
     backend: Backend,
     entries: &[u16],
-) -> Result<Vec<u8>, String> {
-    match backend {
+) -> Result<Vec<u8>, Error> {
+    let bytes = match backend {
         Backend::X64 => {
             let mut e = x64::X64Emit::new();
             lower::Lowering::program(&mut e, profile, code, entries);
@@ -68,7 +68,8 @@ pub fn generate(
             lower::Lowering::program(&mut e, profile, code, entries);
             e.finish()
         }
-    }
+    };
+    bytes.map_err(Error::Internal)
 }
 
 /// Compiles `code` for `backend` (the host's, or AArch64 under the emulator when the
@@ -78,24 +79,26 @@ pub fn compile(
     profile: Profile,
     backend: Backend,
     entries: &[u16],
-) -> Result<TheiaCompiled, String> {
+) -> Result<TheiaCompiled, Error> {
     let start = Instant::now();
     let bytes = generate(code, profile, backend, entries)?;
     let exec = if Some(backend) == Backend::host() {
-        ExecCode::new(&bytes).map_err(|e| format!("mapping code: {e}"))?
+        ExecCode::new(&bytes).map_err(|e| Error::Internal(format!("mapping code: {e}")))?
     } else {
         #[cfg(feature = "emulate-a64")]
         {
             if backend == Backend::A64 {
-                ExecCode::emulated(&bytes)?
+                ExecCode::emulated(&bytes).map_err(Error::Internal)?
             } else {
-                return Err(format!("{backend} code cannot run on this host"));
+                return Err(Error::Unavailable(format!(
+                    "{backend} code cannot run on this host"
+                )));
             }
         }
         #[cfg(not(feature = "emulate-a64"))]
-        return Err(format!(
+        return Err(Error::Unavailable(format!(
             "{backend} code cannot run on this host (build with the emulate-a64 feature for AArch64)"
-        ));
+        )));
     };
     Ok(TheiaCompiled {
         exec,
@@ -129,14 +132,14 @@ impl TheiaCompiled {
     }
 
     /// Runs from `entry` as `picajit_interp::theia::exec::run` would, with the same result,
-    /// state and I/O calls.
+    /// state and I/O calls (its error as [`Error::Theia`]).
     pub fn run(
         &self,
         state: &mut State,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<RunOutcome, TheiaError> {
+    ) -> Result<RunOutcome, Error> {
         self.run_counted(state, io, entry, budget)
             .map(|(out, _)| out)
     }
@@ -149,7 +152,7 @@ impl TheiaCompiled {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<(RunOutcome, u64), TheiaError> {
+    ) -> Result<(RunOutcome, u64), Error> {
         assert_eq!(
             state.regs.len(),
             self.profile.register_count(),
@@ -159,7 +162,7 @@ impl TheiaCompiled {
         ctx_from_state(&mut ctx, state);
         let r = self.run_ctx_counted(&mut ctx, io, entry, budget);
         state_from_ctx(state, &ctx);
-        r
+        r.map_err(Error::Theia)
     }
 
     /// Runs on state kept in a context block (no conversion on the way in and out: what an
@@ -171,7 +174,7 @@ impl TheiaCompiled {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<RunOutcome, TheiaError> {
+    ) -> Result<RunOutcome, Error> {
         // The finished run's outcome is built here, in the returned value: mapped from
         // `run_ctx_counted`'s tuple it went through a stack temporary written field by field
         // and read back with wider loads, which stalled on store forwarding (a third of this
@@ -187,7 +190,9 @@ impl TheiaCompiled {
                 steps: ctx.steps,
             });
         }
-        self.resume(ctx, io, kind, budget).map(|(o, _)| o)
+        self.resume(ctx, io, kind, budget)
+            .map(|(o, _)| o)
+            .map_err(Error::Theia)
     }
 
     /// One call into the code from `cur` (the context's other fields are the state).

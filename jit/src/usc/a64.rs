@@ -493,10 +493,10 @@ impl VEmit for A64Emit {
 
 /// Generates the AArch64 code of `p` (on any host). Returns the code, its length without the
 /// constant pool, the write sites and the number of native groups.
-pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), String> {
+pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crate::Error> {
     let mut e = A64Emit::new();
     let l = Lowering::program(&mut e, p);
-    let (code, len) = e.a.finish()?;
+    let (code, len) = e.a.finish().map_err(crate::Error::Internal)?;
     Ok((code, len, l.sites, l.native_groups))
 }
 
@@ -507,19 +507,20 @@ pub fn available() -> bool {
 }
 
 /// Compiles `p` to AArch64 code (run natively on AArch64 hosts, under the emulator elsewhere).
-pub fn compile(p: &Prepared) -> Result<super::UscCode, String> {
+pub fn compile(p: &Prepared) -> Result<super::UscCode, crate::Error> {
     let (code, len, sites, native_groups) = generate(p)?;
     let exec = if crate::Backend::host() == Some(crate::Backend::A64) {
-        crate::host::runtime::ExecCode::new(&code).map_err(|e| e.to_string())?
+        crate::host::runtime::ExecCode::new(&code)
+            .map_err(|e| crate::Error::Internal(e.to_string()))?
     } else {
         #[cfg(feature = "emulate-a64")]
         {
-            crate::host::runtime::ExecCode::emulated(&code)?
+            crate::host::runtime::ExecCode::emulated(&code).map_err(crate::Error::Internal)?
         }
         #[cfg(not(feature = "emulate-a64"))]
-        return Err(
+        return Err(crate::Error::Unavailable(
             "USC AArch64 code cannot run on this host (build with the emulate-a64 feature)".into(),
-        );
+        ));
     };
     Ok(super::UscCode {
         exec,

@@ -26,7 +26,7 @@
 //! and both backends and compares the whole state bit for bit.
 
 use crate::host::runtime::ExecCode;
-use crate::Backend;
+use crate::{Backend, Error};
 use picajit_interp::usc::program::Reg;
 use picajit_interp::usc::{ExecError, Flow, Outcome, Prepared, State, Status, MAX_INSTANCES};
 
@@ -197,7 +197,7 @@ extern "sysv64" fn helper(ctx: *mut UscCtx, group: u32) -> u32 {
 
 /// Compiles `p` for `backend` (x86-64: this host with AVX2 and FMA; AArch64: natively on
 /// AArch64 hosts, under the emulator elsewhere with the `emulate-a64` feature).
-pub fn compile(p: &Prepared, backend: Backend) -> Result<UscCode, String> {
+pub fn compile(p: &Prepared, backend: Backend) -> Result<UscCode, Error> {
     match backend {
         Backend::X64 => x64::compile(p),
         Backend::A64 => a64::compile(p),
@@ -211,12 +211,13 @@ impl UscCode {
     }
 
     /// Runs the program from its first group on `state` until it ends or `budget` groups
-    /// have executed: the same result as [`Prepared::run`].
-    pub fn run(&self, p: &Prepared, state: &mut State, budget: u64) -> Result<Outcome, ExecError> {
+    /// have executed: the same result as [`Prepared::run`] (its error as [`Error::Usc`]).
+    pub fn run(&self, p: &Prepared, state: &mut State, budget: u64) -> Result<Outcome, Error> {
         match self.backend {
             Backend::X64 => self.run_x64(p, state, budget),
             Backend::A64 => self.run_a64(p, state, budget),
         }
+        .map_err(Error::Usc)
     }
 
     /// The AArch64 run: the block in and out, the interpreter's step at each helper exit.

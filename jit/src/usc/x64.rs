@@ -392,10 +392,10 @@ impl VEmit for X64Emit {
 /// Generates the machine code of `p` (for any host; only x86-64 hosts with AVX2 and FMA run
 /// it). Returns the code, its length without the constant pool, the write sites and the
 /// number of native groups.
-pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), String> {
+pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crate::Error> {
     let mut e = X64Emit::new();
     let l = Lowering::program(&mut e, p);
-    let (code, len) = e.a.finish()?;
+    let (code, len) = e.a.finish().map_err(crate::Error::Internal)?;
     Ok((code, len, l.sites, l.native_groups))
 }
 
@@ -412,12 +412,15 @@ pub fn available() -> bool {
 }
 
 /// Compiles `p` for this host.
-pub fn compile(p: &Prepared) -> Result<UscCode, String> {
+pub fn compile(p: &Prepared) -> Result<UscCode, crate::Error> {
     if !available() {
-        return Err("the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into());
+        return Err(crate::Error::Unavailable(
+            "the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into(),
+        ));
     }
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = crate::host::runtime::ExecCode::new(&code).map_err(|e| e.to_string())?;
+    let exec = crate::host::runtime::ExecCode::new(&code)
+        .map_err(|e| crate::Error::Internal(e.to_string()))?;
     Ok(UscCode {
         exec,
         backend: crate::Backend::X64,

@@ -1,0 +1,209 @@
+//! What every instruction set's engine takes and gives, defined once: the [`Engine`] choice,
+//! the [`DEFAULT_BUDGET`] and the meaning of a budget of 0 ([`budget_or_default`]), and the
+//! crate's one [`Error`] type. The Rust API, the `picajit` tool (`--engine`, `--budget`) and
+//! the C ABI all use these, for PICA200, THEIA and USC alike.
+
+use picajit_jit::Backend;
+use std::fmt;
+use std::str::FromStr;
+
+/// Which engine runs a program. Every engine gives the reference interpreter's results bit
+/// for bit; they differ in speed and in where they run.
+///
+/// The names ([`Display`](fmt::Display) and [`FromStr`]) are those of the tool's `--engine`:
+/// `jit` (also `auto`), `interp` (also `interpreter`), `x64`, `a64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// The host's JIT (x86-64 on x86-64 hosts, AArch64 on AArch64 hosts) where it can run the
+    /// program, the interpreter otherwise (another host architecture, a program the PICA200
+    /// JIT cannot reproduce, an x86-64 host without the AVX2 and FMA the USC JIT needs). The
+    /// engine actually used and the reason for a fallback are reported by each ISA's prepared
+    /// program.
+    #[default]
+    Jit,
+    /// The reference interpreter.
+    Interp,
+    /// The x86-64 JIT; an error where its code cannot run.
+    X64,
+    /// The AArch64 JIT: natively on AArch64 hosts, under the emulator elsewhere in builds with
+    /// the `a64-emu` feature; an error otherwise.
+    A64,
+}
+
+impl Engine {
+    /// Every engine, the default first.
+    pub const ALL: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
+
+    /// The names [`FromStr`] takes, for messages and help texts.
+    pub const NAMES: &'static str =
+        "jit (the host's JIT, the default; also auto), interp, x64 or a64";
+
+    /// The JIT backend this choice compiles for: the host's for [`Engine::Jit`] (`None` on a
+    /// host without one), none for [`Engine::Interp`].
+    pub fn backend(self) -> Option<Backend> {
+        match self {
+            Engine::Jit => Backend::host(),
+            Engine::Interp => None,
+            Engine::X64 => Some(Backend::X64),
+            Engine::A64 => Some(Backend::A64),
+        }
+    }
+
+    /// The name [`Display`](fmt::Display) prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Jit => "jit",
+            Engine::Interp => "interp",
+            Engine::X64 => "x64",
+            Engine::A64 => "a64",
+        }
+    }
+}
+
+impl From<Backend> for Engine {
+    fn from(b: Backend) -> Engine {
+        match b {
+            Backend::X64 => Engine::X64,
+            Backend::A64 => Engine::A64,
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Engine {
+    type Err = String;
+
+    /// `jit` or `auto`, `interp` or `interpreter`, `x64` (`x86-64`, `x86_64`), `a64`
+    /// (`aarch64`, `arm64`).
+    fn from_str(s: &str) -> Result<Engine, String> {
+        Ok(match s {
+            "jit" | "auto" => Engine::Jit,
+            "interp" | "interpreter" => Engine::Interp,
+            "x64" | "x86-64" | "x86_64" => Engine::X64,
+            "a64" | "aarch64" | "arm64" => Engine::A64,
+            _ => return Err(format!("unknown engine '{s}': expected {}", Engine::NAMES)),
+        })
+    }
+}
+
+/// The budget of a run that does not set one, the same for every ISA: 2^20 PICA200
+/// instructions per invocation, THEIA instructions per run, or USC instruction groups per
+/// run. A run that reaches its budget stops: PICA200 with
+/// [`ExecError::BudgetExhausted`](picajit_interp::pica::exec::ExecError::BudgetExhausted),
+/// THEIA and USC with their `Budget` status.
+pub const DEFAULT_BUDGET: u64 = picajit_jit::DEFAULT_BUDGET;
+
+/// The one meaning of a budget, in the Rust API, the tool's `--budget` and the C ABI: 0
+/// stands for [`DEFAULT_BUDGET`], any other value for itself.
+pub fn budget_or_default(budget: u64) -> u64 {
+    if budget == 0 {
+        DEFAULT_BUDGET
+    } else {
+        budget
+    }
+}
+
+/// Every error of the crate. Preparing and running a program on any engine of any ISA
+/// returns it; the file-format modules (SHBIN, the assemblers, `.mem`, the USC parser) return
+/// their own located diagnostics, which convert into it with `?`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The engine asked for cannot run on this host in this build (see [`Engine`]).
+    Unavailable(String),
+    /// The JIT failed for a reason other than running the program (see
+    /// [`picajit_jit::Error`]).
+    Jit(picajit_jit::Error),
+    /// A PICA200 program is malformed.
+    Program(picajit_interp::pica::program::ProgramError),
+    /// A SHBIN has no DVLE with that index.
+    NoSuchDvle {
+        /// The index asked for.
+        index: usize,
+        /// The DVLEs the SHBIN has.
+        count: usize,
+    },
+    /// PICA200 invocation `index` of a call (0 for a single invocation, else the vertex or
+    /// point) failed, exactly as on the interpreter; the earlier ones' results are valid.
+    Exec {
+        /// Index of the failing invocation in the call's inputs.
+        index: usize,
+        /// The interpreter's error.
+        error: picajit_interp::pica::exec::ExecError,
+    },
+    /// A THEIA run failed (as on the interpreter).
+    Theia(picajit_interp::theia::exec::TheiaError),
+    /// A USC program does not parse or prepare, or a USC run failed (as on the interpreter).
+    Usc(crate::usc::UscError),
+    /// A SHBIN file is malformed.
+    Shbin(crate::shbin::ShbinError),
+    /// PICA200 assembly failed.
+    Asm(crate::asm::AsmError),
+    /// THEIA assembly failed.
+    TheiaAsm(crate::theia::AsmError),
+    /// A `.mem` file is malformed.
+    Mem(crate::theia::MemError),
+    /// A THEIA scene could not be rendered.
+    Render(crate::theia::render::RenderError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Unavailable(why) => write!(f, "backend unavailable: {why}"),
+            Error::Jit(e) => e.fmt(f),
+            Error::Program(e) => write!(f, "invalid program: {e}"),
+            Error::NoSuchDvle { index, count } => {
+                write!(f, "DVLE #{index} requested but the SHBIN has {count}")
+            }
+            Error::Exec { index, error } => write!(f, "vertex {index}: {error}"),
+            Error::Theia(e) => e.fmt(f),
+            Error::Usc(e) => e.fmt(f),
+            Error::Shbin(e) => e.fmt(f),
+            Error::Asm(e) => e.fmt(f),
+            Error::TheiaAsm(e) => e.fmt(f),
+            Error::Mem(e) => e.fmt(f),
+            Error::Render(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<picajit_jit::Error> for Error {
+    fn from(e: picajit_jit::Error) -> Error {
+        match e {
+            picajit_jit::Error::Exec { index, error } => Error::Exec { index, error },
+            picajit_jit::Error::Unavailable(why) => Error::Unavailable(why),
+            picajit_jit::Error::Theia(e) => Error::Theia(e),
+            picajit_jit::Error::Usc(e) => Error::Usc(crate::usc::UscError::Run(e)),
+            other => Error::Jit(other),
+        }
+    }
+}
+
+/// `From` impls for the errors an [`Error`] variant wraps as they are.
+macro_rules! wraps {
+    ($($variant:ident($ty:ty)),* $(,)?) => {$(
+        impl From<$ty> for Error {
+            fn from(e: $ty) -> Error {
+                Error::$variant(e)
+            }
+        }
+    )*};
+}
+
+wraps!(
+    Program(picajit_interp::pica::program::ProgramError),
+    Theia(picajit_interp::theia::exec::TheiaError),
+    Usc(crate::usc::UscError),
+    Shbin(crate::shbin::ShbinError),
+    Asm(crate::asm::AsmError),
+    TheiaAsm(crate::theia::AsmError),
+    Mem(crate::theia::MemError),
+    Render(crate::theia::render::RenderError),
+);
