@@ -237,6 +237,28 @@ fn integer_forms() {
         |a: &mut Asm| a.movk_x(X, 0xB172, 48) => "movk x9, #0xb172, lsl #48",
         |a: &mut Asm| a.movn_x(X, 0, 0) => "mov x9, #0xffffffffffffffff",
         // yaxpeax prints system registers by encoding: S3_3_C4_C4_0 is FPCR.
+        // The forms of the integer macro-assembler.
+        |a: &mut Asm| a.and_w(X, XA, XB) => "and w9, w20, w30",
+        |a: &mut Asm| a.eor_w(X, XA, XB) => "eor w9, w20, w30",
+        |a: &mut Asm| a.eor_x(X, XA, XB) => "eor x9, x20, x30",
+        |a: &mut Asm| a.mul_w(X, XA, XB) => "mul w9, w20, w30",
+        |a: &mut Asm| a.lsr_x(X, XA, XB) => "lsr x9, x20, x30",
+        |a: &mut Asm| a.lsl_w(X, XA, XB) => "lsl w9, w20, w30",
+        |a: &mut Asm| a.lsr_w(X, XA, XB) => "lsr w9, w20, w30",
+        |a: &mut Asm| a.asr_w(X, XA, XB) => "asr w9, w20, w30",
+        |a: &mut Asm| a.udiv_x(X, XA, XB) => "udiv x9, x20, x30",
+        |a: &mut Asm| a.udiv_w(X, XA, XB) => "udiv w9, w20, w30",
+        |a: &mut Asm| a.adds_w(X, XA, XB) => "adds w9, w20, w30",
+        |a: &mut Asm| a.subs_w(X, XA, XB) => "subs w9, w20, w30",
+        |a: &mut Asm| a.asr_wi(X, XA, 17) => "asr w9, w20, #0x11",
+        |a: &mut Asm| a.eor_wi(X, XA, 0x8000_0000) => "eor w9, w20, #0x80000000",
+        |a: &mut Asm| a.orr_xi(X, XA, 0xFF00) => "orr x9, x20, #0xff00",
+        |a: &mut Asm| a.eor_xi(X, XA, 1 << 63) => "eor x9, x20, #0x8000000000000000",
+        |a: &mut Asm| a.tst_xi(X, 1 << 40) => "tst x9, #0x10000000000",
+        |a: &mut Asm| a.cmn_wi(X, 5) => "cmn w9, #0x5",
+        |a: &mut Asm| a.eor_w_lsl(X, X, Gpr(17), 31) => "eor w9, w9, w17, lsl #31",
+        |a: &mut Asm| a.ubfx_x(X, XA, 40, 20) => "ubfx x9, x20, #0x28, #0x14",
+        |a: &mut Asm| a.sxtw(X, XA) => "sxtw x9, w20",
         |a: &mut Asm| a.mrs_fpcr(X) => "mrs x9, s3_3_c4_c4_0",
         |a: &mut Asm| a.msr_fpcr(X) => "msr s3_3_c4_c4_0, x9",
     );
@@ -249,7 +271,10 @@ fn integer_forms() {
         Cond::Ls,
         Cond::Ge,
         Cond::Lt,
+        Cond::Gt,
+        Cond::Le,
         Cond::Mi,
+        Cond::Vs,
     ] {
         let name = format!("{c:?}").to_lowercase();
         assert_eq!(
@@ -260,6 +285,7 @@ fn integer_forms() {
             one(|a| a.csel_x(X, XA, XB, c)),
             format!("csel x9, x20, x30, {name}")
         );
+        assert_eq!(one(|a| a.cset_w(X, c)), format!("cset w9, {name}"));
     }
 }
 
@@ -290,6 +316,23 @@ fn memory_forms() {
         |a: &mut Asm| a.stp_d_sp(Vreg(8), Vreg(9), 96) => "stp d8, d9, [sp, #0x60]",
         |a: &mut Asm| a.ldp_d_sp(Vreg(14), Vreg(15), 144) => "ldp d14, d15, [sp, #0x90]",
         |a: &mut Asm| a.add_xi(Gpr(16), Gpr(31), 0) => "mov x16, sp",
+        |a: &mut Asm| a.ldr_w_reg(X, CTX, Gpr(17)) => "ldr w9, [x19, x17]",
+        |a: &mut Asm| a.ldr_x_reg(X, CTX, Gpr(17)) => "ldr x9, [x19, x17]",
+        |a: &mut Asm| a.str_w_reg(X, CTX, Gpr(17)) => "str w9, [x19, x17]",
+        |a: &mut Asm| a.str_x_reg(ZR, CTX, Gpr(17)) => "str xzr, [x19, x17]",
+        |a: &mut Asm| a.str_w(ZR, CTX, 0x630) => "str wzr, [x19, #0x630]",
+        // the frame forms (`host::a64::abi::Frame`)
+        |a: &mut Asm| a.str_x_pre_sp(CTX, 32) => "str x19, [sp, #-0x20]!",
+        |a: &mut Asm| a.ldr_x_post_sp(CTX, 32) => "ldr x19, [sp], #0x20",
+        |a: &mut Asm| a.str_x_sp(Gpr(21), 16) => "str x21, [sp, #0x10]",
+        |a: &mut Asm| a.ldr_x_sp(Gpr(21), 16) => "ldr x21, [sp, #0x10]",
+        |a: &mut Asm| a.stp_d_pre_sp(Vreg(8), Vreg(9), 48) => "stp d8, d9, [sp, #-0x30]!",
+        |a: &mut Asm| a.ldp_d_post_sp(Vreg(8), Vreg(9), 48) => "ldp d8, d9, [sp], #0x30",
+        |a: &mut Asm| a.str_d_pre_sp(Vreg(15), 16) => "str d15, [sp, #-0x10]!",
+        |a: &mut Asm| a.ldr_d_post_sp(Vreg(15), 16) => "ldr d15, [sp], #0x10",
+        |a: &mut Asm| a.str_d_sp(Vreg(10), 64) => "str d10, [sp, #0x40]",
+        |a: &mut Asm| a.ldr_d_sp(Vreg(10), 64) => "ldr d10, [sp, #0x40]",
+        |a: &mut Asm| a.sub_xi(Gpr(31), Gpr(31), 32) => "sub sp, sp, #0x20",
     );
 }
 
@@ -309,7 +352,10 @@ fn pc_relative_forms() {
         Cond::Ls,
         Cond::Ge,
         Cond::Lt,
+        Cond::Gt,
+        Cond::Le,
         Cond::Mi,
+        Cond::Vs,
     ] {
         a.b_cond(c, fwd);
     }
@@ -325,17 +371,20 @@ fn pc_relative_forms() {
     a.ret(LR);
     a.load_const(VB, [1, 2, 3, 4]);
     let got = decode(a);
-    let mut want: Vec<String> = ["eq", "ne", "hs", "lo", "hi", "ls", "ge", "lt", "mi"]
+    let conds = [
+        "eq", "ne", "hs", "lo", "hi", "ls", "ge", "lt", "gt", "le", "mi", "vs",
+    ];
+    let mut want: Vec<String> = conds
         .iter()
         .enumerate()
-        .map(|(k, c)| format!("b.{c} $+{:#x}", 4 * (16 - k)))
+        .map(|(k, c)| format!("b.{c} $+{:#x}", 4 * (19 - k)))
         .collect();
     want.extend([
         "b $+0x1c".to_string(),
-        "bl $-0x28".to_string(),
+        "bl $-0x34".to_string(),
         "cbz w9, $+0x14".to_string(),
         "cbnz w0, $+0x10".to_string(),
-        "cbz x14, $-0x34".to_string(),
+        "cbz x14, $-0x40".to_string(),
         "tbnz w9, #0x1f, $+0x8".to_string(),
         "adr x25, $+0x4".to_string(),
         "br x25".to_string(),

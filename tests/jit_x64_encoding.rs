@@ -273,6 +273,90 @@ fn integer_and_flow_forms() {
     assert_eq!(one(|a| a.sub_ri64(RBP, 12)), "sub rbp,0Ch");
     assert_eq!(one(|a| a.imul_rri32(RCX, RAX, 272)), "imul ecx,eax,110h");
     assert_eq!(one(|a| a.add_rm64(RAX, RBX, 0x48)), "add rax,[rbx+48h]");
+    // The forms of the integer macro-assembler.
+    assert_eq!(one(|a| a.mov_rr32(R8, RAX)), "mov r8d,eax");
+    assert_eq!(one(|a| a.add_rr32(RAX, R9)), "add eax,r9d");
+    assert_eq!(one(|a| a.sub_rr32(R10, RCX)), "sub r10d,ecx");
+    assert_eq!(one(|a| a.and_rr32(RSI, R15)), "and esi,r15d");
+    assert_eq!(one(|a| a.imul_rr32(R14, RDX)), "imul r14d,edx");
+    assert_eq!(one(|a| a.cmp_rr32(RBP, R11)), "cmp ebp,r11d");
+    assert_eq!(one(|a| a.and_rr64(R8, R9)), "and r8,r9");
+    assert_eq!(one(|a| a.or_rr64(RAX, R12)), "or rax,r12");
+    assert_eq!(one(|a| a.xor_rr64(R13, RDI)), "xor r13,rdi");
+    assert_eq!(one(|a| a.imul_rr64(RDX, R10)), "imul rdx,r10");
+    assert_eq!(one(|a| a.cmp_rr64(R9, RBP)), "cmp r9,rbp");
+    assert_eq!(one(|a| a.add_ri64(R12, 0x10)), "add r12,10h");
+    assert_eq!(one(|a| a.and_ri64(R8, -16)), "and r8,0FFFFFFFFFFFFFFF0h");
+    assert_eq!(one(|a| a.or_ri64(RSI, 0x40)), "or rsi,40h");
+    assert_eq!(one(|a| a.xor_ri64(RAX, 1)), "xor rax,1");
+    assert_eq!(one(|a| a.cmp_ri64(R10, -5)), "cmp r10,0FFFFFFFFFFFFFFFBh");
+    assert_eq!(one(|a| a.sub_ri32(R9, 0x20000)), "sub r9d,20000h");
+    assert_eq!(one(|a| a.or_ri32(RCX, 0x80_0000)), "or ecx,800000h");
+    assert_eq!(one(|a| a.xor_ri32(RAX, i32::MIN)), "xor eax,80000000h");
+    assert_eq!(one(|a| a.test_ri64(R8, 1)), "test r8,1");
+    assert_eq!(one(|a| a.test_ri32(RDX, 0x100)), "test edx,100h");
+    assert_eq!(one(|a| a.test_rr64(R11, R11)), "test r11,r11");
+    assert_eq!(one(|a| a.shr_ri64(RDX, 32)), "shr rdx,20h");
+    assert_eq!(one(|a| a.sar_ri64(R14, 63)), "sar r14,3Fh");
+    assert_eq!(one(|a| a.sar_ri32(R9, 17)), "sar r9d,11h");
+    assert_eq!(one(|a| a.shl_rcl64(R8)), "shl r8,cl");
+    assert_eq!(one(|a| a.shr_rcl64(RAX)), "shr rax,cl");
+    assert_eq!(one(|a| a.sar_rcl64(RDX)), "sar rdx,cl");
+    assert_eq!(one(|a| a.shl_rcl32(R10)), "shl r10d,cl");
+    assert_eq!(one(|a| a.shr_rcl32(RSI)), "shr esi,cl");
+    assert_eq!(one(|a| a.sar_rcl32(RDI)), "sar edi,cl");
+    assert_eq!(one(|a| a.imul_rri64(R10, R8, 24)), "imul r10,r8,18h");
+    assert_eq!(
+        one(|a| a.imul_rri32(R9, RSI, -3)),
+        "imul r9d,esi,0FFFFFFFDh"
+    );
+    assert_eq!(one(|a| a.neg_r64(R15)), "neg r15");
+    assert_eq!(one(|a| a.neg_r32(RCX)), "neg ecx");
+    assert_eq!(one(|a| a.bsr_rr64(R8, RDX)), "bsr r8,rdx");
+    assert_eq!(one(|a| a.cmova_rr64(RCX, R8)), "cmova rcx,r8");
+    assert_eq!(one(|a| a.cmova_rr32(R9, RAX)), "cmova r9d,eax");
+    assert_eq!(one(|a| a.movsxd(R10, R9)), "movsxd r10,r9d");
+    assert_eq!(one(|a| a.div_r64(R9)), "div r9");
+    assert_eq!(one(|a| a.div_r32(RSI)), "div esi");
+    assert_eq!(
+        one(|a| a.mov_mi64(RBX, 0x38, -1)),
+        "mov qword ptr [rbx+38h],0FFFFFFFFFFFFFFFFh".replace("qword ptr ", "")
+    );
+    assert_eq!(
+        one(|a| a.mov_mr32_idx(RBX, R14, 0x690, R8)),
+        "mov [rbx+r14+690h],r8d"
+    );
+    assert_eq!(
+        one(|a| a.mov_mr64_idx(R12, RAX, 0x688, RBP)),
+        "mov [r12+rax+688h],rbp"
+    );
+    assert_eq!(
+        one(|a| a.cmp_mi32(RBX, 0x63C, 0x8001)),
+        "cmp dword ptr [rbx+63Ch],8001h".replace("dword ptr ", "")
+    );
+    assert_eq!(
+        one(|a| a.cmp_mi64(R13, 0x10, -2)),
+        "cmp qword ptr [r13+10h],0FFFFFFFFFFFFFFFEh".replace("qword ptr ", "")
+    );
+    assert_eq!(one(|a| a.cmp_mr32(RBX, 0x40, R9)), "cmp [rbx+40h],r9d");
+    assert_eq!(one(|a| a.cmp_mr64(RBP, 0, RAX)), "cmp [rbp],rax");
+    assert_eq!(one(|a| a.mov_r32_idx4(R8, R11, RCX)), "mov r8d,[r11+rcx*4]");
+    assert_eq!(
+        one(|a| a.mov_r64_idx8(RAX, R11, RDX)),
+        "mov rax,[r11+rdx*8]"
+    );
+    assert_eq!(one(|a| a.add_r64_idx8(RAX, R11, R8)), "add rax,[r11+r8*8]");
+    assert_eq!(
+        one(|a| a.add_r32_idx4(RSI, R11, RDI)),
+        "add esi,[r11+rdi*4]"
+    );
+    assert_eq!(one(|a| a.sub_ri64_8(R13, 1)), "sub r13,1");
+    assert_eq!(one(|a| a.sub_ri32_8(R10, -1)), "sub r10d,0FFFFFFFFh");
+    // the imm8 forms: REX, opcode, ModRM, one immediate byte
+    let mut a = Asm::new();
+    a.sub_ri64_8(R13, 1);
+    let (_, code, len) = decode(a);
+    assert_eq!(&code[..len], &[0x49, 0x83, 0xED, 0x01]);
     assert_eq!(one(|a| a.push(R15)), "push r15");
     assert_eq!(one(|a| a.pop(RBX)), "pop rbx");
     assert_eq!(one(|a| a.call_r(RAX)), "call rax");
@@ -288,10 +372,23 @@ fn integer_and_flow_forms() {
     a.jne(back);
     a.jmp(fwd);
     a.call_label(back);
+    a.jbe(fwd);
+    a.ja(back);
+    a.jl(fwd);
+    a.jle(back);
+    a.jg(fwd);
+    a.jge(back);
+    a.js(fwd);
+    a.jns(back);
+    a.jno(fwd);
     a.bind(fwd);
     let (v, _, len) = decode(a);
-    assert_eq!(v.len(), 6);
-    for (line, m) in v.iter().zip(["jb", "jae", "je", "jne", "jmp", "call"]) {
+    assert_eq!(v.len(), 15);
+    let mnemonics = [
+        "jb", "jae", "je", "jne", "jmp", "call", "jbe", "ja", "jl", "jle", "jg", "jge", "js",
+        "jns", "jno",
+    ];
+    for (line, m) in v.iter().zip(mnemonics) {
         assert!(line.starts_with(m), "{line}");
     }
     assert!(

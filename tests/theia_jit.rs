@@ -368,6 +368,8 @@ fn x64_code_decodes_to_expected_forms() {
         Mnemonic::Sar,
         Mnemonic::Div,
         Mnemonic::Cmp,
+        // comparisons with zero (the integer macro-assembler tests a register against itself)
+        Mnemonic::Test,
         Mnemonic::Je,
         Mnemonic::Jne,
         Mnemonic::Ja,

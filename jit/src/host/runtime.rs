@@ -231,9 +231,9 @@ unsafe fn call_native(
     // of line, and one-vertex calls showed it in perf.
     assert!(entry < span.1);
     #[cfg(target_arch = "x86_64")]
-    type Entry = crate::host::x64::abi::EntryFn;
+    type Entry = crate::host::x64::abi::EntryFn<JitContext>;
     #[cfg(target_arch = "aarch64")]
-    type Entry = crate::host::a64::abi::EntryFn;
+    type Entry = crate::host::a64::abi::EntryFn<JitContext>;
     // Make this thread see the instructions `synchronize_icache` published (an `isb`).
     #[cfg(target_arch = "aarch64")]
     dynasmrt::cache_control::prepare_for_execution(buf);

@@ -1,6 +1,7 @@
-//! THEIA lowering shared by both hosts: every instruction becomes a sequence of
-//! [`Emit`] calls (integer operations on eight 64-bit scratch registers, loads and stores
-//! of the context, branches), and each backend (`x64.rs`, `a64.rs`) encodes those.
+//! THEIA lowering shared by both hosts: every instruction becomes a sequence of calls of the
+//! host's integer macro-assembler (`crate::host::int`: operations on eight 64-bit scratch
+//! registers, loads and stores of the context, branches), over THEIA's register roles and
+//! entry frame on that host ([`Target`], implemented in `x64.rs` and `a64.rs`).
 //!
 //! Per instruction: the operands read from their register rows or the result flops (the
 //! forwarding rule of the rtl profile decided statically where the previous instruction is
@@ -12,92 +13,56 @@
 //! (stalls, undefined codes, register errors) leave to the host.
 
 use super::ctx::*;
+use crate::host::int::RegImm::{I, R};
+use crate::host::int::Size::{S32, S64};
+use crate::host::int::{Alu, Cond, IntMasm, Shift};
 use picajit_interp::theia::arith::ONE;
 use picajit_interp::theia::exec::{completes, Code, IMEM_BIT};
 use picajit_interp::theia::table::{Sem, Test, RTL_SWIZZLES, SWIZZLES};
 use picajit_interp::theia::{Profile, Word};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A scratch register, 0..8.
-pub type R = u8;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Alu {
-    Add,
-    Sub,
-    And,
-    Or,
-    Xor,
-    Mul,
+/// THEIA's registers on one host.
+pub struct Roles<G> {
+    /// The context block (`super::ctx`); callee-saved.
+    pub ctx: G,
+    /// The step count (u64); callee-saved.
+    pub steps: G,
+    /// The budget (u64); callee-saved.
+    pub budget: G,
+    /// Scratch 0-7 of the instruction sequences.
+    pub scratch: [G; 8],
+    /// The result cache's slots (`Cache`): registers that nothing but `put_cached` writes.
+    pub cache: [G; 3],
+    /// The exit code the code returns (the host ABI's return register).
+    pub status: G,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shift {
-    Shl,
-    Shr,
-    Sar,
+/// A host THEIA code is generated for: its integer macro-assembler, THEIA's register roles
+/// there and the entry frame of the code, an `fn(*mut TheiaCtx) -> u32`.
+pub trait Target: IntMasm {
+    /// The register roles.
+    const ROLES: Roles<Self::Reg>;
+    /// The entry: saves the callee-saved registers the roles use and copies the context
+    /// pointer (the first argument) to [`Roles::ctx`].
+    fn enter(&mut self);
+    /// The return: restores what [`Target::enter`] saved and returns [`Roles::status`].
+    fn leave(&mut self);
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cond {
-    Eq,
-    Ne,
-    Ugt,
-    Slt,
-    Sgt,
-    Sle,
-    Sge,
+/// `d` = the zero-extended 32-bit context word at `off`.
+fn load32<E: Target>(e: &mut E, d: E::Reg, off: u32) {
+    e.load(S32, d, E::ROLES.ctx, off as i32);
 }
 
-/// What a backend provides. `wide` selects 64-bit operations; 32-bit ones zero-extend their
-/// result to 64 bits.
-pub trait Emit {
-    type Label: Copy;
-    fn label(&mut self) -> Self::Label;
-    fn bind(&mut self, l: Self::Label);
-    fn jump(&mut self, l: Self::Label);
-    /// `d` = the zero-extended 32-bit word at context offset `off`.
-    fn load32(&mut self, d: R, off: u32);
-    fn store32(&mut self, off: u32, s: R);
-    fn store32_imm(&mut self, off: u32, v: u32);
-    fn imm(&mut self, d: R, v: u64);
-    fn alu(&mut self, op: Alu, wide: bool, d: R, a: R, b: R);
-    /// `d` = the 32-bit `a + b` (`a - b` if `sub`) with bit 31 flipped when the signed
-    /// operation overflows: the RTL adders' result, the exact sum's sign over its low 31 bits.
-    fn add_sign_kept(&mut self, sub: bool, d: R, a: R, b: R);
-    /// `alu` with an immediate second operand (sign-extended for 64-bit operations).
-    fn alu_imm(&mut self, op: Alu, wide: bool, d: R, a: R, v: i32);
-    fn shift(&mut self, op: Shift, wide: bool, d: R, a: R, n: u8);
-    /// `d` = the low 32 bits of `a`, sign-extended.
-    fn sext32(&mut self, d: R, a: R);
-    /// `d` = `a / b` (64-bit unsigned; `b` is not zero).
-    fn udiv(&mut self, d: R, a: R, b: R);
-    fn branch(&mut self, c: Cond, wide: bool, a: R, b: R, l: Self::Label);
-    /// `branch` comparing with an immediate (sign-extended for 64-bit comparisons).
-    fn branch_imm(&mut self, c: Cond, wide: bool, a: R, v: i32, l: Self::Label);
-    /// Branch when the 32-bit context word at `off` differs from `v`.
-    fn branch_mem32_ne(&mut self, off: u32, v: u32, l: Self::Label);
-    /// `r -= 1`, branch when not zero (64-bit).
-    fn dec_branch_nz(&mut self, r: R, l: Self::Label);
-    /// Branch when the step count plus `n` exceeds the budget (`n` >= 1: the next `n`
-    /// instructions do not all run before the interpreter's `steps >= budget` test stops).
-    fn branch_budget_n(&mut self, n: u32, l: Self::Label);
-    /// Add `n` to the step count.
-    fn count_steps(&mut self, n: u32);
-    /// Store `s` (64 bits if `wide`, else the low 32) at context offset `off` plus the byte
-    /// offset in `base` (any alignment).
-    fn store_at(&mut self, wide: bool, base: R, off: u32, s: R);
-    /// Store the step count and return `kind` (see [`super::ctx`]).
-    fn exit(&mut self, kind: u32);
-    /// The prologue: set up, load the entry address into scratch 0, jump to `dispatch`.
-    fn prologue(&mut self, dispatch: Self::Label);
-    /// The shared epilogue every [`Emit::exit`] jumps to.
-    fn epilogue(&mut self);
-    /// Copy the low 32 bits of `s` into cache slot `k` (0..3): host registers that nothing
-    /// but [`Emit::keep`] writes (see [`Lowering`], "Result cache").
-    fn keep(&mut self, k: u8, s: R);
-    /// `d` = the zero-extended value cache slot `k` holds.
-    fn restore(&mut self, d: R, k: u8);
+/// Stores the low 32 bits of `s` to the context word at `off`.
+fn store32<E: Target>(e: &mut E, off: u32, s: E::Reg) {
+    e.store(S32, E::ROLES.ctx, off as i32, s);
+}
+
+/// Stores `v` to the context word at `off`.
+fn store32_imm<E: Target>(e: &mut E, off: u32, v: u32) {
+    e.store_imm(S32, E::ROLES.ctx, off as i32, v.into());
 }
 
 /// The result cache: which context words (offset) hold the value of which cache slot. The
@@ -106,10 +71,10 @@ pub trait Emit {
 type Cache = Vec<(u32, u8)>;
 
 /// `d` = the context word at `off`, from its cache slot when one holds it.
-fn ld<E: Emit>(e: &mut E, cache: &Cache, d: R, off: u32) {
+fn ld<E: Target>(e: &mut E, cache: &Cache, d: E::Reg, off: u32) {
     match cache.iter().find(|&&(o, _)| o == off) {
-        Some(&(_, k)) => e.restore(d, k),
-        None => e.load32(d, off),
+        Some(&(_, k)) => e.mov(S32, d, E::ROLES.cache[k as usize]),
+        None => load32(e, d, off),
     }
 }
 
@@ -119,13 +84,13 @@ fn stored(cache: &mut Cache, off: u32) {
 }
 
 /// Stores `s` to the words `offs` and keeps it in slot `k` for later loads of them.
-fn put_cached<E: Emit>(e: &mut E, cache: &mut Cache, k: u8, s: R, offs: &[u32]) {
+fn put_cached<E: Target>(e: &mut E, cache: &mut Cache, k: u8, s: E::Reg, offs: &[u32]) {
     for &o in offs {
-        e.store32(o, s);
+        store32(e, o, s);
     }
     // the slot's old value is no longer any word's value
     cache.retain(|&(o, slot)| slot != k && !offs.contains(&o));
-    e.keep(k, s);
+    e.mov(S32, E::ROLES.cache[k as usize], s);
     cache.extend(offs.iter().map(|&o| (o, k)));
 }
 
@@ -256,7 +221,7 @@ struct Prev {
 /// them, registers are written as the profile allows, and the budget is checked once, for the
 /// whole block, at its start (so a block either runs completely or the interpreter runs
 /// from its first instruction).
-pub struct Lowering<'a, E: Emit> {
+pub struct Lowering<'a, E: Target> {
     e: &'a mut E,
     profile: Profile,
     labels: BTreeMap<u16, E::Label>,
@@ -268,10 +233,12 @@ pub struct Lowering<'a, E: Emit> {
     /// rtl: the addresses that hold CALL.
     call_words: BTreeSet<u16>,
     dispatch: E::Label,
+    /// The common return every exit jumps to.
+    epilogue: E::Label,
     /// Out-of-line exits to the interpreter: (label, address).
     stubs: Vec<(E::Label, u16)>,
     /// Out-of-line full multiplier forms.
-    cold: Vec<ColdMul<E::Label>>,
+    cold: Vec<ColdMul<E::Reg, E::Label>>,
     /// Per register row: known, at this point of straight-line code, to hold the same value
     /// in x, y and z (DOT, MAG and broadcast swizzles produce such rows, and per-component
     /// operations keep them). Forgotten at every leader. Per-component operations on such
@@ -289,16 +256,16 @@ pub struct Lowering<'a, E: Emit> {
 
 /// A multiplication's full form, emitted after the program: entered at `full` with the
 /// operands in `x`, `y`; continues at `done` with the product in `d`.
-struct ColdMul<L> {
+struct ColdMul<G, L> {
     full: L,
     done: L,
-    d: R,
-    x: R,
-    y: R,
+    d: G,
+    x: G,
+    y: G,
     unscaled: bool,
 }
 
-impl<'a, E: Emit> Lowering<'a, E> {
+impl<'a, E: Target> Lowering<'a, E> {
     pub fn program(e: &'a mut E, profile: Profile, code: &Code, entries: &[u16]) {
         let regions = [
             Region {
@@ -338,6 +305,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
         }
         let dispatch = e.label();
+        let epilogue = e.label();
         let mut lw = Lowering {
             e,
             profile,
@@ -346,13 +314,14 @@ impl<'a, E: Emit> Lowering<'a, E> {
             return_leaders,
             call_words,
             dispatch,
+            epilogue,
             stubs: Vec::new(),
             cold: Vec::new(),
             bcast: vec![false; ROWS],
             last_bcast: false,
             cache: Vec::new(),
         };
-        lw.e.prologue(dispatch);
+        lw.prologue();
         for r in &regions {
             lw.region(r);
         }
@@ -390,14 +359,42 @@ impl<'a, E: Emit> Lowering<'a, E> {
         lw.dispatch_search(&targets, miss);
         // Not a leader or not loaded: the interpreter goes on from there.
         lw.e.bind(miss);
-        lw.e.store32(PC, 0);
-        lw.e.exit(EXIT_TO_END);
+        store32(lw.e, PC, E::ROLES.scratch[0]);
+        lw.exit(EXIT_TO_END);
         for (a, x) in return_exits {
             lw.e.bind(x);
-            lw.e.store32_imm(PC, a as u32);
-            lw.e.exit(EXIT_TO_END);
+            store32_imm(lw.e, PC, a as u32);
+            lw.exit(EXIT_TO_END);
         }
-        lw.e.epilogue();
+        lw.e.bind(epilogue);
+        lw.e.leave();
+    }
+
+    /// The entry: the frame, the step count and budget from the context, the entry address
+    /// into scratch 0 for the dispatcher.
+    fn prologue(&mut self) {
+        let Roles {
+            ctx,
+            steps,
+            budget,
+            scratch,
+            ..
+        } = E::ROLES;
+        self.e.enter();
+        self.e.load(S64, steps, ctx, STEPS as i32);
+        self.e.load(S64, budget, ctx, BUDGET as i32);
+        load32(self.e, scratch[0], PC);
+        self.e.jump(self.dispatch);
+    }
+
+    /// Stores the step count and returns `kind` (see [`super::ctx`]).
+    fn exit(&mut self, kind: u32) {
+        let Roles {
+            ctx, steps, status, ..
+        } = E::ROLES;
+        self.e.store(S64, ctx, STEPS as i32, steps);
+        self.e.mov_imm(status, kind.into());
+        self.e.jump(self.epilogue);
     }
 
     fn kind(&self, w: Word) -> Kind {
@@ -504,14 +501,15 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     let w = words[i];
                     let base = self.stage(OPA, w.src1, known);
                     if base != OPA {
+                        let s0 = E::ROLES.scratch[0];
                         for c in 0..3 {
-                            self.e.load32(0, base + c * 4);
-                            self.e.store32(OPA + c * 4, 0);
+                            load32(self.e, s0, base + c * 4);
+                            store32(self.e, OPA + c * 4, s0);
                         }
                     }
-                    self.e.store32_imm(PC, pc as u32);
-                    self.e.store32_imm(JUMPED_FROM, NO_JUMP);
-                    self.e.exit(EXIT_TMREAD);
+                    store32_imm(self.e, PC, pc as u32);
+                    store32_imm(self.e, JUMPED_FROM, NO_JUMP);
+                    self.exit(EXIT_TMREAD);
                     self.forget();
                     prev = None;
                     i += 1;
@@ -548,9 +546,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
 
     /// Jumps to the label of the address in scratch 0 among `targets` (sorted), else to `miss`.
     fn dispatch_search(&mut self, targets: &[(u16, E::Label)], miss: E::Label) {
+        let s0 = E::ROLES.scratch[0];
         if targets.len() <= 4 {
             for &(a, l) in targets {
-                self.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
+                self.e.branch(Cond::Eq, S32, s0, I(a.into()), l);
             }
             self.e.jump(miss);
             return;
@@ -558,8 +557,8 @@ impl<'a, E: Emit> Lowering<'a, E> {
         let mid = targets.len() / 2;
         let upper = self.e.label();
         // addresses are 16-bit, zero-extended: unsigned order is address order
-        self.e
-            .branch_imm(Cond::Ugt, false, 0, targets[mid - 1].0 as i32, upper);
+        let k = targets[mid - 1].0.into();
+        self.e.branch(Cond::Hi, S32, s0, I(k), upper);
         self.dispatch_search(&targets[..mid], miss);
         self.e.bind(upper);
         self.dispatch_search(&targets[mid..], miss);
@@ -586,16 +585,31 @@ impl<'a, E: Emit> Lowering<'a, E> {
 
     /// The block of `n` instructions at `pc` runs only if all of them fit in the budget.
     fn budget_check(&mut self, n: u32, pc: u16) {
+        // `n` >= 1: the next `n` instructions do not all run before the interpreter's
+        // `steps >= budget` test stops when the step count plus `n` exceeds the budget
+        let Roles {
+            steps,
+            budget,
+            scratch,
+            ..
+        } = E::ROLES;
         let l = self.e.label();
-        self.e.branch_budget_n(n, l);
+        self.e.alu(Alu::Add, S64, scratch[0], steps, I(n.into()));
+        self.e.branch(Cond::Hi, S64, scratch[0], R(budget), l);
         self.stubs.push((l, pc));
+    }
+
+    /// Adds `n` to the step count.
+    fn count_steps(&mut self, n: u32) {
+        let steps = E::ROLES.steps;
+        self.e.alu(Alu::Add, S64, steps, steps, I(n.into()));
     }
 
     /// Leaves to the host at `pc` (jumped_from: none).
     fn exit_at(&mut self, pc: u16, kind: u32) {
-        self.e.store32_imm(PC, pc as u32);
-        self.e.store32_imm(JUMPED_FROM, NO_JUMP);
-        self.e.exit(kind);
+        store32_imm(self.e, PC, pc as u32);
+        store32_imm(self.e, JUMPED_FROM, NO_JUMP);
+        self.exit(kind);
     }
 
     /// One compiled instruction; `last` when it ends its block of `n` (which then stores the
@@ -657,10 +671,11 @@ impl<'a, E: Emit> Lowering<'a, E> {
         match sem {
             Sem::Jump(c, t) => {
                 let c = c as u32;
-                ld(self.e, &self.cache, 0, abase + c * 4);
-                ld(self.e, &self.cache, 1, bbase + c * 4);
+                let [s0, s1, ..] = E::ROLES.scratch;
+                ld(self.e, &self.cache, s0, abase + c * 4);
+                ld(self.e, &self.cache, s1, bbase + c * 4);
                 self.commit_zero(w.dst);
-                self.e.count_steps(n);
+                self.count_steps(n);
                 let tl = self.labels[&w.dst];
                 let fall = self.e.label();
                 self.decide(t, tl, fall);
@@ -673,10 +688,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
             Sem::Jmp | Sem::Call => {
                 if sem == Sem::Call {
-                    self.e.store32_imm(RETURN_ADDR, pc.wrapping_add(1) as u32);
+                    store32_imm(self.e, RETURN_ADDR, pc.wrapping_add(1) as u32);
                 }
                 self.commit_zero(w.dst);
-                self.e.count_steps(n);
+                self.count_steps(n);
                 let tl = self.labels[&w.dst];
                 self.e.jump(tl);
                 self.last_bcast = true;
@@ -714,17 +729,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
             self.bcast[r] = result_bcast;
         }
         if last {
-            self.e.store32_imm(LAST_DST, w.dst as u32);
-            self.e.count_steps(n);
+            store32_imm(self.e, LAST_DST, w.dst as u32);
+            self.count_steps(n);
         }
         match sem {
             Sem::Return => {
-                self.e.store32_imm(EXIT_ARG, imm & 1);
-                self.e.exit(EXIT_RETURNED);
+                store32_imm(self.e, EXIT_ARG, imm & 1);
+                self.exit(EXIT_RETURNED);
             }
             Sem::Ret => {
-                self.e.load32(0, RETURN_ADDR);
-                self.e.store32_imm(JUMPED_FROM, pc as u32);
+                let s0 = E::ROLES.scratch[0];
+                load32(self.e, s0, RETURN_ADDR);
+                store32_imm(self.e, JUMPED_FROM, pc as u32);
                 // returning to a RETURN: the interpreter reports that it never reports done
                 let exits: Vec<(u16, E::Label)> = self
                     .return_leaders
@@ -734,21 +750,22 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     .collect();
                 let d = self.dispatch;
                 for &(a, l) in &exits {
-                    self.e.branch_imm(Cond::Eq, false, 0, a as i32, l);
+                    self.e.branch(Cond::Eq, S32, s0, I(a.into()), l);
                 }
                 self.e.jump(d);
                 for (a, l) in exits {
                     self.e.bind(l);
-                    self.e.store32_imm(PC, a as u32);
-                    self.e.exit(EXIT_TO_END);
+                    store32_imm(self.e, PC, a as u32);
+                    self.exit(EXIT_TO_END);
                 }
             }
             Sem::OmWrite => {
                 // A full queue: the host empties it and the code goes on at the next
                 // instruction (a leader).
                 let go_on = self.e.label();
-                self.e.load32(0, OQ_LEN);
-                self.e.branch_imm(Cond::Ne, false, 0, OQ_CAP as i32, go_on);
+                let s0 = E::ROLES.scratch[0];
+                load32(self.e, s0, OQ_LEN);
+                self.e.branch(Cond::Ne, S32, s0, I(OQ_CAP as i64), go_on);
                 self.exit_at(pc.wrapping_add(1), EXIT_FLUSH);
                 self.e.bind(go_on);
             }
@@ -763,19 +780,21 @@ impl<'a, E: Emit> Lowering<'a, E> {
     /// Appends (A, B) to the OMWRITE queue (the code returns when it fills, so there is room).
     fn omwrite(&mut self, abase: u32, bbase: u32) {
         let e = &mut *self.e;
-        e.load32(7, OQ_LEN);
-        e.alu_imm(Alu::Mul, true, 6, 7, 24);
+        let Roles { ctx, scratch, .. } = E::ROLES;
+        let [s0, s1, _, _, _, _, at, len] = scratch;
+        load32(e, len, OQ_LEN);
+        e.alu(Alu::Mul, S64, at, len, I(24));
         for (base, off) in [(abase, OQ), (bbase, OQ + 12)] {
-            e.load32(0, base);
-            e.load32(1, base + 4);
-            e.shift(Shift::Shl, true, 1, 1, 32);
-            e.alu(Alu::Or, true, 0, 0, 1);
-            e.store_at(true, 6, off, 0);
-            e.load32(0, base + 8);
-            e.store_at(false, 6, off + 8, 0);
+            load32(e, s0, base);
+            load32(e, s1, base + 4);
+            e.shift(Shift::Shl, S64, s1, s1, 32);
+            e.alu(Alu::Or, S64, s0, s0, R(s1));
+            e.store_idx(S64, ctx, at, off as i32, s0);
+            load32(e, s0, base + 8);
+            e.store_idx(S32, ctx, at, off as i32 + 8, s0);
         }
-        e.alu_imm(Alu::Add, false, 7, 7, 1);
-        e.store32(OQ_LEN, 7);
+        e.alu(Alu::Add, S32, len, len, I(1));
+        store32(e, OQ_LEN, len);
     }
 
     /// Where a register operand's three components are read from: the register row or the
@@ -793,16 +812,18 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     None => {
                         let not_fwd = self.e.label();
                         let done = self.e.label();
-                        self.e.branch_mem32_ne(LAST_DST, addr as u32, not_fwd);
+                        let Roles { ctx, scratch, .. } = E::ROLES;
+                        self.e.cmp_mem(S32, ctx, LAST_DST as i32, I(addr.into()));
+                        self.e.jcc(Cond::Ne, not_fwd);
                         for c in 0..3 {
-                            self.e.load32(0, LAST_RESULT + c * 4);
-                            self.e.store32(stage_off + c * 4, 0);
+                            load32(self.e, scratch[0], LAST_RESULT + c * 4);
+                            store32(self.e, stage_off + c * 4, scratch[0]);
                         }
                         self.e.jump(done);
                         self.e.bind(not_fwd);
                         for c in 0..3 {
-                            self.e.load32(0, REGS + row * 12 + c * 4);
-                            self.e.store32(stage_off + c * 4, 0);
+                            load32(self.e, scratch[0], REGS + row * 12 + c * 4);
+                            store32(self.e, stage_off + c * 4, scratch[0]);
                         }
                         self.e.bind(done);
                         stage_off
@@ -815,52 +836,53 @@ impl<'a, E: Emit> Lowering<'a, E> {
     /// A transfer's commit: result (0, 0, 0), no register write.
     fn commit_zero(&mut self, dst: u16) {
         for c in 0..3 {
-            self.e.store32_imm(LAST_RESULT + c * 4, 0);
+            store32_imm(self.e, LAST_RESULT + c * 4, 0);
             stored(&mut self.cache, LAST_RESULT + c * 4);
         }
-        self.e.store32_imm(LAST_DST, dst as u32);
+        store32_imm(self.e, LAST_DST, dst as u32);
     }
 
     /// Branches to `taken` or `not_taken` for a conditional jump on the component values in
     /// scratch 0 (A) and 1 (B).
     fn decide(&mut self, t: Test, taken: E::Label, not_taken: E::Label) {
         let e = &mut *self.e;
+        let [a, b, neg_b, ..] = E::ROLES.scratch;
         if self.profile == Profile::Manual {
             let cond = match t {
-                Test::Greater => Cond::Sgt,
-                Test::Less => Cond::Slt,
+                Test::Greater => Cond::Gt,
+                Test::Less => Cond::Lt,
                 Test::Equal => Cond::Eq,
                 Test::NotEqual => Cond::Ne,
-                Test::GreaterEqual => Cond::Sge,
-                Test::LessEqual => Cond::Sle,
+                Test::GreaterEqual => Cond::Ge,
+                Test::LessEqual => Cond::Le,
             };
-            e.branch(cond, false, 0, 1, taken);
+            e.branch(cond, S32, a, R(b), taken);
             e.jump(not_taken);
             return;
         }
         // rtl: greater is signed; equal compares magnitudes: x == y or x == -y.
-        e.imm(2, 0);
-        e.alu(Alu::Sub, false, 2, 2, 1); // -y
+        e.mov_imm(neg_b, 0);
+        e.alu(Alu::Sub, S32, neg_b, neg_b, R(b));
         match t {
-            Test::Greater => e.branch(Cond::Sgt, false, 0, 1, taken),
-            Test::Less => e.branch(Cond::Sle, false, 0, 1, taken),
+            Test::Greater => e.branch(Cond::Gt, S32, a, R(b), taken),
+            Test::Less => e.branch(Cond::Le, S32, a, R(b), taken),
             Test::Equal => {
-                e.branch(Cond::Eq, false, 0, 1, taken);
-                e.branch(Cond::Eq, false, 0, 2, taken);
+                e.branch(Cond::Eq, S32, a, R(b), taken);
+                e.branch(Cond::Eq, S32, a, R(neg_b), taken);
             }
             Test::NotEqual => {
-                e.branch(Cond::Eq, false, 0, 1, not_taken);
-                e.branch(Cond::Eq, false, 0, 2, not_taken);
+                e.branch(Cond::Eq, S32, a, R(b), not_taken);
+                e.branch(Cond::Eq, S32, a, R(neg_b), not_taken);
                 e.jump(taken);
             }
             Test::GreaterEqual => {
-                e.branch(Cond::Sgt, false, 0, 1, taken);
-                e.branch(Cond::Eq, false, 0, 1, taken);
-                e.branch(Cond::Eq, false, 0, 2, taken);
+                e.branch(Cond::Gt, S32, a, R(b), taken);
+                e.branch(Cond::Eq, S32, a, R(b), taken);
+                e.branch(Cond::Eq, S32, a, R(neg_b), taken);
             }
             Test::LessEqual => {
-                e.branch(Cond::Sle, false, 0, 1, taken);
-                e.branch(Cond::Eq, false, 0, 2, taken);
+                e.branch(Cond::Le, S32, a, R(b), taken);
+                e.branch(Cond::Eq, S32, a, R(neg_b), taken);
             }
         }
         e.jump(not_taken);
@@ -883,6 +905,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
         uniform: bool,
     ) {
         let rtl = self.profile == Profile::Rtl;
+        let [s0, s1, _, _, _, _, _, s7] = E::ROLES.scratch;
         let e = &mut *self.e;
         let cold = &mut self.cold;
         let cache = &mut self.cache;
@@ -891,7 +914,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
         // A uniform operation computes component 0 only and stores it to all three.
         let comps = if uniform { 1 } else { 3 };
         // Component c of the result goes to slot c; a uniform result's three words to slot 0.
-        let put = |e: &mut E, cache: &mut Cache, c: u32, s: R| {
+        let put = |e: &mut E, cache: &mut Cache, c: u32, s: E::Reg| {
             let mut offs = Vec::with_capacity(6);
             for &t in targets {
                 if uniform {
@@ -905,7 +928,7 @@ impl<'a, E: Emit> Lowering<'a, E> {
         };
         let put_imm = |e: &mut E, cache: &mut Cache, c: u32, v: u32| {
             for &t in targets {
-                e.store32_imm(t + c * 4, v);
+                store32_imm(e, t + c * 4, v);
                 stored(cache, t + c * 4);
             }
         };
@@ -917,10 +940,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
             }
             Sem::Add | Sem::Sub => {
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    ld(e, cache, 1, b(c));
-                    add_sub(e, rtl, sem == Sem::Sub, 0, 0, 1);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    ld(e, cache, s1, b(c));
+                    add_sub(e, rtl, sem == Sem::Sub, s0, s0, s1);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Inc | Sem::Dec | Sem::IncX | Sem::IncY | Sem::IncZ => {
@@ -932,44 +955,44 @@ impl<'a, E: Emit> Lowering<'a, E> {
                         Sem::IncZ if c == 2 => ONE,
                         _ => 0,
                     };
-                    ld(e, cache, 0, a(c));
-                    e.imm(1, inc as u64);
-                    add_sub(e, rtl, sem == Sem::Dec, 0, 0, 1);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    e.mov_imm(s1, inc.into());
+                    add_sub(e, rtl, sem == Sem::Dec, s0, s0, s1);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Div => {
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    ld(e, cache, 1, b(c));
-                    div(e, 0, 0, 1);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    ld(e, cache, s1, b(c));
+                    div(e, s0, s0, s1);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Mul | Sem::IMul => {
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    ld(e, cache, 1, b(c));
-                    mul(e, cold, 0, 0, 1, sem == Sem::IMul);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    ld(e, cache, s1, b(c));
+                    mul(e, cold, s0, s0, s1, sem == Sem::IMul);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Dot | Sem::Mag => {
                 // 64-bit sum of the three products in scratch 7
-                e.imm(7, 0);
+                e.mov_imm(s7, 0);
                 for c in 0..3 {
-                    ld(e, cache, 0, a(c));
-                    ld(e, cache, 1, if sem == Sem::Mag { a(c) } else { b(c) });
-                    mul(e, cold, 0, 0, 1, false);
-                    e.alu(Alu::Add, true, 7, 7, 0);
+                    ld(e, cache, s0, a(c));
+                    ld(e, cache, s1, if sem == Sem::Mag { a(c) } else { b(c) });
+                    mul(e, cold, s0, s0, s1, false);
+                    e.alu(Alu::Add, S64, s7, s7, R(s0));
                 }
                 if sem == Sem::Mag {
-                    sqrt(e, 0, 7);
+                    sqrt(e, s0, s7);
                 } else {
-                    narrow(e, rtl, 0, 7);
+                    narrow(e, rtl, s0, s7);
                 }
                 for c in 0..3 {
-                    put(e, cache, c, 0);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Cross => {
@@ -977,50 +1000,50 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     .into_iter()
                     .enumerate()
                 {
-                    ld(e, cache, 0, a(p.0));
-                    ld(e, cache, 1, b(p.1));
-                    mul(e, cold, 7, 0, 1, false);
-                    ld(e, cache, 0, a(q.0));
-                    ld(e, cache, 1, b(q.1));
-                    mul(e, cold, 0, 0, 1, false);
-                    e.alu(Alu::Sub, true, 7, 7, 0);
-                    narrow(e, rtl, 0, 7);
-                    e.store32(RES + c as u32 * 4, 0);
+                    ld(e, cache, s0, a(p.0));
+                    ld(e, cache, s1, b(p.1));
+                    mul(e, cold, s7, s0, s1, false);
+                    ld(e, cache, s0, a(q.0));
+                    ld(e, cache, s1, b(q.1));
+                    mul(e, cold, s0, s0, s1, false);
+                    e.alu(Alu::Sub, S64, s7, s7, R(s0));
+                    narrow(e, rtl, s0, s7);
+                    store32(e, RES + c as u32 * 4, s0);
                 }
                 for c in 0..3 {
-                    ld(e, cache, 0, RES + c * 4);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, RES + c * 4);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Copy => {
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    put(e, cache, c, s0);
                 }
             }
             Sem::MulP => {
                 // z first: it reads x and y, which the stores of z leave alone.
-                ld(e, cache, 0, a(0));
-                ld(e, cache, 1, a(1));
-                mul(e, cold, 7, 0, 1, false);
-                put(e, cache, 2, 7);
+                ld(e, cache, s0, a(0));
+                ld(e, cache, s1, a(1));
+                mul(e, cold, s7, s0, s1, false);
+                put(e, cache, 2, s7);
                 for c in 0..2 {
                     let from = if rtl {
                         a(c)
                     } else {
                         REGS + w.dst as u32 * 12 + c * 4
                     };
-                    ld(e, cache, 0, from);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, from);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Mod => {
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    ld(e, cache, 1, b(c));
-                    e.alu_imm(Alu::Sub, false, 1, 1, ONE as i32);
-                    e.alu(Alu::And, false, 0, 0, 1);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    ld(e, cache, s1, b(c));
+                    e.alu(Alu::Sub, S32, s1, s1, I(ONE.into()));
+                    e.alu(Alu::And, S32, s0, s0, R(s1));
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Frac | Sem::IntP => {
@@ -1030,17 +1053,17 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     !(ONE - 1)
                 };
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    e.alu_imm(Alu::And, false, 0, 0, m as i32);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    e.alu(Alu::And, S32, s0, s0, I(m.into()));
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Neg => {
                 for c in 0..comps {
-                    ld(e, cache, 1, a(c));
-                    e.imm(0, 0);
-                    e.alu(Alu::Sub, false, 0, 0, 1);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s1, a(c));
+                    e.mov_imm(s0, 0);
+                    e.alu(Alu::Sub, S32, s0, s0, R(s1));
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Unscale | Sem::Rescale => {
@@ -1050,9 +1073,9 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     _ => Shift::Sar,
                 };
                 for c in 0..comps {
-                    ld(e, cache, 0, a(c));
-                    e.shift(op, false, 0, 0, 17);
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, a(c));
+                    e.shift(op, S32, s0, s0, 17);
+                    put(e, cache, c, s0);
                 }
             }
             Sem::XchangeX | Sem::XchangeY | Sem::XchangeZ => {
@@ -1062,8 +1085,8 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     _ => 2,
                 };
                 for c in 0..3 {
-                    ld(e, cache, 0, if c == k { b(c) } else { a(c) });
-                    put(e, cache, c, 0);
+                    ld(e, cache, s0, if c == k { b(c) } else { a(c) });
+                    put(e, cache, c, s0);
                 }
             }
             Sem::Lea => {
@@ -1087,8 +1110,8 @@ impl<'a, E: Emit> Lowering<'a, E> {
                     if c == k {
                         put_imm(e, cache, c, imm);
                     } else {
-                        ld(e, cache, 0, b(c));
-                        put(e, cache, c, 0);
+                        ld(e, cache, s0, b(c));
+                        put(e, cache, c, s0);
                     }
                 }
             }
@@ -1101,10 +1124,10 @@ impl<'a, E: Emit> Lowering<'a, E> {
                 if known {
                     for c in 0..3u8 {
                         let src = SWIZZLES[imm as usize].1[c as usize] as u32;
-                        ld(e, cache, c, b(src));
+                        ld(e, cache, E::ROLES.scratch[c as usize], b(src));
                     }
                     for c in 0..3u8 {
-                        put(e, cache, c as u32, c);
+                        put(e, cache, c as u32, E::ROLES.scratch[c as usize]);
                     }
                 } else {
                     for c in 0..3 {
@@ -1130,36 +1153,38 @@ fn ends_block_with_transfer(w: Word) -> bool {
 
 /// `d` = ADD/SUB of 32-bit `x`, `y` (rtl: exact sum, its sign over its low 31 bits, which is
 /// the wrapped sum with bit 31 flipped when the signed operation overflows).
-fn add_sub<E: Emit>(e: &mut E, rtl: bool, sub: bool, d: R, x: R, y: R) {
+fn add_sub<E: Target>(e: &mut E, rtl: bool, sub: bool, d: E::Reg, x: E::Reg, y: E::Reg) {
     if rtl {
-        e.add_sign_kept(sub, d, x, y);
+        e.add32_sign_exact(sub, d, x, y);
     } else {
         let op = if sub { Alu::Sub } else { Alu::Add };
-        e.alu(op, false, d, x, y);
+        e.alu(op, S32, d, x, R(y));
     }
 }
 
 /// `d` = the 64-bit sum `s` narrowed to a component: rtl bit 63 over bits 30:0, manual the
 /// low 32 bits. Clobbers scratch 4 and 5 (and `s` is kept).
-fn narrow<E: Emit>(e: &mut E, rtl: bool, d: R, s: R) {
+fn narrow<E: Target>(e: &mut E, rtl: bool, d: E::Reg, s: E::Reg) {
+    let [_, _, _, _, s4, s5, _, _] = E::ROLES.scratch;
     if rtl {
-        e.shift(Shift::Shr, true, 4, s, 63);
-        e.shift(Shift::Shl, false, 4, 4, 31);
-        e.alu_imm(Alu::And, false, 5, s, 0x7FFF_FFFF);
-        e.alu(Alu::Or, false, d, 4, 5);
+        e.shift(Shift::Shr, S64, s4, s, 63);
+        e.shift(Shift::Shl, S32, s4, s4, 31);
+        e.alu(Alu::And, S32, s5, s, I(0x7FFF_FFFF));
+        e.alu(Alu::Or, S32, d, s4, R(s5));
     } else {
         // a 32-bit operation keeps the low 32 bits
-        e.alu(Alu::Or, false, d, s, s);
+        e.alu(Alu::Or, S32, d, s, R(s));
     }
 }
 
 /// `d` = |x| as the RTL's units take it (32-bit two's-complement negation when bit 31 is set).
 /// Clobbers scratch 6.
-fn magnitude<E: Emit>(e: &mut E, d: R, x: R) {
-    e.sext32(6, x);
-    e.shift(Shift::Sar, true, 6, 6, 63); // 0 or all ones
-    e.alu(Alu::Xor, false, d, x, 6);
-    e.alu(Alu::Sub, false, d, d, 6);
+fn magnitude<E: Target>(e: &mut E, d: E::Reg, x: E::Reg) {
+    let s6 = E::ROLES.scratch[6];
+    e.sext32(s6, x);
+    e.shift(Shift::Sar, S64, s6, s6, 63); // 0 or all ones
+    e.alu(Alu::Xor, S32, d, x, R(s6));
+    e.alu(Alu::Sub, S32, d, d, R(s6));
 }
 
 /// `d` (64-bit) = `mul_rtl(x, y, unscaled)`, the closed form of
@@ -1170,22 +1195,30 @@ fn magnitude<E: Emit>(e: &mut E, d: R, x: R) {
 /// then the signed 64-bit product of x and y, and the RTL's magnitude shift with the sign
 /// applied afterwards is that product divided by 2^17 rounding toward zero. Only the other
 /// x values take the full form, emitted out of line after the program.
-fn mul<E: Emit>(e: &mut E, cold: &mut Vec<ColdMul<E::Label>>, d: R, x: R, y: R, unscaled: bool) {
+fn mul<E: Target>(
+    e: &mut E,
+    cold: &mut Vec<ColdMul<E::Reg, E::Label>>,
+    d: E::Reg,
+    x: E::Reg,
+    y: E::Reg,
+    unscaled: bool,
+) {
+    let [_, _, s2, s3, _, _, _, _] = E::ROLES.scratch;
     let full = e.label();
     let done = e.label();
-    e.alu_imm(Alu::Add, false, 2, x, 0x5555_5555);
-    e.branch_imm(Cond::Ugt, false, 2, 0xAAAA_AAAAu32 as i32, full);
-    e.sext32(2, x);
-    e.sext32(3, y);
-    e.alu(Alu::Mul, true, 2, 2, 3);
+    e.alu(Alu::Add, S32, s2, x, I(0x5555_5555));
+    e.branch(Cond::Hi, S32, s2, I(0xAAAA_AAAA), full);
+    e.sext32(s2, x);
+    e.sext32(s3, y);
+    e.alu(Alu::Mul, S64, s2, s2, R(s3));
     if unscaled {
-        e.alu(Alu::Or, true, d, 2, 2);
+        e.alu(Alu::Or, S64, d, s2, R(s2));
     } else {
         // toward zero: add 2^17 - 1 to negative products before the arithmetic shift
-        e.shift(Shift::Sar, true, 3, 2, 63);
-        e.shift(Shift::Shr, true, 3, 3, 64 - 17);
-        e.alu(Alu::Add, true, 2, 2, 3);
-        e.shift(Shift::Sar, true, d, 2, 17);
+        e.shift(Shift::Sar, S64, s3, s2, 63);
+        e.shift(Shift::Shr, S64, s3, s3, 64 - 17);
+        e.alu(Alu::Add, S64, s2, s2, R(s3));
+        e.shift(Shift::Sar, S64, d, s2, 17);
     }
     e.bind(done);
     cold.push(ColdMul {
@@ -1199,89 +1232,92 @@ fn mul<E: Emit>(e: &mut E, cold: &mut Vec<ColdMul<E::Label>>, d: R, x: R, y: R, 
 }
 
 /// The closed form for every `x`.
-fn mul_full<E: Emit>(e: &mut E, d: R, x: R, y: R, unscaled: bool) {
+fn mul_full<E: Target>(e: &mut E, d: E::Reg, x: E::Reg, y: E::Reg, unscaled: bool) {
+    let [_, _, s2, s3, s4, s5, s6, _] = E::ROLES.scratch;
     // sign: bit 31 of x ^ y, as 0 or all ones in scratch 2
-    e.alu(Alu::Xor, false, 2, x, y);
-    e.sext32(2, 2);
-    e.shift(Shift::Sar, true, 2, 2, 63);
+    e.alu(Alu::Xor, S32, s2, x, R(y));
+    e.sext32(s2, s2);
+    e.shift(Shift::Sar, S64, s2, s2, 63);
     magnitude(e, x, x);
     magnitude(e, y, y);
-    e.alu(Alu::Mul, true, 3, x, y); // exact product of the magnitudes
-    e.imm(6, 0x5555_5555);
-    e.alu(Alu::And, true, 4, y, 6); // lo
-    e.shift(Shift::Shr, true, 5, y, 1);
-    e.alu(Alu::And, true, 5, 5, 6); // hi
-    e.alu(Alu::And, true, 4, 4, 5); // m3 = lo & hi
-    e.alu(Alu::Xor, true, 5, 5, 4); // m2 = hi ^ m3
-    e.shift(Shift::Shr, true, 6, x, 31); // k2
-    e.alu(Alu::Mul, true, 5, 5, 6);
-    e.shift(Shift::Shl, true, 6, x, 1);
-    e.alu(Alu::Add, true, 6, 6, x);
-    e.shift(Shift::Shr, true, 6, 6, 32); // k3
-    e.alu(Alu::Mul, true, 4, 4, 6);
-    e.alu(Alu::Add, true, 4, 4, 5);
-    e.shift(Shift::Shl, true, 4, 4, 32);
-    e.alu(Alu::Sub, true, 3, 3, 4);
+    e.alu(Alu::Mul, S64, s3, x, R(y)); // exact product of the magnitudes
+    e.mov_imm(s6, 0x5555_5555);
+    e.alu(Alu::And, S64, s4, y, R(s6)); // lo
+    e.shift(Shift::Shr, S64, s5, y, 1);
+    e.alu(Alu::And, S64, s5, s5, R(s6)); // hi
+    e.alu(Alu::And, S64, s4, s4, R(s5)); // m3 = lo & hi
+    e.alu(Alu::Xor, S64, s5, s5, R(s4)); // m2 = hi ^ m3
+    e.shift(Shift::Shr, S64, s6, x, 31); // k2
+    e.alu(Alu::Mul, S64, s5, s5, R(s6));
+    e.shift(Shift::Shl, S64, s6, x, 1);
+    e.alu(Alu::Add, S64, s6, s6, R(x));
+    e.shift(Shift::Shr, S64, s6, s6, 32); // k3
+    e.alu(Alu::Mul, S64, s4, s4, R(s6));
+    e.alu(Alu::Add, S64, s4, s4, R(s5));
+    e.shift(Shift::Shl, S64, s4, s4, 32);
+    e.alu(Alu::Sub, S64, s3, s3, R(s4));
     if !unscaled {
-        e.shift(Shift::Shr, true, 3, 3, 17);
+        e.shift(Shift::Shr, S64, s3, s3, 17);
     }
     // conditional negation: (p ^ s) - s
-    e.alu(Alu::Xor, true, 3, 3, 2);
-    e.alu(Alu::Sub, true, d, 3, 2);
+    e.alu(Alu::Xor, S64, s3, s3, R(s2));
+    e.alu(Alu::Sub, S64, d, s3, R(s2));
 }
 
 /// `d` = `div_rtl(x, y)`; clobbers `x`, `y`, scratch 2-6.
-fn div<E: Emit>(e: &mut E, d: R, x: R, y: R) {
-    e.alu(Alu::Xor, false, 2, x, y);
-    e.sext32(2, 2);
-    e.shift(Shift::Sar, true, 2, 2, 63); // sign mask
+fn div<E: Target>(e: &mut E, d: E::Reg, x: E::Reg, y: E::Reg) {
+    let [_, _, s2, s3, _, _, _, _] = E::ROLES.scratch;
+    e.alu(Alu::Xor, S32, s2, x, R(y));
+    e.sext32(s2, s2);
+    e.shift(Shift::Sar, S64, s2, s2, 63); // sign mask
     magnitude(e, x, x);
     magnitude(e, y, y);
-    e.shift(Shift::Shl, true, x, x, 17);
+    e.shift(Shift::Shl, S64, x, x, 17);
     let zero = e.label();
     let done = e.label();
-    e.branch_imm(Cond::Eq, true, y, 0, zero);
-    e.udiv(3, x, y);
+    e.branch(Cond::Eq, S64, y, I(0), zero);
+    e.udiv(S64, s3, x, y);
     e.jump(done);
     e.bind(zero);
-    e.imm(3, 0x0FFF_FFFF);
+    e.mov_imm(s3, 0x0FFF_FFFF);
     e.bind(done);
-    e.alu_imm(Alu::And, false, 3, 3, 0x7FFF_FFFF);
-    e.alu(Alu::Xor, false, 3, 3, 2);
-    e.alu(Alu::Sub, false, d, 3, 2);
+    e.alu(Alu::And, S32, s3, s3, I(0x7FFF_FFFF));
+    e.alu(Alu::Xor, S32, s3, s3, R(s2));
+    e.alu(Alu::Sub, S32, d, s3, R(s2));
 }
 
 /// `d` = `sqrt_rtl(s)` (`s` 64-bit, kept in scratch 7 and clobbered). The first of the RTL's
 /// 33 iterations (group 32, whose operand bits are x >> 64 = 0) leaves every register at 0, so
 /// the loop runs the remaining 32, taking the operand's bits two at a time from the top.
 /// Uses scratch 0-6.
-fn sqrt<E: Emit>(e: &mut E, d: R, s: R) {
-    // 7: y = s << 17; 1: sum; 2: diff; 3: result; 4: bit; 5: counter; 6: temp
-    e.shift(Shift::Shl, true, s, s, 17);
-    e.imm(1, 0);
-    e.imm(2, 0);
-    e.imm(3, 0);
-    e.imm(4, 0x8000_0000);
-    e.imm(5, 32);
+fn sqrt<E: Target>(e: &mut E, d: E::Reg, s: E::Reg) {
+    // s: y = s << 17; sum, diff, result, bit, counter, temp
+    let [_, sum, diff, result, bit, counter, temp, _] = E::ROLES.scratch;
+    e.shift(Shift::Shl, S64, s, s, 17);
+    e.mov_imm(sum, 0);
+    e.mov_imm(diff, 0);
+    e.mov_imm(result, 0);
+    e.mov_imm(bit, 0x8000_0000);
+    e.mov_imm(counter, 32);
     let top = e.label();
     let keep = e.label();
     let next = e.label();
     e.bind(top);
-    e.shift(Shift::Shl, false, 1, 1, 1);
-    e.alu_imm(Alu::Add, false, 1, 1, 1); // sum = (sum << 1) + 1
-    e.shift(Shift::Shr, true, 6, s, 62);
-    e.shift(Shift::Shl, true, s, s, 2);
-    e.shift(Shift::Shl, false, 2, 2, 2);
-    e.alu(Alu::Add, false, 2, 2, 6); // diff = (diff << 2) + bits
-    e.branch(Cond::Ugt, false, 1, 2, keep);
-    e.alu(Alu::Add, false, 3, 3, 4); // result += 1 << group
-    e.alu(Alu::Sub, false, 2, 2, 1); // diff -= sum
-    e.alu_imm(Alu::Add, false, 1, 1, 1); // sum += 1
+    e.shift(Shift::Shl, S32, sum, sum, 1);
+    e.alu(Alu::Add, S32, sum, sum, I(1)); // sum = (sum << 1) + 1
+    e.shift(Shift::Shr, S64, temp, s, 62);
+    e.shift(Shift::Shl, S64, s, s, 2);
+    e.shift(Shift::Shl, S32, diff, diff, 2);
+    e.alu(Alu::Add, S32, diff, diff, R(temp)); // diff = (diff << 2) + bits
+    e.branch(Cond::Hi, S32, sum, R(diff), keep);
+    e.alu(Alu::Add, S32, result, result, R(bit)); // result += 1 << group
+    e.alu(Alu::Sub, S32, diff, diff, R(sum)); // diff -= sum
+    e.alu(Alu::Add, S32, sum, sum, I(1)); // sum += 1
     e.jump(next);
     e.bind(keep);
-    e.alu_imm(Alu::Sub, false, 1, 1, 1); // sum -= 1
+    e.alu(Alu::Sub, S32, sum, sum, I(1)); // sum -= 1
     e.bind(next);
-    e.shift(Shift::Shr, false, 4, 4, 1);
-    e.dec_branch_nz(5, top);
-    e.alu(Alu::Or, false, d, 3, 3);
+    e.shift(Shift::Shr, S32, bit, bit, 1);
+    e.dec_branch_nz(S64, counter, top);
+    e.alu(Alu::Or, S32, d, result, R(result));
 }

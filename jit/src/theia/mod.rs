@@ -1,11 +1,11 @@
 //! THEIA JIT: the instruction and ROM memories compiled to one host function per program, on
-//! the shared runtime (`crate::host::runtime`: W^X mapping, native call, AArch64 under
-//! the emulator) and the shared `x64!`/`a64!` dynasm wrappers.
+//! the shared host layer (`crate::host`: the integer macro-assembler, frames, the runtime's
+//! W^X mapping, native call and AArch64 under the emulator).
 //!
-//! * `lower.rs` turns each THEIA instruction into backend-neutral integer operations
-//!   (the arithmetic recipes are those of `picajit_interp::theia::arith`, the multiplier in
-//!   its closed form `mul_rtl_closed`);
-//! * `x64.rs` and `a64.rs` encode them;
+//! * `lower.rs` turns each THEIA instruction into integer operations of the host's
+//!   macro-assembler (`crate::host::int`; the arithmetic recipes are those of
+//!   `picajit_interp::theia::arith`, the multiplier in its closed form `mul_rtl_closed`);
+//! * `x64.rs` and `a64.rs` give THEIA's register roles and entry frame on each host;
 //! * [`TheiaCompiled::run`] calls the code, hands the OMWRITE requests the code queued to
 //!   the I/O side, performs TMREAD for it, and hands what the code does not perform
 //!   (operations that stall, undefined codes, register errors, jumps to addresses without
@@ -58,16 +58,8 @@ pub fn generate(
     entries: &[u16],
 ) -> Result<Vec<u8>, Error> {
     let bytes = match backend {
-        Backend::X64 => {
-            let mut e = x64::X64Emit::new();
-            lower::Lowering::program(&mut e, profile, code, entries);
-            e.finish()
-        }
-        Backend::A64 => {
-            let mut e = a64::A64Emit::new();
-            lower::Lowering::program(&mut e, profile, code, entries);
-            e.finish()
-        }
+        Backend::X64 => x64::generate(code, profile, entries),
+        Backend::A64 => a64::generate(code, profile, entries),
     };
     bytes.map_err(Error::Internal)
 }

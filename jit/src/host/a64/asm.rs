@@ -47,8 +47,14 @@ pub enum Cond {
     Ge,
     /// Signed less than.
     Lt,
+    /// Signed greater than.
+    Gt,
+    /// Signed less than or equal.
+    Le,
     /// Negative (FCMP: less than).
     Mi,
+    /// Signed overflow.
+    Vs,
 }
 
 /// The assembler: a `VecAssembler` at base address 0 (the code is position independent:
@@ -194,8 +200,14 @@ g3!(
     add_x => add X, sub_x => sub X, add_w => add W, sub_w => sub W, mul_x => mul X,
     orr_w => orr W, lsl_x => lsl X, asr_x => asr X, subs_x => subs X,
     orr_x => orr X, and_x => and X, bic_w => bic W,
+    and_w => and W, eor_w => eor W, eor_x => eor X, mul_w => mul W, lsr_x => lsr X,
+    lsl_w => lsl W, lsr_w => lsr W, asr_w => asr W, udiv_x => udiv X, udiv_w => udiv W,
+    adds_w => adds W, subs_w => subs W,
 );
-gimm!(lsl_xi => lsl X, lsr_xi => lsr X, asr_xi => asr X, lsl_wi => lsl W, lsr_wi => lsr W);
+gimm!(
+    lsl_xi => lsl X, lsr_xi => lsr X, asr_xi => asr X, lsl_wi => lsl W, lsr_wi => lsr W,
+    asr_wi => asr W,
+);
 mem!(
     ldr_q => ldr Q, str_q => str Q, str_s => str S, ldr_s => ldr S, ldr_w => ldr W, str_w => str W,
     ldr_x => ldr X, str_x => str X, ldrb_w => ldrb W, strb_w => strb W, ldrh_w => ldrh W,
@@ -301,6 +313,21 @@ impl Asm {
         a64!(self.ops; str Q(t.0), [X(base.0), X(idx.0)]);
     }
 
+    /// `ldr Wt, [Xn, Xm]` (unscaled register offset)
+    pub fn ldr_w_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
+        a64!(self.ops; ldr W(t.0), [X(base.0), X(idx.0)]);
+    }
+
+    /// `ldr Xt, [Xn, Xm]` (unscaled register offset)
+    pub fn ldr_x_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
+        a64!(self.ops; ldr X(t.0), [X(base.0), X(idx.0)]);
+    }
+
+    /// `str Xt, [Xn, Xm]` (unscaled register offset)
+    pub fn str_x_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
+        a64!(self.ops; str X(t.0), [X(base.0), X(idx.0)]);
+    }
+
     /// `str Wt, [Xn, Xm]` (unscaled register offset)
     pub fn str_w_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
         a64!(self.ops; str W(t.0), [X(base.0), X(idx.0)]);
@@ -370,6 +397,63 @@ impl Asm {
     /// `ldp Xa, Xb, [sp], #size`
     pub fn ldp_x_post_sp(&mut self, a: Gpr, b: Gpr, size: i32) {
         a64!(self.ops; ldp X(a.0), X(b.0), [sp], size);
+    }
+
+    /// `str Xt, [sp, #-size]!`
+    pub fn str_x_pre_sp(&mut self, t: Gpr, size: i32) {
+        let off = -size;
+        a64!(self.ops; str X(t.0), [sp, off]!);
+    }
+
+    /// `ldr Xt, [sp], #size`
+    pub fn ldr_x_post_sp(&mut self, t: Gpr, size: i32) {
+        a64!(self.ops; ldr X(t.0), [sp], size);
+    }
+
+    /// `str Xt, [sp, #off]`
+    pub fn str_x_sp(&mut self, t: Gpr, off: i32) {
+        let off = off as u32;
+        a64!(self.ops; str X(t.0), [sp, off]);
+    }
+
+    /// `ldr Xt, [sp, #off]`
+    pub fn ldr_x_sp(&mut self, t: Gpr, off: i32) {
+        let off = off as u32;
+        a64!(self.ops; ldr X(t.0), [sp, off]);
+    }
+
+    /// `stp Da, Db, [sp, #-size]!`
+    pub fn stp_d_pre_sp(&mut self, a: Vreg, b: Vreg, size: i32) {
+        let off = -size;
+        a64!(self.ops; stp D(a.0), D(b.0), [sp, off]!);
+    }
+
+    /// `ldp Da, Db, [sp], #size`
+    pub fn ldp_d_post_sp(&mut self, a: Vreg, b: Vreg, size: i32) {
+        a64!(self.ops; ldp D(a.0), D(b.0), [sp], size);
+    }
+
+    /// `str Dt, [sp, #-size]!`
+    pub fn str_d_pre_sp(&mut self, t: Vreg, size: i32) {
+        let off = -size;
+        a64!(self.ops; str D(t.0), [sp, off]!);
+    }
+
+    /// `ldr Dt, [sp], #size`
+    pub fn ldr_d_post_sp(&mut self, t: Vreg, size: i32) {
+        a64!(self.ops; ldr D(t.0), [sp], size);
+    }
+
+    /// `str Dt, [sp, #off]`
+    pub fn str_d_sp(&mut self, t: Vreg, off: i32) {
+        let off = off as u32;
+        a64!(self.ops; str D(t.0), [sp, off]);
+    }
+
+    /// `ldr Dt, [sp, #off]`
+    pub fn ldr_d_sp(&mut self, t: Vreg, off: i32) {
+        let off = off as u32;
+        a64!(self.ops; ldr D(t.0), [sp, off]);
     }
 
     /// `stp Qa, Qb, [Xn, #off]`
@@ -516,6 +600,64 @@ impl Asm {
         a64!(self.ops; and XSP(d.0), X(a.0), imm);
     }
 
+    /// `eor Wd, Wn, #imm` (`imm` must be a valid logical immediate).
+    pub fn eor_wi(&mut self, d: Gpr, a: Gpr, imm: u32) {
+        a64!(self.ops; eor WSP(d.0), W(a.0), imm);
+    }
+
+    /// `orr Xd, Xn, #imm` (`imm` must be a valid logical immediate).
+    pub fn orr_xi(&mut self, d: Gpr, a: Gpr, imm: u64) {
+        a64!(self.ops; orr XSP(d.0), X(a.0), imm);
+    }
+
+    /// `eor Xd, Xn, #imm` (`imm` must be a valid logical immediate).
+    pub fn eor_xi(&mut self, d: Gpr, a: Gpr, imm: u64) {
+        a64!(self.ops; eor XSP(d.0), X(a.0), imm);
+    }
+
+    /// `tst Xn, #imm` (`imm` must be a valid logical immediate).
+    pub fn tst_xi(&mut self, a: Gpr, imm: u64) {
+        a64!(self.ops; tst X(a.0), imm);
+    }
+
+    /// `cmn Wn, #imm12`
+    pub fn cmn_wi(&mut self, a: Gpr, imm: u32) {
+        a64!(self.ops; cmn WSP(a.0), imm);
+    }
+
+    /// `cset Wd, cond`
+    pub fn cset_w(&mut self, d: Gpr, c: Cond) {
+        match c {
+            Cond::Eq => a64!(self.ops; cset W(d.0), eq),
+            Cond::Ne => a64!(self.ops; cset W(d.0), ne),
+            Cond::Hs => a64!(self.ops; cset W(d.0), hs),
+            Cond::Lo => a64!(self.ops; cset W(d.0), lo),
+            Cond::Hi => a64!(self.ops; cset W(d.0), hi),
+            Cond::Ls => a64!(self.ops; cset W(d.0), ls),
+            Cond::Ge => a64!(self.ops; cset W(d.0), ge),
+            Cond::Lt => a64!(self.ops; cset W(d.0), lt),
+            Cond::Gt => a64!(self.ops; cset W(d.0), gt),
+            Cond::Le => a64!(self.ops; cset W(d.0), le),
+            Cond::Mi => a64!(self.ops; cset W(d.0), mi),
+            Cond::Vs => a64!(self.ops; cset W(d.0), vs),
+        }
+    }
+
+    /// `eor Wd, Wn, Wm, lsl #shift`
+    pub fn eor_w_lsl(&mut self, d: Gpr, a: Gpr, b: Gpr, shift: u32) {
+        a64!(self.ops; eor W(d.0), W(a.0), W(b.0), LSL shift);
+    }
+
+    /// `ubfx Xd, Xn, #lsb, #width`
+    pub fn ubfx_x(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
+        a64!(self.ops; ubfx X(d.0), X(a.0), lsb, width);
+    }
+
+    /// `sxtw Xd, Wn`
+    pub fn sxtw(&mut self, d: Gpr, a: Gpr) {
+        a64!(self.ops; sxtw X(d.0), W(a.0));
+    }
+
     /// `tst Wn, #imm` (`imm` must be a valid logical immediate).
     pub fn tst_wi(&mut self, a: Gpr, imm: u32) {
         a64!(self.ops; tst W(a.0), imm);
@@ -557,7 +699,10 @@ impl Asm {
             Cond::Ls => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), ls),
             Cond::Ge => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), ge),
             Cond::Lt => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), lt),
+            Cond::Gt => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), gt),
+            Cond::Le => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), le),
             Cond::Mi => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), mi),
+            Cond::Vs => a64!(self.ops; csel W(d.0), W(a.0), W(b.0), vs),
         }
     }
 
@@ -572,7 +717,10 @@ impl Asm {
             Cond::Ls => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), ls),
             Cond::Ge => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), ge),
             Cond::Lt => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), lt),
+            Cond::Gt => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), gt),
+            Cond::Le => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), le),
             Cond::Mi => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), mi),
+            Cond::Vs => a64!(self.ops; csel X(d.0), X(a.0), X(b.0), vs),
         }
     }
 
@@ -617,7 +765,10 @@ impl Asm {
             Cond::Ls => a64!(self.ops; b.ls =>l),
             Cond::Ge => a64!(self.ops; b.ge =>l),
             Cond::Lt => a64!(self.ops; b.lt =>l),
+            Cond::Gt => a64!(self.ops; b.gt =>l),
+            Cond::Le => a64!(self.ops; b.le =>l),
             Cond::Mi => a64!(self.ops; b.mi =>l),
+            Cond::Vs => a64!(self.ops; b.vs =>l),
         }
     }
 

@@ -729,11 +729,6 @@ impl Asm {
         x64!(self.ops; or Rd(d.0), imm);
     }
 
-    /// `test dst64, 1`
-    pub fn test_mi_r64_1(&mut self, d: Gpr) {
-        x64!(self.ops; test Rq(d.0), 1);
-    }
-
     /// `js label`
     pub fn js(&mut self, l: DynamicLabel) {
         x64!(self.ops; js =>l);
@@ -806,5 +801,161 @@ impl Asm {
         // Borrow means the counter was 0: the loop is done.
         self.sub_mi32(counter.0, counter.1, 1);
         self.jae(again);
+    }
+}
+
+/// `op dst, src` on two general-purpose registers (`Rq`: 64-bit, `Rd`: 32-bit).
+macro_rules! gpr_rr {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst, src` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr, s: Gpr) {
+                    x64!(self.ops; $mn $r(d.0), $r(s.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `op dst, imm32` (sign-extended for 64-bit forms).
+macro_rules! gpr_ri {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst, imm32` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr, imm: i32) {
+                    x64!(self.ops; $mn $r(d.0), imm);
+                }
+            )*
+        }
+    };
+}
+
+/// `op dst, cl` (variable shifts).
+macro_rules! gpr_rcl {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst, cl` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr) {
+                    x64!(self.ops; $mn $r(d.0), cl);
+                }
+            )*
+        }
+    };
+}
+
+// The forms of the integer macro-assembler (`crate::host::x64::int`) beyond those above.
+gpr_rr!(
+    and_rr64 => and Rq, or_rr64 => or Rq, xor_rr64 => xor Rq,
+    add_rr32 => add Rd, sub_rr32 => sub Rd, and_rr32 => and Rd, imul_rr32 => imul Rd,
+    cmp_rr32 => cmp Rd,
+);
+gpr_ri!(
+    and_ri64 => and Rq, or_ri64 => or Rq, xor_ri64 => xor Rq,
+    sub_ri32 => sub Rd, xor_ri32 => xor Rd, test_ri64 => test Rq, test_ri32 => test Rd,
+);
+gpr_rcl!(shr_rcl64 => shr Rq, shl_rcl32 => shl Rd, shr_rcl32 => shr Rd, sar_rcl32 => sar Rd);
+
+impl Asm {
+    /// `sar dst32, imm`
+    pub fn sar_ri32(&mut self, d: Gpr, imm: u8) {
+        x64!(self.ops; sar Rd(d.0), imm as i8);
+    }
+
+    /// `imul dst64, src64, imm32`
+    pub fn imul_rri64(&mut self, d: Gpr, s: Gpr, imm: i32) {
+        x64!(self.ops; imul Rq(d.0), Rq(s.0), imm);
+    }
+
+    /// `movsxd dst64, src32`
+    pub fn movsxd(&mut self, d: Gpr, s: Gpr) {
+        x64!(self.ops; movsxd Rq(d.0), Rd(s.0));
+    }
+
+    /// `div src64` (rdx:rax / src: quotient in rax, remainder in rdx)
+    pub fn div_r64(&mut self, s: Gpr) {
+        x64!(self.ops; div Rq(s.0));
+    }
+
+    /// `div src32` (edx:eax / src: quotient in eax, remainder in edx)
+    pub fn div_r32(&mut self, s: Gpr) {
+        x64!(self.ops; div Rd(s.0));
+    }
+
+    /// `mov qword [base + disp], imm32` (sign-extended)
+    pub fn mov_mi64(&mut self, b: Gpr, o: i32, imm: i32) {
+        x64!(self.ops; mov QWORD [Rq(b.0) + o], imm);
+    }
+
+    /// `mov [base + index + disp], src32`
+    pub fn mov_mr32_idx(&mut self, b: Gpr, i: Gpr, o: i32, s: Gpr) {
+        x64!(self.ops; mov DWORD [Rq(b.0) + Rq(i.0) + o], Rd(s.0));
+    }
+
+    /// `mov [base + index + disp], src64`
+    pub fn mov_mr64_idx(&mut self, b: Gpr, i: Gpr, o: i32, s: Gpr) {
+        x64!(self.ops; mov QWORD [Rq(b.0) + Rq(i.0) + o], Rq(s.0));
+    }
+
+    /// `cmp dword [base + disp], imm32`
+    pub fn cmp_mi32(&mut self, b: Gpr, o: i32, imm: i32) {
+        x64!(self.ops; cmp DWORD [Rq(b.0) + o], imm);
+    }
+
+    /// `cmp qword [base + disp], imm32` (sign-extended)
+    pub fn cmp_mi64(&mut self, b: Gpr, o: i32, imm: i32) {
+        x64!(self.ops; cmp QWORD [Rq(b.0) + o], imm);
+    }
+
+    /// `cmp [base + disp], src32`
+    pub fn cmp_mr32(&mut self, b: Gpr, o: i32, s: Gpr) {
+        x64!(self.ops; cmp DWORD [Rq(b.0) + o], Rd(s.0));
+    }
+
+    /// `cmp [base + disp], src64`
+    pub fn cmp_mr64(&mut self, b: Gpr, o: i32, s: Gpr) {
+        x64!(self.ops; cmp QWORD [Rq(b.0) + o], Rq(s.0));
+    }
+
+    /// `mov dst64, [base + index*8]`
+    pub fn mov_r64_idx8(&mut self, d: Gpr, b: Gpr, i: Gpr) {
+        x64!(self.ops; mov Rq(d.0), QWORD [Rq(b.0) + Rq(i.0) * 8]);
+    }
+
+    /// `add dst32, [base + index*4]`
+    pub fn add_r32_idx4(&mut self, d: Gpr, b: Gpr, i: Gpr) {
+        x64!(self.ops; add Rd(d.0), DWORD [Rq(b.0) + Rq(i.0) * 4]);
+    }
+
+    /// `sub dst64, imm8` (sign-extended)
+    pub fn sub_ri64_8(&mut self, d: Gpr, imm: i8) {
+        x64!(self.ops; sub Rq(d.0), BYTE imm);
+    }
+
+    /// `sub dst32, imm8` (sign-extended)
+    pub fn sub_ri32_8(&mut self, d: Gpr, imm: i8) {
+        x64!(self.ops; sub Rd(d.0), BYTE imm);
+    }
+
+    /// `jbe label` (unsigned below or equal)
+    pub fn jbe(&mut self, l: DynamicLabel) {
+        x64!(self.ops; jbe =>l);
+    }
+
+    /// `jle label` (signed less or equal)
+    pub fn jle(&mut self, l: DynamicLabel) {
+        x64!(self.ops; jle =>l);
+    }
+
+    /// `jg label` (signed greater)
+    pub fn jg(&mut self, l: DynamicLabel) {
+        x64!(self.ops; jg =>l);
+    }
+
+    /// `jno label` (no signed overflow)
+    pub fn jno(&mut self, l: DynamicLabel) {
+        x64!(self.ops; jno =>l);
     }
 }

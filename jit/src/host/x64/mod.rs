@@ -1,10 +1,12 @@
 //! x86-64: [`asm`] (typed dynasm layer, SSE forms), [`vex`] (the AVX/AVX2 forms), [`regs`]
-//! (register roles), [`abi`] (entry signature and frame).
+//! (register roles), [`abi`] (entry signature and frame), [`int`] (the integer
+//! macro-assembler).
 //!
 //! Code is always generated into a `dynasmrt::VecAssembler` at base address 0, so it can be
 //! produced (and disassembled) on any host; only running it needs an x86-64 host.
 
 pub mod abi;
 pub mod asm;
+pub mod int;
 pub mod regs;
 pub mod vex;

@@ -34,6 +34,7 @@
 
 use crate::error::{CompileError, CompileResult};
 use crate::host::a64::asm::{Asm, Cond};
+use crate::host::a64::int::A64Int;
 use crate::host::a64::regs::*;
 use crate::host::runtime::Status;
 use crate::pica::analysis::Guard;
@@ -42,7 +43,7 @@ use crate::pica::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
 use crate::pica::recipes::reciprocal::{self, LaneSet};
-use crate::pica::recipes::scalar::{self, Cond as SCond, Gprs, Op};
+use crate::pica::recipes::scalar;
 use crate::pica::recipes::transcendental_lanes::Lanes;
 use crate::pica::recipes::{self, Arith, Horizontal, Src, VecOps, ONE64, QNAN64};
 use dynasmrt::DynamicLabel;
@@ -90,150 +91,9 @@ const SA: Vreg = SCRATCH[8];
 const T8: Vreg = SCRATCH[10];
 const T9: Vreg = SCRATCH[11];
 
-/// The general-purpose-register primitives of the integer algorithms
-/// (`crate::pica::recipes::scalar`); x17 materialises constants that no immediate field takes.
-struct AG<'a> {
-    a: &'a mut Asm,
-}
-
-impl AG<'_> {
-    /// `b` in a register: itself, or the constant loaded into x17.
-    fn reg(&mut self, b: Op<Gpr>) -> Gpr {
-        match b {
-            Op::R(r) => r,
-            Op::I(k) => {
-                self.a.mov_imm_x(G17, k as u64);
-                G17
-            }
-        }
-    }
-}
-
-impl Gprs for AG<'_> {
-    type G = Gpr;
-    type V = Vreg;
-    type Label = DynamicLabel;
-    const R: [Gpr; 8] = [G9, G10, G11, G12, G13, G14, G15, G16];
-
-    fn label(&mut self) -> DynamicLabel {
-        self.a.new_label()
-    }
-    fn bind(&mut self, l: DynamicLabel) {
-        self.a.bind(l);
-    }
-    fn jump(&mut self, l: DynamicLabel) {
-        self.a.b(l);
-    }
-    fn jcc(&mut self, c: SCond, l: DynamicLabel) {
-        let c = match c {
-            SCond::Eq => Cond::Eq,
-            SCond::Lo => Cond::Lo,
-            SCond::Hi => Cond::Hi,
-            SCond::Lt => Cond::Lt,
-            SCond::Ge => Cond::Ge,
-        };
-        self.a.b_cond(c, l);
-    }
-    fn cmp(&mut self, wide: bool, a: Gpr, b: Op<Gpr>) {
-        match (wide, b) {
-            (false, Op::I(k)) if (0..4096).contains(&k) => self.a.cmp_wi(a, k as u32),
-            (true, Op::I(k)) if (0..4096).contains(&k) => self.a.cmp_xi(a, k as u32),
-            (true, Op::I(k)) if (-4095..0).contains(&k) => self.a.cmn_xi(a, (-k) as u32),
-            (false, b) => {
-                let b = self.reg(b);
-                self.a.cmp_w(a, b);
-            }
-            (true, b) => {
-                let b = self.reg(b);
-                self.a.cmp_x(a, b);
-            }
-        }
-    }
-    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
-        self.a.table(bytes)
-    }
-    fn lane0_to_gpr(&mut self, d: Gpr, v: Vreg) {
-        self.a.fmov_ws(d, v);
-    }
-    fn gpr_to_lane0(&mut self, v: Vreg, s: Gpr) {
-        self.a.fmov_sw(v, s);
-    }
-    fn imm(&mut self, d: Gpr, k: i64) {
-        self.a.mov_imm_x(d, k as u64);
-    }
-    fn mov(&mut self, d: Gpr, a: Gpr) {
-        if d != a {
-            self.a.mov_x(d, a);
-        }
-    }
-    fn zext32(&mut self, d: Gpr, a: Gpr) {
-        self.a.mov_w(d, a);
-    }
-    fn add(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
-        match b {
-            Op::I(k) if (0..4096).contains(&k) => self.a.add_xi(d, a, k as u32),
-            Op::I(k) if (-4095..0).contains(&k) => self.a.sub_xi(d, a, (-k) as u32),
-            b => {
-                let b = self.reg(b);
-                self.a.add_x(d, a, b);
-            }
-        }
-    }
-    fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
-        self.a.mul_x(d, a, b);
-    }
-    fn neg(&mut self, d: Gpr, a: Gpr) {
-        self.a.sub_x(d, ZR, a);
-    }
-    fn and32(&mut self, d: Gpr, a: Gpr, k: u32) {
-        self.a.and_wi(d, a, k);
-    }
-    fn or32(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
-        match b {
-            Op::R(b) => self.a.orr_w(d, a, b),
-            Op::I(k) => self.a.orr_wi(d, a, k as u32),
-        }
-    }
-    fn ubfx32(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
-        self.a.ubfx_w(d, a, lsb, width);
-    }
-    fn shl(&mut self, d: Gpr, a: Gpr, n: u32) {
-        self.a.lsl_xi(d, a, n);
-    }
-    fn shr(&mut self, d: Gpr, a: Gpr, n: u32) {
-        self.a.lsr_xi(d, a, n);
-    }
-    fn sar(&mut self, d: Gpr, a: Gpr, n: u32) {
-        self.a.asr_xi(d, a, n);
-    }
-    fn shl_var(&mut self, d: Gpr) {
-        self.a.lsl_x(d, d, G10);
-    }
-    fn sar_var(&mut self, d: Gpr) {
-        self.a.asr_x(d, d, G10);
-    }
-    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
-        self.a.clz_x(d, a);
-        self.a.mov_imm_w(h, 63);
-        self.a.sub_x(h, h, d);
-    }
-    fn test1(&mut self, a: Gpr) {
-        self.a.tst_wi(a, 1);
-    }
-    fn min_u(&mut self, d: Gpr, k: Gpr) {
-        self.a.cmp_x(d, k);
-        self.a.csel_x(d, d, k, Cond::Ls);
-    }
-    fn load32(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
-        self.a.adr(G17, table);
-        self.a.ldr_w_idx(d, G17, idx);
-    }
-    fn add_load64(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
-        self.a.adr(G17, table);
-        self.a.ldr_x_idx(G17, G17, idx);
-        self.a.add_x(d, d, G17);
-    }
-}
+/// The general-purpose registers of the integer EX2/LG2 (`crate::pica::recipes::scalar`);
+/// x17 and x8 are the integer masm's scratch registers.
+const SCALAR: [Gpr; 8] = [G9, G10, G11, G12, G13, G14, G15, G16];
 
 /// Out-of-line subroutines (see [`A64Masm::outline`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1079,8 +939,16 @@ impl A64Masm {
                 Stub::FixupF32(v) => self.body_fixup_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64(v),
                 Stub::Rsq(v, lanes) => self.body_rsq(v, lanes),
-                Stub::Ex2(v) => scalar::ex2(&mut AG { a: &mut self.a }, self.mode, v),
-                Stub::Lg2(v) => scalar::lg2(&mut AG { a: &mut self.a }, self.mode, v),
+                Stub::Ex2(v) | Stub::Lg2(v) => {
+                    self.a.fmov_ws(SCALAR[0], v);
+                    let e = &mut A64Int::new(&mut self.a, [G17, G8]);
+                    if matches!(stub, Stub::Ex2(_)) {
+                        scalar::ex2(e, self.mode, SCALAR);
+                    } else {
+                        scalar::lg2(e, self.mode, SCALAR);
+                    }
+                    self.a.fmov_sw(v, SCALAR[0]);
+                }
             }
             self.a.ret(LR);
         }

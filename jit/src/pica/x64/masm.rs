@@ -48,6 +48,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::host::features::HostFeatures;
 use crate::host::runtime::Status;
 use crate::host::x64::asm::{Asm, Mem, XOp};
+use crate::host::x64::int::X64Int;
 use crate::host::x64::regs::*;
 use crate::pica::analysis::Guard;
 use crate::pica::layout::*;
@@ -55,7 +56,7 @@ use crate::pica::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, StubTable, Val,
 };
 use crate::pica::recipes::reciprocal::{self, LaneSet};
-use crate::pica::recipes::scalar::{self, Cond, Gprs, Op};
+use crate::pica::recipes::scalar;
 use crate::pica::recipes::{
     self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
 };
@@ -80,190 +81,9 @@ const S5: Xmm = Xmm(9);
 const SAVE_A: Xmm = Xmm(11);
 const SAVE_B: Xmm = Xmm(12);
 
-/// The general-purpose-register primitives of the integer algorithms
-/// (`crate::pica::recipes::scalar`): two-operand x86-64 forms, with a copy where the destination
-/// is not the first source; r11 materialises constants that do not fit an imm32.
-struct XG<'a> {
-    a: &'a mut Asm,
-}
-
-impl XG<'_> {
-    /// `d = a` before a two-operand `d op= b` (`b` must not be `d` unless `a` is).
-    fn first(&mut self, d: Gpr, a: Gpr) {
-        if d != a {
-            self.a.mov_rr64(d, a);
-        }
-    }
-}
-
-impl Gprs for XG<'_> {
-    type G = Gpr;
-    type V = Xmm;
-    type Label = DynamicLabel;
-    const R: [Gpr; 8] = [RAX, RCX, RDX, R8, R9, R10, RSI, RDI];
-
-    fn label(&mut self) -> DynamicLabel {
-        self.a.new_label()
-    }
-    fn bind(&mut self, l: DynamicLabel) {
-        self.a.bind(l);
-    }
-    fn jump(&mut self, l: DynamicLabel) {
-        self.a.jmp(l);
-    }
-    fn jcc(&mut self, c: Cond, l: DynamicLabel) {
-        match c {
-            Cond::Eq => self.a.je(l),
-            Cond::Lo => self.a.jb(l),
-            Cond::Hi => self.a.ja(l),
-            Cond::Lt => self.a.jl(l),
-            Cond::Ge => self.a.jge(l),
-        }
-    }
-    fn cmp(&mut self, wide: bool, a: Gpr, b: Op<Gpr>) {
-        match (wide, b) {
-            (false, Op::I(0)) => self.a.test_rr32(a, a),
-            (true, Op::I(0)) => self.a.test_rr64(a, a),
-            (false, Op::I(k)) => self.a.cmp_ri32(a, k as i32),
-            (true, Op::I(k)) => match i32::try_from(k) {
-                Ok(k) => self.a.cmp_ri64(a, k),
-                Err(_) => {
-                    self.imm(R11, k);
-                    self.a.cmp_rr64(a, R11);
-                }
-            },
-            (true, Op::R(b)) => self.a.cmp_rr64(a, b),
-            (false, Op::R(_)) => unreachable!("no 32-bit register compare in the algorithms"),
-        }
-    }
-    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
-        self.a.table(bytes)
-    }
-    fn lane0_to_gpr(&mut self, d: Gpr, v: Xmm) {
-        self.a.movd_rx(d, v);
-    }
-    fn gpr_to_lane0(&mut self, v: Xmm, s: Gpr) {
-        self.a.movd_xr(v, s);
-    }
-    fn imm(&mut self, d: Gpr, k: i64) {
-        match u32::try_from(k) {
-            // `mov r32, imm32` zero-extends and leaves the flags alone (unlike `xor`).
-            Ok(k) => self.a.mov_ri32(d, k as i32),
-            Err(_) => self.a.mov_ri64(d, k),
-        }
-    }
-    fn mov(&mut self, d: Gpr, a: Gpr) {
-        self.first(d, a);
-    }
-    fn zext32(&mut self, d: Gpr, a: Gpr) {
-        self.a.mov_rr32(d, a);
-    }
-    fn add(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
-        match b {
-            Op::R(b) if b == d => self.a.add_rr64(d, a),
-            Op::R(b) => {
-                self.first(d, a);
-                self.a.add_rr64(d, b);
-            }
-            Op::I(k) => match i32::try_from(k) {
-                Ok(k) => {
-                    self.first(d, a);
-                    self.a.add_ri64(d, k);
-                }
-                Err(_) => {
-                    self.imm(R11, k);
-                    self.first(d, a);
-                    self.a.add_rr64(d, R11);
-                }
-            },
-        }
-    }
-    fn mul(&mut self, d: Gpr, a: Gpr, b: Gpr) {
-        if d == b {
-            self.a.imul_rr64(d, a);
-        } else {
-            self.first(d, a);
-            self.a.imul_rr64(d, b);
-        }
-    }
-    fn neg(&mut self, d: Gpr, a: Gpr) {
-        self.first(d, a);
-        self.a.neg_r64(d);
-    }
-    fn and32(&mut self, d: Gpr, a: Gpr, k: u32) {
-        if d != a {
-            self.a.mov_rr32(d, a);
-        }
-        self.a.and_ri32(d, k as i32);
-    }
-    fn or32(&mut self, d: Gpr, a: Gpr, b: Op<Gpr>) {
-        match b {
-            Op::R(b) if b == d => self.a.or_rr32(d, a),
-            Op::R(b) => {
-                if d != a {
-                    self.a.mov_rr32(d, a);
-                }
-                self.a.or_rr32(d, b);
-            }
-            Op::I(k) => {
-                if d != a {
-                    self.a.mov_rr32(d, a);
-                }
-                self.a.or_ri32(d, k as i32);
-            }
-        }
-    }
-    fn ubfx32(&mut self, d: Gpr, a: Gpr, lsb: u32, width: u32) {
-        if d != a {
-            self.a.mov_rr32(d, a);
-        }
-        self.a.shr_ri32(d, lsb as u8);
-        if lsb + width < 32 {
-            self.a.and_ri32(d, ((1u32 << width) - 1) as i32);
-        }
-    }
-    fn shl(&mut self, d: Gpr, a: Gpr, n: u32) {
-        self.first(d, a);
-        self.a.shl_ri64(d, n as u8);
-    }
-    fn shr(&mut self, d: Gpr, a: Gpr, n: u32) {
-        self.first(d, a);
-        self.a.shr_ri64(d, n as u8);
-    }
-    fn sar(&mut self, d: Gpr, a: Gpr, n: u32) {
-        self.first(d, a);
-        self.a.sar_ri64(d, n as u8);
-    }
-    fn shl_var(&mut self, d: Gpr) {
-        debug_assert!(d != RCX);
-        self.a.shl_rcl64(d);
-    }
-    fn sar_var(&mut self, d: Gpr) {
-        debug_assert!(d != RCX);
-        self.a.sar_rcl64(d);
-    }
-    fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
-        // From the highest set bit (`lzcnt` would need a feature test).
-        self.a.bsr_rr64(h, a);
-        self.a.mov_ri32(d, 63);
-        self.a.sub_rr64(d, h);
-    }
-    fn test1(&mut self, a: Gpr) {
-        self.a.test_mi_r64_1(a);
-    }
-    fn min_u(&mut self, d: Gpr, k: Gpr) {
-        self.a.cmp_rr64(d, k);
-        self.a.cmova_rr64(d, k);
-    }
-    fn load32(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
-        self.a.lea_label(R11, table);
-        self.a.mov_r32_idx4(d, R11, idx);
-    }
-    fn add_load64(&mut self, d: Gpr, table: DynamicLabel, idx: Gpr) {
-        self.a.lea_label(R11, table);
-        self.a.add_r64_idx8(d, R11, idx);
-    }
-}
+/// The general-purpose registers of the integer EX2/LG2 (`crate::pica::recipes::scalar`):
+/// rcx second, the count of its variable shifts. r11 is the integer masm's scratch register.
+const SCALAR: [Gpr; 8] = [RAX, RCX, RDX, R8, R9, R10, RSI, RDI];
 
 /// Three-operand operations with a VEX form (see [`XV::v3`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1008,8 +828,16 @@ impl X64Masm {
                 Stub::FixupRne17(v) => self.body_fixup_rne17_f32(v),
                 Stub::RoundF64(v) => self.body_round_f64_rne17(v),
                 Stub::Rsq(v) => self.body_rsq(v),
-                Stub::Ex2(v) => scalar::ex2(&mut XG { a: &mut self.a }, self.mode, v),
-                Stub::Lg2(v) => scalar::lg2(&mut XG { a: &mut self.a }, self.mode, v),
+                Stub::Ex2(v) | Stub::Lg2(v) => {
+                    self.a.movd_rx(SCALAR[0], v);
+                    let e = &mut X64Int::new(&mut self.a, R11);
+                    if matches!(stub, Stub::Ex2(_)) {
+                        scalar::ex2(e, self.mode, SCALAR);
+                    } else {
+                        scalar::lg2(e, self.mode, SCALAR);
+                    }
+                    self.a.movd_xr(v, SCALAR[0]);
+                }
                 Stub::F64Binop(a, b, mul) => self.body_f64_binop(a, b, mul),
             }
             self.a.ret();
