@@ -5,7 +5,7 @@
 //! `cargo bench --bench asm_memory` (sizes 4 and 32 MB; `PICAJIT_ASM_MB=100` for another size).
 //! The target is at most 16 bytes of peak memory per source byte.
 
-use picajit::asm::{assemble_with_warnings, SourceFile};
+use picajit::pica::asm::{assemble_with_warnings, SourceFile};
 use picajit_testkit::testgen::{asm_stress_source, AsmStress};
 use std::time::Instant;
 

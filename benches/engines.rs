@@ -9,8 +9,10 @@
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use picajit::bench::{mode_label, prepare, BatchRunner, EngineKind, Workload, BATCH_SIZES, MODES};
 use picajit::interp::pica::exec::DEFAULT_BUDGET;
+use picajit::pica::bench::{
+    mode_label, prepare, BatchRunner, EngineKind, Workload, BATCH_SIZES, MODES,
+};
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -3,9 +3,9 @@
 //! its reciprocal is the time per instruction (the target: under 8 ns).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
-use picajit::interp::pica::state::Uniforms;
+use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, Invocation, Shader};
 use picajit::Engine;
 use std::hint::black_box;
 
@@ -49,8 +49,9 @@ fn bench(c: &mut Criterion) {
     for name in EXAMPLES {
         let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("example exists");
-        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: &text }])
-            .expect("example assembles");
+        let shbin =
+            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: &text }])
+                .expect("example assembles");
         let (program, base) = program_from_shbin(&shbin, 0).expect("DVLE 0");
         let uniforms = uniforms_for(&base);
         let inputs = inputs();
@@ -61,10 +62,16 @@ fn bench(c: &mut Criterion) {
                 ..EngineConfig::default()
             };
             let shader = Shader::new(program.clone(), &config).expect("prepares");
-            let (_, info) = shader.run_vertex(&uniforms, &inputs).expect("runs");
+            // One invocation from the clean state, as a vertex of a draw starts.
+            let run = |uniforms: &Uniforms, inputs: &[[f32; 4]; 16]| {
+                let mut regs = Registers::default();
+                let outcome = shader.invoke(Invocation::one(uniforms, &mut regs).input(inputs));
+                (regs, outcome)
+            };
+            let info = run(&uniforms, &inputs).1.expect("runs");
             group.throughput(Throughput::Elements(info.instructions));
             group.bench_function(BenchmarkId::new(*name, label), |b| {
-                b.iter(|| shader.run_vertex(black_box(&uniforms), black_box(&inputs)))
+                b.iter(|| run(black_box(&uniforms), black_box(&inputs)))
             });
         }
     }

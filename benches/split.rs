@@ -10,9 +10,9 @@
 //! `cargo bench --bench split` (about a minute); `PICAJIT_SPLIT_MS` sets the time per cell
 //! (default 300).
 
-use picajit::bench::Workload;
-use picajit::engine::{EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{EngineConfig, Invocation, Shader};
 use picajit::Engine;
 use std::time::{Duration, Instant};
 
@@ -86,17 +86,21 @@ fn main() {
             let inputs = w.inputs(mode, n);
             let mut out: Rows = vec![[[0.0; 4]; 16]; n];
             let single = measure(ms, || {
-                one.run_batch(&uniforms, &inputs, &mut out).expect("batch");
+                one.invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                    .expect("batch");
             });
             let pool = measure(ms, || {
-                two.run_batch(&uniforms, &inputs, &mut out).expect("batch");
+                two.invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                    .expect("batch");
             });
             let half = n / 2;
             let spawn = measure(ms, || {
                 let (a, b) = out.split_at_mut(half);
                 std::thread::scope(|s| {
-                    let h = s.spawn(|| one.run_batch(&uniforms, &inputs[half..], b));
-                    one.run_batch(&uniforms, &inputs[..half], a).expect("batch");
+                    let h =
+                        s.spawn(|| one.invoke(Invocation::batch(&uniforms, &inputs[half..], b)));
+                    one.invoke(Invocation::batch(&uniforms, &inputs[..half], a))
+                        .expect("batch");
                     h.join().expect("join").expect("batch");
                 });
             });

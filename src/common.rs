@@ -135,14 +135,17 @@ pub enum Error {
         /// The interpreter's error.
         error: picajit_interp::pica::exec::ExecError,
     },
+    /// A call asked for something its kind does not take (see
+    /// [`pica::engine::Invocation`](crate::pica::engine::Invocation)).
+    Invalid(&'static str),
     /// A THEIA run failed (as on the interpreter).
     Theia(picajit_interp::theia::exec::TheiaError),
     /// A USC program does not parse or prepare, or a USC run failed (as on the interpreter).
     Usc(crate::usc::UscError),
     /// A SHBIN file is malformed.
-    Shbin(crate::shbin::ShbinError),
+    Shbin(crate::pica::shbin::ShbinError),
     /// PICA200 assembly failed.
-    Asm(crate::asm::AsmError),
+    Asm(crate::pica::asm::AsmError),
     /// THEIA assembly failed.
     TheiaAsm(crate::theia::AsmError),
     /// A `.mem` file is malformed.
@@ -161,6 +164,7 @@ impl fmt::Display for Error {
                 write!(f, "DVLE #{index} requested but the SHBIN has {count}")
             }
             Error::Exec { index, error } => write!(f, "vertex {index}: {error}"),
+            Error::Invalid(what) => write!(f, "invalid invocation: {what}"),
             Error::Theia(e) => e.fmt(f),
             Error::Usc(e) => e.fmt(f),
             Error::Shbin(e) => e.fmt(f),
@@ -174,6 +178,20 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// The error of a part of a call that starts at invocation `base` of the whole call: a
+    /// failing invocation's index counted from the call's start.
+    pub(crate) fn offset(self, base: usize) -> Error {
+        match self {
+            Error::Exec { index, error } => Error::Exec {
+                index: base + index,
+                error,
+            },
+            other => other,
+        }
+    }
+}
+
 impl From<picajit_jit::Error> for Error {
     fn from(e: picajit_jit::Error) -> Error {
         match e {
@@ -181,6 +199,7 @@ impl From<picajit_jit::Error> for Error {
             picajit_jit::Error::Unavailable(why) => Error::Unavailable(why),
             picajit_jit::Error::Theia(e) => Error::Theia(e),
             picajit_jit::Error::Usc(e) => Error::Usc(crate::usc::UscError::Run(e)),
+            picajit_jit::Error::Invalid(what) => Error::Invalid(what),
             other => Error::Jit(other),
         }
     }
@@ -201,8 +220,8 @@ wraps!(
     Program(picajit_interp::pica::program::ProgramError),
     Theia(picajit_interp::theia::exec::TheiaError),
     Usc(crate::usc::UscError),
-    Shbin(crate::shbin::ShbinError),
-    Asm(crate::asm::AsmError),
+    Shbin(crate::pica::shbin::ShbinError),
+    Asm(crate::pica::asm::AsmError),
     TheiaAsm(crate::theia::AsmError),
     Mem(crate::theia::MemError),
     Render(crate::theia::render::RenderError),

@@ -16,12 +16,11 @@ pub use picajit_jit as jit;
 mod common;
 pub use common::{budget_or_default, Engine, Error, DEFAULT_BUDGET};
 
-pub mod asm;
-pub mod bench;
 pub mod capi;
-pub mod engine;
+#[doc(hidden)]
+pub mod cli;
+pub mod pica;
 mod pool;
-pub mod shbin;
 pub mod theia;
 #[cfg(feature = "made-up-isa")]
 pub mod toy;

@@ -1,7 +1,5 @@
-//! The `picajit` command-line tool.
-
-mod cli;
+//! The `picajit` command-line tool (`src/cli` and each ISA's `cli` module).
 
 fn main() -> std::process::ExitCode {
-    cli::main()
+    picajit::cli::main()
 }

@@ -2,8 +2,10 @@
 //! instruction words and operand descriptors (not with the ISA crate's encoder), so the
 //! assembler is checked against the documentation rather than against itself.
 
-use picajit::asm::{assemble, assemble_with_warnings, AsmError, SourceFile};
-use picajit::shbin::{Constant, GsInputMode, Output, OutputSemantic, ShaderKind, Shbin, Uniform};
+use picajit::pica::asm::{assemble, assemble_with_warnings, AsmError, SourceFile};
+use picajit::pica::shbin::{
+    Constant, GsInputMode, Output, OutputSemantic, ShaderKind, Shbin, Uniform,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

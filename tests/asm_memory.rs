@@ -4,7 +4,7 @@
 //! else allocates while it measures. (Speed is measured in `benches/asm_memory.rs`, which
 //! reports the same ratio for larger sources.)
 
-use picajit::asm::{assemble, assemble_with_warnings, SourceFile, MAX_SOURCE_BYTES};
+use picajit::pica::asm::{assemble, assemble_with_warnings, SourceFile, MAX_SOURCE_BYTES};
 use picajit_testkit::testgen::{asm_stress_source, AsmStress};
 
 mod counting_alloc;

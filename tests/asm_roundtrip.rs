@@ -2,9 +2,9 @@
 //! == assemble(s)`, byte for byte), random programs (`disassemble_program` → `assemble` gives the
 //! same words and descriptors) and random DVLE metadata.
 
-use picajit::asm::{assemble, disassemble, disassemble_program, SourceFile};
 use picajit::interp::pica::isa::{decode, encode, Instruction, Opcode};
-use picajit::shbin::{
+use picajit::pica::asm::{assemble, disassemble, disassemble_program, SourceFile};
+use picajit::pica::shbin::{
     Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic, ShaderKind, Shbin,
     Uniform,
 };
@@ -793,9 +793,9 @@ fn random_metadata_round_trips() {
                 d.gs_raw = (rng.next() as u32).to_le_bytes();
                 if kind == ShaderKind::Geometry {
                     d.gs_raw[0] = rng.below(3) as u8;
-                    d.gs_mode = picajit::shbin::decode_gs_mode(d.gs_raw).unwrap();
+                    d.gs_mode = picajit::pica::shbin::decode_gs_mode(d.gs_raw).unwrap();
                 } else {
-                    d.gs_mode = picajit::shbin::decode_gs_mode(d.gs_raw).unwrap_or_default();
+                    d.gs_mode = picajit::pica::shbin::decode_gs_mode(d.gs_raw).unwrap_or_default();
                 }
             }
             for _ in 0..rng.below(6) {

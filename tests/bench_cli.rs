@@ -1,12 +1,15 @@
 //! `picajit bench` end to end on a tiny time budget, and the benchmark example shaders run on
 //! the interpreter with values worked out by hand.
 
-use picajit::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
-use picajit::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
+mod engine_common;
+
+use engine_common::run_vertex;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::{GsInputMode, ShaderKind};
 use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::{Dvle, RegisterFile};
+use picajit::pica::bench::{compare, prepare, BatchRunner, EngineKind, Workload, EXAMPLES};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
+use picajit::pica::shbin::{Dvle, RegisterFile};
 use picajit::Engine;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -459,8 +462,9 @@ fn bench_reports_bad_input_without_panicking() {
 fn load(name: &str) -> (Shader, Uniforms, Dvle) {
     let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("example exists");
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: &text }])
-        .expect("example assembles");
+    let shbin =
+        picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: &text }])
+            .expect("example assembles");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("DVLE 0");
     let config = EngineConfig {
         engine: Engine::Interp,
@@ -529,7 +533,7 @@ fn skinning4_blends_four_bones() {
     v[input(&dvle, "innrm")] = [0.0, 0.0, 2.0, 0.0];
     v[input(&dvle, "inidx")] = [0.0, 3.0, 6.0, 9.0];
     v[input(&dvle, "inwgt")] = [0.25; 4];
-    let (regs, info) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, info) = run_vertex(&shader, &u, &v).expect("runs");
     // Translation blended: 0.25 * (0 + 1 + 2 + 3) = 1.5.
     assert_eq!(regs.output[0], [2.5, 2.0, 3.0, 1.0]);
     // Normal renormalised to (0, 0, 1), shown as n * 0.5 + 0.5.
@@ -539,7 +543,7 @@ fn skinning4_blends_four_bones() {
     // Unequal weights on two bones: 0.75 * bone 2 + 0.25 * bone 3 shifts x by 2.25.
     v[input(&dvle, "inidx")] = [6.0, 9.0, 0.0, 0.0];
     v[input(&dvle, "inwgt")] = [0.75, 0.25, 0.0, 0.0];
-    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &v).expect("runs");
     assert_eq!(regs.output[0], [3.25, 2.0, 3.0, 1.0]);
 }
 
@@ -570,7 +574,7 @@ fn lights8_sums_eight_lights() {
     // n.l = n.h = 1, so colour = ambient + diffuse + specular.
     let mut u = base.clone();
     lights8_uniforms(&dvle, &mut u, [1.0, 0.0, 0.0, 0.0]);
-    let (regs, info) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, info) = run_vertex(&shader, &u, &v).expect("runs");
     assert_eq!(regs.output[0], [0.0, 0.0, -1.0, 1.0]);
     assert_close(regs.output[1], [0.875, 0.625, 0.5, 1.0], "unattenuated");
     assert_eq!(regs.al, 32, "the loop visits all eight lights");
@@ -583,13 +587,13 @@ fn lights8_sums_eight_lights() {
     // k0 = 0.5: attenuation 2 doubles the light's contribution, not the ambient.
     let mut u = base.clone();
     lights8_uniforms(&dvle, &mut u, [0.5, 0.0, 0.0, 0.0]);
-    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &v).expect("runs");
     assert_close(regs.output[1], [1.625, 1.125, 0.875, 1.0], "k0 = 0.5");
 
     // k2 = 1 at distance 2: attenuation 1/4.
     let mut u = base;
     lights8_uniforms(&dvle, &mut u, [0.0, 0.0, 1.0, 0.0]);
-    let (regs, _) = shader.run_vertex(&u, &v).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &v).expect("runs");
     assert_close(regs.output[1], [0.3125, 0.25, 0.21875, 1.0], "k2 = 1");
 }
 
@@ -617,17 +621,17 @@ fn branches_takes_each_path() {
     };
 
     // Lit (n.l = 0.625 falls in the third band, intensity 0.6), nearer than the fog.
-    let (regs, near_lit) = shader.run_vertex(&u, &vertex(-2.0, 0.625)).expect("runs");
+    let (regs, near_lit) = run_vertex(&shader, &u, &vertex(-2.0, 0.625)).expect("runs");
     assert_close(regs.output[1], [0.6, 0.3, 0.15, 1.0], "lit, no fog");
     assert_eq!(regs.al, 2, "BREAKC left the loop at the third band");
 
     // Brighter: the first band matches, so the loop runs once.
-    let (regs, bright) = shader.run_vertex(&u, &vertex(-2.0, 1.0)).expect("runs");
+    let (regs, bright) = run_vertex(&shader, &u, &vertex(-2.0, 1.0)).expect("runs");
     assert_close(regs.output[1], [1.0, 0.5, 0.25, 1.0], "first band");
     assert!(bright.instructions < near_lit.instructions);
 
     // Facing away, at depth 6: ambient, then half way into the fog.
-    let (regs, _) = shader.run_vertex(&u, &vertex(-6.0, -1.0)).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &vertex(-6.0, -1.0)).expect("runs");
     assert_close(
         regs.output[1],
         [0.625, 0.5625, 0.53125, 1.0],
@@ -636,7 +640,7 @@ fn branches_takes_each_path() {
     assert_eq!(regs.output[0], [0.0, 0.0, -6.0, 6.0]);
 
     // Past the fog end the fog factor is clamped to 1.
-    let (regs, _) = shader.run_vertex(&u, &vertex(-20.0, -1.0)).expect("runs");
+    let (regs, _) = run_vertex(&shader, &u, &vertex(-20.0, -1.0)).expect("runs");
     assert_close(regs.output[1], [1.0, 1.0, 1.0, 1.0], "fully fogged");
 }
 
@@ -685,12 +689,15 @@ fn point_to_disc_emits_a_closed_fan() {
 fn every_example_runs_with_its_benchmark_inputs() {
     for (name, text) in EXAMPLES {
         let (_, warnings) =
-            picajit::asm::assemble_with_warnings(&[picajit::asm::SourceFile { name, text }])
-                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            picajit::pica::asm::assemble_with_warnings(&[picajit::pica::asm::SourceFile {
+                name,
+                text,
+            }])
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
         assert!(warnings.is_empty(), "{name}: {warnings:?}");
     }
     for w in Workload::examples().expect("examples assemble") {
-        for mode in picajit::bench::MODES {
+        for mode in picajit::pica::bench::MODES {
             let p = prepare(EngineKind::Interpreter, &w, mode, 1 << 20).expect("prepares");
             let mut runner = BatchRunner::new(&p, &w, 64);
             let stats = runner.run().unwrap_or_else(|e| panic!("{}: {e}", w.name));
@@ -713,7 +720,7 @@ fn bench_runs_geometry_batches_through_run_points() {
     assert_eq!(geometry.len(), 2);
     for w in &geometry {
         let per_point = if w.name.contains("disc") { 34 } else { 4 };
-        for mode in picajit::bench::MODES {
+        for mode in picajit::pica::bench::MODES {
             let mut engines = vec![prepare(EngineKind::Interpreter, w, mode, 1 << 20).unwrap()];
             if EngineKind::X64.runs_here() {
                 engines.push(prepare(EngineKind::X64, w, mode, 1 << 20).unwrap());
@@ -769,7 +776,7 @@ fn bench_runs_geometry_shaders_in_every_input_mode() {
         .iter()
         .filter(|w| w.kind() == ShaderKind::Geometry && w.gs_mode != GsInputMode::Point)
     {
-        for mode in picajit::bench::MODES {
+        for mode in picajit::pica::bench::MODES {
             let mut engines = vec![prepare(EngineKind::Interpreter, w, mode, 1 << 20).unwrap()];
             if EngineKind::X64.runs_here() {
                 engines.push(prepare(EngineKind::X64, w, mode, 1 << 20).unwrap());

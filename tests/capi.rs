@@ -184,7 +184,7 @@ fn memcheck(exe: &Path, args: &[&Path]) -> Output {
 fn example_shbin(name: &str, dir: &Path) -> PathBuf {
     let path = manifest_dir().join("examples").join(name);
     let text = std::fs::read_to_string(&path).expect("read example");
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: &path.display().to_string(),
         text: &text,
     }])

@@ -211,12 +211,12 @@ fn info_reports_the_jit_decision() {
 /// The example compiled for `backend` as `info` compiles it.
 fn compiled_example(path: &str, backend: picajit_jit::Backend) -> picajit_jit::CompiledShader {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: path,
         text: &text,
     }])
     .unwrap();
-    let (program, _) = picajit::engine::program_from_shbin(&shbin, 0).unwrap();
+    let (program, _) = picajit::pica::engine::program_from_shbin(&shbin, 0).unwrap();
     let features = picajit_jit::HostFeatures::for_backend(backend);
     picajit_jit::compile(&program, Default::default(), backend, features).unwrap()
 }
@@ -664,7 +664,7 @@ fn errors_are_not_doubled_and_huge_inputs_are_refused() {
     }
     let huge = scratch("huge.pica");
     let f = std::fs::File::create(&huge).unwrap();
-    f.set_len(picajit::asm::MAX_SOURCE_BYTES as u64 + 1)
+    f.set_len(picajit::pica::asm::MAX_SOURCE_BYTES as u64 + 1)
         .unwrap();
     drop(f);
     for args in [

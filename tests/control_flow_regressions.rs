@@ -9,10 +9,10 @@
 //! (`interp/src/exec/flow.rs`) and in the JITs' static port of it
 //! (`jit/src/analysis/regions.rs`); every engine runs these programs here.
 
-use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
-use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::Shbin;
+use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::engine::{program_from_shbin, EngineConfig, Invocation, Shader};
+use picajit::pica::shbin::Shbin;
 use picajit::Engine;
 use std::path::Path;
 
@@ -87,7 +87,10 @@ fn check(name: &str, expect: &Expect) {
                 shader.fallback_reason()
             );
         }
-        let (regs, info) = shader.run_vertex_f24(&case.uniforms, &case.inputs).unwrap();
+        let mut regs = Registers::default();
+        let info = shader
+            .invoke(Invocation::one(&case.uniforms, &mut regs).input(&case.inputs))
+            .unwrap();
         assert_eq!(info.instructions, expect.instructions, "{name} {backend:?}");
         assert_eq!(regs.al, expect.al, "{name} {backend:?} aL");
         let bits = |row: [f32; 4]| row.map(|v| F24::from_f32_exact(v).unwrap().bits());
@@ -97,8 +100,9 @@ fn check(name: &str, expect: &Expect) {
         let batch = vec![case.inputs; 24];
         let mut out = vec![[[0.0f32; 4]; 16]; 24];
         let total = shader
-            .run_batch_f24(&case.uniforms, &batch, &mut out, 0xFFFF)
-            .unwrap();
+            .invoke(Invocation::batch(&case.uniforms, &batch, &mut out))
+            .unwrap()
+            .instructions;
         assert_eq!(total, 24 * expect.instructions, "{name} {backend:?} batch");
         for row in &out {
             for &(o, want) in expect.outputs {

@@ -3,15 +3,15 @@
 //! Every engine (interpreter, x86-64 per vertex and eight-lane, AArch64 under unicorn) is
 //! held to an independent reference: one `Interpreter::run` per vertex from the given state.
 
-use picajit::asm::{assemble, SourceFile};
-use picajit::engine::{program_from_shbin, EngineConfig, Shader};
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::isa::{decode, Instruction};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms, UnitState};
 use picajit::jit::A64Lanes;
-use picajit::Engine;
+use picajit::pica::asm::{assemble, SourceFile};
+use picajit::pica::engine::{program_from_shbin, Attributes, EngineConfig, Invocation, Shader};
+use picajit::{Engine, Error};
 use picajit_testkit::testgen;
 
 const MODES: [FloatMode; 3] = [
@@ -224,13 +224,10 @@ fn check_batches(
                         al: 77,
                         ..UnitState::default()
                     };
-                    let r = shader.run_batch_state(
-                        &uniforms,
-                        &inputs,
-                        &mut outputs,
-                        0xFFFF,
-                        state_in,
-                        Some(&mut out_state),
+                    let r = shader.invoke(
+                        Invocation::batch(&uniforms, &inputs, &mut outputs)
+                            .from_state(state_in)
+                            .state_out(&mut out_state),
                     );
                     let what =
                         format!("{backend:?} {a64_lanes:?} {mode:?} n={n} state={with_state}");
@@ -261,7 +258,10 @@ fn check_batches(
                     match (expected_fail, r) {
                         (None, Ok(_)) => {}
                         (Some((k, e)), Err(got)) => {
-                            assert_eq!((got.vertex, got.error.to_string()), (k, e), "{what}")
+                            let Error::Exec { index, error } = got else {
+                                panic!("{what}: {got:?}")
+                            };
+                            assert_eq!((index, error.to_string()), (k, e), "{what}")
                         }
                         (e, r) => panic!("{what}: expected {e:?}, got {r:?}"),
                     }
@@ -322,7 +322,9 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
                 let mut o = vec![[[0.0f32; 4]; 16]; 64];
                 let ins = vec![case.inputs; 64];
                 let st = Rng(seed + 1).state(case.mode);
-                let _ = s.run_batch_state(&case.uniforms, &ins, &mut o, 0xFFFF, Some(&st), None);
+                let _ = s
+                    .invoke(Invocation::batch(&case.uniforms, &ins, &mut o).from_state(&st))
+                    .map(|o| o.instructions);
                 s.compiled().map(|c| c.batch_from_stats().groups)
             }) {
                 groups[k] += c;
@@ -370,7 +372,9 @@ fn single_invocations_carry_state_in_and_out_on_every_engine() {
             for (k, input) in inputs.iter().enumerate() {
                 regs.input = *input;
                 regs.output = [[0.0; 4]; 16];
-                shader.run(&mut regs, &uniforms, None).unwrap();
+                shader
+                    .invoke(Invocation::one(&uniforms, &mut regs))
+                    .unwrap();
                 assert_eq!(
                     bits(&regs.output),
                     expected[k].0,
@@ -395,11 +399,17 @@ fn a_clean_state_in_is_the_plain_batch_and_state_out_of_an_empty_batch_is_the_st
     s.temp[3] = [1.0, 2.0, 3.0, 4.0];
     s.al = -5;
     shader
-        .run_batch_state(&u, &[], &mut [], 0xFFFF, Some(&s), Some(&mut out))
+        .invoke(
+            Invocation::batch(&u, Attributes::F32(&[]), &mut [])
+                .from_state(&s)
+                .state_out(&mut out),
+        )
+        .map(|o| o.instructions)
         .unwrap();
     assert!(out.bits_eq(&s));
     shader
-        .run_batch_state(&u, &[], &mut [], 0xFFFF, None, Some(&mut out))
+        .invoke(Invocation::batch(&u, Attributes::F32(&[]), &mut []).state_out(&mut out))
+        .map(|o| o.instructions)
         .unwrap();
     assert!(out.is_clean());
     // f32 values that are not f24 values are rounded like uniforms on upload.
@@ -441,26 +451,22 @@ fn per_run_entry_points_are_prepared_once_and_match_a_shader_made_for_that_entry
             let (mut sa, mut sb) = (UnitState::default(), UnitState::default());
             shader
                 .with_entry(other, |s| {
-                    s.run_batch_state(
-                        &uniforms,
-                        &inputs,
-                        &mut a,
-                        0xFFFF,
-                        Some(&state),
-                        Some(&mut sa),
+                    s.invoke(
+                        Invocation::batch(&uniforms, &inputs, &mut a)
+                            .from_state(&state)
+                            .state_out(&mut sa),
                     )
+                    .map(|o| o.instructions)
                 })
                 .unwrap()
                 .unwrap();
             direct
-                .run_batch_state(
-                    &uniforms,
-                    &inputs,
-                    &mut b,
-                    0xFFFF,
-                    Some(&state),
-                    Some(&mut sb),
+                .invoke(
+                    Invocation::batch(&uniforms, &inputs, &mut b)
+                        .from_state(&state)
+                        .state_out(&mut sb),
                 )
+                .map(|o| o.instructions)
                 .unwrap();
             assert_eq!(
                 a.iter().map(bits).collect::<Vec<_>>(),
@@ -539,7 +545,8 @@ fn max_rule_is_selectable_on_every_engine() {
                 for n in [1, 72] {
                     let mut out = vec![[[0.0f32; 4]; 16]; n];
                     shader
-                        .run_batch_masked(&u, &inputs[..n], &mut out, 0xFFFF)
+                        .invoke(Invocation::batch(&u, &inputs[..n], &mut out))
+                        .map(|o| o.instructions)
                         .unwrap();
                     for (k, o) in out.iter().enumerate() {
                         let v0 = shader.convert_inputs(&inputs[k])[0];

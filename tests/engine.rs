@@ -1,19 +1,22 @@
 //! Engine API: batches, vertex input conversion, geometry-shader state across invocations
 //! (registers, b15, input modes) and SHBIN constant application.
 
-use picajit::bench::Workload;
-use picajit::engine::{
-    apply_constants, program_from_shbin, ActiveBackend, EngineConfig, EngineError, GeometryRunner,
-    GsInput, PointsInfo, Shader,
-};
+mod engine_common;
+
+use engine_common::run_vertex;
 use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::isa::*;
 use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit::interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms};
 use picajit::jit::CodeCache;
-use picajit::shbin::{Constant, Dvle, Shbin};
-use picajit::Engine;
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{
+    apply_constants, program_from_shbin, EngineConfig, GeometryRunner, GsInput, Invocation,
+    Outcome, Shader,
+};
+use picajit::pica::shbin::{Constant, Dvle, Shbin};
+use picajit::{Engine, Error};
 
 fn id_desc() -> u64 {
     OperandDesc::new(WriteMask::XYZW, [false; 3], [Swizzle::IDENTITY; 3]).0
@@ -68,7 +71,10 @@ fn batch_runs_every_vertex_independently() {
         })
         .collect();
     let mut outputs = vec![[[9.0; 4]; 16]; 10];
-    let total = shader.run_batch(&u, &inputs, &mut outputs).unwrap();
+    let total = shader
+        .invoke(Invocation::batch(&u, &inputs, &mut outputs))
+        .map(|o| o.instructions)
+        .unwrap();
     assert_eq!(total, 30);
     for (n, o) in outputs.iter().enumerate() {
         let n = n as f32;
@@ -98,10 +104,20 @@ fn batch_reports_the_failing_vertex() {
     let inputs = vec![[[0.0; 4]; 16]; 3];
     let mut outputs = vec![[[0.0; 4]; 16]; 3];
     let err = shader
-        .run_batch(&Uniforms::default(), &inputs, &mut outputs)
+        .invoke(Invocation::batch(
+            &Uniforms::default(),
+            &inputs,
+            &mut outputs,
+        ))
+        .map(|o| o.instructions)
         .unwrap_err();
-    assert_eq!(err.vertex, 0);
-    assert_eq!(err.error, ExecError::BudgetExhausted { budget: 500, pc: 0 });
+    assert_eq!(
+        err,
+        Error::Exec {
+            index: 0,
+            error: ExecError::BudgetExhausted { budget: 500, pc: 0 }
+        }
+    );
     assert!(err.to_string().contains("budget of 500"));
 }
 
@@ -112,7 +128,7 @@ fn f24_mode_converts_vertex_inputs_like_the_input_stage() {
     let u = Uniforms::default();
     for r in [Rounding::TowardZero, Rounding::NearestEven] {
         let shader = Shader::new(add_program(), &interp_config(FloatMode::F24(r))).unwrap();
-        let (regs, _) = shader.run_vertex(&u, &input).unwrap();
+        let (regs, _) = run_vertex(&shader, &u, &input).unwrap();
         let want: Vec<u32> = input[1]
             .iter()
             .map(|&x| F24::from_f32(x, r).bits())
@@ -126,20 +142,20 @@ fn f24_mode_converts_vertex_inputs_like_the_input_stage() {
     // 0.1 truncates to 0x3B9999 (picasso's encoding of .constf 0.1) and rounds to 0x3B999A.
     let rtz = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
     assert_eq!(
-        F24::from_f32_exact(rtz.run_vertex(&u, &input).unwrap().0.output[1][0])
+        F24::from_f32_exact(run_vertex(&rtz, &u, &input).unwrap().0.output[1][0])
             .unwrap()
             .bits(),
         0x3B9999
     );
     // F32 mode keeps the f32 values.
     let f32s = Shader::new(add_program(), &interp_config(FloatMode::F32)).unwrap();
-    assert_eq!(f32s.run_vertex(&u, &input).unwrap().0.output[1][0], 0.1);
+    assert_eq!(run_vertex(&f32s, &u, &input).unwrap().0.output[1][0], 0.1);
 }
 
 #[test]
 fn jit_backends_report_unavailability_or_fallback_clearly() {
     let auto = Shader::new(add_program(), &EngineConfig::default()).unwrap();
-    if auto.backend() == ActiveBackend::Interpreter {
+    if auto.engine() == Engine::Interp {
         assert!(
             auto.fallback_reason().is_some(),
             "an interpreter fallback says why"
@@ -157,7 +173,7 @@ fn jit_backends_report_unavailability_or_fallback_clearly() {
 #[test]
 fn auto_selects_the_x64_jit_on_x86_64_hosts() {
     let auto = Shader::new(add_program(), &EngineConfig::default()).unwrap();
-    assert_eq!(auto.backend(), ActiveBackend::X64);
+    assert_eq!(auto.engine(), Engine::X64);
     let code = auto.compiled().unwrap();
     assert!(code.code_size() > 0);
     assert!(code.is_executable());
@@ -217,8 +233,14 @@ fn jit_batches_match_the_interpreter_bit_for_bit() {
         .unwrap();
         let mut want = vec![[[0.0f32; 4]; 16]; inputs.len()];
         let mut got = vec![[[7.0f32; 4]; 16]; inputs.len()];
-        let n_ref = reference.run_batch(&u, &inputs, &mut want).unwrap();
-        let n_jit = auto.run_batch(&u, &inputs, &mut got).unwrap();
+        let n_ref = reference
+            .invoke(Invocation::batch(&u, &inputs, &mut want))
+            .map(|o| o.instructions)
+            .unwrap();
+        let n_jit = auto
+            .invoke(Invocation::batch(&u, &inputs, &mut got))
+            .map(|o| o.instructions)
+            .unwrap();
         assert_eq!(n_ref, n_jit, "{mode:?}: instruction counts");
         for (k, (w, g)) in want.iter().zip(&got).enumerate() {
             let wb: Vec<u32> = w.iter().flatten().map(|x| x.to_bits()).collect();
@@ -226,8 +248,8 @@ fn jit_batches_match_the_interpreter_bit_for_bit() {
             assert_eq!(wb, gb, "{mode:?}: vertex {k}");
         }
         // Single invocations agree too, registers included.
-        let (rw, _) = reference.run_vertex(&u, &inputs[3]).unwrap();
-        let (rg, _) = auto.run_vertex(&u, &inputs[3]).unwrap();
+        let (rw, _) = run_vertex(&reference, &u, &inputs[3]).unwrap();
+        let (rg, _) = run_vertex(&auto, &u, &inputs[3]).unwrap();
         assert_eq!(format!("{rw:?}"), format!("{rg:?}"), "{mode:?}");
     }
 }
@@ -254,12 +276,16 @@ fn output_mask_lists_written_outputs_and_masked_batches_write_those() {
     u.set_float_f32(0, [0.5, -2.0, 3.0, 1.0], mode);
     let inputs = awkward_inputs(300);
     let mut want = vec![[[0.0f32; 4]; 16]; inputs.len()];
-    shader.run_batch(&u, &inputs, &mut want).unwrap();
+    shader
+        .invoke(Invocation::batch(&u, &inputs, &mut want))
+        .map(|o| o.instructions)
+        .unwrap();
     // o0 only: o0 exact, o1 and the never-written registers untouched or their values.
     let sentinel = f32::from_bits(0x7FC0_4321);
     let mut got = vec![[[sentinel; 4]; 16]; inputs.len()];
     shader
-        .run_batch_masked(&u, &inputs, &mut got, 0b01)
+        .invoke(Invocation::batch(&u, &inputs, &mut got).mask(0b01))
+        .map(|o| o.instructions)
         .unwrap();
     for (k, (w, g)) in want.iter().zip(&got).enumerate() {
         assert_eq!(w[0].map(f32::to_bits), g[0].map(f32::to_bits), "vertex {k}");
@@ -278,7 +304,7 @@ fn code_cache_reuses_compiled_code() {
     let config = EngineConfig::default();
     let a = Shader::with_cache(add_program(), &config, &cache).unwrap();
     let b = Shader::with_cache(add_program(), &config, &cache).unwrap();
-    if a.backend() != ActiveBackend::Interpreter {
+    if a.engine() != Engine::Interp {
         assert_eq!(cache.len(), 1);
         assert!(std::ptr::eq(a.compiled().unwrap(), b.compiled().unwrap()));
     }
@@ -287,7 +313,7 @@ fn code_cache_reuses_compiled_code() {
         ..config
     };
     let c = Shader::with_cache(add_program(), &f32_config, &cache).unwrap();
-    if c.backend() != ActiveBackend::Interpreter {
+    if c.engine() != Engine::Interp {
         assert_eq!(cache.len(), 2, "the float mode is part of the key");
     }
 }
@@ -319,11 +345,15 @@ fn jit_budget_errors_equal_the_interpreters() {
             },
         )
         .unwrap();
-        shader.run_vertex(&u, &[[0.0; 4]; 16]).map(|r| r.1)
+        run_vertex(&shader, &u, &[[0.0; 4]; 16]).map(|r| r.1)
     };
     let reference = run(Engine::Interp);
     assert!(
-        matches!(reference, Err(ExecError::BudgetExhausted { budget: b, .. }) if b == budget),
+        matches!(
+            reference,
+            Err(Error::Exec { index: 0, error: ExecError::BudgetExhausted { budget: b, .. } })
+                if b == budget
+        ),
         "{reference:?}"
     );
     assert_eq!(run(Engine::Jit), reference);
@@ -485,7 +515,7 @@ fn shbin_constants_are_applied_and_bad_dvle_index_is_an_error() {
     assert_eq!(u2, u);
     assert!(matches!(
         program_from_shbin(&shbin, 1),
-        Err(EngineError::NoSuchDvle { index: 1, count: 1 })
+        Err(Error::NoSuchDvle { index: 1, count: 1 })
     ));
 }
 
@@ -623,11 +653,17 @@ fn run_points_matches_the_interpreter_on_the_geometry_examples() {
                     let mut regs = Registers::default();
                     let mut g = GeometryState::default();
                     let mut out = EmitBuffer::new(mask);
-                    let mut infos: Vec<PointsInfo> = Vec::new();
+                    let mut infos: Vec<Outcome> = Vec::new();
                     let mut at = 0;
                     for &n in &sizes {
                         let info = shader
-                            .run_points(&mut regs, &mut u, &mut g, &inputs[at..at + n], &mut out)
+                            .invoke(Invocation::points(
+                                &mut u,
+                                &mut regs,
+                                &mut g,
+                                &inputs[at..at + n],
+                                &mut out,
+                            ))
                             .unwrap();
                         infos.push(info);
                         at += n;
@@ -762,7 +798,7 @@ fn run_points_stops_at_the_failing_point() {
                   \x20   jmpc cmp.x, spin\n\
                   \x20   end\n\
                   .end\n";
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "spin.g.pica",
         text: source,
     }])
@@ -801,11 +837,13 @@ fn run_points_stops_at_the_failing_point() {
         )
     };
     let want = run(Engine::Interp);
-    assert_eq!(want.0.vertex, 13);
     assert!(
         matches!(
-            want.0.error,
-            ExecError::BudgetExhausted { budget: 1000, .. }
+            want.0,
+            Error::Exec {
+                index: 13,
+                error: ExecError::BudgetExhausted { budget: 1000, .. }
+            }
         ),
         "{:?}",
         want.0

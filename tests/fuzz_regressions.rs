@@ -2,8 +2,8 @@
 //! hostile-input sweep that came with them (issue 6), named after what it exposed. Each
 //! reproduces the original input; the fix is described at the test.
 
-use picajit::asm::{assemble, SourceFile};
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, SourceFile};
+use picajit::pica::shbin::Shbin;
 use std::path::{Path, PathBuf};
 use target_exe::target_command;
 

@@ -6,8 +6,9 @@
 //! The fuzz targets (`fuzz/`, `scripts/fuzz.sh`) explore the same entry points at random; the
 //! crashes found while hardening them are in `tests/fuzz_regressions.rs`.
 
-use picajit::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
-use picajit::engine::{program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader};
+mod engine_common;
+
+use engine_common::run_vertex;
 use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::isa::{encode, CondOp, Condition, Instruction};
@@ -15,8 +16,12 @@ use picajit::interp::pica::program::{
     GsInputMode, Program, ProgramError, ShaderKind, CODE_WORDS, MAX_OPDESCS, MAX_OPDESC_TABLE,
 };
 use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::Shbin;
-use picajit::Engine;
+use picajit::pica::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
+use picajit::pica::engine::{
+    program_from_shbin, EngineConfig, GeometryRunner, GsInput, Invocation, Shader,
+};
+use picajit::pica::shbin::Shbin;
+use picajit::{Engine, Error};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use target_exe::target_command;
@@ -322,34 +327,43 @@ fn engine_tiny_budgets_are_exact() {
     .expect("assembles");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("program");
     let inputs = [[0.5f32; 4]; 16];
-    let full = Shader::new(program.clone(), &EngineConfig::default())
-        .expect("shader")
-        .run_vertex(&uniforms, &inputs)
-        .expect("runs with the default budget")
-        .1
-        .instructions;
+    let full = run_vertex(
+        &Shader::new(program.clone(), &EngineConfig::default()).expect("shader"),
+        &uniforms,
+        &inputs,
+    )
+    .expect("runs with the default budget")
+    .1
+    .instructions;
     assert!(full > 10);
-    for budget in [0, 1, 2, 3, full / 2, full - 1, full, full + 1] {
-        for shader in shaders(&program, budget) {
-            let what = format!("budget {budget} on {}", shader.backend());
-            match shader.run_vertex(&uniforms, &inputs) {
+    for asked in [0, 1, 2, 3, full / 2, full - 1, full, full + 1] {
+        // 0 stands for the default budget.
+        let budget = picajit::budget_or_default(asked);
+        for shader in shaders(&program, asked) {
+            let what = format!("budget {asked} on {}", shader.engine());
+            match run_vertex(&shader, &uniforms, &inputs) {
                 Ok((_, info)) => {
                     assert!(budget >= full, "{what}: finished");
                     assert_eq!(info.instructions, full, "{what}");
                 }
-                Err(ExecError::BudgetExhausted { budget: b, .. }) => {
+                Err(Error::Exec {
+                    index: 0,
+                    error: ExecError::BudgetExhausted { budget: b, .. },
+                }) => {
                     assert!(budget < full, "{what}: ran out");
                     assert_eq!(b, budget, "{what}");
                 }
                 Err(e) => panic!("{what}: {e}"),
             }
             let mut out = vec![[[0.0; 4]; 16]; 3];
-            let r = shader.run_batch(&uniforms, &[inputs; 3], &mut out);
+            let r = shader
+                .invoke(Invocation::batch(&uniforms, &[inputs; 3], &mut out))
+                .map(|o| o.instructions);
             match r {
                 Ok(total) => assert_eq!(total, 3 * full, "{what}"),
                 Err(e) => {
                     assert!(budget < full, "{what}");
-                    assert_eq!(e.vertex, 0, "{what}");
+                    assert!(matches!(e, Error::Exec { index: 0, .. }), "{what}: {e}");
                 }
             }
         }
@@ -390,11 +404,17 @@ fn break_with_empty_loop_stack_is_an_error_on_every_engine() {
     for code in programs {
         let program = Program::new(code, vec![0xF], 0, ShaderKind::Vertex).expect("program");
         for shader in shaders(&program, 1000) {
-            let r = shader.run_vertex(&Uniforms::default(), &[[0.0; 4]; 16]);
+            let r = run_vertex(&shader, &Uniforms::default(), &[[0.0; 4]; 16]);
             assert!(
-                matches!(r, Err(ExecError::BreakWithoutLoop { .. })),
+                matches!(
+                    r,
+                    Err(Error::Exec {
+                        index: 0,
+                        error: ExecError::BreakWithoutLoop { .. }
+                    })
+                ),
                 "{}: {r:?}",
-                shader.backend()
+                shader.engine()
             );
         }
     }
@@ -432,12 +452,14 @@ fn runaway_loops_stop_at_the_budget() {
         ("spin gs", spin, ShaderKind::Geometry),
     ] {
         let program = Program::new(code, vec![0xF], 0, kind).expect("program");
-        for budget in [0, 7, 100_000] {
-            for shader in shaders(&program, budget) {
+        for asked in [0, 7, 100_000] {
+            // 0 stands for the default budget.
+            let budget = picajit::budget_or_default(asked);
+            for shader in shaders(&program, asked) {
                 let start = Instant::now();
                 let r = match kind {
                     ShaderKind::Vertex => {
-                        shader.run_vertex(&uniforms, &[[0.0; 4]; 16]).map(|x| x.1)
+                        run_vertex(&shader, &uniforms, &[[0.0; 4]; 16]).map(|x| x.1)
                     }
                     ShaderKind::Geometry => GeometryRunner::default().invoke(
                         &shader,
@@ -447,10 +469,16 @@ fn runaway_loops_stop_at_the_budget() {
                     ),
                 };
                 assert_eq!(
-                    r.as_ref().map_err(|e| matches!(e, ExecError::BudgetExhausted { budget: b, .. } if *b == budget)),
+                    r.as_ref().map_err(|e| matches!(
+                        e,
+                        Error::Exec {
+                            index: 0,
+                            error: ExecError::BudgetExhausted { budget: b, .. }
+                        } if *b == budget
+                    )),
                     Err(true),
-                    "{name}, budget {budget}, {}: {r:?}",
-                    shader.backend()
+                    "{name}, budget {asked}, {}: {r:?}",
+                    shader.engine()
                 );
                 assert!(start.elapsed() < Duration::from_secs(10), "{name}: bounded");
             }
@@ -490,9 +518,9 @@ fn running_off_the_end_and_undefined_opcodes_are_errors() {
             let program = Program::new(code.clone(), vec![], 0, kind).expect("program");
             for shader in shaders(&program, 1000) {
                 let r = match kind {
-                    ShaderKind::Vertex => shader
-                        .run_vertex(&Uniforms::default(), &[[0.0; 4]; 16])
-                        .map(|x| x.1),
+                    ShaderKind::Vertex => {
+                        run_vertex(&shader, &Uniforms::default(), &[[0.0; 4]; 16]).map(|x| x.1)
+                    }
                     ShaderKind::Geometry => GeometryRunner::default().invoke(
                         &shader,
                         GsInputMode::Point,
@@ -501,9 +529,11 @@ fn running_off_the_end_and_undefined_opcodes_are_errors() {
                     ),
                 };
                 match r {
-                    Err(ExecError::PcOutOfRange { .. })
-                    | Err(ExecError::UndefinedOpcode { .. }) => {}
-                    other => panic!("{what} ({kind}) on {}: {other:?}", shader.backend()),
+                    Err(Error::Exec {
+                        index: 0,
+                        error: ExecError::PcOutOfRange { .. } | ExecError::UndefinedOpcode { .. },
+                    }) => {}
+                    other => panic!("{what} ({kind}) on {}: {other:?}", shader.engine()),
                 }
             }
         }

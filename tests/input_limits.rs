@@ -6,8 +6,8 @@
 //! with an error that names the limit. The CLI and C ABI checks are in `tests/cli.rs`,
 //! `tests/theia_cli.rs`, `tests/usc_cli.rs` and `tests/c/test_capi.c`.
 
-use picajit::asm::{assemble, assemble_with_warnings, SourceFile, MAX_SOURCE_BYTES};
-use picajit::shbin::{Shbin, ShbinError, MAX_SHBIN_BYTES};
+use picajit::pica::asm::{assemble, assemble_with_warnings, SourceFile, MAX_SOURCE_BYTES};
+use picajit::pica::shbin::{Shbin, ShbinError, MAX_SHBIN_BYTES};
 use picajit::theia::asm::{self as theia_asm, Layout};
 use picajit::theia::mem::{MemImage, MAX_TEXT_BYTES};
 use picajit::theia::render::{readmemh, MAX_FILE_BYTES};

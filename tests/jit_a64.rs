@@ -91,12 +91,12 @@ fn aarch64_code_runs_here() {
     assert_eq!(r.output[0], [1.5, 2.25, 0.0, 5.0]);
 }
 
-/// Each example shader (`examples/*.pica`, assembled with `picajit::asm::assemble`, with the
+/// Each example shader (`examples/*.pica`, assembled with `picajit::pica::asm::assemble`, with the
 /// benchmark's realistic uniforms and inputs) runs compiled, without a single fallback, and
 /// equals the interpreter bit for bit, in every mode.
 #[test]
 fn examples_run_compiled_and_match() {
-    use picajit::bench::{Workload, EXAMPLES};
+    use picajit::pica::bench::{Workload, EXAMPLES};
     let on_disk =
         std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
             .unwrap()

@@ -20,11 +20,11 @@
 //! of four lanes), so the same assertions on the counters hold for all.
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
-use picajit::bench::Workload;
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::bench::Workload;
 use picajit_jit::{
     compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
     Invocation, Outcome,
@@ -404,7 +404,7 @@ fn random_on(b: Target, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, ste
         let what = || {
             format!(
                 "{b} seed {seed} mode {mode:?} flow {flow} size {size} budget {budget}\n{}",
-                picajit::asm::disassemble_program(
+                picajit::pica::asm::disassemble_program(
                     case.program.code(),
                     case.program.opdescs(),
                     case.program.entry() as u32,
@@ -1409,7 +1409,7 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
     if backends().iter().any(|t| *t == Backend::X64) {
         jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
     }
-    for (name, src) in picajit::bench::EXAMPLES
+    for (name, src) in picajit::pica::bench::EXAMPLES
         .iter()
         .filter(|(n, _)| n.ends_with(".v.pica"))
     {
@@ -1418,9 +1418,10 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             .into_iter()
             .find(|w| w.name == *name)
             .expect("example");
-        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: src }])
-            .expect("assembles")
-            .to_bytes();
+        let shbin =
+            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: src }])
+                .expect("assembles")
+                .to_bytes();
         let n = 203;
         let inputs: Vec<f32> = w
             .inputs(F24Z, n)
@@ -1680,7 +1681,8 @@ fn a64_instructions_per_vertex() {
                     let (mut regs, mut gs) = (Registers::default(), GeometryState::default());
                     // Registers the program never writes would make every invocation run
                     // alone.
-                    let mut out = EmitBuffer::new(picajit::engine::program_output_mask(&w.program));
+                    let mut out =
+                        EmitBuffer::new(picajit::pica::engine::program_output_mask(&w.program));
                     count_instructions(true);
                     shader
                         .invoke(
@@ -1753,13 +1755,14 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
         })
     {
         seen += 1;
-        let (name, src) = picajit::bench::EXAMPLES
+        let (name, src) = picajit::pica::bench::EXAMPLES
             .iter()
             .find(|(n, _)| *n == w.name)
             .expect("example source");
-        let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile { name, text: src }])
-            .expect("assembles")
-            .to_bytes();
+        let shbin =
+            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: src }])
+                .expect("assembles")
+                .to_bytes();
         let n = 203;
         let inputs: Vec<f32> = w
             .inputs(F24Z, n)

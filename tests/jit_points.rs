@@ -26,13 +26,13 @@
 mod jit_common;
 
 use jit_common::{gs_bits, reg_bits, run_one};
-use picajit::bench::Workload;
 use picajit::interp::pica::exec::{ExecError, Interpreter};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{
     EmitBuffer, EmittedVertex, GeometryState, Primitive, Registers, Uniforms,
 };
+use picajit::pica::bench::Workload;
 use picajit_jit::BatchStats;
 use picajit_jit::{
     compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
@@ -126,7 +126,7 @@ fn jit(program: &Program, mode: FloatMode) -> CompiledShader {
 }
 
 fn source(p: &Program) -> String {
-    picajit::asm::disassemble_program(p.code(), p.opdescs(), p.entry() as u32, p.kind())
+    picajit::pica::asm::disassemble_program(p.code(), p.opdescs(), p.entry() as u32, p.kind())
 }
 
 // ---------------------------------------------------------------- one differential run

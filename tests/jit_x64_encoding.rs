@@ -814,8 +814,8 @@ mod soa {
     /// with dynasm in `batch/x64.rs`, decode to the intended forms in generated code.
     #[test]
     fn masked_execution_forms() {
-        use picajit::bench::Workload;
         use picajit::interp::pica::float::{FloatMode, Rounding};
+        use picajit::pica::bench::Workload;
         use picajit_jit::{compile, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {
             return;
@@ -883,8 +883,8 @@ mod soa {
     /// bits), decoded from the code of `point_to_quad.g.pica` with its exact operands.
     #[test]
     fn geometry_emit_forms() {
-        use picajit::bench::Workload;
         use picajit::interp::pica::float::{FloatMode, Rounding};
+        use picajit::pica::bench::Workload;
         use picajit_jit::testing::batch::*;
         use picajit_jit::{compile, Backend, HostFeatures};
         if !HostFeatures::detect().contains(HostFeatures::AVX2) {

@@ -15,13 +15,13 @@
 mod cases;
 mod jit_common;
 
-use picajit::asm::{assemble, disassemble, SourceFile};
-use picajit::engine::program_from_shbin;
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{self, FloatMode, Rounding};
 use picajit::interp::pica::isa::{decode, format_instruction, Format, Instruction, Opcode, Unit};
 use picajit::interp::pica::program::Program;
 use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::asm::{assemble, disassemble, SourceFile};
+use picajit::pica::engine::program_from_shbin;
 use picajit_jit::{compile, Backend, HostFeatures, Invocation};
 
 const MODES: [FloatMode; 3] = [

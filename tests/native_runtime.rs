@@ -7,7 +7,6 @@
 //! exist: unicorn has its own memory map, no caches and a float state of its own.
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
-use picajit::engine::{ActiveBackend, EngineConfig, Shader};
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::isa::{
@@ -15,6 +14,8 @@ use picajit::interp::pica::isa::{
 };
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms};
+use picajit::pica::engine::{EngineConfig, Shader};
+use picajit::Engine;
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 use std::hint::black_box;
 
@@ -147,10 +148,10 @@ fn features_are_detected_at_run_time_and_select_native_code() {
     // features in its code.
     let shader = Shader::new(reads_uniform(3, true), &EngineConfig::default()).unwrap();
     let expected = match host() {
-        Backend::X64 => ActiveBackend::X64,
-        Backend::A64 => ActiveBackend::A64,
+        Backend::X64 => Engine::X64,
+        Backend::A64 => Engine::A64,
     };
-    assert_eq!(shader.backend(), expected);
+    assert_eq!(shader.engine(), expected);
     let compiled = shader.compiled().expect("compiled");
     assert_eq!(compiled.features(), f);
     assert!(!compiled.is_emulated());
@@ -184,7 +185,7 @@ fn mapping_of(addr: usize) -> String {
 #[cfg(target_os = "linux")]
 #[test]
 fn code_is_mapped_read_execute_only() {
-    for w in picajit::bench::Workload::examples().unwrap() {
+    for w in picajit::pica::bench::Workload::examples().unwrap() {
         for mode in MODES {
             let shader = jit(&w.program, mode);
             let start = shader.exec_address().unwrap();
@@ -298,7 +299,7 @@ fn caller_float_environment_survives_calls() {
         );
     }
     host_arithmetic_is_default();
-    for w in picajit::bench::Workload::examples().unwrap() {
+    for w in picajit::pica::bench::Workload::examples().unwrap() {
         if w.kind() != ShaderKind::Vertex {
             continue;
         }

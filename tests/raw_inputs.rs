@@ -5,11 +5,14 @@
 //! every float mode, for vertex batches, single vertices and point-mode geometry draws.
 //! f32 inputs go through the one conversion rule (`Shader::convert_inputs`).
 
-use picajit::engine::{EngineConfig, GeometryRunner, GsInput, Shader};
+mod engine_common;
+
+use engine_common::run_vertex;
 use picajit::interp::pica::float::{self, FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{GsInputMode, Program};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::jit::HostFeatures;
+use picajit::pica::engine::{EngineConfig, GeometryRunner, GsInput, Invocation, Shader};
 use picajit::Engine;
 
 /// The patterns under test: every special kind, and normal values to meet them.
@@ -116,12 +119,12 @@ const GEOMETRY_SOURCE: &str = "
 ";
 
 fn program(source: &str) -> (Program, Uniforms) {
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "raw.pica",
         text: source,
     }])
     .expect("test program assembles");
-    picajit::engine::program_from_shbin(&shbin, 0).expect("DVLE 0")
+    picajit::pica::engine::program_from_shbin(&shbin, 0).expect("DVLE 0")
 }
 
 /// Every ordered pair of patterns, four pairs per vertex (component c of v0 and v1).
@@ -248,7 +251,7 @@ fn the_issue_example_and_hand_stated_results() {
         let mut v = [[F24::ZERO; 4]; 16];
         v[0] = [0x80ffff, 0x7f8000, 0x000001, 0x800000].map(F24::from_bits);
         v[1] = [0x000000, 0x3f0000, 0x000000, 0x000000].map(F24::from_bits);
-        let (regs, _) = s.run_vertex_f24(&uniforms, &v).unwrap();
+        let (regs, _) = run_vertex(&s, &uniforms, &v).unwrap();
         let out = actual(&regs.output, FloatMode::default());
         assert_eq!(
             out[0],
@@ -279,7 +282,7 @@ fn the_issue_example_and_hand_stated_results() {
 
         // The same words as f32 attributes take the conversion rule: flushed, canonical NaN.
         let f32_in = v.map(|row| row.map(F24::to_f32));
-        let (regs, _) = s.run_vertex(&uniforms, &f32_in).unwrap();
+        let (regs, _) = run_vertex(&s, &uniforms, &f32_in).unwrap();
         assert_eq!(
             actual(&regs.output, FloatMode::default())[0],
             [0x000000, 0x7fffff, 0x000000, 0x800000],
@@ -290,7 +293,7 @@ fn the_issue_example_and_hand_stated_results() {
         // the largest subnormal pattern.
         v[0] = [0x3f0000, 0x00ffff, 0x7f0000, 0xff1234].map(F24::from_bits);
         v[1] = [0x7f0001, 0x400000, 0x000000, 0x3f0000].map(F24::from_bits);
-        let (regs, _) = s.run_vertex_f24(&uniforms, &v).unwrap();
+        let (regs, _) = run_vertex(&s, &uniforms, &v).unwrap();
         let out = actual(&regs.output, FloatMode::default());
         assert_eq!(
             out[1],
@@ -332,18 +335,20 @@ fn every_pattern_pair_on_every_engine_and_path() {
                 }
             };
             for (k, v) in inputs.iter().enumerate() {
-                let (regs, _) = s.run_vertex_f24(&uniforms, v).unwrap();
+                let (regs, _) = run_vertex(&s, &uniforms, v).unwrap();
                 check(k, &regs.output, "single vertex");
             }
             let groups_before = s.compiled().map_or(0, |c| c.batch_stats().groups);
             let mut outputs = vec![[[0.0f32; 4]; 16]; inputs.len()];
-            s.run_batch_f24(&uniforms, &inputs, &mut outputs, 0xFFFF)
+            s.invoke(Invocation::batch(&uniforms, &inputs, &mut outputs))
+                .map(|o| o.instructions)
                 .unwrap();
             for (k, o) in outputs.iter().enumerate() {
                 check(k, o, "batch");
             }
             let mut masked = vec![[[0.0f32; 4]; 16]; inputs.len()];
-            s.run_batch_f24(&uniforms, &inputs, &mut masked, 0b11)
+            s.invoke(Invocation::batch(&uniforms, &inputs, &mut masked).mask(0b11))
+                .map(|o| o.instructions)
                 .unwrap();
             for (k, o) in masked.iter().enumerate() {
                 let bits = |rows: &[[f32; 4]]| -> Vec<[u32; 4]> {
@@ -380,9 +385,7 @@ fn geometry_points_take_raw_words() {
             let mut u = uniforms.clone();
             let mut runner = GeometryRunner::default();
             let mut out = EmitBuffer::new(0b111);
-            runner
-                .invoke_points_f24(&s, &mut u, &inputs, &mut out)
-                .unwrap();
+            runner.invoke_points(&s, &mut u, &inputs, &mut out).unwrap();
             assert_eq!(out.len(), inputs.len());
             let last = inputs.last().unwrap();
             assert_eq!(

@@ -1,7 +1,7 @@
 //! SHBIN reader/writer tests. Test files are assembled here field by field, following picasso's
 //! output procedure independently of the library's writer.
 
-use picajit::shbin::{
+use picajit::pica::shbin::{
     decode_gs_mode, encode_gs_mode, register_name, Constant, Dvle, DvlpInfo, GsInputMode, Label,
     Location, Output, OutputSemantic, Region, RegisterFile, ShaderKind, Shbin, ShbinError,
     SymbolUser, Uniform, PICASSO_DVLE_VERSION,
@@ -1261,7 +1261,7 @@ fn random_mutations_never_panic() {
 
 #[test]
 fn files_over_the_size_limit_are_refused() {
-    let mut big = vec![0u8; picajit::shbin::MAX_SHBIN_BYTES + 1];
+    let mut big = vec![0u8; picajit::pica::shbin::MAX_SHBIN_BYTES + 1];
     big[..4].copy_from_slice(b"DVLB");
     let e = Shbin::parse(&big).unwrap_err();
     assert!(e.to_string().contains("at most 16777216"), "{e}");

@@ -359,7 +359,7 @@ fn errors() {
         for cmd in ["run", "asm", "disasm", "info"] {
             let e = fails(&[cmd, "--isa", "theia", huge.to_str().unwrap()]);
             assert!(
-                e.contains("larger than the 16777216 a THEIA source or .mem file may have"),
+                e.contains("larger than any THEIA source or .mem file (at most 16777216)"),
                 "{cmd} {name}: {e}"
             );
         }

@@ -2,14 +2,14 @@
 //! gives: every output bit, the state handed back, the instruction count, and on failure
 //! the lowest failing vertex.
 
-use picajit::bench::Workload;
-use picajit::engine::{
-    batch_threads, EngineConfig, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
-};
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::UnitState;
-use picajit::Engine;
+use picajit::pica::bench::Workload;
+use picajit::pica::engine::{
+    batch_threads, EngineConfig, Invocation, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
+};
+use picajit::{Engine, Error};
 
 type Rows = Vec<[[f32; 4]; 16]>;
 
@@ -89,22 +89,25 @@ fn split_batches_equal_one_thread() {
                 let run = |threads: usize| {
                     let s = shader(&w.program, backend, mode, threads);
                     let mut out: Rows = vec![[[0.0; 4]; 16]; n];
-                    let i1 = s.run_batch(&uniforms, &inputs, &mut out).expect("batch");
+                    let i1 = s
+                        .invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                        .map(|o| o.instructions)
+                        .expect("batch");
                     let mut out_raw: Rows = vec![[[0.0; 4]; 16]; n];
                     let i2 = s
-                        .run_batch_f24(&uniforms, &raw, &mut out_raw, 0xFFFF)
+                        .invoke(Invocation::batch(&uniforms, &raw, &mut out_raw))
+                        .map(|o| o.instructions)
                         .expect("f24 batch");
                     let mut out_state: Rows = vec![[[0.0; 4]; 16]; n];
                     let mut state_out = UnitState::default();
                     let i3 = s
-                        .run_batch_state(
-                            &uniforms,
-                            &inputs,
-                            &mut out_state,
-                            s.output_mask(),
-                            Some(&start),
-                            Some(&mut state_out),
+                        .invoke(
+                            Invocation::batch(&uniforms, &inputs, &mut out_state)
+                                .mask(s.output_mask())
+                                .from_state(&start)
+                                .state_out(&mut state_out),
                         )
+                        .map(|o| o.instructions)
                         .expect("state batch");
                     (
                         (i1, i2, i3),
@@ -143,12 +146,12 @@ spin:
     end
 .end
 ";
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "spin.pica",
         text: source,
     }])
     .expect("assembles");
-    let (program, uniforms) = picajit::engine::program_from_shbin(&shbin, 0).expect("DVLE 0");
+    let (program, uniforms) = picajit::pica::engine::program_from_shbin(&shbin, 0).expect("DVLE 0");
     let n = 4 * PARALLEL_MIN_PER_THREAD;
     for failing in [n - 1, 3 * PARALLEL_MIN_PER_THREAD + 7, 700] {
         let mut inputs: Rows = (0..n)
@@ -174,9 +177,13 @@ spin:
                 s.set_threads(threads);
                 let mut out: Rows = vec![[[0.0; 4]; 16]; n];
                 let e = s
-                    .run_batch(&uniforms, &inputs, &mut out)
+                    .invoke(Invocation::batch(&uniforms, &inputs, &mut out))
+                    .map(|o| o.instructions)
                     .expect_err("a vertex spins");
-                assert_eq!(e.vertex, failing, "{backend:?}, {threads} threads");
+                assert!(
+                    matches!(e, Error::Exec { index, .. } if index == failing),
+                    "{backend:?}, {threads} threads: {e}"
+                );
                 for k in [0, failing.saturating_sub(1)] {
                     if k < failing {
                         assert_eq!(out[k][0], inputs[k][0], "vertex {k} written");
@@ -199,9 +206,9 @@ fn c_abi_threads_option() {
         .into_iter()
         .find(|w| w.name == "lighting.v.pica")
         .expect("lighting example");
-    let shbin = picajit::asm::assemble(&[picajit::asm::SourceFile {
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile {
         name: "lighting.v.pica",
-        text: picajit::bench::EXAMPLES
+        text: picajit::pica::bench::EXAMPLES
             .iter()
             .find(|(n, _)| *n == "lighting.v.pica")
             .expect("source")

@@ -193,7 +193,7 @@ fn run_values_registers_and_budget() {
     for cmd in ["run", "asm", "info"] {
         let err = fails(&[cmd, "--isa", "usc", huge.to_str().unwrap()]);
         assert!(
-            err.contains("larger than the 4194304 a USC source may have"),
+            err.contains("larger than any USC source (at most 4194304)"),
             "{cmd}: {err}"
         );
     }

@@ -6,10 +6,10 @@
 //! cargo run --manifest-path fuzz/Cargo.toml --example make_seeds
 //! ```
 
-use picajit::asm::{assemble, disassemble, disassemble_program, SourceFile};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::ShaderKind;
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, disassemble, disassemble_program, SourceFile};
+use picajit::pica::shbin::Shbin;
 use picajit_fuzz::{encode_raw, encode_structured};
 use picajit_testkit::testgen::{generate, Options};
 use std::path::{Path, PathBuf};

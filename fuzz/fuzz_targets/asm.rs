@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
+use picajit::pica::shbin::Shbin;
 
 const NAMES: [&str; 3] = ["a.v.pica", "b.g.pica", "c.pica"];
 

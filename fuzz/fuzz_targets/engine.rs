@@ -1,20 +1,21 @@
 //! The public engine API with a small instruction budget: programs from the structured case
-//! format (`testkit/src/testgen/bytes.rs`) or from SHBIN bytes go through `Shader::new`, `run_vertex`,
-//! `run_batch`, `GeometryRunner::invoke` and `invoke_points` on the chosen backend and float mode. Every call
+//! format (`testkit/src/testgen/bytes.rs`) or from SHBIN bytes go through `Shader::new`, one
+//! invocation and a batch (`Shader::invoke`), `GeometryRunner::invoke` and `invoke_points` on
+//! the chosen backend and float mode. Every call
 //! must return outputs or an error, within the budget, and agree with the same calls on the
 //! interpreter backend.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::engine::{
-    program_from_shbin, ActiveBackend, EngineConfig, GeometryRunner, GsInput, Shader,
-};
-use picajit::interp::pica::exec::{ExecError, RunInfo};
+use picajit::interp::pica::exec::ExecError;
 use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::pica::state::{EmitBuffer, Uniforms};
-use picajit::shbin::Shbin;
-use picajit::Engine;
+use picajit::interp::pica::state::{EmitBuffer, Registers, Uniforms};
+use picajit::pica::engine::{
+    program_from_shbin, EngineConfig, GeometryRunner, GsInput, Invocation, Outcome, Shader,
+};
+use picajit::pica::shbin::Shbin;
+use picajit::{Engine, Error};
 use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Rng, MODES};
 
 const BACKENDS: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
@@ -85,14 +86,17 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// A finished invocation stays within the budget; an exhausted budget is the configured one.
-fn check_budget(result: &Result<RunInfo, ExecError>, budget: u64, what: &str) {
+fn check_budget(result: &Result<Outcome, Error>, budget: u64, what: &str) {
     match result {
         Ok(info) => assert!(
             info.instructions <= budget,
             "{what}: {} instructions with a budget of {budget}",
             info.instructions
         ),
-        Err(ExecError::BudgetExhausted { budget: b, .. }) => {
+        Err(Error::Exec {
+            error: ExecError::BudgetExhausted { budget: b, .. },
+            ..
+        }) => {
             assert_eq!(*b, budget, "{what}: wrong budget reported")
         }
         Err(e) => assert!(!e.to_string().is_empty()),
@@ -101,7 +105,8 @@ fn check_budget(result: &Result<RunInfo, ExecError>, budget: u64, what: &str) {
 
 fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
     let config = run.config;
-    let budget = config.budget;
+    // 0 stands for the default budget.
+    let budget = picajit::budget_or_default(config.budget);
     let kind = program.kind();
     let text = listing(&program);
     let shader = match Shader::new(program.clone(), &config) {
@@ -112,7 +117,7 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
         }
     };
     if config.engine == Engine::Interp {
-        assert_eq!(shader.backend(), ActiveBackend::Interpreter);
+        assert_eq!(shader.engine(), Engine::Interp);
     }
     if let Some(reason) = shader.fallback_reason() {
         assert!(!reason.is_empty());
@@ -123,11 +128,17 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
     };
     let reference = Shader::new(program, &reference_config)
         .unwrap_or_else(|e| panic!("the interpreter refused a valid program: {e}\n{text}"));
-    let ctx = || format!("{config:?} on {}\n{text}", shader.backend());
+    let ctx = || format!("{config:?} on {}\n{text}", shader.engine());
     match kind {
         ShaderKind::Vertex => {
-            let a = shader.run_vertex(uniforms, &run.inputs);
-            let b = reference.run_vertex(uniforms, &run.inputs);
+            let vertex = |shader: &Shader| {
+                let mut regs = Registers::default();
+                shader
+                    .invoke(Invocation::one(uniforms, &mut regs).input(&run.inputs))
+                    .map(|info| (regs, info))
+            };
+            let a = vertex(&shader);
+            let b = vertex(&reference);
             check_budget(
                 &a.as_ref().map(|x| x.1).map_err(|e| e.clone()),
                 budget,
@@ -151,8 +162,12 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
                 .collect();
             let mut out_a = vec![[[0.0f32; 4]; 16]; batch.len()];
             let mut out_b = out_a.clone();
-            let ra = shader.run_batch(uniforms, &batch, &mut out_a);
-            let rb = reference.run_batch(uniforms, &batch, &mut out_b);
+            let ra = shader
+                .invoke(Invocation::batch(uniforms, &batch, &mut out_a))
+                .map(|o| o.instructions);
+            let rb = reference
+                .invoke(Invocation::batch(uniforms, &batch, &mut out_b))
+                .map(|o| o.instructions);
             assert_eq!(ra, rb, "run_batch results\n{}", ctx());
             let valid = match &ra {
                 Ok(total) => {
@@ -162,7 +177,8 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
                     );
                     batch.len()
                 }
-                Err(e) => e.vertex,
+                Err(Error::Exec { index, .. }) => *index,
+                Err(e) => panic!("run_batch: {e}\n{}", ctx()),
             };
             for k in 0..valid {
                 let bits = |o: &[[f32; 4]; 16]| {

@@ -4,9 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::asm::{assemble, disassemble, SourceFile};
-use picajit::engine::program_from_shbin;
-use picajit::shbin::Shbin;
+use picajit::pica::asm::{assemble, disassemble, SourceFile};
+use picajit::pica::engine::program_from_shbin;
+use picajit::pica::shbin::Shbin;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(shbin) = Shbin::parse(data) else {

@@ -3,7 +3,7 @@
 
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
-use crate::engine::{ActiveBackend, EngineConfig, EngineError, Shader};
+use crate::pica::engine::{EngineConfig, Shader};
 use crate::Engine;
 use picajit_interp::pica::exec::DEFAULT_BUDGET;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
@@ -29,11 +29,12 @@ pub enum PicajitBackend {
 }
 
 impl PicajitBackend {
-    pub(crate) fn of(active: ActiveBackend) -> PicajitBackend {
+    pub(crate) fn of(active: Engine) -> PicajitBackend {
         match active {
-            ActiveBackend::Interpreter => PicajitBackend::PICAJIT_BACKEND_INTERPRETER,
-            ActiveBackend::X64 => PicajitBackend::PICAJIT_BACKEND_X64,
-            ActiveBackend::A64 => PicajitBackend::PICAJIT_BACKEND_A64,
+            Engine::Jit => PicajitBackend::PICAJIT_BACKEND_AUTO,
+            Engine::Interp => PicajitBackend::PICAJIT_BACKEND_INTERPRETER,
+            Engine::X64 => PicajitBackend::PICAJIT_BACKEND_X64,
+            Engine::A64 => PicajitBackend::PICAJIT_BACKEND_A64,
         }
     }
 }
@@ -150,7 +151,7 @@ impl PicajitEngineConfig {
 /// of compiled code (internally synchronised) so that loading a program again is cheap.
 pub struct PicajitEngine {
     pub(crate) config: EngineConfig,
-    backend: ActiveBackend,
+    backend: Engine,
     pub(crate) cache: CodeCache,
 }
 
@@ -159,11 +160,11 @@ impl handle::Handle for PicajitEngine {
     const NAME: &'static str = "engine";
 }
 
-pub(crate) fn engine_error(e: EngineError) -> Error {
+pub(crate) fn engine_error(e: crate::Error) -> Error {
     let status = match e {
-        EngineError::Program(_) => PicajitStatus::PICAJIT_ERR_PROGRAM,
-        EngineError::BackendUnavailable(_) => PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE,
-        EngineError::NoSuchDvle { .. } => PicajitStatus::PICAJIT_ERR_SHBIN,
+        crate::Error::Unavailable(_) => PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE,
+        crate::Error::NoSuchDvle { .. } => PicajitStatus::PICAJIT_ERR_SHBIN,
+        _ => PicajitStatus::PICAJIT_ERR_PROGRAM,
     };
     Error::new(status, e)
 }
@@ -224,7 +225,7 @@ pub unsafe extern "C" fn picajit_engine_create(
         let end = encode(&Instruction::End).expect("END encodes");
         let probe = Program::new(vec![end], Vec::new(), 0, ShaderKind::Vertex)
             .expect("a one-word program is valid");
-        let backend = Shader::new(probe, &config).map_err(engine_error)?.backend();
+        let backend = Shader::new(probe, &config).map_err(engine_error)?.engine();
         let engine = handle::create(PicajitEngine {
             config,
             backend,

@@ -6,11 +6,10 @@ use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use super::layout::{read_row, Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
-use super::run::{exec_error, PicajitRunStats};
+use super::run::{failed_invocation, PicajitRunStats};
 use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
-use crate::engine::{GeometryRunner, GsInput};
-use picajit_interp::pica::exec::RunInfo;
+use crate::pica::engine::{self, Attributes, GeometryRunner, GsInput, Outcome};
 use picajit_interp::pica::program::{GsInputMode, ShaderKind};
 use picajit_interp::pica::state::{EmitBuffer, EmittedVertex};
 use std::collections::VecDeque;
@@ -492,7 +491,7 @@ fn deliver(delivery: Option<(Callback, Vec<EmittedVertex>)>) {
 }
 
 fn finish(
-    result: std::result::Result<RunInfo, picajit_interp::pica::exec::ExecError>,
+    result: std::result::Result<Outcome, crate::Error>,
     delivery: Option<(Callback, Vec<EmittedVertex>)>,
     stats: *mut PicajitRunStats,
 ) -> Result<()> {
@@ -505,7 +504,9 @@ fn finish(
         // SAFETY: NULL or writable by the run functions' contract (alignment is checked).
         unsafe { error::write_out(stats, totals, "stats") }?;
     }
-    result.map(drop).map_err(|e| exec_error(&e))
+    result
+        .map(drop)
+        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, failed_invocation(e).1))
 }
 
 /// Run one point-mode invocation: the input vertex (one vertex in `layout`, its stride
@@ -558,11 +559,10 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
             PicajitFormat::PICAJIT_FORMAT_F24 => {
                 // Raw f24 words reach v0-v15 exactly: what `invoke` does with
                 // `GsInput::PointF24`, on the words `Layout::read` widened already.
-                g.runner.registers.input = input;
-                let r = s.run(
-                    &mut g.runner.registers,
-                    &inv.uniforms.uniforms,
-                    Some(&mut g.runner.state),
+                let r = s.invoke(
+                    engine::Invocation::one(&inv.uniforms.uniforms, &mut g.runner.registers)
+                        .geometry(Some(&mut g.runner.state))
+                        .input(Attributes::Registers(std::slice::from_ref(&input))),
                 );
                 inv.uniforms.uniforms.set_bool(15, true);
                 r
@@ -673,11 +673,10 @@ impl PointsRun<'_> {
                 PicajitFormat::PICAJIT_FORMAT_F32 => {
                     g.runner.invoke_points(s, uniforms, &staged[..n], &mut buf)
                 }
-                PicajitFormat::PICAJIT_FORMAT_F24 => s.run_points_registers(
-                    &mut g.runner.registers,
+                PicajitFormat::PICAJIT_FORMAT_F24 => g.runner.invoke_points(
+                    s,
                     uniforms,
-                    &mut g.runner.state,
-                    &staged[..n],
+                    Attributes::Registers(&staged[..n]),
                     &mut buf,
                 ),
             };
@@ -687,7 +686,7 @@ impl PointsRun<'_> {
                     stats.instructions += info.instructions;
                     None
                 }
-                Err(e) => Some((e.vertex, e.error)),
+                Err(e) => Some(failed_invocation(e)),
             };
             stats.vertices = start + failed.as_ref().map_or(n, |(k, _)| *k);
             let delivery = match g.callback {

@@ -118,8 +118,8 @@ pub const PICAJIT_MAX_SHBIN_BYTES: usize = 16 << 20;
 pub const PICAJIT_MAX_SOURCE_BYTES: usize = 64 << 20;
 
 const _: () = assert!(
-    PICAJIT_MAX_SHBIN_BYTES == crate::shbin::MAX_SHBIN_BYTES
-        && PICAJIT_MAX_SOURCE_BYTES == crate::asm::MAX_SOURCE_BYTES
+    PICAJIT_MAX_SHBIN_BYTES == crate::pica::shbin::MAX_SHBIN_BYTES
+        && PICAJIT_MAX_SOURCE_BYTES == crate::pica::asm::MAX_SOURCE_BYTES
 );
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.

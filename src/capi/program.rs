@@ -6,9 +6,9 @@ use super::error::{self, call, Error, PicajitStatus, Result};
 use super::geometry::gs_mode_fields;
 use super::handle;
 use super::uniforms::PicajitUniforms;
-use crate::asm::{assemble, SourceFile};
-use crate::engine::{apply_constants, program_from_shbin, Shader};
-use crate::shbin::{Dvle, Shbin};
+use crate::pica::asm::{assemble, SourceFile};
+use crate::pica::engine::{apply_constants, program_from_shbin, Shader};
+use crate::pica::shbin::{Dvle, Shbin};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
 use std::ffi::{c_char, c_void, CStr, CString};
 
@@ -346,7 +346,7 @@ pub unsafe extern "C" fn picajit_shader_get_info(
                 ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX as u32,
                 ShaderKind::Geometry => PicajitShaderKind::PICAJIT_SHADER_GEOMETRY as u32,
             },
-            backend: PicajitBackend::of(shader.shader.backend()) as u32,
+            backend: PicajitBackend::of(shader.shader.engine()) as u32,
             fallback: u32::from(shader.fallback.is_some()),
             entry: u32::from(program.entry()),
             code_words: program.code().len() as u32,

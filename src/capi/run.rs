@@ -6,8 +6,7 @@ use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
 use super::program::PicajitShader;
 use super::state::{self, PicajitRunOptions, RunOptions};
 use super::uniforms::PicajitUniforms;
-use crate::engine::Shader;
-use picajit_interp::pica::exec::ExecError;
+use crate::pica::engine::{Attributes, Invocation, Shader};
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::UnitState;
 use std::ffi::c_void;
@@ -30,8 +29,13 @@ pub struct PicajitRunStats {
 /// enough that the staging buffers stay in cache.
 const CHUNK: usize = 64;
 
-pub(crate) fn exec_error(e: &ExecError) -> Error {
-    Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e)
+/// The failing invocation of an engine call and its message (the invocations the C ABI
+/// builds fail only as the interpreter does).
+pub(crate) fn failed_invocation(e: crate::Error) -> (usize, String) {
+    match e {
+        crate::Error::Exec { index, error } => (index, error.to_string()),
+        other => (0, other.to_string()),
+    }
 }
 
 /// Overlapping input and output ranges would alias a `&[u8]` with a `&mut [u8]`.
@@ -136,16 +140,19 @@ impl Batch<'_> {
             let mut chunk_state = UnitState::default();
             let want = (self.state_out && start + n == count).then_some(&mut chunk_state);
             let wanted = want.is_some();
-            let result = match self.input.format {
-                PicajitFormat::PICAJIT_FORMAT_F32 => {
-                    shader.run_batch_state(uniforms, ins, outs, mask, state_in, want)
-                }
-                PicajitFormat::PICAJIT_FORMAT_F24 => {
-                    shader.run_batch_registers_state(uniforms, ins, outs, mask, state_in, want)
-                }
-            }
-            .map(|instructions| stats.instructions += instructions)
-            .map_err(|e| (e.vertex, e.error));
+            let inputs = match self.input.format {
+                PicajitFormat::PICAJIT_FORMAT_F32 => Attributes::F32(ins),
+                PicajitFormat::PICAJIT_FORMAT_F24 => Attributes::Registers(ins),
+            };
+            let result = shader
+                .invoke(
+                    Invocation::batch(uniforms, inputs, outs)
+                        .mask(mask)
+                        .from_state(state_in)
+                        .state_out(want),
+                )
+                .map(|o| stats.instructions += o.instructions)
+                .map_err(failed_invocation);
             if wanted && result.is_ok() {
                 last_state = Some(chunk_state);
             }
@@ -416,7 +423,7 @@ unsafe fn run_batch(
         state_out: !options.state_out.is_null(),
         base: 0,
     };
-    let threads = crate::engine::batch_threads(options.threads, count);
+    let threads = crate::pica::engine::batch_threads(options.threads, count);
     let result = if threads > 1 {
         batch.run_split(in_bytes, out_bytes, count, threads, &mut totals)
     } else {

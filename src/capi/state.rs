@@ -5,7 +5,7 @@
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
 use super::program::PicajitShader;
-use crate::engine::{Shader, ShaderAt};
+use crate::pica::engine::{Shader, ShaderAt};
 use picajit_interp::pica::state::UnitState;
 
 /// `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry

@@ -4,7 +4,7 @@
 use super::engine::PicajitEngine;
 use super::error::{self, call, Error, PicajitStatus, Result};
 use super::handle;
-use crate::engine::Shader;
+use crate::pica::engine::Shader;
 use picajit_interp::pica::float::FloatMode;
 use picajit_interp::pica::state::Uniforms;
 

@@ -2,6 +2,7 @@
 //! assembler for the original project's syntax, `.mem` files, the disassembler.
 
 pub mod asm;
+pub(crate) mod cli;
 pub mod disasm;
 pub mod mem;
 pub mod render;

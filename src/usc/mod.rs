@@ -2,6 +2,7 @@
 //! canonical printer ([`print`](mod@print)) and [`compile`], which parses and prepares a program for the
 //! reference interpreter ([`picajit_interp::usc`]).
 
+pub(crate) mod cli;
 pub mod parse;
 pub mod print;
 pub mod testgen;

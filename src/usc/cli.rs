@@ -10,12 +10,14 @@
 //! picajit bench --isa usc [PROG.usc...] [--instances N] [--json]
 //! ```
 
-use clap::{Parser, Subcommand};
-use picajit::interp::usc::program::{Bank, Program, Reg};
-use picajit::interp::usc::table::Unit;
-use picajit::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
-use picajit::jit::usc::{a64, x64, UscCode};
-use picajit::usc::{parse, print, register};
+use crate::cli::shared::outln;
+use crate::cli::shared::{self, Isa};
+use crate::interp::usc::program::{Bank, Program, Reg};
+use crate::interp::usc::table::Unit;
+use crate::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
+use crate::jit::usc::{a64, x64, UscCode};
+use crate::usc::{parse, print, register};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -95,7 +97,7 @@ struct RunArgs {
     #[arg(long = "set", value_name = "REG=V[,V...]")]
     set: Vec<String>,
     /// Most groups executed.
-    #[arg(long, default_value_t = picajit::interp::pica::exec::DEFAULT_BUDGET)]
+    #[arg(long, default_value_t = crate::interp::pica::exec::DEFAULT_BUDGET)]
     budget: u64,
     /// One JSON object instead of a table.
     #[arg(long)]
@@ -201,18 +203,9 @@ fn apply_sets(st: &mut State, sets: &[String]) -> Result<(), String> {
 }
 
 fn load(path: &Path) -> Result<(String, Program), String> {
-    // Refused before reading, so a huge file costs nothing (the parser checks the same limit).
-    let limit = picajit::usc::parse::MAX_SOURCE_BYTES;
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if len > limit as u64 {
-        return Err(format!(
-            "{}: {len} bytes is larger than the {limit} a USC source may have",
-            path.display()
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // The parser checks the same limit; the file is refused before it is read.
+    let limit = crate::usc::parse::MAX_SOURCE_BYTES;
+    let text = shared::read_text(path, limit, "any USC source")?;
     let program = parse(&text).map_err(|e| format!("{}:{e}", path.display()))?;
     Ok((text, program))
 }
@@ -227,7 +220,7 @@ fn prepare(path: &Path, program: &Program, opts: UscOptions) -> Result<Prepared,
 fn engine(name: &str) -> Result<&'static str, String> {
     match name {
         "auto" if x64::available() => Ok("x64"),
-        "auto" if picajit::jit::Backend::host() == Some(picajit::jit::Backend::A64) => Ok("a64"),
+        "auto" if crate::jit::Backend::host() == Some(crate::jit::Backend::A64) => Ok("a64"),
         "auto" | "interp" => Ok("interp"),
         "x64" if x64::available() => Ok("x64"),
         "x64" => Err(
@@ -252,10 +245,10 @@ fn run_on(
     code: Option<&UscCode>,
     st: &mut State,
     budget: u64,
-) -> Result<picajit::interp::usc::Outcome, picajit::jit::Error> {
+) -> Result<crate::interp::usc::Outcome, crate::jit::Error> {
     match (engine, code) {
         ("x64" | "a64", Some(c)) => c.run(prepared, st, budget),
-        _ => prepared.run(st, budget).map_err(picajit::jit::Error::Usc),
+        _ => prepared.run(st, budget).map_err(crate::jit::Error::Usc),
     }
 }
 
@@ -337,7 +330,7 @@ fn info(input: &Path) -> Result<(), String> {
         for ins in &g.instrs {
             let Some(info) = ins.info else { continue };
             for (k, o) in ins.operands.iter().enumerate() {
-                if let picajit::interp::usc::program::Operand::Reg(r, _) = o {
+                if let crate::interp::usc::program::Operand::Reg(r, _) = o {
                     let is_dst = k == 0
                         && matches!(
                             info.unit,
@@ -469,9 +462,9 @@ fn bench(args: BenchArgs) -> Result<(), String> {
     }
     let opts = args.readings.options();
     // The host's JIT only: AArch64 code is timed natively, never under the emulator.
-    let host_jit = match picajit::jit::Backend::host() {
-        Some(picajit::jit::Backend::X64) if x64::available() => Some("x64"),
-        Some(picajit::jit::Backend::A64) => Some("a64"),
+    let host_jit = match crate::jit::Backend::host() {
+        Some(crate::jit::Backend::X64) if x64::available() => Some("x64"),
+        Some(crate::jit::Backend::A64) => Some("a64"),
         _ => None,
     };
     let engines: Vec<&str> = std::iter::once("interp").chain(host_jit).collect();
@@ -575,17 +568,20 @@ fn bench(args: BenchArgs) -> Result<(), String> {
 }
 
 /// Runs a USC command; `args` are the tool's arguments without `--isa usc`.
-pub fn main(args: Vec<OsString>) -> Result<(), String> {
-    let cli = UscCli::try_parse_from(args).unwrap_or_else(|e| e.exit());
+pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
+    let matches = UscCli::command()
+        .after_help(shared::isa_help(isas))
+        .get_matches_from(args);
+    let cli = UscCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         UscCommand::Run(a) => run(a),
         UscCommand::Asm { input, output } => {
             let (_, p) = load(&input)?;
-            super::write_out(output.as_deref(), &print::program(&p))
+            crate::cli::shared::write_out(output.as_deref(), &print::program(&p))
         }
         UscCommand::Disasm { input } => {
             let (_, p) = load(&input)?;
-            super::write_out(None, &print::program(&p))
+            crate::cli::shared::write_out(None, &print::program(&p))
         }
         UscCommand::Info { input } => info(&input),
         UscCommand::Bench(a) => bench(a),

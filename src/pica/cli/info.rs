@@ -1,10 +1,11 @@
 //! `picajit info`: what a SHBIN holds, and with `--engine` how each program would run.
 
 use super::{load_shbin, FloatArgs};
-use picajit::engine::program_from_shbin;
-use picajit::interp::pica::float::FloatMode;
-use picajit::interp::pica::program::ShaderKind;
-use picajit::jit::{compile, Backend, HostFeatures};
+use crate::cli::shared::outln;
+use crate::interp::pica::float::FloatMode;
+use crate::interp::pica::program::ShaderKind;
+use crate::jit::{compile, Backend, HostFeatures};
+use crate::pica::engine::program_from_shbin;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -66,7 +67,7 @@ impl JitQuery {
         Ok(JitQuery { backend, mode })
     }
 
-    fn report(&self, shbin: &picajit::shbin::Shbin, dvle: usize) -> JitReport {
+    fn report(&self, shbin: &crate::pica::shbin::Shbin, dvle: usize) -> JitReport {
         let Some(backend) = self.backend else {
             return JitReport::Interpreter("interpreter requested".into());
         };
@@ -282,9 +283,9 @@ pub fn info(args: InfoArgs) -> Result<(), String> {
 
 /// Whether a uniform-table entry names input registers (an `.in` declaration) rather than
 /// uniforms.
-fn is_input(u: &picajit::shbin::Uniform) -> bool {
+fn is_input(u: &crate::pica::shbin::Uniform) -> bool {
     matches!(
-        picajit::shbin::RegisterFile::decode(u.first),
-        Some((picajit::shbin::RegisterFile::Input, _))
+        crate::pica::shbin::RegisterFile::decode(u.first),
+        Some((crate::pica::shbin::RegisterFile::Input, _))
     )
 }

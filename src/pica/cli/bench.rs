@@ -2,13 +2,14 @@
 //! table, JSON, a Markdown summary or an SVG bar chart.
 
 use super::values::{self, Assignment};
-use picajit::bench::{
+use crate::cli::shared::{out, outln};
+use crate::interp::pica::exec::DEFAULT_BUDGET;
+use crate::interp::pica::float::{FloatMode, Rounding};
+use crate::interp::pica::program::ShaderKind;
+use crate::pica::bench::{
     self, mode_label, parse_mode, EngineKind, Progress, Report, RunResult, Settings, Workload,
 };
-use picajit::interp::pica::exec::DEFAULT_BUDGET;
-use picajit::interp::pica::float::{FloatMode, Rounding};
-use picajit::interp::pica::program::ShaderKind;
-use picajit::Engine;
+use crate::Engine;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -147,7 +148,7 @@ fn settings(args: &BenchArgs) -> Result<Settings, String> {
         time_per_cell: Duration::from_millis(args.time_ms),
         samples: args.samples,
         compile_samples: args.compile_samples,
-        budget: picajit::budget_or_default(args.budget),
+        budget: crate::budget_or_default(args.budget),
         unit_state: args.unit_state,
         clock,
     })
@@ -319,7 +320,7 @@ fn thread_scaling(
     max: usize,
     settings: &Settings,
 ) -> Result<Vec<Scaling>, String> {
-    use picajit::engine::{EngineConfig, Shader};
+    use crate::pica::engine::{EngineConfig, Invocation, Shader};
     let mut all = Vec::new();
     for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
         let config = EngineConfig {
@@ -340,7 +341,7 @@ fn thread_scaling(
                 shader.set_threads(t);
                 let start = std::time::Instant::now();
                 shader
-                    .run_batch_masked(&uniforms, &inputs, &mut outputs, mask)
+                    .invoke(Invocation::batch(&uniforms, &inputs, &mut outputs).mask(mask))
                     .map_err(|e| format!("{}: {e}", w.name))?;
                 if round > 0 {
                     samples[t - 1].push(start.elapsed().as_secs_f64() * 1e9 / SCALING_BATCH as f64);

@@ -49,7 +49,7 @@ mod disasm;
 mod lexer;
 mod parser;
 
-use crate::shbin::{ShaderKind, Shbin};
+use crate::pica::shbin::{ShaderKind, Shbin};
 use std::fmt;
 
 /// The most source text [`assemble`] accepts, all files together (64 MiB): a real program is

@@ -9,7 +9,7 @@ use super::parser::{
 };
 use super::MAX_SOURCE_BYTES;
 use super::{AsmError, AsmWarning, SourceFile};
-use crate::shbin::{
+use crate::pica::shbin::{
     decode_gs_mode, Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic,
     ShaderKind, Shbin, Uniform,
 };

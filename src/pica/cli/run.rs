@@ -2,14 +2,15 @@
 
 use super::values;
 use super::FloatArgs;
-use picajit::engine::{
-    expand_f24, program_from_shbin, EngineConfig, GeometryRunner, GsInput, Shader,
+use crate::cli::shared::outln;
+use crate::cli::shared::{BudgetArg, EngineArg};
+use crate::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
+use crate::interp::pica::program::{GsInputMode, Program, ShaderKind};
+use crate::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
+use crate::pica::engine::{
+    program_from_shbin, Attributes, EngineConfig, GeometryRunner, GsInput, Invocation, Outcome,
+    Shader,
 };
-use picajit::interp::pica::exec::{RunInfo, DEFAULT_BUDGET};
-use picajit::interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
-use picajit::interp::pica::program::{GsInputMode, Program, ShaderKind};
-use picajit::interp::pica::state::{EmittedVertex, Registers, Uniforms, UnitState};
-use picajit::Engine;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -45,9 +46,8 @@ pub struct RunArgs {
     /// neg-inf-second (a -inf second operand is the result). See docs/float-max.md.
     #[arg(long, default_value = "compare")]
     max_rule: String,
-    /// Engine: auto, interp, x64 or a64.
-    #[arg(long, default_value = "auto")]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     #[command(flatten)]
     float: FloatArgs,
     /// Which DVLE of the file to run (default 0), or with --entry a label.
@@ -56,9 +56,8 @@ pub struct RunArgs {
     /// Entry point: a DVLE label name or a word address (overrides the DVLE's main).
     #[arg(long)]
     entry: Option<String>,
-    /// Instruction budget per invocation; 0 means the default (2^20), as in the C ABI.
-    #[arg(long, default_value_t = DEFAULT_BUDGET)]
-    budget: u64,
+    #[command(flatten)]
+    budget: BudgetArg,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -114,7 +113,7 @@ fn emit_json(e: &EmittedVertex, written: u16) -> Value {
 /// Output registers the program can write (from its destination fields), so only those
 /// are printed.
 fn written_outputs(shader: &Shader) -> u16 {
-    use picajit::interp::pica::isa::{decode, DstReg, Instruction};
+    use crate::interp::pica::isa::{decode, DstReg, Instruction};
     let mut mask = 0u16;
     for &w in shader.program().code() {
         let dst = match decode(w) {
@@ -132,7 +131,6 @@ fn written_outputs(shader: &Shader) -> u16 {
 
 pub fn run(args: RunArgs) -> Result<(), String> {
     let mode = args.float.mode()?;
-    let backend: Engine = args.engine.parse()?;
     let address = |entry: &str| -> Option<u32> {
         match entry.strip_prefix("0x") {
             Some(hex) => u32::from_str_radix(hex, 16).ok(),
@@ -193,9 +191,9 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         )
     })?;
     let config = EngineConfig {
-        engine: backend,
+        engine: args.engine.engine,
         float_mode: mode,
-        budget: picajit::budget_or_default(args.budget),
+        budget: args.budget.get(),
         max_rule,
         ..EngineConfig::default()
     };
@@ -203,18 +201,27 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
     let written = written_outputs(&shader);
 
-    let (regs, info, emits): (Registers, RunInfo, Vec<EmittedVertex>) = match kind {
+    // One invocation: its error is the interpreter's, without an index.
+    let failed = |e| match e {
+        crate::Error::Exec { error, .. } => format!("execution failed: {error}"),
+        e => format!("execution failed: {e}"),
+    };
+    let (regs, info, emits): (Registers, Outcome, Vec<EmittedVertex>) = match kind {
         ShaderKind::Vertex => {
             // Raw f24 words reach v0-v15 exactly; decimals are converted by the input rule.
-            let mut regs = Registers::default();
-            regs.input = match values::f24_inputs(&inputs, mode) {
-                Some(raw) => expand_f24(&raw),
-                None => shader.convert_inputs(&inputs),
+            let raw = values::f24_inputs(&inputs, mode);
+            let input: Attributes = match &raw {
+                Some(raw) => raw.into(),
+                None => (&inputs).into(),
             };
-            regs.set_unit_state(&shader.convert_state(&start));
+            let mut regs = Registers::default();
             let info = shader
-                .run(&mut regs, &uniforms, None)
-                .map_err(|e| format!("execution failed: {e}"))?;
+                .invoke(
+                    Invocation::one(&uniforms, &mut regs)
+                        .input(input)
+                        .from_state(&start),
+                )
+                .map_err(failed)?;
             (regs, info, Vec::new())
         }
         ShaderKind::Geometry => {
@@ -229,7 +236,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             };
             let info = runner
                 .invoke(&shader, gs_mode, &mut uniforms, input)
-                .map_err(|e| format!("execution failed: {e}"))?;
+                .map_err(failed)?;
             let (emitted, _) = runner.state.take_output();
             (runner.registers, info, emitted)
         }
@@ -238,7 +245,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     if args.json {
         let (outputs, outputs_f32) = regs_json(&regs.output, written);
         let mut v = json!({
-            "engine": shader.backend().to_string(),
+            "engine": shader.engine().to_string(),
             "float": match mode { FloatMode::F32 => "f32", FloatMode::F24(_) => "f24" },
             "outputs": outputs,
             "outputs_f32": outputs_f32,
@@ -267,7 +274,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
 
     outln!(
         "engine: {}{}{}",
-        shader.backend(),
+        shader.engine(),
         if shader.compiled().is_some_and(|c| c.is_emulated()) {
             " (emulated)"
         } else {

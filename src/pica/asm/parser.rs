@@ -1690,7 +1690,7 @@ fn hex_bytes(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::asm::lexer::{lex_file, FileNames};
+    use crate::pica::asm::lexer::{lex_file, FileNames};
 
     fn parse(s: &str) -> PResult<Stmt> {
         let mut names = FileNames::default();

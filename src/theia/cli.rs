@@ -4,11 +4,13 @@
 //! module has its own argument parser because THEIA's options (profiles, integer registers,
 //! `.mem` files) have nothing in common with PICA200's.
 
-use clap::{Parser, Subcommand};
-use picajit::interp::theia::exec::{self, Code, RecordIo, State, Status};
-use picajit::interp::theia::table::{self, RtlSupport};
-use picajit::interp::theia::{regs, Profile, Word};
-use picajit::theia::{asm, disassemble, MemImage};
+use crate::cli::shared::outln;
+use crate::cli::shared::{self, Isa};
+use crate::interp::theia::exec::{self, Code, RecordIo, State, Status};
+use crate::interp::theia::table::{self, RtlSupport};
+use crate::interp::theia::{regs, Profile, Word};
+use crate::theia::{asm, disassemble, MemImage};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -135,20 +137,20 @@ struct BenchArgs {
 }
 
 /// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
-pub fn main(args: Vec<OsString>) -> Result<(), String> {
-    let cli = match TheiaCli::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) => e.exit(),
-    };
+pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
+    let matches = TheiaCli::command()
+        .after_help(shared::isa_help(isas))
+        .get_matches_from(args);
+    let cli = TheiaCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Cmd::Asm { input, output } => {
             let p = assemble_file(&input)?;
-            super::write_out(output.as_deref(), &p.to_mem())
+            crate::cli::shared::write_out(output.as_deref(), &p.to_mem())
         }
         Cmd::Disasm { input } => {
             let img = load_mem(&input)?;
             let text = disassemble(&img).map_err(|e| format!("{}: {e}", input.display()))?;
-            super::write_out(None, &text)
+            crate::cli::shared::write_out(None, &text)
         }
         Cmd::Run(a) => run(a),
         Cmd::Info { input, profile } => info(input.as_deref(), profile_of(&profile)),
@@ -175,11 +177,11 @@ fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
 }
 
 fn render(a: RenderArgs) -> Result<(), String> {
-    use picajit::theia::render::{self, Engine, Image, Scene};
+    use crate::theia::render::{self, Engine, Image, Scene};
     let reading = render::RomReading::from_name(&a.rom_reading).expect("clap checked");
     let rom = match rtl_checkout(&a) {
         Some(dir) => reading
-            .apply(&picajit::theia::rom::load(&dir)?.words)
+            .apply(&crate::theia::rom::load(&dir)?.words)
             .map_err(|e| e.to_string())?,
         None if reading != render::RomReading::AsCommitted => {
             return Err(format!(
@@ -251,10 +253,10 @@ fn render(a: RenderArgs) -> Result<(), String> {
 }
 
 /// `--engine`: None for the interpreter.
-fn backend_of(engine: &str) -> Option<picajit::jit::Backend> {
+fn backend_of(engine: &str) -> Option<crate::jit::Backend> {
     match engine {
-        "x64" => Some(picajit::jit::Backend::X64),
-        "a64" => Some(picajit::jit::Backend::A64),
+        "x64" => Some(crate::jit::Backend::X64),
+        "a64" => Some(crate::jit::Backend::A64),
         _ => None,
     }
 }
@@ -266,18 +268,8 @@ fn profile_of(name: &str) -> Profile {
 /// Reads a source or `.mem` file, refusing one over the assembler's and `.mem` reader's limit
 /// before reading it.
 fn read_text(path: &Path) -> Result<String, String> {
-    let limit = asm::MAX_SOURCE_BYTES.max(picajit::theia::mem::MAX_TEXT_BYTES);
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if len > limit as u64 {
-        return Err(format!(
-            "{}: {len} bytes is larger than the {limit} a THEIA source or .mem file may have",
-            path.display()
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
+    let limit = asm::MAX_SOURCE_BYTES.max(crate::theia::mem::MAX_TEXT_BYTES);
+    shared::read_text(path, limit, "any THEIA source or .mem file")
 }
 
 fn assemble_file(path: &Path) -> Result<asm::Program, String> {
@@ -431,9 +423,9 @@ fn run(a: RunArgs) -> Result<(), String> {
     let code = Code::imem(l.imem.clone());
     let out = match backend_of(&a.engine) {
         None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget)
-            .map_err(picajit::jit::Error::Theia),
+            .map_err(crate::jit::Error::Theia),
         Some(b) => {
-            let c = picajit::jit::theia::compile(&code, profile, b, &[entry])
+            let c = crate::jit::theia::compile(&code, profile, b, &[entry])
                 .map_err(|e| format!("--engine {}: {e}", a.engine))?;
             c.run(&mut state, &mut io, entry, a.budget)
         }
@@ -655,7 +647,7 @@ fn bench_programs() -> Vec<BenchProgram> {
 /// `bench --scene`: median seconds per frame on the interpreter and the host's JIT, on 1..N
 /// host threads over the scene's GPU cores.
 fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
-    use picajit::theia::render::{self, Engine, Scene};
+    use crate::theia::render::{self, Engine, Scene};
     let max_threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -676,7 +668,7 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
         "speed-up"
     );
     // The host's own JIT: frames are timed natively, never under emulation.
-    let jit = picajit::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
+    let jit = crate::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
     for dir in &a.scenes {
         let ra = RenderArgs {
             scene: dir.clone(),
@@ -690,7 +682,7 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
             output: PathBuf::new(),
         };
         let rom = match rtl_checkout(&ra) {
-            Some(d) => picajit::theia::rom::load(&d)?.words,
+            Some(d) => crate::theia::rom::load(&d)?.words,
             None => Vec::new(),
         };
         let scene = Scene::load(dir, None).map_err(|e| e.to_string())?;
@@ -792,14 +784,13 @@ fn bench(a: BenchArgs) -> Result<(), String> {
         for &(addr, v) in &init {
             base.regs[addr as usize] = v;
         }
-        let a64 =
-            picajit::jit::theia::generate(&code, profile, picajit::jit::Backend::A64, &[entry]);
+        let a64 = crate::jit::theia::generate(&code, profile, crate::jit::Backend::A64, &[entry]);
         let a64_start = Instant::now();
         let a64_bytes = a64.map(|b| b.len()).unwrap_or(0);
-        let _ = picajit::jit::theia::generate(&code, profile, picajit::jit::Backend::A64, &[entry]);
+        let _ = crate::jit::theia::generate(&code, profile, crate::jit::Backend::A64, &[entry]);
         let a64_us = a64_start.elapsed().as_secs_f64() * 1e6;
         let jit =
-            picajit::jit::theia::compile(&code, profile, picajit::jit::Backend::X64, &[entry]).ok();
+            crate::jit::theia::compile(&code, profile, crate::jit::Backend::X64, &[entry]).ok();
         // Bit-exact check before timing.
         let mut si = base.clone();
         let mut ioi = RecordIo::default();
@@ -828,8 +819,8 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                 let mut io = SumIo::default();
                 let mut s = base.clone();
                 // The JIT runs on state kept in its context block, as an embedder would.
-                let mut base_ctx = picajit::jit::theia::ctx::TheiaCtx::default();
-                picajit::jit::theia::ctx_from_state(&mut base_ctx, &base);
+                let mut base_ctx = crate::jit::theia::ctx::TheiaCtx::default();
+                crate::jit::theia::ctx_from_state(&mut base_ctx, &base);
                 let mut ctx = base_ctx;
                 let start = Instant::now();
                 let mut runs = 0u64;
@@ -845,7 +836,7 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                             }
                             s.last_result = base.last_result;
                             exec::run(profile, &code, &mut s, &mut io, entry, 1_000_000)
-                                .map_err(picajit::jit::Error::Theia)
+                                .map_err(crate::jit::Error::Theia)
                         } else {
                             for &(addr, v) in &init {
                                 ctx.regs[addr as usize] = v;

@@ -1,9 +1,10 @@
 //! `picajit disasm`: PICA source back from a SHBIN or raw words, or the host code the JIT
 //! generates for it (`--jit x64|a64`).
 
-use super::{load_shbin, read_descs, read_words, write_out, FloatArgs};
-use picajit::interp::pica::program::{Program, ShaderKind};
-use picajit::jit::{compile, Backend, HostFeatures};
+use super::{load_shbin, read_descs, read_words, FloatArgs};
+use crate::cli::shared::write_out;
+use crate::interp::pica::program::{Program, ShaderKind};
+use crate::jit::{compile, Backend, HostFeatures};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -55,9 +56,9 @@ pub fn disasm(args: DisasmArgs) -> Result<(), String> {
                 Some(p) => read_descs(p, None)?,
                 None => Vec::new(),
             };
-            picajit::asm::disassemble_program(&code, &descs, args.entry, kind)
+            crate::pica::asm::disassemble_program(&code, &descs, args.entry, kind)
         }
-        (None, false) => picajit::asm::disassemble(&load_shbin(&args.input)?),
+        (None, false) => crate::pica::asm::disassemble(&load_shbin(&args.input)?),
         (Some(jit), _) => {
             let backend = if jit == "a64" {
                 Backend::A64
@@ -96,7 +97,7 @@ fn programs(args: &DisasmArgs, kind: ShaderKind) -> Result<Vec<(String, Program)
         .into_iter()
         .map(|n| {
             let (p, _) =
-                picajit::engine::program_from_shbin(&shbin, n).map_err(|e| e.to_string())?;
+                crate::pica::engine::program_from_shbin(&shbin, n).map_err(|e| e.to_string())?;
             Ok((
                 format!("DVLE #{n} ({} shader, entry 0x{:03x})", p.kind(), p.entry()),
                 p,

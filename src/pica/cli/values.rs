@@ -1,8 +1,8 @@
 //! Parsing of `--set REG=VALUES` arguments.
 
-use picajit::interp::pica::float::{FloatMode, F24};
-use picajit::interp::pica::state::Uniforms;
-use picajit::shbin::{Dvle, RegisterFile};
+use crate::interp::pica::float::{FloatMode, F24};
+use crate::interp::pica::state::Uniforms;
+use crate::pica::shbin::{Dvle, RegisterFile};
 
 /// A parsed assignment.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,7 +94,7 @@ fn register(name: &str, dvle: Option<&Dvle>) -> Result<(char, usize), String> {
                 (u.last as i32 - u.first as i32 + 1).max(0)
             ));
         };
-        if let Some((file, idx)) = picajit::shbin::RegisterFile::decode(reg) {
+        if let Some((file, idx)) = crate::pica::shbin::RegisterFile::decode(reg) {
             let c = match file {
                 RegisterFile::Input => 'v',
                 RegisterFile::Float => 'c',
@@ -193,7 +193,7 @@ pub fn apply(a: &Assignment, inputs: &mut [[f32; 4]; 16], uniforms: &mut Uniform
 pub fn parse_unit_state(
     arg: &str,
     mode: FloatMode,
-    state: &mut picajit::interp::pica::state::UnitState,
+    state: &mut crate::interp::pica::state::UnitState,
 ) -> Option<Result<(), String>> {
     let (name, values) = arg.split_once('=')?;
     let name = name.trim();

@@ -1,7 +1,7 @@
 //! The engines under test, and running one batch on each the same way.
 
 use super::workload::{Workload, DEFAULT_POOL};
-use crate::engine::{EngineConfig, Shader};
+use crate::pica::engine::{EngineConfig, Shader};
 use crate::Engine;
 use picajit_interp::pica::exec::RunInfo;
 use picajit_interp::pica::float::{FloatMode, Rounding};
@@ -218,7 +218,7 @@ pub fn prepare(
         budget,
         kind: workload.kind(),
         gs_mode: workload.gs_mode,
-        out_mask: crate::engine::program_output_mask(program),
+        out_mask: crate::pica::engine::program_output_mask(program),
         exec,
         unit_state: None,
     })
@@ -311,9 +311,8 @@ impl Prepared {
         outputs: &mut [[[f32; 4]; 16]],
     ) -> Result<BatchStats, String> {
         match &self.exec {
-            // The engine's own `run_batch` takes f32 attributes and converts every input
-            // register of every vertex; the JIT's takes register values. Running the
-            // invocations here on converted inputs keeps conversion out of both timings.
+            // The interpreter itself, as the JIT's batch below, on register values: input
+            // conversion stays out of both timings.
             Exec::Engine(shader) => {
                 let mut regs = Registers::default();
                 let mut stats = BatchStats::default();
@@ -327,7 +326,8 @@ impl Prepared {
                     }
                     regs.input = *input;
                     let info = shader
-                        .run(&mut regs, uniforms, None)
+                        .interpreter()
+                        .run(&mut regs, uniforms, None, self.budget)
                         .map_err(|e| format!("vertex {k}: {e}"))?;
                     stats.instructions += info.instructions;
                     let mut mask = self.out_mask;
@@ -417,7 +417,7 @@ impl Prepared {
     /// to the float uniforms from the mode's first register (in variable mode after a count
     /// row of 3 to 7, varying from invocation to invocation). Registers and emit state carry
     /// over from invocation to invocation and from call to call as on hardware, b15 is set
-    /// after each (like [`crate::engine::GeometryRunner`]), and the emitted vertices are
+    /// after each (like [`crate::pica::engine::GeometryRunner`]), and the emitted vertices are
     /// appended to `out`. On failure, the error names the invocation.
     pub fn run_points(
         &self,

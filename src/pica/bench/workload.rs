@@ -5,8 +5,8 @@
 //! special-value path runs as often as it would in a game. Any other shader gets generic
 //! values: uniform rows shaped like matrix rows and random attributes.
 
-use crate::engine::program_from_shbin;
-use crate::shbin::{Dvle, RegisterFile, Shbin};
+use crate::pica::engine::program_from_shbin;
+use crate::pica::shbin::{Dvle, RegisterFile, Shbin};
 use picajit_interp::pica::float::{FloatMode, F24};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit_interp::pica::state::Uniforms;
@@ -15,46 +15,46 @@ use std::f32::consts::{PI, TAU};
 /// The example shaders, in the order the tables list them: `(file name, source)`. Embedded so
 /// that `picajit bench` works from any directory.
 pub const EXAMPLES: &[(&str, &str)] = &[
-    ("mvp.v.pica", include_str!("../../examples/mvp.v.pica")),
+    ("mvp.v.pica", include_str!("../../../examples/mvp.v.pica")),
     (
         "lighting.v.pica",
-        include_str!("../../examples/lighting.v.pica"),
+        include_str!("../../../examples/lighting.v.pica"),
     ),
     (
         "lights_loop.v.pica",
-        include_str!("../../examples/lights_loop.v.pica"),
+        include_str!("../../../examples/lights_loop.v.pica"),
     ),
     (
         "lights8.v.pica",
-        include_str!("../../examples/lights8.v.pica"),
+        include_str!("../../../examples/lights8.v.pica"),
     ),
     (
         "skinning.v.pica",
-        include_str!("../../examples/skinning.v.pica"),
+        include_str!("../../../examples/skinning.v.pica"),
     ),
     (
         "skinning4.v.pica",
-        include_str!("../../examples/skinning4.v.pica"),
+        include_str!("../../../examples/skinning4.v.pica"),
     ),
     (
         "branches.v.pica",
-        include_str!("../../examples/branches.v.pica"),
+        include_str!("../../../examples/branches.v.pica"),
     ),
     (
         "point_to_quad.g.pica",
-        include_str!("../../examples/point_to_quad.g.pica"),
+        include_str!("../../../examples/point_to_quad.g.pica"),
     ),
     (
         "point_to_disc.g.pica",
-        include_str!("../../examples/point_to_disc.g.pica"),
+        include_str!("../../../examples/point_to_disc.g.pica"),
     ),
     (
         "tri_extrude.g.pica",
-        include_str!("../../examples/tri_extrude.g.pica"),
+        include_str!("../../../examples/tri_extrude.g.pica"),
     ),
     (
         "fan_variable.g.pica",
-        include_str!("../../examples/fan_variable.g.pica"),
+        include_str!("../../../examples/fan_variable.g.pica"),
     ),
 ];
 
@@ -132,7 +132,7 @@ impl Workload {
 
     /// Assemble one source file. Example file names get their realistic setup.
     pub fn from_source(name: &str, text: &str) -> Result<Workload, String> {
-        let shbin = crate::asm::assemble(&[crate::asm::SourceFile { name, text }])
+        let shbin = crate::pica::asm::assemble(&[crate::pica::asm::SourceFile { name, text }])
             .map_err(|e| e.to_string())?;
         let mut all = Workload::from_shbin(name, &shbin)?;
         if all.len() != 1 {
@@ -202,7 +202,7 @@ impl Workload {
     }
 
     /// `count` vertices of input, converted to register values for `mode` the way the input
-    /// stage converts attributes ([`crate::engine::Shader::convert_inputs`]). Vertex `k` is the
+    /// stage converts attributes ([`crate::pica::engine::Shader::convert_inputs`]). Vertex `k` is the
     /// same whatever `count` is.
     pub fn inputs(&self, mode: FloatMode, count: usize) -> Vec<[[f32; 4]; 16]> {
         let mut rng = Rng::new(self.seed);
@@ -496,7 +496,7 @@ fn setup_example(file: &str, dvle: &Dvle, w: &mut Workload) -> Result<(), String
 fn setup_generic(dvle: &Dvle, w: &mut Workload) {
     let mut constant = [false; 96];
     for c in &dvle.constants {
-        if let crate::shbin::Constant::FVec { reg, .. } = c {
+        if let crate::pica::shbin::Constant::FVec { reg, .. } = c {
             if let Some(slot) = constant.get_mut(*reg as usize) {
                 *slot = true;
             }

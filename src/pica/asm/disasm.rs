@@ -21,7 +21,7 @@
 use super::assemble::{check_line, cond_text, CheckCtx, NOP_WORD};
 use super::lexer::quote;
 use super::SourceFile;
-use crate::shbin::{Constant, Dvle, OutputSemantic, ShaderKind, Shbin};
+use crate::pica::shbin::{Constant, Dvle, OutputSemantic, ShaderKind, Shbin};
 use picajit_interp::pica::float::{Rounding, F24};
 use picajit_interp::pica::isa::{
     decode, format_instruction, unused_bits, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
@@ -1026,7 +1026,7 @@ impl<'a> Render<'a> {
             ));
         }
         // Header fields the directives above do not produce.
-        if d.version != crate::shbin::PICASSO_DVLE_VERSION {
+        if d.version != crate::pica::shbin::PICASSO_DVLE_VERSION {
             header.push(format!("version=0x{:04x}", d.version));
         }
         if d.merge_outmaps != computed_merge {
@@ -1186,7 +1186,7 @@ fn source_name(name: &str) -> Option<String> {
 }
 
 fn unified_text(r: u16) -> String {
-    crate::shbin::register_name(r).unwrap_or_else(|| format!("0x{r:x}"))
+    crate::pica::shbin::register_name(r).unwrap_or_else(|| format!("0x{r:x}"))
 }
 
 fn constraw(c: &Constant) -> String {
