@@ -1,4 +1,4 @@
-//! TOY's text syntax: the parser ([`parse`]) and the printer ([`print`]), which writes text that
+//! TOY's text syntax: the parser ([`parse`]) and the printer ([`print()`]), which writes text that
 //! parses back to the same program.
 //!
 //! ```text
@@ -413,7 +413,7 @@ pub fn print(program: &Program) -> String {
     out
 }
 
-/// One instruction as [`print`] writes it.
+/// One instruction as [`print()`] writes it.
 pub fn instruction_text(instr: &Instr) -> String {
     let m = instr.opcode().mnemonic();
     match *instr {

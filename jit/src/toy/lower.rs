@@ -1,5 +1,5 @@
 //! TOY lowering, written once over the host layer's integer macro-assembler
-//! ([`crate::host::int::IntMasm`]): both hosts run the same sequence of calls.
+//! (`crate::host::int::IntMasm`): both hosts run the same sequence of calls.
 //!
 //! Guest registers live in the context block (`super::ctx`); each instruction loads its
 //! operands into scratch registers, computes and stores its result. Code is emitted per
@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The registers TOY code uses on a host.
-pub struct Regs<R> {
+pub(crate) struct Regs<R> {
     /// The context block's address.
     pub ctx: R,
     /// Two scratch registers.
@@ -50,11 +50,10 @@ pub fn blocks(program: &Program) -> Vec<Range<u32>> {
 /// Machine code for `program` on `backend`: an `fn(*mut ToyCtx) -> u32` of the host's C
 /// calling convention, a leaf that saves nothing (every register it uses is the caller's to
 /// lose).
-///
-/// The two arms only pick registers of each host's ABI for [`Regs`] and the masm's scratch;
-/// the host layer has no guest-blind way yet to ask for "a leaf function with its argument,
-/// its return register and N free registers".
 pub fn generate(p: &Program, backend: Backend) -> Result<Vec<u8>, Error> {
+    // The two arms only pick each host's registers for `Regs` and the masm's scratch: the
+    // host layer has no guest-blind way to ask for "a leaf function, its argument, its return
+    // register and N free registers" yet.
     let (mut bytes, len) = match backend {
         Backend::X64 => {
             use crate::host::x64::abi::{Frame, ARGS, RET};
@@ -113,7 +112,12 @@ pub fn generate(p: &Program, backend: Backend) -> Result<Vec<u8>, Error> {
 
 /// Emits `program` as the body of a function whose context pointer is in `r.ctx`: every exit
 /// puts its code in `r.status` and jumps to `epilogue`, which the caller binds and emits.
-pub fn program<M: IntMasm>(m: &mut M, r: &Regs<M::Reg>, program: &Program, epilogue: M::Label) {
+pub(crate) fn program<M: IntMasm>(
+    m: &mut M,
+    r: &Regs<M::Reg>,
+    program: &Program,
+    epilogue: M::Label,
+) {
     let len = program.len();
     let labels: Vec<M::Label> = (0..=len).map(|_| m.label()).collect();
     let blocks = blocks(program);

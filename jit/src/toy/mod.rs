@@ -85,8 +85,8 @@ impl ToyCompiled {
         &self.program
     }
 
-    /// Runs the program from its first instruction as
-    /// [`exec::run`](picajit_interp::toy::exec::run) would, with the same outcome and state.
+    /// Runs the program from its first instruction as [`exec::run`] would, with the same
+    /// outcome and state.
     pub fn run(&self, state: &mut State, budget: u64) -> RunOutcome {
         self.run_counted(state, budget).0
     }
