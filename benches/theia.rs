@@ -14,7 +14,8 @@ use picajit::interp::theia::{regs, Profile};
 use picajit::jit::theia::ctx::TheiaCtx;
 use picajit::jit::Backend;
 use picajit::theia::asm;
-use picajit::theia::render::{self, Engine, Scene};
+use picajit::theia::render::{self, Scene};
+use picajit::Engine;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -164,7 +165,7 @@ fn frames_bench(c: &mut Criterion) {
         }
         let mut engines = vec![("interp", Engine::Interp)];
         if Backend::host() == Some(Backend::X64) {
-            engines.push(("x64", Engine::Jit(Backend::X64)));
+            engines.push(("x64", Engine::X64));
         }
         for (engine_name, engine) in engines {
             for threads in [1usize, 2] {

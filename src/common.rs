@@ -71,7 +71,7 @@ impl From<Backend> for Engine {
 
 impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 
@@ -108,9 +108,11 @@ pub fn budget_or_default(budget: u64) -> u64 {
     }
 }
 
-/// Every error of the crate. Preparing and running a program on any engine of any ISA
-/// returns it; the file-format modules (SHBIN, the assemblers, `.mem`, the USC parser) return
-/// their own located diagnostics, which convert into it with `?`.
+/// The error of every engine of the crate: preparing and running a program of any ISA on
+/// any [`Engine`]. (Reading files and assembling sources report located diagnostics of their
+/// own: [`pica::shbin::ShbinError`](crate::pica::shbin::ShbinError),
+/// [`pica::asm::AsmError`](crate::pica::asm::AsmError), [`theia::AsmError`](crate::theia::AsmError),
+/// [`usc::UscError`](crate::usc::UscError) and the like.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
     /// The engine asked for cannot run on this host in this build (see [`Engine`]).
@@ -140,18 +142,8 @@ pub enum Error {
     Invalid(&'static str),
     /// A THEIA run failed (as on the interpreter).
     Theia(picajit_interp::theia::exec::TheiaError),
-    /// A USC program does not parse or prepare, or a USC run failed (as on the interpreter).
-    Usc(crate::usc::UscError),
-    /// A SHBIN file is malformed.
-    Shbin(crate::pica::shbin::ShbinError),
-    /// PICA200 assembly failed.
-    Asm(crate::pica::asm::AsmError),
-    /// THEIA assembly failed.
-    TheiaAsm(crate::theia::AsmError),
-    /// A `.mem` file is malformed.
-    Mem(crate::theia::MemError),
-    /// A THEIA scene could not be rendered.
-    Render(crate::theia::render::RenderError),
+    /// A USC program cannot be prepared, or a USC run failed (as on the interpreter).
+    Usc(picajit_interp::usc::ExecError),
 }
 
 impl fmt::Display for Error {
@@ -167,11 +159,6 @@ impl fmt::Display for Error {
             Error::Invalid(what) => write!(f, "invalid invocation: {what}"),
             Error::Theia(e) => e.fmt(f),
             Error::Usc(e) => e.fmt(f),
-            Error::Shbin(e) => e.fmt(f),
-            Error::Asm(e) => e.fmt(f),
-            Error::TheiaAsm(e) => e.fmt(f),
-            Error::Mem(e) => e.fmt(f),
-            Error::Render(e) => e.fmt(f),
         }
     }
 }
@@ -198,31 +185,15 @@ impl From<picajit_jit::Error> for Error {
             picajit_jit::Error::Exec { index, error } => Error::Exec { index, error },
             picajit_jit::Error::Unavailable(why) => Error::Unavailable(why),
             picajit_jit::Error::Theia(e) => Error::Theia(e),
-            picajit_jit::Error::Usc(e) => Error::Usc(crate::usc::UscError::Run(e)),
+            picajit_jit::Error::Usc(e) => Error::Usc(e),
             picajit_jit::Error::Invalid(what) => Error::Invalid(what),
             other => Error::Jit(other),
         }
     }
 }
 
-/// `From` impls for the errors an [`Error`] variant wraps as they are.
-macro_rules! wraps {
-    ($($variant:ident($ty:ty)),* $(,)?) => {$(
-        impl From<$ty> for Error {
-            fn from(e: $ty) -> Error {
-                Error::$variant(e)
-            }
-        }
-    )*};
+impl From<picajit_interp::pica::program::ProgramError> for Error {
+    fn from(e: picajit_interp::pica::program::ProgramError) -> Error {
+        Error::Program(e)
+    }
 }
-
-wraps!(
-    Program(picajit_interp::pica::program::ProgramError),
-    Theia(picajit_interp::theia::exec::TheiaError),
-    Usc(crate::usc::UscError),
-    Shbin(crate::pica::shbin::ShbinError),
-    Asm(crate::pica::asm::AsmError),
-    TheiaAsm(crate::theia::AsmError),
-    Mem(crate::theia::MemError),
-    Render(crate::theia::render::RenderError),
-);

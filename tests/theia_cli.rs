@@ -66,9 +66,11 @@ fn run_json_is_exactly_the_documented_object() {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = ok(&argv);
         assert_eq!(out.lines().count(), 1, "one object on one line");
+        // The default engine: the host's JIT.
+        let engine = picajit::jit::Backend::host().map_or("interp".into(), |b| b.to_string());
         assert!(
             out.starts_with(&format!(
-                "{{\"isa\":\"theia\",\"engine\":\"interp\",\"profile\":\"{profile}\",\"status\":\"returned\",\"return_value\":true,\"steps\":23,\"regs\":{{\"0\":[0,0,0],\"1\":"
+                "{{\"isa\":\"theia\",\"engine\":\"{engine}\",\"profile\":\"{profile}\",\"status\":\"returned\",\"return_value\":true,\"steps\":23,\"regs\":{{\"0\":[0,0,0],\"1\":"
             )),
             "{out}"
         );
@@ -186,7 +188,8 @@ fn run_text_entry_and_set_forms() {
         (v["steps"].as_u64(), v["return_value"].as_bool()),
         (Some(1), Some(true))
     );
-    // hex and negative values, any register by address
+    // hex and negative values, any register by address (a budget of one instruction, which
+    // writes none of the rows read here; 0 would be the default budget)
     let v: Value = serde_json::from_str(&ok(&[
         "run",
         "--isa",
@@ -194,7 +197,7 @@ fn run_text_entry_and_set_forms() {
         RAY,
         "--json",
         "--budget",
-        "0",
+        "1",
         "--set",
         "0=0xFFFFFFFF,-2147483648,2147483647",
         "--set",
@@ -214,7 +217,7 @@ fn run_text_entry_and_set_forms() {
         RAY,
         "--json",
         "--budget",
-        "0",
+        "1",
         "--set",
         "OREG_PIXEL_COLOR=4,5,6",
     ]))
@@ -227,7 +230,7 @@ fn run_text_entry_and_set_forms() {
         RAY,
         "--json",
         "--budget",
-        "0",
+        "1",
         "--profile",
         "manual",
         "--set",
@@ -574,4 +577,40 @@ fn render_rom_readings() {
         );
     }
     std::fs::remove_file(&out).ok();
+}
+
+/// `disasm --jit x64|a64` prints the code the THEIA JIT generates for a source or `.mem` file
+/// and an entry point, as every ISA's `disasm --jit` does, to standard output or `-o`.
+#[test]
+fn disasm_jit_prints_the_generated_host_code() {
+    let p = picajit::theia::assemble(&std::fs::read_to_string(RAY).unwrap()).unwrap();
+    let code = picajit::interp::theia::exec::Code::imem(p.imem());
+    let entry = picajit::theia::asm::imem_address(0);
+    for (name, backend) in [
+        ("x64", picajit::jit::Backend::X64),
+        ("a64", picajit::jit::Backend::A64),
+    ] {
+        let profile = picajit::interp::theia::Profile::Rtl;
+        let bytes = picajit::jit::theia::generate(&code, profile, backend, &[entry]).unwrap();
+        let out = ok(&["disasm", "--isa", "theia", RAY, "--jit", name]);
+        let heading = format!(
+            "; {name}, {} bytes, profile rtl, entry {entry:#06x}\n",
+            bytes.len()
+        );
+        assert!(out.starts_with(&heading), "{out}");
+        assert!(out.contains("  00000  "), "{out}");
+        assert!(out.ends_with("; constant pool: 0 bytes\n"), "{name}");
+        let file = scratch(&format!("ray_{name}.s"));
+        ok(&[
+            "disasm",
+            "--isa",
+            "theia",
+            RAY,
+            "--jit",
+            name,
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), out);
+    }
 }

@@ -11,8 +11,9 @@
 //!   same counters on a reduced render of every scene (24 pixels of one row per core, in the
 //!   middle of the image, where the objects are).
 
-use picajit::theia::render::{self, Engine, Image, RomReading, Scene};
+use picajit::theia::render::{self, Image, RomReading, Scene};
 use picajit::theia::{asm, rom};
+use picajit::Engine;
 use picajit_jit::Backend;
 use std::path::PathBuf;
 
@@ -32,7 +33,7 @@ fn own_scene_on_every_engine() {
     let want: Vec<u8> = row.iter().chain(row.iter()).flatten().copied().collect();
     for engine in [Engine::Interp]
         .into_iter()
-        .chain(jits().into_iter().map(Engine::Jit))
+        .chain(jits().into_iter().map(Engine::from))
     {
         let (img, stats) = render::render(&scene, &[], engine, 2).unwrap();
         assert_eq!((img.width, img.height), (4, 2));
@@ -46,7 +47,8 @@ fn own_scene_on_every_engine() {
     // from that core's output memory, as the test bench does: row 1 stays black.
     let mut one = scene.clone();
     one.core_count = Some(1);
-    let (img, stats) = render::render(&one, &[], Engine::Jit(Backend::host().unwrap()), 2).unwrap();
+    let (img, stats) =
+        render::render(&one, &[], Engine::from(Backend::host().unwrap()), 2).unwrap();
     assert_eq!(stats.pixels, 4);
     let mut want_one: Vec<u8> = row.iter().flatten().copied().collect();
     want_one.extend([0; 12]);
@@ -135,7 +137,7 @@ fn scenes_against_reference_images() {
         let reference = Image::from_ppm(&text).unwrap();
         for &(reading, bound_px, bound_max) in c.bounds {
             let words = reading.apply(&rom.words).unwrap();
-            let (img, stats) = render::render(&scene, &words, Engine::Jit(jits()[0]), 2)
+            let (img, stats) = render::render(&scene, &words, Engine::from(jits()[0]), 2)
                 .unwrap_or_else(|e| panic!("{}: {e}", c.dir));
             let (px, max) = img.compare(&reference).expect("same size");
             println!(
@@ -175,7 +177,7 @@ fn engines_agree_on_reduced_renders() {
         let want = render::render(&scene, &rom.words, Engine::Interp, 1).unwrap();
         assert!(want.1.hits > 0, "{}: no hit in the reduced render", c.dir);
         for b in jits() {
-            let got = render::render(&scene, &rom.words, Engine::Jit(b), 2).unwrap();
+            let got = render::render(&scene, &rom.words, Engine::from(b), 2).unwrap();
             assert_eq!(got.1, want.1, "{} {b}: counters", c.dir);
             assert!(
                 got.0 == want.0,

@@ -165,7 +165,7 @@ fn run_values_registers_and_budget() {
         (vec!["--set", "q0=3"], "not a register"),
         (vec!["--set", "r0=zz"], "bad value"),
         (vec!["--set", "p0=2"], "0 or 1"),
-        (vec!["--engine", "z80"], "expected auto"),
+        (vec!["--engine", "z80"], "expected jit"),
     ] {
         let mut a = vec!["run", "--isa", "usc", p];
         a.extend(args);
@@ -246,4 +246,28 @@ fn isa_pica_is_the_default_and_accepted() {
     );
     let err = fails(&["info", "--isa", "usc", "--isa", "pica", "x"]);
     assert!(err.contains("twice"), "{err}");
+}
+
+/// `disasm --jit x64|a64` prints the code the USC JIT generates, as every ISA's `disasm --jit`
+/// does: the generator's byte count in the heading, then its instructions and constant pool.
+#[test]
+fn disasm_jit_prints_the_generated_host_code() {
+    let path = "examples/usc/lighting.usc";
+    let text = std::fs::read_to_string(path).unwrap();
+    let p = picajit::usc::compile(&text, Default::default()).unwrap();
+    for (name, (code, len, _, native)) in [
+        ("x64", picajit::jit::usc::x64::generate(&p).unwrap()),
+        ("a64", picajit::jit::usc::a64::generate(&p).unwrap()),
+    ] {
+        let out = ok(&["disasm", "--isa", "usc", path, "--jit", name]);
+        let heading = format!(
+            "; {name}, {len} bytes, {native} of {} groups",
+            p.groups.len()
+        );
+        assert!(out.starts_with(&heading), "{out}");
+        assert!(out.contains("  00000  "), "{out}");
+        let pool = format!("; constant pool: {} bytes\n", code.len() - len);
+        assert!(out.ends_with(&pool), "{name}");
+    }
+    assert!(fails(&["disasm", "--isa", "usc", path, "--jit", "z80"]).contains("z80"));
 }

@@ -72,6 +72,8 @@
 
 // The crate's internals: the facade below re-exports what callers use; `testing` gives the
 // encoding tests the assemblers they decode.
+#[cfg(feature = "disasm")]
+mod disasm;
 pub(crate) mod error;
 pub(crate) mod host;
 pub mod pica;
@@ -122,6 +124,8 @@ pub use yaxpeax_arch;
 #[cfg(feature = "disasm")]
 pub use yaxpeax_arm;
 
+#[cfg(feature = "disasm")]
+pub use disasm::disassemble;
 pub use error::Error;
 pub use host::features::HostFeatures;
 pub use pica::analysis::{Analysis, DeoptReason, RunBounds};

@@ -6,8 +6,9 @@
 use super::engine::PicajitBackend;
 use super::error::{self, call, check_ptr, Error, PicajitStatus, Result};
 use super::handle;
-use crate::theia::render::{readmemh, render, Engine, Scene, MAX_CORES};
+use crate::theia::render::{readmemh, render, Scene, MAX_CORES};
 use crate::theia::{asm, MemImage};
+use crate::Engine;
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
 use picajit_interp::theia::Profile;
@@ -600,11 +601,9 @@ pub unsafe extern "C" fn picajit_theia_render(
         }
         let engine = match backend {
             b if b == PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32 => Engine::Interp,
-            b if b == PicajitBackend::PICAJIT_BACKEND_AUTO as u32 => {
-                Backend::host().map_or(Engine::Interp, Engine::Jit)
-            }
-            b if b == PicajitBackend::PICAJIT_BACKEND_X64 as u32 => Engine::Jit(Backend::X64),
-            b if b == PicajitBackend::PICAJIT_BACKEND_A64 as u32 => Engine::Jit(Backend::A64),
+            b if b == PicajitBackend::PICAJIT_BACKEND_AUTO as u32 => Engine::Jit,
+            b if b == PicajitBackend::PICAJIT_BACKEND_X64 as u32 => Engine::X64,
+            b if b == PicajitBackend::PICAJIT_BACKEND_A64 as u32 => Engine::A64,
             b => {
                 return Err(Error::invalid(format!(
                     "backend {b} is not a PicajitBackend"
@@ -615,7 +614,7 @@ pub unsafe extern "C" fn picajit_theia_render(
             imem: sc.imem.clone(),
             rom: s.rom.clone(),
         };
-        if let Engine::Jit(b) = engine {
+        if let Some(b) = engine.backend() {
             // The render compiles per thread; a backend this build cannot run is reported
             // as such rather than as a failed render.
             let entries = sc

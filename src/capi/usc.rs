@@ -242,9 +242,7 @@ unsafe fn create(
     };
     let prepared = compile(text, opts).map_err(|e| match e {
         UscError::Parse(p) => Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, p),
-        UscError::Prepare(p) | UscError::Run(p) => {
-            Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p)
-        }
+        UscError::Prepare(p) => Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, p),
     })?;
     let code = match backend {
         None => None,

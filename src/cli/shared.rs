@@ -3,6 +3,7 @@
 //! (`--engine`, `--budget`).
 
 use crate::{Engine, DEFAULT_BUDGET};
+use picajit_jit::Backend;
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -85,6 +86,31 @@ impl BudgetArg {
     pub fn get(&self) -> u64 {
         crate::budget_or_default(self.budget)
     }
+}
+
+/// `disasm --jit`, the same for every ISA: the host code the JIT generates.
+#[derive(clap::Args, Clone, Debug)]
+pub struct JitArg {
+    /// Print the host code the JIT generates for the program, x64 or a64 (either on any
+    /// host), instead of the program's source.
+    #[arg(long, value_parser = ["x64", "a64"])]
+    pub jit: Option<String>,
+}
+
+impl JitArg {
+    /// The backend asked for, if any.
+    pub fn backend(&self) -> Option<Backend> {
+        match self.jit.as_deref()? {
+            "a64" => Some(Backend::A64),
+            _ => Some(Backend::X64),
+        }
+    }
+}
+
+/// `code[..end]` of `backend` as text, the one disassembly of every ISA's `disasm --jit`
+/// ([`picajit_jit::disassemble`], no annotations).
+pub fn host_code(backend: Backend, code: &[u8], end: usize) -> String {
+    picajit_jit::disassemble(backend, code, end, &[])
 }
 
 /// Reads an input file, refusing one larger than `limit` bytes before reading it (so a huge

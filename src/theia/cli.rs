@@ -5,11 +5,13 @@
 //! `.mem` files) have nothing in common with PICA200's.
 
 use crate::cli::shared::outln;
-use crate::cli::shared::{self, Isa};
+use crate::cli::shared::{self, BudgetArg, EngineArg, Isa, JitArg};
 use crate::interp::theia::exec::{self, Code, RecordIo, State, Status};
 use crate::interp::theia::table::{self, RtlSupport};
 use crate::interp::theia::{regs, Profile, Word};
+use crate::theia::engine::Shader;
 use crate::theia::{asm, disassemble, MemImage};
+use crate::{Engine, DEFAULT_BUDGET};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -32,8 +34,9 @@ enum Cmd {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Disassemble a .mem file to source that re-assembles to the same words.
-    Disasm { input: PathBuf },
+    /// Disassemble a .mem file (or a source) to source that re-assembles to the same words,
+    /// or with --jit show the host code the JIT generates for it.
+    Disasm(DisasmArgs),
     /// Run a program from an instruction index until RETURN, the budget or a stall.
     Run(RunArgs),
     /// Without a file: the operation table. With one: its entry points and operations.
@@ -50,6 +53,23 @@ enum Cmd {
 }
 
 #[derive(clap::Args)]
+struct DisasmArgs {
+    /// A .mem file, or with --jit also a .theia source.
+    input: PathBuf,
+    #[command(flatten)]
+    jit: JitArg,
+    /// With --jit: the profile the code is generated for.
+    #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
+    profile: String,
+    /// With --jit: the entry point the code is compiled for (as `run --entry`).
+    #[arg(long, default_value = "0")]
+    entry: String,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
 struct RenderArgs {
     /// Scene directory (Params.mem, Vertex.mem, Textures.mem, Instructions.mem).
     scene: PathBuf,
@@ -57,9 +77,8 @@ struct RenderArgs {
     /// Instructions.mem.
     #[arg(long = "shader", value_name = "FILE.theia")]
     shader: Vec<PathBuf>,
-    /// Engine: interp, x64 or a64.
-    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     /// GPU cores (the RTL's MAX_CORES): how many initial/final position pairs the host takes
     /// from Params.mem and how the image is split (default: the pairs up to the one ending
     /// at the last row).
@@ -89,9 +108,8 @@ struct RenderArgs {
 struct RunArgs {
     /// A .theia source or a .mem file.
     input: PathBuf,
-    /// Engine: interp, x64 or a64.
-    #[arg(long, default_value = "interp", value_parser = ["interp", "x64", "a64"])]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     /// Profile: rtl (the RTL's behaviour) or manual (the programming manual's).
     #[arg(long, default_value = "rtl", value_parser = ["rtl", "manual"])]
     profile: String,
@@ -103,9 +121,8 @@ struct RunArgs {
     /// or entry-point name of a source file.
     #[arg(long, default_value = "0")]
     entry: String,
-    /// Most instructions to execute.
-    #[arg(long, default_value_t = 1_000_000)]
-    budget: u64,
+    #[command(flatten)]
+    budget: BudgetArg,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -147,11 +164,7 @@ pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
             let p = assemble_file(&input)?;
             crate::cli::shared::write_out(output.as_deref(), &p.to_mem())
         }
-        Cmd::Disasm { input } => {
-            let img = load_mem(&input)?;
-            let text = disassemble(&img).map_err(|e| format!("{}: {e}", input.display()))?;
-            crate::cli::shared::write_out(None, &text)
-        }
+        Cmd::Disasm(a) => disasm(a),
         Cmd::Run(a) => run(a),
         Cmd::Info { input, profile } => info(input.as_deref(), profile_of(&profile)),
         Cmd::Bench(a) => bench(a),
@@ -162,14 +175,14 @@ pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
 /// The original project's checkout that holds the ROM: `--rtl`, PICAJIT_THEIA_DIR, or an
 /// ancestor of the scene directory with `rtl/Module_ROM.v`; None when there is none (then only
 /// programs whose entry points all lie in the instruction memory render).
-fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
-    if let Some(p) = &a.rtl {
-        return Some(p.clone());
+fn rtl_checkout(rtl: Option<&Path>, scene: &Path) -> Option<PathBuf> {
+    if let Some(p) = rtl {
+        return Some(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os("PICAJIT_THEIA_DIR") {
         return Some(PathBuf::from(p));
     }
-    let scene = a.scene.canonicalize().ok()?;
+    let scene = scene.canonicalize().ok()?;
     scene
         .ancestors()
         .find(|d| d.join("rtl/Module_ROM.v").is_file())
@@ -177,9 +190,9 @@ fn rtl_checkout(a: &RenderArgs) -> Option<PathBuf> {
 }
 
 fn render(a: RenderArgs) -> Result<(), String> {
-    use crate::theia::render::{self, Engine, Image, Scene};
+    use crate::theia::render::{self, Image, Scene};
     let reading = render::RomReading::from_name(&a.rom_reading).expect("clap checked");
-    let rom = match rtl_checkout(&a) {
+    let rom = match rtl_checkout(a.rtl.as_deref(), &a.scene) {
         Some(dir) => reading
             .apply(&crate::theia::rom::load(&dir)?.words)
             .map_err(|e| e.to_string())?,
@@ -207,23 +220,23 @@ fn render(a: RenderArgs) -> Result<(), String> {
     };
     let mut scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
     scene.core_count = a.cores;
-    let engine = match backend_of(&a.engine) {
-        Some(b) => Engine::Jit(b),
-        None => Engine::Interp,
-    };
+    let engine = a.engine.engine;
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let t = Instant::now();
     let (img, stats) = render::render(&scene, &rom, engine, threads).map_err(|e| e.to_string())?;
+    // The engine that rendered: the host's JIT for `jit`, the interpreter on a host without.
+    let engine = engine
+        .backend()
+        .map_or(crate::Engine::Interp, crate::Engine::from);
     let secs = t.elapsed().as_secs_f64();
     std::fs::write(&a.output, img.to_ppm()).map_err(|e| format!("{}: {e}", a.output.display()))?;
     println!(
-        "rendered {}x{} on {} ({} GPU cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
+        "rendered {}x{} on {engine} ({} GPU cores, {threads} threads): {:.3} s per frame, {} pixels, {} hits, {} runs, {} steps",
         img.width,
         img.height,
-        a.engine,
         scene.cores(),
         secs,
         stats.pixels,
@@ -250,15 +263,6 @@ fn render(a: RenderArgs) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// `--engine`: None for the interpreter.
-fn backend_of(engine: &str) -> Option<crate::jit::Backend> {
-    match engine {
-        "x64" => Some(crate::jit::Backend::X64),
-        "a64" => Some(crate::jit::Backend::A64),
-        _ => None,
-    }
 }
 
 fn profile_of(name: &str) -> Profile {
@@ -420,17 +424,18 @@ fn run(a: RunArgs) -> Result<(), String> {
         apply_set(profile, &mut state, s)?;
     }
     let mut io = RecordIo::default();
-    let code = Code::imem(l.imem.clone());
-    let out = match backend_of(&a.engine) {
-        None => exec::run(profile, &code, &mut state, &mut io, entry, a.budget)
-            .map_err(crate::jit::Error::Theia),
-        Some(b) => {
-            let c = crate::jit::theia::compile(&code, profile, b, &[entry])
-                .map_err(|e| format!("--engine {}: {e}", a.engine))?;
-            c.run(&mut state, &mut io, entry, a.budget)
-        }
-    }
-    .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let shader = Shader::new(
+        Code::imem(l.imem.clone()),
+        profile,
+        &[entry],
+        a.engine.engine,
+    )
+    .map_err(|e| format!("--engine {}: {e}", a.engine.engine))?;
+    let engine = shader.engine();
+    let budget = a.budget.get();
+    let out = shader
+        .run(&mut state, &mut io, entry, budget)
+        .map_err(|e| format!("{}: {e}", a.input.display()))?;
     let (status, ret) = match out.status {
         Status::Returned(r) => ("returned", Some(r)),
         Status::Budget { .. } => ("budget", None),
@@ -440,8 +445,7 @@ fn run(a: RunArgs) -> Result<(), String> {
         let mut s = String::new();
         write!(
             s,
-            "{{\"isa\":\"theia\",\"engine\":\"{}\",\"profile\":\"{}\",\"status\":\"{status}\",\"return_value\":{},\"steps\":{},\"regs\":{{",
-            a.engine,
+            "{{\"isa\":\"theia\",\"engine\":\"{engine}\",\"profile\":\"{}\",\"status\":\"{status}\",\"return_value\":{},\"steps\":{},\"regs\":{{",
             profile.name(),
             ret.map_or("null".to_string(), |r| r.to_string()),
             out.steps
@@ -464,7 +468,7 @@ fn run(a: RunArgs) -> Result<(), String> {
     }
     let detail = match out.status {
         Status::Returned(r) => format!("returned {}", if r { "RT_TRUE" } else { "RT_FALSE" }),
-        Status::Budget { pc } => format!("budget of {} steps ran out before {pc:#06x}", a.budget),
+        Status::Budget { pc } => format!("budget of {budget} steps ran out before {pc:#06x}"),
         Status::Stalled { pc, op } => format!(
             "stalled at {pc:#06x}: {} never completes in the {} profile",
             table::by_code(op).map_or("?", |o| o.name),
@@ -472,8 +476,7 @@ fn run(a: RunArgs) -> Result<(), String> {
         ),
     };
     outln!(
-        "engine {}, profile {}: {detail} after {} steps",
-        a.engine,
+        "engine {engine}, profile {}: {detail} after {} steps",
         profile.name(),
         out.steps
     );
@@ -518,6 +521,26 @@ fn run(a: RunArgs) -> Result<(), String> {
     }
     outln!("({zero} other registers are zero)");
     Ok(())
+}
+
+fn disasm(a: DisasmArgs) -> Result<(), String> {
+    let Some(backend) = a.jit.backend() else {
+        let img = load_mem(&a.input)?;
+        let text = disassemble(&img).map_err(|e| format!("{}: {e}", a.input.display()))?;
+        return shared::write_out(a.output.as_deref(), &text);
+    };
+    let profile = profile_of(&a.profile);
+    let l = load_program(&a.input)?;
+    let entry = entry_address(&l, &a.entry)?;
+    let code = crate::jit::theia::generate(&Code::imem(l.imem), profile, backend, &[entry])
+        .map_err(|e| format!("{}: {e}", a.input.display()))?;
+    let text = format!(
+        "; {backend}, {} bytes, profile {}, entry {entry:#06x}\n{}",
+        code.len(),
+        profile.name(),
+        shared::host_code(backend, &code, code.len())
+    );
+    shared::write_out(a.output.as_deref(), &text)
 }
 
 fn info(input: Option<&Path>, profile: Profile) -> Result<(), String> {
@@ -647,7 +670,7 @@ fn bench_programs() -> Vec<BenchProgram> {
 /// `bench --scene`: median seconds per frame on the interpreter and the host's JIT, on 1..N
 /// host threads over the scene's GPU cores.
 fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
-    use crate::theia::render::{self, Engine, Scene};
+    use crate::theia::render::{self, Scene};
     let max_threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -670,18 +693,7 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
     // The host's own JIT: frames are timed natively, never under emulation.
     let jit = crate::jit::Backend::host().ok_or("no JIT backend runs on this host")?;
     for dir in &a.scenes {
-        let ra = RenderArgs {
-            scene: dir.clone(),
-            shader: Vec::new(),
-            engine: String::new(),
-            cores: None,
-            threads: Some(1),
-            rtl: None,
-            compare: None,
-            rom_reading: String::new(),
-            output: PathBuf::new(),
-        };
-        let rom = match rtl_checkout(&ra) {
+        let rom = match rtl_checkout(None, dir) {
             Some(d) => crate::theia::rom::load(&d)?.words,
             None => Vec::new(),
         };
@@ -689,12 +701,8 @@ fn bench_scenes(a: &BenchArgs) -> Result<(), String> {
         let cores = scene.cores();
         let mut reference: Option<render::Image> = None;
         let mut base = f64::NAN;
-        for (name, engine) in [("interp", Engine::Interp), ("x64", Engine::Jit(jit))] {
-            let name = if engine == Engine::Interp {
-                name.to_string()
-            } else {
-                jit.to_string()
-            };
+        for engine in [Engine::Interp, Engine::from(jit)] {
+            let name = engine.to_string();
             for threads in 1..=max_threads.min(cores.max(1)) {
                 let mut times = Vec::new();
                 let mut steps = 0;
@@ -794,13 +802,13 @@ fn bench(a: BenchArgs) -> Result<(), String> {
         // Bit-exact check before timing.
         let mut si = base.clone();
         let mut ioi = RecordIo::default();
-        let want = exec::run(profile, &code, &mut si, &mut ioi, entry, 1_000_000)
+        let want = exec::run(profile, &code, &mut si, &mut ioi, entry, DEFAULT_BUDGET)
             .map_err(|e| format!("{name}: {e}"))?;
         if let Some(j) = &jit {
             let mut sj = base.clone();
             let mut ioj = RecordIo::default();
             let got = j
-                .run(&mut sj, &mut ioj, entry, 1_000_000)
+                .run(&mut sj, &mut ioj, entry, DEFAULT_BUDGET)
                 .map_err(|e| format!("{name}: {e}"))?;
             if got != want || sj != si || ioj != ioi {
                 return Err(format!(
@@ -835,7 +843,7 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                                 s.regs[addr as usize] = v;
                             }
                             s.last_result = base.last_result;
-                            exec::run(profile, &code, &mut s, &mut io, entry, 1_000_000)
+                            exec::run(profile, &code, &mut s, &mut io, entry, DEFAULT_BUDGET)
                                 .map_err(crate::jit::Error::Theia)
                         } else {
                             for &(addr, v) in &init {
@@ -843,7 +851,7 @@ fn bench(a: BenchArgs) -> Result<(), String> {
                             }
                             ctx.last_result = base_ctx.last_result;
                             let j = jit.as_ref().expect("checked");
-                            j.run_ctx(&mut ctx, &mut io, entry, 1_000_000)
+                            j.run_ctx(&mut ctx, &mut io, entry, DEFAULT_BUDGET)
                         };
                         // By reference: copying the outcome out would add a store-forwarding
                         // stall of the harness to both engines.

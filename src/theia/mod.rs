@@ -4,6 +4,7 @@
 pub mod asm;
 pub(crate) mod cli;
 pub mod disasm;
+pub mod engine;
 pub mod mem;
 pub mod render;
 pub mod rom;

@@ -35,6 +35,7 @@
 //! simulations that produced the reference images imply.
 
 use super::mem::MemImage;
+use crate::common::{Engine, DEFAULT_BUDGET};
 use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
@@ -335,7 +336,7 @@ pub trait Machine {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, crate::Error>;
+    ) -> Result<exec::RunOutcome, picajit_jit::Error>;
 }
 
 /// The reference interpreter on a [`State`].
@@ -353,8 +354,9 @@ impl Machine for InterpMachine<'_> {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, crate::Error> {
-        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget).map_err(Into::into)
+    ) -> Result<exec::RunOutcome, picajit_jit::Error> {
+        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget)
+            .map_err(picajit_jit::Error::Theia)
     }
 }
 
@@ -373,10 +375,8 @@ impl Machine for JitMachine<'_> {
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
-    ) -> Result<exec::RunOutcome, crate::Error> {
-        self.code
-            .run_ctx(&mut self.ctx, io, entry, budget)
-            .map_err(Into::into)
+    ) -> Result<exec::RunOutcome, picajit_jit::Error> {
+        self.code.run_ctx(&mut self.ctx, io, entry, budget)
     }
 }
 
@@ -409,9 +409,6 @@ pub struct Stats {
     pub hits: u64,
 }
 
-/// Budget per program run (the ROM's longest routine runs a few hundred instructions).
-pub const RUN_BUDGET: u64 = 1_000_000;
-
 fn call(
     m: &mut dyn Machine,
     io: &mut CoreIo,
@@ -420,14 +417,14 @@ fn call(
     stats: &mut Stats,
 ) -> Result<bool, RenderError> {
     let out = m
-        .run(io, entry, RUN_BUDGET)
+        .run(io, entry, DEFAULT_BUDGET)
         .map_err(|e| RenderError(format!("{what} (entry {entry:#06x}): {e}")))?;
     stats.runs += 1;
     stats.steps += out.steps;
     match out.status {
         Status::Returned(v) => Ok(v),
         Status::Budget { pc } => err(format!(
-            "{what} (entry {entry:#06x}) ran out of its {RUN_BUDGET}-step budget at {pc:#06x}"
+            "{what} (entry {entry:#06x}) ran out of its {DEFAULT_BUDGET}-step budget at {pc:#06x}"
         )),
         Status::Stalled { pc, op } => err(format!(
             "{what} (entry {entry:#06x}) stalls at {pc:#06x} (operation {op:#x})"
@@ -611,17 +608,13 @@ pub fn compose(scene: &Scene, omems: &[Vec<u32>]) -> Result<Image, RenderError> 
     })
 }
 
-/// Which engine renders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Interp,
-    Jit(picajit_jit::Backend),
-}
-
 /// One thread's output memories (in core order) and counters.
 type ThreadOutput = (Vec<Vec<u32>>, Stats);
 
-/// Renders a scene with `threads` threads over its cores (each thread compiles its own code).
+/// Renders a scene on `engine` with `threads` threads over its cores (each thread compiles its
+/// own code; [`Engine::Jit`] is the host's JIT, the interpreter on a host without one). Every
+/// program run has the default budget ([`DEFAULT_BUDGET`], the ROM's longest routine runs a
+/// few hundred instructions).
 pub fn render(
     scene: &Scene,
     rom: &[u64],
@@ -654,9 +647,9 @@ pub fn render(
                 let code = &code;
                 let entries = &entries;
                 s.spawn(move || {
-                    let compiled = match engine {
-                        Engine::Interp => None,
-                        Engine::Jit(b) => Some(
+                    let compiled = match engine.backend() {
+                        None => None,
+                        Some(b) => Some(
                             picajit_jit::theia::compile(code, Profile::Rtl, b, entries)
                                 .map_err(|e| RenderError(e.to_string()))?,
                         ),

@@ -2,21 +2,25 @@
 //! arguments here when they name `--isa usc`.
 //!
 //! ```text
-//! picajit run --isa usc PROG.usc [--engine interp|x64|a64] [--instances N]
+//! picajit run --isa usc PROG.usc [--engine jit|interp|x64|a64] [--instances N]
 //!             [--set REG=V[,V...]]... [--budget N] [--json]
 //! picajit asm --isa usc PROG.usc [-o OUT]      canonical text
-//! picajit disasm --isa usc PROG.usc            canonical text
+//! picajit disasm --isa usc PROG.usc [--jit x64|a64] [-o OUT]
+//!                                              canonical text, or the JIT's host code
 //! picajit info --isa usc PROG.usc
 //! picajit bench --isa usc [PROG.usc...] [--instances N] [--json]
 //! ```
 
 use crate::cli::shared::outln;
-use crate::cli::shared::{self, Isa};
+use crate::cli::shared::{self, BudgetArg, EngineArg, Isa, JitArg};
 use crate::interp::usc::program::{Bank, Program, Reg};
 use crate::interp::usc::table::Unit;
 use crate::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
-use crate::jit::usc::{a64, x64, UscCode};
+use crate::jit::usc::{a64, x64};
+use crate::jit::Backend;
+use crate::usc::engine::Shader;
 use crate::usc::{parse, print, register};
+use crate::Engine;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -55,8 +59,18 @@ enum UscCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Parse a program and print it in canonical form.
-    Disasm { input: PathBuf },
+    /// Parse a program and print it in canonical form, or with --jit the host code the JIT
+    /// generates for it.
+    Disasm {
+        input: PathBuf,
+        #[command(flatten)]
+        jit: JitArg,
+        #[command(flatten)]
+        readings: Readings,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Describe a program: groups, units, registers, whether it runs.
     Info { input: PathBuf },
     /// Measure the examples (or the given programs) on every USC engine.
@@ -85,9 +99,8 @@ impl Readings {
 #[derive(clap::Args)]
 struct RunArgs {
     input: PathBuf,
-    /// Engine: auto (the best available), interp, x64 or a64.
-    #[arg(long, default_value = "auto")]
-    engine: String,
+    #[command(flatten)]
+    engine: EngineArg,
     /// Number of instances, 1-16.
     #[arg(long, default_value_t = 16)]
     instances: usize,
@@ -96,9 +109,8 @@ struct RunArgs {
     /// literal (with '.' or a trailing 'f') for its binary32 bits.
     #[arg(long = "set", value_name = "REG=V[,V...]")]
     set: Vec<String>,
-    /// Most groups executed.
-    #[arg(long, default_value_t = crate::interp::pica::exec::DEFAULT_BUDGET)]
-    budget: u64,
+    #[command(flatten)]
+    budget: BudgetArg,
     /// One JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -214,46 +226,7 @@ fn prepare(path: &Path, program: &Program, opts: UscOptions) -> Result<Prepared,
     Prepared::new(program, opts).map_err(|e| format!("{}:{e}", path.display()))
 }
 
-/// The engine a run uses: `auto` is the host's JIT where the host runs it (x86-64 with AVX2
-/// and FMA, AArch64), else the interpreter. `a64` runs natively on AArch64 hosts and under the emulator elsewhere (builds
-/// with the `a64-emu` feature, which enables `emulate-a64`).
-fn engine(name: &str) -> Result<&'static str, String> {
-    match name {
-        "auto" if x64::available() => Ok("x64"),
-        "auto" if crate::jit::Backend::host() == Some(crate::jit::Backend::A64) => Ok("a64"),
-        "auto" | "interp" => Ok("interp"),
-        "x64" if x64::available() => Ok("x64"),
-        "x64" => Err(
-            "--engine x64: the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into(),
-        ),
-        "a64" if a64::available() => Ok("a64"),
-        "a64" => Err(
-            "--engine a64: AArch64 code runs on AArch64 hosts, or under the emulator in builds \
-             with the a64-emu feature (emulate-a64)"
-                .into(),
-        ),
-        _ => Err(format!(
-            "--engine {name}: expected auto, interp, x64 or a64"
-        )),
-    }
-}
-
-/// Runs `prepared` on `engine`.
-fn run_on(
-    engine: &str,
-    prepared: &Prepared,
-    code: Option<&UscCode>,
-    st: &mut State,
-    budget: u64,
-) -> Result<crate::interp::usc::Outcome, crate::jit::Error> {
-    match (engine, code) {
-        ("x64" | "a64", Some(c)) => c.run(prepared, st, budget),
-        _ => prepared.run(st, budget).map_err(crate::jit::Error::Usc),
-    }
-}
-
 fn run(args: RunArgs) -> Result<(), String> {
-    let engine = engine(&args.engine)?;
     if !(1..=MAX_INSTANCES).contains(&args.instances) {
         return Err(format!(
             "--instances {}: 1 to {MAX_INSTANCES}",
@@ -262,14 +235,13 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let (_, program) = load(&args.input)?;
     let prepared = prepare(&args.input, &program, args.readings.options())?;
-    let code = match engine {
-        "x64" => Some(x64::compile(&prepared).map_err(|e| e.to_string())?),
-        "a64" => Some(a64::compile(&prepared).map_err(|e| e.to_string())?),
-        _ => None,
-    };
+    let shader = Shader::new(prepared, args.engine.engine)
+        .map_err(|e| format!("--engine {}: {e}", args.engine.engine))?;
+    let engine = shader.engine();
     let mut st = State::new(args.instances).map_err(|e| e.to_string())?;
     apply_sets(&mut st, &args.set)?;
-    let out = run_on(engine, &prepared, code.as_ref(), &mut st, args.budget)
+    let out = shader
+        .run(&mut st, args.budget.get())
         .map_err(|e| format!("{}:{e}", args.input.display()))?;
     let n = st.instances();
     let regs: Vec<Reg> = st.touched().collect();
@@ -380,6 +352,26 @@ fn info(input: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `disasm --jit`: the host code of `program` on `backend`, with how much of it runs natively.
+fn host_code(
+    path: &Path,
+    program: &Program,
+    opts: UscOptions,
+    backend: Backend,
+) -> Result<String, String> {
+    let p = prepare(path, program, opts)?;
+    let (code, len, _, native) = match backend {
+        Backend::X64 => x64::generate(&p),
+        Backend::A64 => a64::generate(&p),
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "; {backend}, {len} bytes, {native} of {} groups compiled (the others call the interpreter's step)\n{}",
+        p.groups.len(),
+        shared::host_code(backend, &code, len)
+    ))
+}
+
 /// Inputs the benchmark gives each example (per instance l of n).
 fn workload(name: &str, st: &mut State) {
     let n = st.instances();
@@ -461,38 +453,31 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         }
     }
     let opts = args.readings.options();
-    // The host's JIT only: AArch64 code is timed natively, never under the emulator.
-    let host_jit = match crate::jit::Backend::host() {
-        Some(crate::jit::Backend::X64) if x64::available() => Some("x64"),
-        Some(crate::jit::Backend::A64) => Some("a64"),
-        _ => None,
-    };
-    let engines: Vec<&str> = std::iter::once("interp").chain(host_jit).collect();
     // (program, engine, groups executed, median ns per run, speed-up over the interpreter)
-    let mut rows: Vec<(String, &str, u64, f64, f64)> = Vec::new();
+    let mut rows: Vec<(String, Engine, u64, f64, f64)> = Vec::new();
     for (name, program) in &programs {
         let prepared = Prepared::new(program, opts).map_err(|e| format!("{name}:{e}"))?;
-        let code = match host_jit {
-            Some("x64") => Some(x64::compile(&prepared).map_err(|e| e.to_string())?),
-            Some(_) => Some(a64::compile(&prepared).map_err(|e| e.to_string())?),
-            None => None,
-        };
+        // The interpreter and the host's JIT, where the host runs it: AArch64 code is timed
+        // natively, never under the emulator.
+        let jit = Shader::new(prepared.clone(), Engine::Jit).map_err(|e| e.to_string())?;
+        let mut engines = vec![Shader::new(prepared, Engine::Interp).map_err(|e| e.to_string())?];
+        if jit.engine() != Engine::Interp {
+            engines.push(jit);
+        }
         let mut base = State::new(args.instances).map_err(|e| e.to_string())?;
         workload(name, &mut base);
-        // Both engines must agree before anything is timed.
+        // Every engine must agree with the interpreter before anything is timed.
         let mut reference = base.clone();
-        let out = prepared
+        let out = engines[0]
             .run(&mut reference, 1 << 24)
             .map_err(|e| e.to_string())?;
-        if let Some(c) = &code {
+        for e in &engines[1..] {
             let mut st = base.clone();
-            let o = c
-                .run(&prepared, &mut st, 1 << 24)
-                .map_err(|e| e.to_string())?;
+            let o = e.run(&mut st, 1 << 24).map_err(|e| e.to_string())?;
             if o != out || st != reference {
                 return Err(format!(
                     "{name}: the {} JIT disagrees with the interpreter",
-                    c.backend()
+                    e.engine()
                 ));
             }
         }
@@ -504,7 +489,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
             for (k, e) in engines.iter().enumerate() {
                 let mut st = base.clone();
                 let t = Instant::now();
-                run_on(e, &prepared, code.as_ref(), &mut st, 1 << 24).map_err(|e| e.to_string())?;
+                e.run(&mut st, 1 << 24).map_err(|e| e.to_string())?;
                 samples[k].push(t.elapsed().as_nanos() as f64);
                 std::hint::black_box(&st);
             }
@@ -519,7 +504,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
         for (k, e) in engines.iter().enumerate() {
             rows.push((
                 name.clone(),
-                e,
+                e.engine(),
                 out.steps,
                 medians[k],
                 medians[0] / medians[k],
@@ -579,9 +564,18 @@ pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
             let (_, p) = load(&input)?;
             crate::cli::shared::write_out(output.as_deref(), &print::program(&p))
         }
-        UscCommand::Disasm { input } => {
+        UscCommand::Disasm {
+            input,
+            jit,
+            readings,
+            output,
+        } => {
             let (_, p) = load(&input)?;
-            crate::cli::shared::write_out(None, &print::program(&p))
+            let text = match jit.backend() {
+                None => print::program(&p),
+                Some(backend) => host_code(&input, &p, readings.options(), backend)?,
+            };
+            shared::write_out(output.as_deref(), &text)
         }
         UscCommand::Info { input } => info(&input),
         UscCommand::Bench(a) => bench(a),

@@ -3,6 +3,7 @@
 //! reference interpreter ([`picajit_interp::usc`]).
 
 pub(crate) mod cli;
+pub mod engine;
 pub mod parse;
 pub mod print;
 pub mod testgen;
@@ -12,22 +13,20 @@ use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{ExecError, Prepared, UscOptions};
 use std::fmt;
 
-/// A program that cannot be parsed or prepared, or a run that failed.
+/// A program that cannot be parsed or prepared.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UscError {
     /// The text does not parse.
     Parse(ParseError),
     /// The program parses but cannot be prepared for running.
     Prepare(ExecError),
-    /// A run failed (on every engine as on the interpreter).
-    Run(ExecError),
 }
 
 impl fmt::Display for UscError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UscError::Parse(e) => e.fmt(f),
-            UscError::Prepare(e) | UscError::Run(e) => e.fmt(f),
+            UscError::Prepare(e) => e.fmt(f),
         }
     }
 }

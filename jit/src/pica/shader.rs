@@ -282,17 +282,12 @@ impl CompiledShader {
     /// instructions each part implements.
     #[cfg(feature = "disasm")]
     pub fn disassemble(&self) -> String {
-        let end = self.code_end();
-        let marks = self.marks();
-        let mut out = match self.backend {
-            Backend::X64 => disassemble_x64(&self.code, end, &marks),
-            Backend::A64 => disassemble_a64(&self.code, end, &marks),
-        };
-        out.push_str(&format!(
-            "; constant pool: {} bytes\n",
-            self.code.len().saturating_sub(end)
-        ));
-        out
+        crate::disasm::disassemble(
+            self.backend,
+            &self.code,
+            self.code_end(),
+            &text_marks(&self.marks()),
+        )
     }
 
     /// Disassembly of the multi-vertex (SoA) code `Invocation::batch` uses, generating it if
@@ -303,12 +298,12 @@ impl CompiledShader {
         if end == 0 {
             return None;
         }
-        let mut out = disassemble_x64(code, end, marks);
-        out.push_str(&format!(
-            "; constant pool: {} bytes\n",
-            code.len().saturating_sub(end)
-        ));
-        Some(out)
+        Some(crate::disasm::disassemble(
+            Backend::X64,
+            code,
+            end,
+            &text_marks(marks),
+        ))
     }
 
     pub(crate) fn code_end(&self) -> usize {
@@ -316,53 +311,10 @@ impl CompiledShader {
     }
 }
 
-/// Print `code[..end]` as x86-64, each annotation of `marks` above the instruction it marks.
+/// The disassembly's annotations of `marks`: each instruction instance's text at its offset.
 #[cfg(feature = "disasm")]
-fn disassemble_x64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> String {
-    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
-    let mut out = String::new();
-    let mut marks = marks.iter().peekable();
-    let mut dec = Decoder::with_ip(64, &code[..end.min(code.len())], 0, DecoderOptions::NONE);
-    let mut fmt = IntelFormatter::new();
-    let mut text = String::new();
-    while dec.can_decode() {
-        let ip = dec.ip() as usize;
-        while let Some((_, _, t)) = marks.next_if(|(off, _, _)| *off <= ip) {
-            out.push_str(&format!("; {t}\n"));
-        }
-        let ins = dec.decode();
-        text.clear();
-        fmt.format(&ins, &mut text);
-        out.push_str(&format!("  {ip:05x}  {text}\n"));
-    }
-    out
-}
-
-/// Print `code[..end]` as AArch64 (undecodable words as `.word`), annotated like
-/// [`disassemble_x64`].
-#[cfg(feature = "disasm")]
-fn disassemble_a64(code: &[u8], end: usize, marks: &[(usize, u32, String)]) -> String {
-    use yaxpeax_arch::{Decoder, U8Reader};
-    use yaxpeax_arm::armv8::a64::InstDecoder;
-    let mut out = String::new();
-    let mut marks = marks.iter().peekable();
-    let dec = InstDecoder::default();
-    for ip in (0..end.min(code.len())).step_by(4) {
-        while let Some((_, _, t)) = marks.next_if(|(off, _, _)| *off <= ip) {
-            out.push_str(&format!("; {t}\n"));
-        }
-        let word = &code[ip..ip + 4];
-        let mut reader = U8Reader::new(word);
-        let text = match dec.decode(&mut reader) {
-            Ok(ins) => ins.to_string(),
-            Err(_) => format!(
-                ".word {:#010x}",
-                u32::from_le_bytes([word[0], word[1], word[2], word[3]])
-            ),
-        };
-        out.push_str(&format!("  {ip:05x}  {text}\n"));
-    }
-    out
+fn text_marks(marks: &[(usize, u32, String)]) -> Vec<(usize, String)> {
+    marks.iter().map(|(off, _, t)| (*off, t.clone())).collect()
 }
 
 /// Executable form of AArch64 code on a host that cannot run it natively: the emulator when

@@ -2,7 +2,7 @@
 //! generates for it (`--jit x64|a64`).
 
 use super::{load_shbin, read_descs, read_words, FloatArgs};
-use crate::cli::shared::write_out;
+use crate::cli::shared::{write_out, JitArg};
 use crate::interp::pica::program::{Program, ShaderKind};
 use crate::jit::{compile, Backend, HostFeatures};
 use std::path::PathBuf;
@@ -24,10 +24,8 @@ pub struct DisasmArgs {
     /// With --raw: the shader kind (vertex or geometry), which decides how EMIT/SETEMIT read.
     #[arg(long, default_value = "vertex", value_parser = ["vertex", "geometry"])]
     kind: String,
-    /// Print the host code the JIT generates (x64 or a64; either works on any host), each
-    /// part under the PICA instruction it implements.
-    #[arg(long, value_parser = ["x64", "a64"])]
-    jit: Option<String>,
+    #[command(flatten)]
+    jit: JitArg,
     /// With --jit: which DVLE of a SHBIN (default: all).
     #[arg(long)]
     dvle: Option<usize>,
@@ -49,7 +47,7 @@ pub fn disasm(args: DisasmArgs) -> Result<(), String> {
     } else {
         ShaderKind::Vertex
     };
-    let text = match (&args.jit, args.raw) {
+    let text = match (args.jit.backend(), args.raw) {
         (None, true) => {
             let code = read_words(&args.input)?;
             let descs = match &args.opdescs {
@@ -59,12 +57,7 @@ pub fn disasm(args: DisasmArgs) -> Result<(), String> {
             crate::pica::asm::disassemble_program(&code, &descs, args.entry, kind)
         }
         (None, false) => crate::pica::asm::disassemble(&load_shbin(&args.input)?),
-        (Some(jit), _) => {
-            let backend = if jit == "a64" {
-                Backend::A64
-            } else {
-                Backend::X64
-            };
+        (Some(backend), _) => {
             let programs = programs(&args, kind)?;
             let mut out = String::new();
             for (title, program) in programs {

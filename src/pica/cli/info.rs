@@ -6,6 +6,7 @@ use crate::interp::pica::float::FloatMode;
 use crate::interp::pica::program::ShaderKind;
 use crate::jit::{compile, Backend, HostFeatures};
 use crate::pica::engine::program_from_shbin;
+use crate::Engine;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -16,12 +17,12 @@ pub struct InfoArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-    /// Also report, per DVLE, whether this engine (auto, interp, x64, a64) compiles the
+    /// Also report, per DVLE, whether this engine (jit, interp, x64, a64) compiles the
     /// program or runs it on the interpreter, and why; how vertex batches run, and for
-    /// geometry shaders how point-mode draws (`run_points`) run. Code for another
-    /// architecture than the host's is generated (not run) for this.
+    /// geometry shaders how point-mode draws run. Code for another architecture than the
+    /// host's is generated (not run) for this.
     #[arg(long)]
-    engine: Option<String>,
+    engine: Option<Engine>,
     #[command(flatten)]
     float: FloatArgs,
 }
@@ -52,17 +53,10 @@ enum JitReport {
 }
 
 impl JitQuery {
-    fn new(engine: &str, mode: FloatMode) -> Result<JitQuery, String> {
+    fn new(engine: Engine, mode: FloatMode) -> Result<JitQuery, String> {
         let backend = match engine {
-            "auto" => Some(Backend::host().ok_or("no JIT exists for this host architecture")?),
-            "interp" | "interpreter" => None,
-            "x64" => Some(Backend::X64),
-            "a64" => Some(Backend::A64),
-            _ => {
-                return Err(format!(
-                    "unknown engine '{engine}' (auto, interp, x64, a64)"
-                ))
-            }
+            Engine::Jit => Some(Backend::host().ok_or("no JIT exists for this host architecture")?),
+            other => other.backend(),
         };
         Ok(JitQuery { backend, mode })
     }
@@ -190,7 +184,7 @@ impl fmt::Display for JitReport {
 pub fn info(args: InfoArgs) -> Result<(), String> {
     let (input, json) = (args.input.as_path(), args.json);
     let shbin = load_shbin(input)?;
-    let jit = match &args.engine {
+    let jit = match args.engine {
         Some(e) => Some(JitQuery::new(e, args.float.mode()?)?),
         None => None,
     };
