@@ -12,7 +12,8 @@ mod cli_run;
 mod target_exe;
 
 use cli_run::{fails, ok};
-use picajit::toy::{parse, print, Prepared};
+use picajit::toy::engine::Shader;
+use picajit::toy::{parse, print};
 use picajit::Engine;
 use picajit_interp::toy::exec::{resume, run, step, Cursor, State, Status};
 use picajit_interp::toy::{AluOp, Cond, Instr, Opcode, Program, Reg, Shape, ShiftOp, REGS};
@@ -401,8 +402,8 @@ fn the_facade_runs_every_engine_with_one_budget_convention() {
         let mut want_state = init;
         let want = run(&p, &mut want_state, picajit::DEFAULT_BUDGET);
         for engine in engines() {
-            let prepared = Prepared::new(&p, engine).unwrap_or_else(|e| panic!("{engine}: {e}"));
-            let used = prepared.engine();
+            let shader = Shader::new(p.clone(), engine).unwrap_or_else(|e| panic!("{engine}: {e}"));
+            let used = shader.engine();
             match engine {
                 Engine::Jit => assert_eq!(Some(used), Backend::host().map(Engine::from)),
                 e => assert_eq!(used, e),
@@ -411,7 +412,7 @@ fn the_facade_runs_every_engine_with_one_budget_convention() {
             for budget in [0, picajit::DEFAULT_BUDGET] {
                 let mut st = init;
                 assert_eq!(
-                    (prepared.run(&mut st, budget), st),
+                    (shader.run(&mut st, budget), st),
                     (want, want_state),
                     "{engine}"
                 );
@@ -510,6 +511,10 @@ fn the_tool_explains_bad_input() {
     // disasm prints canonical text; info counts
     let listing = ok(&["--isa", "toy", "disasm", good]);
     assert_eq!(listing, "    halt\n");
+    let x64 = ok(&["--isa", "toy", "disasm", good, "--jit", "x64"]);
+    assert!(x64.starts_with("; x64, ") && x64.contains("ret"), "{x64}");
+    let a64 = ok(&["--isa", "toy", "disasm", good, "--jit", "a64"]);
+    assert!(a64.starts_with("; a64, ") && a64.contains("ret"), "{a64}");
     let info = ok(&["--isa", "toy", "info", good]);
     assert!(
         info.contains("1 instructions, 1 blocks") && info.contains("x64 code:"),

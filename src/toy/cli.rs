@@ -4,12 +4,13 @@
 //! ```text
 //! picajit run --isa toy PROG.toy [--engine jit|interp|x64|a64] [--budget N] [--set rN=V]... [--json]
 //! picajit asm --isa toy PROG.toy [-o OUT]      canonical text
-//! picajit disasm --isa toy PROG.toy            canonical text
+//! picajit disasm --isa toy PROG.toy [--jit x64|a64] [-o OUT]
 //! picajit info --isa toy PROG.toy
 //! ```
 
-use super::{asm, Prepared};
-use crate::cli::shared::{self, outln, BudgetArg, EngineArg, Isa};
+use super::asm;
+use super::engine::Shader;
+use crate::cli::shared::{self, outln, BudgetArg, EngineArg, Isa, JitArg};
 use crate::interp::toy::exec::{State, Status};
 use crate::interp::toy::{Opcode, Program, REGS};
 use crate::jit::Backend;
@@ -44,8 +45,15 @@ enum Cmd {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Parse a program and print it in canonical form.
-    Disasm { input: PathBuf },
+    /// Parse a program and print it in canonical form, or with --jit the host code.
+    Disasm {
+        input: PathBuf,
+        #[command(flatten)]
+        jit: JitArg,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Count a program's instructions, blocks and operations, and its code size per JIT.
     Info { input: PathBuf },
 }
@@ -78,7 +86,22 @@ pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
         Cmd::Asm { input, output } => {
             shared::write_out(output.as_deref(), &asm::print(&load(&input)?))
         }
-        Cmd::Disasm { input } => shared::write_out(None, &asm::print(&load(&input)?)),
+        Cmd::Disasm { input, jit, output } => {
+            let program = load(&input)?;
+            let text = match jit.backend() {
+                None => asm::print(&program),
+                Some(backend) => {
+                    let code = crate::jit::toy::generate(&program, backend)
+                        .map_err(|e| format!("{}: {e}", input.display()))?;
+                    format!(
+                        "; {backend}, {} bytes\n{}",
+                        code.len(),
+                        shared::host_code(backend, &code, code.len())
+                    )
+                }
+            };
+            shared::write_out(output.as_deref(), &text)
+        }
         Cmd::Info { input } => info(&input),
     }
 }
@@ -119,10 +142,9 @@ fn run(a: RunArgs) -> Result<(), String> {
     for s in &a.set {
         apply_set(&mut state, s)?;
     }
-    let prepared =
-        Prepared::new(&program, engine).map_err(|e| format!("--engine {engine}: {e}"))?;
+    let shader = Shader::new(program, engine).map_err(|e| format!("--engine {engine}: {e}"))?;
     let budget = a.budget.get();
-    let outcome = prepared.run(&mut state, budget);
+    let outcome = shader.run(&mut state, budget);
     let (status, pc) = match outcome.status {
         Status::Halted { pc } => ("halted", Some(pc)),
         Status::End => ("end", None),
@@ -131,7 +153,7 @@ fn run(a: RunArgs) -> Result<(), String> {
     if a.json {
         let v = serde_json::json!({
             "isa": "toy",
-            "engine": prepared.engine().to_string(),
+            "engine": shader.engine().to_string(),
             "status": status,
             "pc": pc,
             "steps": outcome.steps,
@@ -140,10 +162,7 @@ fn run(a: RunArgs) -> Result<(), String> {
         outln!("{v}");
         return Ok(());
     }
-    match prepared.fallback_reason() {
-        Some(why) => outln!("engine: {} ({why})", prepared.engine()),
-        None => outln!("engine: {}", prepared.engine()),
-    }
+    outln!("engine: {}", shader.engine());
     match outcome.status {
         Status::Halted { pc } => outln!("status: HALT at {pc}"),
         Status::End => outln!("status: ran to the end"),

@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn fields_do_not_overlap() {
         let mut c = ToyCtx::default();
-        let regs: [u32; REGS] = std::array::from_fn(|r| 0x1111_1111 * r as u32 + 1);
+        let regs: [u32; REGS] = std::array::from_fn(|r| 0x0101_0101 * r as u32 + 1);
         c.set_regs(&regs);
         c.set_steps(u64::MAX - 1);
         c.set_budget(0x0102_0304_0506_0708);
