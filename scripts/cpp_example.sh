@@ -3,7 +3,7 @@
 # CMake and pkg-config, as a C or C++ project consumes it. Called by scripts/test.sh.
 #
 # The install is `cargo cinstall` (cargo-c) when cargo-c is installed. Installing cargo-c
-# itself compiles cargo (measured: 13 CPU-minutes, README "Packaging"), too slow for a CI
+# itself compiles cargo (measured: 13 CPU-minutes, docs/performance.md), too slow for a CI
 # run on a fresh machine, so it is installed only when PICAJIT_INSTALL_CARGO_C=1. Without
 # cargo-c the same layout is made from `cargo build --lib` (the artifacts the test suite
 # built): include/picajit.h, lib/libpicajit.{so,dylib,a} and lib/pkgconfig/picajit.pc with

@@ -4,7 +4,7 @@
 # feature detection; not unicorn): the test suite, the C example, and `picajit run` and
 # `picajit bench` on every example with `--engine a64`.
 #
-# Usage: scripts/test-aarch64.sh           (everything; 6-8 minutes on 2 cores, see README)
+# Usage: scripts/test-aarch64.sh           (everything; 6-8 minutes on 2 cores, docs/performance.md)
 #        scripts/test-aarch64.sh --no-tests (skip the test suite: build, C example, run, bench)
 #
 # On an x86-64 Debian bookworm host it installs what is missing with apt (after

@@ -81,10 +81,10 @@ struct Case {
     bounds: &'static [(RomReading, usize, u8)],
 }
 
-/// The bounds are what this model achieves (see README, "Whole-GPU rendering"): example3
-/// (reference of 2010-10-22) is identical with the ROM as committed; the other references
-/// were rendered by the design of early 2010 or before, and come closest with the
-/// `early-2010` ROM reading (no colour for a missed pixel, the ROM's commented-out texel
+/// The bounds are what this model achieves (docs/theia.md, "Reference images and the ROM
+/// reading"): example3 (reference of 2010-10-22) is identical with the ROM as committed; the
+/// other references were rendered by the design of early 2010 or before, and come closest
+/// with the `early-2010` ROM reading (no colour for a missed pixel, the ROM's commented-out texel
 /// pairing), examples/shaders/example1 to one pixel off by one.
 const CASES: [Case; 4] = [
     Case {

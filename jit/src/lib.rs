@@ -1,22 +1,36 @@
-//! JIT compilers for PICA200 shaders: an x86-64 backend and an AArch64 backend, each with
-//! one-invocation code (behind the `MacroAssembler` trait, `masm.rs`) and multi-vertex lane
-//! code (`batch/`), all four driven by one shared lowering (`lower/`).
+//! JIT compilers for three GPU shader instruction sets: the PICA200 ([`pica`], the Nintendo 3DS
+//! vertex and geometry shader unit), THEIA ([`theia`], a fixed-point ray-tracing GPU's shader
+//! unit) and the PowerVR Series 6 USC ([`usc`]). Each generates x86-64 and AArch64 code that
+//! reproduces its reference interpreter in `picajit-interp` bit for bit, and hands the
+//! interpreter whatever the code cannot reproduce.
 //!
-//! # Pipeline
+//! # Layout
+//!
+//! * `host/` knows no guest ISA: per host (x86-64, AArch64) the typed assembler, register
+//!   roles, frames and calling convention; the host's features ([`HostFeatures`]); and the
+//!   executable-memory runtime through which every mapping of generated code goes (never
+//!   writable and executable at once; instruction-cache maintenance on AArch64). AArch64 code
+//!   runs natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
+//!   emulator elsewhere.
+//! * [`pica`], [`theia`], [`usc`]: one front-end per ISA over that layer; each lowers its
+//!   program once for both hosts.
+//! * This file and `error.rs`: the facade, [`Backend`], [`HostFeatures`] and one [`Error`],
+//!   and PICA200's compiled-shader API re-exported (below).
+//!
+//! # PICA200 pipeline
 //!
 //! ```text
 //! Program ──analysis──► nodes/blocks ──lower + masm──► machine code ──runtime──► CompiledShader
 //! ```
 //!
-//! * `analysis/` explores everything reachable from the entry point under the hardware's
-//!   CALL/IF/LOOP stack rules, resolved statically (see `analysis/regions.rs`).
-//! * `lower/` walks the blocks and lowers each instruction once, through an emitter of either
-//!   shape: masm calls for one invocation, which `x64/` implements with SSE4.1 and `a64/`
-//!   with NEON, or lane operations for a group of vertices (`batch/x64.rs` AVX2,
-//!   `batch/a64.rs` NEON).
-//! * `runtime/` maps the code W^X, calls it, and caches compiled shaders. AArch64 code runs
-//!   natively on AArch64 hosts and, with the `emulate-a64` feature, under the unicorn
-//!   emulator elsewhere (`a64::emulator`), through the same [`CompiledShader::invoke`].
+//! * `pica/analysis/` explores everything reachable from the entry point under the hardware's
+//!   CALL/IF/LOOP stack rules, resolved statically (see `pica/analysis/regions.rs`).
+//! * `pica/lower/` walks the blocks and lowers each instruction once, through an emitter of
+//!   either shape: masm calls for one invocation (`pica/x64/masm.rs` with SSE4.1,
+//!   `pica/a64/masm.rs` with NEON), or lane operations for a group of eight vertices or
+//!   geometry invocations (`pica/x64/lanes.rs` with AVX2, `pica/a64/lanes.rs` with NEON).
+//! * The compiled code is mapped by the host runtime and shared through a [`CodeCache`]; it
+//!   runs through [`CompiledShader::invoke`] on either host.
 //!
 //! # Correctness contract: deopt
 //!
@@ -39,23 +53,15 @@
 //! contents; under RNE the f64 sums and the RSQ recipe are proven only for f24 inputs.
 //! F32 mode has no such restriction.
 //!
-//! # Performance notes
+//! # The PICA200 facade
 //!
-//! One PICA instruction costs a few SSE instructions for operands plus the float model's
-//! rounding fix-ups (input flush, truncation, range and NaN rules), which dominate: per vertex
-//! about 0.5 ns for MOV/MAX, 2 ns for ADD/MUL, 4 ns for MAD, 5.3 ns for DP4 and 18 ns for RSQ
-//! (divider-bound) on the development machine (AMD EPYC, IPC-bound at roughly 3.5). Batches
-//! of vertices run several per SIMD register on the multi-vertex backend (`batch/`) where
-//! the host and the program allow it ([`Invocation::batch`]).
-//!
-//! # The facade
-//!
-//! What a user of the crate needs is re-exported here: the target ([`Backend`],
-//! [`HostFeatures`]), compiling ([`compile`], [`compile_with`], [`CodeCache`]) into a
-//! [`CompiledShader`], running it through one [`Invocation`] type that returns one
-//! [`Outcome`], and one [`Error`] type for both. This file also names the outcomes of
-//! generated code ([`JitExit`], `Emitted`); the compiled shader is in `shader.rs`, the
-//! invocation in `invocation.rs` and its drivers in `invoke.rs`.
+//! What a user of the crate needs for PICA200 is re-exported here: compiling ([`compile`],
+//! [`compile_with`], [`CodeCache`]) into a [`CompiledShader`], running it through one
+//! [`Invocation`] type that returns one [`Outcome`], and one [`Error`] type for both. This
+//! file also names the outcomes of generated code ([`JitExit`], `Emitted`); the compiled
+//! shader is in `pica/shader.rs`, the invocation in `pica/invocation.rs` and its drivers in
+//! `pica/invoke.rs`. THEIA's and USC's compilers are [`theia::compile`] and the `compile` of
+//! [`usc::x64`] and [`usc::a64`].
 //!
 //! # API
 //!

@@ -59,7 +59,7 @@ impl Registers {
 ///
 /// Values are in register representation (as [`Registers::temp`] holds them). a0 and aL may
 /// hold any `i32`: MOVA saturates to the `i32` range and a LOOP's aL steps without bounds;
-/// relative addressing applies seed 000's offset rule to whatever they hold.
+/// relative addressing applies the documentation's offset rule to whatever they hold.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct UnitState {
     /// r0-r15.

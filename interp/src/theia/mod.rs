@@ -1,6 +1,6 @@
-//! THEIA, the second instruction set: the shader execution unit of the THEIA ray-casting GPU
-//! (programming manual: seed 003; ground truth for arithmetic: the RTL of freecores/theia_gpu
-//! at commit 032c448). Registers hold three 32-bit two's-complement Q15.17 components;
+//! THEIA: the shader execution unit of the THEIA ray-casting GPU (what it should do: its
+//! programming manual; ground truth for arithmetic: the RTL of freecores/theia_gpu at commit
+//! 032c448). Registers hold three 32-bit two's-complement Q15.17 components;
 //! instructions are 64 bits.
 //!
 //! * [`table`]: the operation table every other part reads;

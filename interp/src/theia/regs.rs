@@ -3,7 +3,7 @@
 //!
 //! The RTL decodes seven address bits (`Unit_MEM.v`: bits 6:5 pick one of four 32-row banks,
 //! bits 4:0 the row), so its register file has 128 rows and the output registers 128-131 alias
-//! rows 0-3. The manual (seed 003) lists them as separate registers; the `manual` profile gives
+//! rows 0-3. The programming manual lists them as separate registers; the `manual` profile gives
 //! it 132 rows. See [`super::Profile`].
 
 /// Every register name of the definitions file with its address. Two names share address 8

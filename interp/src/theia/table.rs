@@ -3,7 +3,7 @@
 //! The codec, the assembler, the disassembler, the interpreter and the JITs all read this table;
 //! nothing else lists opcodes. Codes and spellings follow the RTL's definitions file
 //! (`rtl/aDefinitions.v` of freecores/theia_gpu at commit 032c448, the lines quoted in
-//! `docs/theia.md`); [`OpInfo::manual`] says whether the programming manual (seed 003) documents
+//! `docs/theia.md`); [`OpInfo::manual`] says whether the programming manual documents
 //! the operation and [`OpInfo::rtl`] what the RTL's ALU does with it.
 
 /// The component a conditional jump compares: opcode bits 4:3 (`01` x, `10` y, `11` z).
@@ -118,7 +118,7 @@ pub struct OpInfo {
     pub sem: Sem,
     pub form: Form,
     pub rtl: RtlSupport,
-    /// Documented in the programming manual (seed 003).
+    /// Documented in the programming manual.
     pub manual: bool,
 }
 

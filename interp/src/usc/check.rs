@@ -1,4 +1,4 @@
-//! Structure rules of an instruction group (seed 004, section 3), checked on every parsed
+//! Structure rules of an instruction group (the reference, section 3), checked on every parsed
 //! group: one kind of group (main ALU, bitwise ALU, conditional, branch), units in phase
 //! order, phase 1 only with phase 0, at most three sources per main phase and two external
 //! sources for phase 2 (IS0/IS1), at most six sources in all (S0-S5), feed-throughs read only
@@ -104,10 +104,10 @@ fn ft_name(bit: u32) -> String {
     }
 }
 
-/// The feed-throughs that drive W0 and W1 by default, from the units present (seed 004,
-/// section 3: in the main ALU "ft2 drives w0 by default, last phase present" and "ft1 drives
-/// w1 by default, second to last phase present"; in the bitwise ALU "ft5 implicitly drives
-/// w0" and "ft3 implicitly drives w1"; see `docs/usc.md` for the cases the seed leaves open).
+/// The feed-throughs that drive W0 and W1 by default, from the units present (the reference,
+/// section 3: in the main ALU "ft2 drives w0 by default, last phase present" and "ft1 drives w1
+/// by default, second to last phase present"; in the bitwise ALU "ft5 implicitly drives w0"
+/// and "ft3 implicitly drives w1"; see `docs/usc.md` for the cases the reference leaves open).
 pub fn drivers(units: &[Unit]) -> [Option<u8>; 2] {
     let has = |u: Unit| units.contains(&u);
     if units.iter().any(|u| u.is_bitwise()) {

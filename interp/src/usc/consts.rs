@@ -1,14 +1,14 @@
-//! The special constants `c<n>` of seed 004's appendix ("Special Constants").
+//! The special constants `c<n>` of the reference's appendix ("Special Constants").
 //!
 //! The appendix lists indices 0-31, 64-95 and 128-159 ("interleaved 32 values each"); other
-//! indices are not defined and do not parse. Two entries are malformed in the seed and are
+//! indices are not defined and do not parse. Two entries are malformed in the reference and are
 //! resolved here (`docs/usc.md`, "Ambiguities"):
 //! * 148 "0x7F7FFFFFFF Max Float" has nine hex digits; the largest finite binary32 value is
 //!   0x7F7FFFFF, which is what the definition column names.
 //! * 153 "0x3E2AAAAAB 1/6" has nine hex digits; binary32 1/6 rounded to nearest is
 //!   0x3E2AAAAB (the entry with its doubled `A` removed).
 //!
-//! 143 and 144 have no definition in the seed; their values are taken as printed.
+//! 143 and 144 have no definition in the reference; their values are taken as printed.
 
 /// Values of c64-c95 (c64 = 1.0, then 2^1..2^10, 2^-1..2^-14, e, 1/e, ...).
 const C64: [u32; 32] = [

@@ -3,12 +3,12 @@
 //!
 //! A program runs as 1 to 16 *instances* that execute the same groups, each with its own
 //! per-instance registers (`r`, `vi`, `i`, `idx`), predicate `p0` and execution-mask bit `Pe`
-//! (seed 004, section 13: the conditional instructions set `Pe`; an instance whose `Pe` is 0
+//! (the reference, section 13: the conditional instructions set `Pe`; an instance whose `Pe` is 0
 //! does not execute ALU groups unless the group says `(ignorepe)`). Shared (`sh`) and
 //! coefficient (`cf`) registers exist once. A group reads the state as it was before the group
 //! and writes at its end; when several instances write the same shared register in one group,
 //! the highest-numbered instance's value remains. Every group executed counts one step
-//! against the budget. Readings of the seed are in `docs/usc.md`.
+//! against the budget. Readings of the reference are in `docs/usc.md`.
 
 use super::check::drivers;
 use super::consts;
@@ -24,7 +24,7 @@ use std::fmt;
 /// Most instances one run executes (one USC task: "There are 16 instances in a group").
 pub const MAX_INSTANCES: usize = 16;
 
-/// Choices where seed 004 allows more than one reading (`docs/usc.md`).
+/// Choices where the reference allows more than one reading (`docs/usc.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UscOptions {
     /// FMAD rounds once (fused multiply-add, the default) or rounds the product first.
@@ -113,14 +113,14 @@ pub struct State {
     cf: Vec<u32>,
     /// Per-instance predicate p0.
     pub p0: [bool; MAX_INSTANCES],
-    /// Per-instance execution-mask bit (seed 004's `Pe`).
+    /// Per-instance execution-mask bit (the reference's `Pe`).
     pub pe: [bool; MAX_INSTANCES],
     touched: BTreeSet<Reg>,
     p0_touched: bool,
 }
 
 impl State {
-    /// All registers zero (the seed calls temporaries "uninitialised"; zero is the
+    /// All registers zero (the reference calls temporaries "uninitialised"; zero is the
     /// interpreter's choice), p0 clear, every instance running.
     pub fn new(instances: usize) -> Result<State, ExecError> {
         if !(1..=MAX_INSTANCES).contains(&instances) {
@@ -1062,7 +1062,7 @@ fn format_width(f: PackFormat) -> (u32, bool) {
 }
 
 /// PCK: float to the format; an 8- or 16-bit result is repeated in every element of the word
-/// (seed 004, .E0: a destination element mask "broadcasts the result to these elements").
+/// (the reference, .E0: a destination element mask "broadcasts the result to these elements").
 fn pack(ins: &Instr, v: u32) -> u32 {
     let f = ins.mods.format.unwrap();
     let rz = ins.mods.roundzero;

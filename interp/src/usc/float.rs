@@ -1,11 +1,11 @@
 //! Float operations of the USC main ALU, as the interpreter defines them and every JIT must
 //! reproduce them (`docs/usc.md`, "Float model"):
 //!
-//! * binary32 with IEEE 754 round-to-nearest-even, denormals kept (seed 004 names no flush);
+//! * binary32 with IEEE 754 round-to-nearest-even, denormals kept (the reference names no flush);
 //! * every float arithmetic result that is a NaN is the canonical quiet NaN 0x7FC00000
-//!   (seed 004: "FRCP(NaN) = +NaN", "FRSQ (Any NaN) = +NaN", "log2 (Any NaN) = +NaN", ...);
+//!   (the reference: "FRCP(NaN) = +NaN", "FRSQ (Any NaN) = +NaN", "log2 (Any NaN) = +NaN", ...);
 //!   moves (MBYP, MOV) keep bits as they are;
-//! * FRCP, FRSQ, FSQRT, FLOG, FEXP are correctly rounded (the seed states special values and
+//! * FRCP, FRSQ, FSQRT, FLOG, FEXP are correctly rounded (the reference states special values and
 //!   no accuracy; FRCP and FSQRT are IEEE division and square root, FRSQ is checked against
 //!   midpoints in exact integer arithmetic, FLOG and FEXP are evaluated in fixed point with an
 //!   error bound and re-evaluated with 116 fraction bits when the 60-bit result is too close to
@@ -25,7 +25,8 @@ pub fn canon(x: f32) -> u32 {
     }
 }
 
-/// `.sat`: clamp to [+0, 1]; NaN becomes +0 (seed 004, .CLAMP: "Clamps value to range [+0,1]").
+/// `.sat`: clamp to [+0, 1]; NaN becomes +0 (the reference, .CLAMP: "Clamps value to range
+/// [+0,1]").
 #[inline]
 pub fn saturate(bits: u32) -> u32 {
     let x = f32::from_bits(bits);
@@ -38,7 +39,7 @@ pub fn saturate(bits: u32) -> u32 {
     }
 }
 
-/// `.flr`: floor, keeping NaNs, infinities and signed zeros (seed 004, .FLR).
+/// `.flr`: floor, keeping NaNs, infinities and signed zeros (the reference, .FLR).
 #[inline]
 pub fn floor_bits(bits: u32) -> u32 {
     let x = f32::from_bits(bits);
@@ -49,7 +50,7 @@ pub fn floor_bits(bits: u32) -> u32 {
     }
 }
 
-/// Applies a source's `.flr`, `.abs` and `.neg` in the seed's order (floor "before
+/// Applies a source's `.flr`, `.abs` and `.neg` in the reference's order (floor "before
 /// absolute/negate"; absolute before negation, as for .CLAMP).
 #[inline]
 pub fn source_mods(bits: u32, flr: bool, abs: bool, neg: bool) -> u32 {

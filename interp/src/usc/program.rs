@@ -30,7 +30,7 @@ pub enum Bank {
     Sh,
     /// Coefficient registers `cf<n>` (one for all instances).
     Cf,
-    /// Special constants `c<n>` of the seed's appendix (read-only).
+    /// Special constants `c<n>` of the reference's appendix (read-only).
     C,
     /// Index registers `idx0`, `idx1` (per instance).
     Idx,
@@ -50,7 +50,7 @@ impl Bank {
         }
     }
 
-    /// Number of registers of the bank (seed 004, "Types of Registers"; see `docs/usc.md`).
+    /// Number of registers of the bank (the reference, "Types of Registers"; see `docs/usc.md`).
     pub fn count(self) -> u16 {
         match self {
             Bank::R | Bank::Vi => 248,
@@ -204,7 +204,7 @@ pub struct InstrMods {
     pub format: Option<PackFormat>,
     /// `.scale`: normalised PCK/UNPCK.
     pub scale: bool,
-    /// `.roundzero` (the seed's example spells it `.rndzero`).
+    /// `.roundzero` (the reference's example spells it `.rndzero`).
     pub roundzero: bool,
     /// Sign position of ASR.
     pub signpos: Option<SignPos>,
@@ -242,7 +242,7 @@ impl TestType {
     }
 }
 
-/// PCK/UNPCK formats inside the scope (the seed names more; they stop with "not supported").
+/// PCK/UNPCK formats inside the scope (the reference names more; they stop with "not supported").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PackFormat {
     U8888,
@@ -265,7 +265,7 @@ impl PackFormat {
         (PackFormat::F32, "f32"),
     ];
 
-    /// Every format name the seed lists for PCK or UNPCK.
+    /// Every format name the reference lists for PCK or UNPCK.
     pub const SEED_NAMES: [&'static str; 26] = [
         "u8888",
         "s8888",
@@ -300,7 +300,7 @@ impl PackFormat {
     }
 }
 
-/// ASR's sign position (seed 004, ASR).
+/// ASR's sign position (the reference, ASR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SignPos {
     /// Bit 31.

@@ -1,5 +1,6 @@
 //! The instruction table: every instruction form inside the scope, with the unit (phase) it
-//! occupies, its operand shapes and the modifiers each operand takes (seed 004, sections 6-13).
+//! occupies, its operand shapes and the modifiers each operand takes (the reference, sections
+//! 6-13).
 //! The parser picks a row by mnemonic and operands, the printer prints the row's mnemonic,
 //! the validator checks phase order and feed-throughs with the row's unit and operands, and
 //! the interpreter dispatches on [`Op`].
@@ -22,11 +23,11 @@ pub enum Op {
     Mov,
     /// MOVC: conditional W0/W1 (masked W0).
     Movc,
-    /// The seed's `mov ft0.e0.e1.e2.e3, ft0` (seed 004, Table 1): a MOV whose destination is
+    /// The reference's `mov ft0.e0.e1.e2.e3, ft0` (Table 1): a MOV whose destination is
     /// a feed-through. The seed does not say what it does; it parses and stops with "not
     /// supported".
     MovToFt,
-    /// The seed's five-operand `mov D, ELSE, ftt, T0, T1`: a MOVC whose W0 goes to D.
+    /// The reference's five-operand `mov D, ELSE, ftt, T0, T1`: a MOVC whose W0 goes to D.
     MovcWrite,
     Pck,
     Unpck,
@@ -208,7 +209,7 @@ pub mod ft {
     pub const FT3: u8 = 8;
     pub const FT4: u8 = 16;
     pub const FT5: u8 = 32;
-    /// The seed's FTE: ft0 or ft1.
+    /// The reference's FTE: ft0 or ft1.
     pub const FTE: u8 = FT0 | FT1;
 }
 
@@ -840,7 +841,7 @@ pub static TABLE: &[OpInfo] = &[
     ),
 ];
 
-/// Mnemonics of seed 004 outside the scope: they parse (operands kept as text) and stop with
+/// Mnemonics of the reference outside the scope: they parse (operands kept as text) and stop with
 /// "not supported: NAME" when the program is prepared for running.
 pub const UNSUPPORTED: &[&str] = &[
     "gcmp",

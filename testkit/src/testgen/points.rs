@@ -12,7 +12,8 @@
 //! programs do not always mean what the tree says, so [`Sim`]'s verdict on them is only
 //! approximate.
 //!
-//! [`Sim`] is the eligibility rule of the brief, written down independently of the JIT: an
+//! [`Sim`] is the eligibility rule of the eight-lane geometry path (`plan` in
+//! `jit/src/pica/batch/geometry.rs`), written down independently of the JIT: an
 //! abstract interpretation over the tree (subroutines analysed per call site, loops to a
 //! fixed point, at least one iteration) that tracks, per path, the temporary components and
 //! a0 components written in this invocation, whether a LOOP has set aL, the output

@@ -1,4 +1,4 @@
-//! The hardware's control-flow stacks (seed 000, "Control Flow").
+//! The hardware's control-flow stacks (the PICA200 documentation, "Control Flow").
 //!
 //! Three independent stacks, each a ring buffer that silently drops its oldest entry when a
 //! push overflows it: CALL (4 deep), IF (8 deep) and LOOP (4 deep). After every instruction
@@ -8,8 +8,8 @@
 //!   stack's action for its instruction: it pops the top frame and sets the LOOP stack's copy
 //!   of the PC to that frame's end, so no loop end is checked after it (the frame below is
 //!   not stepped or popped even when the BREAK is its last word), and the break target has
-//!   LOOP priority. Seed 000 allows one LOOP pop per instruction; the other reading, a BREAK
-//!   as a jump after which the new top's end is still checked, pops two frames when a BREAKC
+//!   LOOP priority. The documentation allows one LOOP pop per instruction; the other
+//!   reading, a BREAK as a jump after which the new top's end is still checked, pops two frames when a BREAKC
 //!   ends the loop around the one it leaves (the two programs of
 //!   `tests/control_flow_regressions.rs` with their hand traces; minimal forms in
 //!   `interp/tests/exec_flow.rs`);

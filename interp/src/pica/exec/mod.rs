@@ -16,8 +16,9 @@
 //!   loop ends, so after an inner loop aL holds the inner loop's final value until the outer
 //!   loop steps it again;
 //! * EMIT and SETEMIT in a vertex shader do nothing;
-//! * relative addressing follows seed 000: an offset outside -128..=127 is ignored, the sum is
-//!   masked with 0x7F, and indices above 95 read (1,1,1,1) (see [`crate::pica::state::Uniforms`]).
+//! * relative addressing follows the newest revision of the PICA200 documentation: an offset
+//!   outside -128..=127 is ignored, the sum is masked with 0x7F, and indices above 95 read
+//!   (1,1,1,1) (see [`crate::pica::state::Uniforms`]).
 
 mod flow;
 mod predecode;

@@ -6,8 +6,8 @@ use super::opcode::{Format, Opcode};
 use super::operand::{CmpOp, Condition, DstReg, OperandDesc, RelIndex, SrcReg, Swizzle};
 use std::fmt;
 
-/// One decoded instruction word. Field names follow seed 000. `desc` indexes the operand
-/// descriptor table. For the I-forms (DPHI, DSTI, SGEI, SLTI) `src2` is the wide source and
+/// One decoded instruction word. Field names follow the PICA200 documentation. `desc` indexes
+/// the operand descriptor table. For the I-forms (DPHI, DSTI, SGEI, SLTI) `src2` is the wide source and
 /// `rel` applies to it; otherwise `rel` applies to the wide source of the format (SRC1 for
 /// formats 1/1u/1c, SRC2 for MAD, SRC3 for MADI).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

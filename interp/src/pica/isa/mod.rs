@@ -1,5 +1,5 @@
-//! The PICA200 shader instruction set (seed 000): opcode table, operands, word codec and a
-//! one-line formatter.
+//! The PICA200 shader instruction set as the PICA200 documentation describes it: opcode table,
+//! operands, word codec and a one-line formatter.
 
 mod disasm;
 mod instruction;

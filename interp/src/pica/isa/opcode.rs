@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-/// Instruction word layouts of seed 000 ("Instruction formats").
+/// Instruction word layouts of the PICA200 documentation ("Instruction formats").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
     /// No operands (NOP, END, BREAK, EMIT).
