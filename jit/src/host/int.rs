@@ -15,9 +15,12 @@
 //! * Values are 64-bit registers. A [`Size::S32`] operation reads the low 32 bits of its
 //!   operands and zero-extends its 32-bit result into the register, on every host.
 //! * An immediate ([`RegImm::I`]) is an `i64`; a 32-bit operation uses its low 32 bits, a
-//!   64-bit one all of it. Constants that no instruction field takes go through the
-//!   implementation's scratch register(s), which callers name when they build the masm and
-//!   never use as operands.
+//!   64-bit one all of it.
+//! * Constants that no instruction field takes, and the few sequences that need a temporary,
+//!   use the implementation's scratch register(s), which the caller names when it builds the
+//!   masm. The caller never passes them as operands, except as the destination of a
+//!   [`IntMasm::mov_imm`] whose value leaves the generated code at once (a status in the
+//!   return register, which on x86-64 may be the scratch register).
 //! * The destination may be any source unless a method says otherwise.
 //! * Flags: [`IntMasm::jcc`] reads the condition set by the last [`IntMasm::cmp`],
 //!   [`IntMasm::cmp_mem`] or [`IntMasm::test_bit`]; only other `jcc`s may come between. Every
@@ -101,6 +104,16 @@ pub trait IntMasm {
     type Reg: Copy + PartialEq + std::fmt::Debug;
     /// A code label.
     type Label: Copy;
+    /// The host's entry frame (`abi::Frame`: which callee-saved registers a generated
+    /// function saves, its stack space, where its context pointer goes).
+    type Frame;
+
+    /// The entry of a generated function `fn(*mut Ctx) -> u32`: saves and allocates what
+    /// `frame` says and copies the context pointer (the first argument) where it says.
+    fn enter(&mut self, frame: &Self::Frame);
+    /// The return: restores what [`IntMasm::enter`] saved and returns the status (the host
+    /// ABI's return register, `abi::RET`).
+    fn ret(&mut self, frame: &Self::Frame);
 
     /// A new unbound label.
     fn label(&mut self) -> Self::Label;
@@ -172,6 +185,54 @@ pub trait IntMasm {
     /// `d += ` entry `idx` of the table at `table`.
     fn add_table(&mut self, size: Size, d: Self::Reg, table: Self::Label, idx: Self::Reg);
 }
+
+/// `$a.$f64(args)` for a 64-bit operation, `$a.$f32(args)` for a 32-bit one: the two forms of
+/// one instruction in a host's typed assembler.
+macro_rules! by_size {
+    ($size:expr, $a:expr, $f64:ident / $f32:ident ($($arg:expr),* $(,)?)) => {
+        match $size {
+            $crate::host::int::Size::S64 => $a.$f64($($arg),*),
+            $crate::host::int::Size::S32 => $a.$f32($($arg),*),
+        }
+    };
+}
+pub(crate) use by_size;
+
+/// The members of an [`IntMasm`] implementation that delegate to the host's typed assembler
+/// (its field `a`) and frame (`abi::Frame`) the same way on every host; `$jump` is the
+/// assembler's unconditional jump.
+macro_rules! delegate_to_asm {
+    ($jump:ident) => {
+        type Reg = Gpr;
+        type Label = DynamicLabel;
+        type Frame = Frame<'static>;
+
+        fn enter(&mut self, frame: &Frame) {
+            frame.enter(self.a);
+        }
+
+        fn ret(&mut self, frame: &Frame) {
+            frame.ret(self.a);
+        }
+
+        fn label(&mut self) -> DynamicLabel {
+            self.a.new_label()
+        }
+
+        fn bind(&mut self, l: DynamicLabel) {
+            self.a.bind(l);
+        }
+
+        fn jump(&mut self, l: DynamicLabel) {
+            self.a.$jump(l);
+        }
+
+        fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
+            self.a.table(bytes)
+        }
+    };
+}
+pub(crate) use delegate_to_asm;
 
 #[cfg(test)]
 mod tests;

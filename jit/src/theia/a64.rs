@@ -1,4 +1,4 @@
-//! THEIA on AArch64: the register roles and the entry frame of [`Target`], over the host's
+//! THEIA on AArch64: the register roles and the entry frame ([`Target`]) over the host's
 //! integer macro-assembler (`crate::host::a64::int::A64Int`).
 //!
 //! The code is an `extern "C" fn(*mut TheiaCtx) -> u32`. Pinned registers: x19 the context,
@@ -13,15 +13,6 @@ use crate::host::a64::int::A64Int;
 use crate::host::a64::regs::Gpr;
 use picajit_interp::theia::exec::Code;
 use picajit_interp::theia::Profile;
-
-/// The frame: the three pinned registers, the context pointer in x19.
-const FRAME: Frame<'static> = Frame {
-    link: false,
-    saved: &[Gpr(19), Gpr(20), Gpr(21)],
-    saved_v: &[],
-    locals: 0,
-    context: Some(Gpr(19)),
-};
 
 impl Target for A64Int<'_> {
     const ROLES: Roles<Gpr> = Roles {
@@ -43,13 +34,14 @@ impl Target for A64Int<'_> {
         status: RET,
     };
 
-    fn enter(&mut self) {
-        FRAME.enter(self.a);
-    }
-
-    fn leave(&mut self) {
-        FRAME.ret(self.a);
-    }
+    /// The three pinned registers, the context pointer in x19; no calls, so no frame pair.
+    const FRAME: Frame<'static> = Frame {
+        link: false,
+        saved: &[Gpr(19), Gpr(20), Gpr(21)],
+        saved_v: &[],
+        locals: 0,
+        context: Some(Gpr(19)),
+    };
 }
 
 /// AArch64 machine code for `code` (see [`super::generate`]).

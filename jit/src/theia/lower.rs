@@ -43,11 +43,9 @@ pub struct Roles<G> {
 pub trait Target: IntMasm {
     /// The register roles.
     const ROLES: Roles<Self::Reg>;
-    /// The entry: saves the callee-saved registers the roles use and copies the context
-    /// pointer (the first argument) to [`Roles::ctx`].
-    fn enter(&mut self);
-    /// The return: restores what [`Target::enter`] saved and returns [`Roles::status`].
-    fn leave(&mut self);
+    /// The frame: saves the callee-saved registers the roles use and copies the context
+    /// pointer to [`Roles::ctx`].
+    const FRAME: Self::Frame;
 }
 
 /// `d` = the zero-extended 32-bit context word at `off`.
@@ -367,7 +365,7 @@ impl<'a, E: Target> Lowering<'a, E> {
             lw.exit(EXIT_TO_END);
         }
         lw.e.bind(epilogue);
-        lw.e.leave();
+        lw.e.ret(&E::FRAME);
     }
 
     /// The entry: the frame, the step count and budget from the context, the entry address
@@ -380,7 +378,7 @@ impl<'a, E: Target> Lowering<'a, E> {
             scratch,
             ..
         } = E::ROLES;
-        self.e.enter();
+        self.e.enter(&E::FRAME);
         self.e.load(S64, steps, ctx, STEPS as i32);
         self.e.load(S64, budget, ctx, BUDGET as i32);
         load32(self.e, scratch[0], PC);
@@ -860,30 +858,27 @@ impl<'a, E: Target> Lowering<'a, E> {
             e.jump(not_taken);
             return;
         }
-        // rtl: greater is signed; equal compares magnitudes: x == y or x == -y.
+        // rtl: greater is signed; equal compares magnitudes: x == y or x == -y. NOTEQUAL
+        // leaves on either equality and is taken otherwise.
         e.mov_imm(neg_b, 0);
         e.alu(Alu::Sub, S32, neg_b, neg_b, R(b));
-        match t {
-            Test::Greater => e.branch(Cond::Gt, S32, a, R(b), taken),
-            Test::Less => e.branch(Cond::Le, S32, a, R(b), taken),
-            Test::Equal => {
-                e.branch(Cond::Eq, S32, a, R(b), taken);
-                e.branch(Cond::Eq, S32, a, R(neg_b), taken);
-            }
-            Test::NotEqual => {
-                e.branch(Cond::Eq, S32, a, R(b), not_taken);
-                e.branch(Cond::Eq, S32, a, R(neg_b), not_taken);
-                e.jump(taken);
-            }
-            Test::GreaterEqual => {
-                e.branch(Cond::Gt, S32, a, R(b), taken);
-                e.branch(Cond::Eq, S32, a, R(b), taken);
-                e.branch(Cond::Eq, S32, a, R(neg_b), taken);
-            }
-            Test::LessEqual => {
-                e.branch(Cond::Le, S32, a, R(b), taken);
-                e.branch(Cond::Eq, S32, a, R(neg_b), taken);
-            }
+        let branches: &[(Cond, E::Reg)] = match t {
+            Test::Greater => &[(Cond::Gt, b)],
+            Test::Less => &[(Cond::Le, b)],
+            Test::Equal | Test::NotEqual => &[(Cond::Eq, b), (Cond::Eq, neg_b)],
+            Test::GreaterEqual => &[(Cond::Gt, b), (Cond::Eq, b), (Cond::Eq, neg_b)],
+            Test::LessEqual => &[(Cond::Le, b), (Cond::Eq, neg_b)],
+        };
+        let to = if t == Test::NotEqual {
+            not_taken
+        } else {
+            taken
+        };
+        for &(c, rhs) in branches {
+            e.branch(c, S32, a, R(rhs), to);
+        }
+        if t == Test::NotEqual {
+            e.jump(taken);
         }
         e.jump(not_taken);
     }

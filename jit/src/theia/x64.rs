@@ -1,4 +1,4 @@
-//! THEIA on x86-64: the register roles and the entry frame of [`Target`], over the host's
+//! THEIA on x86-64: the register roles and the entry frame ([`Target`]) over the host's
 //! integer macro-assembler (`crate::host::x64::int::X64Int`).
 //!
 //! The code is an `extern "sysv64" fn(*mut TheiaCtx) -> u32`. Pinned registers: rbx the
@@ -15,13 +15,6 @@ use crate::host::x64::regs::*;
 use picajit_interp::theia::exec::Code;
 use picajit_interp::theia::Profile;
 
-/// The frame: every callee-saved register, no locals, the context pointer in rbx.
-const FRAME: Frame<'static> = Frame {
-    saved: &CALLEE_SAVED,
-    locals: 0,
-    context: Some(RBX),
-};
-
 impl Target for X64Int<'_> {
     const ROLES: Roles<Gpr> = Roles {
         ctx: RBX,
@@ -33,13 +26,12 @@ impl Target for X64Int<'_> {
         status: RET,
     };
 
-    fn enter(&mut self) {
-        FRAME.enter(self.a);
-    }
-
-    fn leave(&mut self) {
-        FRAME.ret(self.a);
-    }
+    /// Every callee-saved register, no locals, the context pointer in rbx.
+    const FRAME: Frame<'static> = Frame {
+        saved: &CALLEE_SAVED,
+        locals: 0,
+        context: Some(RBX),
+    };
 }
 
 /// x86-64 machine code for `code` (see [`super::generate`]).

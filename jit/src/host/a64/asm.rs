@@ -213,6 +213,139 @@ mem!(
     ldr_x => ldr X, str_x => str X, ldrb_w => ldrb W, strb_w => strb W, ldrh_w => ldrh W,
 );
 
+/// Loads and stores `op Rt, [Xn, Xm]` (unscaled register offset).
+macro_rules! mem_reg {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($r), "t, [Xn, Xm]` (unscaled register offset)")]
+                pub fn $name(&mut self, t: impl Into<u8>, base: Gpr, idx: Gpr) {
+                    let t: u8 = t.into();
+                    a64!(self.ops; $mn $r(t), [X(base.0), X(idx.0)]);
+                }
+            )*
+        }
+    };
+}
+
+/// Stack forms of the frames (`crate::host::a64::abi`): `op Rt, [sp, #off]`.
+macro_rules! sp_mem {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($r), "t, [sp, #off]`")]
+                pub fn $name(&mut self, t: impl Into<u8>, off: i32) {
+                    let (t, off): (u8, u32) = (t.into(), off as u32);
+                    a64!(self.ops; $mn $r(t), [sp, off]);
+                }
+            )*
+        }
+    };
+}
+
+/// Stack pair forms: `op Ra, Rb, [sp, #off]`.
+macro_rules! sp_pair {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($r), "a, ", stringify!($r), "b, [sp, #off]`")]
+                pub fn $name(&mut self, a: impl Into<u8>, b: impl Into<u8>, off: i32) {
+                    let (a, b): (u8, u8) = (a.into(), b.into());
+                    a64!(self.ops; $mn $r(a), $r(b), [sp, off]);
+                }
+            )*
+        }
+    };
+}
+
+/// The first store of a frame, allocating it: `str Rt, [sp, #-size]!` or `stp Ra, Rb, ...`.
+macro_rules! sp_alloc {
+    ($($one:ident, $two:ident => $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`str ", stringify!($r), "t, [sp, #-size]!`")]
+                pub fn $one(&mut self, t: impl Into<u8>, size: i32) {
+                    let (t, off): (u8, i32) = (t.into(), -size);
+                    a64!(self.ops; str $r(t), [sp, off]!);
+                }
+
+                #[doc = concat!("`stp ", stringify!($r), "a, ", stringify!($r), "b, [sp, #-size]!`")]
+                pub fn $two(&mut self, a: impl Into<u8>, b: impl Into<u8>, size: i32) {
+                    let (a, b, off): (u8, u8, i32) = (a.into(), b.into(), -size);
+                    a64!(self.ops; stp $r(a), $r(b), [sp, off]!);
+                }
+            )*
+        }
+    };
+}
+
+/// The last load of a frame, freeing it: `ldr Rt, [sp], #size` or `ldp Ra, Rb, ...`.
+macro_rules! sp_free {
+    ($($one:ident, $two:ident => $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`ldr ", stringify!($r), "t, [sp], #size`")]
+                pub fn $one(&mut self, t: impl Into<u8>, size: i32) {
+                    let t: u8 = t.into();
+                    a64!(self.ops; ldr $r(t), [sp], size);
+                }
+
+                #[doc = concat!("`ldp ", stringify!($r), "a, ", stringify!($r), "b, [sp], #size`")]
+                pub fn $two(&mut self, a: impl Into<u8>, b: impl Into<u8>, size: i32) {
+                    let (a, b): (u8, u8) = (a.into(), b.into());
+                    a64!(self.ops; ldp $r(a), $r(b), [sp], size);
+                }
+            )*
+        }
+    };
+}
+
+/// Logical immediates `op Rd, Rn, #imm` (`imm` must be a valid bitmask immediate; the
+/// destination may be sp).
+macro_rules! logical_imm {
+    ($($name:ident => $mn:ident $d:ident $r:ident $t:ty),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($r), "d, ", stringify!($r), "n, #imm` (a valid logical immediate)")]
+                pub fn $name(&mut self, d: Gpr, a: Gpr, imm: $t) {
+                    a64!(self.ops; $mn $d(d.0), $r(a.0), imm);
+                }
+            )*
+        }
+    };
+}
+
+/// Flag-setting forms without a destination: `op Rn, #imm`.
+macro_rules! compare_imm {
+    ($($name:ident => $mn:ident $r:ident $t:ty),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($r), "n, #imm`")]
+                pub fn $name(&mut self, a: Gpr, imm: $t) {
+                    a64!(self.ops; $mn $r(a.0), imm);
+                }
+            )*
+        }
+    };
+}
+
+mem_reg!(
+    ldr_q_reg => ldr Q, str_q_reg => str Q, ldr_w_reg => ldr W, str_w_reg => str W,
+    ldr_x_reg => ldr X, str_x_reg => str X,
+);
+sp_mem!(str_x_sp => str X, ldr_x_sp => ldr X, str_d_sp => str D, ldr_d_sp => ldr D);
+sp_pair!(stp_x_sp => stp X, ldp_x_sp => ldp X, stp_d_sp => stp D, ldp_d_sp => ldp D);
+sp_alloc!(str_x_pre_sp, stp_x_pre_sp => X, str_d_pre_sp, stp_d_pre_sp => D);
+sp_free!(ldr_x_post_sp, ldp_x_post_sp => X, ldr_d_post_sp, ldp_d_post_sp => D);
+logical_imm!(
+    and_wi => and WSP W u32, orr_wi => orr WSP W u32, eor_wi => eor WSP W u32,
+    and_xi => and XSP X u64, orr_xi => orr XSP X u64, eor_xi => eor XSP X u64,
+);
+compare_imm!(
+    tst_wi => tst W u32, tst_xi => tst X u64, cmp_wi => cmp WSP u32, cmp_xi => cmp XSP u32,
+    cmn_wi => cmn WSP u32, cmn_xi => cmn XSP u32,
+);
+
 impl From<Vreg> for u8 {
     fn from(v: Vreg) -> u8 {
         v.0
@@ -303,46 +436,6 @@ impl Asm {
         a64!(self.ops; ldr Q(t.0), [X(base.0), X(idx.0), LSL #4]);
     }
 
-    /// `ldr Qt, [Xn, Xm]` (unscaled register offset)
-    pub fn ldr_q_reg(&mut self, t: Vreg, base: Gpr, idx: Gpr) {
-        a64!(self.ops; ldr Q(t.0), [X(base.0), X(idx.0)]);
-    }
-
-    /// `str Qt, [Xn, Xm]` (unscaled register offset)
-    pub fn str_q_reg(&mut self, t: Vreg, base: Gpr, idx: Gpr) {
-        a64!(self.ops; str Q(t.0), [X(base.0), X(idx.0)]);
-    }
-
-    /// `ldr Wt, [Xn, Xm]` (unscaled register offset)
-    pub fn ldr_w_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
-        a64!(self.ops; ldr W(t.0), [X(base.0), X(idx.0)]);
-    }
-
-    /// `ldr Xt, [Xn, Xm]` (unscaled register offset)
-    pub fn ldr_x_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
-        a64!(self.ops; ldr X(t.0), [X(base.0), X(idx.0)]);
-    }
-
-    /// `str Xt, [Xn, Xm]` (unscaled register offset)
-    pub fn str_x_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
-        a64!(self.ops; str X(t.0), [X(base.0), X(idx.0)]);
-    }
-
-    /// `str Wt, [Xn, Xm]` (unscaled register offset)
-    pub fn str_w_reg(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
-        a64!(self.ops; str W(t.0), [X(base.0), X(idx.0)]);
-    }
-
-    /// `stp Da, Db, [sp, #off]`
-    pub fn stp_d_sp(&mut self, a: Vreg, b: Vreg, off: i32) {
-        a64!(self.ops; stp D(a.0), D(b.0), [sp, off]);
-    }
-
-    /// `ldp Da, Db, [sp, #off]`
-    pub fn ldp_d_sp(&mut self, a: Vreg, b: Vreg, off: i32) {
-        a64!(self.ops; ldp D(a.0), D(b.0), [sp, off]);
-    }
-
     /// `addv Sd, Vs.4S` (the sum of the lanes)
     pub fn addv_4s(&mut self, d: Vreg, s: Vreg) {
         a64!(self.ops; addv S(d.0), V(s.0).S4);
@@ -376,84 +469,6 @@ impl Asm {
     /// `ldr Xt, [Xn, Xm, lsl #3]`
     pub fn ldr_x_idx(&mut self, t: Gpr, base: Gpr, idx: Gpr) {
         a64!(self.ops; ldr X(t.0), [X(base.0), X(idx.0), LSL #3]);
-    }
-
-    /// `stp Xa, Xb, [sp, #-size]!`
-    pub fn stp_x_pre_sp(&mut self, a: Gpr, b: Gpr, size: i32) {
-        let off = -size;
-        a64!(self.ops; stp X(a.0), X(b.0), [sp, off]!);
-    }
-
-    /// `stp Xa, Xb, [sp, #off]`
-    pub fn stp_x_sp(&mut self, a: Gpr, b: Gpr, off: i32) {
-        a64!(self.ops; stp X(a.0), X(b.0), [sp, off]);
-    }
-
-    /// `ldp Xa, Xb, [sp, #off]`
-    pub fn ldp_x_sp(&mut self, a: Gpr, b: Gpr, off: i32) {
-        a64!(self.ops; ldp X(a.0), X(b.0), [sp, off]);
-    }
-
-    /// `ldp Xa, Xb, [sp], #size`
-    pub fn ldp_x_post_sp(&mut self, a: Gpr, b: Gpr, size: i32) {
-        a64!(self.ops; ldp X(a.0), X(b.0), [sp], size);
-    }
-
-    /// `str Xt, [sp, #-size]!`
-    pub fn str_x_pre_sp(&mut self, t: Gpr, size: i32) {
-        let off = -size;
-        a64!(self.ops; str X(t.0), [sp, off]!);
-    }
-
-    /// `ldr Xt, [sp], #size`
-    pub fn ldr_x_post_sp(&mut self, t: Gpr, size: i32) {
-        a64!(self.ops; ldr X(t.0), [sp], size);
-    }
-
-    /// `str Xt, [sp, #off]`
-    pub fn str_x_sp(&mut self, t: Gpr, off: i32) {
-        let off = off as u32;
-        a64!(self.ops; str X(t.0), [sp, off]);
-    }
-
-    /// `ldr Xt, [sp, #off]`
-    pub fn ldr_x_sp(&mut self, t: Gpr, off: i32) {
-        let off = off as u32;
-        a64!(self.ops; ldr X(t.0), [sp, off]);
-    }
-
-    /// `stp Da, Db, [sp, #-size]!`
-    pub fn stp_d_pre_sp(&mut self, a: Vreg, b: Vreg, size: i32) {
-        let off = -size;
-        a64!(self.ops; stp D(a.0), D(b.0), [sp, off]!);
-    }
-
-    /// `ldp Da, Db, [sp], #size`
-    pub fn ldp_d_post_sp(&mut self, a: Vreg, b: Vreg, size: i32) {
-        a64!(self.ops; ldp D(a.0), D(b.0), [sp], size);
-    }
-
-    /// `str Dt, [sp, #-size]!`
-    pub fn str_d_pre_sp(&mut self, t: Vreg, size: i32) {
-        let off = -size;
-        a64!(self.ops; str D(t.0), [sp, off]!);
-    }
-
-    /// `ldr Dt, [sp], #size`
-    pub fn ldr_d_post_sp(&mut self, t: Vreg, size: i32) {
-        a64!(self.ops; ldr D(t.0), [sp], size);
-    }
-
-    /// `str Dt, [sp, #off]`
-    pub fn str_d_sp(&mut self, t: Vreg, off: i32) {
-        let off = off as u32;
-        a64!(self.ops; str D(t.0), [sp, off]);
-    }
-
-    /// `ldr Dt, [sp, #off]`
-    pub fn ldr_d_sp(&mut self, t: Vreg, off: i32) {
-        let off = off as u32;
-        a64!(self.ops; ldr D(t.0), [sp, off]);
     }
 
     /// `stp Qa, Qb, [Xn, #off]`
@@ -585,46 +600,6 @@ impl Asm {
         a64!(self.ops; subs X(d.0), XSP(a.0), imm);
     }
 
-    /// `and Wd, Wn, #imm` (`imm` must be a valid logical immediate).
-    pub fn and_wi(&mut self, d: Gpr, a: Gpr, imm: u32) {
-        a64!(self.ops; and WSP(d.0), W(a.0), imm);
-    }
-
-    /// `orr Wd, Wn, #imm` (`imm` must be a valid logical immediate).
-    pub fn orr_wi(&mut self, d: Gpr, a: Gpr, imm: u32) {
-        a64!(self.ops; orr WSP(d.0), W(a.0), imm);
-    }
-
-    /// `and Xd, Xn, #imm` (`imm` must be a valid logical immediate).
-    pub fn and_xi(&mut self, d: Gpr, a: Gpr, imm: u64) {
-        a64!(self.ops; and XSP(d.0), X(a.0), imm);
-    }
-
-    /// `eor Wd, Wn, #imm` (`imm` must be a valid logical immediate).
-    pub fn eor_wi(&mut self, d: Gpr, a: Gpr, imm: u32) {
-        a64!(self.ops; eor WSP(d.0), W(a.0), imm);
-    }
-
-    /// `orr Xd, Xn, #imm` (`imm` must be a valid logical immediate).
-    pub fn orr_xi(&mut self, d: Gpr, a: Gpr, imm: u64) {
-        a64!(self.ops; orr XSP(d.0), X(a.0), imm);
-    }
-
-    /// `eor Xd, Xn, #imm` (`imm` must be a valid logical immediate).
-    pub fn eor_xi(&mut self, d: Gpr, a: Gpr, imm: u64) {
-        a64!(self.ops; eor XSP(d.0), X(a.0), imm);
-    }
-
-    /// `tst Xn, #imm` (`imm` must be a valid logical immediate).
-    pub fn tst_xi(&mut self, a: Gpr, imm: u64) {
-        a64!(self.ops; tst X(a.0), imm);
-    }
-
-    /// `cmn Wn, #imm12`
-    pub fn cmn_wi(&mut self, a: Gpr, imm: u32) {
-        a64!(self.ops; cmn WSP(a.0), imm);
-    }
-
     /// `cset Wd, cond`
     pub fn cset_w(&mut self, d: Gpr, c: Cond) {
         match c {
@@ -656,26 +631,6 @@ impl Asm {
     /// `sxtw Xd, Wn`
     pub fn sxtw(&mut self, d: Gpr, a: Gpr) {
         a64!(self.ops; sxtw X(d.0), W(a.0));
-    }
-
-    /// `tst Wn, #imm` (`imm` must be a valid logical immediate).
-    pub fn tst_wi(&mut self, a: Gpr, imm: u32) {
-        a64!(self.ops; tst W(a.0), imm);
-    }
-
-    /// `cmp Wn, #imm12`
-    pub fn cmp_wi(&mut self, a: Gpr, imm: u32) {
-        a64!(self.ops; cmp WSP(a.0), imm);
-    }
-
-    /// `cmp Xn, #imm12`
-    pub fn cmp_xi(&mut self, a: Gpr, imm: u32) {
-        a64!(self.ops; cmp XSP(a.0), imm);
-    }
-
-    /// `cmn Xn, #imm12`
-    pub fn cmn_xi(&mut self, a: Gpr, imm: u32) {
-        a64!(self.ops; cmn XSP(a.0), imm);
     }
 
     /// `cmp Wn, Wm`

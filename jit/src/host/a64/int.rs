@@ -3,14 +3,15 @@
 //! AArch64 has three-operand forms, so `d = a op b` is one instruction whatever the
 //! registers. Constants take the instruction's immediate field where one fits (12-bit
 //! add/sub/cmp, logical bitmask immediates, scaled load/store offsets) and go through the
-//! first scratch register otherwise; the second scratch register holds the loaded value of
-//! [`IntMasm::cmp_mem`]. Both scratch registers are the client's choice (`A64Int::new`,
-//! usually x17 and x8, which AAPCS64 leaves to the callee without saving) and are never
-//! operands.
+//! first scratch register otherwise; the second holds the loaded value of
+//! [`IntMasm::cmp_mem`] and the constant of [`IntMasm::store_imm`] (whose offset may need the
+//! first). Both are the client's choice (`A64Int::new`; usually x17 and x8, which AAPCS64
+//! lets a function clobber; see the conventions in `crate::host::int`).
 
+use super::abi::Frame;
 use super::asm::{Asm, Cond as A64Cond};
 use super::regs::{Gpr, ZR};
-use crate::host::int::{Alu, Cond, IntMasm, RegImm, Shift, Size};
+use crate::host::int::{by_size, delegate_to_asm, Alu, Cond, IntMasm, RegImm, Shift, Size};
 use dynasmrt::aarch64::{encode_logical_immediate_32bit, encode_logical_immediate_64bit};
 use dynasmrt::DynamicLabel;
 
@@ -31,10 +32,7 @@ impl<'a> A64Int<'a> {
     /// `k` in the first scratch register (a 32-bit operation's constant zero-extended).
     fn materialise(&mut self, size: Size, k: i64) -> Gpr {
         let t = self.tmp[0];
-        match size {
-            Size::S32 => self.a.mov_imm_x(t, k as u32 as u64),
-            Size::S64 => self.a.mov_imm_x(t, k as u64),
-        }
+        self.a.mov_imm_x(t, trunc(size, k));
         t
     }
 
@@ -57,30 +55,13 @@ impl<'a> A64Int<'a> {
     /// `op d, a, b` on registers.
     fn op_rrr(&mut self, op: Alu, size: Size, d: Gpr, a: Gpr, b: Gpr) {
         let x = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Alu::Add) => x.add_x(d, a, b),
-            (Size::S64, Alu::Sub) => x.sub_x(d, a, b),
-            (Size::S64, Alu::And) => x.and_x(d, a, b),
-            (Size::S64, Alu::Or) => x.orr_x(d, a, b),
-            (Size::S64, Alu::Xor) => x.eor_x(d, a, b),
-            (Size::S64, Alu::Mul) => x.mul_x(d, a, b),
-            (Size::S32, Alu::Add) => x.add_w(d, a, b),
-            (Size::S32, Alu::Sub) => x.sub_w(d, a, b),
-            (Size::S32, Alu::And) => x.and_w(d, a, b),
-            (Size::S32, Alu::Or) => x.orr_w(d, a, b),
-            (Size::S32, Alu::Xor) => x.eor_w(d, a, b),
-            (Size::S32, Alu::Mul) => x.mul_w(d, a, b),
-        }
-    }
-
-    /// `add`/`sub d, a, #k` (`k` in 0..4096).
-    fn add_sub_imm(&mut self, sub: bool, size: Size, d: Gpr, a: Gpr, k: u32) {
-        let x = &mut *self.a;
-        match (size, sub) {
-            (Size::S64, false) => x.add_xi(d, a, k),
-            (Size::S64, true) => x.sub_xi(d, a, k),
-            (Size::S32, false) => x.add_wi(d, a, k),
-            (Size::S32, true) => x.sub_wi(d, a, k),
+        match op {
+            Alu::Add => by_size!(size, x, add_x / add_w(d, a, b)),
+            Alu::Sub => by_size!(size, x, sub_x / sub_w(d, a, b)),
+            Alu::And => by_size!(size, x, and_x / and_w(d, a, b)),
+            Alu::Or => by_size!(size, x, orr_x / orr_w(d, a, b)),
+            Alu::Xor => by_size!(size, x, eor_x / eor_w(d, a, b)),
+            Alu::Mul => by_size!(size, x, mul_x / mul_w(d, a, b)),
         }
     }
 
@@ -98,6 +79,14 @@ impl<'a> A64Int<'a> {
             self.a.mov_imm_x(t, off as i64 as u64);
             Some(t)
         }
+    }
+}
+
+/// The bits of `k` a `size` operation uses, zero-extended.
+fn trunc(size: Size, k: i64) -> u64 {
+    match size {
+        Size::S32 => k as u32 as u64,
+        Size::S64 => k as u64,
     }
 }
 
@@ -119,20 +108,7 @@ impl From<Cond> for A64Cond {
 }
 
 impl IntMasm for A64Int<'_> {
-    type Reg = Gpr;
-    type Label = DynamicLabel;
-
-    fn label(&mut self) -> DynamicLabel {
-        self.a.new_label()
-    }
-
-    fn bind(&mut self, l: DynamicLabel) {
-        self.a.bind(l);
-    }
-
-    fn jump(&mut self, l: DynamicLabel) {
-        self.a.b(l);
-    }
+    delegate_to_asm!(b);
 
     fn jcc(&mut self, c: Cond, l: DynamicLabel) {
         self.a.b_cond(c.into(), l);
@@ -149,10 +125,7 @@ impl IntMasm for A64Int<'_> {
                 _ => self.materialise(size, k),
             },
         };
-        match size {
-            Size::S32 => self.a.cmp_w(a, b),
-            Size::S64 => self.a.cmp_x(a, b),
-        }
+        by_size!(size, self.a, cmp_x / cmp_w(a, b));
     }
 
     fn cmp_mem(&mut self, size: Size, base: Gpr, off: i32, b: RegImm<Gpr>) {
@@ -170,10 +143,7 @@ impl IntMasm for A64Int<'_> {
     }
 
     fn dec_branch_nz(&mut self, size: Size, r: Gpr, l: DynamicLabel) {
-        match size {
-            Size::S32 => self.a.subs_wi(r, r, 1),
-            Size::S64 => self.a.subs_xi(r, r, 1),
-        }
+        by_size!(size, self.a, subs_xi / subs_wi(r, r, 1));
         self.a.b_cond(A64Cond::Ne, l);
     }
 
@@ -201,20 +171,23 @@ impl IntMasm for A64Int<'_> {
                 match op {
                     Alu::Add | Alu::Sub if (-4095..4096).contains(&v) => {
                         // a negative constant is the other operation's positive one
-                        let sub = (op == Alu::Sub) == (v >= 0);
-                        return self.add_sub_imm(sub, size, d, a, v.unsigned_abs() as u32);
+                        let (x, n) = (&mut *self.a, v.unsigned_abs() as u32);
+                        return if (op == Alu::Sub) == (v >= 0) {
+                            by_size!(size, x, sub_xi / sub_wi(d, a, n))
+                        } else {
+                            by_size!(size, x, add_xi / add_wi(d, a, n))
+                        };
                     }
                     Alu::And | Alu::Or | Alu::Xor if Self::logical(size, k) => {
-                        let x = &mut *self.a;
-                        match (size, op) {
-                            (Size::S32, Alu::And) => x.and_wi(d, a, k as u32),
-                            (Size::S32, Alu::Or) => x.orr_wi(d, a, k as u32),
-                            (Size::S32, _) => x.eor_wi(d, a, k as u32),
-                            (Size::S64, Alu::And) => x.and_xi(d, a, k as u64),
-                            (Size::S64, Alu::Or) => x.orr_xi(d, a, k as u64),
-                            (Size::S64, _) => x.eor_xi(d, a, k as u64),
-                        }
-                        return;
+                        let (x, k64, k32) = (&mut *self.a, k as u64, k as u32);
+                        return match (size, op) {
+                            (Size::S64, Alu::And) => x.and_xi(d, a, k64),
+                            (Size::S64, Alu::Or) => x.orr_xi(d, a, k64),
+                            (Size::S64, _) => x.eor_xi(d, a, k64),
+                            (Size::S32, Alu::And) => x.and_wi(d, a, k32),
+                            (Size::S32, Alu::Or) => x.orr_wi(d, a, k32),
+                            (Size::S32, _) => x.eor_wi(d, a, k32),
+                        };
                     }
                     _ if v == 0 => ZR,
                     _ => self.materialise(size, k),
@@ -233,33 +206,24 @@ impl IntMasm for A64Int<'_> {
 
     fn shift(&mut self, op: Shift, size: Size, d: Gpr, a: Gpr, n: u32) {
         let x = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Shift::Shl) => x.lsl_xi(d, a, n),
-            (Size::S64, Shift::Shr) => x.lsr_xi(d, a, n),
-            (Size::S64, Shift::Sar) => x.asr_xi(d, a, n),
-            (Size::S32, Shift::Shl) => x.lsl_wi(d, a, n),
-            (Size::S32, Shift::Shr) => x.lsr_wi(d, a, n),
-            (Size::S32, Shift::Sar) => x.asr_wi(d, a, n),
+        match op {
+            Shift::Shl => by_size!(size, x, lsl_xi / lsl_wi(d, a, n)),
+            Shift::Shr => by_size!(size, x, lsr_xi / lsr_wi(d, a, n)),
+            Shift::Sar => by_size!(size, x, asr_xi / asr_wi(d, a, n)),
         }
     }
 
     fn shift_var(&mut self, op: Shift, size: Size, d: Gpr, a: Gpr, n: Gpr) {
         let x = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Shift::Shl) => x.lsl_x(d, a, n),
-            (Size::S64, Shift::Shr) => x.lsr_x(d, a, n),
-            (Size::S64, Shift::Sar) => x.asr_x(d, a, n),
-            (Size::S32, Shift::Shl) => x.lsl_w(d, a, n),
-            (Size::S32, Shift::Shr) => x.lsr_w(d, a, n),
-            (Size::S32, Shift::Sar) => x.asr_w(d, a, n),
+        match op {
+            Shift::Shl => by_size!(size, x, lsl_x / lsl_w(d, a, n)),
+            Shift::Shr => by_size!(size, x, lsr_x / lsr_w(d, a, n)),
+            Shift::Sar => by_size!(size, x, asr_x / asr_w(d, a, n)),
         }
     }
 
     fn ubfx(&mut self, size: Size, d: Gpr, a: Gpr, lsb: u32, width: u32) {
-        match size {
-            Size::S32 => self.a.ubfx_w(d, a, lsb, width),
-            Size::S64 => self.a.ubfx_x(d, a, lsb, width),
-        }
+        by_size!(size, self.a, ubfx_x / ubfx_w(d, a, lsb, width));
     }
 
     fn clz(&mut self, d: Gpr, h: Gpr, a: Gpr) {
@@ -269,23 +233,12 @@ impl IntMasm for A64Int<'_> {
     }
 
     fn umin(&mut self, size: Size, d: Gpr, a: Gpr, b: Gpr) {
-        match size {
-            Size::S32 => {
-                self.a.cmp_w(a, b);
-                self.a.csel_w(d, a, b, A64Cond::Ls);
-            }
-            Size::S64 => {
-                self.a.cmp_x(a, b);
-                self.a.csel_x(d, a, b, A64Cond::Ls);
-            }
-        }
+        by_size!(size, self.a, cmp_x / cmp_w(a, b));
+        by_size!(size, self.a, csel_x / csel_w(d, a, b, A64Cond::Ls));
     }
 
     fn udiv(&mut self, size: Size, d: Gpr, a: Gpr, b: Gpr) {
-        match size {
-            Size::S32 => self.a.udiv_w(d, a, b),
-            Size::S64 => self.a.udiv_x(d, a, b),
-        }
+        by_size!(size, self.a, udiv_x / udiv_w(d, a, b));
     }
 
     fn add32_sign_exact(&mut self, sub: bool, d: Gpr, a: Gpr, b: Gpr) {
@@ -300,20 +253,16 @@ impl IntMasm for A64Int<'_> {
     }
 
     fn load(&mut self, size: Size, d: Gpr, base: Gpr, off: i32) {
-        match (size, self.offset(size, off)) {
-            (Size::S32, None) => self.a.ldr_w(d, base, off),
-            (Size::S64, None) => self.a.ldr_x(d, base, off),
-            (Size::S32, Some(o)) => self.a.ldr_w_reg(d, base, o),
-            (Size::S64, Some(o)) => self.a.ldr_x_reg(d, base, o),
+        match self.offset(size, off) {
+            None => by_size!(size, self.a, ldr_x / ldr_w(d, base, off)),
+            Some(o) => by_size!(size, self.a, ldr_x_reg / ldr_w_reg(d, base, o)),
         }
     }
 
     fn store(&mut self, size: Size, base: Gpr, off: i32, s: Gpr) {
-        match (size, self.offset(size, off)) {
-            (Size::S32, None) => self.a.str_w(s, base, off),
-            (Size::S64, None) => self.a.str_x(s, base, off),
-            (Size::S32, Some(o)) => self.a.str_w_reg(s, base, o),
-            (Size::S64, Some(o)) => self.a.str_x_reg(s, base, o),
+        match self.offset(size, off) {
+            None => by_size!(size, self.a, str_x / str_w(s, base, off)),
+            Some(o) => by_size!(size, self.a, str_x_reg / str_w_reg(s, base, o)),
         }
     }
 
@@ -323,10 +272,7 @@ impl IntMasm for A64Int<'_> {
             ZR
         } else {
             let t = self.tmp[1];
-            match size {
-                Size::S32 => self.a.mov_imm_x(t, k as u32 as u64),
-                Size::S64 => self.a.mov_imm_x(t, k as u64),
-            }
+            self.a.mov_imm_x(t, trunc(size, k));
             t
         };
         self.store(size, base, off, s);
@@ -342,37 +288,19 @@ impl IntMasm for A64Int<'_> {
                 self.a.add_x(t, t, index);
             }
         }
-        match size {
-            Size::S32 => self.a.str_w_reg(s, base, t),
-            Size::S64 => self.a.str_x_reg(s, base, t),
-        }
-    }
-
-    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
-        self.a.table(bytes)
+        by_size!(size, self.a, str_x_reg / str_w_reg(s, base, t));
     }
 
     fn load_table(&mut self, size: Size, d: Gpr, table: DynamicLabel, idx: Gpr) {
         let t = self.tmp[0];
         self.a.adr(t, table);
-        match size {
-            Size::S32 => self.a.ldr_w_idx(d, t, idx),
-            Size::S64 => self.a.ldr_x_idx(d, t, idx),
-        }
+        by_size!(size, self.a, ldr_x_idx / ldr_w_idx(d, t, idx));
     }
 
     fn add_table(&mut self, size: Size, d: Gpr, table: DynamicLabel, idx: Gpr) {
         let t = self.tmp[0];
         self.a.adr(t, table);
-        match size {
-            Size::S32 => {
-                self.a.ldr_w_idx(t, t, idx);
-                self.a.add_w(d, d, t);
-            }
-            Size::S64 => {
-                self.a.ldr_x_idx(t, t, idx);
-                self.a.add_x(d, d, t);
-            }
-        }
+        by_size!(size, self.a, ldr_x_idx / ldr_w_idx(t, t, idx));
+        by_size!(size, self.a, add_x / add_w(d, d, t));
     }
 }

@@ -701,22 +701,39 @@ fn x64_matches_the_model() {
         context: Some(RBX),
     };
     let mut a = Asm::new();
-    frame.enter(&mut a);
+    let e = &mut X64Int::new(&mut a, R11);
+    e.enter(&frame);
     // rcx is the count of variable shifts; rax and rdx are the registers `udiv` saves
-    let (mut data, checks) = cases(
-        &mut X64Int::new(&mut a, R11),
-        RBX,
-        [RAX, RCX, RDX, RSI, R8, R9],
-        1,
-        &[3, 4, 5],
-    );
-    a.mov_ri32(RET, 0);
-    frame.ret(&mut a);
+    let (mut data, checks) = cases(e, RBX, [RAX, RCX, RDX, RSI, R8, R9], 1, &[3, 4, 5]);
+    e.mov_imm(RET, 0);
+    e.ret(&frame);
     let (code, _) = a.finish().unwrap();
-    let x = ExecCode::new(&code).unwrap();
-    // SAFETY: the code is a complete `fn(*mut u8) -> u32` touching only `data` and its stack.
-    assert_eq!(unsafe { x.call_plain(0, &mut data, 0) }, Ok(0));
+    run_x64(&code, &mut data);
     verify("x86-64", &data, &checks);
+}
+
+/// Runs x86-64 `code` on `data`.
+#[cfg(target_arch = "x86_64")]
+fn run_x64(code: &[u8], data: &mut [u8]) {
+    let x = ExecCode::new(code).unwrap();
+    // SAFETY: the code is a complete `fn(*mut u8) -> u32` touching only `data` and its stack.
+    assert_eq!(unsafe { x.call_plain(0, data, 0) }, Ok(0));
+}
+
+/// The next word of the frame tests' output, which must hold `want`.
+fn word(out: &mut i32, checks: &mut Vec<(usize, u64)>, want: u64) -> i32 {
+    let at = *out;
+    checks.push((at as usize, want));
+    *out += 8;
+    at
+}
+
+/// The words at `checks`' offsets hold their values.
+fn verify_words(data: &[u8], checks: &[(usize, u64)]) {
+    for &(at, want) in checks {
+        let got = u64::from_le_bytes(data[at..at + 8].try_into().unwrap());
+        assert_eq!(got, want, "word at {at:#x}");
+    }
 }
 
 #[cfg(any(target_arch = "aarch64", feature = "emulate-a64"))]
@@ -734,16 +751,12 @@ fn a64_matches_the_model() {
         context: Some(Gpr(19)),
     };
     let mut a = Asm::new();
-    frame.enter(&mut a);
-    let (mut data, checks) = cases(
-        &mut A64Int::new(&mut a, [Gpr(17), Gpr(8)]),
-        Gpr(19),
-        [Gpr(0), Gpr(9), Gpr(10), Gpr(11), Gpr(12), Gpr(16)],
-        1,
-        &[0, 3, 4, 5],
-    );
-    a.movz_w(RET, 0, 0);
-    frame.ret(&mut a);
+    let e = &mut A64Int::new(&mut a, [Gpr(17), Gpr(8)]);
+    e.enter(&frame);
+    let r = [Gpr(0), Gpr(9), Gpr(10), Gpr(11), Gpr(12), Gpr(16)];
+    let (mut data, checks) = cases(e, Gpr(19), r, 1, &[0, 3, 4, 5]);
+    e.mov_imm(RET, 0);
+    e.ret(&frame);
     let (code, _) = a.finish().unwrap();
     verify("AArch64", &run_a64(&code, &mut data), &checks);
 }
@@ -806,13 +819,10 @@ fn x64_frames_restore_what_they_save() {
         a.mov_rr64(ARGS[0], RBX);
         a.call_label(*l);
         for (i, &r) in others.iter().enumerate() {
-            a.mov_mr64(RBX, out, r);
-            checks.push((out as usize, 0x5A5A_0000u64 + (k * 16 + i) as u64));
-            out += 8;
+            let at = word(&mut out, &mut checks, 0x5A5A_0000 + (k * 16 + i) as u64);
+            a.mov_mr64(RBX, at, r);
         }
-        inner_out.push(out);
-        checks.push((out as usize, 0x10CA_1000 + k as u64));
-        out += 8;
+        inner_out.push(word(&mut out, &mut checks, 0x10CA_1000 + k as u64));
     }
     a.mov_ri32(RET, 0);
     outer.ret(&mut a);
@@ -833,14 +843,9 @@ fn x64_frames_restore_what_they_save() {
         inner.ret(&mut a);
     }
     let (code, _) = a.finish().unwrap();
-    let x = ExecCode::new(&code).unwrap();
     let mut data = vec![0u8; out as usize];
-    // SAFETY: the code is a complete `fn(*mut u8) -> u32` touching only `data` and its stack.
-    assert_eq!(unsafe { x.call_plain(0, &mut data, 0) }, Ok(0));
-    for (at, want) in checks {
-        let got = u64::from_le_bytes(data[at..at + 8].try_into().unwrap());
-        assert_eq!(got, want, "word at {at:#x}");
-    }
+    run_x64(&code, &mut data);
+    verify_words(&data, &checks);
 }
 
 /// [`x64_frames_restore_what_they_save`] for AArch64, with the frame pair, vector registers,
@@ -915,19 +920,19 @@ fn a64_frames_restore_what_they_save() {
         a.mov_x(ARGS[0], ctx);
         a.bl(*l);
         for (i, &r) in others.iter().enumerate() {
-            a.str_x(r, ctx, out);
-            checks.push((out as usize, 0x5A5A_0000u64 + (k * 32 + i) as u64));
-            out += 8;
+            let at = word(&mut out, &mut checks, 0x5A5A_0000 + (k * 32 + i) as u64);
+            a.str_x(r, ctx, at);
         }
         for (i, &v) in CALLEE_SAVED_V.iter().enumerate() {
+            let at = word(
+                &mut out,
+                &mut checks,
+                0x7E7E_0000 + (k * 32 + 16 + i) as u64,
+            );
             a.fmov_xd(t, v);
-            a.str_x(t, ctx, out);
-            checks.push((out as usize, 0x7E7E_0000u64 + (k * 32 + 16 + i) as u64));
-            out += 8;
+            a.str_x(t, ctx, at);
         }
-        inner_out.push(out);
-        checks.push((out as usize, 0x10CA_1000 + k as u64));
-        out += 8;
+        inner_out.push(word(&mut out, &mut checks, 0x10CA_1000 + k as u64));
     }
     a.movz_w(RET, 0, 0);
     outer.ret(&mut a);
@@ -954,9 +959,5 @@ fn a64_frames_restore_what_they_save() {
     }
     let (code, _) = a.finish().unwrap();
     let mut data = vec![0u8; out as usize];
-    let data = run_a64(&code, &mut data);
-    for (at, want) in checks {
-        let got = u64::from_le_bytes(data[at..at + 8].try_into().unwrap());
-        assert_eq!(got, want, "word at {at:#x}");
-    }
+    verify_words(&run_a64(&code, &mut data), &checks);
 }

@@ -358,34 +358,9 @@ impl Asm {
         x64!(self.ops; mov Rq(d.0), QWORD [Rq(b.0) + o]);
     }
 
-    /// `mov [base + disp], src64`
-    pub fn mov_mr64(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov QWORD [Rq(b.0) + o], Rq(s.0));
-    }
-
     /// `mov dst32, [base + disp]`
     pub fn mov_rm32(&mut self, d: Gpr, b: Gpr, o: i32) {
         x64!(self.ops; mov Rd(d.0), DWORD [Rq(b.0) + o]);
-    }
-
-    /// `mov [base + disp], src32`
-    pub fn mov_mr32(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov DWORD [Rq(b.0) + o], Rd(s.0));
-    }
-
-    /// `mov dword [base + disp], imm32`
-    pub fn mov_mi32(&mut self, b: Gpr, o: i32, imm: i32) {
-        x64!(self.ops; mov DWORD [Rq(b.0) + o], imm);
-    }
-
-    /// `mov byte [base + disp], src8`
-    pub fn mov_mr8(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov BYTE [Rq(b.0) + o], Rb(s.0));
-    }
-
-    /// `mov word [base + disp], src16`
-    pub fn mov_mr16(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov WORD [Rq(b.0) + o], Rw(s.0));
     }
 
     /// `movzx dst32, byte [base + disp]`
@@ -468,11 +443,6 @@ impl Asm {
         x64!(self.ops; sub Rq(d.0), Rq(s.0));
     }
 
-    /// `add qword [base + disp], src64`
-    pub fn add_mr64(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; add QWORD [Rq(b.0) + o], Rq(s.0));
-    }
-
     /// `add qword [base + disp], imm8`
     pub fn add_mi64(&mut self, b: Gpr, o: i32, imm: i8) {
         x64!(self.ops; add QWORD [Rq(b.0) + o], imm as i32);
@@ -511,11 +481,6 @@ impl Asm {
     /// `test word [base + disp], imm16`
     pub fn test_mi16(&mut self, b: Gpr, o: i32, imm: u16) {
         x64!(self.ops; test WORD [Rq(b.0) + o], imm as i16);
-    }
-
-    /// `add dword [base + disp], src32`
-    pub fn add_mr32(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; add DWORD [Rq(b.0) + o], Rd(s.0));
     }
 
     /// `sub dword [base + disp], imm8`
@@ -858,6 +823,91 @@ gpr_ri!(
 );
 gpr_rcl!(shr_rcl64 => shr Rq, shl_rcl32 => shl Rd, shr_rcl32 => shr Rd, sar_rcl32 => sar Rd);
 
+/// `op dst` (one register operand).
+macro_rules! gpr_r {
+    ($($name:ident => $mn:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " dst` (", stringify!($r), ")")]
+                pub fn $name(&mut self, d: Gpr) {
+                    x64!(self.ops; $mn $r(d.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `op size [base + disp], imm32`
+macro_rules! gpr_mi {
+    ($($name:ident => $mn:ident $size:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($size), " [base + disp], imm32`")]
+                pub fn $name(&mut self, b: Gpr, o: i32, imm: i32) {
+                    x64!(self.ops; $mn $size [Rq(b.0) + o], imm);
+                }
+            )*
+        }
+    };
+}
+
+/// `op size [base + disp], src`
+macro_rules! gpr_mr {
+    ($($name:ident => $mn:ident $size:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($size), " [base + disp], src`")]
+                pub fn $name(&mut self, b: Gpr, o: i32, s: Gpr) {
+                    x64!(self.ops; $mn $size [Rq(b.0) + o], $r(s.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `op size [base + index + disp], src`
+macro_rules! gpr_mr_idx {
+    ($($name:ident => $mn:ident $size:ident $r:ident),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " ", stringify!($size), " [base + index + disp], src`")]
+                pub fn $name(&mut self, b: Gpr, i: Gpr, o: i32, s: Gpr) {
+                    x64!(self.ops; $mn $size [Rq(b.0) + Rq(i.0) + o], $r(s.0));
+                }
+            )*
+        }
+    };
+}
+
+/// `jcc label`
+macro_rules! jcc {
+    ($($mn:ident: $what:literal),* $(,)?) => {
+        impl Asm {
+            $(
+                #[doc = concat!("`", stringify!($mn), " label` (", $what, ")")]
+                pub fn $mn(&mut self, l: DynamicLabel) {
+                    x64!(self.ops; $mn =>l);
+                }
+            )*
+        }
+    };
+}
+
+gpr_r!(div_r64 => div Rq, div_r32 => div Rd);
+gpr_mi!(
+    mov_mi32 => mov DWORD, mov_mi64 => mov QWORD, cmp_mi32 => cmp DWORD, cmp_mi64 => cmp QWORD,
+);
+gpr_mr!(
+    mov_mr8 => mov BYTE Rb, mov_mr16 => mov WORD Rw, mov_mr32 => mov DWORD Rd,
+    mov_mr64 => mov QWORD Rq, add_mr32 => add DWORD Rd, add_mr64 => add QWORD Rq,
+    cmp_mr32 => cmp DWORD Rd, cmp_mr64 => cmp QWORD Rq,
+);
+gpr_mr_idx!(mov_mr32_idx => mov DWORD Rd, mov_mr64_idx => mov QWORD Rq);
+jcc!(
+    jbe: "unsigned below or equal", jle: "signed less or equal", jg: "signed greater",
+    jno: "no signed overflow",
+);
+
 impl Asm {
     /// `sar dst32, imm`
     pub fn sar_ri32(&mut self, d: Gpr, imm: u8) {
@@ -872,51 +922,6 @@ impl Asm {
     /// `movsxd dst64, src32`
     pub fn movsxd(&mut self, d: Gpr, s: Gpr) {
         x64!(self.ops; movsxd Rq(d.0), Rd(s.0));
-    }
-
-    /// `div src64` (rdx:rax / src: quotient in rax, remainder in rdx)
-    pub fn div_r64(&mut self, s: Gpr) {
-        x64!(self.ops; div Rq(s.0));
-    }
-
-    /// `div src32` (edx:eax / src: quotient in eax, remainder in edx)
-    pub fn div_r32(&mut self, s: Gpr) {
-        x64!(self.ops; div Rd(s.0));
-    }
-
-    /// `mov qword [base + disp], imm32` (sign-extended)
-    pub fn mov_mi64(&mut self, b: Gpr, o: i32, imm: i32) {
-        x64!(self.ops; mov QWORD [Rq(b.0) + o], imm);
-    }
-
-    /// `mov [base + index + disp], src32`
-    pub fn mov_mr32_idx(&mut self, b: Gpr, i: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov DWORD [Rq(b.0) + Rq(i.0) + o], Rd(s.0));
-    }
-
-    /// `mov [base + index + disp], src64`
-    pub fn mov_mr64_idx(&mut self, b: Gpr, i: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; mov QWORD [Rq(b.0) + Rq(i.0) + o], Rq(s.0));
-    }
-
-    /// `cmp dword [base + disp], imm32`
-    pub fn cmp_mi32(&mut self, b: Gpr, o: i32, imm: i32) {
-        x64!(self.ops; cmp DWORD [Rq(b.0) + o], imm);
-    }
-
-    /// `cmp qword [base + disp], imm32` (sign-extended)
-    pub fn cmp_mi64(&mut self, b: Gpr, o: i32, imm: i32) {
-        x64!(self.ops; cmp QWORD [Rq(b.0) + o], imm);
-    }
-
-    /// `cmp [base + disp], src32`
-    pub fn cmp_mr32(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; cmp DWORD [Rq(b.0) + o], Rd(s.0));
-    }
-
-    /// `cmp [base + disp], src64`
-    pub fn cmp_mr64(&mut self, b: Gpr, o: i32, s: Gpr) {
-        x64!(self.ops; cmp QWORD [Rq(b.0) + o], Rq(s.0));
     }
 
     /// `mov dst64, [base + index*8]`
@@ -937,25 +942,5 @@ impl Asm {
     /// `sub dst32, imm8` (sign-extended)
     pub fn sub_ri32_8(&mut self, d: Gpr, imm: i8) {
         x64!(self.ops; sub Rd(d.0), BYTE imm);
-    }
-
-    /// `jbe label` (unsigned below or equal)
-    pub fn jbe(&mut self, l: DynamicLabel) {
-        x64!(self.ops; jbe =>l);
-    }
-
-    /// `jle label` (signed less or equal)
-    pub fn jle(&mut self, l: DynamicLabel) {
-        x64!(self.ops; jle =>l);
-    }
-
-    /// `jg label` (signed greater)
-    pub fn jg(&mut self, l: DynamicLabel) {
-        x64!(self.ops; jg =>l);
-    }
-
-    /// `jno label` (no signed overflow)
-    pub fn jno(&mut self, l: DynamicLabel) {
-        x64!(self.ops; jno =>l);
     }
 }

@@ -8,11 +8,12 @@
 //! ([`IntMasm::add32_sign_exact`]).
 //!
 //! Every general-purpose register may be pinned by some client, so the scratch register is
-//! the client's choice (`X64Int::new`); it must never be an operand.
+//! the client's choice (`X64Int::new`; see the conventions in `crate::host::int`).
 
+use super::abi::Frame;
 use super::asm::Asm;
 use super::regs::{Gpr, RAX, RCX, RDX};
-use crate::host::int::{Alu, Cond, IntMasm, RegImm, Shift, Size};
+use crate::host::int::{by_size, delegate_to_asm, Alu, Cond, IntMasm, RegImm, Shift, Size};
 use dynasmrt::DynamicLabel;
 
 /// The integer macro-assembler over an x86-64 [`Asm`].
@@ -39,39 +40,26 @@ impl<'a> X64Int<'a> {
     /// `op d, s` on registers.
     fn op_rr(&mut self, op: Alu, size: Size, d: Gpr, s: Gpr) {
         let a = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Alu::Add) => a.add_rr64(d, s),
-            (Size::S64, Alu::Sub) => a.sub_rr64(d, s),
-            (Size::S64, Alu::And) => a.and_rr64(d, s),
-            (Size::S64, Alu::Or) => a.or_rr64(d, s),
-            (Size::S64, Alu::Xor) => a.xor_rr64(d, s),
-            (Size::S64, Alu::Mul) => a.imul_rr64(d, s),
-            (Size::S32, Alu::Add) => a.add_rr32(d, s),
-            (Size::S32, Alu::Sub) => a.sub_rr32(d, s),
-            (Size::S32, Alu::And) => a.and_rr32(d, s),
-            (Size::S32, Alu::Or) => a.or_rr32(d, s),
-            (Size::S32, Alu::Xor) => a.xor_rr32(d, s),
-            (Size::S32, Alu::Mul) => a.imul_rr32(d, s),
+        match op {
+            Alu::Add => by_size!(size, a, add_rr64 / add_rr32(d, s)),
+            Alu::Sub => by_size!(size, a, sub_rr64 / sub_rr32(d, s)),
+            Alu::And => by_size!(size, a, and_rr64 / and_rr32(d, s)),
+            Alu::Or => by_size!(size, a, or_rr64 / or_rr32(d, s)),
+            Alu::Xor => by_size!(size, a, xor_rr64 / xor_rr32(d, s)),
+            Alu::Mul => by_size!(size, a, imul_rr64 / imul_rr32(d, s)),
         }
     }
 
     /// `op d, k` (`op` not [`Alu::Mul`]).
     fn op_ri(&mut self, op: Alu, size: Size, d: Gpr, k: i32) {
         let a = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Alu::Add) => a.add_ri64(d, k),
-            (Size::S64, Alu::Sub) => a.sub_ri64(d, k),
-            (Size::S64, Alu::And) => a.and_ri64(d, k),
-            (Size::S64, Alu::Or) => a.or_ri64(d, k),
-            (Size::S64, Alu::Xor) => a.xor_ri64(d, k),
-            (Size::S32, Alu::Add) => a.add_ri32(d, k),
-            (Size::S32, Alu::Sub) => a.sub_ri32(d, k),
-            (Size::S32, Alu::And) => a.and_ri32(d, k),
-            (Size::S32, Alu::Or) => a.or_ri32(d, k),
-            (Size::S32, Alu::Xor) => a.xor_ri32(d, k),
-            (_, Alu::Mul) => {
-                unreachable!("multiplications by a constant use imul's three-operand form")
-            }
+        match op {
+            Alu::Add => by_size!(size, a, add_ri64 / add_ri32(d, k)),
+            Alu::Sub => by_size!(size, a, sub_ri64 / sub_ri32(d, k)),
+            Alu::And => by_size!(size, a, and_ri64 / and_ri32(d, k)),
+            Alu::Or => by_size!(size, a, or_ri64 / or_ri32(d, k)),
+            Alu::Xor => by_size!(size, a, xor_ri64 / xor_ri32(d, k)),
+            Alu::Mul => unreachable!("multiplications by a constant use imul's three-operand form"),
         }
     }
 
@@ -86,20 +74,7 @@ impl<'a> X64Int<'a> {
 }
 
 impl IntMasm for X64Int<'_> {
-    type Reg = Gpr;
-    type Label = DynamicLabel;
-
-    fn label(&mut self) -> DynamicLabel {
-        self.a.new_label()
-    }
-
-    fn bind(&mut self, l: DynamicLabel) {
-        self.a.bind(l);
-    }
-
-    fn jump(&mut self, l: DynamicLabel) {
-        self.a.jmp(l);
-    }
+    delegate_to_asm!(jmp);
 
     fn jcc(&mut self, c: Cond, l: DynamicLabel) {
         let a = &mut *self.a;
@@ -163,10 +138,7 @@ impl IntMasm for X64Int<'_> {
     }
 
     fn dec_branch_nz(&mut self, size: Size, r: Gpr, l: DynamicLabel) {
-        match size {
-            Size::S32 => self.a.sub_ri32_8(r, 1),
-            Size::S64 => self.a.sub_ri64_8(r, 1),
-        }
+        by_size!(size, self.a, sub_ri64_8 / sub_ri32_8(r, 1));
         self.a.jne(l);
     }
 
@@ -195,11 +167,7 @@ impl IntMasm for X64Int<'_> {
             RegImm::R(b) => b,
             RegImm::I(k) => match Self::imm32(size, k) {
                 Some(k) if op == Alu::Mul => {
-                    match size {
-                        Size::S32 => self.a.imul_rri32(d, a, k),
-                        Size::S64 => self.a.imul_rri64(d, a, k),
-                    }
-                    return;
+                    return by_size!(size, self.a, imul_rri64 / imul_rri32(d, a, k));
                 }
                 Some(k) => {
                     self.first(size, d, a);
@@ -230,37 +198,27 @@ impl IntMasm for X64Int<'_> {
 
     fn neg(&mut self, size: Size, d: Gpr, a: Gpr) {
         self.first(size, d, a);
-        match size {
-            Size::S32 => self.a.neg_r32(d),
-            Size::S64 => self.a.neg_r64(d),
-        }
+        by_size!(size, self.a, neg_r64 / neg_r32(d));
     }
 
     fn shift(&mut self, op: Shift, size: Size, d: Gpr, a: Gpr, n: u32) {
         self.first(size, d, a);
-        let n = n as u8;
-        let a = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Shift::Shl) => a.shl_ri64(d, n),
-            (Size::S64, Shift::Shr) => a.shr_ri64(d, n),
-            (Size::S64, Shift::Sar) => a.sar_ri64(d, n),
-            (Size::S32, Shift::Shl) => a.shl_ri32(d, n),
-            (Size::S32, Shift::Shr) => a.shr_ri32(d, n),
-            (Size::S32, Shift::Sar) => a.sar_ri32(d, n),
+        let (x, n) = (&mut *self.a, n as u8);
+        match op {
+            Shift::Shl => by_size!(size, x, shl_ri64 / shl_ri32(d, n)),
+            Shift::Shr => by_size!(size, x, shr_ri64 / shr_ri32(d, n)),
+            Shift::Sar => by_size!(size, x, sar_ri64 / sar_ri32(d, n)),
         }
     }
 
     fn shift_var(&mut self, op: Shift, size: Size, d: Gpr, a: Gpr, n: Gpr) {
         assert!(n == RCX && d != RCX, "x86-64 shifts by cl only");
         self.first(size, d, a);
-        let a = &mut *self.a;
-        match (size, op) {
-            (Size::S64, Shift::Shl) => a.shl_rcl64(d),
-            (Size::S64, Shift::Shr) => a.shr_rcl64(d),
-            (Size::S64, Shift::Sar) => a.sar_rcl64(d),
-            (Size::S32, Shift::Shl) => a.shl_rcl32(d),
-            (Size::S32, Shift::Shr) => a.shr_rcl32(d),
-            (Size::S32, Shift::Sar) => a.sar_rcl32(d),
+        let x = &mut *self.a;
+        match op {
+            Shift::Shl => by_size!(size, x, shl_rcl64 / shl_rcl32(d)),
+            Shift::Shr => by_size!(size, x, shr_rcl64 / shr_rcl32(d)),
+            Shift::Sar => by_size!(size, x, sar_rcl64 / sar_rcl32(d)),
         }
     }
 
@@ -295,16 +253,8 @@ impl IntMasm for X64Int<'_> {
         // `min` commutes: keep whichever source `d` is.
         let (a, b) = if d == b { (b, a) } else { (a, b) };
         self.first(size, d, a);
-        match size {
-            Size::S32 => {
-                self.a.cmp_rr32(d, b);
-                self.a.cmova_rr32(d, b);
-            }
-            Size::S64 => {
-                self.a.cmp_rr64(d, b);
-                self.a.cmova_rr64(d, b);
-            }
-        }
+        by_size!(size, self.a, cmp_rr64 / cmp_rr32(d, b));
+        by_size!(size, self.a, cmova_rr64 / cmova_rr32(d, b));
     }
 
     fn udiv(&mut self, size: Size, d: Gpr, a: Gpr, b: Gpr) {
@@ -321,20 +271,10 @@ impl IntMasm for X64Int<'_> {
         for &r in &save {
             self.a.push(r);
         }
-        match size {
-            Size::S32 => {
-                self.a.mov_rr32(RAX, a);
-                self.a.xor_rr32(RDX, RDX);
-                self.a.div_r32(b);
-                self.a.mov_rr32(d, RAX);
-            }
-            Size::S64 => {
-                self.a.mov_rr64(RAX, a);
-                self.a.xor_rr32(RDX, RDX);
-                self.a.div_r64(b);
-                self.a.mov_rr64(d, RAX);
-            }
-        }
+        by_size!(size, self.a, mov_rr64 / mov_rr32(RAX, a));
+        self.a.xor_rr32(RDX, RDX);
+        by_size!(size, self.a, div_r64 / div_r32(b));
+        by_size!(size, self.a, mov_rr64 / mov_rr32(d, RAX));
         for &r in save.iter().rev() {
             self.a.pop(r);
         }
@@ -357,17 +297,11 @@ impl IntMasm for X64Int<'_> {
     }
 
     fn load(&mut self, size: Size, d: Gpr, base: Gpr, off: i32) {
-        match size {
-            Size::S32 => self.a.mov_rm32(d, base, off),
-            Size::S64 => self.a.mov_rm64(d, base, off),
-        }
+        by_size!(size, self.a, mov_rm64 / mov_rm32(d, base, off));
     }
 
     fn store(&mut self, size: Size, base: Gpr, off: i32, s: Gpr) {
-        match size {
-            Size::S32 => self.a.mov_mr32(base, off, s),
-            Size::S64 => self.a.mov_mr64(base, off, s),
-        }
+        by_size!(size, self.a, mov_mr64 / mov_mr32(base, off, s));
     }
 
     fn store_imm(&mut self, size: Size, base: Gpr, off: i32, k: i64) {
@@ -382,29 +316,20 @@ impl IntMasm for X64Int<'_> {
     }
 
     fn store_idx(&mut self, size: Size, base: Gpr, index: Gpr, off: i32, s: Gpr) {
-        match size {
-            Size::S32 => self.a.mov_mr32_idx(base, index, off, s),
-            Size::S64 => self.a.mov_mr64_idx(base, index, off, s),
-        }
-    }
-
-    fn table(&mut self, bytes: Vec<u8>) -> DynamicLabel {
-        self.a.table(bytes)
+        by_size!(
+            size,
+            self.a,
+            mov_mr64_idx / mov_mr32_idx(base, index, off, s)
+        );
     }
 
     fn load_table(&mut self, size: Size, d: Gpr, table: DynamicLabel, idx: Gpr) {
         self.a.lea_label(self.tmp, table);
-        match size {
-            Size::S32 => self.a.mov_r32_idx4(d, self.tmp, idx),
-            Size::S64 => self.a.mov_r64_idx8(d, self.tmp, idx),
-        }
+        by_size!(size, self.a, mov_r64_idx8 / mov_r32_idx4(d, self.tmp, idx));
     }
 
     fn add_table(&mut self, size: Size, d: Gpr, table: DynamicLabel, idx: Gpr) {
         self.a.lea_label(self.tmp, table);
-        match size {
-            Size::S32 => self.a.add_r32_idx4(d, self.tmp, idx),
-            Size::S64 => self.a.add_r64_idx8(d, self.tmp, idx),
-        }
+        by_size!(size, self.a, add_r64_idx8 / add_r32_idx4(d, self.tmp, idx));
     }
 }
