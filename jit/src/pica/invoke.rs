@@ -46,16 +46,36 @@ impl CompiledShader {
         &self,
         regs: &mut Registers,
         uniforms: &Uniforms,
-        mut geometry: Option<&mut GeometryState>,
+        geometry: Option<&mut GeometryState>,
         budget: u64,
     ) -> Result<RunInfo, ExecError> {
         if self.exec.is_none() {
             return self.interp.run(regs, uniforms, geometry, budget);
         }
+        self.run_counted(regs, uniforms, geometry, budget, &mut 0)
+    }
+
+    /// [`Self::run`], counting in `deopts` an invocation that compiled code began and the
+    /// interpreter finished: the one fallback of every per-invocation driver.
+    #[inline]
+    fn run_counted(
+        &self,
+        regs: &mut Registers,
+        uniforms: &Uniforms,
+        mut geometry: Option<&mut GeometryState>,
+        budget: u64,
+        deopts: &mut usize,
+    ) -> Result<RunInfo, ExecError> {
         match self.try_run(regs, uniforms, geometry.as_deref_mut(), budget) {
             Ok(info) => Ok(info),
-            // `try_run` left everything as it was, so the interpreter starts from the same state.
-            Err(_) => self.interp.run(regs, uniforms, geometry, budget),
+            Err(exit) => {
+                if exit != JitExit::NotExecutable {
+                    *deopts += 1;
+                }
+                // `try_run` left everything as it was, so the interpreter starts from the
+                // same state.
+                self.interp.run(regs, uniforms, geometry, budget)
+            }
         }
     }
 
@@ -147,16 +167,7 @@ impl CompiledShader {
         let mut info = BatchInfo::default();
         for (index, input) in inputs.iter().enumerate() {
             regs.input = *input;
-            let r = match self.try_run(regs, uniforms, Some(geometry), budget) {
-                Ok(r) => Ok(r),
-                Err(JitExit::NotExecutable) => {
-                    self.interp.run(regs, uniforms, Some(geometry), budget)
-                }
-                Err(_) => {
-                    info.deopts += 1;
-                    self.interp.run(regs, uniforms, Some(geometry), budget)
-                }
-            };
+            let r = self.run_counted(regs, uniforms, Some(geometry), budget, &mut info.deopts);
             uniforms.set_bool(15, true);
             geometry.drain_into(out);
             match r {
@@ -242,14 +253,7 @@ impl CompiledShader {
             regs.input = *input;
             regs.output = [[0.0; 4]; 16];
             regs.set_unit_state(start);
-            let r = match self.try_run(&mut regs, uniforms, None, budget) {
-                Ok(r) => Ok(r),
-                Err(JitExit::NotExecutable) => self.interp.run(&mut regs, uniforms, None, budget),
-                Err(_) => {
-                    info.deopts += 1;
-                    self.interp.run(&mut regs, uniforms, None, budget)
-                }
-            };
+            let r = self.run_counted(&mut regs, uniforms, None, budget, &mut info.deopts);
             match r {
                 Ok(r) => info.instructions += r.instructions,
                 Err(error) => return Err(BatchError { index, error }),
