@@ -55,3 +55,17 @@ PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --exists --print-errors picaj
 cmake -S examples/cpp -B "$out/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$out/build"
 "$out/build/emulator_backend"
+
+# The same run under valgrind memcheck, as tests/capi.rs runs the C programs: any error or
+# leaked block fails. PICAJIT_SKIP_VALGRIND=1 skips it (with a warning) where valgrind is
+# missing.
+if command -v valgrind >/dev/null 2>&1; then
+  valgrind --quiet --error-exitcode=99 --leak-check=full \
+    --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+    "$out/build/emulator_backend"
+elif [ "${PICAJIT_SKIP_VALGRIND:-0}" = 1 ]; then
+  echo "*** WARNING: valgrind not found and PICAJIT_SKIP_VALGRIND=1: the memcheck run is SKIPPED ***" >&2
+else
+  echo "valgrind not found: install it, or set PICAJIT_SKIP_VALGRIND=1 to skip the memcheck run" >&2
+  exit 1
+fi

@@ -194,13 +194,37 @@ fn example_shbin(name: &str, dir: &Path) -> PathBuf {
     out
 }
 
+/// The C enums of the sources: every type named by a `c_enum!` (enums C passes as `uint32_t`,
+/// which no signature names, so cbindgen exports them only when told to).
+fn c_enums(dir: &Path, names: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("read source directory") {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            c_enums(&path, names);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("read source");
+            for use_ in text.split("c_enum!(").skip(1) {
+                let name = use_.trim_start().split(':').next().unwrap_or("");
+                if name.starts_with("Picajit") && name.chars().all(char::is_alphanumeric) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn header() {
     let root = manifest_dir();
-    let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    c_enums(&root.join("src"), &mut config.export.include);
+    config.export.include.sort();
+    config.export.include.dedup();
     let mut generated = Vec::new();
     cbindgen::Builder::new()
-        // Only the capi module: constants elsewhere in the crate are not part of the C API.
+        // Only the capi module tree (src/capi and the ISA modules it registers): constants
+        // elsewhere in the crate are not part of the C API.
         .with_src(root.join("src/capi/mod.rs"))
         .with_config(config)
         .generate()

@@ -1348,16 +1348,16 @@ fn moved_registers_on(b: Target) {
 /// # Safety
 /// The caller destroys the three handles once, uniforms and shader before the engine.
 unsafe fn c_load(
-    backend: picajit::capi::PicajitBackend,
+    backend: picajit::capi::PicajitEngineKind,
     shbin: &[u8],
     table: &Uniforms,
     bools: u16,
 ) -> (
-    *mut picajit::capi::PicajitEngine,
-    *mut picajit::capi::PicajitShader,
-    *mut picajit::capi::PicajitUniforms,
+    *mut picajit::capi::pica::PicajitEngine,
+    *mut picajit::capi::pica::PicajitShader,
+    *mut picajit::capi::pica::PicajitUniforms,
 ) {
-    use picajit::capi::*;
+    use picajit::capi::{pica::*, PicajitStatus};
     use std::ptr::null_mut;
     let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
     // SAFETY: every pointer passed is a live local of the right size; the handles are the
@@ -1368,7 +1368,7 @@ unsafe fn c_load(
             picajit_engine_config_init(&mut cfg),
             PicajitStatus::PICAJIT_OK
         );
-        cfg.backend = backend as u32;
+        cfg.engine = backend as u32;
         let mut engine = null_mut();
         assert_eq!(
             picajit_engine_create(&cfg, &mut engine),
@@ -1404,10 +1404,10 @@ unsafe fn c_load(
 
 #[test]
 fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
-    use picajit::capi::*;
-    let mut jits = vec![PicajitBackend::PICAJIT_BACKEND_A64];
+    use picajit::capi::{pica::*, PicajitEngineKind, PicajitStatus};
+    let mut jits = vec![PicajitEngineKind::PICAJIT_ENGINE_A64];
     if backends().iter().any(|t| *t == Backend::X64) {
-        jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
+        jits.push(PicajitEngineKind::PICAJIT_ENGINE_X64);
     }
     for (name, src) in picajit::pica::bench::EXAMPLES
         .iter()
@@ -1433,7 +1433,7 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
         let table = w.uniforms(F24Z);
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
         // every handle comes from the library and is destroyed once.
-        let run = |backend: PicajitBackend| unsafe {
+        let run = |backend: PicajitEngineKind| unsafe {
             let (engine, shader, uniforms) = c_load(backend, &shbin, &table, table.bools());
             let layout = PicajitVertexLayout {
                 format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
@@ -1507,14 +1507,14 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             (
                 bits,
                 stats.instructions,
-                info.backend,
-                info.batch_path,
+                info.engine as u32,
+                info.batch_path as u32,
                 info.batch_lanes,
                 from_bits,
                 from_stats.instructions,
             )
         };
-        let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
+        let want = run(PicajitEngineKind::PICAJIT_ENGINE_INTERP);
         for jit in &jits {
             let got = run(*jit);
             assert_eq!(got.2, *jit as u32, "{name}: {jit:?} not active");
@@ -1739,11 +1739,11 @@ fn a64_instructions_per_vertex() {
 /// equal the interpreter's through the same calls, for each point-mode example.
 #[test]
 fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
-    use picajit::capi::*;
+    use picajit::capi::{pica::*, PicajitEngineKind, PicajitStatus};
     use std::ptr::null_mut;
-    let mut jits = vec![PicajitBackend::PICAJIT_BACKEND_A64];
+    let mut jits = vec![PicajitEngineKind::PICAJIT_ENGINE_A64];
     if backends().iter().any(|t| *t == Backend::X64) {
-        jits.push(PicajitBackend::PICAJIT_BACKEND_X64);
+        jits.push(PicajitEngineKind::PICAJIT_ENGINE_X64);
     }
     let mut seen = 0;
     for w in Workload::examples()
@@ -1774,7 +1774,7 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
         let table = w.uniforms(F24Z);
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
         // every handle comes from the library and is destroyed once.
-        let run = |backend: PicajitBackend| unsafe {
+        let run = |backend: PicajitEngineKind| unsafe {
             let (engine, shader, uniforms) =
                 c_load(backend, &shbin, &table, table.bools() & !(1 << 15));
             let mut geometry = null_mut();
@@ -1844,12 +1844,12 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
                 bits,
                 flags,
                 stats.instructions,
-                info.backend,
-                info.batch_path,
+                info.engine as u32,
+                info.batch_path as u32,
                 info.batch_lanes,
             )
         };
-        let want = run(PicajitBackend::PICAJIT_BACKEND_INTERPRETER);
+        let want = run(PicajitEngineKind::PICAJIT_ENGINE_INTERP);
         assert!(!want.1.is_empty(), "{name}: no vertices emitted");
         for jit in &jits {
             let got = run(*jit);

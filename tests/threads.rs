@@ -199,7 +199,8 @@ spin:
 /// caller built against the first options layout (smaller `struct_size`) still runs.
 #[test]
 fn c_abi_threads_option() {
-    use picajit::capi::*;
+    use picajit::capi::pica::*;
+    use picajit::capi::PicajitStatus;
     use std::ptr::null_mut;
     let w = Workload::examples()
         .expect("examples")

@@ -78,9 +78,9 @@ int main(int argc, char **argv) {
     const char *reason;
     check(picajit_shader_fallback_reason(shader, &reason), "picajit_shader_fallback_reason");
     printf("libpicajit %s, shader runs on %s%s%s\n", picajit_version(),
-           info.backend == PICAJIT_BACKEND_X64   ? "the x86-64 JIT"
-           : info.backend == PICAJIT_BACKEND_A64 ? "the AArch64 JIT"
-                                                 : "the interpreter",
+           info.engine == PICAJIT_ENGINE_X64   ? "the x86-64 JIT"
+           : info.engine == PICAJIT_ENGINE_A64 ? "the AArch64 JIT"
+                                               : "the interpreter",
            reason ? ": " : "", reason ? reason : "");
 
     /* 3. Uniforms: the shader's constants, then projection (scale by 2) and model-view

@@ -219,8 +219,10 @@ void expect(bool ok, const char *what) {
 }  // namespace
 
 int main() {
-    if (picajit_api_version() >> 16 != PICAJIT_API_VERSION_MAJOR ||
-        (picajit_api_version() & 0xFFFF) < PICAJIT_API_VERSION_MINOR) {
+    // The same major version, and at least this header's minor one (with the same major,
+    // comparing the whole versions compares the minor ones).
+    const uint32_t version = picajit_api_version();
+    if (version >> 16 != PICAJIT_API_VERSION_MAJOR || version < PICAJIT_API_VERSION) {
         std::fprintf(stderr, "libpicajit %s is not compatible with this header\n",
                      picajit_version());
         return 1;

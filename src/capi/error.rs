@@ -1,6 +1,7 @@
-//! Status codes, the thread-local last-error message, the panic barrier every entry point
-//! runs behind, and the checked conversions of caller pointers.
+//! Status codes, the thread-local last-error message and the panic barrier every entry point
+//! runs behind.
 
+use super::cenum::{c_enum, CEnum, UnknownValue};
 use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
@@ -28,8 +29,8 @@ pub enum PicajitStatus {
     PICAJIT_ERR_SHBIN = 4,
     /// The shader source did not assemble.
     PICAJIT_ERR_ASSEMBLY = 5,
-    /// The requested backend cannot run on this host in this build.
-    PICAJIT_ERR_BACKEND_UNAVAILABLE = 6,
+    /// The requested engine cannot run on this host in this build.
+    PICAJIT_ERR_ENGINE_UNAVAILABLE = 6,
     /// An invocation stopped without reaching END: instruction budget exhausted, BREAK
     /// outside a loop, execution past the end of the program, or an undefined opcode (on
     /// hardware, all of these hang the GPU).
@@ -43,33 +44,25 @@ pub enum PicajitStatus {
     PICAJIT_ERR_INVALID_HANDLE = 9,
 }
 
-impl PicajitStatus {
-    /// The name of a status value, as spelled in the header.
-    pub fn name(code: i32) -> &'static CStr {
-        use PicajitStatus::*;
-        const NAMES: [(PicajitStatus, &CStr); 10] = [
-            (PICAJIT_OK, c"PICAJIT_OK"),
-            (PICAJIT_ERR_NULL, c"PICAJIT_ERR_NULL"),
-            (
-                PICAJIT_ERR_INVALID_ARGUMENT,
-                c"PICAJIT_ERR_INVALID_ARGUMENT",
-            ),
-            (PICAJIT_ERR_PROGRAM, c"PICAJIT_ERR_PROGRAM"),
-            (PICAJIT_ERR_SHBIN, c"PICAJIT_ERR_SHBIN"),
-            (PICAJIT_ERR_ASSEMBLY, c"PICAJIT_ERR_ASSEMBLY"),
-            (
-                PICAJIT_ERR_BACKEND_UNAVAILABLE,
-                c"PICAJIT_ERR_BACKEND_UNAVAILABLE",
-            ),
-            (PICAJIT_ERR_EXEC, c"PICAJIT_ERR_EXEC"),
-            (PICAJIT_ERR_PANIC, c"PICAJIT_ERR_PANIC"),
-            (PICAJIT_ERR_INVALID_HANDLE, c"PICAJIT_ERR_INVALID_HANDLE"),
-        ];
-        NAMES
-            .iter()
-            .find(|(status, _)| *status as i32 == code)
-            .map_or(c"unknown status", |(_, name)| name)
-    }
+c_enum!(
+    PicajitStatus: PICAJIT_OK,
+    PICAJIT_ERR_NULL,
+    PICAJIT_ERR_INVALID_ARGUMENT,
+    PICAJIT_ERR_PROGRAM,
+    PICAJIT_ERR_SHBIN,
+    PICAJIT_ERR_ASSEMBLY,
+    PICAJIT_ERR_ENGINE_UNAVAILABLE,
+    PICAJIT_ERR_EXEC,
+    PICAJIT_ERR_PANIC,
+    PICAJIT_ERR_INVALID_HANDLE,
+);
+
+/// The name of a status value, as spelled in the header, or "unknown status".
+pub(crate) fn status_name(code: i32) -> &'static CStr {
+    PicajitStatus::ALL
+        .iter()
+        .find(|s| **s as i32 == code)
+        .map_or(c"unknown status", |s| s.name())
 }
 
 /// A failed call: the status to return and the message for `picajit_last_error`.
@@ -91,6 +84,38 @@ impl Error {
 
     pub(crate) fn invalid(message: impl fmt::Display) -> Error {
         Error::new(PicajitStatus::PICAJIT_ERR_INVALID_ARGUMENT, message)
+    }
+}
+
+/// The one mapping of the engines' errors to statuses, for every ISA. (Errors of reading files
+/// and assembling sources are the ISA's own types; each ISA's functions give them
+/// `PICAJIT_ERR_SHBIN`, `_ASSEMBLY` or `_PROGRAM` where they read them.)
+impl From<crate::Error> for Error {
+    fn from(e: crate::Error) -> Error {
+        use crate::Error as E;
+        use PicajitStatus::*;
+        let status = match &e {
+            E::Unavailable(_) | E::Jit(_) => PICAJIT_ERR_ENGINE_UNAVAILABLE,
+            E::Program(_) => PICAJIT_ERR_PROGRAM,
+            E::NoSuchDvle { .. } => PICAJIT_ERR_SHBIN,
+            E::Invalid(_) => PICAJIT_ERR_INVALID_ARGUMENT,
+            // USC's create reads the errors of preparing a program itself (src/usc/capi.rs);
+            // past it a USC error is a run's.
+            E::Exec { .. } | E::Theia(_) | E::Usc(_) => PICAJIT_ERR_EXEC,
+        };
+        Error::new(status, e)
+    }
+}
+
+impl From<UnknownValue> for Error {
+    fn from(e: UnknownValue) -> Error {
+        Error::invalid(e)
+    }
+}
+
+impl From<picajit_jit::Error> for Error {
+    fn from(e: picajit_jit::Error) -> Error {
+        crate::Error::from(e).into()
     }
 }
 
@@ -148,87 +173,10 @@ pub(crate) fn call(name: &str, body: impl FnOnce() -> Result<()>) -> PicajitStat
     }
 }
 
-fn null(what: &str) -> Error {
-    Error::new(PicajitStatus::PICAJIT_ERR_NULL, format!("{what} is NULL"))
-}
-
-/// Reject a NULL or misaligned pointer without touching it: output pointers are checked
-/// before any object is created, so that a bad one cannot leak that object.
-pub(crate) fn check_ptr<T>(p: *const T, what: &str) -> Result<()> {
-    if p.is_null() {
-        return Err(null(what));
-    }
-    if !p.is_aligned() {
-        return Err(Error::invalid(format!(
-            "{what} ({p:p}) is not aligned to {} bytes",
-            std::mem::align_of::<T>()
-        )));
-    }
-    Ok(())
-}
-
-/// A shared reference from a caller pointer, after the NULL and alignment checks.
-///
-/// # Safety
-/// If `p` is non-NULL it must point to a live, initialised `T` that nothing mutates for
-/// `'a` (the caller-facing contract every function documents).
-pub(crate) unsafe fn borrow<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
-    check_ptr(p, what)?;
-    // SAFETY: non-NULL and aligned (checked above); validity and the absence of concurrent
-    // mutation are this function's own precondition.
-    Ok(unsafe { &*p })
-}
-
-/// A caller array of `len` elements, after the NULL and alignment checks.
-///
-/// # Safety
-/// If `p` is non-NULL it must point to `len` initialised `T`s that nothing mutates for `'a`.
-pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T]> {
-    check_ptr(p, what)?;
-    if len
-        .checked_mul(std::mem::size_of::<T>())
-        .is_none_or(|b| b > isize::MAX as usize)
-    {
-        return Err(Error::invalid(format!(
-            "{what}: {len} elements is too large"
-        )));
-    }
-    // SAFETY: non-NULL, aligned, total size within isize::MAX (checked above); the memory
-    // being valid and unaliased by writers is the precondition.
-    Ok(unsafe { std::slice::from_raw_parts(p, len) })
-}
-
-/// A caller buffer of `len` writable bytes, after the NULL check.
-///
-/// # Safety
-/// If `p` is non-NULL it must point to `len` bytes, writable, that nothing else accesses for
-/// `'a`. (They need not be initialised as far as C is concerned, but `u8` has no invalid
-/// values and the library only writes through the slice before reading it back.)
-pub(crate) unsafe fn bytes_mut<'a>(p: *mut u8, len: usize, what: &str) -> Result<&'a mut [u8]> {
-    check_ptr(p, what)?;
-    if len > isize::MAX as usize {
-        return Err(Error::invalid(format!("{what}: {len} bytes is too large")));
-    }
-    // SAFETY: non-NULL, size within isize::MAX (checked above), u8 needs no alignment;
-    // writability and exclusivity are the precondition.
-    Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
-}
-
-/// Store `value` through an output pointer, after the NULL and alignment checks.
-///
-/// # Safety
-/// If `p` is non-NULL it must point to writable memory for one `T`.
-pub(crate) unsafe fn write_out<T>(p: *mut T, value: T, what: &str) -> Result<()> {
-    check_ptr(p, what)?;
-    // SAFETY: non-NULL and aligned (checked above), writable by precondition. `write` does
-    // not drop the old contents, which C may have left uninitialised.
-    unsafe { p.write(value) };
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
     fn last() -> String {
         // SAFETY: last_error_ptr returns a NUL-terminated string valid until the next call.
         unsafe { CStr::from_ptr(last_error_ptr()) }
@@ -255,22 +203,10 @@ mod tests {
 
     #[test]
     fn status_names_match_the_header() {
-        assert_eq!(PicajitStatus::name(0), c"PICAJIT_OK");
-        assert_eq!(PicajitStatus::name(8), c"PICAJIT_ERR_PANIC");
-        assert_eq!(PicajitStatus::name(-1), c"unknown status");
-        assert_eq!(PicajitStatus::name(9), c"PICAJIT_ERR_INVALID_HANDLE");
-        assert_eq!(PicajitStatus::name(10), c"unknown status");
-    }
-
-    #[test]
-    fn misaligned_and_null_pointers_are_rejected() {
-        let words = [0u32; 2];
-        let misaligned = (words.as_ptr() as *const u8).wrapping_add(1) as *const u32;
-        // SAFETY: both pointers are rejected before any dereference.
-        let e = unsafe { borrow(misaligned, "p") }.unwrap_err();
-        assert_eq!(e.status, PicajitStatus::PICAJIT_ERR_INVALID_ARGUMENT);
-        // SAFETY: as above.
-        let e = unsafe { borrow(std::ptr::null::<u32>(), "p") }.unwrap_err();
-        assert_eq!(e.status, PicajitStatus::PICAJIT_ERR_NULL);
+        assert_eq!(status_name(0), c"PICAJIT_OK");
+        assert_eq!(status_name(8), c"PICAJIT_ERR_PANIC");
+        assert_eq!(status_name(-1), c"unknown status");
+        assert_eq!(status_name(9), c"PICAJIT_ERR_INVALID_HANDLE");
+        assert_eq!(status_name(10), c"unknown status");
     }
 }

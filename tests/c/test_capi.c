@@ -89,7 +89,7 @@ static PicajitEngine *make_engine(uint32_t backend, uint32_t float_mode, uint64_
     PicajitEngineConfig cfg;
     PicajitEngine *engine = NULL;
     OK(picajit_engine_config_init(&cfg));
-    cfg.backend = backend;
+    cfg.engine = backend;
     cfg.float_mode = float_mode;
     cfg.budget = budget;
     OK(picajit_engine_create(&cfg, &engine));
@@ -130,8 +130,8 @@ static void test_versions_and_errors(void) {
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_PROGRAM), "PICAJIT_ERR_PROGRAM") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_SHBIN), "PICAJIT_ERR_SHBIN") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_ASSEMBLY), "PICAJIT_ERR_ASSEMBLY") == 0);
-    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_BACKEND_UNAVAILABLE),
-                 "PICAJIT_ERR_BACKEND_UNAVAILABLE") == 0);
+    CHECK(strcmp(picajit_status_name(PICAJIT_ERR_ENGINE_UNAVAILABLE),
+                 "PICAJIT_ERR_ENGINE_UNAVAILABLE") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_EXEC), "PICAJIT_ERR_EXEC") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_PANIC), "PICAJIT_ERR_PANIC") == 0);
     CHECK(strcmp(picajit_status_name(PICAJIT_ERR_INVALID_HANDLE),
@@ -156,17 +156,18 @@ static void test_engine(void) {
 
     OK(picajit_engine_config_init(&cfg));
     CHECK(cfg.struct_size == sizeof(PicajitEngineConfig));
-    CHECK(cfg.backend == PICAJIT_BACKEND_AUTO);
+    CHECK(cfg.engine == PICAJIT_ENGINE_JIT);
     CHECK(cfg.float_mode == PICAJIT_FLOAT_F24);
     CHECK(cfg.rounding == PICAJIT_ROUNDING_TOWARD_ZERO);
     CHECK(cfg.budget == (1u << 20));
 
-    /* Auto resolves to a real backend. */
+    /* PICAJIT_ENGINE_JIT (the default, 0) resolves to a real engine. */
+    CHECK(PICAJIT_ENGINE_JIT == 0);
     OK(picajit_engine_create(&cfg, &engine));
-    OK(picajit_engine_backend(engine, &backend));
-    CHECK(backend != PICAJIT_BACKEND_AUTO);
+    OK(picajit_engine_kind(engine, &backend));
+    CHECK(backend != PICAJIT_ENGINE_JIT);
 #if defined(__x86_64__)
-    CHECK(backend == PICAJIT_BACKEND_X64);
+    CHECK(backend == PICAJIT_ENGINE_X64);
 #endif
     OK(picajit_engine_cache_size(engine, &cached));
     OK(picajit_engine_clear_cache(engine));
@@ -174,14 +175,14 @@ static void test_engine(void) {
     CHECK(cached == 0);
     OK(picajit_engine_destroy(engine));
 
-    cfg.backend = PICAJIT_BACKEND_INTERPRETER;
+    cfg.engine = PICAJIT_ENGINE_INTERP;
     cfg.float_mode = PICAJIT_FLOAT_F32;
     cfg.rounding = PICAJIT_ROUNDING_NEAREST_EVEN;
     cfg.budget = 0; /* the default */
     engine = NULL;
     OK(picajit_engine_create(&cfg, &engine));
-    OK(picajit_engine_backend(engine, &backend));
-    CHECK(backend == PICAJIT_BACKEND_INTERPRETER);
+    OK(picajit_engine_kind(engine, &backend));
+    CHECK(backend == PICAJIT_ENGINE_INTERP);
     OK(picajit_engine_destroy(engine));
 
 #if defined(__x86_64__)
@@ -190,15 +191,15 @@ static void test_engine(void) {
        for programs the AArch64 JIT cannot compile), or creation fails and leaves `engine`
        alone. */
     OK(picajit_engine_config_init(&cfg));
-    cfg.backend = PICAJIT_BACKEND_A64;
+    cfg.engine = PICAJIT_ENGINE_A64;
     engine = (PicajitEngine *)&cfg;
     PicajitStatus a64 = picajit_engine_create(&cfg, &engine);
     if (a64 == PICAJIT_OK) {
-        OK(picajit_engine_backend(engine, &backend));
-        CHECK(backend == PICAJIT_BACKEND_A64 || backend == PICAJIT_BACKEND_INTERPRETER);
+        OK(picajit_engine_kind(engine, &backend));
+        CHECK(backend == PICAJIT_ENGINE_A64 || backend == PICAJIT_ENGINE_INTERP);
         OK(picajit_engine_destroy(engine));
     } else {
-        check_status(a64, PICAJIT_ERR_BACKEND_UNAVAILABLE, "backend unavailable", __FILE__,
+        check_status(a64, PICAJIT_ERR_ENGINE_UNAVAILABLE, "backend unavailable", __FILE__,
                      __LINE__, "picajit_engine_create(A64)");
         CHECK(engine == (PicajitEngine *)&cfg);
     }
@@ -211,17 +212,18 @@ static void test_engine(void) {
     cfg.struct_size = 8;
     FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "struct_size");
     OK(picajit_engine_config_init(&cfg));
-    cfg.backend = 4;
-    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "unknown backend 4");
+    cfg.engine = 4;
+    FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT,
+          "unknown engine 4 (not a PicajitEngineKind value)");
     OK(picajit_engine_config_init(&cfg));
     cfg.float_mode = 2;
     FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "float mode");
     OK(picajit_engine_config_init(&cfg));
     cfg.rounding = 7;
     FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "rounding");
-    FAILS(picajit_engine_backend(NULL, &backend), PICAJIT_ERR_NULL, "engine is NULL");
-    engine = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F24, 0);
-    FAILS(picajit_engine_backend(engine, NULL), PICAJIT_ERR_NULL, "backend is NULL");
+    FAILS(picajit_engine_kind(NULL, &backend), PICAJIT_ERR_NULL, "engine is NULL");
+    engine = make_engine(PICAJIT_ENGINE_INTERP, PICAJIT_FLOAT_F24, 0);
+    FAILS(picajit_engine_kind(engine, NULL), PICAJIT_ERR_NULL, "kind is NULL");
     FAILS(picajit_engine_cache_size(engine, NULL), PICAJIT_ERR_NULL, "count is NULL");
     FAILS(picajit_engine_cache_size(NULL, &cached), PICAJIT_ERR_NULL, "engine is NULL");
     FAILS(picajit_engine_clear_cache(NULL), PICAJIT_ERR_NULL, "engine is NULL");
@@ -230,7 +232,7 @@ static void test_engine(void) {
 }
 
 static void test_shader_create(void) {
-    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *engine = make_engine(PICAJIT_ENGINE_JIT, PICAJIT_FLOAT_F24, 0);
     PicajitShader *shader = NULL;
     PicajitShaderInfo info;
     const char *reason = "unset";
@@ -242,7 +244,7 @@ static void test_shader_create(void) {
     OK(picajit_shader_get_info(shader, &info));
     CHECK(info.struct_size == sizeof info);
     CHECK(info.kind == PICAJIT_SHADER_VERTEX);
-    CHECK(info.backend != PICAJIT_BACKEND_AUTO);
+    CHECK(info.engine != PICAJIT_ENGINE_JIT);
     CHECK(info.entry == 0);
     CHECK(info.code_words == 3);
     CHECK(info.opdesc_count == 1);
@@ -251,17 +253,17 @@ static void test_shader_create(void) {
     OK(picajit_shader_fallback_reason(shader, &reason));
     /* Compiled code has a size; a fallback has a reason; never both, never neither. */
     CHECK((info.fallback != 0) == (reason != NULL));
-    CHECK((info.backend == PICAJIT_BACKEND_INTERPRETER) == (info.code_bytes == 0));
+    CHECK((info.engine == PICAJIT_ENGINE_INTERP) == (info.code_bytes == 0));
     OK(picajit_shader_destroy(shader));
 
     /* The interpreter was asked for: no fallback. */
-    PicajitEngine *interp = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *interp = make_engine(PICAJIT_ENGINE_INTERP, PICAJIT_FLOAT_F24, 0);
     shader = NULL;
     OK(picajit_shader_create(interp, ADD_CODE, 3, NULL, 0, 2, PICAJIT_SHADER_GEOMETRY, &shader));
     info.struct_size = sizeof info;
     OK(picajit_shader_get_info(shader, &info));
     CHECK(info.kind == PICAJIT_SHADER_GEOMETRY);
-    CHECK(info.backend == PICAJIT_BACKEND_INTERPRETER);
+    CHECK(info.engine == PICAJIT_ENGINE_INTERP);
     CHECK(info.fallback == 0 && info.code_bytes == 0);
     CHECK(info.entry == 2 && info.opdesc_count == 0);
     OK(picajit_shader_fallback_reason(shader, &reason));
@@ -309,7 +311,7 @@ static void test_shader_create(void) {
 }
 
 static void test_shbin_and_source(void) {
-    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *engine = make_engine(PICAJIT_ENGINE_JIT, PICAJIT_FLOAT_F24, 0);
     Blob mvp = read_file(mvp_path);
     Blob quad = read_file(quad_path);
     PicajitShader *shader = NULL;
@@ -418,8 +420,8 @@ static void test_shbin_and_source(void) {
 }
 
 static void test_uniforms(void) {
-    PicajitEngine *f24 = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F24, 0);
-    PicajitEngine *f32 = make_engine(PICAJIT_BACKEND_INTERPRETER, PICAJIT_FLOAT_F32, 0);
+    PicajitEngine *f24 = make_engine(PICAJIT_ENGINE_INTERP, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *f32 = make_engine(PICAJIT_ENGINE_INTERP, PICAJIT_FLOAT_F32, 0);
     PicajitUniforms *u = NULL, *u32 = NULL;
     float row[4];
     /* 1 + 2^-20 has no f24 form: truncated to 1.0 in f24 mode, kept in f32 mode. */
@@ -502,8 +504,8 @@ static void test_uniforms(void) {
 }
 
 static void test_apply_constants(void) {
-    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
-    PicajitEngine *f32 = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F32, 0);
+    PicajitEngine *engine = make_engine(PICAJIT_ENGINE_JIT, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *f32 = make_engine(PICAJIT_ENGINE_JIT, PICAJIT_FLOAT_F32, 0);
     Blob mvp = read_file(mvp_path);
     PicajitShader *shader = NULL, *raw = NULL;
     PicajitUniforms *u = NULL, *u32 = NULL;
@@ -1136,7 +1138,7 @@ static int same_records(const Recorder *a, const Recorder *b) {
 /* Whether values computed on `backend` can be compared with the interpreter's bit for bit
    in this run (see under_valgrind). */
 static int exact_fp(uint32_t backend) {
-    return !under_valgrind || backend == PICAJIT_BACKEND_INTERPRETER;
+    return !under_valgrind || backend == PICAJIT_ENGINE_INTERP;
 }
 
 /* same_records, or where exact_fp does not hold, the same number of vertices and flags. */
@@ -1468,7 +1470,7 @@ static void *worker(void *arg) {
 }
 
 static void test_threads(void) {
-    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *engine = make_engine(PICAJIT_ENGINE_JIT, PICAJIT_FLOAT_F24, 0);
     PicajitShader *shader = NULL;
     PicajitUniforms *u = NULL;
     OK(picajit_shader_create(engine, ADD_CODE, 3, ADD_OPDESCS, 1, 0, 0, &shader));
@@ -1518,7 +1520,7 @@ static void destroy_on_emit(void *user, const void *vertex, const PicajitEmitInf
 #define BAD_HANDLE(call, what) FAILS(call, PICAJIT_ERR_INVALID_HANDLE, what)
 
 static void test_handles(void) {
-    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO, PICAJIT_FLOAT_F24, 0);
+    PicajitEngine *engine = make_engine(PICAJIT_ENGINE_JIT, PICAJIT_FLOAT_F24, 0);
     PicajitShader *shader = NULL, *gs = NULL;
     PicajitUniforms *u = NULL;
     PicajitGeometry *geo = NULL;
@@ -1532,8 +1534,8 @@ static void test_handles(void) {
     OK(picajit_geometry_create(&geo));
 
     /* Wrong kind: every handle passed where another kind is expected. */
-    BAD_HANDLE(picajit_engine_backend((const PicajitEngine *)shader, &backend),
-               "picajit_engine_backend: engine (0x");
+    BAD_HANDLE(picajit_engine_kind((const PicajitEngine *)shader, &backend),
+               "picajit_engine_kind: engine (0x");
     BAD_HANDLE(picajit_engine_cache_size((const PicajitEngine *)u, &count), "not a live engine");
     BAD_HANDLE(picajit_engine_destroy((PicajitEngine *)geo), "not a live engine handle");
     BAD_HANDLE(picajit_shader_destroy((PicajitShader *)engine), "not a live shader handle");
@@ -1550,10 +1552,10 @@ static void test_handles(void) {
     /* A pointer the library never returned (a stack object) is not read through. */
     PicajitEngineConfig cfg;
     OK(picajit_engine_config_init(&cfg));
-    BAD_HANDLE(picajit_engine_backend((const PicajitEngine *)&cfg, &backend), "not a live");
+    BAD_HANDLE(picajit_engine_kind((const PicajitEngine *)&cfg, &backend), "not a live");
     BAD_HANDLE(picajit_engine_destroy((PicajitEngine *)&cfg), "not a live");
     /* Every object still works after the rejected calls. */
-    OK(picajit_engine_backend(engine, &backend));
+    OK(picajit_engine_kind(engine, &backend));
     info.struct_size = sizeof info;
     OK(picajit_shader_get_info(shader, &info));
     CHECK(info.code_words == 3);
@@ -1614,7 +1616,7 @@ static void test_handles(void) {
     }
 
     OK(picajit_engine_destroy(engine));
-    BAD_HANDLE(picajit_engine_backend(engine, &backend), "not a live engine");
+    BAD_HANDLE(picajit_engine_kind(engine, &backend), "not a live engine");
     BAD_HANDLE(picajit_engine_clear_cache(engine), "not a live engine");
     BAD_HANDLE(picajit_uniforms_create(engine, &u), "not a live engine");
     BAD_HANDLE(picajit_engine_destroy(engine), "not a live engine");
@@ -1644,7 +1646,7 @@ static void test_usc(void) {
     OK(picajit_usc_options_init(&opts));
     CHECK(opts.fused_fmad == 1 && opts.cndlt_literal == 0);
     PicajitUscProgram *prog = NULL;
-    OK(picajit_usc_program_create(src, &opts, &prog));
+    OK(picajit_usc_program_create(src, &opts, PICAJIT_ENGINE_INTERP, &prog));
     PicajitUscState *st = NULL;
     OK(picajit_usc_state_create(4, &st));
     const uint32_t start[4] = {27, 1, 6, 7}, steps[4] = {111, 0, 8, 16};
@@ -1663,6 +1665,15 @@ static void test_usc(void) {
     OK(picajit_usc_run(prog, st, 5, &info));
     CHECK(info.done == 0 && info.steps == 5);
     OK(picajit_usc_run(prog, st, 5, NULL));
+    /* A budget of 0 is PICAJIT_DEFAULT_BUDGET, as for every ISA. */
+    PicajitUscState *fresh = NULL;
+    OK(picajit_usc_state_create(4, &fresh));
+    for (uint32_t l = 0; l < 4; l++) {
+        OK(picajit_usc_state_set(fresh, PICAJIT_USC_VI, 0, l, start[l]));
+    }
+    OK(picajit_usc_run(prog, fresh, 0, &info));
+    CHECK(info.done == 1 && info.steps == 1226);
+    OK(picajit_usc_state_destroy(fresh));
     /* p0 and shared registers. */
     uint32_t p = 7;
     OK(picajit_usc_state_set_p0(st, 3, 1));
@@ -1673,12 +1684,12 @@ static void test_usc(void) {
     CHECK(p == 5);
     /* Errors. */
     PicajitUscProgram *bad = NULL;
-    FAILS(picajit_usc_program_create("0 : fadd ft1, sh0, sh1", NULL, &bad),
+    FAILS(picajit_usc_program_create("0 : fadd ft1, sh0, sh1", NULL, 0, &bad),
           PICAJIT_ERR_ASSEMBLY, "1:5: `fadd` is a phase 1 instruction");
-    FAILS(picajit_usc_program_create("0 : fdsx ft0, r2", NULL, &bad), PICAJIT_ERR_PROGRAM,
+    FAILS(picajit_usc_program_create("0 : fdsx ft0, r2", NULL, 0, &bad), PICAJIT_ERR_PROGRAM,
           "not supported: fdsx");
     CHECK(bad == NULL);
-    FAILS(picajit_usc_program_create(NULL, NULL, &bad), PICAJIT_ERR_NULL, "source");
+    FAILS(picajit_usc_program_create(NULL, NULL, 0, &bad), PICAJIT_ERR_NULL, "source");
     FAILS(picajit_usc_state_create(17, &st), PICAJIT_ERR_INVALID_ARGUMENT, "1 to 16");
     FAILS(picajit_usc_state_set(st, 9, 0, 0, 1), PICAJIT_ERR_INVALID_ARGUMENT, "bank");
     FAILS(picajit_usc_state_set(st, PICAJIT_USC_R, 248, 0, 1), PICAJIT_ERR_INVALID_ARGUMENT,
@@ -1693,10 +1704,10 @@ static void test_usc(void) {
     OK(picajit_usc_program_destroy(prog));
     OK(picajit_usc_program_destroy(NULL));
 
-    /* Every engine (API 1.6): the same results as the interpreter, bit for bit. A JIT this
-       host or build cannot run is reported as unavailable; AUTO always gives an engine. */
-    const uint32_t backends[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO,
-                                 PICAJIT_BACKEND_X64, PICAJIT_BACKEND_A64};
+    /* Every engine: the same results as the interpreter, bit for bit. A JIT this host or
+       build cannot run is reported as unavailable; PICAJIT_ENGINE_JIT always gives one. */
+    const uint32_t backends[] = {PICAJIT_ENGINE_INTERP, PICAJIT_ENGINE_JIT,
+                                 PICAJIT_ENGINE_X64, PICAJIT_ENGINE_A64};
     /* Floats too: a fused multiply-add, a reciprocal, a test and a divergent store. */
     const char *fsrc = "0 : fmad ft0, vi0, vi1, vi2\n    mov r3, ft0\n"
                        "1 : frcp r4, vi1\n"
@@ -1706,21 +1717,21 @@ static void test_usc(void) {
     int have_want = 0, jits = 0;
     for (size_t b = 0; b < sizeof backends / sizeof backends[0]; b++) {
         PicajitUscProgram *q = NULL, *fq = NULL;
-        PicajitStatus s = picajit_usc_program_create_for(src, NULL, backends[b], &q);
-        if (s == PICAJIT_ERR_BACKEND_UNAVAILABLE) {
-            CHECK(backends[b] == PICAJIT_BACKEND_X64 || backends[b] == PICAJIT_BACKEND_A64);
+        PicajitStatus s = picajit_usc_program_create(src, NULL, backends[b], &q);
+        if (s == PICAJIT_ERR_ENGINE_UNAVAILABLE) {
+            CHECK(backends[b] == PICAJIT_ENGINE_X64 || backends[b] == PICAJIT_ENGINE_A64);
             CHECK(q == NULL);
             continue;
         }
         CHECK(s == PICAJIT_OK);
         uint32_t active = 99;
-        OK(picajit_usc_program_backend(q, &active));
-        if (backends[b] == PICAJIT_BACKEND_AUTO) {
-            CHECK(active != PICAJIT_BACKEND_AUTO);
+        OK(picajit_usc_program_engine(q, &active));
+        if (backends[b] == PICAJIT_ENGINE_JIT) {
+            CHECK(active != PICAJIT_ENGINE_JIT);
         } else {
             CHECK(active == backends[b]);
         }
-        jits += active != PICAJIT_BACKEND_INTERPRETER;
+        jits += active != PICAJIT_ENGINE_INTERP;
         OK(picajit_usc_state_create(4, &st));
         for (uint32_t l = 0; l < 4; l++) {
             OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, start[l]));
@@ -1735,7 +1746,7 @@ static void test_usc(void) {
         OK(picajit_usc_run(q, st, 5, &info));
         CHECK(info.done == 0 && info.steps == 5);
         OK(picajit_usc_state_destroy(st));
-        OK(picajit_usc_program_create_for(fsrc, NULL, backends[b], &fq));
+        OK(picajit_usc_program_create(fsrc, NULL, backends[b], &fq));
         OK(picajit_usc_state_create(16, &st));
         for (uint32_t l = 0; l < 16; l++) {
             const float x = (float)l - 7.5f, y = 0.25f * (float)l + 0.1f, z = -3.0f / (1.0f + l);
@@ -1772,10 +1783,10 @@ static void test_usc(void) {
     CHECK(want[5][2] == 0 && want[6][2] != 0);
     fprintf(stderr, "USC engines: %d JIT(s) compared with the interpreter\n", jits);
     PicajitUscProgram *none = NULL;
-    FAILS(picajit_usc_program_create_for(src, NULL, 9, &none), PICAJIT_ERR_INVALID_ARGUMENT,
-          "not a PicajitBackend");
+    FAILS(picajit_usc_program_create(src, NULL, 9, &none), PICAJIT_ERR_INVALID_ARGUMENT,
+          "unknown engine 9 (not a PicajitEngineKind value)");
     uint32_t active = 0;
-    FAILS(picajit_usc_program_backend(NULL, &active), PICAJIT_ERR_NULL, "program");
+    FAILS(picajit_usc_program_engine(NULL, &active), PICAJIT_ERR_NULL, "program");
 }
 
 int main(int argc, char **argv) {
@@ -1794,7 +1805,7 @@ int main(int argc, char **argv) {
     test_uniforms();
     test_apply_constants();
     /* Execution paths on the interpreter and on the host's JIT (auto). */
-    const uint32_t backends[2] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO};
+    const uint32_t backends[2] = {PICAJIT_ENGINE_INTERP, PICAJIT_ENGINE_JIT};
     for (int i = 0; i < 2; i++) {
         test_run_batch(backends[i]);
         test_exec_errors(backends[i]);

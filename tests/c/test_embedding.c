@@ -50,7 +50,7 @@ static PicajitEngine *make_engine(uint32_t backend) {
     PicajitEngineConfig cfg;
     PicajitEngine *engine = NULL;
     OK(picajit_engine_config_init(&cfg));
-    cfg.backend = backend;
+    cfg.engine = backend;
     if (picajit_engine_create(&cfg, &engine) != PICAJIT_OK) {
         return NULL;
     }
@@ -213,7 +213,7 @@ static void test_unit_state_batches(uint32_t backend, const char *name) {
     PicajitShaderInfo info;
     info.struct_size = sizeof info;
     OK(picajit_shader_get_info(shader, &info));
-    if (info.backend == PICAJIT_BACKEND_INTERPRETER) {
+    if (info.engine == PICAJIT_ENGINE_INTERP) {
         CHECK(info.batch_path == PICAJIT_BATCH_INTERPRETER && info.batch_lanes == 1);
     } else {
         CHECK(info.batch_path == PICAJIT_BATCH_PER_VERTEX ||
@@ -286,7 +286,7 @@ static void test_entry_per_run(uint32_t backend) {
 static const uint32_t ADD_CODE[] = {0x0007f000u, 0x4c201000u, 0x88000000u};
 
 static void test_whole_descriptor_table(void) {
-    PicajitEngine *engine = make_engine(PICAJIT_BACKEND_AUTO);
+    PicajitEngine *engine = make_engine(PICAJIT_ENGINE_JIT);
     uint32_t *table = malloc(4097 * sizeof *table);
     table[0] = 0x6c36fu;
     for (int k = 1; k < 4097; k++) {
@@ -467,7 +467,7 @@ static void test_max_rule(uint32_t backend) {
         PicajitEngineConfig cfg;
         OK(picajit_engine_config_init(&cfg));
         CHECK(cfg.max_rule == PICAJIT_MAX_COMPARE);
-        cfg.backend = backend;
+        cfg.engine = backend;
         cfg.max_rule = rule;
         PicajitEngine *engine = NULL;
         if (picajit_engine_create(&cfg, &engine) != PICAJIT_OK) {
@@ -504,8 +504,8 @@ static void test_max_rule(uint32_t backend) {
 }
 
 int main(void) {
-    const uint32_t backends[3] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO,
-                                  PICAJIT_BACKEND_A64};
+    const uint32_t backends[3] = {PICAJIT_ENGINE_INTERP, PICAJIT_ENGINE_JIT,
+                                  PICAJIT_ENGINE_A64};
     const char *names[3] = {"interpreter", "auto", "a64"};
     /* The AArch64 JIT runs under unicorn on other hosts, far too slowly for valgrind. */
     int n = getenv("PICAJIT_UNDER_VALGRIND") ? 2 : 3;

@@ -135,8 +135,8 @@ static void render_tests(const char *dir) {
     CHECK(read_ppm(dir, want, (int)sizeof want) == 8);
     /* The AArch64 JIT: natively on AArch64 hosts, under unicorn elsewhere (cargo's test
        builds enable the a64-emu feature); emulated code is far too slow for valgrind. */
-    const uint32_t engines[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO,
-                                PICAJIT_BACKEND_A64};
+    const uint32_t engines[] = {PICAJIT_ENGINE_INTERP, PICAJIT_ENGINE_JIT,
+                                PICAJIT_ENGINE_A64};
 #if defined(__aarch64__)
     const int n_engines = 3;
 #else
@@ -173,21 +173,21 @@ static void render_tests(const char *dir) {
     CHECK(picajit_theia_scene_create(params, vertex, textures, instr, NULL, &mem) ==
           PICAJIT_OK);
     uint8_t rgb[4 * 2 * 3];
-    CHECK(picajit_theia_render(mem, PICAJIT_BACKEND_AUTO, 0, 1, rgb, sizeof rgb, NULL) ==
+    CHECK(picajit_theia_render(mem, PICAJIT_ENGINE_JIT, 0, 1, rgb, sizeof rgb, NULL) ==
           PICAJIT_OK);
     CHECK(memcmp(rgb, want, sizeof want) == 0);
 
     /* errors */
-    CHECK(picajit_theia_render(scene, PICAJIT_BACKEND_AUTO, 0, 1, rgb, sizeof rgb - 1, NULL) ==
+    CHECK(picajit_theia_render(scene, PICAJIT_ENGINE_JIT, 0, 1, rgb, sizeof rgb - 1, NULL) ==
           PICAJIT_ERR_INVALID_ARGUMENT);
     CHECK(strstr(picajit_last_error(), "needs 24 bytes") != NULL);
-    CHECK(picajit_theia_render(scene, PICAJIT_BACKEND_AUTO, 3, 1, rgb, sizeof rgb, NULL) ==
+    CHECK(picajit_theia_render(scene, PICAJIT_ENGINE_JIT, 3, 1, rgb, sizeof rgb, NULL) ==
           PICAJIT_ERR_INVALID_ARGUMENT);
     CHECK(picajit_theia_render(scene, 99, 0, 1, rgb, sizeof rgb, NULL) ==
           PICAJIT_ERR_INVALID_ARGUMENT);
-    CHECK(picajit_theia_render(scene, PICAJIT_BACKEND_AUTO, 0, 1, NULL, 24, NULL) ==
+    CHECK(picajit_theia_render(scene, PICAJIT_ENGINE_JIT, 0, 1, NULL, 24, NULL) ==
           PICAJIT_ERR_NULL);
-    CHECK(picajit_theia_render(NULL, PICAJIT_BACKEND_AUTO, 0, 1, rgb, 24, NULL) ==
+    CHECK(picajit_theia_render(NULL, PICAJIT_ENGINE_JIT, 0, 1, rgb, 24, NULL) ==
           PICAJIT_ERR_NULL);
     CHECK(picajit_theia_scene_info(scene, NULL, &h, &cores) == PICAJIT_ERR_NULL);
     PicajitTheiaScene *bad = NULL;
@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
         failed++;
         fprintf(stderr, "usage: test_theia SCENE_DIR (examples/theia/scene)\n");
     }
-    const uint32_t backends[] = {PICAJIT_BACKEND_INTERPRETER, PICAJIT_BACKEND_AUTO};
+    const uint32_t backends[] = {PICAJIT_ENGINE_INTERP, PICAJIT_ENGINE_JIT};
     for (int p = 0; p < 2; p++) {
         for (int b = 0; b < 2; b++) {
             PicajitTheiaProgram *prog = NULL;
@@ -254,6 +254,18 @@ int main(int argc, char **argv) {
             setup(&s, 0.1);
             CHECK(picajit_theia_run(prog, &s, 0, 5, NULL, &r) == PICAJIT_OK);
             CHECK(r.status == PICAJIT_THEIA_BUDGET && r.steps == 5 && r.pc == 0x8000 + 12 + 5);
+            /* A budget of 0 is PICAJIT_DEFAULT_BUDGET, as for every ISA. */
+            setup(&s, 0.1);
+            CHECK(picajit_theia_run(prog, &s, 0, 0, NULL, &r) == PICAJIT_OK);
+            CHECK(r.status == PICAJIT_THEIA_RETURNED && r.return_value == 1 && r.steps == 23);
+            uint32_t engine = 99;
+            CHECK(picajit_theia_program_engine(prog, &engine) == PICAJIT_OK);
+            CHECK(backends[b] == PICAJIT_ENGINE_JIT ? engine != PICAJIT_ENGINE_JIT
+                                                     : engine == backends[b]);
+#if defined(__x86_64__)
+            CHECK(backends[b] != PICAJIT_ENGINE_JIT || engine == PICAJIT_ENGINE_X64);
+#endif
+            CHECK(picajit_theia_program_engine(prog, NULL) == PICAJIT_ERR_NULL);
             /* errors */
             CHECK(picajit_theia_run(prog, &s, 24, 10, NULL, &r) == PICAJIT_ERR_INVALID_ARGUMENT);
             CHECK(strstr(picajit_last_error(), "24 instructions") != NULL);
@@ -311,7 +323,7 @@ int main(int argc, char **argv) {
     }
     strcat(mem, "00060000 00000000\n");
     PicajitTheiaProgram *bad = NULL;
-    CHECK(picajit_theia_program_create(mem, 1, PICAJIT_BACKEND_AUTO, 0, &bad) == PICAJIT_OK);
+    CHECK(picajit_theia_program_create(mem, 1, PICAJIT_ENGINE_JIT, 0, &bad) == PICAJIT_OK);
     PicajitTheiaState s;
     PicajitTheiaResult r;
     memset(&s, 0, sizeof s);
@@ -327,6 +339,7 @@ int main(int argc, char **argv) {
     CHECK(picajit_theia_program_create("x", 1, 1, 0, &none) == PICAJIT_ERR_ASSEMBLY);
     CHECK(picajit_theia_program_create(RAY, 0, 1, 7, &none) == PICAJIT_ERR_INVALID_ARGUMENT);
     CHECK(picajit_theia_program_create(RAY, 0, 99, 0, &none) == PICAJIT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(picajit_last_error(), "unknown engine 99 (not a PicajitEngineKind value)"));
     CHECK(picajit_theia_program_create(NULL, 0, 1, 0, &none) == PICAJIT_ERR_NULL);
     CHECK(picajit_theia_program_create(RAY, 0, 1, 0, NULL) == PICAJIT_ERR_NULL);
 

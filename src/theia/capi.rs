@@ -1,21 +1,23 @@
-//! THEIA programs through the C ABI: create a program from assembler source or a `.mem`
-//! image for an engine and profile, run it from an instruction index with the register state
-//! in a caller-owned struct, read the outcome. Same conventions as the PICA200 functions
-//! (status codes, `picajit_last_error`, NULL and range checks, no panic across the boundary).
+//! THEIA's C functions: create a program from assembler source or a `.mem` image for an
+//! engine and profile, run it from an instruction index with the register state in a
+//! caller-owned struct, read the outcome; load and render whole scenes. Registered by
+//! `src/capi/mod.rs` (the C ABI's module tree, from which the header is generated), whose
+//! conventions these follow.
 
-use super::engine::PicajitBackend;
-use super::error::{self, call, check_ptr, Error, PicajitStatus, Result};
-use super::handle;
+use crate::capi::args;
+use crate::capi::cenum::{c_enum, CEnum};
+use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle::{self, query};
+use crate::theia::engine::Shader;
 use crate::theia::render::{readmemh, render, Scene, MAX_CORES};
 use crate::theia::{asm, MemImage};
-use crate::Engine;
-use picajit_interp::theia::exec::{self, Code, Io, State, Status};
+use picajit_interp::theia::exec::{Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
 use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
-use picajit_jit::theia::{compile, TheiaCompiled};
-use picajit_jit::Backend;
-use std::ffi::{c_char, c_void, CStr};
+use picajit_jit::theia::{compile, ctx_from_state, state_from_ctx};
+use std::ffi::{c_char, c_void};
 
 /// Which reading of THEIA a program follows (see docs/theia.md).
 #[repr(u32)]
@@ -27,6 +29,11 @@ pub enum PicajitTheiaProfile {
     /// The programming manual.
     PICAJIT_THEIA_PROFILE_MANUAL = 1,
 }
+
+c_enum!(
+    PicajitTheiaProfile: PICAJIT_THEIA_PROFILE_RTL,
+    PICAJIT_THEIA_PROFILE_MANUAL
+);
 
 /// How a run ended.
 #[repr(u32)]
@@ -59,10 +66,10 @@ pub struct PicajitTheiaState {
 
 /// The outcome of `picajit_theia_run`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct PicajitTheiaResult {
-    /// A `PicajitTheiaStatus` value.
-    pub status: u32,
+    /// How the run ended.
+    pub status: PicajitTheiaStatus,
     /// RETURN's value (bit 0 of the instruction), 0 or 1; 0 unless returned.
     pub return_value: u32,
     /// Instructions executed, RETURN included.
@@ -87,20 +94,11 @@ pub struct PicajitTheiaIo {
 /// A THEIA program prepared for an engine. Immutable after creation; may be run from
 /// several threads at once, each with its own state.
 pub struct PicajitTheiaProgram {
-    code: Code,
-    profile: Profile,
-    compiled: Option<TheiaCompiled>,
+    shader: Shader,
 }
 
 impl handle::Handle for PicajitTheiaProgram {
-    const KIND: usize = 12;
     const NAME: &'static str = "THEIA program";
-}
-
-impl std::fmt::Debug for PicajitTheiaProgram {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PicajitTheiaProgram({:?})", self.compiled)
-    }
 }
 
 struct CIo(PicajitTheiaIo);
@@ -123,41 +121,47 @@ impl Io for CIo {
     }
 }
 
-fn profile_of(raw: u32) -> Result<Profile> {
-    match raw {
-        0 => Ok(Profile::Rtl),
-        1 => Ok(Profile::Manual),
-        _ => Err(Error::invalid(format!(
-            "profile {raw} is not a PicajitTheiaProfile"
-        ))),
+impl PicajitTheiaState {
+    /// The state as the context block compiled code runs on (rows past the profile's stay 0).
+    fn ctx(&self, rows: usize) -> TheiaCtx {
+        let mut ctx = TheiaCtx::default();
+        ctx.regs[..rows].copy_from_slice(&self.regs[..rows]);
+        ctx.last_result = self.last_result;
+        ctx.return_addr = u32::from(self.return_addr as u16);
+        ctx
+    }
+
+    /// Store a context block's state (the profile's rows; the others stay as they are).
+    fn store(&mut self, ctx: &TheiaCtx, rows: usize) {
+        self.regs[..rows].copy_from_slice(&ctx.regs[..rows]);
+        self.last_result = ctx.last_result;
+        self.return_addr = u32::from(ctx.return_addr as u16);
     }
 }
 
-/// Reads a NUL-terminated string argument.
+/// Reads a NUL-terminated text argument of at most the THEIA readers' limit.
 ///
 /// # Safety
 /// `p` must be NULL or a NUL-terminated string.
 unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
-    check_ptr(p, what)?;
-    // SAFETY: non-NULL, NUL-terminated by precondition.
-    let s = unsafe { CStr::from_ptr(p) };
+    // SAFETY: forwarded precondition.
+    let s = unsafe { args::text(p, what) }?;
     // The Rust entries check their own limits too; checking here first keeps the status
-    // INVALID_ARGUMENT for every over-long text, as it was before those limits existed.
+    // INVALID_ARGUMENT for every over-long text.
     let limit = asm::MAX_SOURCE_BYTES.max(crate::theia::mem::MAX_TEXT_BYTES);
-    if s.to_bytes().len() > limit {
+    if s.len() > limit {
         return Err(Error::invalid(format!(
             "{what} is longer than {limit} bytes"
         )));
     }
-    s.to_str()
-        .map_err(|_| Error::invalid(format!("{what} is not UTF-8")))
+    Ok(s)
 }
 
 /// Creates a THEIA program from assembler source (the original assembler's syntax) or, with
-/// `is_mem` non-zero, from the text of a `.mem` file, for `backend` (a `PicajitBackend`:
-/// AUTO picks the host's JIT, INTERPRETER the reference interpreter) and `profile` (a
-/// `PicajitTheiaProfile`). Errors: PICAJIT_ERR_ASSEMBLY (source or `.mem` text rejected),
-/// PICAJIT_ERR_BACKEND_UNAVAILABLE, PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL.
+/// `is_mem` non-zero, from the text of a `.mem` file, for `engine` (a `PicajitEngineKind`:
+/// 0, `PICAJIT_ENGINE_JIT`, the host's JIT where there is one, the interpreter elsewhere) and
+/// `profile` (a `PicajitTheiaProfile`). Errors: PICAJIT_ERR_ASSEMBLY (source or `.mem` text
+/// rejected), PICAJIT_ERR_ENGINE_UNAVAILABLE, PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL.
 ///
 /// # Safety
 /// `text` must be NULL or NUL-terminated; `out` NULL or writable.
@@ -165,36 +169,26 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
 pub unsafe extern "C" fn picajit_theia_program_create(
     text_ptr: *const c_char,
     is_mem: u32,
-    backend: u32,
+    engine: u32,
     profile: u32,
     out: *mut *mut PicajitTheiaProgram,
 ) -> PicajitStatus {
     call("picajit_theia_program_create", || {
-        check_ptr(out, "out")?;
+        args::check_ptr(out, "out")?;
         // SAFETY: forwarded precondition.
         let src = unsafe { text(text_ptr, "text") }?;
-        let profile = profile_of(profile)?;
+        let profile = match PicajitTheiaProfile::from_raw(profile, "profile")? {
+            PicajitTheiaProfile::PICAJIT_THEIA_PROFILE_RTL => Profile::Rtl,
+            PicajitTheiaProfile::PICAJIT_THEIA_PROFILE_MANUAL => Profile::Manual,
+        };
+        let assembly =
+            |e: &dyn std::fmt::Display| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e);
         let imem = if is_mem != 0 {
-            MemImage::parse(src)
-                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e))?
-                .words
+            MemImage::parse(src).map_err(|e| assembly(&e))?.words
         } else {
-            asm::assemble(src)
-                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e))?
-                .imem()
+            asm::assemble(src).map_err(|e| assembly(&e))?.imem()
         };
         let code = Code::imem(imem);
-        let backend = match backend {
-            b if b == PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32 => None,
-            b if b == PicajitBackend::PICAJIT_BACKEND_AUTO as u32 => Backend::host(),
-            b if b == PicajitBackend::PICAJIT_BACKEND_X64 as u32 => Some(Backend::X64),
-            b if b == PicajitBackend::PICAJIT_BACKEND_A64 as u32 => Some(Backend::A64),
-            b => {
-                return Err(Error::invalid(format!(
-                    "backend {b} is not a PicajitBackend"
-                )))
-            }
-        };
         // Entry points: every routine of the table that is in this file, and the first
         // instruction; runs may start elsewhere (the interpreter then takes them).
         let mut entries: Vec<u16> = code
@@ -205,69 +199,72 @@ pub unsafe extern "C" fn picajit_theia_program_create(
             .map(|&v| v as u16)
             .collect();
         entries.push(asm::imem_address(0));
-        let compiled = match backend {
-            None => None,
-            Some(b) => Some(
-                compile(&code, profile, b, &entries)
-                    .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE, e))?,
-            ),
-        };
-        let p = PicajitTheiaProgram {
-            code,
-            profile,
-            compiled,
-        };
-        let h = handle::create(p)?;
-        // SAFETY: `out` checked (non-NULL, aligned), writable by precondition.
-        unsafe { error::write_out(out, h, "out") }
+        let shader = Shader::new(code, profile, &entries, engine_arg(engine)?)?;
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, PicajitTheiaProgram { shader }) }
     })
+}
+
+/// The engine a program runs on (a `PicajitEngineKind`: INTERP, X64 or A64) in `*out`.
+///
+/// # Safety
+/// `program` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_theia_program_engine(
+    program: *const PicajitTheiaProgram,
+    out: *mut u32,
+) -> PicajitStatus {
+    let kind = |p: &PicajitTheiaProgram| Ok(PicajitEngineKind::from(p.shader.engine()) as u32);
+    // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
+    unsafe { query!("picajit_theia_program_engine", program => out, kind) }
 }
 
 /// Releases a program; NULL is accepted (PICAJIT_OK). A destroyed or foreign handle is
 /// PICAJIT_ERR_INVALID_HANDLE.
 ///
 /// # Safety
-/// No other thread may be using `p`.
+/// No other thread may be using `program`.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_program_destroy(
-    p: *mut PicajitTheiaProgram,
+    program: *mut PicajitTheiaProgram,
 ) -> PicajitStatus {
-    call("picajit_theia_program_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(p, "program") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_theia_program_destroy", program, "program") }
 }
 
 /// The number of instructions of a program (after the `.mem` entry table) in `*out`.
 ///
 /// # Safety
-/// `p` NULL or live; `out` NULL or writable.
+/// `program` NULL or live; `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_program_length(
-    p: *const PicajitTheiaProgram,
+    program: *const PicajitTheiaProgram,
     out: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_theia_program_length", || {
-        // SAFETY: checked by the registry.
-        let p = unsafe { handle::get(p, "program") }?;
-        let n = p.code.imem.len().saturating_sub(asm::TABLE_LEN) as u32;
-        // SAFETY: forwarded precondition.
-        unsafe { error::write_out(out, n, "out") }
-    })
+    // SAFETY: a live program and a writable `out` (or NULL), by this function's contract.
+    unsafe { query!("picajit_theia_program_length", program => out, |p| Ok(p.length() as u32)) }
+}
+
+impl PicajitTheiaProgram {
+    /// Instructions after the `.mem` entry table.
+    fn length(&self) -> usize {
+        self.shader.code().imem.len().saturating_sub(asm::TABLE_LEN)
+    }
 }
 
 /// Runs a program from instruction `entry_index` (0 is the first instruction of the source)
-/// with at most `budget` steps, on `state` (read, then written back whatever happens, except
-/// on PICAJIT_ERR_NULL/INVALID_ARGUMENT). `io` may be NULL. PICAJIT_ERR_EXEC: an undefined
-/// operation, a jump to an address with no code, running past the end, or (manual profile)
-/// a register address above 131; the message says which and where.
+/// with at most `budget` steps (0: `PICAJIT_DEFAULT_BUDGET`), on `state` (read, then written
+/// back whatever happens, except on PICAJIT_ERR_NULL/INVALID_ARGUMENT). `io` may be NULL.
+/// PICAJIT_ERR_EXEC: an undefined operation, a jump to an address with no code, running past
+/// the end, or (manual profile) a register address above 131; the message says which and
+/// where.
 ///
 /// # Safety
-/// `p` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
+/// `program` NULL or live; `state` and `result` NULL or valid for reading and writing; `io` NULL
 /// or readable, with callbacks that are safe to call with its `user` pointer.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_run(
-    p: *const PicajitTheiaProgram,
+    program: *const PicajitTheiaProgram,
     state: *mut PicajitTheiaState,
     entry_index: u32,
     budget: u64,
@@ -276,13 +273,12 @@ pub unsafe extern "C" fn picajit_theia_run(
 ) -> PicajitStatus {
     call("picajit_theia_run", || {
         // SAFETY: checked by the registry.
-        let p = unsafe { handle::get(p, "program") }?;
-        check_ptr(state, "state")?;
-        check_ptr(result, "result")?;
-        if !io.is_null() {
-            check_ptr(io, "io")?;
-        }
-        let len = p.code.imem.len().saturating_sub(asm::TABLE_LEN);
+        let p = unsafe { handle::get(program, "program") }?;
+        args::check_ptr(state, "state")?;
+        args::check_ptr(result, "result")?;
+        // SAFETY: NULL or readable by this function's contract.
+        let io = unsafe { args::borrow_optional(io, "io") }?;
+        let len = p.length();
         if entry_index as usize >= len {
             return Err(Error::invalid(format!(
                 "entry_index {entry_index}: the program has {len} instructions"
@@ -291,67 +287,42 @@ pub unsafe extern "C" fn picajit_theia_run(
         let entry = asm::imem_address(entry_index as usize);
         // SAFETY: non-NULL, aligned, readable and writable by precondition.
         let st = unsafe { &mut *state };
-        let rows = p.profile.register_count();
-        let mut cio = CIo(if io.is_null() {
-            PicajitTheiaIo {
-                user: std::ptr::null_mut(),
-                omem_write: None,
-                tmem_read: None,
-            }
-        } else {
-            // SAFETY: non-NULL, aligned, readable by precondition.
-            unsafe { *io }
-        });
-        let r = match &p.compiled {
-            // The code runs on a context block filled from the caller's struct (one copy in,
-            // one out; no `State` in between).
-            Some(c) => {
-                let mut ctx = TheiaCtx::default();
-                ctx.regs[..rows].copy_from_slice(&st.regs[..rows]);
-                ctx.last_result = st.last_result;
-                ctx.return_addr = u32::from(st.return_addr as u16);
-                let r = c.run_ctx(&mut ctx, &mut cio, entry, budget);
-                st.regs[..rows].copy_from_slice(&ctx.regs[..rows]);
-                st.last_result = ctx.last_result;
-                st.return_addr = u32::from(ctx.return_addr as u16);
-                r
-            }
+        let profile = p.shader.profile();
+        let rows = profile.register_count();
+        let mut cio = CIo(io.copied().unwrap_or(PicajitTheiaIo {
+            user: std::ptr::null_mut(),
+            omem_write: None,
+            tmem_read: None,
+        }));
+        // One copy in, one out: compiled code runs on the context block itself.
+        let mut ctx = st.ctx(rows);
+        let r = match p.shader.compiled() {
+            Some(c) => c
+                .run_ctx(&mut ctx, &mut cio, entry, budget_arg(budget))
+                .map_err(crate::Error::from),
             None => {
-                let mut s = State::new(p.profile);
-                s.regs.copy_from_slice(&st.regs[..rows]);
-                s.last_result = st.last_result;
-                s.return_addr = st.return_addr as u16;
-                let r = exec::run(p.profile, &p.code, &mut s, &mut cio, entry, budget)
-                    .map_err(picajit_jit::Error::Theia);
-                st.regs[..rows].copy_from_slice(&s.regs);
-                st.last_result = s.last_result;
-                st.return_addr = s.return_addr as u32;
+                let mut s = State::new(profile);
+                state_from_ctx(&mut s, &ctx);
+                let r = p.shader.run(&mut s, &mut cio, entry, budget);
+                ctx_from_state(&mut ctx, &s);
                 r
             }
         };
-        let out = r.map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
-        let res = match out.status {
-            Status::Returned(v) => PicajitTheiaResult {
-                status: PicajitTheiaStatus::PICAJIT_THEIA_RETURNED as u32,
-                return_value: v as u32,
-                steps: out.steps,
-                pc: 0,
-            },
-            Status::Budget { pc } => PicajitTheiaResult {
-                status: PicajitTheiaStatus::PICAJIT_THEIA_BUDGET as u32,
-                return_value: 0,
-                steps: out.steps,
-                pc: pc as u32,
-            },
-            Status::Stalled { pc, .. } => PicajitTheiaResult {
-                status: PicajitTheiaStatus::PICAJIT_THEIA_STALLED as u32,
-                return_value: 0,
-                steps: out.steps,
-                pc: pc as u32,
-            },
+        st.store(&ctx, rows);
+        let out = r?;
+        let (status, return_value, pc) = match out.status {
+            Status::Returned(v) => (PicajitTheiaStatus::PICAJIT_THEIA_RETURNED, v as u32, 0),
+            Status::Budget { pc } => (PicajitTheiaStatus::PICAJIT_THEIA_BUDGET, 0, pc as u32),
+            Status::Stalled { pc, .. } => (PicajitTheiaStatus::PICAJIT_THEIA_STALLED, 0, pc as u32),
+        };
+        let res = PicajitTheiaResult {
+            status,
+            return_value,
+            steps: out.steps,
+            pc,
         };
         // SAFETY: checked non-NULL and aligned; writable by precondition.
-        unsafe { error::write_out(result, res, "result") }
+        unsafe { args::write_out(result, res, "result") }
     })
 }
 
@@ -365,19 +336,7 @@ pub struct PicajitTheiaScene {
 }
 
 impl handle::Handle for PicajitTheiaScene {
-    const KIND: usize = 13;
     const NAME: &'static str = "THEIA scene";
-}
-
-impl std::fmt::Debug for PicajitTheiaScene {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "PicajitTheiaScene({} instruction rows, {} ROM rows)",
-            self.scene.imem.len(),
-            self.rom.len()
-        )
-    }
 }
 
 /// Counters of one `picajit_theia_render`.
@@ -411,17 +370,23 @@ unsafe fn rom_of(rtl_dir: *const c_char) -> Result<Vec<u64>> {
         .words)
 }
 
-fn scene_handle(scene: Scene, rom: Vec<u64>, out: *mut *mut PicajitTheiaScene) -> Result<()> {
+/// A scene that does not read or cannot be rendered (`PICAJIT_ERR_PROGRAM`).
+fn bad_scene(e: impl std::fmt::Display) -> Error {
+    Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e)
+}
+
+/// # Safety
+/// `out` NULL or writable.
+unsafe fn scene_handle(
+    scene: Scene,
+    rom: Vec<u64>,
+    out: *mut *mut PicajitTheiaScene,
+) -> Result<()> {
     // Reject what no render could use now, not at render time.
-    scene
-        .size()
-        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e))?;
-    scene
-        .entries()
-        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e))?;
-    let h = handle::create(PicajitTheiaScene { scene, rom })?;
-    // SAFETY: `out` checked by the caller (non-NULL, aligned), writable by precondition.
-    unsafe { error::write_out(out, h, "out") }
+    scene.size().map_err(bad_scene)?;
+    scene.entries().map_err(bad_scene)?;
+    // SAFETY: this function's contract.
+    unsafe { handle::create_out(out, PicajitTheiaScene { scene, rom }) }
 }
 
 /// Loads a scene directory (`Params.mem`, `Vertex.mem`, `Textures.mem`, `Instructions.mem`,
@@ -441,14 +406,14 @@ pub unsafe extern "C" fn picajit_theia_scene_load(
     out: *mut *mut PicajitTheiaScene,
 ) -> PicajitStatus {
     call("picajit_theia_scene_load", || {
-        check_ptr(out, "out")?;
+        args::check_ptr(out, "out")?;
         // SAFETY: forwarded preconditions.
         let dir = unsafe { text(dir, "dir") }?;
         // SAFETY: forwarded precondition.
         let rom = unsafe { rom_of(rtl_dir) }?;
-        let scene = Scene::load(std::path::Path::new(dir), None)
-            .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e))?;
-        scene_handle(scene, rom, out)
+        let scene = Scene::load(std::path::Path::new(dir), None).map_err(bad_scene)?;
+        // SAFETY: forwarded precondition.
+        unsafe { scene_handle(scene, rom, out) }
     })
 }
 
@@ -469,12 +434,11 @@ pub unsafe extern "C" fn picajit_theia_scene_create(
     out: *mut *mut PicajitTheiaScene,
 ) -> PicajitStatus {
     call("picajit_theia_scene_create", || {
-        check_ptr(out, "out")?;
+        args::check_ptr(out, "out")?;
         let words = |p: *const c_char, what: &str| -> Result<Vec<u32>> {
             // SAFETY: forwarded precondition.
             let t = unsafe { text(p, what) }?;
-            readmemh(t)
-                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, format!("{what}: {e}")))
+            readmemh(t).map_err(|e| bad_scene(format!("{what}: {e}")))
         };
         let params = words(params, "params")?;
         let vertex = words(vertex, "vertex")?;
@@ -482,12 +446,7 @@ pub unsafe extern "C" fn picajit_theia_scene_create(
         // SAFETY: forwarded precondition.
         let imem = unsafe { text(instructions, "instructions") }?;
         let imem = MemImage::parse(imem)
-            .map_err(|e| {
-                Error::new(
-                    PicajitStatus::PICAJIT_ERR_PROGRAM,
-                    format!("instructions: {e}"),
-                )
-            })?
+            .map_err(|e| bad_scene(format!("instructions: {e}")))?
             .words;
         // SAFETY: forwarded precondition.
         let rom = unsafe { rom_of(rtl_dir) }?;
@@ -498,7 +457,8 @@ pub unsafe extern "C" fn picajit_theia_scene_create(
             imem,
             core_count: None,
         };
-        scene_handle(scene, rom, out)
+        // SAFETY: forwarded precondition.
+        unsafe { scene_handle(scene, rom, out) }
     })
 }
 
@@ -511,10 +471,8 @@ pub unsafe extern "C" fn picajit_theia_scene_create(
 pub unsafe extern "C" fn picajit_theia_scene_destroy(
     scene: *mut PicajitTheiaScene,
 ) -> PicajitStatus {
-    call("picajit_theia_scene_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(scene, "scene") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_theia_scene_destroy", scene, "scene") }
 }
 
 /// The image size of a scene (its `CREG_RESOLUTION`) and its GPU core count (the initial and
@@ -533,32 +491,29 @@ pub unsafe extern "C" fn picajit_theia_scene_info(
     call("picajit_theia_scene_info", || {
         // SAFETY: checked by the registry.
         let s = unsafe { handle::get(scene, "scene") }?;
-        check_ptr(width, "width")?;
-        check_ptr(height, "height")?;
-        check_ptr(cores, "cores")?;
-        let (w, h) = s
-            .scene
-            .size()
-            .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e))?;
+        args::check_ptr(width, "width")?;
+        args::check_ptr(height, "height")?;
+        args::check_ptr(cores, "cores")?;
+        let (w, h) = s.scene.size().map_err(bad_scene)?;
         // SAFETY: checked non-NULL and aligned; writable by precondition.
         unsafe {
-            error::write_out(width, w, "width")?;
-            error::write_out(height, h, "height")?;
-            error::write_out(cores, s.scene.cores() as u32, "cores")
+            args::write_out(width, w, "width")?;
+            args::write_out(height, h, "height")?;
+            args::write_out(cores, s.scene.cores() as u32, "cores")
         }
     })
 }
 
 /// Renders one frame as the RTL's control and IO units run the scene (the rtl profile; see
-/// docs/theia.md): `backend` a `PicajitBackend` (AUTO: the host's JIT; INTERPRETER: the
-/// reference interpreter; X64/A64: that JIT, A64 only where it runs), `cores` the GPU's core
-/// count (0: the scene's; at most 64 and at most the position pairs Params.mem holds),
-/// `threads` host threads over the cores (0: one per host CPU). The image goes to `rgb` as
-/// `width * height` pixels of three bytes, rows top to bottom; `rgb_len` must be at least
-/// that. `stats` may be NULL. Errors: PICAJIT_ERR_EXEC (a run failed: an undefined
-/// operation, a jump without code, a stall, the per-run budget of 1,000,000 steps; the
-/// message names the core, pixel and entry point), PICAJIT_ERR_BACKEND_UNAVAILABLE,
-/// PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL, PICAJIT_ERR_INVALID_HANDLE.
+/// docs/theia.md): `engine` a `PicajitEngineKind` (0, `PICAJIT_ENGINE_JIT`: the host's JIT
+/// where there is one, else the interpreter), `cores` the GPU's core count (0: the scene's;
+/// at most 64 and at most the position pairs Params.mem holds), `threads` host threads over
+/// the cores (0: one per host CPU). The image goes to `rgb` as `width * height` pixels of
+/// three bytes, rows top to bottom; `rgb_len` must be at least that. `stats` may be NULL.
+/// Errors: PICAJIT_ERR_EXEC (a run failed: an undefined operation, a jump without code, a
+/// stall, the per-run budget of 1,000,000 steps; the message names the core, pixel and entry
+/// point), PICAJIT_ERR_ENGINE_UNAVAILABLE, PICAJIT_ERR_INVALID_ARGUMENT, PICAJIT_ERR_NULL,
+/// PICAJIT_ERR_INVALID_HANDLE.
 ///
 /// # Safety
 /// `scene` NULL or live; `rgb` NULL or writable for `rgb_len` bytes; `stats` NULL or
@@ -566,7 +521,7 @@ pub unsafe extern "C" fn picajit_theia_scene_info(
 #[no_mangle]
 pub unsafe extern "C" fn picajit_theia_render(
     scene: *const PicajitTheiaScene,
-    backend: u32,
+    engine: u32,
     cores: u32,
     threads: u32,
     rgb: *mut u8,
@@ -576,10 +531,8 @@ pub unsafe extern "C" fn picajit_theia_render(
     call("picajit_theia_render", || {
         // SAFETY: checked by the registry.
         let s = unsafe { handle::get(scene, "scene") }?;
-        check_ptr(rgb, "rgb")?;
-        if !stats.is_null() {
-            check_ptr(stats, "stats")?;
-        }
+        args::check_ptr(rgb, "rgb")?;
+        args::check_optional(stats, "stats")?;
         let mut sc = s.scene.clone();
         if cores != 0 {
             let pairs = sc.params.len().saturating_sub(19) / 6;
@@ -590,38 +543,23 @@ pub unsafe extern "C" fn picajit_theia_render(
             }
             sc.core_count = Some(cores as usize);
         }
-        let (w, h) = sc
-            .size()
-            .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e))?;
+        let (w, h) = sc.size().map_err(bad_scene)?;
         let need = w as usize * h as usize * 3;
         if rgb_len < need {
             return Err(Error::invalid(format!(
                 "rgb_len {rgb_len}: a {w}x{h} image needs {need} bytes"
             )));
         }
-        let engine = match backend {
-            b if b == PicajitBackend::PICAJIT_BACKEND_INTERPRETER as u32 => Engine::Interp,
-            b if b == PicajitBackend::PICAJIT_BACKEND_AUTO as u32 => Engine::Jit,
-            b if b == PicajitBackend::PICAJIT_BACKEND_X64 as u32 => Engine::X64,
-            b if b == PicajitBackend::PICAJIT_BACKEND_A64 as u32 => Engine::A64,
-            b => {
-                return Err(Error::invalid(format!(
-                    "backend {b} is not a PicajitBackend"
-                )))
-            }
-        };
+        let engine = engine_arg(engine)?;
         let code = Code {
             imem: sc.imem.clone(),
             rom: s.rom.clone(),
         };
         if let Some(b) = engine.backend() {
-            // The render compiles per thread; a backend this build cannot run is reported
+            // The render compiles per thread; an engine this build cannot run is reported
             // as such rather than as a failed render.
-            let entries = sc
-                .entries()
-                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, e))?;
-            compile(&code, Profile::Rtl, b, &entries)
-                .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_BACKEND_UNAVAILABLE, e))?;
+            let entries = sc.entries().map_err(bad_scene)?;
+            compile(&code, Profile::Rtl, b, &entries)?;
         }
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -629,23 +567,27 @@ pub unsafe extern "C" fn picajit_theia_render(
         };
         let (img, st) = render(&sc, &code.rom, engine, threads)
             .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, e))?;
-        // SAFETY: non-NULL by the check above, writable for `rgb_len` >= `need` bytes by
-        // precondition; `img.rgb` has exactly `need` bytes (compose makes w * h * 3).
-        let out = unsafe { std::slice::from_raw_parts_mut(rgb, need) };
+        // SAFETY: `need` writable bytes by this function's contract (`rgb_len` >= `need`).
+        let out = unsafe { args::bytes_mut(rgb, need, "rgb") }?;
         out.copy_from_slice(&img.rgb[..need]);
-        if !stats.is_null() {
-            let r = PicajitTheiaRenderStats {
-                width: w,
-                height: h,
-                cores: sc.cores() as u32,
-                pixels: st.pixels,
-                runs: st.runs,
-                steps: st.steps,
-                hits: st.hits,
-            };
-            // SAFETY: checked non-NULL and aligned; writable by precondition.
-            unsafe { error::write_out(stats, r, "stats") }?;
-        }
-        Ok(())
+        let r = PicajitTheiaRenderStats {
+            width: w,
+            height: h,
+            cores: sc.cores() as u32,
+            pixels: st.pixels,
+            runs: st.runs,
+            steps: st.steps,
+            hits: st.hits,
+        };
+        // SAFETY: NULL or writable by this function's contract.
+        unsafe { args::write_optional(stats, r, "stats") }
     })
 }
+
+/// The thread-safety section of the conventions (`src/capi/mod.rs`) promises that programs
+/// and scenes can be shared between threads; this fails to compile if that becomes untrue.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<PicajitTheiaProgram>();
+    shareable::<PicajitTheiaScene>();
+};

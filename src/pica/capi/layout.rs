@@ -1,7 +1,8 @@
 //! Vertex layouts: where the registers of one vertex sit in a caller buffer, and the two
 //! value formats (f32, raw f24 bits).
 
-use super::error::{Error, Result};
+use crate::capi::cenum::{c_enum, CEnum};
+use crate::capi::error::{Error, Result};
 use picajit_interp::pica::float::{Rounding, F24};
 
 /// How each value in a caller buffer is encoded. Every value takes 4 bytes in host byte
@@ -20,15 +21,7 @@ pub enum PicajitFormat {
     PICAJIT_FORMAT_F24 = 1,
 }
 
-impl PicajitFormat {
-    pub(crate) fn from_raw(value: u32) -> Result<PicajitFormat> {
-        match value {
-            0 => Ok(PicajitFormat::PICAJIT_FORMAT_F32),
-            1 => Ok(PicajitFormat::PICAJIT_FORMAT_F24),
-            v => Err(Error::invalid(format!("unknown value format {v}"))),
-        }
-    }
-}
+c_enum!(PicajitFormat: PICAJIT_FORMAT_F32, PICAJIT_FORMAT_F24);
 
 /// Bit of `PicajitVertexLayout::flags`: the registers present in `mask` are stored one after
 /// another in ascending register order (16 bytes each), instead of register n at byte
@@ -79,8 +72,8 @@ impl Layout {
     }
 
     pub(crate) fn new(raw: &PicajitVertexLayout, what: &str) -> Result<Layout> {
-        let format = PicajitFormat::from_raw(raw.format)
-            .map_err(|e| Error::invalid(format!("{what}: {}", e.message)))?;
+        let format = PicajitFormat::from_raw(raw.format, "value format")
+            .map_err(|e| Error::invalid(format!("{what}: {e}")))?;
         if raw.flags & !PICAJIT_LAYOUT_PACKED != 0 {
             return Err(Error::invalid(format!(
                 "{what}: unknown flag bits {:#x}",

@@ -2,8 +2,9 @@
 //! program that unit runs, so a set is its own object rather than part of a shader.
 
 use super::engine::PicajitEngine;
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::handle;
+use crate::capi::args;
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle::{self, query};
 use crate::pica::engine::Shader;
 use picajit_interp::pica::float::FloatMode;
 use picajit_interp::pica::state::Uniforms;
@@ -20,7 +21,6 @@ pub struct PicajitUniforms {
 }
 
 impl handle::Handle for PicajitUniforms {
-    const KIND: usize = 3;
     const NAME: &'static str = "uniform set";
 }
 
@@ -39,12 +39,14 @@ impl PicajitUniforms {
     }
 }
 
-fn float_index(index: u32) -> Result<usize> {
-    if index < FLOAT_ROWS {
+/// Register `index` of a file of `len` registers named `prefix`0.. (`kind` in the message).
+fn register(index: u32, len: u32, kind: &str, prefix: char) -> Result<usize> {
+    if index < len {
         Ok(index as usize)
     } else {
         Err(Error::invalid(format!(
-            "float uniform index {index} is past c95"
+            "{kind} uniform index {index} is past {prefix}{}",
+            len - 1
         )))
     }
 }
@@ -62,13 +64,12 @@ pub unsafe extern "C" fn picajit_uniforms_create(
     call("picajit_uniforms_create", || {
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
-        error::check_ptr(out, "out")?;
-        let set = handle::create(PicajitUniforms {
+        let set = PicajitUniforms {
             uniforms: Uniforms::default(),
             mode: engine.config.float_mode,
-        })?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, set, "out") }
+        };
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, set) }
     })
 }
 
@@ -79,10 +80,8 @@ pub unsafe extern "C" fn picajit_uniforms_create(
 /// No other thread may be using the uniform set.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_uniforms_destroy(uniforms: *mut PicajitUniforms) -> PicajitStatus {
-    call("picajit_uniforms_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(uniforms, "uniforms") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_uniforms_destroy", uniforms, "uniforms") }
 }
 
 /// Set float uniforms c`first` .. c`first + count - 1` from `count` rows of 4 floats
@@ -100,18 +99,12 @@ pub unsafe extern "C" fn picajit_uniforms_set_float(
     values: *const f32,
 ) -> PicajitStatus {
     call("picajit_uniforms_set_float", || {
-        // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        let Some(rows) = float_rows(first, count)? else {
-            return Ok(());
-        };
-        // SAFETY: `4 * count` readable floats by this function's contract.
-        let values = unsafe { error::slice(values, 4 * count as usize, "values") }?;
-        for (k, row) in values.chunks_exact(4).enumerate() {
-            let v = [row[0], row[1], row[2], row[3]];
-            set.uniforms.set_float_f32(rows + k, v, set.mode);
+        // SAFETY: this function's contract.
+        unsafe {
+            set_rows(uniforms, first, count, values, "values", |set, row, v| {
+                set.uniforms.set_float_f32(row, v, set.mode);
+            })
         }
-        Ok(())
     })
 }
 
@@ -130,19 +123,40 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24(
     bits: *const u32,
 ) -> PicajitStatus {
     call("picajit_uniforms_set_float_f24", || {
-        // SAFETY: a live uniform set used by no one else, by this function's contract.
-        let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        let Some(rows) = float_rows(first, count)? else {
-            return Ok(());
-        };
-        // SAFETY: `4 * count` readable words by this function's contract.
-        let bits = unsafe { error::slice(bits, 4 * count as usize, "bits") }?;
-        for (k, row) in bits.chunks_exact(4).enumerate() {
-            let v = [row[0], row[1], row[2], row[3]];
-            set.uniforms.set_float_f24(rows + k, v);
+        // SAFETY: this function's contract.
+        unsafe {
+            set_rows(uniforms, first, count, bits, "bits", |set, row, v| {
+                set.uniforms.set_float_f24(row, v);
+            })
         }
-        Ok(())
     })
+}
+
+/// The body of both `picajit_uniforms_set_float*`: `count` rows of 4 values from `values`
+/// stored from c`first` on by `store`.
+///
+/// # Safety
+/// `uniforms` NULL or live and used by no one else; `values` NULL or `4 * count` readable
+/// values.
+unsafe fn set_rows<T: Copy>(
+    uniforms: *mut PicajitUniforms,
+    first: u32,
+    count: u32,
+    values: *const T,
+    what: &str,
+    store: impl Fn(&mut PicajitUniforms, usize, [T; 4]),
+) -> Result<()> {
+    // SAFETY: a live uniform set used by no one else, by this function's contract.
+    let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
+    let Some(rows) = float_rows(first, count)? else {
+        return Ok(());
+    };
+    // SAFETY: `4 * count` readable values by this function's contract.
+    let values = unsafe { args::slice(values, 4 * count as usize, what) }?;
+    for (k, row) in values.chunks_exact(4).enumerate() {
+        store(set, rows + k, [row[0], row[1], row[2], row[3]]);
+    }
+    Ok(())
 }
 
 /// The first row to write, or `None` for `count` 0: setting no uniforms is a no-op (the
@@ -151,7 +165,7 @@ fn float_rows(first: u32, count: u32) -> Result<Option<usize>> {
     let first_index = if count == 0 && first == FLOAT_ROWS {
         first as usize
     } else {
-        float_index(first)?
+        register(first, FLOAT_ROWS, "float", 'c')?
     };
     if first.checked_add(count).is_none_or(|end| end > FLOAT_ROWS) {
         return Err(Error::invalid(format!(
@@ -173,19 +187,12 @@ pub unsafe extern "C" fn picajit_uniforms_get_float(
     index: u32,
     value: *mut f32,
 ) -> PicajitStatus {
-    call("picajit_uniforms_get_float", || {
-        // SAFETY: a live uniform set by this function's contract.
-        let set = unsafe { handle::get(uniforms, "uniforms") }?;
-        if index >= 128 {
-            return Err(Error::invalid(format!(
-                "float uniform index {index} is past c127"
-            )));
-        }
-        let row = set.uniforms.float(index as usize);
-        // SAFETY: 4 writable floats by this function's contract; `[f32; 4]` has the
-        // alignment of f32.
-        unsafe { error::write_out(value.cast::<[f32; 4]>(), row, "value") }
-    })
+    // c96-c127 read 1.0, as on hardware.
+    let row = |s: &PicajitUniforms| Ok(s.uniforms.float(register(index, 128, "float", 'c')?));
+    // `[f32; 4]` has the alignment of f32.
+    let value = value.cast::<[f32; 4]>();
+    // SAFETY: a live uniform set and 4 writable floats (or NULL), by this function's contract.
+    unsafe { query!("picajit_uniforms_get_float", uniforms => value, row) }
 }
 
 /// Set int uniform i`index` (0-3) to `value[4]` = (x, y, z, w): x = loop count - 1,
@@ -203,15 +210,10 @@ pub unsafe extern "C" fn picajit_uniforms_set_int(
     call("picajit_uniforms_set_int", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
         let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        if index >= 4 {
-            return Err(Error::invalid(format!(
-                "int uniform index {index} is past i3"
-            )));
-        }
+        let index = register(index, 4, "int", 'i')?;
         // SAFETY: 4 readable bytes by this function's contract.
-        let v = unsafe { error::slice(value, 4, "value") }?;
-        set.uniforms
-            .set_int(index as usize, [v[0], v[1], v[2], v[3]]);
+        let v = unsafe { args::slice(value, 4, "value") }?;
+        set.uniforms.set_int(index, [v[0], v[1], v[2], v[3]]);
         Ok(())
     })
 }
@@ -229,11 +231,8 @@ pub unsafe extern "C" fn picajit_uniforms_set_bool(
     call("picajit_uniforms_set_bool", || {
         // SAFETY: a live uniform set used by no one else, by this function's contract.
         let set = unsafe { handle::get_mut(uniforms, "uniforms") }?;
-        if !set.uniforms.set_bool(index as usize, value) {
-            return Err(Error::invalid(format!(
-                "bool uniform index {index} is past b15"
-            )));
-        }
+        set.uniforms
+            .set_bool(register(index, 16, "bool", 'b')?, value);
         Ok(())
     })
 }
@@ -269,10 +268,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_bools(
     uniforms: *const PicajitUniforms,
     bits: *mut u16,
 ) -> PicajitStatus {
-    call("picajit_uniforms_get_bools", || {
-        // SAFETY: a live uniform set by this function's contract.
-        let set = unsafe { handle::get(uniforms, "uniforms") }?;
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(bits, set.uniforms.bools(), "bits") }
-    })
+    // SAFETY: a live uniform set and a writable `bits` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_uniforms_get_bools", uniforms => bits, |s| Ok(s.uniforms.bools())) }
 }

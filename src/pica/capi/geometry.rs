@@ -2,13 +2,15 @@
 //! banks, vertex buffer, SETEMIT parameters), the input mode, and delivery of emitted
 //! vertices to the caller.
 
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::handle;
 use super::layout::{read_row, Layout, PicajitFormat, PicajitVertexLayout};
-use super::program::PicajitShader;
 use super::run::{failed_invocation, PicajitRunStats};
+use super::shader::{PicajitGsMode, PicajitShader};
 use super::state::{entry_shader, PicajitEmitState, PicajitUnitState, PICAJIT_ENTRY_DEFAULT};
 use super::uniforms::PicajitUniforms;
+use crate::capi::args;
+use crate::capi::cenum::CEnum;
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle::{self, query};
 use crate::pica::engine::{self, Attributes, GeometryRunner, GsInput, Outcome};
 use picajit_interp::pica::program::{GsInputMode, ShaderKind};
 use picajit_interp::pica::state::{EmitBuffer, EmittedVertex};
@@ -19,44 +21,6 @@ use std::ffi::c_void;
 /// vertices are held at once: a multiple of the multi-vertex group size (eight), small enough
 /// that memory stays bounded for any `count`.
 const POINTS_CHUNK: usize = 256;
-
-/// How a geometry shader receives its input vertices (`picajit_geometry_set_mode`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
-pub enum PicajitGsMode {
-    /// One invocation per input vertex; its attributes arrive in v0-v15
-    /// (`picajit_geometry_run_point`, `picajit_geometry_run_points`).
-    PICAJIT_GS_POINT = 0,
-    /// Variable-size primitives: `c[first_uniform]` holds the vertex count in every component
-    /// and the attributes follow in the next float uniforms (`picajit_geometry_run_uniforms`).
-    PICAJIT_GS_VARIABLE = 1,
-    /// Fixed-size primitives: the attributes are written to the float uniforms from
-    /// `c[first_uniform]` on (`picajit_geometry_run_uniforms`).
-    PICAJIT_GS_FIXED = 2,
-}
-
-pub(crate) fn gs_mode_fields(mode: GsInputMode) -> (PicajitGsMode, u32, u32) {
-    match mode {
-        GsInputMode::Point => (PicajitGsMode::PICAJIT_GS_POINT, 0, 0),
-        GsInputMode::Variable {
-            first_uniform,
-            full_vertices,
-        } => (
-            PicajitGsMode::PICAJIT_GS_VARIABLE,
-            u32::from(first_uniform),
-            u32::from(full_vertices),
-        ),
-        GsInputMode::Fixed {
-            first_uniform,
-            vertices,
-        } => (
-            PicajitGsMode::PICAJIT_GS_FIXED,
-            u32::from(first_uniform),
-            u32::from(vertices),
-        ),
-    }
-}
 
 /// How one emitted vertex relates to primitive assembly.
 #[repr(C)]
@@ -108,7 +72,6 @@ pub struct PicajitGeometry {
 }
 
 impl handle::Handle for PicajitGeometry {
-    const KIND: usize = 4;
     const NAME: &'static str = "geometry";
 }
 
@@ -120,16 +83,15 @@ impl handle::Handle for PicajitGeometry {
 #[no_mangle]
 pub unsafe extern "C" fn picajit_geometry_create(out: *mut *mut PicajitGeometry) -> PicajitStatus {
     call("picajit_geometry_create", || {
-        error::check_ptr(out, "out")?;
-        let geometry = handle::create(PicajitGeometry {
+        let geometry = PicajitGeometry {
             runner: GeometryRunner::default(),
             mode: GsInputMode::Point,
             pending: VecDeque::new(),
             callback: None,
             entry: PICAJIT_ENTRY_DEFAULT,
-        })?;
-        // SAFETY: writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, geometry, "out") }
+        };
+        // SAFETY: writable by this function's contract.
+        unsafe { handle::create_out(out, geometry) }
     })
 }
 
@@ -140,10 +102,8 @@ pub unsafe extern "C" fn picajit_geometry_create(out: *mut *mut PicajitGeometry)
 /// No other thread may be using it.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_geometry_destroy(geometry: *mut PicajitGeometry) -> PicajitStatus {
-    call("picajit_geometry_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(geometry, "geometry") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_geometry_destroy", geometry, "geometry") }
 }
 
 /// Forget everything the hardware would keep between invocations (registers, output banks,
@@ -174,14 +134,10 @@ pub unsafe extern "C" fn picajit_geometry_get_unit_state(
     geometry: *const PicajitGeometry,
     state: *mut PicajitUnitState,
 ) -> PicajitStatus {
-    call("picajit_geometry_get_unit_state", || {
-        // SAFETY: live by this function's contract.
-        let g = unsafe { handle::get(geometry, "geometry") }?;
-        error::check_ptr(state, "state")?;
-        let value = PicajitUnitState::of(&g.runner.registers.unit_state());
-        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
-        unsafe { error::write_out(state, value, "state") }
-    })
+    let value = |g: &PicajitGeometry| Ok(PicajitUnitState::of(&g.runner.registers.unit_state()));
+    // SAFETY: live geometry state and a writable `state` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_geometry_get_unit_state", geometry => state, value) }
 }
 
 /// Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
@@ -204,7 +160,7 @@ pub unsafe extern "C" fn picajit_geometry_set_unit_state(
             (
                 handle::get_mut(geometry, "geometry")?,
                 handle::get(shader, "shader")?,
-                error::borrow(state, "state")?,
+                args::borrow(state, "state")?,
             )
         };
         let s = shader.shader.convert_state(&state.to_state());
@@ -224,19 +180,17 @@ pub unsafe extern "C" fn picajit_geometry_get_emit_state(
     geometry: *const PicajitGeometry,
     state: *mut PicajitEmitState,
 ) -> PicajitStatus {
-    call("picajit_geometry_get_emit_state", || {
-        // SAFETY: live by this function's contract.
-        let g = unsafe { handle::get(geometry, "geometry") }?;
-        error::check_ptr(state, "state")?;
+    let value = |g: &PicajitGeometry| {
         let st = &g.runner.state;
-        let value = PicajitEmitState {
+        Ok(PicajitEmitState {
             vertex_id: u32::from(st.vertex_id),
             primitive: u32::from(st.primitive),
             winding: u32::from(st.winding),
-        };
-        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
-        unsafe { error::write_out(state, value, "state") }
-    })
+        })
+    };
+    // SAFETY: live geometry state and a writable `state` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_geometry_get_emit_state", geometry => state, value) }
 }
 
 /// Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
@@ -257,7 +211,7 @@ pub unsafe extern "C" fn picajit_geometry_set_emit_state(
         let (g, state) = unsafe {
             (
                 handle::get_mut(geometry, "geometry")?,
-                error::borrow(state, "state")?,
+                args::borrow(state, "state")?,
             )
         };
         if state.vertex_id > 3 || state.primitive > 1 || state.winding > 1 {
@@ -309,24 +263,7 @@ pub unsafe extern "C" fn picajit_geometry_set_mode(
     call("picajit_geometry_set_mode", || {
         // SAFETY: live and exclusive by this function's contract.
         let g = unsafe { handle::get_mut(geometry, "geometry") }?;
-        let first = u8::try_from(first_uniform)
-            .ok()
-            .filter(|&f| f < 96)
-            .ok_or_else(|| Error::invalid(format!("first uniform {first_uniform} is past c95")))?;
-        let count = u8::try_from(vertices)
-            .map_err(|_| Error::invalid(format!("vertex count {vertices} is over 255")))?;
-        g.mode = match mode {
-            0 => GsInputMode::Point,
-            1 => GsInputMode::Variable {
-                first_uniform: first,
-                full_vertices: count,
-            },
-            2 => GsInputMode::Fixed {
-                first_uniform: first,
-                vertices: count,
-            },
-            v => return Err(Error::invalid(format!("unknown geometry-shader mode {v}"))),
-        };
+        g.mode = PicajitGsMode::input_mode(mode, first_uniform, vertices)?;
         Ok(())
     })
 }
@@ -358,7 +295,7 @@ pub unsafe extern "C" fn picajit_geometry_set_emit_callback(
             None => None,
             Some(func) => {
                 // SAFETY: readable by this function's contract.
-                let raw = unsafe { error::borrow(layout, "layout") }?;
+                let raw = unsafe { args::borrow(layout, "layout") }?;
                 Some(Callback {
                     layout: Layout::new(raw, "layout")?,
                     func,
@@ -380,12 +317,9 @@ pub unsafe extern "C" fn picajit_geometry_pending(
     geometry: *const PicajitGeometry,
     count: *mut usize,
 ) -> PicajitStatus {
-    call("picajit_geometry_pending", || {
-        // SAFETY: live by this function's contract.
-        let g = unsafe { handle::get(geometry, "geometry") }?;
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(count, g.pending.len(), "count") }
-    })
+    // SAFETY: live geometry state and a writable `count` (or NULL), by this function's
+    // contract.
+    unsafe { query!("picajit_geometry_pending", geometry => count, |g| Ok(g.pending.len())) }
 }
 
 /// Move up to `capacity` pending emitted vertices, oldest first, into caller buffers: the
@@ -409,12 +343,12 @@ pub unsafe extern "C" fn picajit_geometry_take(
         // SAFETY: live and exclusive by this function's contract.
         let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         // SAFETY: readable by this function's contract.
-        let layout = Layout::new(unsafe { error::borrow(layout, "layout") }?, "layout")?;
+        let layout = Layout::new(unsafe { args::borrow(layout, "layout") }?, "layout")?;
         let len = layout.span(capacity, "vertices")?;
         // SAFETY: writable for the span of `capacity` vertices by this function's contract.
-        let bytes = unsafe { error::bytes_mut(vertices.cast(), len, "vertices") }?;
-        error::check_ptr(infos, "infos")?;
-        error::check_ptr(taken, "taken")?;
+        let bytes = unsafe { args::bytes_mut(vertices.cast(), len, "vertices") }?;
+        args::check_ptr(infos, "infos")?;
+        args::check_ptr(taken, "taken")?;
         let n = capacity.min(g.pending.len());
         if n > 0 {
             // SAFETY: non-NULL and aligned (checked above), `capacity >= n` writable
@@ -426,7 +360,7 @@ pub unsafe extern "C" fn picajit_geometry_take(
             }
         }
         // SAFETY: writable by this function's contract (checked above).
-        unsafe { error::write_out(taken, n, "taken") }
+        unsafe { args::write_out(taken, n, "taken") }
     })
 }
 
@@ -459,6 +393,37 @@ unsafe fn invocation<'a>(
     }
     uniforms.check_mode(&shader.shader)?;
     Ok((g, Invocation { shader, uniforms }))
+}
+
+fn point_mode(g: &PicajitGeometry) -> Result<()> {
+    if g.mode != GsInputMode::Point {
+        return Err(Error::invalid(
+            "the geometry state is not in point mode; use picajit_geometry_run_uniforms",
+        ));
+    }
+    Ok(())
+}
+
+/// The input of point-mode invocations: the layout and the bytes of `count` vertices in it
+/// (`what` names them), after checking `stats` too.
+///
+/// # Safety
+/// `layout` NULL or readable; `vertices` NULL or readable for `count` vertices of the layout,
+/// and not written during `'a`.
+unsafe fn points<'a>(
+    layout: *const PicajitVertexLayout,
+    vertices: *const c_void,
+    count: usize,
+    what: &str,
+    stats: *mut PicajitRunStats,
+) -> Result<(Layout, &'a [u8])> {
+    // SAFETY: readable by this function's contract.
+    let layout = Layout::new(unsafe { args::borrow(layout, "layout") }?, "layout")?;
+    let len = layout.span(count, what)?;
+    // SAFETY: readable for `count` vertices of the layout by this function's contract.
+    let bytes = unsafe { args::slice(vertices.cast::<u8>(), len, what) }?;
+    args::check_optional(stats, "stats")?;
+    Ok((layout, bytes))
 }
 
 /// After an invocation (also a failed one, whose EMITs before the failure did happen):
@@ -500,10 +465,8 @@ fn finish(
         instructions: result.as_ref().map_or(0, |i| i.instructions),
         vertices: usize::from(result.is_ok()),
     };
-    if !stats.is_null() {
-        // SAFETY: NULL or writable by the run functions' contract (alignment is checked).
-        unsafe { error::write_out(stats, totals, "stats") }?;
-    }
+    // SAFETY: NULL or writable by the run functions' contract.
+    unsafe { args::write_optional(stats, totals, "stats") }?;
     result
         .map(drop)
         .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_EXEC, failed_invocation(e).1))
@@ -534,19 +497,9 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
     call("picajit_geometry_run_point", || {
         // SAFETY: this function's contract.
         let (g, inv) = unsafe { invocation(geometry, shader, uniforms) }?;
-        if g.mode != GsInputMode::Point {
-            return Err(Error::invalid(
-                "the geometry state is not in point mode; use picajit_geometry_run_uniforms",
-            ));
-        }
-        // SAFETY: readable by this function's contract.
-        let layout = Layout::new(unsafe { error::borrow(layout, "layout") }?, "layout")?;
-        let len = layout.span(1, "vertex")?;
-        // SAFETY: readable for one vertex of the layout by this function's contract.
-        let bytes = unsafe { error::slice(vertex.cast::<u8>(), len, "vertex") }?;
-        if !stats.is_null() {
-            error::check_ptr(stats, "stats")?;
-        }
+        point_mode(g)?;
+        // SAFETY: this function's contract.
+        let (layout, bytes) = unsafe { points(layout, vertex, 1, "vertex", stats) }?;
         let input = layout.read(bytes, 0);
         let s = &*entry_shader(&inv.shader.shader, g.entry)?;
         let result = match layout.format {
@@ -638,11 +591,7 @@ impl PointsRun<'_> {
             // between chunks, may call into the library with them.
             // SAFETY: this function's precondition; the borrows end before `deliver`.
             let (g, inv) = unsafe { invocation(self.geometry, self.shader, self.uniforms) }?;
-            if g.mode != GsInputMode::Point {
-                return Err(Error::invalid(
-                    "the geometry state is not in point mode; use picajit_geometry_run_uniforms",
-                ));
-            }
+            point_mode(g)?;
             if start == self.count {
                 return Ok(());
             }
@@ -753,26 +702,12 @@ pub unsafe extern "C" fn picajit_geometry_run_points(
     stats: *mut PicajitRunStats,
 ) -> PicajitStatus {
     call("picajit_geometry_run_points", || {
-        {
-            // Argument checks in `picajit_geometry_run_point`'s order; the run borrows the
-            // objects again.
-            // SAFETY: this function's contract.
-            let (g, _) = unsafe { invocation(geometry, shader, uniforms) }?;
-            if g.mode != GsInputMode::Point {
-                return Err(Error::invalid(
-                    "the geometry state is not in point mode; use picajit_geometry_run_uniforms",
-                ));
-            }
-        }
-        // SAFETY: readable by this function's contract.
-        let layout = Layout::new(unsafe { error::borrow(layout, "layout") }?, "layout")?;
-        let len = layout.span(count, "vertices")?;
-        // SAFETY: readable for `count` vertices of the layout, and not written during the
-        // call, by this function's contract.
-        let bytes = unsafe { error::slice(vertices.cast::<u8>(), len, "vertices") }?;
-        if !stats.is_null() {
-            error::check_ptr(stats, "stats")?;
-        }
+        // Argument checks in `picajit_geometry_run_point`'s order; the run borrows the
+        // objects again.
+        // SAFETY: this function's contract.
+        point_mode(unsafe { invocation(geometry, shader, uniforms) }?.0)?;
+        // SAFETY: this function's contract; `vertices` is not written during the call.
+        let (layout, bytes) = unsafe { points(layout, vertices, count, "vertices", stats) }?;
         let run = PointsRun {
             geometry,
             shader,
@@ -784,10 +719,8 @@ pub unsafe extern "C" fn picajit_geometry_run_points(
         let mut totals = PicajitRunStats::default();
         // SAFETY: this function's contract, which includes the run's.
         let result = unsafe { run.run(&mut totals) };
-        if !stats.is_null() {
-            // SAFETY: writable by this function's contract (alignment checked above).
-            unsafe { error::write_out(stats, totals, "stats") }?;
-        }
+        // SAFETY: NULL or writable by this function's contract.
+        unsafe { args::write_optional(stats, totals, "stats") }?;
         result
     })
 }
@@ -821,7 +754,7 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
     call("picajit_geometry_run_uniforms", || {
         // SAFETY: this function's contract.
         let (g, inv) = unsafe { invocation(geometry, shader, uniforms) }?;
-        let format = PicajitFormat::from_raw(format)?;
+        let format = PicajitFormat::from_raw(format, "value format")?;
         let first = match g.mode {
             GsInputMode::Point => {
                 return Err(Error::invalid(
@@ -839,10 +772,8 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
         let count = u8::try_from(vertex_count)
             .map_err(|_| Error::invalid(format!("vertex count {vertex_count} is over 255")))?;
         // SAFETY: `16 * row_count` readable bytes by this function's contract.
-        let bytes = unsafe { error::slice(rows.cast::<u8>(), 16 * row_count as usize, "rows") }?;
-        if !stats.is_null() {
-            error::check_ptr(stats, "stats")?;
-        }
+        let bytes = unsafe { args::slice(rows.cast::<u8>(), 16 * row_count as usize, "rows") }?;
+        args::check_optional(stats, "stats")?;
         let s = &*entry_shader(&inv.shader.shader, g.entry)?;
         // The rows are written here rather than by `invoke`, which would convert f24
         // patterns like attributes; f32 rows get exactly its conversion.
@@ -865,13 +796,13 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::capi::{
+    use super::super::{
         picajit_engine_config_init, picajit_engine_create, picajit_engine_destroy,
         picajit_shader_apply_constants, picajit_shader_destroy, picajit_shader_load_source,
         picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_set_float,
-        PicajitEngine, PicajitEngineConfig,
+        PicajitEngine, PicajitEngineConfig, PICAJIT_LAYOUT_PACKED,
     };
+    use super::*;
     use std::ffi::CString;
 
     unsafe extern "C" fn count(user: *mut c_void, _: *const c_void, _: *const PicajitEmitInfo) {
@@ -886,7 +817,7 @@ mod tests {
     #[test]
     fn run_points_takes_the_multi_vertex_path_whatever_the_delivery() {
         let source =
-            CString::new(include_str!("../../examples/point_to_quad.g.pica")).expect("no NUL");
+            CString::new(include_str!("../../../examples/point_to_quad.g.pica")).expect("no NUL");
         let mut cfg = std::mem::MaybeUninit::<PicajitEngineConfig>::uninit();
         let (mut engine, mut shader, mut uniforms, mut geometry): (
             *mut PicajitEngine,
@@ -930,7 +861,7 @@ mod tests {
             .collect();
         let input = PicajitVertexLayout {
             format: 0,
-            flags: crate::capi::PICAJIT_LAYOUT_PACKED,
+            flags: PICAJIT_LAYOUT_PACKED,
             mask: 0x3,
             stride: 0,
         };

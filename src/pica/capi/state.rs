@@ -2,9 +2,10 @@
 //! invocations (r0-r15, a0, aL, cmp), the SETEMIT state of a geometry unit, and per-run
 //! options (entry point, unit state in and out).
 
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::handle;
-use super::program::PicajitShader;
+use super::shader::PicajitShader;
+use crate::capi::args;
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle::query;
 use crate::pica::engine::{Shader, ShaderAt};
 use picajit_interp::pica::state::UnitState;
 
@@ -75,17 +76,6 @@ pub struct PicajitRunOptions {
     pub threads: u32,
 }
 
-/// The first version of [`PicajitRunOptions`] (API minor 3 and 4), still accepted: its callers get
-/// one thread.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RunOptionsV1 {
-    struct_size: u32,
-    entry: u32,
-    state_in: *const PicajitUnitState,
-    state_out: *mut PicajitUnitState,
-}
-
 /// SETEMIT state of a geometry unit: where and how the next EMIT writes its vertex.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -119,51 +109,39 @@ impl Default for RunOptions {
     }
 }
 
+impl PicajitRunOptions {
+    /// What `picajit_run_options_init` sets.
+    fn defaults() -> PicajitRunOptions {
+        PicajitRunOptions {
+            struct_size: std::mem::size_of::<PicajitRunOptions>() as u32,
+            entry: PICAJIT_ENTRY_DEFAULT,
+            state_in: std::ptr::null(),
+            state_out: std::ptr::null_mut(),
+            threads: 0,
+        }
+    }
+}
+
 /// Read and check `*options` (`state_in` copied, `state_out` checked for alignment).
 ///
 /// # Safety
 /// `options` must be non-NULL and readable, its `state_in` NULL or readable.
 pub(crate) unsafe fn read_options(options: *const PicajitRunOptions) -> Result<RunOptions> {
-    error::check_ptr(options, "options")?;
-    // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of every
-    // version of the struct, so reading it alone is in bounds whatever the caller's version.
-    let size = unsafe { options.cast::<u32>().read() } as usize;
-    let ours = std::mem::size_of::<PicajitRunOptions>();
-    let first = std::mem::size_of::<RunOptionsV1>();
-    if size < first {
-        return Err(Error::invalid(format!(
-            "options->struct_size is {size} but this library reads at least {first} bytes \
-             (call picajit_run_options_init)"
-        )));
-    }
-    let o = if size >= ours {
-        // SAFETY: readable by this function's contract, at least `ours` bytes (checked
-        // above).
-        unsafe { options.read() }
-    } else {
-        // SAFETY: as above, at least the first version's bytes, which are a prefix of the
-        // current layout.
-        let v1 = unsafe { options.cast::<RunOptionsV1>().read() };
-        PicajitRunOptions {
-            struct_size: v1.struct_size,
-            entry: v1.entry,
-            state_in: v1.state_in,
-            state_out: v1.state_out,
-            threads: 1,
-        }
+    // The first version (API minor 3 and 4) ended at `state_out`; its callers get one thread.
+    let first = std::mem::offset_of!(PicajitRunOptions, threads);
+    let old = PicajitRunOptions {
+        threads: 1,
+        ..PicajitRunOptions::defaults()
     };
-    let state_in = if o.state_in.is_null() {
-        None
-    } else {
-        // SAFETY: readable by this function's contract.
-        Some(unsafe { error::borrow(o.state_in, "options->state_in") }?.to_state())
-    };
-    if !o.state_out.is_null() {
-        error::check_ptr(o.state_out, "options->state_out")?;
-    }
+    let hint = "call picajit_run_options_init";
+    // SAFETY: readable by this function's contract.
+    let o = unsafe { args::read_versioned(options, "options", first, hint, old) }?;
+    // SAFETY: readable by this function's contract.
+    let state_in = unsafe { args::borrow_optional(o.state_in, "options->state_in") }?;
+    args::check_optional(o.state_out, "options->state_out")?;
     Ok(RunOptions {
         entry: o.entry,
-        state_in,
+        state_in: state_in.map(|s| s.to_state()),
         state_out: o.state_out,
         threads: o.threads as usize,
     })
@@ -175,7 +153,7 @@ pub(crate) unsafe fn read_options(options: *const PicajitRunOptions) -> Result<R
 /// `out` must be writable.
 pub(crate) unsafe fn write_state(out: *mut PicajitUnitState, state: &UnitState) -> Result<()> {
     // SAFETY: this function's contract.
-    unsafe { error::write_out(out, PicajitUnitState::of(state), "state_out") }
+    unsafe { args::write_out(out, PicajitUnitState::of(state), "state_out") }
 }
 
 /// The shader for `entry` (`PICAJIT_ENTRY_DEFAULT`: its own).
@@ -198,16 +176,8 @@ pub unsafe extern "C" fn picajit_run_options_init(
     options: *mut PicajitRunOptions,
 ) -> PicajitStatus {
     call("picajit_run_options_init", || {
-        error::check_ptr(options, "options")?;
-        let value = PicajitRunOptions {
-            struct_size: std::mem::size_of::<PicajitRunOptions>() as u32,
-            entry: PICAJIT_ENTRY_DEFAULT,
-            state_in: std::ptr::null(),
-            state_out: std::ptr::null_mut(),
-            threads: 0,
-        };
-        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
-        unsafe { error::write_out(options, value, "options") }
+        // SAFETY: writable by this function's contract.
+        unsafe { args::write_out(options, PicajitRunOptions::defaults(), "options") }
     })
 }
 
@@ -221,12 +191,7 @@ pub unsafe extern "C" fn picajit_shader_prepared_entries(
     shader: *const PicajitShader,
     prepared: *mut u32,
 ) -> PicajitStatus {
-    call("picajit_shader_prepared_entries", || {
-        // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { handle::get(shader, "shader") }?;
-        error::check_ptr(prepared, "prepared")?;
-        let n = shader.shader.prepared_entries() as u32;
-        // SAFETY: writable by this function's contract (checked non-NULL and aligned).
-        unsafe { error::write_out(prepared, n, "prepared") }
-    })
+    let value = |s: &PicajitShader| Ok(s.shader.prepared_entries() as u32);
+    // SAFETY: a live shader and a writable `prepared` (or NULL), by this function's contract.
+    unsafe { query!("picajit_shader_prepared_entries", shader => prepared, value) }
 }

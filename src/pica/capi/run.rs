@@ -1,11 +1,12 @@
 //! Vertex-shader batches over caller-owned input and output buffers.
 
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::handle;
 use super::layout::{Layout, PicajitFormat, PicajitVertexLayout};
-use super::program::PicajitShader;
+use super::shader::PicajitShader;
 use super::state::{self, PicajitRunOptions, RunOptions};
 use super::uniforms::PicajitUniforms;
+use crate::capi::args;
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle;
 use crate::pica::engine::{Attributes, Invocation, Shader};
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::UnitState;
@@ -276,20 +277,9 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
     stats: *mut PicajitRunStats,
 ) -> PicajitStatus {
     call("picajit_shader_run_batch", || {
+        let buffers = (input_layout, inputs, output_layout, outputs);
         // SAFETY: this function's contract is `run_batch`'s with no options.
-        unsafe {
-            run_batch(
-                shader,
-                uniforms,
-                input_layout,
-                inputs,
-                output_layout,
-                outputs,
-                count,
-                None,
-                stats,
-            )
-        }
+        unsafe { run_batch(shader, uniforms, buffers, count, std::ptr::null(), stats) }
     })
 }
 
@@ -343,52 +333,45 @@ pub unsafe extern "C" fn picajit_shader_run_batch_ex(
     stats: *mut PicajitRunStats,
 ) -> PicajitStatus {
     call("picajit_shader_run_batch_ex", || {
-        let options = if options.is_null() {
-            None
-        } else {
-            // SAFETY: readable by this function's contract.
-            Some(unsafe { state::read_options(options) }?)
-        };
+        let buffers = (input_layout, inputs, output_layout, outputs);
         // SAFETY: this function's contract.
-        unsafe {
-            run_batch(
-                shader,
-                uniforms,
-                input_layout,
-                inputs,
-                output_layout,
-                outputs,
-                count,
-                options,
-                stats,
-            )
-        }
+        unsafe { run_batch(shader, uniforms, buffers, count, options, stats) }
     })
 }
+
+/// A batch's layouts and buffers: input layout, inputs, output layout, outputs.
+type Buffers = (
+    *const PicajitVertexLayout,
+    *const c_void,
+    *const PicajitVertexLayout,
+    *mut c_void,
+);
 
 /// The body of both batch functions.
 ///
 /// # Safety
-/// `picajit_shader_run_batch_ex`'s contract (the options already read).
-#[allow(clippy::too_many_arguments, reason = "the C function's parameters")]
+/// `picajit_shader_run_batch_ex`'s contract.
 unsafe fn run_batch(
     shader: *const PicajitShader,
     uniforms: *const PicajitUniforms,
-    input_layout: *const PicajitVertexLayout,
-    inputs: *const c_void,
-    output_layout: *const PicajitVertexLayout,
-    outputs: *mut c_void,
+    (input_layout, inputs, output_layout, outputs): Buffers,
     count: usize,
-    options: Option<RunOptions>,
+    options: *const PicajitRunOptions,
     stats: *mut PicajitRunStats,
 ) -> Result<()> {
+    let options = if options.is_null() {
+        RunOptions::default()
+    } else {
+        // SAFETY: readable by this function's contract.
+        unsafe { state::read_options(options) }?
+    };
     // SAFETY: live objects and readable layouts, by this function's contract.
     let (shader, uniforms, input_layout, output_layout) = unsafe {
         (
             handle::get(shader, "shader")?,
             handle::get(uniforms, "uniforms")?,
-            error::borrow(input_layout, "input_layout")?,
-            error::borrow(output_layout, "output_layout")?,
+            args::borrow(input_layout, "input_layout")?,
+            args::borrow(output_layout, "output_layout")?,
         )
     };
     if shader.kind() != ShaderKind::Vertex {
@@ -402,17 +385,14 @@ unsafe fn run_batch(
     let in_len = input.span(count, "inputs")?;
     let out_len = output.span(count, "outputs")?;
     check_disjoint(inputs.cast(), in_len, outputs.cast(), out_len)?;
-    let options = options.unwrap_or_default();
     let at = state::entry_shader(&shader.shader, options.entry)?;
     // SAFETY: `in_len` readable bytes by this function's contract; disjoint from the
     // output range (checked above).
-    let in_bytes = unsafe { error::slice(inputs.cast::<u8>(), in_len, "inputs") }?;
+    let in_bytes = unsafe { args::slice(inputs.cast::<u8>(), in_len, "inputs") }?;
     // SAFETY: `out_len` writable bytes by this function's contract, disjoint from the
     // input range, so this is the only reference to them.
-    let out_bytes = unsafe { error::bytes_mut(outputs.cast(), out_len, "outputs") }?;
-    if !stats.is_null() {
-        error::check_ptr(stats, "stats")?;
-    }
+    let out_bytes = unsafe { args::bytes_mut(outputs.cast(), out_len, "outputs") }?;
+    args::check_optional(stats, "stats")?;
     let mut totals = PicajitRunStats::default();
     let batch = Batch {
         shader: &at,
@@ -429,10 +409,8 @@ unsafe fn run_batch(
     } else {
         batch.run(in_bytes, out_bytes, count, &mut totals)
     };
-    if !stats.is_null() {
-        // SAFETY: writable by this function's contract (alignment checked above).
-        unsafe { error::write_out(stats, totals, "stats") }?;
-    }
+    // SAFETY: NULL or writable by this function's contract.
+    unsafe { args::write_optional(stats, totals, "stats") }?;
     if let Some(state) = result? {
         // SAFETY: writable by this function's contract (checked when the options were read).
         unsafe { state::write_state(options.state_out, &state) }?;

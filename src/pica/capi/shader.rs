@@ -1,16 +1,18 @@
 //! Shaders: loading programs from raw code words, SHBIN files or picasso source, and asking
 //! how they run.
 
-use super::engine::{engine_error, PicajitBackend, PicajitEngine};
-use super::error::{self, call, Error, PicajitStatus, Result};
-use super::geometry::gs_mode_fields;
-use super::handle;
+use super::engine::PicajitEngine;
 use super::uniforms::PicajitUniforms;
+use crate::capi::args;
+use crate::capi::cenum::{c_enum, CEnum};
+use crate::capi::engine::PicajitEngineKind;
+use crate::capi::error::{call, Error, PicajitStatus, Result};
+use crate::capi::handle::{self, query};
 use crate::pica::asm::{assemble, SourceFile};
 use crate::pica::engine::{apply_constants, program_from_shbin, Shader};
 use crate::pica::shbin::{Dvle, Shbin};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CString};
 
 /// Which shader unit a program runs on.
 #[repr(u32)]
@@ -23,6 +25,74 @@ pub enum PicajitShaderKind {
     PICAJIT_SHADER_GEOMETRY = 1,
 }
 
+c_enum!(PicajitShaderKind: PICAJIT_SHADER_VERTEX, PICAJIT_SHADER_GEOMETRY);
+
+/// How a geometry shader receives its input vertices (`picajit_geometry_set_mode`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum PicajitGsMode {
+    /// One invocation per input vertex; its attributes arrive in v0-v15
+    /// (`picajit_geometry_run_point`, `picajit_geometry_run_points`).
+    PICAJIT_GS_POINT = 0,
+    /// Variable-size primitives: `c[first_uniform]` holds the vertex count in every component
+    /// and the attributes follow in the next float uniforms (`picajit_geometry_run_uniforms`).
+    PICAJIT_GS_VARIABLE = 1,
+    /// Fixed-size primitives: the attributes are written to the float uniforms from
+    /// `c[first_uniform]` on (`picajit_geometry_run_uniforms`).
+    PICAJIT_GS_FIXED = 2,
+}
+
+c_enum!(PicajitGsMode: PICAJIT_GS_POINT, PICAJIT_GS_VARIABLE, PICAJIT_GS_FIXED);
+
+impl PicajitGsMode {
+    /// The input mode as C describes it: the mode, the first uniform and the vertex count.
+    pub(crate) fn fields(mode: GsInputMode) -> (PicajitGsMode, u32, u32) {
+        match mode {
+            GsInputMode::Point => (PicajitGsMode::PICAJIT_GS_POINT, 0, 0),
+            GsInputMode::Variable {
+                first_uniform,
+                full_vertices,
+            } => (
+                PicajitGsMode::PICAJIT_GS_VARIABLE,
+                u32::from(first_uniform),
+                u32::from(full_vertices),
+            ),
+            GsInputMode::Fixed {
+                first_uniform,
+                vertices,
+            } => (
+                PicajitGsMode::PICAJIT_GS_FIXED,
+                u32::from(first_uniform),
+                u32::from(vertices),
+            ),
+        }
+    }
+
+    /// The input mode C describes (the inverse of [`PicajitGsMode::fields`]), checked.
+    pub(crate) fn input_mode(mode: u32, first_uniform: u32, vertices: u32) -> Result<GsInputMode> {
+        let first = u8::try_from(first_uniform)
+            .ok()
+            .filter(|&f| f < 96)
+            .ok_or_else(|| Error::invalid(format!("first uniform {first_uniform} is past c95")))?;
+        let count = u8::try_from(vertices)
+            .map_err(|_| Error::invalid(format!("vertex count {vertices} is over 255")))?;
+        Ok(
+            match PicajitGsMode::from_raw(mode, "geometry-shader mode")? {
+                PicajitGsMode::PICAJIT_GS_POINT => GsInputMode::Point,
+                PicajitGsMode::PICAJIT_GS_VARIABLE => GsInputMode::Variable {
+                    first_uniform: first,
+                    full_vertices: count,
+                },
+                PicajitGsMode::PICAJIT_GS_FIXED => GsInputMode::Fixed {
+                    first_uniform: first,
+                    vertices: count,
+                },
+            },
+        )
+    }
+}
+
 /// A program prepared for execution on one engine's settings. Immutable after creation.
 #[derive(Debug)]
 pub struct PicajitShader {
@@ -33,7 +103,6 @@ pub struct PicajitShader {
 }
 
 impl handle::Handle for PicajitShader {
-    const KIND: usize = 2;
     const NAME: &'static str = "shader";
 }
 
@@ -62,10 +131,10 @@ pub struct PicajitShaderInfo {
     /// `sizeof(PicajitShaderInfo)` as the caller compiled it (set by the caller); lets later
     /// versions append fields.
     pub struct_size: u32,
-    /// A `PicajitShaderKind` value.
-    pub kind: u32,
-    /// The `PicajitBackend` the shader runs on (never `PICAJIT_BACKEND_AUTO`).
-    pub backend: u32,
+    /// Vertex or geometry shader.
+    pub kind: PicajitShaderKind,
+    /// The engine the shader runs on (never `PICAJIT_ENGINE_JIT`).
+    pub engine: PicajitEngineKind,
     /// 1 if a JIT was requested but this program runs on the interpreter
     /// (`picajit_shader_fallback_reason` says why), else 0.
     pub fallback: u32,
@@ -81,21 +150,21 @@ pub struct PicajitShaderInfo {
     pub input_mask: u32,
     /// Output registers the program writes, bit n = o`n`: from the DVLE, or 0xFFFF.
     pub output_mask: u32,
-    /// The DVLE's geometry-shader input mode (a `PicajitGsMode`; `PICAJIT_GS_POINT` for raw
-    /// programs and vertex shaders).
-    pub gs_mode: u32,
+    /// The DVLE's geometry-shader input mode (`PICAJIT_GS_POINT` for raw programs and vertex
+    /// shaders).
+    pub gs_mode: PicajitGsMode,
     /// The DVLE's first input uniform for variable and fixed modes.
     pub gs_first_uniform: u32,
     /// The DVLE's vertices per primitive (fixed mode) or fully defined vertices (variable).
     pub gs_vertices: u32,
     /// Bytes of machine code when a JIT runs the shader, else 0.
     pub code_bytes: usize,
-    /// How many vertices run (a `PicajitBatchPath`): for a vertex shader,
+    /// How many vertices run: for a vertex shader,
     /// `picajit_shader_run_batch`; for a geometry shader, `picajit_geometry_run_points`.
     /// Asking generates the eight-lane code if a JIT could run it and it does not exist yet.
     /// (Added in API 1.3; a caller built against 1.2 or earlier gets the fields up to
     /// `code_bytes`.)
-    pub batch_path: u32,
+    pub batch_path: PicajitBatchPath,
     /// Vertices (geometry shaders: points) per group on that path: 8 or 1.
     pub batch_lanes: u32,
 }
@@ -121,18 +190,13 @@ fn shader_from_program(
     engine: &PicajitEngine,
     program: Program,
     dvle: Option<Dvle>,
-) -> Result<*mut PicajitShader> {
-    let shader =
-        Shader::with_cache(program, &engine.config, &engine.cache).map_err(engine_error)?;
-    handle::create(PicajitShader::new(shader, dvle))
+) -> Result<PicajitShader> {
+    let shader = Shader::with_cache(program, &engine.config, &engine.cache)?;
+    Ok(PicajitShader::new(shader, dvle))
 }
 
-fn shader_from_shbin(
-    engine: &PicajitEngine,
-    shbin: &Shbin,
-    index: u32,
-) -> Result<*mut PicajitShader> {
-    let (program, _constants) = program_from_shbin(shbin, index as usize).map_err(engine_error)?;
+fn shader_from_shbin(engine: &PicajitEngine, shbin: &Shbin, index: u32) -> Result<PicajitShader> {
+    let (program, _constants) = program_from_shbin(shbin, index as usize)?;
     shader_from_program(engine, program, Some(shbin.dvles[index as usize].clone()))
 }
 
@@ -169,34 +233,24 @@ pub unsafe extern "C" fn picajit_shader_create(
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: `code_words` readable words by this function's contract.
-        let code = unsafe { error::slice(code, code_words, "code") }?;
+        let code = unsafe { args::slice(code, code_words, "code") }?;
         let opdescs = if opdesc_count == 0 {
             &[]
         } else {
             // SAFETY: `opdesc_count` readable words by this function's contract.
-            unsafe { error::slice(opdescs, opdesc_count, "opdescs") }?
+            unsafe { args::slice(opdescs, opdesc_count, "opdescs") }?
         };
-        error::check_ptr(out, "out")?;
-        let kind = match kind {
-            0 => ShaderKind::Vertex,
-            1 => ShaderKind::Geometry,
-            v => return Err(Error::invalid(format!("unknown shader kind {v}"))),
+        args::check_ptr(out, "out")?;
+        let kind = match PicajitShaderKind::from_raw(kind, "shader kind")? {
+            PicajitShaderKind::PICAJIT_SHADER_VERTEX => ShaderKind::Vertex,
+            PicajitShaderKind::PICAJIT_SHADER_GEOMETRY => ShaderKind::Geometry,
         };
-        let program = Program::new(
-            code.to_vec(),
-            opdescs.iter().map(|&d| u64::from(d)).collect(),
-            entry,
-            kind,
-        )
-        .map_err(|e| {
-            Error::new(
-                PicajitStatus::PICAJIT_ERR_PROGRAM,
-                format!("invalid program: {e}"),
-            )
-        })?;
+        let descriptors = opdescs.iter().map(|&d| u64::from(d)).collect();
+        let program =
+            Program::new(code.to_vec(), descriptors, entry, kind).map_err(crate::Error::from)?;
         let shader = shader_from_program(engine, program, None)?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, shader, "out") }
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, shader) }
     })
 }
 
@@ -226,11 +280,11 @@ pub unsafe extern "C" fn picajit_shader_load_shbin(
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
         // SAFETY: `size` readable bytes by this function's contract.
-        let data = unsafe { error::slice(data.cast::<u8>(), size, "data") }?;
-        error::check_ptr(out, "out")?;
+        let data = unsafe { args::slice(data.cast::<u8>(), size, "data") }?;
+        args::check_ptr(out, "out")?;
         let shader = shader_from_shbin(engine, &parse_shbin(data)?, dvle_index)?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, shader, "out") }
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, shader) }
     })
 }
 
@@ -246,10 +300,10 @@ pub unsafe extern "C" fn picajit_shbin_dvle_count(
 ) -> PicajitStatus {
     call("picajit_shbin_dvle_count", || {
         // SAFETY: `size` readable bytes by this function's contract.
-        let data = unsafe { error::slice(data.cast::<u8>(), size, "data") }?;
+        let data = unsafe { args::slice(data.cast::<u8>(), size, "data") }?;
         let n = parse_shbin(data)?.dvles.len();
         // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(count, n as u32, "count") }
+        unsafe { args::write_out(count, n as u32, "count") }
     })
 }
 
@@ -274,20 +328,18 @@ pub unsafe extern "C" fn picajit_shader_load_source(
     call("picajit_shader_load_source", || {
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
-        error::check_ptr(source, "source")?;
-        // SAFETY: non-NULL (checked above) and NUL-terminated by this function's contract.
-        let text = unsafe { CStr::from_ptr(source) }
-            .to_str()
-            .map_err(|e| Error::invalid(format!("source is not UTF-8: {e}")))?;
-        error::check_ptr(out, "out")?;
-        let shbin = assemble(&[SourceFile {
+        // SAFETY: NULL or NUL-terminated by this function's contract.
+        let text = unsafe { args::text(source, "source") }?;
+        args::check_ptr(out, "out")?;
+        let file = SourceFile {
             name: "source",
             text,
-        }])
-        .map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e))?;
+        };
+        let shbin =
+            assemble(&[file]).map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_ASSEMBLY, e))?;
         let shader = shader_from_shbin(engine, &shbin, dvle_index)?;
-        // SAFETY: `out` is writable by this function's contract (checked non-NULL above).
-        unsafe { error::write_out(out, shader, "out") }
+        // SAFETY: `out` is writable by this function's contract.
+        unsafe { handle::create_out(out, shader) }
     })
 }
 
@@ -298,10 +350,8 @@ pub unsafe extern "C" fn picajit_shader_load_source(
 /// No other thread may be using the shader.
 #[no_mangle]
 pub unsafe extern "C" fn picajit_shader_destroy(shader: *mut PicajitShader) -> PicajitStatus {
-    call("picajit_shader_destroy", || {
-        // SAFETY: checked by the registry; no concurrent user by this function's contract.
-        unsafe { handle::destroy(shader, "shader") }
-    })
+    // SAFETY: no concurrent user by this function's contract.
+    unsafe { handle::destroy_entry("picajit_shader_destroy", shader, "shader") }
 }
 
 /// Describe a shader. `info->struct_size` must be set by the caller and be at least
@@ -318,59 +368,50 @@ pub unsafe extern "C" fn picajit_shader_get_info(
     call("picajit_shader_get_info", || {
         // SAFETY: a live shader by this function's contract.
         let shader = unsafe { handle::get(shader, "shader") }?;
-        error::check_ptr(info, "info")?;
+        args::check_ptr(info, "info")?;
         // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of
-        // every version of the struct, so reading it alone is in bounds whatever the
-        // caller's version.
+        // every version of the struct.
         let struct_size = unsafe { info.cast::<u32>().read() };
-        let size = std::mem::size_of::<PicajitShaderInfo>();
+        let value = shader.info(struct_size);
         // Up to API 1.2 the struct ended after `code_bytes`; such callers get that much.
-        let v1_1 = std::mem::offset_of!(PicajitShaderInfo, batch_path);
-        if (struct_size as usize) < v1_1 {
-            return Err(Error::invalid(format!(
-                "info->struct_size is {struct_size} but this library writes {size} bytes"
-            )));
-        }
-        let written = (struct_size as usize).min(size);
-        let program = shader.shader.program();
-        let dvle = shader.dvle.as_ref();
-        let gs = match (shader.kind(), dvle) {
+        let first = std::mem::offset_of!(PicajitShaderInfo, batch_path);
+        let hint = "set it to sizeof(PicajitShaderInfo)";
+        // SAFETY: `struct_size` writable bytes by this function's contract.
+        unsafe { args::write_versioned(info, "info", first, hint, value) }
+    })
+}
+
+impl PicajitShader {
+    fn info(&self, struct_size: u32) -> PicajitShaderInfo {
+        let program = self.shader.program();
+        let dvle = self.dvle.as_ref();
+        let gs = match (self.kind(), dvle) {
             (ShaderKind::Geometry, Some(d)) => d.gs_mode,
             _ => GsInputMode::Point,
         };
-        let (gs_mode, gs_first_uniform, gs_vertices) = gs_mode_fields(gs);
-        let (batch_path, batch_lanes) = batch_path(&shader.shader);
-        let value = PicajitShaderInfo {
+        let (gs_mode, gs_first_uniform, gs_vertices) = PicajitGsMode::fields(gs);
+        let (batch_path, batch_lanes) = batch_path(&self.shader);
+        PicajitShaderInfo {
             struct_size,
-            kind: match shader.kind() {
-                ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX as u32,
-                ShaderKind::Geometry => PicajitShaderKind::PICAJIT_SHADER_GEOMETRY as u32,
+            kind: match self.kind() {
+                ShaderKind::Vertex => PicajitShaderKind::PICAJIT_SHADER_VERTEX,
+                ShaderKind::Geometry => PicajitShaderKind::PICAJIT_SHADER_GEOMETRY,
             },
-            backend: PicajitBackend::of(shader.shader.engine()) as u32,
-            fallback: u32::from(shader.fallback.is_some()),
+            engine: PicajitEngineKind::from(self.shader.engine()),
+            fallback: u32::from(self.fallback.is_some()),
             entry: u32::from(program.entry()),
             code_words: program.code().len() as u32,
             opdesc_count: program.opdescs().len() as u32,
             input_mask: dvle.map_or(0xFFFF, |d| u32::from(d.input_mask)),
             output_mask: dvle.map_or(0xFFFF, |d| u32::from(d.output_mask)),
-            gs_mode: gs_mode as u32,
+            gs_mode,
             gs_first_uniform,
             gs_vertices,
-            code_bytes: shader.shader.compiled().map_or(0, |c| c.code_size()),
-            batch_path: batch_path as u32,
+            code_bytes: self.shader.compiled().map_or(0, |c| c.code_size()),
+            batch_path,
             batch_lanes,
-        };
-        // SAFETY: `written` bytes are writable (at least `struct_size` by this function's
-        // contract, and no more than the struct holds); the source is a local value.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (&value as *const PicajitShaderInfo).cast::<u8>(),
-                info.cast::<u8>(),
-                written,
-            )
-        };
-        Ok(())
-    })
+        }
+    }
 }
 
 fn batch_path(shader: &Shader) -> (PicajitBatchPath, u32) {
@@ -390,7 +431,7 @@ fn batch_path(shader: &Shader) -> (PicajitBatchPath, u32) {
 
 /// Why a JIT was requested but this shader runs on the interpreter: `*reason` is set to a
 /// NUL-terminated message owned by the shader (valid until it is destroyed), or to NULL when
-/// the shader runs on the requested backend.
+/// the shader runs on the requested engine.
 ///
 /// # Safety
 /// `shader` must be NULL or a live shader; `reason` must be NULL or writable.
@@ -399,16 +440,10 @@ pub unsafe extern "C" fn picajit_shader_fallback_reason(
     shader: *const PicajitShader,
     reason: *mut *const c_char,
 ) -> PicajitStatus {
-    call("picajit_shader_fallback_reason", || {
-        // SAFETY: a live shader by this function's contract.
-        let shader = unsafe { handle::get(shader, "shader") }?;
-        let text = shader
-            .fallback
-            .as_ref()
-            .map_or(std::ptr::null(), |r| r.as_ptr());
-        // SAFETY: writable by this function's contract.
-        unsafe { error::write_out(reason, text, "reason") }
-    })
+    let value =
+        |s: &PicajitShader| Ok(s.fallback.as_ref().map_or(std::ptr::null(), |r| r.as_ptr()));
+    // SAFETY: a live shader and a writable `reason` (or NULL), by this function's contract.
+    unsafe { query!("picajit_shader_fallback_reason", shader => reason, value) }
 }
 
 /// Write the constants of the shader's DVLE (`.constf`, `.consti`, `.constb`) into
