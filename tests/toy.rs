@@ -6,7 +6,10 @@
 //! budget inside a run) and random programs. `PICAJIT_TOY_CASES` sets the random program count
 //! (default 300).
 //!
-//! Run with `cargo test --features made-up-isa --test toy` (`scripts/test.sh` does).
+//! Run with `cargo test --features made-up-isa --test toy` (`scripts/test.sh` does); without
+//! the feature the file is empty.
+
+#![cfg(feature = "made-up-isa")]
 
 mod cli_run;
 mod target_exe;
@@ -520,4 +523,132 @@ fn the_tool_explains_bad_input() {
         info.contains("1 instructions, 1 blocks") && info.contains("x64 code:"),
         "{info}"
     );
+}
+
+/// The C functions, called as a C program would (the header's declarations are these).
+mod c {
+    pub use picajit::capi::toy::*;
+    pub use picajit::capi::{picajit_last_error, PicajitEngineKind, PicajitStatus};
+    use std::ffi::{CStr, CString};
+
+    /// The calling thread's last error message.
+    pub fn last_error() -> String {
+        // SAFETY: picajit_last_error returns a NUL-terminated string that stays valid until
+        // this thread's next call.
+        unsafe { CStr::from_ptr(picajit_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// `picajit_toy_program_create` on `text`.
+    pub fn create(
+        text: &str,
+        engine: u32,
+    ) -> Result<*mut PicajitToyProgram, (PicajitStatus, String)> {
+        let source = CString::new(text).unwrap();
+        let mut p = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated string and a writable handle slot.
+        match unsafe { picajit_toy_program_create(source.as_ptr(), engine, &mut p) } {
+            PicajitStatus::PICAJIT_OK => Ok(p),
+            s => Err((s, last_error())),
+        }
+    }
+}
+
+/// The C enum value of an engine.
+fn engine_kind(e: Engine) -> u32 {
+    c::PicajitEngineKind::from(e) as u32
+}
+
+#[test]
+fn the_c_abi_runs_every_engine() {
+    let mut rng = Rng::seeded(13);
+    let mut programs: Vec<(Program, State)> = SHAPES
+        .iter()
+        .map(|&(_, text, set)| shape(text, set))
+        .collect();
+    for _ in 0..30 {
+        programs.push((random_program(&mut rng), random_state(&mut rng)));
+    }
+    for (p, init) in &programs {
+        let text = print(p);
+        for engine in engines() {
+            let handle =
+                c::create(&text, engine_kind(engine)).unwrap_or_else(|e| panic!("{engine}: {e:?}"));
+            let mut kind = u32::MAX;
+            // SAFETY: a live program and a writable word.
+            let s = unsafe { c::picajit_toy_program_engine(handle, &mut kind) };
+            assert_eq!(s, c::PicajitStatus::PICAJIT_OK);
+            let used = match engine {
+                Engine::Jit => Engine::from(Backend::host().unwrap()),
+                e => e,
+            };
+            assert_eq!(kind, engine_kind(used), "{engine}");
+            for budget in [0u64, 1, 4, 25, 700] {
+                let mut want_state = *init;
+                let want = run(p, &mut want_state, picajit::budget_or_default(budget));
+                let mut regs = init.regs;
+                let mut result = c::PicajitToyResult {
+                    status: u32::MAX,
+                    pc: u32::MAX,
+                    steps: u64::MAX,
+                };
+                // SAFETY: a live program, 16 writable words and a writable result.
+                let s =
+                    unsafe { c::picajit_toy_run(handle, regs.as_mut_ptr(), budget, &mut result) };
+                assert_eq!(s, c::PicajitStatus::PICAJIT_OK, "{}", c::last_error());
+                let (status, pc) = match want.status {
+                    Status::Halted { pc } => (c::PICAJIT_TOY_HALTED, pc),
+                    Status::End => (c::PICAJIT_TOY_END, 0),
+                    Status::Budget { pc } => (c::PICAJIT_TOY_BUDGET, pc),
+                };
+                assert_eq!(
+                    (result.status, result.pc, result.steps, regs),
+                    (status, pc, want.steps, want_state.regs),
+                    "{engine} budget {budget}\n{text}"
+                );
+            }
+            // SAFETY: a live program, destroyed once.
+            assert_eq!(
+                unsafe { c::picajit_toy_program_destroy(handle) },
+                c::PicajitStatus::PICAJIT_OK
+            );
+        }
+    }
+}
+
+#[test]
+fn the_c_abi_reports_bad_input() {
+    let (status, message) = c::create("li r1, 2\n  bnz r1, nowhere\n", 0).unwrap_err();
+    assert_eq!(status, c::PicajitStatus::PICAJIT_ERR_ASSEMBLY);
+    assert!(
+        message.contains("line 2, column 11: undefined label 'nowhere'"),
+        "{message}"
+    );
+    let (status, message) = c::create("halt", 7).unwrap_err();
+    assert_eq!(status, c::PicajitStatus::PICAJIT_ERR_INVALID_ARGUMENT);
+    assert!(message.contains("engine"), "{message}");
+    let p = c::create("halt", 0).unwrap();
+    let mut result = c::PicajitToyResult {
+        status: 0,
+        pc: 0,
+        steps: 0,
+    };
+    // SAFETY: NULL registers are reported, not read.
+    let s = unsafe { c::picajit_toy_run(p, std::ptr::null_mut(), 0, &mut result) };
+    assert_eq!(s, c::PicajitStatus::PICAJIT_ERR_NULL);
+    // SAFETY: a live program, destroyed once; the second destroy is reported, not performed.
+    unsafe {
+        assert_eq!(
+            c::picajit_toy_program_destroy(p),
+            c::PicajitStatus::PICAJIT_OK
+        );
+        assert_eq!(
+            c::picajit_toy_program_destroy(p),
+            c::PicajitStatus::PICAJIT_ERR_INVALID_HANDLE
+        );
+        let mut regs = [0u32; c::PICAJIT_TOY_REGS];
+        let s = c::picajit_toy_run(p, regs.as_mut_ptr(), 0, &mut result);
+        assert_eq!(s, c::PicajitStatus::PICAJIT_ERR_INVALID_HANDLE);
+    }
 }

@@ -1,6 +1,7 @@
 //! TOY, the made-up instruction set (`picajit_interp::toy`), in the facade: its text syntax
 //! ([`asm`]), a program prepared for an [`Engine`](crate::Engine) ([`engine::Shader`]) and the
-//! `picajit … --isa toy` commands ([`cli`]).
+//! `picajit … --isa toy` commands ([`cli`]). Its C functions, `src/toy/capi.rs`, are the
+//! module `capi::toy`, declared with the other ISAs' in the C ABI's module tree.
 //!
 //! ```
 //! use picajit::interp::toy::exec::{State, Status};
