@@ -61,6 +61,18 @@ pub fn isa_help(isas: &[Isa]) -> String {
     s
 }
 
+/// Parses an ISA's command line with its clap parser `C`, whose `--help` ends with the
+/// `--isa` values; on a parse error (or `--help`) the tool exits as clap does.
+pub fn parse<C: clap::CommandFactory + clap::FromArgMatches>(
+    args: Vec<OsString>,
+    isas: &[Isa],
+) -> C {
+    let matches = C::command()
+        .after_help(isa_help(isas))
+        .get_matches_from(args);
+    C::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 /// `--engine`, the same for every ISA and command that runs a program.
 #[derive(clap::Args, Clone, Debug)]
 pub struct EngineArg {

@@ -12,7 +12,7 @@ use crate::interp::theia::{regs, Profile, Word};
 use crate::theia::engine::Shader;
 use crate::theia::{asm, disassemble, MemImage};
 use crate::{Engine, DEFAULT_BUDGET};
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -155,10 +155,7 @@ struct BenchArgs {
 
 /// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
 pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
-    let matches = TheiaCli::command()
-        .after_help(shared::isa_help(isas))
-        .get_matches_from(args);
-    let cli = TheiaCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let cli: TheiaCli = shared::parse(args, isas);
     match cli.command {
         Cmd::Asm { input, output } => {
             let p = assemble_file(&input)?;

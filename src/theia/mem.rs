@@ -35,6 +35,27 @@ pub const MAX_ROWS: usize = 0x8000;
 /// however long it is. Larger text is an error that says so.
 pub const MAX_TEXT_BYTES: usize = 16 << 20;
 
+/// `$readmemh`'s reading of `text`: the hex words (at most eight digits) separated by white
+/// space, `//` comments skipped. The error names a word that is not one (`Some`), or says that
+/// there are more than `limit` (`None`; reading stops there, so memory stays bounded).
+pub fn hex_words(text: &str, limit: usize) -> Result<Vec<u32>, Option<String>> {
+    let mut words = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.find("//").map_or(line, |p| &line[..p]);
+        for t in code.split_whitespace() {
+            let v = u32::from_str_radix(t, 16)
+                .ok()
+                .filter(|_| t.len() <= 8)
+                .ok_or_else(|| format!("line {}: '{t}' is not a 32-bit hex word", i + 1))?;
+            if words.len() == limit {
+                return Err(None);
+            }
+            words.push(v);
+        }
+    }
+    Ok(words)
+}
+
 impl MemImage {
     /// Reads the text of a `.mem` file: the length word, then the rows (see the module docs).
     /// Text over [`MAX_TEXT_BYTES`] or more than [`MAX_ROWS`] rows is refused.
@@ -45,22 +66,8 @@ impl MemImage {
                 text.len()
             )));
         }
-        let mut tokens = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.find("//").map_or(line, |p| &line[..p]);
-            for t in code.split_whitespace() {
-                let v = u32::from_str_radix(t, 16)
-                    .ok()
-                    .filter(|_| t.len() <= 8)
-                    .ok_or_else(|| {
-                        MemError(format!("line {}: '{t}' is not a 32-bit hex word", i + 1))
-                    })?;
-                tokens.push(v);
-                if tokens.len() > 1 + 2 * MAX_ROWS {
-                    return Err(MemError(format!("more than {MAX_ROWS} rows")));
-                }
-            }
-        }
+        let tokens = hex_words(text, 1 + 2 * MAX_ROWS)
+            .map_err(|e| MemError(e.unwrap_or_else(|| format!("more than {MAX_ROWS} rows"))))?;
         let Some((&count, rest)) = tokens.split_first() else {
             return Err(MemError("empty .mem file".into()));
         };

@@ -183,18 +183,7 @@ pub fn readmemh(text: &str) -> Result<Vec<u32>, String> {
             text.len()
         ));
     }
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let code = line.find("//").map_or(line, |p| &line[..p]);
-        for t in code.split_whitespace() {
-            let v = u32::from_str_radix(t, 16)
-                .ok()
-                .filter(|_| t.len() <= 8)
-                .ok_or_else(|| format!("line {}: '{t}' is not a 32-bit hex word", i + 1))?;
-            out.push(v);
-        }
-    }
-    Ok(out)
+    super::mem::hex_words(text, usize::MAX).map_err(|e| e.unwrap_or_default())
 }
 
 impl Scene {
@@ -326,57 +315,41 @@ impl Scene {
     }
 }
 
-/// One core's execution unit with its register file, on some engine.
-pub trait Machine {
+/// One core's execution unit with its register file, on the interpreter (a [`State`]) or on
+/// compiled code (a context block kept across runs: no state conversion per run).
+pub enum Machine<'a> {
+    /// The reference interpreter.
+    Interp { code: &'a Code, state: State },
+    /// The JIT's code.
+    Jit {
+        code: &'a TheiaCompiled,
+        ctx: Box<TheiaCtx>,
+    },
+}
+
+impl Machine<'_> {
     /// The register rows (the host writes some; the swap flip exchanges 32-63).
-    fn regs(&mut self) -> &mut [[u32; 3]];
+    pub fn regs(&mut self) -> &mut [[u32; 3]] {
+        match self {
+            Machine::Interp { state, .. } => &mut state.regs,
+            Machine::Jit { ctx, .. } => &mut ctx.regs[..Profile::Rtl.register_count()],
+        }
+    }
+
     /// Runs from `entry` (state carried from the previous run).
-    fn run(
-        &mut self,
-        io: &mut dyn Io,
-        entry: u16,
-        budget: u64,
-    ) -> Result<exec::RunOutcome, picajit_jit::Error>;
-}
-
-/// The reference interpreter on a [`State`].
-pub struct InterpMachine<'a> {
-    pub code: &'a Code,
-    pub state: State,
-}
-
-impl Machine for InterpMachine<'_> {
-    fn regs(&mut self) -> &mut [[u32; 3]] {
-        &mut self.state.regs
-    }
-    fn run(
+    pub fn run(
         &mut self,
         io: &mut dyn Io,
         entry: u16,
         budget: u64,
     ) -> Result<exec::RunOutcome, picajit_jit::Error> {
-        exec::run(Profile::Rtl, self.code, &mut self.state, io, entry, budget)
-            .map_err(picajit_jit::Error::Theia)
-    }
-}
-
-/// Compiled code on a context block kept across runs (no state conversion per run).
-pub struct JitMachine<'a> {
-    pub code: &'a TheiaCompiled,
-    pub ctx: Box<TheiaCtx>,
-}
-
-impl Machine for JitMachine<'_> {
-    fn regs(&mut self) -> &mut [[u32; 3]] {
-        &mut self.ctx.regs[..Profile::Rtl.register_count()]
-    }
-    fn run(
-        &mut self,
-        io: &mut dyn Io,
-        entry: u16,
-        budget: u64,
-    ) -> Result<exec::RunOutcome, picajit_jit::Error> {
-        self.code.run_ctx(&mut self.ctx, io, entry, budget)
+        match self {
+            Machine::Interp { code, state } => {
+                exec::run(Profile::Rtl, code, state, io, entry, budget)
+                    .map_err(picajit_jit::Error::Theia)
+            }
+            Machine::Jit { code, ctx } => code.run_ctx(ctx, io, entry, budget),
+        }
     }
 }
 
@@ -410,7 +383,7 @@ pub struct Stats {
 }
 
 fn call(
-    m: &mut dyn Machine,
+    m: &mut Machine,
     io: &mut CoreIo,
     entry: u16,
     what: &str,
@@ -435,7 +408,7 @@ fn call(
 /// Renders core `core`'s part of the scene; returns its output memory.
 pub fn render_core(
     scene: &Scene,
-    m: &mut dyn Machine,
+    m: &mut Machine,
     core: usize,
     stats: &mut Stats,
 ) -> Result<Vec<u32>, RenderError> {
@@ -658,25 +631,17 @@ pub fn render(
                     let mut out = Vec::new();
                     for core in t * per..((t + 1) * per).min(cores) {
                         // Each core starts from reset: zero registers and result flops.
-                        let mut interp;
-                        let mut jit;
-                        let m: &mut dyn Machine = match &compiled {
-                            None => {
-                                interp = InterpMachine {
-                                    code,
-                                    state: State::new(Profile::Rtl),
-                                };
-                                &mut interp
-                            }
-                            Some(c) => {
-                                jit = JitMachine {
-                                    code: c,
-                                    ctx: Box::default(),
-                                };
-                                &mut jit
-                            }
+                        let mut m = match &compiled {
+                            None => Machine::Interp {
+                                code,
+                                state: State::new(Profile::Rtl),
+                            },
+                            Some(c) => Machine::Jit {
+                                code: c,
+                                ctx: Box::default(),
+                            },
                         };
-                        out.push(render_core(scene, m, core, &mut stats)?);
+                        out.push(render_core(scene, &mut m, core, &mut stats)?);
                     }
                     Ok((out, stats))
                 })

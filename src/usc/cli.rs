@@ -21,7 +21,7 @@ use crate::jit::Backend;
 use crate::usc::engine::Shader;
 use crate::usc::{parse, print, register};
 use crate::Engine;
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -554,10 +554,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
 
 /// Runs a USC command; `args` are the tool's arguments without `--isa usc`.
 pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
-    let matches = UscCli::command()
-        .after_help(shared::isa_help(isas))
-        .get_matches_from(args);
-    let cli = UscCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let cli: UscCli = shared::parse(args, isas);
     match cli.command {
         UscCommand::Run(a) => run(a),
         UscCommand::Asm { input, output } => {

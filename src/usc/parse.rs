@@ -322,38 +322,11 @@ impl Parser {
         }
         let imods: Vec<&str> = parts.collect();
         if !table::TABLE.iter().any(|r| r.name == name) {
-            // Outside the scope: keep the text for printing and for the "not supported" error.
-            let operands = raw
-                .into_iter()
-                .map(|(w, _)| match w {
-                    Some(w) if w != "_" => Operand::Raw(w),
-                    _ => Operand::Blank,
-                })
-                .collect();
-            return Ok(Instr {
-                info: None,
-                text: mnemonic,
-                mods: InstrMods::default(),
-                operands,
-                span,
-            });
+            return Ok(outside_scope(mnemonic, raw, span));
         }
         let (mods, unsupported) = instr_mods(&name, &imods, span)?;
         if let Some(what) = unsupported {
-            let operands = raw
-                .into_iter()
-                .map(|(w, _)| match w {
-                    Some(w) if w != "_" => Operand::Raw(w),
-                    _ => Operand::Blank,
-                })
-                .collect();
-            return Ok(Instr {
-                info: None,
-                text: what,
-                mods: InstrMods::default(),
-                operands,
-                span,
-            });
+            return Ok(outside_scope(what, raw, span));
         }
         let mut ops = Vec::with_capacity(raw.len());
         for (w, s) in &raw {
@@ -600,6 +573,11 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
         }
     };
     let is_ext = |o: &Operand| matches!(o, Operand::Reg(..) | Operand::Slot { .. });
+    // `_` stands for an optional operand left out.
+    let optional = matches!(arg, Arg::DstW1 | Arg::P0Opt | Arg::Ft1Opt | Arg::Ft1InvOpt);
+    if optional && *op == Operand::Blank {
+        return Ok(op.clone());
+    }
     match arg {
         Arg::DstFt(n) => match op {
             Operand::Ft(k, md) if *k == n && md.is_empty() => Ok(op.clone()),
@@ -625,7 +603,6 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
         },
         Arg::DstW1 => match op {
             Operand::W(1, md) if md.is_empty() => Ok(op.clone()),
-            Operand::Blank => Ok(op.clone()),
             _ => Err("expected w1 or _".into()),
         },
         Arg::DstSlot => match op {
@@ -677,7 +654,7 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
             _ => Err("expected a source register or a 32-bit immediate".into()),
         },
         Arg::P0Opt => match op {
-            Operand::P0 | Operand::Blank => Ok(op.clone()),
+            Operand::P0 => Ok(op.clone()),
             _ => Err("expected p0 or _".into()),
         },
         Arg::P0 => match op {
@@ -690,7 +667,6 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
         },
         Arg::Ft1Opt => match op {
             Operand::Ft(1, md) if md.is_empty() => Ok(op.clone()),
-            Operand::Blank => Ok(op.clone()),
             _ => Err("expected ft1 or _".into()),
         },
         Arg::Ft1InvOpt => match op {
@@ -703,7 +679,6 @@ fn fit(arg: Arg, op: &Operand) -> Result<Operand, String> {
             {
                 Ok(op.clone())
             }
-            Operand::Blank => Ok(op.clone()),
             _ => Err("expected ft1.invert or _".into()),
         },
         Arg::WSrc => match op {
@@ -847,4 +822,23 @@ pub fn parse(text: &str) -> Result<Program, ParseError> {
     };
     let mut p = Parser { toks, pos: 0, end };
     p.program()
+}
+
+/// An instruction outside the scope (`text`: its mnemonic, or what of it is unsupported), kept
+/// as text for printing and for the "not supported" error.
+fn outside_scope(text: String, raw: Vec<(Option<String>, Span)>, span: Span) -> Instr {
+    let operands = raw
+        .into_iter()
+        .map(|(w, _)| match w {
+            Some(w) if w != "_" => Operand::Raw(w),
+            _ => Operand::Blank,
+        })
+        .collect();
+    Instr {
+        info: None,
+        text,
+        mods: InstrMods::default(),
+        operands,
+        span,
+    }
 }

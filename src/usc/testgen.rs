@@ -167,16 +167,9 @@ fn sat(rng: &mut Rng) -> &'static str {
 
 fn float_op(rng: &mut Rng, d: &str) -> String {
     match rng.below(4) {
-        0 => format!(
-            "fadd{} {d}, {}{}, {}{}",
-            sat(rng),
-            ext(rng),
-            fmods(rng, true, true, true),
-            ext(rng),
-            fmods(rng, true, false, false)
-        ),
-        1 => format!(
-            "fmul{} {d}, {}{}, {}{}",
+        k @ (0 | 1) => format!(
+            "{}{} {d}, {}{}, {}{}",
+            ["fadd", "fmul"][k as usize],
             sat(rng),
             ext(rng),
             fmods(rng, true, true, true),

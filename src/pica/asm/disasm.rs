@@ -21,7 +21,7 @@
 use super::assemble::{check_line, cond_text, CheckCtx, NOP_WORD};
 use super::lexer::quote;
 use super::SourceFile;
-use crate::pica::shbin::{Constant, Dvle, OutputSemantic, ShaderKind, Shbin};
+use crate::pica::shbin::{Constant, Dvle, Label, OutputSemantic, ShaderKind, Shbin};
 use picajit_interp::pica::float::{Rounding, F24};
 use picajit_interp::pica::isa::{
     decode, format_instruction, unused_bits, Instruction, Opcode, OperandDesc, RelIndex, SrcReg,
@@ -646,6 +646,32 @@ impl<'a> Render<'a> {
         }
     }
 
+    /// The head of a block at word `at`: its labels, then `head` of the instruction there
+    /// (`None`, not the block's instruction, fails the disassembly).
+    fn block_head(
+        &mut self,
+        indent: usize,
+        at: u32,
+        head: impl FnOnce(Instruction) -> Option<String>,
+    ) {
+        self.labels_at(at);
+        let w = self.code.get(at as usize).copied().unwrap_or(0);
+        let head = head(decode(w)).unwrap_or_else(|| {
+            self.failed = true;
+            String::new()
+        });
+        self.line_at(indent, &head, &format!("{at:03x}"));
+    }
+
+    /// The end of a block ending before word `end`: the labels of its last word when the
+    /// block pads it, then `.end`.
+    fn block_end(&mut self, indent: usize, pad_end: bool, end: u32) {
+        if pad_end {
+            self.labels_at(end - 1);
+        }
+        self.line(indent, ".end");
+    }
+
     fn labels_at(&mut self, addr: u32) {
         while let Some((a, name)) = self.labels.get(self.label_cursor).cloned() {
             if a < addr {
@@ -677,17 +703,11 @@ impl<'a> Render<'a> {
                     pad_end,
                     end,
                 } => {
-                    self.labels_at(*at);
-                    let w = self.code.get(*at as usize).copied().unwrap_or(0);
-                    let head = match decode(w) {
-                        Instruction::IfC { cond, .. } => format!("ifc {}", cond_text(cond)),
-                        Instruction::IfU { b, .. } => format!("ifu b{b}"),
-                        _ => {
-                            self.failed = true;
-                            String::new()
-                        }
-                    };
-                    self.line_at(indent, &head, &format!("{at:03x}"));
+                    self.block_head(indent, *at, |ins| match ins {
+                        Instruction::IfC { cond, .. } => Some(format!("ifc {}", cond_text(cond))),
+                        Instruction::IfU { b, .. } => Some(format!("ifu b{b}")),
+                        _ => None,
+                    });
                     self.nodes(then, indent + 1);
                     if let Some(els) = els {
                         if *pad_then {
@@ -696,10 +716,7 @@ impl<'a> Render<'a> {
                         self.line(indent, ".else");
                         self.nodes(els, indent + 1);
                     }
-                    if *pad_end {
-                        self.labels_at(end - 1);
-                    }
-                    self.line(indent, ".end");
+                    self.block_end(indent, *pad_end, *end);
                 }
                 Node::For {
                     at,
@@ -707,21 +724,12 @@ impl<'a> Render<'a> {
                     pad_end,
                     end,
                 } => {
-                    self.labels_at(*at);
-                    let w = self.code.get(*at as usize).copied().unwrap_or(0);
-                    let head = match decode(w) {
-                        Instruction::Loop { i, .. } => format!("for i{i}"),
-                        _ => {
-                            self.failed = true;
-                            String::new()
-                        }
-                    };
-                    self.line_at(indent, &head, &format!("{at:03x}"));
+                    self.block_head(indent, *at, |ins| match ins {
+                        Instruction::Loop { i, .. } => Some(format!("for i{i}")),
+                        _ => None,
+                    });
                     self.nodes(body, indent + 1);
-                    if *pad_end {
-                        self.labels_at(end - 1);
-                    }
-                    self.line(indent, ".end");
+                    self.block_end(indent, *pad_end, *end);
                 }
             }
         }
@@ -882,15 +890,7 @@ impl<'a> Render<'a> {
             self.line(0, &line);
         }
         for l in &d.labels {
-            let _ = writeln!(
-                self.out,
-                ".dvlelabel {}, {}, 0x{:x}, 0x{:x}, {}",
-                l.id,
-                l.unknown,
-                l.offset,
-                l.size,
-                quote(&l.name)
-            );
+            let _ = writeln!(self.out, "{}", dvlelabel(l));
         }
     }
 
@@ -1016,14 +1016,7 @@ impl<'a> Render<'a> {
             });
         }
         for l in &d.labels {
-            lines.push(format!(
-                ".dvlelabel {}, {}, 0x{:x}, 0x{:x}, {}",
-                l.id,
-                l.unknown,
-                l.offset,
-                l.size,
-                quote(&l.name)
-            ));
+            lines.push(dvlelabel(l));
         }
         // Header fields the directives above do not produce.
         if d.version != crate::pica::shbin::PICASSO_DVLE_VERSION {
@@ -1361,6 +1354,18 @@ fn arith_text(ins: &Instruction, d: OperandDesc, literal: bool) -> Option<String
             format!("mova a0.{lanes}, {}", src(0))
         }
     })
+}
+
+/// The `.dvlelabel` directive of `l`.
+fn dvlelabel(l: &Label) -> String {
+    format!(
+        ".dvlelabel {}, {}, 0x{:x}, 0x{:x}, {}",
+        l.id,
+        l.unknown,
+        l.offset,
+        l.size,
+        quote(&l.name)
+    )
 }
 
 #[cfg(test)]

@@ -3,12 +3,11 @@
 use super::workload::{Workload, DEFAULT_POOL};
 use crate::pica::engine::{EngineConfig, Shader};
 use crate::Engine;
-use picajit_interp::pica::exec::RunInfo;
 use picajit_interp::pica::float::{FloatMode, Rounding};
 use picajit_interp::pica::program::{GsInputMode, Program, ShaderKind};
 use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 use picajit_jit::{
-    A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures, Invocation, Outcome,
+    A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures, Invocation,
 };
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -302,97 +301,65 @@ impl Prepared {
         }
     }
 
-    /// Run vertex-shader invocations: vertex `k` starts from a clean working state with
-    /// `inputs[k]` (register values) and leaves its outputs in `outputs[k]`.
+    /// One invocation on `regs` as they are: the JIT's code (the interpreter where it stops)
+    /// or the interpreter itself; a failure names invocation `index`.
+    fn one(
+        &self,
+        regs: &mut Registers,
+        uniforms: &Uniforms,
+        geometry: Option<&mut GeometryState>,
+        index: usize,
+    ) -> Result<u64, Error> {
+        match &self.exec {
+            Exec::Jit(code) => code
+                .invoke(
+                    Invocation::one(uniforms, regs)
+                        .geometry(geometry)
+                        .budget(self.budget),
+                )
+                .map(|o| o.instructions)
+                .map_err(|e| at_index(e, index)),
+            Exec::Engine(shader) => shader
+                .interpreter()
+                .run(regs, uniforms, geometry, self.budget)
+                .map(|i| i.instructions)
+                .map_err(|error| Error::Exec { index, error }),
+            Exec::CodegenOnly => Err(Error::Unavailable(format!(
+                "{} code cannot run on this host",
+                self.engine
+            ))),
+        }
+    }
+
+    /// Run vertex-shader invocations: vertex `k` starts from a clean working state (or the
+    /// unit state, see [`Self::with_unit_state`]) with `inputs[k]` (register values) and
+    /// leaves the output registers the program writes in `outputs[k]`.
     pub fn run_vertices(
         &self,
         uniforms: &Uniforms,
         inputs: &[[[f32; 4]; 16]],
         outputs: &mut [[[f32; 4]; 16]],
     ) -> Result<BatchStats, String> {
+        let state = self.unit_state.as_ref();
         match &self.exec {
-            // The interpreter itself, as the JIT's batch below, on register values: input
-            // conversion stays out of both timings.
-            Exec::Engine(shader) => {
-                let mut regs = Registers::default();
-                let mut stats = BatchStats::default();
-                for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                    match &self.unit_state {
-                        None => regs.reset_working_state(),
-                        Some(s) => {
-                            regs.output = [[0.0; 4]; 16];
+            // The JIT's batch: from the clean state, or from the unit state with the last
+            // vertex once more on the per-vertex code for the state out (as the engine does).
+            Exec::Jit(code) if state.is_none() || inputs.len() >= picajit_jit::LANES => {
+                let batch = Invocation::batch(uniforms, inputs, outputs)
+                    .mask(self.out_mask)
+                    .budget(self.budget);
+                let info = match state {
+                    None => code.invoke(batch),
+                    Some(s) => code.invoke(batch.from_state(s)).and_then(|info| {
+                        if let Some(last) = inputs.len().checked_sub(1) {
+                            let mut regs = Registers::default();
+                            regs.input = inputs[last];
                             regs.set_unit_state(s);
+                            self.one(&mut regs, uniforms, None, last)?;
+                            std::hint::black_box(regs.unit_state());
                         }
-                    }
-                    regs.input = *input;
-                    let info = shader
-                        .interpreter()
-                        .run(&mut regs, uniforms, None, self.budget)
-                        .map_err(|e| format!("vertex {k}: {e}"))?;
-                    stats.instructions += info.instructions;
-                    let mut mask = self.out_mask;
-                    while mask != 0 {
-                        let o = mask.trailing_zeros() as usize;
-                        output[o] = regs.output[o];
-                        mask &= mask - 1;
-                    }
-                }
-                Ok(stats)
-            }
-            Exec::Jit(code) => {
-                let info = match &self.unit_state {
-                    None => code.invoke(
-                        Invocation::batch(uniforms, inputs, outputs)
-                            .mask(self.out_mask)
-                            .budget(self.budget),
-                    ),
-                    // Fewer vertices than a group: one invocation each, the last one's
-                    // registers are the state out (as `Shader::run_batch_state` does).
-                    Some(s) if inputs.len() < picajit_jit::LANES => (|| {
-                        let mut regs = Registers::default();
-                        let mut info = Outcome::default();
-                        for (index, (input, output)) in
-                            inputs.iter().zip(outputs.iter_mut()).enumerate()
-                        {
-                            regs.input = *input;
-                            regs.output = [[0.0; 4]; 16];
-                            regs.set_unit_state(s);
-                            let r = code
-                                .invoke(Invocation::one(uniforms, &mut regs).budget(self.budget))
-                                .map_err(|e| match e {
-                                    Error::Exec { error, .. } => Error::Exec { index, error },
-                                    other => other,
-                                })?;
-                            info.instructions += r.instructions;
-                            *output = regs.output;
-                        }
-                        std::hint::black_box(regs.unit_state());
                         Ok(info)
-                    })(),
-                    Some(s) => code
-                        .invoke(
-                            Invocation::batch(uniforms, inputs, outputs)
-                                .mask(self.out_mask)
-                                .from_state(s)
-                                .budget(self.budget),
-                        )
-                        .and_then(|info| {
-                            // The state out: the last vertex once more, per vertex.
-                            if let Some(last) = inputs.len().checked_sub(1) {
-                                let mut regs = Registers::default();
-                                regs.input = inputs[last];
-                                regs.set_unit_state(s);
-                                code.invoke(
-                                    Invocation::one(uniforms, &mut regs).budget(self.budget),
-                                )
-                                .map_err(|e| match e {
-                                    Error::Exec { error, .. } => Error::Exec { index: last, error },
-                                    other => other,
-                                })?;
-                                std::hint::black_box(regs.unit_state());
-                            }
-                            Ok(info)
-                        }),
+                    }),
                 }
                 .map_err(|e| e.to_string())?;
                 Ok(BatchStats {
@@ -401,7 +368,32 @@ impl Prepared {
                     emitted: 0,
                 })
             }
-            Exec::CodegenOnly => Err(format!("{} code cannot run on this host", self.engine)),
+            // The interpreter itself, on register values as the JIT's batch takes them (input
+            // conversion stays out of both timings); and the JIT's batches shorter than a
+            // group from the unit state, one invocation each, the last one's registers the
+            // state out.
+            _ => {
+                let mut regs = Registers::default();
+                let mut stats = BatchStats::default();
+                for (k, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                    regs.output = [[0.0; 4]; 16];
+                    regs.set_unit_state(state.unwrap_or(&UnitState::default()));
+                    regs.input = *input;
+                    stats.instructions += self
+                        .one(&mut regs, uniforms, None, k)
+                        .map_err(|e| e.to_string())?;
+                    let mut mask = self.out_mask;
+                    while mask != 0 {
+                        let o = mask.trailing_zeros() as usize;
+                        output[o] = regs.output[o];
+                        mask &= mask - 1;
+                    }
+                }
+                if state.is_some() {
+                    std::hint::black_box(regs.unit_state());
+                }
+                Ok(stats)
+            }
         }
     }
 
@@ -418,21 +410,8 @@ impl Prepared {
     /// row of 3 to 7, varying from invocation to invocation). Registers and emit state carry
     /// over from invocation to invocation and from call to call as on hardware, b15 is set
     /// after each (like [`crate::pica::engine::GeometryRunner`]), and the emitted vertices are
-    /// appended to `out`. On failure, the error names the invocation.
+    /// appended to `out`. On failure: the failing invocation's index and the message.
     pub fn run_points(
-        &self,
-        uniforms: &mut Uniforms,
-        regs: &mut Registers,
-        geometry: &mut GeometryState,
-        inputs: &[[[f32; 4]; 16]],
-        out: &mut EmitBuffer,
-    ) -> Result<BatchStats, String> {
-        self.run_points_at(uniforms, regs, geometry, inputs, out)
-            .map_err(|(k, e)| format!("point {k}: {e}"))
-    }
-
-    /// [`Self::run_points`] with the failing point's index apart from the message.
-    fn run_points_at(
         &self,
         uniforms: &mut Uniforms,
         regs: &mut Registers,
@@ -441,33 +420,48 @@ impl Prepared {
         out: &mut EmitBuffer,
     ) -> Result<BatchStats, (usize, String)> {
         let before = out.len();
-        if self.gs_mode != GsInputMode::Point {
-            let instructions = self.run_primitives(uniforms, regs, geometry, inputs, out)?;
-            return Ok(BatchStats {
-                instructions,
-                deopts: 0,
-                emitted: out.len() - before,
-            });
-        }
+        let (first, count_row) = match self.gs_mode {
+            GsInputMode::Variable { first_uniform, .. } => (usize::from(first_uniform), true),
+            GsInputMode::Fixed { first_uniform, .. } => (usize::from(first_uniform), false),
+            GsInputMode::Point => (0, false),
+        };
         let (instructions, deopts) = match &self.exec {
-            // The interpreter itself: the engine's `run_points` would convert the inputs,
-            // which are register values already (conversion stays out of every timing).
-            Exec::Engine(shader) => shader
+            Exec::CodegenOnly => {
+                return Err((0, format!("{} code cannot run on this host", self.engine)))
+            }
+            // The interpreter itself: the engine's point run would convert the inputs, which
+            // are register values already (conversion stays out of every timing).
+            Exec::Engine(shader) if self.gs_mode == GsInputMode::Point => shader
                 .interpreter()
                 .run_points(regs, uniforms, geometry, inputs, self.budget, out)
                 .map(|n| (n, 0))
                 .map_err(|(k, e)| (k, e.to_string()))?,
-            Exec::Jit(code) => code
+            Exec::Jit(code) if self.gs_mode == GsInputMode::Point => code
                 .invoke(
                     Invocation::points(uniforms, regs, geometry, inputs, out).budget(self.budget),
                 )
                 .map(|i| (i.instructions, i.deopts))
-                .map_err(|e| match e {
-                    Error::Exec { index, error } => (index, error.to_string()),
-                    other => (0, other.to_string()),
-                })?,
-            Exec::CodegenOnly => {
-                return Err((0, format!("{} code cannot run on this host", self.engine)))
+                .map_err(failure)?,
+            // Variable and fixed mode: one invocation per input record, as every engine runs
+            // them, its rows written to the float uniforms.
+            _ => {
+                geometry.drain_into(out);
+                let mut instructions = 0;
+                for (k, input) in inputs.iter().enumerate() {
+                    let mut row = first;
+                    if count_row {
+                        uniforms.set_float_raw(row, [(3 + k % 5) as f32; 4]);
+                        row += 1;
+                    }
+                    for (r, values) in input.iter().enumerate().take(96usize.saturating_sub(row)) {
+                        uniforms.set_float_raw(row + r, *values);
+                    }
+                    let result = self.one(regs, uniforms, Some(geometry), k);
+                    uniforms.set_bool(15, true);
+                    geometry.drain_into(out);
+                    instructions += result.map_err(failure)?;
+                }
+                (instructions, 0)
             }
         };
         Ok(BatchStats {
@@ -478,62 +472,19 @@ impl Prepared {
     }
 }
 
-impl Prepared {
-    /// Variable- and fixed-mode invocations, one per input record (see [`Self::run_points`]).
-    fn run_primitives(
-        &self,
-        uniforms: &mut Uniforms,
-        regs: &mut Registers,
-        geometry: &mut GeometryState,
-        inputs: &[[[f32; 4]; 16]],
-        out: &mut EmitBuffer,
-    ) -> Result<u64, (usize, String)> {
-        let (first, count_row) = match self.gs_mode {
-            GsInputMode::Variable { first_uniform, .. } => (usize::from(first_uniform), true),
-            GsInputMode::Fixed { first_uniform, .. } => (usize::from(first_uniform), false),
-            GsInputMode::Point => return Err((0, "not a uniform input mode".into())),
-        };
-        geometry.drain_into(out);
-        let mut instructions = 0;
-        for (k, input) in inputs.iter().enumerate() {
-            let mut row = first;
-            if count_row {
-                uniforms.set_float_raw(row, [(3 + k % 5) as f32; 4]);
-                row += 1;
-            }
-            for (r, values) in input.iter().enumerate().take(96usize.saturating_sub(row)) {
-                uniforms.set_float_raw(row + r, *values);
-            }
-            let result = match &self.exec {
-                Exec::Engine(shader) => {
-                    shader
-                        .interpreter()
-                        .run(regs, uniforms, Some(geometry), self.budget)
-                }
-                Exec::Jit(code) => code
-                    .invoke(
-                        Invocation::one(uniforms, regs)
-                            .geometry(Some(geometry))
-                            .budget(self.budget),
-                    )
-                    .map(|o| RunInfo {
-                        instructions: o.instructions,
-                    })
-                    .map_err(|e| match e {
-                        Error::Exec { error, .. } => error,
-                        other => unreachable!(
-                            "a JIT invocation failed other than on the interpreter: {other}"
-                        ),
-                    }),
-                Exec::CodegenOnly => {
-                    return Err((0, format!("{} code cannot run on this host", self.engine)))
-                }
-            };
-            uniforms.set_bool(15, true);
-            geometry.drain_into(out);
-            instructions += result.map_err(|e| (k, e.to_string()))?.instructions;
-        }
-        Ok(instructions)
+/// `e` for invocation `index` of a call.
+fn at_index(e: Error, index: usize) -> Error {
+    match e {
+        Error::Exec { error, .. } => Error::Exec { index, error },
+        other => other,
+    }
+}
+
+/// A failed call: the failing invocation and the message.
+fn failure(e: Error) -> (usize, String) {
+    match e {
+        Error::Exec { index, error } => (index, error.to_string()),
+        other => (0, other.to_string()),
     }
 }
 
@@ -589,13 +540,16 @@ impl<'p> BatchRunner<'p> {
                     .run_vertices(&self.uniforms, inputs, &mut self.outputs)
             }
             ShaderKind::Geometry => {
-                let stats = self.prepared.run_points(
-                    &mut self.uniforms,
-                    &mut self.regs,
-                    &mut self.geometry,
-                    inputs,
-                    &mut self.emitted,
-                );
+                let stats = self
+                    .prepared
+                    .run_points(
+                        &mut self.uniforms,
+                        &mut self.regs,
+                        &mut self.geometry,
+                        inputs,
+                        &mut self.emitted,
+                    )
+                    .map_err(|(k, e)| format!("point {k}: {e}"));
                 self.emitted.clear();
                 stats
             }
@@ -639,7 +593,7 @@ pub fn compare(
                 for len in [1, 8, 15, count] {
                     let end = (start + len).min(count);
                     let stats = p
-                        .run_points_at(
+                        .run_points(
                             &mut uniforms,
                             &mut regs,
                             &mut geometry,

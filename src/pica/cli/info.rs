@@ -4,7 +4,7 @@ use super::{load_shbin, FloatArgs};
 use crate::cli::shared::outln;
 use crate::interp::pica::float::FloatMode;
 use crate::interp::pica::program::ShaderKind;
-use crate::jit::{compile, Backend, HostFeatures};
+use crate::jit::{compile, Backend, CompiledShader, HostFeatures};
 use crate::pica::engine::program_from_shbin;
 use crate::Engine;
 use std::fmt;
@@ -36,20 +36,38 @@ struct JitQuery {
 /// How one program would run.
 enum JitReport {
     Interpreter(String),
-    Compiled {
-        backend: Backend,
-        code_bytes: usize,
-        compile_us: f64,
-        analysis: String,
-        /// How `run_batch` runs the program.
-        batches: String,
-        /// How `run_points` runs a geometry shader (`None` for vertex shaders).
-        points: Option<String>,
-    },
-    Fallback {
-        backend: Backend,
-        reason: String,
-    },
+    Compiled(Compiled),
+    Fallback { backend: Backend, reason: String },
+}
+
+/// A program the JIT compiles.
+struct Compiled {
+    backend: Backend,
+    code_bytes: usize,
+    compile_us: f64,
+    analysis: String,
+    /// How vertex batches run the program.
+    batches: String,
+    /// How point-mode draws run a geometry shader (`None` for vertex shaders).
+    points: Option<String>,
+}
+
+/// How the multi-vertex code runs groups of `what` (vertices or invocations, one of them
+/// `one`), or why each runs alone.
+fn grouping(code: &CompiledShader, one: &str, what: &str, ineligible: Option<&str>) -> String {
+    match ineligible {
+        Some(why) => format!("one {one} at a time ({why})"),
+        None => format!(
+            "{} {what} per group ({} bytes of multi-vertex code{})",
+            code.batch_lanes(),
+            code.batch_code().1,
+            if code.batch_lane_masks() {
+                format!("; {what} that disagree at cmp-dependent branches run with lane masks")
+            } else {
+                String::new()
+            }
+        ),
+    }
 }
 
 impl JitQuery {
@@ -71,46 +89,28 @@ impl JitQuery {
         };
         let features = HostFeatures::for_backend(backend);
         match compile(&program, self.mode, backend, features) {
-            Ok(code) => JitReport::Compiled {
+            Ok(code) => JitReport::Compiled(Compiled {
                 backend,
                 code_bytes: code.code_size(),
                 compile_us: code.compile_time().as_secs_f64() * 1e6,
                 analysis: code.analysis().to_string(),
-                // `run_batch` runs vertex shaders only; geometry shaders run per invocation or
-                // through `run_points` (below).
-                batches: match code.batch_ineligibility() {
-                    _ if program.kind() == ShaderKind::Geometry => {
-                        "one vertex at a time (not a vertex shader)".to_string()
+                // Vertex batches run vertex shaders only; geometry shaders run per invocation
+                // or as point-mode draws (below).
+                batches: match program.kind() {
+                    ShaderKind::Geometry => "one vertex at a time (not a vertex shader)".into(),
+                    ShaderKind::Vertex => {
+                        grouping(&code, "vertex", "vertices", code.batch_ineligibility())
                     }
-                    Some(why) => format!("one vertex at a time ({why})"),
-                    None => format!(
-                        "{} vertices per group ({} bytes of multi-vertex code{})",
-                        code.batch_lanes(),
-                        code.batch_code().1,
-                        if code.batch_lane_masks() {
-                            "; vertices that disagree at cmp-dependent branches run with lane masks"
-                        } else {
-                            ""
-                        }
-                    ),
                 },
                 points: (program.kind() == ShaderKind::Geometry).then(|| {
-                    match code.points_ineligibility() {
-                        Some(why) => format!("one invocation at a time ({why})"),
-                        None => format!(
-                            "{} invocations per group ({} bytes of multi-vertex code{})",
-                            code.batch_lanes(),
-                            code.batch_code().1,
-                            if code.batch_lane_masks() {
-                                "; invocations that disagree at cmp-dependent branches run \
-                                 with lane masks"
-                            } else {
-                                ""
-                            }
-                        ),
-                    }
+                    grouping(
+                        &code,
+                        "invocation",
+                        "invocations",
+                        code.points_ineligibility(),
+                    )
                 }),
-            },
+            }),
             Err(e) => JitReport::Fallback {
                 backend,
                 reason: e.to_string(),
@@ -125,19 +125,12 @@ impl JitReport {
             JitReport::Interpreter(why) => serde_json::json!({
                 "engine": "interpreter", "compiled": false, "reason": why,
             }),
-            JitReport::Compiled {
-                backend,
-                code_bytes,
-                compile_us,
-                analysis,
-                batches,
-                points,
-            } => {
+            JitReport::Compiled(c) => {
                 let mut v = serde_json::json!({
-                    "engine": backend.to_string(), "compiled": true, "code_bytes": code_bytes,
-                    "compile_us": compile_us, "analysis": analysis, "batches": batches,
+                    "engine": c.backend.to_string(), "compiled": true, "code_bytes": c.code_bytes,
+                    "compile_us": c.compile_us, "analysis": c.analysis, "batches": c.batches,
                 });
-                if let Some(points) = points {
+                if let Some(points) = &c.points {
                     v["points"] = serde_json::Value::from(points.as_str());
                 }
                 v
@@ -153,20 +146,13 @@ impl fmt::Display for JitReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             JitReport::Interpreter(why) => write!(f, "engine: interpreter ({why})"),
-            JitReport::Compiled {
-                backend,
-                code_bytes,
-                compile_us,
-                analysis,
-                batches,
-                points,
-            } => {
+            JitReport::Compiled(c) => {
                 write!(
                     f,
-                    "engine: {backend}, compiled: {code_bytes} bytes in {compile_us:.0} us; \
-                     {analysis}\n  batches: {batches}"
+                    "engine: {}, compiled: {} bytes in {:.0} us; {}\n  batches: {}",
+                    c.backend, c.code_bytes, c.compile_us, c.analysis, c.batches
                 )?;
-                match points {
+                match &c.points {
                     Some(points) => write!(f, "\n  points: {points}"),
                     None => Ok(()),
                 }

@@ -10,7 +10,7 @@ mod values;
 use crate::cli::shared::{self, Isa};
 use crate::interp::pica::float::{FloatMode, Rounding};
 use crate::pica::shbin::Shbin;
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -107,11 +107,13 @@ pub fn load_shbin(path: &Path) -> Result<Shbin, String> {
     .map_err(|e| e.to_string())
 }
 
-pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
+/// A file of little-endian 32-bit words; `what` follows the length in the error for a
+/// length that is not a multiple of 4.
+fn le_words(path: &Path, what: &str) -> Result<Vec<u32>, String> {
     let bytes = read_limited(path)?;
     if bytes.len() % 4 != 0 {
         return Err(format!(
-            "{}: length {} is not a multiple of 4",
+            "{}: length {} is not a multiple of 4{what}",
             path.display(),
             bytes.len()
         ));
@@ -122,6 +124,11 @@ pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
         .collect())
 }
 
+/// Code words from a file of little-endian words.
+pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
+    le_words(path, "")
+}
+
 /// Operand descriptors from a file of little-endian words: 32-bit words as the C ABI and
 /// emulators hold them, or 64-bit entries as a SHBIN stores them (the descriptor in the low
 /// half). `size` 4 or 8 says which; `None` decides from the file: 64-bit when the length is a
@@ -129,21 +136,9 @@ pub(crate) fn read_words(path: &Path) -> Result<Vec<u32>, String> {
 /// else 32-bit. A 32-bit table whose every odd word is at most 0xF (descriptors that select
 /// `.xxxx` everywhere) would read as 64-bit: pass the size for such a table.
 pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, String> {
-    let bytes = read_limited(path)?;
-    let words: Vec<u32> = if bytes.len() % 4 == 0 {
-        bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    } else {
-        return Err(format!(
-            "{}: length {} is not a multiple of 4 (32-bit descriptors) or 8 (64-bit)",
-            path.display(),
-            bytes.len()
-        ));
-    };
+    let words = le_words(path, " (32-bit descriptors) or 8 (64-bit)")?;
     let looks_64 =
-        bytes.len() % 8 == 0 && !words.is_empty() && words.chunks_exact(2).all(|p| p[1] <= 0xF);
+        words.len() % 2 == 0 && !words.is_empty() && words.chunks_exact(2).all(|p| p[1] <= 0xF);
     let size = match size {
         Some(4) => 4,
         Some(8) => 8,
@@ -152,11 +147,11 @@ pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, S
         None => 4,
     };
     if size == 8 {
-        if bytes.len() % 8 != 0 {
+        if words.len() % 2 != 0 {
             return Err(format!(
                 "{}: length {} is not a multiple of 8",
                 path.display(),
-                bytes.len()
+                4 * words.len()
             ));
         }
         Ok(words
@@ -170,10 +165,7 @@ pub(crate) fn read_descs(path: &Path, size: Option<usize>) -> Result<Vec<u64>, S
 
 /// Runs a PICA200 command; `args` is the command line without `--isa pica`.
 pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
-    let matches = Cli::command()
-        .after_help(shared::isa_help(isas))
-        .get_matches_from(args);
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let cli: Cli = shared::parse(args, isas);
     match cli.command {
         Command::Asm { sources, output } => {
             let texts = sources

@@ -293,47 +293,35 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         "z",
         "w"
     );
+    // A register's four values in decimal, then as f24 words.
+    let print_row = |name: String, r: &[f32; 4], indent: &str| {
+        outln!(
+            "{indent}{name:<4} {:>14} {:>14} {:>14} {:>14}",
+            r[0],
+            r[1],
+            r[2],
+            r[3]
+        );
+        outln!(
+            "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
+            "",
+            f24_hex(r[0]),
+            f24_hex(r[1]),
+            f24_hex(r[2]),
+            f24_hex(r[3])
+        );
+    };
     let print_regs = |outputs: &[[f32; 4]; 16], indent: &str| {
         for (n, o) in outputs.iter().enumerate() {
             if written >> n & 1 != 0 {
-                outln!(
-                    "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
-                    format!("o{n}"),
-                    format!("{}", o[0]),
-                    format!("{}", o[1]),
-                    format!("{}", o[2]),
-                    format!("{}", o[3])
-                );
-                outln!(
-                    "{indent}{:<4} {:>14} {:>14} {:>14} {:>14}",
-                    "",
-                    f24_hex(o[0]),
-                    f24_hex(o[1]),
-                    f24_hex(o[2]),
-                    f24_hex(o[3])
-                );
+                print_row(format!("o{n}"), o, indent);
             }
         }
     };
     print_regs(&regs.output, "");
     if args.regs {
         for (n, r) in regs.temp.iter().enumerate() {
-            outln!(
-                "{:<4} {:>14} {:>14} {:>14} {:>14}",
-                format!("r{n}"),
-                format!("{}", r[0]),
-                format!("{}", r[1]),
-                format!("{}", r[2]),
-                format!("{}", r[3])
-            );
-            outln!(
-                "{:<4} {:>14} {:>14} {:>14} {:>14}",
-                "",
-                f24_hex(r[0]),
-                f24_hex(r[1]),
-                f24_hex(r[2]),
-                f24_hex(r[3])
-            );
+            print_row(format!("r{n}"), r, "");
         }
     }
     outln!(

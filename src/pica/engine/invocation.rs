@@ -423,125 +423,112 @@ impl Shader {
             .filter(|s| !s.is_clean());
         if n < SMALL_BATCH {
             if let Some(out) = state_out {
-                return self.small_batch(uniforms, inputs, outputs, start.unwrap_or_default(), out);
+                // Shorter than one eight-lane group: one invocation per vertex (what such a
+                // batch runs anyway), the last one's registers giving the state, so a
+                // persistent unit's one-vertex batches cost one invocation, not two.
+                let (total, last) = self.per_vertex(
+                    outputs,
+                    &start.unwrap_or_default(),
+                    |k| self.load(inputs, k),
+                    |regs| self.run_one(regs, uniforms, None),
+                )?;
+                *out = last;
+                return Ok(total);
             }
         }
+        let budget = self.config.budget;
+        // A chunk of register values: the JIT's batch (with the interpreter for the vertices
+        // its code does not finish) or the interpreter, one vertex at a time.
+        let rows = |rows: &[Bank], outputs: &mut [Bank]| match &self.jit {
+            Some(code) => {
+                let invocation = picajit_jit::Invocation::batch(uniforms, rows, outputs)
+                    .mask(mask)
+                    .budget(budget);
+                let invocation = match &start {
+                    Some(s) => invocation.from_state(s),
+                    None => invocation,
+                };
+                Ok(code.invoke(invocation)?.instructions)
+            }
+            None => self
+                .per_vertex(
+                    outputs,
+                    &start.unwrap_or_default(),
+                    |k| rows[k],
+                    |regs| {
+                        self.interp
+                            .run(regs, uniforms, None, budget)
+                            .map(|info| info.instructions)
+                            .map_err(|error| Error::Exec { index: 0, error })
+                    },
+                )
+                .map(|(total, _)| total),
+        };
+        // Each thread's part: inputs that are register values already run as they are; the
+        // others are staged in chunks (bounded memory, the rows stay in cache between
+        // conversion and execution), only the registers the program reads converted.
+        let mask_in = self.input_mask();
         let total = split_rows(self.batch_threads(n), n, outputs, |range, outputs| {
             let lo = range.start;
-            self.batch_part(uniforms, inputs.slice(range), outputs, mask, start.as_ref())
-                .map_err(|e| e.offset(lo))
+            match (inputs.slice(range), self.config.float_mode) {
+                (Attributes::F24(v), _) => {
+                    stage_chunks(v, outputs, mask_in, |s, d| self.expand_chunk(s, d), rows)
+                }
+                (Attributes::F32(v), FloatMode::F24(_)) => {
+                    stage_chunks(v, outputs, mask_in, |s, d| self.convert_chunk(s, d), rows)
+                }
+                (Attributes::F32(v) | Attributes::Registers(v), _) => rows(v, outputs),
+            }
+            .map_err(|e| e.offset(lo))
         })?;
         if let Some(out) = state_out {
             let start = start.unwrap_or_default();
+            // The last vertex once more, on the per-invocation path: batches keep no
+            // per-vertex state, and this costs one vertex only when asked for. It succeeded
+            // in the batch, so it succeeds here.
             *out = match n.checked_sub(1) {
                 None => start,
-                // The last vertex once more, on the per-invocation path: batches keep no
-                // per-vertex state, and this costs one vertex only when asked for. It
-                // succeeded in the batch, so it succeeds here.
                 Some(last) => {
-                    let mut regs = Registers::default();
-                    regs.input = self.load(inputs, last);
-                    regs.set_unit_state(&start);
-                    self.run_one(&mut regs, uniforms, None)
-                        .map_err(|e| e.offset(last))?;
-                    regs.unit_state()
+                    let mut one = [[[0.0; 4]; 16]];
+                    self.per_vertex(
+                        &mut one,
+                        &start,
+                        |_| self.load(inputs, last),
+                        |regs| self.run_one(regs, uniforms, None),
+                    )
+                    .map_err(|e| e.offset(last))?
+                    .1
                 }
             };
         }
         Ok(total)
     }
 
-    /// A batch shorter than one eight-lane group with the state out asked for: one
-    /// invocation per vertex (what such a batch runs anyway), the last vertex's registers
-    /// giving the state, so a persistent unit's one-vertex batches cost one invocation, not
-    /// two.
-    fn small_batch(
+    /// One invocation per output row from `start`, with `load(k)` in v0-v15 and its o0-o15
+    /// written to `outputs[k]`, on the per-invocation path `run` (which fails as invocation
+    /// 0): the interpreter's loop over a batch, and the JIT's per-vertex runs. Returns the
+    /// instructions and the unit state the last invocation ended with.
+    fn per_vertex(
         &self,
-        uniforms: &Uniforms,
-        inputs: Attributes<'_>,
         outputs: &mut [Bank],
-        start: UnitState,
-        state_out: &mut UnitState,
-    ) -> Result<u64, Error> {
+        start: &UnitState,
+        load: impl Fn(usize) -> Bank,
+        mut run: impl FnMut(&mut Registers) -> Result<u64, Error>,
+    ) -> Result<(u64, UnitState), Error> {
         let mut regs = Registers::default();
         let mut total = 0;
-        let mut last = start;
         for (k, output) in outputs.iter_mut().enumerate() {
-            regs.input = self.load(inputs, k);
+            regs.input = load(k);
             regs.output = [[0.0; 4]; 16];
-            regs.set_unit_state(&start);
-            total += self
-                .run_one(&mut regs, uniforms, None)
-                .map_err(|e| e.offset(k))?;
+            regs.set_unit_state(start);
+            total += run(&mut regs).map_err(|e| e.offset(k))?;
             *output = regs.output;
-            last = regs.unit_state();
         }
-        *state_out = last;
-        Ok(total)
-    }
-
-    /// One thread's part of a batch: inputs that are register values already run as they
-    /// are; the others are staged in chunks (bounded memory, the rows stay in cache between
-    /// conversion and execution), only the registers the program reads converted.
-    fn batch_part(
-        &self,
-        uniforms: &Uniforms,
-        inputs: Attributes<'_>,
-        outputs: &mut [Bank],
-        mask: u16,
-        start: Option<&UnitState>,
-    ) -> Result<u64, Error> {
-        let run = |rows: &[Bank], outputs: &mut [Bank]| {
-            self.batch_rows(uniforms, rows, outputs, mask, start)
+        let last = match outputs.is_empty() {
+            true => *start,
+            false => regs.unit_state(),
         };
-        let mask_in = self.input_mask();
-        match (inputs, self.config.float_mode) {
-            (Attributes::F24(v), _) => {
-                stage_chunks(v, outputs, mask_in, |s, d| self.expand_chunk(s, d), run)
-            }
-            (Attributes::F32(v), FloatMode::F24(_)) => {
-                stage_chunks(v, outputs, mask_in, |s, d| self.convert_chunk(s, d), run)
-            }
-            (Attributes::F32(v) | Attributes::Registers(v), _) => run(v, outputs),
-        }
-    }
-
-    /// A batch of register values: the JIT's batch (with the interpreter for the vertices its
-    /// code does not finish) or the interpreter, one vertex at a time.
-    fn batch_rows(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &[Bank],
-        outputs: &mut [Bank],
-        mask: u16,
-        start: Option<&UnitState>,
-    ) -> Result<u64, Error> {
-        let budget = self.config.budget;
-        let Some(code) = &self.jit else {
-            let start = start.copied().unwrap_or_default();
-            let mut regs = Registers::default();
-            let mut total = 0;
-            for (index, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                regs.input = *input;
-                regs.output = [[0.0; 4]; 16];
-                regs.set_unit_state(&start);
-                let info = self
-                    .interp
-                    .run(&mut regs, uniforms, None, budget)
-                    .map_err(|error| Error::Exec { index, error })?;
-                total += info.instructions;
-                *output = regs.output;
-            }
-            return Ok(total);
-        };
-        let invocation = picajit_jit::Invocation::batch(uniforms, inputs, outputs)
-            .mask(mask)
-            .budget(budget);
-        let invocation = match start {
-            Some(s) => invocation.from_state(s),
-            None => invocation,
-        };
-        Ok(code.invoke(invocation)?.instructions)
+        Ok((total, last))
     }
 
     /// [`Invocation::points`]. Inputs that are not register values already are staged in
