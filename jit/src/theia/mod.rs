@@ -57,11 +57,11 @@ pub fn generate(
     backend: Backend,
     entries: &[u16],
 ) -> Result<Vec<u8>, Error> {
-    let bytes = match backend {
+    match backend {
         Backend::X64 => x64::generate(code, profile, entries),
         Backend::A64 => a64::generate(code, profile, entries),
-    };
-    bytes.map_err(Error::Internal)
+    }
+    .map_err(Error::Internal)
 }
 
 /// Compiles `code` for `backend` (the host's, or AArch64 under the emulator when the
