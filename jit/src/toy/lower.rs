@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The registers TOY code uses on a host.
-pub(crate) struct Regs<R> {
+struct Regs<R> {
     /// The context block's address.
     pub ctx: R,
     /// Two scratch registers.
@@ -70,11 +70,7 @@ pub fn generate(p: &Program, backend: Backend) -> Result<Vec<u8>, Error> {
             };
             let mut a = Asm::new();
             let mut m = X64Int::new(&mut a, R11);
-            let epilogue = m.label();
-            frame.enter(m.a);
-            program(&mut m, &regs, p, epilogue);
-            m.bind(epilogue);
-            frame.ret(m.a);
+            function(&mut m, &regs, p, |m| frame.enter(m.a), |m| frame.ret(m.a));
             a.finish()
         }
         Backend::A64 => {
@@ -96,11 +92,7 @@ pub fn generate(p: &Program, backend: Backend) -> Result<Vec<u8>, Error> {
             };
             let mut a = Asm::new();
             let mut m = A64Int::new(&mut a, [Gpr(17), Gpr(16)]);
-            let epilogue = m.label();
-            frame.enter(m.a);
-            program(&mut m, &regs, p, epilogue);
-            m.bind(epilogue);
-            frame.ret(m.a);
+            function(&mut m, &regs, p, |m| frame.enter(m.a), |m| frame.ret(m.a));
             a.finish()
         }
     }
@@ -110,14 +102,25 @@ pub fn generate(p: &Program, backend: Backend) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-/// Emits `program` as the body of a function whose context pointer is in `r.ctx`: every exit
-/// puts its code in `r.status` and jumps to `epilogue`, which the caller binds and emits.
-pub(crate) fn program<M: IntMasm>(
+/// The whole function: `enter` (the host's frame entry), the program, and the one exit every
+/// path jumps to, `ret` (the frame's return).
+fn function<M: IntMasm>(
     m: &mut M,
     r: &Regs<M::Reg>,
-    program: &Program,
-    epilogue: M::Label,
+    p: &Program,
+    enter: impl FnOnce(&mut M),
+    ret: impl FnOnce(&mut M),
 ) {
+    let epilogue = m.label();
+    enter(m);
+    program(m, r, p, epilogue);
+    m.bind(epilogue);
+    ret(m);
+}
+
+/// Emits `program` as the body of a function whose context pointer is in `r.ctx`: every exit
+/// puts its code in `r.status` and jumps to `epilogue`, which the caller binds and emits.
+fn program<M: IntMasm>(m: &mut M, r: &Regs<M::Reg>, program: &Program, epilogue: M::Label) {
     let len = program.len();
     let labels: Vec<M::Label> = (0..=len).map(|_| m.label()).collect();
     let blocks = blocks(program);
