@@ -192,7 +192,7 @@ fn config(backend: Engine, float_mode: FloatMode) -> EngineConfig {
     }
 }
 
-/// Run `inputs` through `run_batch_state` on every engine and mode and compare each vertex's
+/// Run `inputs` through a batch with a state in and out on every engine and mode and compare each vertex's
 /// outputs and the state handed back with the reference.
 /// `eight_lane`: the program must run on the eight-lane code from a state (random programs
 /// may stop every group: budget, deopts, per-lane aL).

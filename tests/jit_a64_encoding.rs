@@ -128,6 +128,16 @@ fn lane_integer_forms() {
         |a: &mut Asm| a.neg_2d(V, VA) => "neg v0.2d, v17.2d",
         |a: &mut Asm| a.shl_2d(V, VA, 0) => "shl v0.2d, v17.2d, #0x0",
         |a: &mut Asm| a.shl_4s(V, VA, 0) => "shl v0.4s, v17.4s, #0x0",
+        // The rest of the host lane operations (`jit/src/host/a64/lanes.rs`).
+        |a: &mut Asm| a.uzp1_4s(V, VA, VB) => "uzp1 v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.sshl_4s(V, VA, VB) => "sshl v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.fmla_4s(V, VA, VB) => "fmla v0.4s, v17.4s, v31.4s",
+        |a: &mut Asm| a.uaddw_2d(V, VA, VB) => "uaddw v0.2d, v17.2d, v31.2s",
+        |a: &mut Asm| a.uaddw2_2d(V, VA, VB) => "uaddw2 v0.2d, v17.2d, v31.4s",
+        |a: &mut Asm| a.fsqrt_4s(V, VA) => "fsqrt v0.4s, v17.4s",
+        |a: &mut Asm| a.frintn_4s(V, VA) => "frintn v0.4s, v17.4s",
+        |a: &mut Asm| a.frintn_2d(V, VA) => "frintn v0.2d, v17.2d",
+        |a: &mut Asm| a.sshr_4s(V, VA, 24) => "sshr v0.4s, v17.4s, #0x18",
     );
 }
 
@@ -210,7 +220,7 @@ fn integer_forms() {
         |a: &mut Asm| a.add_wi(X, XA, 128) => "add w9, w20, #0x80",
         |a: &mut Asm| a.sub_wi(X, XA, 1) => "sub w9, w20, #0x1",
         |a: &mut Asm| a.subs_wi(X, XA, 118) => "subs w9, w20, #0x76",
-        |a: &mut Asm| a.subs_xi(BUDGET, BUDGET, 4095) => "subs x24, x24, #0xfff",
+        |a: &mut Asm| a.subs_xi(Gpr(24), Gpr(24), 4095) => "subs x24, x24, #0xfff",
         |a: &mut Asm| a.and_wi(X, XA, 0x7F_FFFF) => "and w9, w20, #0x7fffff",
         |a: &mut Asm| a.orr_wi(X, XA, 0x80_0000) => "orr w9, w20, #0x800000",
         |a: &mut Asm| a.and_xi(X, XA, 0xFFFF_FFF0_0000_0000) => "and x9, x20, #0xfffffff000000000",
@@ -228,7 +238,7 @@ fn integer_forms() {
         |a: &mut Asm| a.bic_w(X, XA, XB) => "bic w9, w20, w30",
         |a: &mut Asm| a.ubfx_w(X, XA, 23, 8) => "ubfx w9, w20, #0x17, #0x8",
         |a: &mut Asm| a.neg_w(X, XA) => "neg w9, w20",
-        |a: &mut Asm| a.mov_x(CTX, X0) => "mov x19, x0",
+        |a: &mut Asm| a.mov_x(Gpr(19), X0) => "mov x19, x0",
         |a: &mut Asm| a.mov_w(X, XA) => "mov w9, w20",
         |a: &mut Asm| a.movz_w(X, 0x1234, 16) => "mov w9, #0x12340000",
         |a: &mut Asm| a.movk_w(X, 0x5F7F, 16) => "movk w9, #0x5f7f, lsl #16",
@@ -292,38 +302,38 @@ fn integer_forms() {
 #[test]
 fn memory_forms() {
     check!(
-        |a: &mut Asm| a.ldr_q(V, INPUT, 240) => "ldr q0, [x21, #0xf0]",
-        |a: &mut Asm| a.str_q(VB, REGS, 0x300) => "str q31, [x20, #0x300]",
-        |a: &mut Asm| a.str_s(VA, OUTPUT, 0xF0) => "str s17, [x22, #0xf0]",
-        |a: &mut Asm| a.ldr_w(X, REGS, 0x308) => "ldr w9, [x20, #0x308]",
-        |a: &mut Asm| a.str_w(X, CTX, 0x2C) => "str w9, [x19, #0x2c]",
-        |a: &mut Asm| a.ldr_x(BUDGET, CTX, 0x20) => "ldr x24, [x19, #0x20]",
-        |a: &mut Asm| a.str_x(OUTPUT, CTX, 0x10) => "str x22, [x19, #0x10]",
-        |a: &mut Asm| a.ldrb_w(X, UNIFORMS, 0x803) => "ldrb w9, [x23, #0x803]",
-        |a: &mut Asm| a.strb_w(X, REGS, 0x30D) => "strb w9, [x20, #0x30d]",
-        |a: &mut Asm| a.ldrh_w(X, UNIFORMS, 0x810) => "ldrh w9, [x23, #0x810]",
+        |a: &mut Asm| a.ldr_q(V, Gpr(21), 240) => "ldr q0, [x21, #0xf0]",
+        |a: &mut Asm| a.str_q(VB, Gpr(20), 0x300) => "str q31, [x20, #0x300]",
+        |a: &mut Asm| a.str_s(VA, Gpr(22), 0xF0) => "str s17, [x22, #0xf0]",
+        |a: &mut Asm| a.ldr_w(X, Gpr(20), 0x308) => "ldr w9, [x20, #0x308]",
+        |a: &mut Asm| a.str_w(X, Gpr(19), 0x2C) => "str w9, [x19, #0x2c]",
+        |a: &mut Asm| a.ldr_x(Gpr(24), Gpr(19), 0x20) => "ldr x24, [x19, #0x20]",
+        |a: &mut Asm| a.str_x(Gpr(22), Gpr(19), 0x10) => "str x22, [x19, #0x10]",
+        |a: &mut Asm| a.ldrb_w(X, Gpr(23), 0x803) => "ldrb w9, [x23, #0x803]",
+        |a: &mut Asm| a.strb_w(X, Gpr(20), 0x30D) => "strb w9, [x20, #0x30d]",
+        |a: &mut Asm| a.ldrh_w(X, Gpr(23), 0x810) => "ldrh w9, [x23, #0x810]",
         |a: &mut Asm| a.ldr_q_idx(V, Gpr(10), X) => "ldr q0, [x10, x9, lsl #4]",
         |a: &mut Asm| a.ldr_w_idx(Gpr(17), Gpr(17), Gpr(13)) => "ldr w17, [x17, x13, lsl #2]",
         |a: &mut Asm| a.ldr_x_idx(Gpr(14), Gpr(14), Gpr(12)) => "ldr x14, [x14, x12, lsl #3]",
         |a: &mut Asm| a.stp_x_pre_sp(FP, LR, 80) => "stp x29, x30, [sp, #-0x50]!",
-        |a: &mut Asm| a.stp_x_sp(CTX, REGS, 16) => "stp x19, x20, [sp, #0x10]",
-        |a: &mut Asm| a.ldp_x_sp(EXIT_LINK, PAD, 64) => "ldp x25, x26, [sp, #0x40]",
+        |a: &mut Asm| a.stp_x_sp(Gpr(19), Gpr(20), 16) => "stp x19, x20, [sp, #0x10]",
+        |a: &mut Asm| a.ldp_x_sp(Gpr(25), Gpr(26), 64) => "ldp x25, x26, [sp, #0x40]",
         |a: &mut Asm| a.ldp_x_post_sp(FP, LR, 80) => "ldp x29, x30, [sp], #0x50",
         |a: &mut Asm| a.stp_q(V, VA, Gpr(11), 0xE0) => "stp q0, q17, [x11, #0xe0]",
-        |a: &mut Asm| a.ldp_q(V, VA, OUTPUT, 0x20) => "ldp q0, q17, [x22, #0x20]",
+        |a: &mut Asm| a.ldp_q(V, VA, Gpr(22), 0x20) => "ldp q0, q17, [x22, #0x20]",
         |a: &mut Asm| a.ldr_s(VA, Gpr(16), 0x1FC) => "ldr s17, [x16, #0x1fc]",
         |a: &mut Asm| a.ldr_q_reg(VB, Gpr(12), X) => "ldr q31, [x12, x9]",
         |a: &mut Asm| a.stp_d_sp(Vreg(8), Vreg(9), 96) => "stp d8, d9, [sp, #0x60]",
         |a: &mut Asm| a.ldp_d_sp(Vreg(14), Vreg(15), 144) => "ldp d14, d15, [sp, #0x90]",
         |a: &mut Asm| a.add_xi(Gpr(16), Gpr(31), 0) => "mov x16, sp",
-        |a: &mut Asm| a.ldr_w_reg(X, CTX, Gpr(17)) => "ldr w9, [x19, x17]",
-        |a: &mut Asm| a.ldr_x_reg(X, CTX, Gpr(17)) => "ldr x9, [x19, x17]",
-        |a: &mut Asm| a.str_w_reg(X, CTX, Gpr(17)) => "str w9, [x19, x17]",
-        |a: &mut Asm| a.str_x_reg(ZR, CTX, Gpr(17)) => "str xzr, [x19, x17]",
-        |a: &mut Asm| a.str_w(ZR, CTX, 0x630) => "str wzr, [x19, #0x630]",
+        |a: &mut Asm| a.ldr_w_reg(X, Gpr(19), Gpr(17)) => "ldr w9, [x19, x17]",
+        |a: &mut Asm| a.ldr_x_reg(X, Gpr(19), Gpr(17)) => "ldr x9, [x19, x17]",
+        |a: &mut Asm| a.str_w_reg(X, Gpr(19), Gpr(17)) => "str w9, [x19, x17]",
+        |a: &mut Asm| a.str_x_reg(ZR, Gpr(19), Gpr(17)) => "str xzr, [x19, x17]",
+        |a: &mut Asm| a.str_w(ZR, Gpr(19), 0x630) => "str wzr, [x19, #0x630]",
         // the frame forms (`host::a64::abi::Frame`)
-        |a: &mut Asm| a.str_x_pre_sp(CTX, 32) => "str x19, [sp, #-0x20]!",
-        |a: &mut Asm| a.ldr_x_post_sp(CTX, 32) => "ldr x19, [sp], #0x20",
+        |a: &mut Asm| a.str_x_pre_sp(Gpr(19), 32) => "str x19, [sp, #-0x20]!",
+        |a: &mut Asm| a.ldr_x_post_sp(Gpr(19), 32) => "ldr x19, [sp], #0x20",
         |a: &mut Asm| a.str_x_sp(Gpr(21), 16) => "str x21, [sp, #0x10]",
         |a: &mut Asm| a.ldr_x_sp(Gpr(21), 16) => "ldr x21, [sp, #0x10]",
         |a: &mut Asm| a.stp_d_pre_sp(Vreg(8), Vreg(9), 48) => "stp d8, d9, [sp, #-0x30]!",
@@ -365,9 +375,9 @@ fn pc_relative_forms() {
     a.cbnz_w(X0, fwd);
     a.cbz_x(Gpr(14), back);
     a.tbnz_w(X, 31, fwd);
-    a.adr(EXIT_LINK, fwd);
+    a.adr(Gpr(25), fwd);
     a.bind(fwd);
-    a.br(EXIT_LINK);
+    a.br(Gpr(25));
     a.ret(LR);
     a.load_const(VB, [1, 2, 3, 4]);
     let got = decode(a);

@@ -104,9 +104,10 @@ fn vector_forms() {
         movaps, movups, addps, subps, mulps, divps, maxps, minps, andps, andnps, orps, xorps,
         haddps, cvttps2dq, cvtps2pd, cvtpd2ps, addpd, mulpd, haddpd, divsd, sqrtsd, mulsd, addsd,
         cvtss2sd, cvtsd2ss, divss, pand, pandn, por, pxor, paddd, psubd, pcmpgtd, pcmpeqd, paddq,
-        psubq, movss, movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd,
+        psubq, movss, movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd, pmaxud, pmuludq,
+        pmuldq, sqrtps, subpd, cvttpd2dq, pcmpgtq, pcmpeqq, pmovsxdq, pmovzxdq,
     );
-    check_rri!(shufps, blendps, roundps, roundss, pshufd, insertps);
+    check_rri!(shufps, blendps, roundps, roundpd, roundss, pshufd, insertps);
     for (name, f) in [
         ("vandps", Asm::vandps as fn(&mut Asm, Xmm, Xmm, XOp)),
         ("vandnps", Asm::vandnps),
@@ -119,6 +120,13 @@ fn vector_forms() {
         ("vmulpd", Asm::vmulpd),
         ("vdivps", Asm::vdivps),
         ("vdivpd", Asm::vdivpd),
+        // The host lane operations' 128-bit forms that SSE has no encoding for.
+        ("vpsllvd", Asm::vpsllvd),
+        ("vpsrlvd", Asm::vpsrlvd),
+        ("vpsravd", Asm::vpsravd),
+        ("vpsllvq", Asm::vpsllvq),
+        ("vpsrlvq", Asm::vpsrlvq),
+        ("vfmadd231ps", Asm::vfmadd231ps),
     ] {
         assert_eq!(
             one(|a| f(a, Xmm(9), Xmm(1), XOp::Reg(Xmm(12)))),
@@ -162,6 +170,8 @@ fn vector_forms() {
     assert_eq!(one(|a| a.pslld(Xmm(1), 3)), "pslld xmm1,3");
     assert_eq!(one(|a| a.psrlq(Xmm(10), 36)), "psrlq xmm10,24h");
     assert_eq!(one(|a| a.psrad(Xmm(2), 31)), "psrad xmm2,1Fh");
+    assert_eq!(one(|a| a.psllq(Xmm(10), 32)), "psllq xmm10,20h");
+    assert_eq!(one(|a| a.psllq(Xmm(1), 7)), "psllq xmm1,7");
     assert_eq!(one(|a| a.movmskps(RCX, Xmm(9))), "movmskps ecx,xmm9");
     assert_eq!(one(|a| a.movd_rx(RAX, Xmm(2))), "movd eax,xmm2");
     assert_eq!(one(|a| a.movd_xr(Xmm(11), RDX)), "movd xmm11,edx");
@@ -785,6 +795,43 @@ mod soa {
                 yone(|y| y.vpmovzxdq(yd, yb)),
                 format!("vpmovzxdq ymm{d},xmm{b}")
             );
+            // Forms of the host lane operations (`jit/src/host/x64/lanes.rs`): the 128-bit
+            // four-operand blend and gather, and the one-vector-per-register steps in 256
+            // bits.
+            for m in [0u8, 5, 12] {
+                assert_eq!(
+                    yone(|y| y.vblendvps_x(yd, ya, yb, Ymm(m))),
+                    format!("vblendvps xmm{d},xmm{a},xmm{b},xmm{m}")
+                );
+            }
+            assert_eq!(
+                yone(|y| y.vpgatherdd_x(yd, R13, ya, 0x40, Ymm(15 - d))),
+                format!("vpgatherdd xmm{d},[r13+xmm{a}*4+40h],xmm{}", 15 - d)
+            );
+            assert_eq!(
+                yone(|y| y.vbroadcastss_r(yd, yb)),
+                format!("vbroadcastss ymm{d},xmm{b}")
+            );
+            assert_eq!(
+                yone(|y| y.vpshufd(yd, yb, 0xB1)),
+                format!("vpshufd ymm{d},ymm{b},0B1h")
+            );
+            assert_eq!(
+                yone(|y| y.vpermq(yd, yb, 0x4E)),
+                format!("vpermq ymm{d},ymm{b},4Eh")
+            );
+            assert_eq!(
+                yone(|y| y.vblendps(yd, ya, YOp::Reg(yb), 0x5)),
+                format!("vblendps ymm{d},ymm{a},ymm{b},5")
+            );
+            assert_eq!(
+                yone(|y| y.vblendps(yd, ya, YOp::Mem(Mem::Base(R12, 0x30)), 0x9)),
+                format!("vblendps ymm{d},ymm{a},[r12+30h],9")
+            );
+            assert_eq!(
+                yone(|y| y.vblendps(yd, ya, YOp::Mem(Mem::Index(R15, RCX, 0x800)), 0x81)),
+                format!("vblendps ymm{d},ymm{a},[r15+rcx+800h],81h")
+            );
             assert_eq!(
                 yone(|y| y.vpmovsxdq(yd, yb)),
                 format!("vpmovsxdq ymm{d},xmm{b}")
@@ -807,6 +854,41 @@ mod soa {
                 yone(|y| y.vpbroadcastd(Ymm(d), Ymm(s))),
                 format!("vpbroadcastd ymm{d},xmm{s}")
             );
+        }
+    }
+
+    /// The raw VEX encoder's pool operands (RIP-relative, an immediate after the
+    /// displacement): the relocation points at the constant whatever follows.
+    #[test]
+    fn raw_vex_pool_operands() {
+        let want: Vec<u8> = (1u32..=8).flat_map(|x| x.to_le_bytes()).collect();
+        for (imm, form) in [
+            (Some(0x3u8), "vblendps ymm9,ymm2,"),
+            (None, "vbroadcastss ymm9,"),
+        ] {
+            let mut a = Asm::new();
+            let mut y = Yasm::new(&mut a);
+            let c = y.constant([1, 2, 3, 4, 5, 6, 7, 8]);
+            match imm {
+                Some(i) => y.vblendps(Ymm(9), Ymm(2), YOp::Mem(c), i),
+                None => y.vbroadcastss(Ymm(9), c),
+            }
+            let (code, len) = a.finish().unwrap();
+            let mut d = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
+            let i = d.decode();
+            assert_eq!(d.ip() as usize, len, "{form}: one instruction");
+            assert!(i.is_ip_rel_memory_operand(), "{form}");
+            let target = i.ip_rel_memory_address() as usize;
+            assert_eq!(&code[target..target + 32], &want[..], "{form}");
+            if let Some(k) = imm {
+                assert_eq!(i.immediate8(), k, "{form}");
+            }
+            let (text, _, _) = decode({
+                let mut b = Asm::new();
+                b.ops.extend(code[..len].iter().copied());
+                b
+            });
+            assert!(text[0].starts_with(form), "{}", text[0]);
         }
     }
 

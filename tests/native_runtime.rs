@@ -201,7 +201,7 @@ fn code_is_mapped_read_execute_only() {
 
 /// Code is written through data stores into memory that may have held other code a moment
 /// earlier; on AArch64 the instruction cache does not see those stores unless the runtime
-/// cleans and invalidates the range (`jit/src/runtime/code_buffer.rs`). Each program here is
+/// cleans and invalidates the range (`jit/src/host/runtime.rs`). Each program here is
 /// dropped before the next is compiled, so the allocator hands the same pages out again, and
 /// each must run as written, not as the stale instructions of its predecessor. (qemu-user
 /// keeps its translations coherent by itself, so under emulation this proves the path runs,
@@ -319,4 +319,87 @@ fn caller_float_environment_survives_calls() {
             host_arithmetic_is_default();
         }
     }
+}
+
+/// What maps or remaps memory as executable, by the names it goes by in Rust code: the
+/// dynasm buffers and its executable assemblers, and the system calls beneath them.
+const MAPPING_NAMES: [&str; 11] = [
+    "MutableBuffer",
+    "ExecutableBuffer",
+    "make_exec",
+    "x64::Assembler",
+    "aarch64::Assembler",
+    "mmap",
+    "mprotect",
+    "VirtualAlloc",
+    "VirtualProtect",
+    "MAP_JIT",
+    "PROT_EXEC",
+];
+
+/// The places in `text` (Rust source; line comments are not code) that name one of
+/// [`MAPPING_NAMES`], as `line: name`.
+fn mapping_sites(text: &str) -> Vec<String> {
+    let mut sites = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for name in MAPPING_NAMES {
+            if code.contains(name) {
+                sites.push(format!("{}: {name}", k + 1));
+            }
+        }
+    }
+    sites
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                rust_files(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Executable memory is mapped in one place, `jit/src/host/runtime.rs`, which keeps it W^X
+/// and synchronises the AArch64 instruction cache: a mapping made anywhere else could skip
+/// the flush, which qemu-user (where the AArch64 suite runs) would not notice. Every Rust
+/// file of the workspace but this one is read for what maps memory.
+#[test]
+fn executable_memory_is_mapped_only_by_the_runtime() {
+    // The scan finds what it looks for, and leaves comments alone.
+    assert_eq!(
+        mapping_sites("let m = MutableBuffer::new(n)?; // not mmap\n// mprotect"),
+        ["1: MutableBuffer"]
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runtime = root.join("jit/src/host/runtime.rs");
+    let this = root.join("tests/native_runtime.rs");
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    assert!(files.contains(&runtime), "{} not found", runtime.display());
+    let mut elsewhere = Vec::new();
+    for file in files.iter().filter(|f| **f != runtime && **f != this) {
+        for site in mapping_sites(&std::fs::read_to_string(file).unwrap()) {
+            elsewhere.push(format!(
+                "{}:{site}",
+                file.strip_prefix(root).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "executable memory mapped outside jit/src/host/runtime.rs:\n{}",
+        elsewhere.join("\n")
+    );
+    let runtime_sites = mapping_sites(&std::fs::read_to_string(&runtime).unwrap());
+    assert!(
+        runtime_sites.iter().any(|s| s.ends_with("make_exec")),
+        "the runtime no longer maps code? {runtime_sites:?}"
+    );
 }

@@ -63,6 +63,17 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<crate::host::runtime::ExecError> for Error {
+    /// Code that cannot run here is [`Error::Unavailable`]; failing to map it or to load it
+    /// into the emulator is [`Error::Internal`].
+    fn from(e: crate::host::runtime::ExecError) -> Error {
+        match e {
+            crate::host::runtime::ExecError::NotRunnable(_) => Error::Unavailable(e.to_string()),
+            _ => Error::Internal(e.to_string()),
+        }
+    }
+}
+
 /// Compile errors inside the crate are [`Error::Unsupported`] and [`Error::Internal`].
 pub(crate) type CompileError = Error;
 

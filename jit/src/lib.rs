@@ -14,8 +14,10 @@
 //!   emulator elsewhere.
 //! * [`pica`], [`theia`], [`usc`]: one front-end per ISA over that layer; each lowers its
 //!   program once for both hosts.
-//! * This file and `error.rs`: the facade, [`Backend`], [`HostFeatures`] and one [`Error`],
-//!   and PICA200's compiled-shader API re-exported (below).
+//! * This file, `error.rs` and `disasm.rs`: the facade, [`Backend`], [`HostFeatures`], one
+//!   [`Error`] for every ISA's compiling and running, the one disassembler of every ISA's
+//!   host code (`disassemble`, feature `disasm`), and PICA200's compiled-shader API
+//!   re-exported (below).
 //!
 //! # PICA200 pipeline
 //!

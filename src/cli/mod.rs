@@ -1,6 +1,6 @@
 //! The `picajit` tool: `picajit COMMAND [--isa NAME] ...`. This module holds the table of
 //! instruction sets and hands each command line to its ISA's commands (`pica::cli`,
-//! `theia::cli`, `usc::cli`); [`shared`] holds what they have in common. Not part of the
+//! `theia::cli`, `usc::cli`); `shared` holds what they have in common. Not part of the
 //! library's API: `src/main.rs` calls [`main`].
 
 pub(crate) mod shared;

@@ -1,4 +1,4 @@
-//! A THEIA program prepared for an [`Engine`](crate::Engine): the JIT's code where the engine
+//! A THEIA program prepared for an [`Engine`]: the JIT's code where the engine
 //! compiles it, the reference interpreter otherwise, with the crate's budget and error
 //! conventions.
 

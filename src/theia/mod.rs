@@ -1,5 +1,7 @@
-//! THEIA tooling on top of the interpreter crate's ISA (`picajit_interp::theia`): the
-//! assembler for the original project's syntax, `.mem` files, the disassembler.
+//! THEIA (seed 003) on top of the interpreter crate's ISA (`picajit_interp::theia`): the
+//! assembler for the original project's syntax ([`asm`]), `.mem` files ([`mem`]), the
+//! disassembler, the ROM, a program prepared for an engine ([`engine`]), the whole-GPU scene
+//! render ([`render`]) and the tool's `--isa theia` commands.
 
 pub mod asm;
 pub(crate) mod cli;

@@ -1,6 +1,8 @@
 //! PowerVR Series 6 USC programs as ISR text (seed 004): the parser ([`parse`](fn@parse)), the
-//! canonical printer ([`print`](mod@print)) and [`compile`], which parses and prepares a program for the
-//! reference interpreter ([`picajit_interp::usc`]).
+//! canonical printer ([`print`](mod@print)), [`compile`], which parses and prepares a program
+//! for the reference interpreter ([`picajit_interp::usc`]), a prepared program on an engine
+//! ([`engine`]), the random program generator ([`testgen`]) and the tool's `--isa usc`
+//! commands.
 
 pub(crate) mod cli;
 pub mod engine;

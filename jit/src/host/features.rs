@@ -14,7 +14,7 @@ impl HostFeatures {
     pub const AVX: HostFeatures = HostFeatures(1 << 1);
     /// x86-64: AVX2.
     pub const AVX2: HostFeatures = HostFeatures(1 << 2);
-    /// x86-64: FMA3. Never used for MAD (the PICA multiply-add is not fused); listed so that a
+    /// x86-64: FMA3. Code that must round a multiply-add twice never uses it; listed so that a
     /// host difference is visible in the cache key.
     pub const FMA: HostFeatures = HostFeatures(1 << 3);
     /// x86-64: LZCNT.

@@ -3,10 +3,11 @@
 //! (`run_points`), their crate-internal result and error types, and the undo log that lets a
 //! deopted invocation re-run on the interpreter.
 
-use crate::host::runtime::{ExecCode, Status};
+use crate::host::runtime::ExecCode;
 use crate::pica::batch;
-use crate::pica::layout::{EmitRecord, JitContext};
-use crate::pica::shader::{CompiledShader, EMIT_CAPACITY};
+use crate::pica::call::vertex;
+use crate::pica::layout::{EmitRecord, JitContext, Status, EMIT_CAPACITY};
+use crate::pica::shader::CompiledShader;
 use crate::JitExit;
 use picajit_interp::pica::exec::{ExecError, RunInfo};
 use picajit_interp::pica::program::ShaderKind;
@@ -146,7 +147,17 @@ impl CompiledShader {
         if self.program.kind() == ShaderKind::Geometry && inputs.len() >= batch::LANES {
             if let Some(soa) = self.soa() {
                 return batch::geometry::run(
-                    self, soa, regs, uniforms, geometry, inputs, budget, out,
+                    soa,
+                    self.mode,
+                    regs,
+                    uniforms,
+                    geometry,
+                    inputs,
+                    budget,
+                    out,
+                    |regs, uniforms, geometry, inputs, out| {
+                        self.run_points_each(regs, uniforms, geometry, inputs, budget, out)
+                    },
                 );
             }
         }
@@ -198,9 +209,17 @@ impl CompiledShader {
             return self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask);
         }
         match self.soa() {
-            Some(soa) if self.program.kind() == ShaderKind::Vertex => {
-                batch::run(self, soa, inputs, outputs, uniforms, budget, out_mask, None)
-            }
+            Some(soa) if self.program.kind() == ShaderKind::Vertex => batch::run(
+                soa,
+                self.mode,
+                inputs,
+                outputs,
+                uniforms,
+                budget,
+                out_mask,
+                None,
+                |inputs, outputs| self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask),
+            ),
             _ => self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask),
         }
     }
@@ -223,14 +242,15 @@ impl CompiledShader {
         if n >= batch::LANES && self.program.kind() == ShaderKind::Vertex {
             if let Some(soa) = self.soa_from() {
                 return batch::run(
-                    self,
                     soa,
+                    self.mode,
                     &inputs[..n],
                     &mut outputs[..n],
                     uniforms,
                     budget,
                     out_mask,
                     Some(start),
+                    |inputs, outputs| self.run_rows_from(inputs, outputs, uniforms, budget, start),
                 );
             }
         }
@@ -484,8 +504,8 @@ fn run_compiled<const N: usize>(
     // `regs` (exclusive), `uniforms` (shared, only read), and for geometry shaders
     // `other_bank` (exclusive, a different object than `regs`) and `emit_buf`, the spare
     // capacity of `emitted`: `emit_cap` records, which the code only writes (never reads).
-    // Input/output point into `*regs`, as `call` allows.
-    let status = unsafe { call.exec.call(&mut ctx) };
+    // Input/output point into `*regs`, as `vertex` allows.
+    let status = unsafe { vertex(call.exec, 0, &mut ctx) };
     let exit = match status {
         Status::Done => None,
         Status::Budget => Some(JitExit::Budget),
@@ -558,7 +578,7 @@ fn run_batch_compiled(
     // are `batch_count` valid input rows (read) and output rows (written, disjoint from the
     // inputs since one is `&` and the other `&mut`). The batch entry never touches the
     // geometry fields.
-    let status = unsafe { exec.call_at(entry, &mut ctx) };
+    let status = unsafe { vertex(exec, entry, &mut ctx) };
     (
         ctx.batch_instructions,
         ctx.batch_done as usize,

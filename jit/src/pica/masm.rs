@@ -23,7 +23,7 @@
 //!   MAX/MIN/SGE/SLT/CMP/LITP compare raw values (no flush, even with flush-to-zero enabled).
 //! * Control flow: `branch` jumps when the guard holds and falls through otherwise.
 //!   `charge_budget(n)` subtracts `n` from the remaining budget and leaves with status
-//!   [`crate::host::runtime::Status::Budget`] when fewer than `n` instructions were left.
+//!   [`crate::pica::layout::Status::Budget`] when fewer than `n` instructions were left.
 //!
 //! The trait is object-safe-free on purpose (generic `Label`), so each backend uses its native
 //! label type (dynasm `DynamicLabel` for both x64 and AArch64).
@@ -132,7 +132,7 @@ pub trait MacroAssembler {
     /// Emit the entry points, then start the shader body (everything emitted afterwards).
     ///
     /// The runtime expects two entries taking a `*mut JitContext` and returning a
-    /// `runtime::code_buffer::Status` (`Emitted::batch_entry` gives the second one's offset):
+    /// [`crate::pica::layout::Status`] (`Emitted::batch_entry` gives the second one's offset):
     /// * offset 0, one invocation on `JitContext::{regs, input, output}`;
     /// * the batch entry, which for each row `k < batch_count` (starting at `batch_done`)
     ///   points inputs/outputs at row `k`, zeroes the outputs, temporaries, a0, aL and cmp,

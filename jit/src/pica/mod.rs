@@ -6,6 +6,9 @@ pub(crate) mod a64;
 pub(crate) mod analysis;
 pub(crate) mod batch;
 pub mod cache;
+pub(crate) mod call;
+#[cfg(feature = "emulate-a64")]
+pub(crate) mod emulated;
 pub(crate) mod invocation;
 pub(crate) mod invoke;
 pub(crate) mod layout;

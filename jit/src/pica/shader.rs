@@ -5,9 +5,12 @@
 
 use crate::error::CompileError;
 use crate::host::features::HostFeatures;
-use crate::host::runtime::ExecCode;
+use crate::host::runtime::{ExecCode, ExecError};
+use crate::pica::analysis::usage::has_lane_branches;
 use crate::pica::analysis::{self, Analysis};
-use crate::pica::{a64, batch, x64};
+use crate::pica::batch::{self, BatchStats, LANES};
+use crate::pica::layout::Mark;
+use crate::pica::{a64, x64};
 use crate::Backend;
 use picajit_interp::pica::exec::Interpreter;
 use picajit_interp::pica::float::{FloatMode, MaxRule};
@@ -15,10 +18,6 @@ use picajit_interp::pica::program::{Program, ShaderKind};
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// EMIT records `run` makes room for before an invocation: the spare capacity of
-/// `GeometryState::emitted` it ensures. More EMITs deopt while the capacity lacks room.
-pub(crate) const EMIT_CAPACITY: usize = 64;
 
 /// A program compiled for one float mode and backend.
 pub struct CompiledShader {
@@ -35,7 +34,7 @@ pub struct CompiledShader {
     pub(crate) mode: FloatMode,
     pub(crate) max_rule: MaxRule,
     /// How the NEON multi-vertex code maps a group onto q registers.
-    pub(crate) a64_lanes: batch::A64Lanes,
+    pub(crate) a64_lanes: a64::A64Lanes,
     pub(crate) backend: Backend,
     pub(crate) features: HostFeatures,
     pub(crate) compile_time: Duration,
@@ -105,7 +104,7 @@ pub struct CompileOptions {
     pub max_rule: MaxRule,
     /// How the NEON multi-vertex code runs a group (AArch64 only: four lanes per body run
     /// by default, or eight).
-    pub a64_lanes: batch::A64Lanes,
+    pub a64_lanes: a64::A64Lanes,
 }
 
 /// [`compile`] with every setting in `options`.
@@ -127,14 +126,13 @@ pub fn compile_with_options(
         Backend::A64 => a64::generate(program, &analysis, mode, max_rule, features)?,
     };
     let written @ (temps, outputs) = analysis.written_registers();
-    let exec =
-        if Backend::host() == Some(backend) {
-            Some(ExecCode::new(&emitted.code).map_err(|e| {
-                CompileError::Internal(format!("cannot map executable memory: {e}"))
-            })?)
-        } else {
-            emulated(backend, &emitted.code)?
-        };
+    let exec = match ExecCode::for_backend(backend, &emitted.code) {
+        Ok(exec) => Some(exec),
+        // Code for another machine is still compiled: for inspection, and its size.
+        Err(ExecError::NotRunnable(_)) => None,
+        Err(e @ ExecError::Map(_)) => return Err(CompileError::Internal(e.to_string())),
+        Err(e @ ExecError::Emulator(_)) => return Err(CompileError::Unsupported(e.to_string())),
+    };
     Ok(CompiledShader {
         soa: OnceLock::new(),
         soa_from: OnceLock::new(),
@@ -311,21 +309,103 @@ impl CompiledShader {
     }
 }
 
+impl CompiledShader {
+    /// Vertices `Invocation::batch` (geometry shaders: invocations `run_points`) processes per SoA
+    /// group: [`LANES`] when the program runs on the multi-vertex backend, 1 otherwise. Generates
+    /// the multi-vertex code if `Invocation::batch` has not yet, so a loader can call it to take
+    /// that cost up front.
+    pub fn batch_lanes(&self) -> usize {
+        if self.soa().is_some() {
+            LANES
+        } else {
+            1
+        }
+    }
+
+    /// The multi-vertex code runs with lane masks, so that vertices of a group may take
+    /// different paths at cmp-dependent branches (false without multi-vertex code).
+    pub fn batch_lane_masks(&self) -> bool {
+        self.soa().is_some() && has_lane_branches(&self.analysis)
+    }
+
+    /// Why `Invocation::batch` runs one vertex per call of the compiled code (`None` when it runs
+    /// [`LANES`] vertices per group on the multi-vertex backend).
+    pub fn batch_ineligibility(&self) -> Option<&'static str> {
+        if self.program.kind() != ShaderKind::Vertex {
+            return Some("not a vertex shader");
+        }
+        self.soa_ineligibility()
+    }
+
+    /// Why the program has no multi-vertex code on this host (`None` when it has).
+    fn soa_ineligibility(&self) -> Option<&'static str> {
+        if let Some(why) =
+            batch::eligibility(&self.program, &self.analysis, self.features, self.backend())
+        {
+            return Some(why);
+        }
+        if self.soa().is_none() {
+            return Some("this host cannot run the code");
+        }
+        None
+    }
+
+    /// Why a point run ([`Invocation::points`](crate::Invocation::points)) runs one
+    /// invocation at a time (`None` when it runs [`LANES`] invocations per group on the
+    /// multi-vertex backend; `analysis/points.rs` has the proof).
+    pub fn points_ineligibility(&self) -> Option<&'static str> {
+        if self.program.kind() != ShaderKind::Geometry {
+            return Some("not a geometry shader");
+        }
+        self.soa_ineligibility()
+    }
+
+    /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).
+    pub fn batch_stats(&self) -> BatchStats {
+        self.soa().map(batch::SoaCode::stats).unwrap_or_default()
+    }
+
+    /// [`Self::batch_stats`] of the multi-vertex code that batches starting from a given unit state
+    /// run on ([`Invocation::from_state`](crate::Invocation::from_state); zero until the first such
+    /// batch).
+    pub fn batch_from_stats(&self) -> BatchStats {
+        self.soa_from
+            .get()
+            .and_then(Option::as_ref)
+            .map(batch::SoaCode::stats)
+            .unwrap_or_default()
+    }
+
+    /// Generate the multi-vertex code of this shader's backend without making it runnable,
+    /// for code-size and compile-time reports of code this host may not run: the time it
+    /// took and its size in bytes (`None` when the program has no multi-vertex code).
+    pub fn batch_codegen(&self) -> Option<(std::time::Duration, usize)> {
+        let start = std::time::Instant::now();
+        let ((code, ..), _) = batch::codegen(
+            &self.program,
+            &self.analysis,
+            self.mode,
+            self.max_rule,
+            self.features,
+            false,
+            self.backend(),
+            self.a64_lanes,
+        )
+        .ok()??;
+        Some((start.elapsed(), code.len()))
+    }
+
+    /// The SoA machine code (empty when there is none) and its annotations.
+    pub fn batch_code(&self) -> (&[u8], usize, &[Mark]) {
+        match self.soa() {
+            Some(s) => s.code(),
+            None => (&[], 0, &[]),
+        }
+    }
+}
+
 /// The disassembly's annotations of `marks`: each instruction instance's text at its offset.
 #[cfg(feature = "disasm")]
 fn text_marks(marks: &[(usize, u32, String)]) -> Vec<(usize, String)> {
     marks.iter().map(|(off, _, t)| (*off, t.clone())).collect()
-}
-
-/// Executable form of AArch64 code on a host that cannot run it natively: the emulator when
-/// the `emulate-a64` feature is on, else none.
-fn emulated(backend: Backend, code: &[u8]) -> Result<Option<ExecCode>, CompileError> {
-    #[cfg(feature = "emulate-a64")]
-    if backend == Backend::A64 {
-        return ExecCode::emulated(code)
-            .map(Some)
-            .map_err(CompileError::Unsupported);
-    }
-    let _ = (backend, code);
-    Ok(None)
 }

@@ -1,5 +1,6 @@
-//! AArch64 NEON encoding of the USC lowering (`lower.rs`): a chunk is four lanes (one q
-//! register), so the 16 instances take four chunks.
+//! AArch64 NEON target of the USC lowering (`lower.rs`): a chunk is four lanes (one q
+//! register), so the 16 instances take four chunks; the lane operations are the host's
+//! (`crate::host::a64::lanes`), which the PICA NEON code uses too.
 //!
 //! The code is an `extern "C" fn(*mut u8) -> u32` over one self-contained block (layout in
 //! [`blk`]: counters, lane masks and scratch, then the banks and the write sites), so it runs
@@ -10,17 +11,21 @@
 //! continues with (the prologue's jump table).
 //!
 //! Registers: x0 the block, x9/x10 the sh/cf banks, x13 the write sites, x11 the step count,
-//! x12 the budget, w1 lane reductions, x2-x4 and v0-v3 temporaries; virtual vector register n
-//! is v(16+n) (v16-v31 are caller-saved, so nothing needs saving).
+//! x12 the budget, w1 lane reductions, x2-x4 temporaries, v0 and v1 the lane operations'
+//! scratch; virtual vector register n is v(16+n) (v16-v31 are caller-saved, so nothing needs
+//! saving).
 
 #![allow(
     clippy::useless_conversion,
     reason = "dynasm expands dynamic register operands with `.into()`"
 )]
 
-use super::lower::{self, Bin, Bin64, Loc, Lowering, ShImm, Src, Src64, Un, Un64, VEmit, V};
+use super::lower::{self, Loc, Lowering, Target, V};
 use super::{exit, Site};
 use crate::host::a64::asm::{a64, Asm};
+use crate::host::a64::lanes::{Mem, Neon};
+use crate::host::a64::regs::{Gpr, Vreg, X0};
+use crate::host::lanes::Lanes;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::{Prepared, MAX_INSTANCES};
@@ -81,10 +86,6 @@ pub mod blk {
 const _: () = assert!(blk::SH <= 4095 * 16);
 const _: () = assert!(blk::SCRATCH + 4 * 16 <= blk::R);
 
-fn q(v: V) -> u8 {
-    16 + v
-}
-
 /// Whether the backend lowers group `gi` itself.
 pub fn native(p: &Prepared, gi: usize) -> bool {
     lower::native(p, gi)
@@ -127,33 +128,6 @@ impl A64Emit {
         }
     }
 
-    /// The vector register holding `s` (materialised into v0 unless a register).
-    fn src(&mut self, s: Src) -> u8 {
-        match s {
-            Src::V(v) => q(v),
-            Src::K(c) => {
-                self.splat_raw(0, c);
-                0
-            }
-            Src::At(l) => {
-                let o = Self::off(l) as u32;
-                a64!(self.a.ops; ldr Q(0), [x0, o]);
-                0
-            }
-        }
-    }
-
-    fn splat_raw(&mut self, d: u8, v: u32) {
-        match v {
-            0 => a64!(self.a.ops; movi V(d).D2, 0),
-            u32::MAX => a64!(self.a.ops; cmeq V(d).S4, V(d).S4, V(d).S4),
-            _ => {
-                let l = self.a.constant([v; 4]);
-                a64!(self.a.ops; ldr Q(d), =>l);
-            }
-        }
-    }
-
     /// Leaves with `code`, storing the step count.
     fn leave(&mut self, code: u32) {
         a64!(self.a.ops
@@ -164,8 +138,34 @@ impl A64Emit {
     }
 }
 
-impl VEmit for A64Emit {
+impl Target for A64Emit {
+    type R = Vreg;
+    type Mem = Mem;
+    type H<'a> = Neon<'a>;
     const LANES: usize = 4;
+
+    /// Scratch v0 (constants, loaded operands) and v1.
+    fn h(&mut self) -> Neon<'_> {
+        Neon::new(&mut self.a, Vreg(0), Vreg(1), &[], &[])
+    }
+
+    fn v(v: V) -> Vreg {
+        Vreg(16 + v)
+    }
+
+    fn at(at: Loc) -> Mem {
+        Mem {
+            base: X0,
+            off: Self::off(at) as u32,
+        }
+    }
+
+    fn shared(&mut self, r: Reg) -> Mem {
+        Mem {
+            base: if r.bank == Bank::Sh { Gpr(9) } else { Gpr(10) },
+            off: u32::from(r.index) * 4,
+        }
+    }
 
     fn label(&mut self) -> DynamicLabel {
         self.a.new_label()
@@ -179,233 +179,13 @@ impl VEmit for A64Emit {
         a64!(self.a.ops; b =>l);
     }
 
-    fn load(&mut self, d: V, at: Loc) {
-        let o = Self::off(at) as u32;
-        a64!(self.a.ops; ldr Q(q(d)), [x0, o]);
-    }
-
-    fn store(&mut self, at: Loc, s: V) {
-        let o = Self::off(at) as u32;
-        a64!(self.a.ops; str Q(q(s)), [x0, o]);
-    }
-
-    fn bcast(&mut self, d: V, r: Reg) {
-        let o = u32::from(r.index) * 4;
-        if r.bank == Bank::Sh {
-            a64!(self.a.ops; ldr S(0), [x9, o]);
-        } else {
-            a64!(self.a.ops; ldr S(0), [x10, o]);
-        }
-        a64!(self.a.ops; dup V(q(d)).S4, V(0).S[0]);
-    }
-
-    fn splat(&mut self, d: V, v: u32) {
-        self.splat_raw(q(d), v);
-    }
-
-    fn zero(&mut self, d: V) {
-        a64!(self.a.ops; movi V(q(d)).D2, 0);
-    }
-
-    fn ones(&mut self, d: V) {
-        let d = q(d);
-        a64!(self.a.ops; cmeq V(d).S4, V(d).S4, V(d).S4);
-    }
-
-    fn bin(&mut self, op: Bin, d: V, a: V, b: Src) {
-        let (d, a) = (q(d), q(a));
-        let b = self.src(b);
-        let ops = &mut self.a.ops;
-        match op {
-            Bin::Fadd => a64!(ops; fadd V(d).S4, V(a).S4, V(b).S4),
-            Bin::Fmul => a64!(ops; fmul V(d).S4, V(a).S4, V(b).S4),
-            Bin::Fdiv => a64!(ops; fdiv V(d).S4, V(a).S4, V(b).S4),
-            // x86's MAXPS/MINPS rule (second operand unless strictly ordered) by compare and
-            // select: FMAX/FMIN differ on NaN and on signed zeros.
-            Bin::Fmax => a64!(ops
-                ; fcmgt V(1).S4, V(a).S4, V(b).S4
-                ; bsl V(1).B16, V(a).B16, V(b).B16
-                ; mov V(d).B16, V(1).B16
-            ),
-            Bin::Fmin => a64!(ops
-                ; fcmgt V(1).S4, V(b).S4, V(a).S4
-                ; bsl V(1).B16, V(a).B16, V(b).B16
-                ; mov V(d).B16, V(1).B16
-            ),
-            Bin::And => a64!(ops; and V(d).B16, V(a).B16, V(b).B16),
-            Bin::AndNot => a64!(ops; bic V(d).B16, V(b).B16, V(a).B16),
-            Bin::Or => a64!(ops; orr V(d).B16, V(a).B16, V(b).B16),
-            Bin::Xor => a64!(ops; eor V(d).B16, V(a).B16, V(b).B16),
-            Bin::Add => a64!(ops; add V(d).S4, V(a).S4, V(b).S4),
-            Bin::Sub => a64!(ops; sub V(d).S4, V(a).S4, V(b).S4),
-            Bin::CmpEq => a64!(ops; cmeq V(d).S4, V(a).S4, V(b).S4),
-            Bin::CmpGt => a64!(ops; cmgt V(d).S4, V(a).S4, V(b).S4),
-            // USHL/SSHL shift by the signed low byte of each lane: a negative count shifts
-            // right, and 32 either way gives 0 (as VPSLLVD/VPSRLVD do).
-            Bin::Sllv => a64!(ops; ushl V(d).S4, V(a).S4, V(b).S4),
-            Bin::Srlv => a64!(ops
-                ; neg V(1).S4, V(b).S4
-                ; ushl V(d).S4, V(a).S4, V(1).S4
-            ),
-            Bin::Srav => a64!(ops
-                ; neg V(1).S4, V(b).S4
-                ; sshl V(d).S4, V(a).S4, V(1).S4
-            ),
-            Bin::FcmpEq => a64!(ops; fcmeq V(d).S4, V(a).S4, V(b).S4),
-            Bin::FcmpNe => a64!(ops
-                ; fcmeq V(d).S4, V(a).S4, V(b).S4
-                ; not V(d).B16, V(d).B16
-            ),
-            Bin::FcmpLt => a64!(ops; fcmgt V(d).S4, V(b).S4, V(a).S4),
-            Bin::FcmpLe => a64!(ops; fcmge V(d).S4, V(b).S4, V(a).S4),
-        }
-    }
-
-    fn un(&mut self, op: Un, d: V, s: V) {
-        let (d, s) = (q(d), q(s));
-        match op {
-            Un::Mov => {
-                if d != s {
-                    a64!(self.a.ops; mov V(d).B16, V(s).B16);
-                }
-            }
-            Un::Floor => a64!(self.a.ops; frintm V(d).S4, V(s).S4),
-            Un::Sqrt => a64!(self.a.ops; fsqrt V(d).S4, V(s).S4),
-        }
-    }
-
-    fn shift_imm(&mut self, op: ShImm, d: V, s: V, n: u8) {
-        if n == 0 && op != ShImm::Sll {
-            // Right shifts by 0 are not encodable (the immediate is 1..=32).
-            self.un(Un::Mov, d, s);
-            return;
-        }
-        let (d, s, n) = (q(d), q(s), u32::from(n));
-        match op {
-            ShImm::Sll => a64!(self.a.ops; shl V(d).S4, V(s).S4, n),
-            ShImm::Srl => a64!(self.a.ops; ushr V(d).S4, V(s).S4, n),
-            ShImm::Sra => a64!(self.a.ops; sshr V(d).S4, V(s).S4, n),
-        }
-    }
-
-    fn blend(&mut self, d: V, a: V, b: V, mask: V) {
-        let (d, a, b, m) = (q(d), q(a), q(b), q(mask));
-        a64!(self.a.ops
-            ; mov V(1).B16, V(m).B16
-            ; bsl V(1).B16, V(b).B16, V(a).B16
-            ; mov V(d).B16, V(1).B16
-        );
-    }
-
-    fn fma(&mut self, d: V, a: V, b: V) {
-        let (d, a, b) = (q(d), q(a), q(b));
-        a64!(self.a.ops; fmla V(d).S4, V(a).S4, V(b).S4);
-    }
-
-    fn widen(&mut self, lo: V, hi: V, s: V) {
-        let (lo, hi, s) = (q(lo), q(hi), q(s));
-        a64!(self.a.ops
-            ; fcvtl V(lo).D2, V(s).S2
-            ; fcvtl2 V(hi).D2, V(s).S4
-        );
-    }
-
-    fn narrow(&mut self, d: V, lo: V, hi: V) {
-        let (d, lo, hi) = (q(d), q(lo), q(hi));
-        a64!(self.a.ops
-            ; fcvtn V(d).S2, V(lo).D2
-            ; fcvtn2 V(d).S4, V(hi).D2
-        );
-    }
-
-    fn bin64(&mut self, op: Bin64, d: V, a: V, b: Src64) {
-        let (d, a) = (q(d), q(a));
-        let b = match b {
-            Src64::V(v) => q(v),
-            Src64::K(c) => {
-                let l = self
-                    .a
-                    .constant([c as u32, (c >> 32) as u32, c as u32, (c >> 32) as u32]);
-                a64!(self.a.ops; ldr Q(0), =>l);
-                0
-            }
-        };
-        let ops = &mut self.a.ops;
-        match op {
-            Bin64::Fadd => a64!(ops; fadd V(d).D2, V(a).D2, V(b).D2),
-            Bin64::Fsub => a64!(ops; fsub V(d).D2, V(a).D2, V(b).D2),
-            Bin64::Fmul => a64!(ops; fmul V(d).D2, V(a).D2, V(b).D2),
-            Bin64::Fdiv => a64!(ops; fdiv V(d).D2, V(a).D2, V(b).D2),
-            Bin64::FcmpLt => a64!(ops; fcmgt V(d).D2, V(b).D2, V(a).D2),
-            Bin64::And => a64!(ops; and V(d).B16, V(a).B16, V(b).B16),
-            Bin64::Or => a64!(ops; orr V(d).B16, V(a).B16, V(b).B16),
-            Bin64::Add => a64!(ops; add V(d).D2, V(a).D2, V(b).D2),
-            Bin64::Sub => a64!(ops; sub V(d).D2, V(a).D2, V(b).D2),
-            Bin64::CmpGt => a64!(ops; cmgt V(d).D2, V(a).D2, V(b).D2),
-        }
-    }
-
-    fn un64(&mut self, op: Un64, d: V, s: V) {
-        let (d, s) = (q(d), q(s));
-        let ops = &mut self.a.ops;
-        match op {
-            Un64::Sqrt => a64!(ops; fsqrt V(d).D2, V(s).D2),
-            Un64::Round => a64!(ops; frintn V(d).D2, V(s).D2),
-            Un64::Shl(n) => {
-                let n = u32::from(n);
-                a64!(ops; shl V(d).D2, V(s).D2, n)
-            }
-            Un64::Shr(n) => {
-                let n = u32::from(n);
-                a64!(ops; ushr V(d).D2, V(s).D2, n)
-            }
-        }
-    }
-
-    fn splat64(&mut self, d: V, v: u64) {
-        let l = self
-            .a
-            .constant([v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32]);
-        let d = q(d);
-        a64!(self.a.ops; ldr Q(d), =>l);
-    }
-
-    fn umadd32(&mut self, cin: Option<V>) {
-        // 64-bit products of lanes 0-1 (v2) and 2-3 (v3), widened sums, then the low and the
-        // high words unzipped into ft0 and ft1.
-        let t = lower::T.map(q);
-        let (a, b, c) = (t[0], t[1], t[2]);
-        a64!(self.a.ops
-            ; umull V(2).D2, V(a).S2, V(b).S2
-            ; umull2 V(3).D2, V(a).S4, V(b).S4
-            ; uaddw V(2).D2, V(2).D2, V(c).S2
-            ; uaddw2 V(3).D2, V(3).D2, V(c).S4
-        );
-        if let Some(k) = cin {
-            let k = q(k);
-            a64!(self.a.ops
-                ; uaddw V(2).D2, V(2).D2, V(k).S2
-                ; uaddw2 V(3).D2, V(3).D2, V(k).S4
-            );
-        }
-        let (f0, f1) = (q(0), q(1));
-        a64!(self.a.ops
-            ; uzp1 V(f0).S4, V(2).S4, V(3).S4
-            ; uzp2 V(f1).S4, V(2).S4, V(3).S4
-        );
-    }
-
     fn any_clear(&mut self) {
         a64!(self.a.ops; movz w1, 0);
     }
 
-    fn any_or(&mut self, v: V) {
-        let v = q(v);
-        a64!(self.a.ops
-            ; umaxv S(0), V(v).S4
-            ; fmov w2, S(0)
-            ; orr w1, w1, w2
-        );
+    fn any_or(&mut self, v: Vreg) {
+        self.h().mask_bits(Gpr(2), v);
+        a64!(self.a.ops; orr w1, w1, w2);
     }
 
     fn branch_any(&mut self, l: DynamicLabel, nonzero: bool) {
@@ -416,12 +196,8 @@ impl VEmit for A64Emit {
         }
     }
 
-    fn site(&mut self, k: usize, mask: V) {
-        let m = q(mask);
-        a64!(self.a.ops
-            ; umaxv S(0), V(m).S4
-            ; fmov w2, S(0)
-        );
+    fn site(&mut self, k: usize, mask: Vreg) {
+        self.h().mask_bits(Gpr(2), mask);
         let o = 4 * k as u32;
         if k < 4096 {
             a64!(self.a.ops
@@ -503,25 +279,13 @@ pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crat
 /// Whether this build runs USC AArch64 code: natively on AArch64 hosts, elsewhere under the
 /// emulator (feature `emulate-a64`).
 pub fn available() -> bool {
-    cfg!(any(target_arch = "aarch64", feature = "emulate-a64"))
+    crate::host::runtime::can_run(crate::Backend::A64)
 }
 
 /// Compiles `p` to AArch64 code (run natively on AArch64 hosts, under the emulator elsewhere).
 pub fn compile(p: &Prepared) -> Result<super::UscCode, crate::Error> {
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = if crate::Backend::host() == Some(crate::Backend::A64) {
-        crate::host::runtime::ExecCode::new(&code)
-            .map_err(|e| crate::Error::Internal(e.to_string()))?
-    } else {
-        #[cfg(feature = "emulate-a64")]
-        {
-            crate::host::runtime::ExecCode::emulated(&code).map_err(crate::Error::Internal)?
-        }
-        #[cfg(not(feature = "emulate-a64"))]
-        return Err(crate::Error::Unavailable(
-            "USC AArch64 code cannot run on this host (build with the emulate-a64 feature)".into(),
-        ));
-    };
+    let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::A64, &code)?;
     Ok(super::UscCode {
         exec,
         backend: crate::Backend::A64,

@@ -1,14 +1,18 @@
-//! USC lowering shared by both hosts: every group becomes a sequence of [`VEmit`] calls on
-//! sixteen virtual vector registers, each holding one *chunk* of the 16 instances (eight lanes
-//! on x86-64 AVX2, four on AArch64 NEON), and each backend (`x64.rs`, `a64.rs`) encodes them.
-//! The walker runs every per-instance computation once per chunk with the chunk's execution
-//! mask, so the lanes, masks and divergence rules are written once for both hosts.
+//! USC lowering shared by both hosts: every group becomes a sequence of the host's lane
+//! operations (`crate::host::lanes`, one implementation per host) on sixteen virtual vector
+//! registers, each holding one *chunk* of the 16 instances (eight lanes on x86-64 AVX2, four
+//! on AArch64 NEON); each backend (`x64.rs`, `a64.rs`) provides the rest ([`Target`]: where
+//! chunks live, control flow, the interpreter fallback, entry and exits). The walker runs
+//! every per-instance computation once per chunk with the chunk's execution mask, so the
+//! lanes, masks and divergence rules are written once for both hosts.
 //!
 //! Virtual registers: 0-5 hold ft0-ft5 of the chunk being computed, [`FTT`] the test result,
-//! [`W0`]/[`W1`] the writes' drivers, [`M`] the execution mask, [`T`] temporaries. Every group
-//! starts with the budget check, as the interpreter's loop does.
+//! [`W0`]/[`W1`] the writes' drivers, [`M`] the execution mask, [`T`] temporaries; the
+//! complex-unit lowering holds its source in ft0, its f64 halves in ft1 and ft2 and its
+//! result in ft3. Every group starts with the budget check, as the interpreter's loop does.
 
 use super::Site;
+use crate::host::lanes::{Lanes, Round, Src};
 use dynasmrt::DynamicLabel;
 use picajit_interp::usc::program::{
     Bank, BranchMode, Group, Instr, Operand, Pred, Reg, SignPos, TestType,
@@ -16,18 +20,19 @@ use picajit_interp::usc::program::{
 use picajit_interp::usc::table::{Op, Unit};
 use picajit_interp::usc::{consts, Prepared};
 
-/// A virtual vector register, 0..16.
+/// A virtual vector register, 0..16 ([`Target::v`] gives the host's).
 pub type V = u8;
 
+/// The test result.
 pub const FTT: V = 6;
+/// The first write's driver.
 pub const W0: V = 7;
+/// The second write's driver.
 pub const W1: V = 8;
+/// The execution mask.
 pub const M: V = 9;
+/// Temporaries.
 pub const T: [V; 6] = [10, 11, 12, 13, 14, 15];
-
-fn ft(n: u8) -> V {
-    n
-}
 
 /// Memory a chunk of lanes lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,162 +49,45 @@ pub enum Loc {
     Scratch(usize),
 }
 
-/// The second operand of a binary operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Src {
-    V(V),
-    /// A constant in every lane.
-    K(u32),
-    At(Loc),
-}
-
-impl From<V> for Src {
-    fn from(v: V) -> Src {
-        Src::V(v)
-    }
-}
-
-impl From<Loc> for Src {
-    fn from(l: Loc) -> Src {
-        Src::At(l)
-    }
-}
-
-/// Lane-wise binary operations (32-bit lanes). Float operations follow IEEE binary32 with
-/// round-to-nearest-even; their NaN payloads are not relied on (results are canonicalised).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bin {
-    Fadd,
-    Fmul,
-    Fdiv,
-    /// `a > b ? a : b` (the second operand when either is NaN or both are equal).
-    Fmax,
-    /// `a < b ? a : b` (the second operand when either is NaN or both are equal).
-    Fmin,
-    And,
-    /// `!a & b`.
-    AndNot,
-    Or,
-    Xor,
-    Add,
-    Sub,
-    /// Integer equality: all ones or zero.
-    CmpEq,
-    /// Signed integer `a > b`.
-    CmpGt,
-    /// `a << b` (counts 0..=32; 32 gives 0).
-    Sllv,
-    /// Logical `a >> b` (counts 0..=32; 32 gives 0).
-    Srlv,
-    /// Arithmetic `a >> b` (counts 0..=31).
-    Srav,
-    /// Ordered `a == b`.
-    FcmpEq,
-    /// Unordered `a != b` (true on NaN).
-    FcmpNe,
-    /// Ordered `a < b`.
-    FcmpLt,
-    /// Ordered `a <= b`.
-    FcmpLe,
-}
-
-/// Lane-wise unary operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Un {
-    Mov,
-    /// Round toward minus infinity.
-    Floor,
-    Sqrt,
-}
-
-/// Shifts by an immediate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShImm {
-    Sll,
-    Srl,
-    Sra,
-}
-
-/// Lane-wise operations on f64 (and 64-bit integer) lanes: a chunk's values widened by
-/// [`VEmit::widen`] take two registers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bin64 {
-    Fadd,
-    Fsub,
-    Fmul,
-    Fdiv,
-    /// Ordered `a < b`: all ones or zero per 64-bit lane.
-    FcmpLt,
-    And,
-    Or,
-    Add,
-    Sub,
-    /// Signed 64-bit `a > b`.
-    CmpGt,
-}
-
-/// Unary f64 / 64-bit operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Un64 {
-    Sqrt,
-    /// Round to the nearest integer, ties to even.
-    Round,
-    Shl(u8),
-    Shr(u8),
-}
-
-/// The second operand of a 64-bit operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Src64 {
-    V(V),
-    /// A 64-bit constant in every lane.
-    K(u64),
-}
-
-/// What a host backend provides to the walker.
-pub trait VEmit {
+/// What a host provides to the walker beyond its lane operations (`crate::host::lanes`):
+/// where the chunks and the shared registers live, control flow, the lane reductions that
+/// decide branches, the write-site records, the budget, the interpreter fallback, and the
+/// entry and exits.
+pub trait Target {
+    /// A vector register.
+    type R: Copy + PartialEq + std::fmt::Debug;
+    /// A memory operand.
+    type Mem: Copy + PartialEq + std::fmt::Debug;
+    /// The host's lane operations.
+    type H<'a>: Lanes<R = Self::R, Mem = Self::Mem>
+    where
+        Self: 'a;
     /// Lanes per chunk (8 or 4); `16 / LANES` chunks make the task.
     const LANES: usize;
 
+    /// The lane operations, on the code.
+    fn h(&mut self) -> Self::H<'_>;
+    /// The host register of virtual register `v`.
+    fn v(v: V) -> Self::R;
+    /// The memory of `at`.
+    fn at(at: Loc) -> Self::Mem;
+    /// The word of the shared register `r` (sh or cf), for a broadcast.
+    fn shared(&mut self, r: Reg) -> Self::Mem;
+
+    /// A new label.
     fn label(&mut self) -> DynamicLabel;
+    /// Binds `l` here.
     fn bind(&mut self, l: DynamicLabel);
+    /// Jumps to `l`.
     fn jump(&mut self, l: DynamicLabel);
-
-    fn load(&mut self, d: V, at: Loc);
-    fn store(&mut self, at: Loc, s: V);
-    /// A shared register (sh/cf) in every lane.
-    fn bcast(&mut self, d: V, r: Reg);
-    fn splat(&mut self, d: V, v: u32);
-    fn zero(&mut self, d: V);
-    fn ones(&mut self, d: V);
-    fn bin(&mut self, op: Bin, d: V, a: V, b: Src);
-    fn un(&mut self, op: Un, d: V, s: V);
-    fn shift_imm(&mut self, op: ShImm, d: V, s: V, n: u8);
-    /// `d = mask ? b : a` (masks are all ones or zero per lane).
-    fn blend(&mut self, d: V, a: V, b: V, mask: V);
-    /// `d = a * b + d`, fused (one rounding).
-    fn fma(&mut self, d: V, a: V, b: V);
-    /// The f32 lanes of `s` as f64: the first half of the chunk's lanes in `lo`, the second
-    /// in `hi` (`lo`, `hi` and `s` distinct).
-    fn widen(&mut self, lo: V, hi: V, s: V);
-    /// The f64 lanes of `lo` and `hi` rounded to f32 (nearest, ties to even) into `d`; may
-    /// clobber `lo` and `hi` (`d` is not `hi`).
-    fn narrow(&mut self, d: V, lo: V, hi: V);
-    fn bin64(&mut self, op: Bin64, d: V, a: V, b: Src64);
-    fn un64(&mut self, op: Un64, d: V, s: V);
-    fn splat64(&mut self, d: V, v: u64);
-    /// The 64-bit `T0 * T1 + T2 (+ cin)` per lane (unsigned): low words into ft0, high words
-    /// into ft1. May clobber `T`. `cin` holds 0 or 1 per lane.
-    fn umadd32(&mut self, cin: Option<V>);
-
     /// Start of a lane reduction: the accumulator is zero.
     fn any_clear(&mut self);
     /// Accumulates whether any lane of `v` is non-zero.
-    fn any_or(&mut self, v: V);
+    fn any_or(&mut self, v: Self::R);
     /// Jumps to `l` when the accumulator is non-zero (`nonzero`) or zero.
     fn branch_any(&mut self, l: DynamicLabel, nonzero: bool);
     /// Records that the lanes of `mask` wrote write site `k`.
-    fn site(&mut self, k: usize, mask: V);
+    fn site(&mut self, k: usize, mask: Self::R);
 
     /// Counts a group, leaving to the budget exit when the budget is used up.
     fn budget_check(&mut self);
@@ -212,12 +100,6 @@ pub trait VEmit {
     /// The exits (done, budget) and the epilogue; `done` is bound here.
     fn epilogue(&mut self, done: DynamicLabel);
 }
-
-/// Registers of the complex-unit lowering: the f32 source, its f64 halves, the result.
-const X: V = 0;
-const LO: V = 1;
-const HI: V = 2;
-const R: V = 3;
 
 /// How near (in units of the last place of the f64 result) to a rounding boundary of f32
 /// an f64 FRSQ/FLOG/FEXP result may lie before the interpreter decides it. The f64
@@ -240,7 +122,7 @@ pub fn log2_coefficients() -> [f64; 12] {
     std::array::from_fn(|k| 2.0 / std::f64::consts::LN_2 / (2 * k + 1) as f64)
 }
 
-fn chunks<E: VEmit>() -> usize {
+fn chunks<E: Target>() -> usize {
     picajit_interp::usc::MAX_INSTANCES / E::LANES
 }
 
@@ -292,12 +174,19 @@ pub fn native(p: &Prepared, gi: usize) -> bool {
 }
 
 /// The walker.
-pub struct Lowering<'p, 'e, E: VEmit> {
+pub struct Lowering<'p, 'e, E: Target> {
     e: &'e mut E,
     p: &'p Prepared,
     labels: Vec<DynamicLabel>,
     done: DynamicLabel,
     sites: Vec<Site>,
+    /// The host registers of ft0-ft5, [`FTT`], [`W0`], [`W1`], [`M`] and [`T`].
+    ft: [E::R; 6],
+    ftt: E::R,
+    w0: E::R,
+    w1: E::R,
+    m: E::R,
+    t: [E::R; 6],
 }
 
 /// What [`Lowering::program`] reports.
@@ -306,7 +195,7 @@ pub struct Lowered {
     pub native_groups: usize,
 }
 
-impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
+impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
     /// Lowers `p` into `e`.
     pub fn program(e: &'e mut E, p: &'p Prepared) -> Lowered {
         let labels: Vec<DynamicLabel> = (0..p.groups.len()).map(|_| e.label()).collect();
@@ -317,6 +206,12 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
             labels,
             done,
             sites: Vec::new(),
+            ft: std::array::from_fn(|n| E::v(n as V)),
+            ftt: E::v(FTT),
+            w0: E::v(W0),
+            w1: E::v(W1),
+            m: E::v(M),
+            t: T.map(E::v),
         };
         let labels = w.labels.clone();
         w.e.prologue(&labels, done);
@@ -346,6 +241,11 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         }
     }
 
+    /// `d` = all ones: a lane equals itself (no constant needed).
+    fn ones(&mut self, d: E::R) {
+        self.e.h().cmpeq32(d, d, Src::R(d));
+    }
+
     fn helper_group(&mut self, gi: usize) {
         let g = &self.p.groups[gi];
         // A jump: to the static target of a branch, or any group (LAPC).
@@ -358,68 +258,78 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
     }
 
     /// The raw value of `o` for chunk `h` in `d`, or the feed-through register holding it.
-    fn raw(&mut self, o: &Operand, h: usize, d: V) -> V {
+    fn raw(&mut self, o: &Operand, h: usize, d: E::R) -> E::R {
         match o {
-            Operand::Ft(n, _) => ft(*n),
+            Operand::Ft(n, _) => self.ft[usize::from(*n)],
             Operand::Reg(r, _) => {
                 match r.bank {
-                    Bank::R | Bank::Vi | Bank::I | Bank::Idx => self.e.load(d, Loc::Lane(*r, h)),
-                    Bank::Sh | Bank::Cf => self.e.bcast(d, *r),
-                    Bank::C => self.e.splat(d, consts::special(r.index).unwrap_or(0)),
+                    Bank::R | Bank::Vi | Bank::I | Bank::Idx => {
+                        self.e.h().load(d, E::at(Loc::Lane(*r, h)))
+                    }
+                    Bank::Sh | Bank::Cf => {
+                        let m = self.e.shared(*r);
+                        self.e.h().broadcast32(d, m);
+                    }
+                    Bank::C => self
+                        .e
+                        .h()
+                        .set(d, Src::K(consts::special(r.index).unwrap_or(0))),
                 }
                 d
             }
             Operand::Imm(v) => {
-                self.e.splat(d, *v as u32);
+                self.e.h().set(d, Src::K(*v as u32));
                 d
             }
             _ => {
-                self.e.zero(d);
+                self.e.h().zero(d);
                 d
             }
         }
     }
 
     /// `raw` into exactly `d`.
-    fn raw_in(&mut self, o: &Operand, h: usize, d: V) {
+    fn raw_in(&mut self, o: &Operand, h: usize, d: E::R) {
         let v = self.raw(o, h, d);
         if v != d {
-            self.e.un(Un::Mov, d, v);
+            self.e.h().set(d, Src::R(v));
         }
     }
 
     /// `o` with its float modifiers (.flr, .abs, .neg) applied, in `d` (or a feed-through
     /// register when it has none).
-    fn fsrc(&mut self, o: &Operand, h: usize, d: V) -> V {
+    fn fsrc(&mut self, o: &Operand, h: usize, d: E::R) -> E::R {
         let m = o.mods();
         let v = self.raw(o, h, d);
         if !(m.flr || m.abs || m.neg) {
             return v;
         }
         if v != d {
-            self.e.un(Un::Mov, d, v);
+            self.e.h().set(d, Src::R(v));
         }
         if m.flr {
-            self.e.un(Un::Floor, d, d);
+            self.e.h().round_f32(d, d, Round::Floor);
         }
         if m.abs {
-            self.e.bin(Bin::And, d, d, Src::K(0x7FFF_FFFF));
+            self.e.h().and_int(d, d, Src::K(0x7FFF_FFFF));
         }
         if m.neg {
-            self.e.bin(Bin::Xor, d, d, Src::K(0x8000_0000));
+            self.e.h().xor_int(d, d, Src::K(0x8000_0000));
         }
         d
     }
 
     /// NaN results become the canonical NaN; `.sat` clamps to [+0, 1].
-    fn finish_float(&mut self, d: V, sat: bool) {
-        self.e.bin(Bin::And, T[4], d, Src::K(0x7FFF_FFFF));
-        self.e.bin(Bin::CmpGt, T[4], T[4], Src::K(0x7F80_0000));
-        self.e.splat(T[5], 0x7FC0_0000);
-        self.e.blend(d, d, T[5], T[4]);
+    fn finish_float(&mut self, d: E::R, sat: bool) {
+        self.e.h().and_int(self.t[4], d, Src::K(0x7FFF_FFFF));
+        self.e
+            .h()
+            .cmpgt32(self.t[4], self.t[4], Src::K(0x7F80_0000));
+        self.e.h().set(self.t[5], Src::K(0x7FC0_0000));
+        self.e.h().blend(d, d, self.t[5], self.t[4]);
         if sat {
-            self.e.bin(Bin::Fmax, d, d, Src::K(0));
-            self.e.bin(Bin::Fmin, d, d, Src::K(0x3F80_0000));
+            self.e.h().max_f32(d, d, Src::K(0));
+            self.e.h().min_f32(d, d, Src::K(0x3F80_0000));
         }
     }
 
@@ -434,22 +344,22 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
     }
 
     /// `d = (v & bytes) | (rest & !bytes)`.
-    fn merge(&mut self, d: V, v: V, elems: u8, rest: V) {
+    fn merge(&mut self, d: E::R, v: E::R, elems: u8, rest: E::R) {
         let bm = Self::byte_mask(elems);
         if bm == u32::MAX {
             if d != v {
-                self.e.un(Un::Mov, d, v);
+                self.e.h().set(d, Src::R(v));
             }
             return;
         }
-        self.e.splat(T[5], bm);
-        self.e.bin(Bin::And, T[4], v, Src::V(T[5]));
-        self.e.bin(Bin::AndNot, d, T[5], Src::V(rest));
-        self.e.bin(Bin::Or, d, d, Src::V(T[4]));
+        self.e.h().set(self.t[5], Src::K(bm));
+        self.e.h().and_int(self.t[4], v, Src::R(self.t[5]));
+        self.e.h().andn_int(d, self.t[5], Src::R(rest));
+        self.e.h().or_int(d, d, Src::R(self.t[4]));
     }
 
     /// Records the lanes of `mask` as having written `s`.
-    fn site(&mut self, s: Site, mask: V) {
+    fn site(&mut self, s: Site, mask: E::R) {
         // One word per distinct register: the run marks each written register once.
         let k = match self.sites.iter().position(|x| *x == s) {
             Some(k) => k,
@@ -463,36 +373,41 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
 
     /// Stores `v` into per-instance register `r` (chunk `h`) in the lanes of `mask` (and the
     /// bytes of `elems`).
-    fn store_lanes(&mut self, r: Reg, h: usize, v: V, mask: V, elems: u8) {
+    fn store_lanes(&mut self, r: Reg, h: usize, v: E::R, mask: E::R, elems: u8) {
         let at = Loc::Lane(r, h);
         let bm = Self::byte_mask(elems);
         let sel = if bm == u32::MAX {
             mask
         } else {
-            self.e.bin(Bin::And, T[5], mask, Src::K(bm));
-            T[5]
+            self.e.h().and_int(self.t[5], mask, Src::K(bm));
+            self.t[5]
         };
-        self.e.load(T[4], at);
+        self.e.h().load(self.t[4], E::at(at));
         // Byte-granular blend: and/andn/or.
-        self.e.bin(Bin::And, T[3], v, Src::V(sel));
-        self.e.bin(Bin::AndNot, T[4], sel, Src::V(T[4]));
-        self.e.bin(Bin::Or, T[3], T[3], Src::V(T[4]));
-        self.e.store(at, T[3]);
+        self.e.h().and_int(self.t[3], v, Src::R(sel));
+        self.e.h().andn_int(self.t[4], sel, Src::R(self.t[4]));
+        self.e.h().or_int(self.t[3], self.t[3], Src::R(self.t[4]));
+        self.e.h().store(E::at(at), self.t[3]);
         self.site(Site::Reg(r), mask);
     }
 
-    /// The execution mask of a group for chunk `h` into `M`.
+    /// The execution mask of a group for chunk `h` into [`M`].
     fn exec_mask(&mut self, g: &Group, h: usize) {
-        self.e.load(M, Loc::Lanes(h));
+        self.e.h().load(self.m, E::at(Loc::Lanes(h)));
         if !g.ignore_pe {
-            self.e.bin(Bin::And, M, M, Src::At(Loc::Pe(h)));
+            self.e
+                .h()
+                .and_int(self.m, self.m, Src::M(E::at(Loc::Pe(h))));
         }
         match g.pred {
             Pred::Always => {}
-            Pred::P0 => self.e.bin(Bin::And, M, M, Src::At(Loc::P0(h))),
+            Pred::P0 => self
+                .e
+                .h()
+                .and_int(self.m, self.m, Src::M(E::at(Loc::P0(h)))),
             Pred::NotP0 => {
-                self.e.load(T[0], Loc::P0(h));
-                self.e.bin(Bin::AndNot, M, T[0], Src::V(M));
+                self.e.h().load(self.t[0], E::at(Loc::P0(h)));
+                self.e.h().andn_int(self.m, self.t[0], Src::R(self.m));
             }
         }
     }
@@ -509,23 +424,23 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         let after = self.e.label();
         self.e.any_clear();
         for h in 0..chunks::<E>() {
-            let v = self.fsrc(&ins.operands[1], h, X);
-            if v != X {
-                self.e.un(Un::Mov, X, v);
+            let v = self.fsrc(&ins.operands[1], h, self.ft[0]);
+            if v != self.ft[0] {
+                self.e.h().set(self.ft[0], Src::R(v));
             }
             match op {
                 Op::Frsq => self.frsq_chunk(),
                 Op::Flog => self.flog_chunk(),
                 _ => self.fexp_chunk(),
             }
-            self.e.store(Loc::Scratch(h), R);
+            self.e.h().store(E::at(Loc::Scratch(h)), self.ft[3]);
         }
         self.e.branch_any(slow, true);
         for h in 0..chunks::<E>() {
             self.exec_mask(g, h);
-            self.e.load(T[0], Loc::Scratch(h));
+            self.e.h().load(self.t[0], E::at(Loc::Scratch(h)));
             if let Operand::Reg(r, _) = ins.operands[0] {
-                self.store_lanes(r, h, T[0], M, 0);
+                self.store_lanes(r, h, self.t[0], self.m, 0);
             }
         }
         self.e.jump(after);
@@ -536,141 +451,159 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
 
     /// Accumulates the lanes of the f64 result `y` whose low 29 significand bits (those
     /// the rounding to f32 drops) lie within [`COMPLEX_MARGIN`] of the half-way point.
-    fn ambiguous(&mut self, y: V) {
-        let (t, u) = (T[4], T[5]);
-        self.e.bin64(Bin64::And, t, y, Src64::K((1 << 29) - 1));
-        self.e
-            .bin64(Bin64::Sub, t, t, Src64::K((1 << 28) - COMPLEX_MARGIN));
+    fn ambiguous(&mut self, y: E::R) {
+        let (t, u) = (self.t[4], self.t[5]);
+        self.e.h().and_int(t, y, Src::K64((1 << 29) - 1));
+        self.e.h().sub64(t, t, Src::K64((1 << 28) - COMPLEX_MARGIN));
         // t in [0, 2 * margin]: t > -1 and not t > 2 * margin.
-        self.e
-            .bin64(Bin64::CmpGt, u, t, Src64::K(2 * COMPLEX_MARGIN));
-        self.e.bin64(Bin64::CmpGt, t, t, Src64::K(u64::MAX));
-        self.e.bin(Bin::AndNot, t, u, Src::V(t));
+        self.e.h().cmpgt64(u, t, Src::K64(2 * COMPLEX_MARGIN));
+        self.e.h().cmpgt64(t, t, Src::K64(u64::MAX));
+        self.e.h().andn_int(t, u, Src::R(t));
         self.e.any_or(t);
     }
 
-    /// `R` = FRSQ of the chunk's `X`: 1 / sqrt(x) in f64 (two roundings).
+    /// ft3 = FRSQ of the chunk's ft0: 1 / sqrt(x) in f64 (two roundings).
     fn frsq_chunk(&mut self) {
-        self.e.widen(LO, HI, X);
-        for d in [LO, HI] {
-            self.e.un64(Un64::Sqrt, d, d);
-            self.e.splat64(T[0], 1f64.to_bits());
-            self.e.bin64(Bin64::Fdiv, d, T[0], Src64::V(d));
+        // The source, its f64 halves, the result.
+        let (x, lo, hi, r) = (self.ft[0], self.ft[1], self.ft[2], self.ft[3]);
+        {
+            let mut h = self.e.h();
+            h.widen(lo, x, false);
+            h.widen(hi, x, true);
+        }
+        for d in [lo, hi] {
+            self.e.h().sqrt_f64(d, d);
+            self.e.h().set(self.t[0], Src::K64(1f64.to_bits()));
+            self.e.h().div_f64(d, Src::R(self.t[0]), d);
             self.ambiguous(d);
         }
-        self.e.narrow(R, LO, HI);
-        self.finish_float(R, false);
+        self.e.h().narrow(r, lo, hi);
+        self.finish_float(r, false);
     }
 
-    /// `R` = FEXP of the chunk's `X`: 2^x = 2^n * 2^f with n = round(x), |f| <= 1/2, 2^f by
+    /// ft3 = FEXP of the chunk's ft0: 2^x = 2^n * 2^f with n = round(x), |f| <= 1/2, 2^f by
     /// its Taylor series in f64 (terms below 2^-62 dropped), 2^n exactly.
     fn fexp_chunk(&mut self) {
+        // The source, its f64 halves, the result.
+        let (x, lo, hi, r) = (self.ft[0], self.ft[1], self.ft[2], self.ft[3]);
         // Clamped to [-160, 160] (NaN becomes -160 and is restored below): 2^x then rounds
         // to 0 or infinity exactly as the interpreter's cut-offs.
-        self.e.bin(Bin::Fmax, T[0], X, Src::K((-160f32).to_bits()));
-        self.e.bin(Bin::Fmin, T[0], T[0], Src::K(160f32.to_bits()));
-        self.e.widen(LO, HI, T[0]);
+        self.e
+            .h()
+            .max_f32(self.t[0], x, Src::K((-160f32).to_bits()));
+        self.e
+            .h()
+            .min_f32(self.t[0], self.t[0], Src::K(160f32.to_bits()));
+        {
+            let mut h = self.e.h();
+            h.widen(lo, self.t[0], false);
+            h.widen(hi, self.t[0], true);
+        }
         let magic = 6_755_399_441_055_744f64; // 1.5 * 2^52: integers in its low bits
-        for d in [LO, HI] {
-            let (n, f, p) = (T[0], T[1], T[2]);
-            self.e.un64(Un64::Round, n, d);
-            self.e.bin64(Bin64::Fsub, f, d, Src64::V(n));
+        for d in [lo, hi] {
+            let (n, f, p) = (self.t[0], self.t[1], self.t[2]);
+            self.e.h().round_f64(n, d, Round::Nearest);
+            self.e.h().sub_f64(f, d, Src::R(n));
             let c = exp2_coefficients();
-            self.e.splat64(p, c[c.len() - 1].to_bits());
+            self.e.h().set(p, Src::K64(c[c.len() - 1].to_bits()));
             for k in (0..c.len() - 1).rev() {
-                self.e.bin64(Bin64::Fmul, p, p, Src64::V(f));
-                self.e.bin64(Bin64::Fadd, p, p, Src64::K(c[k].to_bits()));
+                self.e.h().mul_f64(p, p, Src::R(f));
+                self.e.h().add_f64(p, p, Src::K64(c[k].to_bits()));
             }
             // 2^n: the biased exponent n + 1023 through the low bits of 1.5 * 2^52.
             self.e
-                .bin64(Bin64::Fadd, n, n, Src64::K((magic + 1023.0).to_bits()));
-            self.e.bin64(Bin64::Sub, n, n, Src64::K(magic.to_bits()));
-            self.e.un64(Un64::Shl(52), n, n);
-            self.e.bin64(Bin64::Fmul, d, p, Src64::V(n));
+                .h()
+                .add_f64(n, n, Src::K64((magic + 1023.0).to_bits()));
+            self.e.h().sub64(n, n, Src::K64(magic.to_bits()));
+            self.e.h().shl64(n, n, 52);
+            self.e.h().mul_f64(d, p, Src::R(n));
             self.ambiguous(d);
         }
-        self.e.narrow(R, LO, HI);
+        self.e.h().narrow(r, lo, hi);
         // Subnormal results (-152 <= x < -126; below, 0 exactly) round at another bit: the
         // interpreter takes them.
-        self.e.splat(T[0], (-126f32).to_bits());
-        self.e.bin(Bin::FcmpLt, T[1], X, Src::V(T[0]));
-        self.e.splat(T[0], (-152f32).to_bits());
-        self.e.bin(Bin::FcmpLe, T[0], T[0], Src::V(X));
-        self.e.bin(Bin::And, T[0], T[0], Src::V(T[1]));
-        self.e.any_or(T[0]);
+        self.e.h().set(self.t[0], Src::K((-126f32).to_bits()));
+        self.e.h().lt(self.t[1], x, self.t[0]);
+        self.e.h().set(self.t[0], Src::K((-152f32).to_bits()));
+        self.e.h().le(self.t[0], self.t[0], x);
+        self.e.h().and_int(self.t[0], self.t[0], Src::R(self.t[1]));
+        self.e.any_or(self.t[0]);
         // NaN stays NaN (canonical).
-        self.e.bin(Bin::FcmpNe, T[0], X, Src::V(X));
-        self.e.splat(T[1], 0x7FC0_0000);
-        self.e.blend(R, R, T[1], T[0]);
+        self.e.h().ne(self.t[0], x, x);
+        self.e.h().set(self.t[1], Src::K(0x7FC0_0000));
+        self.e.h().blend(r, r, self.t[1], self.t[0]);
     }
 
-    /// `R` = FLOG of the chunk's `X`: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log2(x) =
+    /// ft3 = FLOG of the chunk's ft0: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log2(x) =
     /// e + 2/ln2 * atanh(z) with z = (m - 1)/(m + 1), the series in z^2 in f64 (terms below
     /// 2^-60 dropped). Zero, infinity, negative and NaN inputs by their special values.
     fn flog_chunk(&mut self) {
+        // The source, its f64 halves, the result.
+        let (x, lo, hi, r) = (self.ft[0], self.ft[1], self.ft[2], self.ft[3]);
         // Special inputs computed as 1.0, their results blended in below.
-        self.e.zero(T[0]);
-        self.e.bin(Bin::FcmpLt, T[1], T[0], Src::V(X)); // 0 < x
-        self.e.splat(T[0], 0x7F80_0000);
-        self.e.bin(Bin::FcmpLt, T[2], X, Src::V(T[0])); // x < inf
-        self.e.bin(Bin::And, T[1], T[1], Src::V(T[2]));
-        self.e.splat(T[0], 1f32.to_bits());
-        self.e.blend(T[0], T[0], X, T[1]);
-        self.e.widen(LO, HI, T[0]);
+        self.e.h().zero(self.t[0]);
+        self.e.h().lt(self.t[1], self.t[0], x); // 0 < x
+        self.e.h().set(self.t[0], Src::K(0x7F80_0000));
+        self.e.h().lt(self.t[2], x, self.t[0]); // x < inf
+        self.e.h().and_int(self.t[1], self.t[1], Src::R(self.t[2]));
+        self.e.h().set(self.t[0], Src::K(1f32.to_bits()));
+        self.e.h().blend(self.t[0], self.t[0], x, self.t[1]);
+        {
+            let mut h = self.e.h();
+            h.widen(lo, self.t[0], false);
+            h.widen(hi, self.t[0], true);
+        }
         let c = log2_coefficients();
-        for d in [LO, HI] {
-            let (e, m, t) = (T[0], T[1], T[2]);
+        for d in [lo, hi] {
+            let (e, m, t) = (self.t[0], self.t[1], self.t[2]);
             // Biased exponent and significand in [1, 2) (positive normal f64: no sign).
-            self.e.un64(Un64::Shr(52), e, d);
-            self.e
-                .bin64(Bin64::And, m, d, Src64::K(0x000F_FFFF_FFFF_FFFF));
-            self.e
-                .bin64(Bin64::Or, m, m, Src64::K(0x3FF0_0000_0000_0000));
+            self.e.h().shr64(e, d, 52);
+            self.e.h().and_int(m, d, Src::K64(0x000F_FFFF_FFFF_FFFF));
+            self.e.h().or_int(m, m, Src::K64(0x3FF0_0000_0000_0000));
             // m > sqrt(2): m / 2 and e + 1.
-            self.e.splat64(t, std::f64::consts::SQRT_2.to_bits());
-            self.e.bin64(Bin64::FcmpLt, t, t, Src64::V(m));
             self.e
-                .bin64(Bin64::Fmul, T[3], m, Src64::K(0.5f64.to_bits()));
-            self.e.blend(m, m, T[3], t);
+                .h()
+                .set(t, Src::K64(std::f64::consts::SQRT_2.to_bits()));
+            self.e.h().lt64(t, t, m);
+            self.e.h().mul_f64(self.t[3], m, Src::K64(0.5f64.to_bits()));
+            self.e.h().blend(m, m, self.t[3], t);
             // e as f64: (2^52 + E) - (2^52 + 1023), both exact.
-            self.e
-                .bin64(Bin64::Or, e, e, Src64::K(0x4330_0000_0000_0000));
-            self.e.bin64(
-                Bin64::Fsub,
+            self.e.h().or_int(e, e, Src::K64(0x4330_0000_0000_0000));
+            self.e.h().sub_f64(
                 e,
                 e,
-                Src64::K((4_503_599_627_370_496f64 + 1023.0).to_bits()),
+                Src::K64((4_503_599_627_370_496f64 + 1023.0).to_bits()),
             );
-            self.e.bin64(Bin64::And, t, t, Src64::K(1f64.to_bits()));
-            self.e.bin64(Bin64::Fadd, e, e, Src64::V(t));
+            self.e.h().and_int(t, t, Src::K64(1f64.to_bits()));
+            self.e.h().add_f64(e, e, Src::R(t));
             // z = (m - 1) / (m + 1) (m - 1 exact), w = z^2.
-            self.e.bin64(Bin64::Fsub, t, m, Src64::K(1f64.to_bits()));
-            self.e.bin64(Bin64::Fadd, m, m, Src64::K(1f64.to_bits()));
-            self.e.bin64(Bin64::Fdiv, t, t, Src64::V(m));
-            let w = T[3];
-            self.e.bin64(Bin64::Fmul, w, t, Src64::V(t));
+            self.e.h().sub_f64(t, m, Src::K64(1f64.to_bits()));
+            self.e.h().add_f64(m, m, Src::K64(1f64.to_bits()));
+            self.e.h().div_f64(t, Src::R(t), m);
+            let w = self.t[3];
+            self.e.h().mul_f64(w, t, Src::R(t));
             let q = m;
-            self.e.splat64(q, c[c.len() - 1].to_bits());
+            self.e.h().set(q, Src::K64(c[c.len() - 1].to_bits()));
             for k in (0..c.len() - 1).rev() {
-                self.e.bin64(Bin64::Fmul, q, q, Src64::V(w));
-                self.e.bin64(Bin64::Fadd, q, q, Src64::K(c[k].to_bits()));
+                self.e.h().mul_f64(q, q, Src::R(w));
+                self.e.h().add_f64(q, q, Src::K64(c[k].to_bits()));
             }
-            self.e.bin64(Bin64::Fmul, q, q, Src64::V(t));
-            self.e.bin64(Bin64::Fadd, d, e, Src64::V(q));
+            self.e.h().mul_f64(q, q, Src::R(t));
+            self.e.h().add_f64(d, e, Src::R(q));
             self.ambiguous(d);
         }
-        self.e.narrow(R, LO, HI);
+        self.e.h().narrow(r, lo, hi);
         // Specials: +-0 -> -inf, +inf -> +inf, negative or NaN -> NaN.
-        self.e.zero(T[0]);
-        self.e.bin(Bin::FcmpEq, T[1], X, Src::V(T[0]));
-        self.e.splat(T[2], 0xFF80_0000);
-        self.e.blend(R, R, T[2], T[1]);
-        self.e.bin(Bin::CmpEq, T[1], X, Src::K(0x7F80_0000));
-        self.e.splat(T[2], 0x7F80_0000);
-        self.e.blend(R, R, T[2], T[1]);
-        self.e.bin(Bin::FcmpLe, T[1], T[0], Src::V(X)); // 0 <= x (false for NaN)
-        self.e.splat(T[2], 0x7FC0_0000);
-        self.e.blend(R, T[2], R, T[1]);
+        self.e.h().zero(self.t[0]);
+        self.e.h().eq(self.t[1], x, self.t[0]);
+        self.e.h().set(self.t[2], Src::K(0xFF80_0000));
+        self.e.h().blend(r, r, self.t[2], self.t[1]);
+        self.e.h().cmpeq32(self.t[1], x, Src::K(0x7F80_0000));
+        self.e.h().set(self.t[2], Src::K(0x7F80_0000));
+        self.e.h().blend(r, r, self.t[2], self.t[1]);
+        self.e.h().le(self.t[1], self.t[0], x); // 0 <= x (false for NaN)
+        self.e.h().set(self.t[2], Src::K(0x7FC0_0000));
+        self.e.h().blend(r, self.t[2], r, self.t[1]);
     }
 
     fn alu_group(&mut self, gi: usize) {
@@ -689,70 +622,74 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
                 let o = &ins.operands;
                 let sat = ins.mods.sat;
                 if !w_ready && matches!(info.unit, Unit::MovUnit | Unit::Write) {
-                    for (w, d) in [(W0, drivers[0]), (W1, drivers[1])] {
+                    for (w, d) in [(self.w0, drivers[0]), (self.w1, drivers[1])] {
                         match d {
-                            Some(n) => self.e.un(Un::Mov, w, ft(n)),
-                            None => self.e.zero(w),
+                            Some(n) => self.e.h().set(w, Src::R(self.ft[usize::from(n)])),
+                            None => self.e.h().zero(w),
                         }
                     }
                     w_ready = true;
                 }
                 let dst_ft = match o.first() {
-                    Some(Operand::Ft(n, _)) => ft(*n),
-                    _ => T[0],
+                    Some(Operand::Ft(n, _)) => self.ft[usize::from(*n)],
+                    _ => self.t[0],
                 };
                 match info.op {
                     Op::Fadd | Op::Fmul => {
-                        let a = self.fsrc(&o[1], h, T[0]);
-                        let b = self.fsrc(&o[2], h, T[1]);
-                        let op = if info.op == Op::Fadd {
-                            Bin::Fadd
+                        let a = self.fsrc(&o[1], h, self.t[0]);
+                        let b = self.fsrc(&o[2], h, self.t[1]);
+                        if info.op == Op::Fadd {
+                            self.e.h().add_f32(dst_ft, a, Src::R(b));
                         } else {
-                            Bin::Fmul
-                        };
-                        self.e.bin(op, dst_ft, a, Src::V(b));
+                            self.e.h().mul_f32(dst_ft, a, Src::R(b));
+                        }
                         self.finish_float(dst_ft, sat);
                     }
                     Op::Fmad => {
-                        let a = self.fsrc(&o[1], h, T[0]);
-                        let b = self.fsrc(&o[2], h, T[1]);
-                        let c = self.fsrc(&o[3], h, T[2]);
+                        let a = self.fsrc(&o[1], h, self.t[0]);
+                        let b = self.fsrc(&o[2], h, self.t[1]);
+                        let c = self.fsrc(&o[3], h, self.t[2]);
                         if fused {
-                            self.e.un(Un::Mov, T[3], c);
-                            self.e.fma(T[3], a, b);
-                            self.e.un(Un::Mov, dst_ft, T[3]);
+                            self.e.h().set(self.t[3], Src::R(c));
+                            self.e.h().fma_f32(self.t[3], a, b);
+                            self.e.h().set(dst_ft, Src::R(self.t[3]));
                         } else {
-                            self.e.bin(Bin::Fmul, T[3], a, Src::V(b));
-                            self.e.bin(Bin::Fadd, dst_ft, T[3], Src::V(c));
+                            self.e.h().mul_f32(self.t[3], a, Src::R(b));
+                            self.e.h().add_f32(dst_ft, self.t[3], Src::R(c));
                         }
                         self.finish_float(dst_ft, sat);
                     }
                     Op::Mbyp => {
-                        let v = self.fsrc(&o[1], h, T[0]);
-                        self.e.un(Un::Mov, dst_ft, v);
+                        let v = self.fsrc(&o[1], h, self.t[0]);
+                        self.e.h().set(dst_ft, Src::R(v));
                     }
                     Op::Umadd32 => {
-                        self.raw_in(&o[1], h, T[0]);
-                        self.raw_in(&o[2], h, T[1]);
-                        self.raw_in(&o[3], h, T[2]);
+                        self.raw_in(&o[1], h, self.t[0]);
+                        self.raw_in(&o[2], h, self.t[1]);
+                        self.raw_in(&o[3], h, self.t[2]);
                         let cin = o[4] == Operand::P0;
                         if cin {
-                            self.e.load(W1, Loc::P0(h));
-                            self.e.bin(Bin::And, W1, W1, Src::K(1));
+                            self.e.h().load(self.w1, E::at(Loc::P0(h)));
+                            self.e.h().and_int(self.w1, self.w1, Src::K(1));
                         }
-                        self.e.umadd32(cin.then_some(W1));
+                        let (f, t) = (self.ft, self.t);
+                        let (lo_hi, abc) = ([f[0], f[1]], [t[0], t[1], t[2]]);
+                        let cin = cin.then_some(self.w1);
+                        self.e
+                            .h()
+                            .mul_add_wide_u32(lo_hi, abc, cin, [t[3], t[4], t[5]]);
                     }
                     Op::Frcp | Op::Fsqrt => {
-                        let v = self.fsrc(&o[1], h, T[0]);
+                        let v = self.fsrc(&o[1], h, self.t[0]);
                         if info.op == Op::Frcp {
-                            self.e.splat(T[1], 0x3F80_0000);
-                            self.e.bin(Bin::Fdiv, T[1], T[1], Src::V(v));
+                            self.e.h().set(self.t[1], Src::K(0x3F80_0000));
+                            self.e.h().div_f32(self.t[1], Src::R(self.t[1]), v);
                         } else {
-                            self.e.un(Un::Sqrt, T[1], v);
+                            self.e.h().sqrt_f32(self.t[1], v);
                         }
-                        self.finish_float(T[1], false);
+                        self.finish_float(self.t[1], false);
                         if let Operand::Reg(r, _) = o[0] {
-                            self.store_lanes(r, h, T[1], M, 0);
+                            self.store_lanes(r, h, self.t[1], self.m, 0);
                         }
                     }
                     Op::Tstz
@@ -768,144 +705,151 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
                     | Op::Tstmax => {
                         self.test(ins, h);
                         if o[1] == Operand::P0 {
-                            self.e.store(Loc::Scratch(0), FTT);
+                            self.e.h().store(E::at(Loc::Scratch(0)), self.ftt);
                             p0_pending = true;
                         }
                     }
                     Op::Mov => {
-                        let v = self.raw(&o[1], h, T[0]);
-                        self.merge(W0, v, o[0].mods().elems, W0);
+                        let v = self.raw(&o[1], h, self.t[0]);
+                        self.merge(self.w0, v, o[0].mods().elems, self.w0);
                     }
                     Op::Movc => {
-                        let t0 = self.raw(&o[3], h, T[0]);
-                        self.merge(T[1], t0, o[0].mods().elems, W0);
-                        self.e.blend(W0, W0, T[1], FTT);
+                        let t0 = self.raw(&o[3], h, self.t[0]);
+                        self.merge(self.t[1], t0, o[0].mods().elems, self.w0);
+                        self.e.h().blend(self.w0, self.w0, self.t[1], self.ftt);
                         if matches!(o[1], Operand::W(1, _)) {
-                            let t1 = self.raw(&o[4], h, T[2]);
-                            self.e.blend(W1, W1, t1, FTT);
+                            let t1 = self.raw(&o[4], h, self.t[2]);
+                            self.e.h().blend(self.w1, self.w1, t1, self.ftt);
                         }
                     }
                     Op::MovcWrite => {
-                        let e = self.wsrc(&o[1], h, T[0]);
-                        if e != T[0] {
-                            self.e.un(Un::Mov, T[0], e);
+                        let e = self.wsrc(&o[1], h, self.t[0]);
+                        if e != self.t[0] {
+                            self.e.h().set(self.t[0], Src::R(e));
                         }
-                        let t0 = self.raw(&o[3], h, T[1]);
-                        self.merge(T[2], t0, o[0].mods().elems, T[0]);
-                        self.e.blend(W0, T[0], T[2], FTT);
-                        let t1 = self.raw(&o[4], h, T[1]);
-                        self.e.blend(W1, W1, t1, FTT);
+                        let t0 = self.raw(&o[3], h, self.t[1]);
+                        self.merge(self.t[2], t0, o[0].mods().elems, self.t[0]);
+                        self.e.h().blend(self.w0, self.t[0], self.t[2], self.ftt);
+                        let t1 = self.raw(&o[4], h, self.t[1]);
+                        self.e.h().blend(self.w1, self.w1, t1, self.ftt);
                         if let Operand::Reg(r, _) = o[0] {
                             let slot = Loc::Scratch(2 + writes.len());
-                            self.e.store(slot, W0);
+                            self.e.h().store(E::at(slot), self.w0);
                             writes.push((r, 0, slot));
                         }
                     }
                     Op::Write => {
-                        let v = self.wsrc(&o[1], h, T[0]);
+                        let v = self.wsrc(&o[1], h, self.t[0]);
                         if let Operand::Reg(r, m) = o[0] {
                             let slot = Loc::Scratch(2 + writes.len());
-                            self.e.store(slot, v);
+                            self.e.h().store(E::at(slot), v);
                             writes.push((r, m.elems, slot));
                         }
                     }
                     Op::Byp => match info.unit {
                         Unit::BitMask => {
-                            let a = self.raw(&o[2], h, T[0]);
-                            self.e.un(Un::Mov, ft(0), a);
-                            let b = self.raw(&o[3], h, T[1]);
-                            self.e.un(Un::Mov, ft(1), b);
+                            let a = self.raw(&o[2], h, self.t[0]);
+                            self.e.h().set(self.ft[0], Src::R(a));
+                            let b = self.raw(&o[3], h, self.t[1]);
+                            self.e.h().set(self.ft[1], Src::R(b));
                         }
                         _ => {
-                            let v = self.raw(&o[1], h, T[0]);
-                            self.e.un(Un::Mov, dst_ft, v);
+                            let v = self.raw(&o[1], h, self.t[0]);
+                            self.e.h().set(dst_ft, Src::R(v));
                         }
                     },
                     Op::And | Op::Or | Op::Xor | Op::Nand | Op::Nor | Op::Xnor => {
-                        self.e.un(Un::Mov, T[0], ft(2));
+                        self.e.h().set(self.t[0], Src::R(self.ft[2]));
                         if o[1] != Operand::Blank {
-                            self.e.bin(Bin::And, T[0], T[0], Src::V(ft(1)));
+                            self.e.h().and_int(self.t[0], self.t[0], Src::R(self.ft[1]));
                         }
-                        let b = self.raw(&o[4], h, T[1]);
+                        let b = self.raw(&o[4], h, self.t[1]);
                         if o[3] != Operand::Blank {
-                            self.e.bin(Bin::AndNot, T[1], ft(1), Src::V(b));
-                        } else if b != T[1] {
-                            self.e.un(Un::Mov, T[1], b);
+                            self.e.h().andn_int(self.t[1], self.ft[1], Src::R(b));
+                        } else if b != self.t[1] {
+                            self.e.h().set(self.t[1], Src::R(b));
                         }
-                        let op = match info.op {
-                            Op::And | Op::Nand => Bin::And,
-                            Op::Or | Op::Nor => Bin::Or,
-                            _ => Bin::Xor,
-                        };
-                        self.e.bin(op, ft(4), T[0], Src::V(T[1]));
+                        match info.op {
+                            Op::And | Op::Nand => {
+                                self.e.h().and_int(self.ft[4], self.t[0], Src::R(self.t[1]))
+                            }
+                            Op::Or | Op::Nor => {
+                                self.e.h().or_int(self.ft[4], self.t[0], Src::R(self.t[1]))
+                            }
+                            _ => self.e.h().xor_int(self.ft[4], self.t[0], Src::R(self.t[1])),
+                        }
                         if matches!(info.op, Op::Nand | Op::Nor | Op::Xnor) {
-                            self.e.ones(T[2]);
-                            self.e.bin(Bin::Xor, ft(4), ft(4), Src::V(T[2]));
+                            self.ones(self.t[2]);
+                            self.e
+                                .h()
+                                .xor_int(self.ft[4], self.ft[4], Src::R(self.t[2]));
                         }
                     }
                     Op::Lsl | Op::Shr | Op::Rol | Op::Asr => {
-                        let x = self.raw(&o[1], h, T[0]);
-                        let n = self.raw(&o[2], h, T[1]);
-                        self.e.bin(Bin::And, T[1], n, Src::K(31));
+                        let x = self.raw(&o[1], h, self.t[0]);
+                        let n = self.raw(&o[2], h, self.t[1]);
+                        self.e.h().and_int(self.t[1], n, Src::K(31));
                         match info.op {
-                            Op::Lsl => self.e.bin(Bin::Sllv, dst_ft, x, Src::V(T[1])),
-                            Op::Shr => self.e.bin(Bin::Srlv, dst_ft, x, Src::V(T[1])),
-                            Op::Asr => self.e.bin(Bin::Srav, dst_ft, x, Src::V(T[1])),
+                            Op::Lsl => self.e.h().shl32_var(dst_ft, x, self.t[1]),
+                            Op::Shr => self.e.h().shr32_var(dst_ft, x, self.t[1]),
+                            Op::Asr => self.e.h().sar32_var(dst_ft, x, self.t[1]),
                             _ => {
-                                self.e.splat(T[2], 32);
-                                self.e.bin(Bin::Sub, T[2], T[2], Src::V(T[1]));
-                                self.e.bin(Bin::Srlv, T[2], x, Src::V(T[2]));
-                                self.e.bin(Bin::Sllv, T[3], x, Src::V(T[1]));
-                                self.e.bin(Bin::Or, dst_ft, T[3], Src::V(T[2]));
+                                self.e.h().set(self.t[2], Src::K(32));
+                                self.e.h().sub32(self.t[2], self.t[2], Src::R(self.t[1]));
+                                self.e.h().shr32_var(self.t[2], x, self.t[2]);
+                                self.e.h().shl32_var(self.t[3], x, self.t[1]);
+                                self.e.h().or_int(dst_ft, self.t[3], Src::R(self.t[2]));
                             }
                         }
                     }
                     Op::Cps => {
-                        let s4 = self.raw(&o[3], h, T[0]);
-                        self.e.bin(Bin::AndNot, T[1], ft(4), Src::V(s4));
-                        self.e.bin(Bin::And, T[2], ft(4), Src::At(Loc::P0(h)));
-                        self.e.bin(Bin::Or, ft(5), T[1], Src::V(T[2]));
+                        let s4 = self.raw(&o[3], h, self.t[0]);
+                        self.e.h().andn_int(self.t[1], self.ft[4], Src::R(s4));
+                        self.e
+                            .h()
+                            .and_int(self.t[2], self.ft[4], Src::M(E::at(Loc::P0(h))));
+                        self.e.h().or_int(self.ft[5], self.t[1], Src::R(self.t[2]));
                     }
                     Op::Tz | Op::Tnz => {
-                        let v = self.raw(&o[1], h, T[0]);
-                        self.e.zero(T[1]);
-                        self.e.bin(Bin::CmpEq, T[1], T[1], Src::V(v));
+                        let v = self.raw(&o[1], h, self.t[0]);
+                        self.e.h().zero(self.t[1]);
+                        self.e.h().cmpeq32(self.t[1], self.t[1], Src::R(v));
                         if info.op == Op::Tnz {
-                            self.e.ones(T[2]);
-                            self.e.bin(Bin::Xor, T[1], T[1], Src::V(T[2]));
+                            self.ones(self.t[2]);
+                            self.e.h().xor_int(self.t[1], self.t[1], Src::R(self.t[2]));
                         }
-                        self.e.store(Loc::Scratch(0), T[1]);
+                        self.e.h().store(E::at(Loc::Scratch(0)), self.t[1]);
                         p0_pending = true;
                     }
                     _ => unreachable!("native() admits only the forms above"),
                 }
             }
             for (r, elems, slot) in writes {
-                self.e.load(T[0], slot);
-                self.store_lanes(r, h, T[0], M, elems);
+                self.e.h().load(self.t[0], E::at(slot));
+                self.store_lanes(r, h, self.t[0], self.m, elems);
             }
             if p0_pending {
-                // p0 = (p0 & !M) | (new & M), written after the group's reads.
-                self.e.load(T[0], Loc::Scratch(0));
-                self.e.load(T[1], Loc::P0(h));
-                self.e.blend(T[1], T[1], T[0], M);
-                self.e.store(Loc::P0(h), T[1]);
-                self.site(Site::P0, M);
+                // p0 = (p0 & !self.m) | (new & self.m), written after the group's reads.
+                self.e.h().load(self.t[0], E::at(Loc::Scratch(0)));
+                self.e.h().load(self.t[1], E::at(Loc::P0(h)));
+                self.e.h().blend(self.t[1], self.t[1], self.t[0], self.m);
+                self.e.h().store(E::at(Loc::P0(h)), self.t[1]);
+                self.site(Site::P0, self.m);
             }
         }
     }
 
     /// A write source's value (feed-through, W0/W1 or register) for chunk `h`.
-    fn wsrc(&mut self, o: &Operand, h: usize, d: V) -> V {
+    fn wsrc(&mut self, o: &Operand, h: usize, d: E::R) -> E::R {
         match o {
-            Operand::W(0, _) => W0,
-            Operand::W(_, _) => W1,
+            Operand::W(0, _) => self.w0,
+            Operand::W(_, _) => self.w1,
             _ => self.raw(o, h, d),
         }
     }
 
     /// An element of the test's type: `(v >> 8e) & 0xFF`, sign-extended for signed types.
-    fn element(&mut self, d: V, v: V, ty: TestType, e: u8) {
+    fn element(&mut self, d: E::R, v: E::R, ty: TestType, e: u8) {
         let (width, signed) = match ty {
             TestType::U8 => (8, false),
             TestType::S8 => (8, true),
@@ -913,15 +857,18 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
             TestType::S16 => (16, true),
             _ => {
                 if d != v {
-                    self.e.un(Un::Mov, d, v);
+                    self.e.h().set(d, Src::R(v));
                 }
                 return;
             }
         };
         let top = 32 - width * (u32::from(e) + 1);
-        self.e.shift_imm(ShImm::Sll, d, v, top as u8);
-        let down = if signed { ShImm::Sra } else { ShImm::Srl };
-        self.e.shift_imm(down, d, d, (32 - width) as u8);
+        self.e.h().shl32(d, v, top);
+        if signed {
+            self.e.h().sar32(d, d, 32 - width);
+        } else {
+            self.e.h().shr32(d, d, 32 - width);
+        }
     }
 
     /// A test's result mask into FTT.
@@ -930,32 +877,31 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         let o = &ins.operands;
         let ty = ins.mods.ty.unwrap_or(TestType::F32);
         let one_operand = matches!(op, Op::Tstz | Op::Tstgz | Op::Tstgez);
-        let a0 = self.raw(&o[2], h, T[0]);
-        self.element(T[0], a0, ty, o[2].mods().element());
+        let a0 = self.raw(&o[2], h, self.t[0]);
+        self.element(self.t[0], a0, ty, o[2].mods().element());
         if one_operand {
-            self.e.zero(T[1]);
+            self.e.h().zero(self.t[1]);
         } else {
-            let b0 = self.raw(&o[3], h, T[1]);
-            self.element(T[1], b0, ty, o[3].mods().element());
+            let b0 = self.raw(&o[3], h, self.t[1]);
+            self.element(self.t[1], b0, ty, o[3].mods().element());
         }
-        let (a, b) = (T[0], T[1]);
+        let (a, b) = (self.t[0], self.t[1]);
         if ty == TestType::F32 {
             // a OP b with IEEE unordered semantics.
-            let (x, y, p) = match op {
-                Op::Tstz | Op::Tste => (a, b, Bin::FcmpEq),
-                Op::Tstne => (a, b, Bin::FcmpNe),
-                Op::Tstgz | Op::Tstg => (b, a, Bin::FcmpLt),
-                Op::Tstgez | Op::Tstge | Op::Tstmax => (b, a, Bin::FcmpLe),
-                Op::Tstl | Op::Tstmin => (a, b, Bin::FcmpLt),
-                _ => (a, b, Bin::FcmpLe),
-            };
-            self.e.bin(p, FTT, x, Src::V(y));
+            match op {
+                Op::Tstz | Op::Tste => self.e.h().eq(self.ftt, a, b),
+                Op::Tstne => self.e.h().ne(self.ftt, a, b),
+                Op::Tstgz | Op::Tstg => self.e.h().lt(self.ftt, b, a),
+                Op::Tstgez | Op::Tstge | Op::Tstmax => self.e.h().le(self.ftt, b, a),
+                Op::Tstl | Op::Tstmin => self.e.h().lt(self.ftt, a, b),
+                _ => self.e.h().le(self.ftt, a, b),
+            }
             return;
         }
         if ty == TestType::U32 {
             // Unsigned order through the signed compare: flip the sign bits.
-            self.e.bin(Bin::Xor, a, a, Src::K(0x8000_0000));
-            self.e.bin(Bin::Xor, b, b, Src::K(0x8000_0000));
+            self.e.h().xor_int(a, a, Src::K(0x8000_0000));
+            self.e.h().xor_int(b, b, Src::K(0x8000_0000));
         }
         // eq, gt(a,b), lt = gt(b,a); the others are their complements.
         let (base, invert) = match op {
@@ -967,35 +913,35 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
             _ => (2, true), // >= : not <
         };
         match base {
-            0 => self.e.bin(Bin::CmpEq, FTT, a, Src::V(b)),
-            1 => self.e.bin(Bin::CmpGt, FTT, a, Src::V(b)),
-            _ => self.e.bin(Bin::CmpGt, FTT, b, Src::V(a)),
+            0 => self.e.h().cmpeq32(self.ftt, a, Src::R(b)),
+            1 => self.e.h().cmpgt32(self.ftt, a, Src::R(b)),
+            _ => self.e.h().cmpgt32(self.ftt, b, Src::R(a)),
         }
         if invert {
-            self.e.ones(T[2]);
-            self.e.bin(Bin::Xor, FTT, FTT, Src::V(T[2]));
+            self.ones(self.t[2]);
+            self.e.h().xor_int(self.ftt, self.ftt, Src::R(self.t[2]));
         }
     }
 
     /// The lanes whose condition (0 p0, 1 !p0, 2 true, 3 false) holds, into `d`.
-    fn cond_mask(&mut self, d: V, c: i64, h: usize) {
+    fn cond_mask(&mut self, d: E::R, c: i64, h: usize) {
         match c {
-            0 => self.e.load(d, Loc::P0(h)),
+            0 => self.e.h().load(d, E::at(Loc::P0(h))),
             1 => {
-                self.e.load(d, Loc::P0(h));
-                self.e.ones(T[5]);
-                self.e.bin(Bin::Xor, d, d, Src::V(T[5]));
+                self.e.h().load(d, E::at(Loc::P0(h)));
+                self.ones(self.t[5]);
+                self.e.h().xor_int(d, d, Src::R(self.t[5]));
             }
-            2 => self.e.ones(d),
-            _ => self.e.zero(d),
+            2 => self.ones(d),
+            _ => self.e.h().zero(d),
         }
     }
 
     /// Unsigned `a > k` for a small constant k (lanes all ones when true).
-    fn gt_const(&mut self, d: V, a: V, k: u32) {
-        self.e.bin(Bin::Xor, d, a, Src::K(0x8000_0000));
-        self.e.splat(T[5], k ^ 0x8000_0000);
-        self.e.bin(Bin::CmpGt, d, d, Src::V(T[5]));
+    fn gt_const(&mut self, d: E::R, a: E::R, k: u32) {
+        self.e.h().xor_int(d, a, Src::K(0x8000_0000));
+        self.e.h().set(self.t[5], Src::K(k ^ 0x8000_0000));
+        self.e.h().cmpgt32(d, d, Src::R(self.t[5]));
     }
 
     fn cond_group(&mut self, gi: usize) {
@@ -1011,54 +957,67 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         if op == Op::Cndlt {
             self.e.any_clear();
             for h in 0..chunks::<E>() {
-                self.cond_mask(T[0], imm(0), h);
-                self.e.bin(Bin::And, T[0], T[0], Src::At(Loc::Pe(h)));
-                self.e.bin(Bin::And, T[0], T[0], Src::At(Loc::Lanes(h)));
-                self.e.any_or(T[0]);
+                self.cond_mask(self.t[0], imm(0), h);
+                self.e
+                    .h()
+                    .and_int(self.t[0], self.t[0], Src::M(E::at(Loc::Pe(h))));
+                self.e
+                    .h()
+                    .and_int(self.t[0], self.t[0], Src::M(E::at(Loc::Lanes(h))));
+                self.e.any_or(self.t[0]);
             }
         }
         for h in 0..chunks::<E>() {
-            self.e.load(M, Loc::Lanes(h));
+            self.e.h().load(self.m, E::at(Loc::Lanes(h)));
             let (dst, src) = match op {
                 Op::Cndend => (o[0].clone(), o[1].clone()),
                 Op::Cndlt => (o[1].clone(), o[3].clone()),
                 _ => (o[1].clone(), o[2].clone()),
             };
-            self.raw_in(&src, h, T[0]);
+            self.raw_in(&src, h, self.t[0]);
             // T1 = (S0 == 0)
-            self.e.zero(T[1]);
-            self.e.bin(Bin::CmpEq, T[1], T[1], Src::V(T[0]));
-            // ft0 = new W0, ft1 = new Pe (feed-throughs are free here).
+            self.e.h().zero(self.t[1]);
+            self.e.h().cmpeq32(self.t[1], self.t[1], Src::R(self.t[0]));
+            // ft0 = new self.w0, ft1 = new Pe (feed-throughs are free here).
             match op {
                 Op::Cndst => {
                     let adj = imm(3) as u32;
-                    self.cond_mask(T[2], imm(0), h);
-                    self.e.bin(Bin::And, T[2], T[2], Src::V(T[1])); // run
-                    self.e.bin(Bin::Add, ft(0), T[0], Src::K(adj));
-                    self.e.bin(Bin::AndNot, ft(0), T[2], Src::V(ft(0))); // run ? 0 : S0 + adj
-                    self.e.un(Un::Mov, ft(1), T[2]);
+                    self.cond_mask(self.t[2], imm(0), h);
+                    self.e.h().and_int(self.t[2], self.t[2], Src::R(self.t[1])); // run
+                    self.e.h().add32(self.ft[0], self.t[0], Src::K(adj));
+                    self.e
+                        .h()
+                        .andn_int(self.ft[0], self.t[2], Src::R(self.ft[0])); // run ? 0 : S0 + adj
+                    self.e.h().set(self.ft[1], Src::R(self.t[2]));
                 }
                 Op::Cndef => {
                     let adj = imm(3) as u32;
-                    self.cond_mask(T[2], imm(0), h);
-                    self.e.bin(Bin::CmpEq, T[3], T[0], Src::K(1)); // S0 == 1
-                    self.e.bin(Bin::And, T[2], T[2], Src::V(T[3])); // b = cond && S0 == 1
-                    self.e.bin(Bin::Add, T[3], T[0], Src::K(adj)); // S0 + adj
-                    self.e.bin(Bin::AndNot, ft(0), T[2], Src::V(T[0])); // b ? 0 : S0
-                    self.e.blend(ft(0), ft(0), T[3], T[1]); // z ? S0 + adj : ...
+                    self.cond_mask(self.t[2], imm(0), h);
+                    self.e.h().cmpeq32(self.t[3], self.t[0], Src::K(1)); // S0 == 1
+                                                                         // b = cond && S0 == 1
+                    self.e.h().and_int(self.t[2], self.t[2], Src::R(self.t[3]));
+                    self.e.h().add32(self.t[3], self.t[0], Src::K(adj)); // S0 + adj
+                    self.e
+                        .h()
+                        .andn_int(self.ft[0], self.t[2], Src::R(self.t[0])); // b ? 0 : S0
+                    self.e
+                        .h()
+                        .blend(self.ft[0], self.ft[0], self.t[3], self.t[1]); // z ? S0 + adj : ...
                     if adj == 0 {
-                        self.e.bin(Bin::Or, ft(1), T[1], Src::V(T[2]));
+                        self.e.h().or_int(self.ft[1], self.t[1], Src::R(self.t[2]));
                     } else {
-                        self.e.bin(Bin::AndNot, ft(1), T[1], Src::V(T[2]));
+                        self.e
+                            .h()
+                            .andn_int(self.ft[1], self.t[1], Src::R(self.t[2]));
                     }
                 }
                 Op::Cndend => {
                     let adj = imm(2) as u32;
-                    self.gt_const(T[2], T[0], adj);
-                    self.e.bin(Bin::Sub, T[3], T[0], Src::K(adj));
-                    self.e.bin(Bin::And, ft(0), T[3], Src::V(T[2]));
-                    self.e.ones(T[4]);
-                    self.e.bin(Bin::Xor, ft(1), T[2], Src::V(T[4]));
+                    self.gt_const(self.t[2], self.t[0], adj);
+                    self.e.h().sub32(self.t[3], self.t[0], Src::K(adj));
+                    self.e.h().and_int(self.ft[0], self.t[3], Src::R(self.t[2]));
+                    self.ones(self.t[4]);
+                    self.e.h().xor_int(self.ft[1], self.t[2], Src::R(self.t[4]));
                 }
                 Op::Cndlt => {
                     let adj = imm(4) as u32;
@@ -1066,38 +1025,42 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
                     let join = self.e.label();
                     self.e.branch_any(exit, false);
                     // Some running lane's condition holds: lanes (cond == literal) at S0 == 0 stop.
-                    self.cond_mask(T[2], imm(0), h);
+                    self.cond_mask(self.t[2], imm(0), h);
                     if !literal {
-                        self.e.ones(T[4]);
-                        self.e.bin(Bin::Xor, T[2], T[2], Src::V(T[4]));
+                        self.ones(self.t[4]);
+                        self.e.h().xor_int(self.t[2], self.t[2], Src::R(self.t[4]));
                     }
-                    self.e.bin(Bin::And, T[2], T[2], Src::V(T[1])); // stop
-                    self.e.splat(T[3], adj);
-                    self.e.blend(ft(0), T[0], T[3], T[2]);
-                    self.e.bin(Bin::AndNot, ft(1), T[2], Src::V(T[1]));
-                    self.e.ones(ft(2)); // P0 = 1
+                    self.e.h().and_int(self.t[2], self.t[2], Src::R(self.t[1])); // stop
+                    self.e.h().set(self.t[3], Src::K(adj));
+                    self.e
+                        .h()
+                        .blend(self.ft[0], self.t[0], self.t[3], self.t[2]);
+                    self.e
+                        .h()
+                        .andn_int(self.ft[1], self.t[2], Src::R(self.t[1]));
+                    self.ones(self.ft[2]); // P0 = 1
                     self.e.jump(join);
                     self.e.bind(exit);
-                    self.gt_const(T[2], T[0], adj);
-                    self.e.bin(Bin::Sub, T[3], T[0], Src::K(adj));
-                    self.e.bin(Bin::And, ft(0), T[3], Src::V(T[2]));
-                    self.e.ones(T[4]);
-                    self.e.bin(Bin::Xor, ft(1), T[2], Src::V(T[4]));
-                    self.e.zero(ft(2)); // P0 = 0
+                    self.gt_const(self.t[2], self.t[0], adj);
+                    self.e.h().sub32(self.t[3], self.t[0], Src::K(adj));
+                    self.e.h().and_int(self.ft[0], self.t[3], Src::R(self.t[2]));
+                    self.ones(self.t[4]);
+                    self.e.h().xor_int(self.ft[1], self.t[2], Src::R(self.t[4]));
+                    self.e.h().zero(self.ft[2]); // P0 = 0
                     self.e.bind(join);
-                    self.e.load(T[4], Loc::P0(h));
-                    self.e.blend(T[4], T[4], ft(2), M);
-                    self.e.store(Loc::P0(h), T[4]);
-                    self.site(Site::P0, M);
+                    self.e.h().load(self.t[4], E::at(Loc::P0(h)));
+                    self.e.h().blend(self.t[4], self.t[4], self.ft[2], self.m);
+                    self.e.h().store(E::at(Loc::P0(h)), self.t[4]);
+                    self.site(Site::P0, self.m);
                 }
                 _ => unreachable!("native() admits only these conditionals"),
             }
             if let Operand::Reg(r, _) = dst {
-                self.store_lanes(r, h, ft(0), M, 0);
+                self.store_lanes(r, h, self.ft[0], self.m, 0);
             }
-            self.e.load(T[4], Loc::Pe(h));
-            self.e.blend(T[4], T[4], ft(1), M);
-            self.e.store(Loc::Pe(h), T[4]);
+            self.e.h().load(self.t[4], E::at(Loc::Pe(h)));
+            self.e.h().blend(self.t[4], self.t[4], self.ft[1], self.m);
+            self.e.h().store(E::at(Loc::Pe(h)), self.t[4]);
         }
     }
 
@@ -1112,19 +1075,21 @@ impl<'p, 'e, E: VEmit> Lowering<'p, 'e, E> {
         let all = ins.mods.branch == Some(BranchMode::AllInst);
         self.e.any_clear();
         for h in 0..chunks::<E>() {
-            self.e.load(T[0], Loc::Lanes(h));
+            self.e.h().load(self.t[0], E::at(Loc::Lanes(h)));
             if !g.ignore_pe {
-                self.e.bin(Bin::And, T[0], T[0], Src::At(Loc::Pe(h)));
+                self.e
+                    .h()
+                    .and_int(self.t[0], self.t[0], Src::M(E::at(Loc::Pe(h))));
             }
-            self.e.load(T[1], Loc::P0(h));
+            self.e.h().load(self.t[1], E::at(Loc::P0(h)));
             // Lanes considered whose predicate holds (any) or fails (all).
             let holds_is_p0 = g.pred == Pred::P0;
             if holds_is_p0 != all {
-                self.e.bin(Bin::And, T[0], T[0], Src::V(T[1]));
+                self.e.h().and_int(self.t[0], self.t[0], Src::R(self.t[1]));
             } else {
-                self.e.bin(Bin::AndNot, T[0], T[1], Src::V(T[0]));
+                self.e.h().andn_int(self.t[0], self.t[1], Src::R(self.t[0]));
             }
-            self.e.any_or(T[0]);
+            self.e.any_or(self.t[0]);
         }
         // any: jump when some lane's predicate holds; all: when none fails.
         self.e.branch_any(target, !all);

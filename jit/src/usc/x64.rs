@@ -1,5 +1,6 @@
-//! x86-64 AVX2 encoding of the USC lowering (`lower.rs`): a chunk is eight lanes (one ymm
-//! register), so the 16 instances take two chunks.
+//! x86-64 AVX2 target of the USC lowering (`lower.rs`): a chunk is eight lanes (one ymm
+//! register), so the 16 instances take two chunks; the lane operations are the host's
+//! 256-bit ones (`crate::host::x64::lanes`), which the PICA lane code uses too.
 //!
 //! Registers: `rbx` the context ([`super::UscCtx`]), `r12`-`r15` the r/vi/i/idx banks, `rbp`
 //! the shared bank; virtual vector register n is ymm n (ymm0-ymm5 ft0-ft5, ymm6 ftt, ymm7/ymm8
@@ -7,11 +8,13 @@
 //! reductions. Groups the lowering does not perform call the interpreter's step through the
 //! context's helper.
 
-use super::lower::{self, Bin, Bin64, Loc, Lowering, ShImm, Src, Src64, Un, Un64, VEmit, V};
+use super::lower::{self, Loc, Lowering, Target, V};
 use super::{exit, off, Site, UscCode, FAILED, NEXT};
+use crate::host::lanes::Lanes;
 use crate::host::x64::asm::{Asm, Mem};
+use crate::host::x64::lanes::{X64Lanes, Y256};
 use crate::host::x64::regs::{Gpr, R12, R13, R14, R15, RAX, RBP, RBX, RCX, RDI, RSI};
-use crate::host::x64::vex::{pred, Yasm, Ymm};
+use crate::host::x64::vex::{Yasm, Ymm};
 use dynasmrt::{DynamicLabel, DynasmApi};
 use picajit_interp::usc::program::{Bank, Reg};
 use picajit_interp::usc::Prepared;
@@ -20,10 +23,6 @@ macro_rules! x64 {
     ($ops:expr; $($t:tt)*) => {
         dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
     };
-}
-
-fn y(v: V) -> Ymm {
-    Ymm(v)
 }
 
 /// Whether the backend lowers group `gi` itself (otherwise the group calls the interpreter).
@@ -53,8 +52,23 @@ impl X64Emit {
     fn y(&mut self) -> Yasm<'_> {
         Yasm::new(&mut self.a)
     }
+}
 
-    fn mem(&mut self, at: Loc) -> Mem {
+impl Target for X64Emit {
+    type R = Ymm;
+    type Mem = Mem;
+    type H<'a> = X64Lanes<'a, Y256>;
+    const LANES: usize = 8;
+
+    fn h(&mut self) -> X64Lanes<'_, Y256> {
+        X64Lanes::ymm(&mut self.a)
+    }
+
+    fn v(v: V) -> Ymm {
+        Ymm(v)
+    }
+
+    fn at(at: Loc) -> Mem {
         match at {
             Loc::Lane(r, h) => {
                 let base = match r.bank {
@@ -75,24 +89,16 @@ impl X64Emit {
         }
     }
 
-    fn src(&mut self, s: Src) -> crate::host::x64::vex::YOp {
-        match s {
-            Src::V(v) => y(v).into(),
-            Src::K(c) => self.y().splat(c).into(),
-            Src::At(l) => self.mem(l).into(),
+    /// The cf bank's base goes to rax.
+    fn shared(&mut self, r: Reg) -> Mem {
+        let disp = i32::from(r.index) * 4;
+        if r.bank == Bank::Sh {
+            Mem::Base(RBP, disp)
+        } else {
+            self.a.mov_rm64(RAX, RBX, off::CF);
+            Mem::Base(RAX, disp)
         }
     }
-
-    fn reg(s: Src) -> Ymm {
-        match s {
-            Src::V(v) => y(v),
-            _ => unreachable!("the lowering compares registers only"),
-        }
-    }
-}
-
-impl VEmit for X64Emit {
-    const LANES: usize = 8;
 
     fn label(&mut self) -> DynamicLabel {
         self.a.new_label()
@@ -106,195 +112,12 @@ impl VEmit for X64Emit {
         self.a.jmp(l);
     }
 
-    fn load(&mut self, d: V, at: Loc) {
-        let m = self.mem(at);
-        self.y().vmovups(y(d), m);
-    }
-
-    fn store(&mut self, at: Loc, s: V) {
-        let m = self.mem(at);
-        self.y().store(m, y(s), false);
-    }
-
-    fn bcast(&mut self, d: V, r: Reg) {
-        let disp = i32::from(r.index) * 4;
-        if r.bank == Bank::Sh {
-            self.y().vbroadcastss(y(d), Mem::Base(RBP, disp));
-        } else {
-            self.a.mov_rm64(RAX, RBX, off::CF);
-            self.y().vbroadcastss(y(d), Mem::Base(RAX, disp));
-        }
-    }
-
-    fn splat(&mut self, d: V, v: u32) {
-        let m = self.y().splat(v);
-        self.y().vmovups(y(d), m);
-    }
-
-    fn zero(&mut self, d: V) {
-        self.y().vpxor(y(d), y(d), y(d));
-    }
-
-    fn ones(&mut self, d: V) {
-        self.y().vpcmpeqd(y(d), y(d), y(d));
-    }
-
-    fn bin(&mut self, op: Bin, d: V, a: V, b: Src) {
-        let (d, a) = (y(d), y(a));
-        let fcmp = |p| (p, Self::reg(b));
-        match op {
-            Bin::FcmpEq | Bin::FcmpNe | Bin::FcmpLt | Bin::FcmpLe => {
-                let (p, b) = fcmp(match op {
-                    Bin::FcmpEq => pred::EQ,
-                    Bin::FcmpNe => pred::NEQ,
-                    Bin::FcmpLt => pred::LT,
-                    _ => pred::LE,
-                });
-                self.y().vcmpps(d, a, b, p);
-                return;
-            }
-            _ => {}
-        }
-        let b = self.src(b);
-        let mut yy = self.y();
-        match op {
-            Bin::Fadd => yy.vaddps(d, a, b),
-            Bin::Fmul => yy.vmulps(d, a, b),
-            Bin::Fdiv => yy.vdivps(d, a, b),
-            Bin::Fmax => yy.vmaxps(d, a, b),
-            Bin::Fmin => yy.vminps(d, a, b),
-            Bin::And => yy.vpand(d, a, b),
-            Bin::AndNot => yy.vpandn(d, a, b),
-            Bin::Or => yy.vpor(d, a, b),
-            Bin::Xor => yy.vpxor(d, a, b),
-            Bin::Add => yy.vpaddd(d, a, b),
-            Bin::Sub => yy.vpsubd(d, a, b),
-            Bin::CmpEq => yy.vpcmpeqd(d, a, b),
-            Bin::CmpGt => yy.vpcmpgtd(d, a, b),
-            Bin::Sllv => yy.vpsllvd(d, a, b),
-            Bin::Srlv => yy.vpsrlvd(d, a, b),
-            Bin::Srav => yy.vpsravd(d, a, b),
-            Bin::FcmpEq | Bin::FcmpNe | Bin::FcmpLt | Bin::FcmpLe => unreachable!(),
-        }
-    }
-
-    fn un(&mut self, op: Un, d: V, s: V) {
-        match op {
-            Un::Mov => self.y().vmovaps(y(d), y(s)),
-            Un::Floor => self.y().vroundps(y(d), y(s), 9),
-            Un::Sqrt => self.y().vsqrtps(y(d), y(s)),
-        }
-    }
-
-    fn shift_imm(&mut self, op: ShImm, d: V, s: V, n: u8) {
-        match op {
-            ShImm::Sll => self.y().vpslld(y(d), y(s), n),
-            ShImm::Srl => self.y().vpsrld(y(d), y(s), n),
-            ShImm::Sra => self.y().vpsrad(y(d), y(s), n),
-        }
-    }
-
-    fn blend(&mut self, d: V, a: V, b: V, mask: V) {
-        self.y().vblendvps(y(d), y(a), y(b), y(mask));
-    }
-
-    fn fma(&mut self, d: V, a: V, b: V) {
-        self.y().vfmadd231ps(y(d), y(a), y(b));
-    }
-
-    fn widen(&mut self, lo: V, hi: V, s: V) {
-        self.y().vextractf128_hi(y(hi), y(s));
-        self.y().vcvtps2pd(y(lo), y(s));
-        self.y().vcvtps2pd(y(hi), y(hi));
-    }
-
-    fn narrow(&mut self, d: V, lo: V, hi: V) {
-        self.y().vcvtpd2ps(y(lo), y(lo));
-        self.y().vcvtpd2ps(y(hi), y(hi));
-        self.y().vinsertf128_hi(y(d), y(lo), y(hi));
-    }
-
-    fn bin64(&mut self, op: Bin64, d: V, a: V, b: Src64) {
-        let (d, a) = (y(d), y(a));
-        if op == Bin64::FcmpLt {
-            let Src64::V(b) = b else {
-                unreachable!("the lowering compares registers only")
-            };
-            self.y().vcmppd(d, a, y(b), pred::LT);
-            return;
-        }
-        let b: crate::host::x64::vex::YOp = match b {
-            Src64::V(v) => y(v).into(),
-            Src64::K(c) => self.y().splat64(c).into(),
-        };
-        let mut yy = self.y();
-        match op {
-            Bin64::Fadd => yy.vaddpd(d, a, b),
-            Bin64::Fsub => yy.vsubpd(d, a, b),
-            Bin64::Fmul => yy.vmulpd(d, a, b),
-            Bin64::Fdiv => yy.vdivpd(d, a, b),
-            Bin64::And => yy.vpand(d, a, b),
-            Bin64::Or => yy.vpor(d, a, b),
-            Bin64::Add => yy.vpaddq(d, a, b),
-            Bin64::Sub => yy.vpsubq(d, a, b),
-            Bin64::CmpGt => yy.vpcmpgtq(d, a, b),
-            Bin64::FcmpLt => unreachable!(),
-        }
-    }
-
-    fn un64(&mut self, op: Un64, d: V, s: V) {
-        let (d, s) = (y(d), y(s));
-        match op {
-            Un64::Sqrt => self.y().vsqrtpd(d, s),
-            Un64::Round => self.y().vroundpd(d, s, 8),
-            Un64::Shl(n) => self.y().vpsllq(d, s, n),
-            Un64::Shr(n) => self.y().vpsrlq(d, s, n),
-        }
-    }
-
-    fn splat64(&mut self, d: V, v: u64) {
-        let m = self.y().splat64(v);
-        self.y().vmovups(y(d), m);
-    }
-
-    fn umadd32(&mut self, cin: Option<V>) {
-        // 64-bit S0 * S1 + S2 (+ cin) per lane: even lanes through one vpmuludq, odd lanes
-        // through another on the words shifted down.
-        let t = lower::T.map(y);
-        let (f0, f1) = (Ymm(0), Ymm(1));
-        let lo = self.y().splat64(0xFFFF_FFFF);
-        let hi = self.y().splat64(0xFFFF_FFFF_0000_0000);
-        self.y().vpmuludq(t[3], t[0], t[1]);
-        self.y().vpand(t[4], t[2], lo);
-        self.y().vpaddq(t[3], t[3], t[4]);
-        if let Some(c) = cin {
-            self.y().vpand(t[4], y(c), lo);
-            self.y().vpaddq(t[3], t[3], t[4]);
-        }
-        self.y().vpsrlq(t[0], t[0], 32);
-        self.y().vpsrlq(t[1], t[1], 32);
-        self.y().vpmuludq(t[5], t[0], t[1]);
-        self.y().vpsrlq(t[0], t[2], 32);
-        self.y().vpaddq(t[5], t[5], t[0]);
-        if let Some(c) = cin {
-            self.y().vpsrlq(t[0], y(c), 32);
-            self.y().vpaddq(t[5], t[5], t[0]);
-        }
-        // ft0 = low words, ft1 = high words.
-        self.y().vpand(f0, t[3], lo);
-        self.y().vpsllq(t[0], t[5], 32);
-        self.y().vpor(f0, f0, t[0]);
-        self.y().vpsrlq(f1, t[3], 32);
-        self.y().vpand(t[0], t[5], hi);
-        self.y().vpor(f1, f1, t[0]);
-    }
-
     fn any_clear(&mut self) {
         self.a.xor_rr32(RSI, RSI);
     }
 
-    fn any_or(&mut self, v: V) {
-        self.y().vmovmskps(RAX, y(v));
+    fn any_or(&mut self, v: Ymm) {
+        self.h().mask_bits(RAX, v);
         self.a.or_rr32(RSI, RAX);
     }
 
@@ -307,9 +130,9 @@ impl VEmit for X64Emit {
         }
     }
 
-    fn site(&mut self, k: usize, mask: V) {
+    fn site(&mut self, k: usize, mask: Ymm) {
         let k = k as i32;
-        self.y().vmovmskps(RAX, y(mask));
+        self.h().mask_bits(RAX, mask);
         self.a.mov_rm64(RCX, RBX, off::SITES);
         x64!(self.a.ops; or DWORD [rcx + 4 * k], eax);
     }
@@ -419,8 +242,7 @@ pub fn compile(p: &Prepared) -> Result<UscCode, crate::Error> {
         ));
     }
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = crate::host::runtime::ExecCode::new(&code)
-        .map_err(|e| crate::Error::Internal(e.to_string()))?;
+    let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::X64, &code)?;
     Ok(UscCode {
         exec,
         backend: crate::Backend::X64,

@@ -14,7 +14,7 @@
 //!
 //! For geometry shaders a "vertex" is one invocation: an input point, or in variable and
 //! fixed mode an input primitive written to the float uniforms; what they emit is reported
-//! beside it. A batch of points is one `run_points` call per engine, emitting into a packed
+//! beside it. A batch of points is one point-mode run per engine, emitting into a packed
 //! buffer of the output registers the shader writes; primitives run one invocation at a time
 //! (as every engine runs those modes).
 
@@ -55,7 +55,7 @@ pub struct Settings {
     /// Instruction budget per invocation.
     pub budget: u64,
     /// Vertex-shader batches start every vertex from a given unit state and hand the last
-    /// vertex's state back (`Shader::run_batch_state`), to measure what that costs.
+    /// vertex's state back (`Invocation::from_state` and `state_out`), to measure what that costs.
     pub unit_state: bool,
     /// What a sample's time is read from.
     pub clock: Clock,

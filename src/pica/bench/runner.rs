@@ -275,8 +275,9 @@ fn through_jit(
 impl Prepared {
     /// With `on`, vertex batches run as an emulator's persistent unit asks for them: every
     /// vertex starts from a fixed, non-clean unit state (r0-r15 hold distinct small values)
-    /// and the last vertex's final state is handed back, as `Shader::run_batch_state` does
-    /// (the JIT: `run_batch_from`, then the last vertex once more on the per-vertex code).
+    /// and the last vertex's final state is handed back, as the engine's batches with a state
+    /// out do (the JIT: a batch from the state, then the last vertex once more on the
+    /// per-vertex code).
     pub fn with_unit_state(mut self, on: bool) -> Prepared {
         self.unit_state = on.then(|| {
             let mut s = UnitState::default();
@@ -404,7 +405,7 @@ impl Prepared {
     }
 
     /// Run geometry-shader invocations, one per input record (register values): in point
-    /// mode one `run_points` call of the engine (the record is v0-v15); in variable and fixed
+    /// mode one point-mode run of the engine (the record is v0-v15); in variable and fixed
     /// mode one invocation at a time, as the engines run them, with the record's rows written
     /// to the float uniforms from the mode's first register (in variable mode after a count
     /// row of 3 to 7, varying from invocation to invocation). Registers and emit state carry
@@ -558,7 +559,7 @@ impl<'p> BatchRunner<'p> {
 }
 
 /// Run the first `count` vertices of `workload` on `a` and `b` (same float mode) and compare
-/// every output bit; for geometry shaders (run through `run_points` in a few calls, so that
+/// every output bit; for geometry shaders (run as point-mode runs in a few calls, so that
 /// groups of eight, tails and carrying state from call to call are all covered) every
 /// emitted vertex with its flags, and the registers, geometry state and bool uniforms left
 /// afterwards. `Err` describes the first difference, including one engine failing where the

@@ -111,7 +111,7 @@ fn host_code(
     }
     match compile(program, float.mode()?, backend, features) {
         Ok(code) if batch => {
-            // Vertex shaders: what `run_batch` runs; geometry shaders: what `run_points` runs.
+            // Vertex shaders: what batches run; geometry shaders: what point-mode draws run.
             let (what, why_not, fallback) = match program.kind() {
                 ShaderKind::Vertex => (
                     "vertices",

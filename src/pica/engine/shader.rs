@@ -20,7 +20,8 @@ pub struct EngineConfig {
     pub engine: Engine,
     /// Float semantics.
     pub float_mode: FloatMode,
-    /// Most instructions per invocation before [`ExecError::BudgetExhausted`]; 0 stands for
+    /// Most instructions per invocation before
+    /// [`ExecError::BudgetExhausted`](picajit_interp::pica::exec::ExecError::BudgetExhausted); 0 stands for
     /// [`DEFAULT_BUDGET`] ([`budget_or_default`]).
     pub budget: u64,
     /// Which reading of `max(0, -inf)` every engine implements (`docs/float-max.md`).
@@ -172,8 +173,8 @@ impl Shader {
         self.fallback.as_deref()
     }
 
-    /// The reference interpreter prepared for this program and float mode: what [`Self::run`]
-    /// uses, and what runs everything when no JIT does. Its entry points take register
+    /// The reference interpreter prepared for this program and float mode: what runs
+    /// whatever compiled code cannot finish, and everything when no JIT runs the program. Its entry points take register
     /// values (no input conversion).
     pub fn interpreter(&self) -> &Interpreter {
         &self.interp
@@ -193,15 +194,16 @@ impl Shader {
 
     /// Bit `n` set when some instruction of the program writes output register o`n`; the
     /// others are +0 after every vertex. A caller with no output map of its own can pass this
-    /// to [`Self::run_batch_masked`].
+    /// to [`Invocation::mask`](super::Invocation::mask).
     pub fn output_mask(&self) -> u16 {
         self.output_mask
     }
 
-    /// Threads that vertex batches (`run_batch*`) may use: `0` (the default) uses every core
-    /// of the host ([`std::thread::available_parallelism`]) for batches of at least
-    /// [`PARALLEL_MIN_BATCH`] vertices and one thread below; `1` never splits; `n` splits
-    /// every batch into up to `n` contiguous parts of at least [`PARALLEL_MIN_PER_THREAD`]
+    /// Threads that vertex batches ([`Invocation::batch`](super::Invocation::batch)) may use:
+    /// `0` (the default) uses every core of the host ([`std::thread::available_parallelism`])
+    /// for batches of at least [`PARALLEL_MIN_BATCH`](super::PARALLEL_MIN_BATCH) vertices and
+    /// one thread below; `1` never splits; `n` splits every batch into up to `n` contiguous
+    /// parts of at least [`PARALLEL_MIN_PER_THREAD`](super::PARALLEL_MIN_PER_THREAD)
     /// vertices, run on the calling thread and persistent worker threads (one per core,
     /// started by the first split batch and reused, with their staging rows and registers, by
     /// later ones). Vertices are independent of each other (every one starts from the same

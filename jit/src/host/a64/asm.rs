@@ -25,7 +25,7 @@ macro_rules! a64 {
         dynasm::dynasm!($ops ; .arch aarch64 ; $($t)*)
     };
 }
-/// Shared with the THEIA emitters (`crate::theia`).
+/// For emitters that write dynasm directly.
 pub(crate) use a64;
 
 /// Condition codes used by the backend (`b.cond`, `csel`, `cneg`).
@@ -182,7 +182,7 @@ v3!(
     sub_4s => sub.S4, sub_2d => sub.D2, cmgt_4s => cmgt.S4, cmeq_4s => cmeq.S4,
     cmgt_2d => cmgt.D2, cmeq_2d => cmeq.D2, umax_4s => umax.S4, fmin_4s => fmin.S4,
     fmax_4s => fmax.S4, fsub_2d => fsub.D2, ushl_4s => ushl.S4, ushl_2d => ushl.D2,
-    uzp2_4s => uzp2.S4,
+    uzp2_4s => uzp2.S4, uzp1_4s => uzp1.S4, sshl_4s => sshl.S4, fmla_4s => fmla.S4,
     fdiv_4s => fdiv.S4, fdiv_2d => fdiv.D2, fcmge_2d => fcmge.D2, fcmgt_2d => fcmgt.D2,
 );
 v2!(
@@ -192,9 +192,12 @@ v2!(
     frintm_2d => frintm.D2.D2, fcvtzs_2d => fcvtzs.D2.D2, xtn_2s => xtn.S2.D2,
     xtn2_4s => xtn2.S4.D2, sxtl_2d => sxtl.D2.S2, sxtl2_2d => sxtl2.D2.S4,
     uxtl_2d => uxtl.D2.S2, uxtl2_2d => uxtl2.D2.S4, neg_4s => neg.S4.S4, neg_2d => neg.D2.D2,
-    fsqrt_2d => fsqrt.D2.D2,
+    fsqrt_2d => fsqrt.D2.D2, fsqrt_4s => fsqrt.S4.S4, frintn_4s => frintn.S4.S4,
+    frintn_2d => frintn.D2.D2,
 );
-vshift!(shl_4s => shl.S4, ushr_4s => ushr.S4, shl_2d => shl.D2, ushr_2d => ushr.D2);
+vshift!(
+    shl_4s => shl.S4, ushr_4s => ushr.S4, sshr_4s => sshr.S4, shl_2d => shl.D2, ushr_2d => ushr.D2,
+);
 s3!(fdiv_s => fdiv S, fdiv_d => fdiv D, fmul_d => fmul D);
 g3!(
     add_x => add X, sub_x => sub X, add_w => add W, sub_w => sub W, mul_x => mul X,
@@ -385,7 +388,7 @@ impl Asm {
 
     /// A 16-byte literal-pool entry holding `v` (lane 0 first).
     pub fn constant(&mut self, v: [u32; 4]) -> DynamicLabel {
-        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        // A program uses a few dozen distinct constants at most: a linear search beats hashing.
         if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
             return *l;
         }
@@ -454,6 +457,16 @@ impl Asm {
     /// `uminv Sd, Vs.4S` (the smallest lane, unsigned)
     pub fn uminv_4s(&mut self, d: Vreg, s: Vreg) {
         a64!(self.ops; uminv S(d.0), V(s.0).S4);
+    }
+
+    /// `uaddw Vd.2D, Vn.2D, Vm.2S` (the low two lanes of `b` widened and added)
+    pub fn uaddw_2d(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        a64!(self.ops; uaddw V(d.0).D2, V(a.0).D2, V(b.0).S2);
+    }
+
+    /// `uaddw2 Vd.2D, Vn.2D, Vm.4S` (the high two lanes of `b` widened and added)
+    pub fn uaddw2_2d(&mut self, d: Vreg, a: Vreg, b: Vreg) {
+        a64!(self.ops; uaddw2 V(d.0).D2, V(a.0).D2, V(b.0).S4);
     }
 
     /// `umaxv Sd, Vs.4S` (the largest lane, unsigned)
@@ -917,17 +930,5 @@ impl Asm {
     /// `fmov Dd, Xn` (clears the upper half)
     pub fn fmov_dx(&mut self, d: Vreg, s: Gpr) {
         a64!(self.ops; fmov D(d.0), X(s.0));
-    }
-
-    /// `d` := the float uniform row a relative operand reads, `(index + offset) & 0x7F`, from
-    /// the offset in `d` (a0.x, a0.y or aL as i32), which counts only when it lies in
-    /// -128..=127 (the hardware ignores other offsets). Clobbers `t`. The x86-64 twin is
-    /// `crate::host::x64::asm::Asm::rel_row_offset`.
-    pub fn rel_row(&mut self, d: Gpr, t: Gpr, index: u32) {
-        self.add_wi(t, d, 128);
-        self.cmp_wi(t, 256);
-        self.csel_w(d, d, Gpr(31), Cond::Lo);
-        self.add_wi(d, d, index);
-        self.and_wi(d, d, 0x7F);
     }
 }

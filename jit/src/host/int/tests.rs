@@ -10,7 +10,8 @@
 use super::RegImm::{I, R};
 use super::Size::{S32, S64};
 use super::{Alu, Cond, IntMasm, Shift, Size};
-use crate::host::runtime::ExecCode;
+use crate::host::runtime::{ExecCode, PlainBlock};
+use crate::Backend;
 
 /// Registers a case uses.
 const N: usize = 6;
@@ -715,9 +716,13 @@ fn x64_matches_the_model() {
 /// Runs x86-64 `code` on `data`.
 #[cfg(target_arch = "x86_64")]
 fn run_x64(code: &[u8], data: &mut [u8]) {
-    let x = ExecCode::new(code).unwrap();
+    let x = ExecCode::for_backend(Backend::X64, code).unwrap();
+    let mut block = PlainBlock {
+        bytes: data,
+        cap: 0,
+    };
     // SAFETY: the code is a complete `fn(*mut u8) -> u32` touching only `data` and its stack.
-    assert_eq!(unsafe { x.call_plain(0, data, 0) }, Ok(0));
+    assert_eq!(unsafe { x.call(0, &mut block) }, Ok(0));
 }
 
 /// The next word of the frame tests' output, which must hold `want`.
@@ -764,12 +769,13 @@ fn a64_matches_the_model() {
 /// Runs AArch64 `code` on `data` (natively or under the emulator) and returns the block.
 #[cfg(any(target_arch = "aarch64", feature = "emulate-a64"))]
 fn run_a64(code: &[u8], data: &mut [u8]) -> Vec<u8> {
-    #[cfg(target_arch = "aarch64")]
-    let x = ExecCode::new(code).unwrap();
-    #[cfg(not(target_arch = "aarch64"))]
-    let x = ExecCode::emulated(code).unwrap();
+    let x = ExecCode::for_backend(Backend::A64, code).unwrap();
+    let mut block = PlainBlock {
+        bytes: data,
+        cap: 50_000_000,
+    };
     // SAFETY: the code is a complete `fn(*mut u8) -> u32` touching only `data` and its stack.
-    assert_eq!(unsafe { x.call_plain(0, data, 50_000_000) }, Ok(0));
+    assert_eq!(unsafe { x.call(0, &mut block) }, Ok(0));
     data.to_vec()
 }
 

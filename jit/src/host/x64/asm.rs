@@ -24,7 +24,7 @@ macro_rules! x64 {
         dynasm::dynasm!($ops ; .arch x64 ; $($t)*)
     };
 }
-/// Shared with the THEIA emitters (`crate::theia`).
+/// For emitters that write dynasm directly.
 pub(crate) use x64;
 
 /// A memory operand.
@@ -70,8 +70,8 @@ pub struct Asm {
     tables: Vec<(Vec<u8>, DynamicLabel)>,
     /// Up to eight 32-byte constants placed first in the 32-byte pool, with `hot_label`
     /// bound 128 bytes into them, so that code holding that address in a register reaches
-    /// each with an 8-bit displacement (-128, -96, …, 96): the SoA emitter's fix-up constants
-    /// (see `batch::asm::HOT_BASE`).
+    /// each with an 8-bit displacement (-128, -96, …, 96): a lane emitter's most used constants
+    /// (see `crate::host::x64::vex::HOT_BASE`).
     pub hot32: Vec<[u32; 8]>,
     /// See `hot32`.
     pub hot_label: Option<DynamicLabel>,
@@ -129,7 +129,8 @@ sse_rr_rm!(
     movaps, movups, addps, subps, mulps, divps, maxps, minps, andps, andnps, orps, xorps, haddps,
     cvttps2dq, cvtps2pd, cvtpd2ps, addpd, mulpd, haddpd, divsd, sqrtsd, mulsd, addsd, cvtss2sd,
     cvtsd2ss, divss, pand, pandn, por, pxor, paddd, psubd, pcmpgtd, pcmpeqd, paddq, psubq, movss,
-    movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd,
+    movsd, unpcklpd, movq, pmulld, movapd, divpd, sqrtpd, pmaxud, pmuludq, pmuldq, sqrtps, subpd,
+    cvttpd2dq, pcmpgtq, pcmpeqq, pmovsxdq, pmovzxdq,
 );
 macro_rules! avx_rrr {
     ($($m:ident),* $(,)?) => {
@@ -153,9 +154,27 @@ macro_rules! avx_rrr {
     };
 }
 
-avx_rrr!(vandps, vandnps, vorps, vpcmpgtd, vmulps, vaddps, vmaxps, vminps, vmulpd, vdivps, vdivpd);
+avx_rrr!(
+    vandps,
+    vandnps,
+    vorps,
+    vpcmpgtd,
+    vmulps,
+    vaddps,
+    vmaxps,
+    vminps,
+    vmulpd,
+    vdivps,
+    vdivpd,
+    vpsllvd,
+    vpsrlvd,
+    vpsravd,
+    vpsllvq,
+    vpsrlvq,
+    vfmadd231ps,
+);
 
-sse_rri!(shufps, blendps, cmpps, cmppd, roundps, roundss, pshufd, cmpss, cmpsd, insertps);
+sse_rri!(shufps, blendps, cmpps, cmppd, roundps, roundpd, roundss, pshufd, cmpss, cmpsd, insertps);
 
 impl Asm {
     /// An empty assembler.
@@ -177,7 +196,7 @@ impl Asm {
 
     /// A constant-pool entry holding `v` (16 bytes, 16-aligned).
     pub fn constant(&mut self, v: [u32; 4]) -> Mem {
-        // A shader uses a few dozen distinct constants at most: a linear search beats hashing.
+        // A program uses a few dozen distinct constants at most: a linear search beats hashing.
         if let Some((_, l)) = self.pool.iter().find(|(c, _)| *c == v) {
             return Mem::Const(*l);
         }
@@ -188,8 +207,8 @@ impl Asm {
 
     /// A 32-byte constant-pool entry holding `v` (32-aligned: see [`Self::finish`]).
     pub fn constant32(&mut self, v: [u32; 8]) -> DynamicLabel {
-        // Looked up without building a byte vector: a multi-vertex program asks for its
-        // constants several thousand times.
+        // Looked up without building a byte vector: lane code asks for its constants
+        // several thousand times.
         if let Some((_, l)) = self.pool32.iter().find(|(c, _)| *c == v) {
             return *l;
         }
@@ -229,8 +248,8 @@ impl Asm {
         if !self.hot32.is_empty() || !self.pool32.is_empty() {
             // Code is mapped at a page boundary (`crate::host::runtime`), so 32-byte
             // constants at 32-byte offsets never straddle a cache line. At 16 mod 32, half of
-            // them did: a shader whose code shrank by 80 bytes ran 4-5% slower (`skinning`,
-            // F32, batch 4096) until the pool was aligned.
+            // them did: lane code that shrank by 80 bytes ran 4-5% slower (the `skinning`
+            // example, F32, batch 4096) until the pool was aligned.
             x64!(self.ops; .align 32, 0xCC);
         }
         for (i, v) in std::mem::take(&mut self.hot32).into_iter().enumerate() {
@@ -327,6 +346,11 @@ impl Asm {
     /// `psrad dst, imm`
     pub fn psrad(&mut self, d: Xmm, imm: u8) {
         x64!(self.ops; psrad Rx(d.0), imm as i8);
+    }
+
+    /// `psllq dst, imm`
+    pub fn psllq(&mut self, d: Xmm, imm: u8) {
+        x64!(self.ops; psllq Rx(d.0), imm as i8);
     }
 
     /// `ldmxcsr [mem]`
@@ -717,55 +741,6 @@ impl Asm {
     /// `jge label` (signed greater or equal)
     pub fn jge(&mut self, l: DynamicLabel) {
         x64!(self.ops; jge =>l);
-    }
-}
-
-impl Asm {
-    /// LOOP with int uniform `int` (of the `Uniforms` at `uniforms`): aL (a dword at
-    /// `[al.0 + al.1]`) := i.y, the counter (a dword at `[counter.0 + counter.1]`) := i.x.
-    /// Shared by the per-vertex and the multi-vertex generators, which keep aL and the
-    /// counters in different places. Clobbers eax.
-    pub fn loop_init(&mut self, uniforms: Gpr, int: u8, al: (Gpr, i32), counter: (Gpr, i32)) {
-        let i = crate::pica::layout::UNI_INT + 4 * (int & 3) as i32;
-        self.movzx_rm8(super::regs::RAX, uniforms, i + 1);
-        self.mov_mr32(al.0, al.1, super::regs::RAX);
-        self.movzx_rm8(super::regs::RAX, uniforms, i);
-        self.mov_mr32(counter.0, counter.1, super::regs::RAX);
-    }
-
-    /// `dst` := byte offset of the float uniform row a relative operand reads: `(index +
-    /// offset) & 0x7F` rows, where the offset is the i32 at `[base + off]` (a0.x, a0.y or
-    /// aL) when it lies in -128..=127 and 0 otherwise (the hardware ignores such offsets).
-    /// Clobbers ecx, edx. The AArch64 twin is `crate::host::a64::asm::Asm::rel_row`.
-    pub fn rel_row_offset(&mut self, dst: Gpr, base: Gpr, off: i32, index: i32) {
-        use super::regs::{RCX, RDX};
-        self.mov_rm32(dst, base, off);
-        self.lea_r32(RCX, dst, 128);
-        self.xor_rr32(RDX, RDX);
-        self.cmp_ri32(RCX, 256);
-        self.cmovae_rr32(dst, RDX);
-        self.add_ri32(dst, index);
-        self.and_ri32(dst, 0x7F);
-        self.shl_ri32(dst, 4);
-    }
-
-    /// End of a LOOP body: aL += i.z; jump to `again` unless the counter was 0 (it is
-    /// decremented either way; the slot is re-initialised before any reuse, so the wrapped
-    /// value is never read). Operands as in [`Self::loop_init`]. Clobbers eax.
-    pub fn loop_step(
-        &mut self,
-        uniforms: Gpr,
-        int: u8,
-        al: (Gpr, i32),
-        counter: (Gpr, i32),
-        again: DynamicLabel,
-    ) {
-        let i = crate::pica::layout::UNI_INT + 4 * (int & 3) as i32;
-        self.movzx_rm8(super::regs::RAX, uniforms, i + 2);
-        self.add_mr32(al.0, al.1, super::regs::RAX);
-        // Borrow means the counter was 0: the loop is done.
-        self.sub_mi32(counter.0, counter.1, 1);
-        self.jae(again);
     }
 }
 

@@ -1,5 +1,5 @@
-//! The 256-bit (AVX/AVX2) instruction forms of the SoA batch emitter, on top of the x86-64
-//! backend's [`Asm`] (same code buffer type, same constant pool).
+//! The 256-bit (AVX/AVX2) instruction forms on top of the x86-64 backend's [`Asm`] (same code
+//! buffer type, same constant pool), and the few 128-bit VEX forms SSE has no encoding for.
 //!
 //! Two encoders are used, each only where it is correct:
 //!
@@ -8,13 +8,13 @@
 //!   the local `x64!` macro, which pins `.arch x64`.
 //! * **[`Yasm::vex_rr`] / [`Yasm::vex_rm`]**, a small VEX encoder, for every form with an
 //!   8-bit immediate or an is4 register operand (`vcmpps`, `vcmppd`, `vroundps`, `vinsertf128`,
-//!   `vextractf128`, `vblendvps`, the shift-by-immediate group) and for the 256-bit forms
-//!   dynasm 5.1.0 gets wrong or lacks (`vbroadcastss ymm, m32` comes out as the xmm form,
-//!   `vmovmskps r32, ymm` is refused). dynasm also mis-encodes several AVX imm8 forms
-//!   (register forms swap their sources, memory forms drop the memory operand); writing the
-//!   few bytes ourselves is simpler than proving which forms are safe. Immediate forms take
-//!   register operands only; the memory encoder handles `[base + disp32]` and
-//!   `[base + index + disp32]`.
+//!   `vextractf128`, `vblendvps`, `vblendps`, `vpshufd`, `vpermq`, the shift-by-immediate
+//!   group) and for the 256-bit forms dynasm 5.1.0 gets wrong or lacks (`vbroadcastss ymm, m32`
+//!   comes out as the xmm form, `vmovmskps r32, ymm` is refused). dynasm also mis-encodes
+//!   several AVX imm8 forms (register forms swap their sources, memory forms drop the memory
+//!   operand); writing the few bytes ourselves is simpler than proving which forms are safe.
+//!   The memory encoder handles `[base + disp32]`, `[base + index + disp32]` and pool
+//!   constants (RIP-relative, through a dynasm relocation).
 //!
 //! `tests/jit_x64_encoding.rs` decodes every form this file can emit with iced-x86 and checks
 //! mnemonic and operands, with low and REX-extended registers.
@@ -26,6 +26,8 @@
 
 use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::regs::Gpr;
+use dynasmrt::relocations::{Relocation, RelocationKind, RelocationSize};
+use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use crate::host::x64::asm::x64;
@@ -145,13 +147,13 @@ macro_rules! vex_rr {
     };
 }
 
-/// The register the SoA code keeps `Asm::hot_label` in (set once at its entry), so that the
-/// fix-ups' most used constants take an 8-bit displacement instead of a RIP-relative 32-bit
-/// one (and a low register keeps the two-byte VEX prefix): two bytes less in each of
-/// several hundred instructions of a typical shader.
+/// The register code that uses [`Asm::hot32`] keeps `Asm::hot_label` in (set once at its
+/// entry), so that its most used constants take an 8-bit displacement instead of a
+/// RIP-relative 32-bit one (and a low register keeps the two-byte VEX prefix): two bytes less
+/// in each instruction that reads one.
 pub const HOT_BASE: Gpr = crate::host::x64::regs::RBP;
 
-/// The SoA emitter's view of an [`Asm`]: 256-bit forms plus 32-byte constants.
+/// A view of an [`Asm`] for 256-bit forms and 32-byte constants.
 pub struct Yasm<'a> {
     /// The underlying assembler (labels, GPR forms, pool).
     pub a: &'a mut Asm,
@@ -198,6 +200,7 @@ vex_rrr!(
     vpsravd,
     vfmadd231ps,
     vsubps,
+    vhaddpd,
 );
 
 vex_rr!(vmovaps, vmovups, vcvttps2dq, vsqrtpd, vsqrtps);
@@ -265,7 +268,12 @@ impl<'a> Yasm<'a> {
     /// `vbroadcastss ymm, m32` (raw encoding: dynasm 5.1.0 emits the 128-bit form). Only
     /// `[base + disp]` and `[base + index + disp]` operands.
     pub fn vbroadcastss(&mut self, d: Ymm, m: Mem) {
-        self.vex_rm(2, 1, true, false, 0x18, d.0, 0, m);
+        self.vex_rm(2, 1, true, false, 0x18, d.0, 0, m, None);
+    }
+
+    /// `vbroadcastss ymm, xmm`: lane 0 of `s` into all eight lanes (raw encoding).
+    pub fn vbroadcastss_r(&mut self, d: Ymm, s: Ymm) {
+        self.vex_rr(2, 1, true, false, 0x18, d.0, 0, s.0);
     }
 
     /// `vcvtps2pd ymm, xmm` (the low four lanes of `s`).
@@ -311,9 +319,10 @@ impl<'a> Yasm<'a> {
         self.a.ops.extend([0xC4, byte1, byte2, op, modrm]);
     }
 
-    /// Raw VEX encoding with a memory operand `[base + disp32]` or `[base + index + disp32]`
-    /// (always a 32-bit displacement, so no special cases for rbp/r13 bases; a SIB byte for
-    /// rsp/r12 bases and for indexed forms). Fields as in [`Self::vex_rr`].
+    /// Raw VEX encoding with a memory operand `[base + disp32]`, `[base + index + disp32]`
+    /// or a pool constant (RIP-relative), followed by the immediate `imm` if any (always a
+    /// 32-bit displacement, so no special cases for rbp/r13 bases; a SIB byte for rsp/r12
+    /// bases and for indexed forms). Fields as in [`Self::vex_rr`].
     #[allow(clippy::too_many_arguments)]
     pub fn vex_rm(
         &mut self,
@@ -325,11 +334,28 @@ impl<'a> Yasm<'a> {
         reg: u8,
         vvvv: u8,
         m: Mem,
+        imm: Option<u8>,
     ) {
         let (base, index, disp) = match m {
             Mem::Base(b, o) => (b.0, None, o),
             Mem::Index(b, i, o) => (b.0, Some(i.0), o),
-            Mem::Const(_) => unreachable!("raw VEX forms take no pool operands"),
+            Mem::Const(l) => {
+                let r = (!reg >> 3) & 1;
+                let byte1 = (r << 7) | (1 << 6) | (1 << 5) | map;
+                let byte2 = ((w as u8) << 7) | ((!vvvv & 0xF) << 3) | ((l256 as u8) << 2) | pp;
+                self.a
+                    .ops
+                    .extend([0xC4, byte1, byte2, op, ((reg & 7) << 3) | 5]);
+                self.a.ops.extend(0i32.to_le_bytes());
+                let tail = imm.map_or(0, |i| {
+                    self.byte(i);
+                    1
+                });
+                // The displacement is relative to the end of the instruction.
+                let rel = X64Relocation::from_size(RelocationKind::Relative, RelocationSize::DWord);
+                self.a.ops.dynamic_relocation(l, 0, 4 + tail, 0, rel);
+                return;
+            }
         };
         assert!(index != Some(4), "rsp cannot be an index");
         let r = (!reg >> 3) & 1;
@@ -350,6 +376,9 @@ impl<'a> Yasm<'a> {
             }
         }
         self.a.ops.extend(disp.to_le_bytes());
+        if let Some(i) = imm {
+            self.byte(i);
+        }
     }
 
     fn byte(&mut self, b: u8) {
@@ -370,13 +399,18 @@ impl<'a> Yasm<'a> {
 
     /// `vroundps ymm, ymm, imm` (raw encoding).
     pub fn vroundps(&mut self, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(3, 1, true, false, 0x08, d.0, 0, s.0);
-        self.byte(imm);
+        self.rri(3, false, 0x08, d, s, imm);
     }
 
     /// `vroundpd ymm, ymm, imm` (raw encoding).
     pub fn vroundpd(&mut self, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(3, 1, true, false, 0x09, d.0, 0, s.0);
+        self.rri(3, false, 0x09, d, s, imm);
+    }
+
+    /// A 256-bit 66-prefixed form `op d, s, imm` (raw encoding; fields as in
+    /// [`Self::vex_rr`]).
+    fn rri(&mut self, map: u8, w: bool, op: u8, d: Ymm, s: Ymm, imm: u8) {
+        self.vex_rr(map, 1, true, w, op, d.0, 0, s.0);
         self.byte(imm);
     }
 
@@ -400,8 +434,40 @@ impl<'a> Yasm<'a> {
 
     /// `vblendvps ymm, ymm, ymm, ymm`: per lane `mask < 0 ? b : a` (raw encoding).
     pub fn vblendvps(&mut self, d: Ymm, a: Ymm, b: Ymm, mask: Ymm) {
-        self.vex_rr(3, 1, true, false, 0x4A, d.0, a.0, b.0);
+        self.blendv(true, [d, a, b, mask]);
+    }
+
+    /// `vblendvps xmm, xmm, xmm, xmm` (the low halves; raw encoding).
+    pub fn vblendvps_x(&mut self, d: Ymm, a: Ymm, b: Ymm, mask: Ymm) {
+        self.blendv(false, [d, a, b, mask]);
+    }
+
+    fn blendv(&mut self, l256: bool, [d, a, b, mask]: [Ymm; 4]) {
+        self.vex_rr(3, 1, l256, false, 0x4A, d.0, a.0, b.0);
         self.byte(mask.0 << 4);
+    }
+
+    /// `vblendps ymm, ymm, ymm/m256, imm`: the lanes whose bit is set in `imm` from `b`,
+    /// the others from `a` (raw encoding).
+    pub fn vblendps(&mut self, d: Ymm, a: Ymm, b: YOp, imm: u8) {
+        match b {
+            YOp::Reg(b) => {
+                self.vex_rr(3, 1, true, false, 0x0C, d.0, a.0, b.0);
+                self.byte(imm);
+            }
+            YOp::Mem(m) => self.vex_rm(3, 1, true, false, 0x0C, d.0, a.0, m, Some(imm)),
+        }
+    }
+
+    /// `vpshufd ymm, ymm, imm`: the dwords of each 128-bit half of `s` in the order `imm`
+    /// gives (raw encoding).
+    pub fn vpshufd(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.rri(1, false, 0x70, d, s, imm);
+    }
+
+    /// `vpermq ymm, ymm, imm`: the qwords of `s` in the order `imm` gives (raw encoding).
+    pub fn vpermq(&mut self, d: Ymm, s: Ymm, imm: u8) {
+        self.rri(3, true, 0x00, d, s, imm);
     }
 
     fn shift(&mut self, op: u8, ext: u8, d: Ymm, s: Ymm, imm: u8) {
@@ -438,6 +504,15 @@ impl<'a> Yasm<'a> {
     /// eight lane addresses whose mask lane has its sign bit set; `mask` is cleared. `d`,
     /// `idx` and `mask` must be distinct.
     pub fn vpgatherdd(&mut self, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
+        self.gather(true, d, base, idx, disp, mask);
+    }
+
+    /// `vpgatherdd xmm, [base + idx·4 + disp], mask`: [`Self::vpgatherdd`] on four lanes.
+    pub fn vpgatherdd_x(&mut self, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
+        self.gather(false, d, base, idx, disp, mask);
+    }
+
+    fn gather(&mut self, l256: bool, d: Ymm, base: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
         assert!(
             d != idx && d != mask && idx != mask,
             "vpgatherdd operands must differ"
@@ -446,7 +521,7 @@ impl<'a> Yasm<'a> {
         let x = (!idx.0 >> 3) & 1;
         let b = (!base.0 >> 3) & 1;
         let byte1 = (r << 7) | (x << 6) | (b << 5) | 2; // 0F38
-        let byte2 = ((!mask.0 & 0xF) << 3) | (1 << 2) | 1; // W0, L256, 66
+        let byte2 = ((!mask.0 & 0xF) << 3) | ((l256 as u8) << 2) | 1; // W0, 66
         self.a.ops.extend([0xC4, byte1, byte2, 0x90]);
         self.byte(0x80 | ((d.0 & 7) << 3) | 4); // disp32, SIB
         self.byte((2 << 6) | ((idx.0 & 7) << 3) | (base.0 & 7)); // scale 4

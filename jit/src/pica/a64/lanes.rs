@@ -40,7 +40,7 @@
 //! call and the result out of v0. RCP and RSQ are vector recipes
 //! (`crate::pica::recipes::reciprocal`), run on the half's four lanes at once
 //! (`A64Masm::reciprocal_lanes`); EX2 and LG2 run the lane recipes of
-//! `crate::pica::recipes::transcendental_lanes` (the masm's `QV` implements their primitives) on the
+//! `crate::pica::recipes::transcendental_lanes` (over the host's lane operations) on the
 //! half's four lanes, as the AVX2 code runs both on eight.
 //!
 //! # Lane masks
@@ -56,7 +56,7 @@
 //!
 //! # Geometry shaders and start states
 //!
-//! What the AVX2 code does, per half: point-mode geometry shaders that [`super::geometry::plan`]
+//! What the AVX2 code does, per half: point-mode geometry shaders that [`crate::pica::analysis::points::plan`]
 //! accepts run eight invocations per group. The lanes carry their registers over (the driver
 //! puts the call's state in the context; nothing is reset at a half's start); the group's
 //! places in the emit buffer are laid out once per group (lane k's vertices from place `k·E`),
@@ -102,18 +102,19 @@
 )]
 
 use crate::error::{CompileError, CompileResult};
+use crate::host::a64::abi::{Frame, CALLEE_SAVED, CALLEE_SAVED_V};
 use crate::host::a64::asm::{Asm, Cond};
-use crate::host::a64::regs::{Gpr, Vreg, FP, LR, X0, ZR};
-use crate::host::runtime::Status;
+use crate::host::a64::regs::{Gpr, Vreg, LR, X0, ZR};
 use crate::pica::a64::masm::{A64Masm, K_ONE, K_SIGN};
+use crate::pica::a64::rows;
+use crate::pica::a64::A64Lanes;
+use crate::pica::analysis::points::GsPlan;
+use crate::pica::analysis::usage::Usage;
 use crate::pica::analysis::Analysis;
-use crate::pica::batch::geometry::GsPlan;
-use crate::pica::batch::usage::Usage;
-use crate::pica::batch::*;
-use crate::pica::layout::{UNI_BOOL, UNI_FLOAT, UNI_INT};
+use crate::pica::layout::*;
 use crate::pica::lower::{LaneEmitter, Select, V};
 use crate::pica::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
-use crate::pica::recipes::{self, lit::Lit, transcendental_lanes, Arith};
+use crate::pica::recipes::{self, lit::Lit, transcendental_lanes, Float};
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::isa::{
@@ -158,9 +159,17 @@ const S: [Vreg; 4] = [Vreg(4), Vreg(5), Vreg(6), Vreg(7)];
 const R: [Vreg; 4] = [Vreg(16), Vreg(17), Vreg(18), Vreg(19)];
 const TR: [Vreg; 4] = [Vreg(20), Vreg(21), Vreg(22), Vreg(23)];
 
-/// Bytes of the entry's frame: x19-x30 and d8-d15 saved, then the group's split count.
-const FRAME: i32 = 176;
-/// Where in the frame the group's split count is kept (lane masks).
+/// The entry's frame: x19-x30 and d8-d15 saved (the lane code uses them all), then 16 bytes
+/// for the group's split count.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    link: true,
+    saved: &CALLEE_SAVED,
+    saved_v: &CALLEE_SAVED_V,
+    locals: 16,
+    context: Some(CTX),
+};
+/// Where in the frame the group's split count is kept (lane masks): the frame's locals, above
+/// its ten saved pairs (`ENTRY_FRAME.locals_offset()`, checked at the entry).
 const FRAME_SPLITS: i32 = 160;
 
 fn vreg(v: V) -> Vreg {
@@ -219,7 +228,7 @@ struct Gen {
     marks: Vec<Mark>,
     /// Within the current block: the index whose aL-relative row offset [`REL`] holds.
     al_row: Option<i32>,
-    /// Geometry shaders: what [`super::geometry::plan`] proved (see "Geometry shaders").
+    /// Geometry shaders: what [`crate::pica::analysis::points::plan`] proved (see "Geometry shaders").
     gs: Option<GsPlan>,
     /// Node of the instruction being generated (EMIT looks up its SETEMIT parameters).
     cur_node: usize,
@@ -253,9 +262,9 @@ pub fn generate(
     let a = m.asm();
     let (exit_done, exit_deopt, exit_budget) = (a.new_label(), a.new_label(), a.new_label());
     let (end_lanes, set_inactive, exit_emits) = (a.new_label(), a.new_label(), a.new_label());
-    let simt = crate::pica::batch::usage::has_lane_branches(analysis);
+    let simt = crate::pica::analysis::usage::has_lane_branches(analysis);
     if gs.is_some() && (simt || from_state) {
-        // `geometry::plan` rules out cmp-dependent branches, and `codegen` starts geometry
+        // `points::plan` rules out cmp-dependent branches, and `codegen` starts geometry
         // groups from the carried-over registers only.
         return Err(CompileError::Internal(
             "geometry SoA code with lane masks or from a start state".into(),
@@ -282,7 +291,7 @@ pub fn generate(
         eight: lanes == A64Lanes::Eight,
         half: 0,
     };
-    let usage = crate::pica::batch::usage::usage(program, analysis);
+    let usage = crate::pica::analysis::usage::usage(program, analysis);
     let body = g.a().new_label();
     g.entry(&usage, body);
     g.a().bind(body);
@@ -416,18 +425,8 @@ impl Gen {
                 a.new_label(),
             )
         };
-        let a = self.a();
-        a.stp_x_pre_sp(FP, LR, FRAME);
-        for (k, pair) in [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)]
-            .into_iter()
-            .enumerate()
-        {
-            a.stp_x_sp(Gpr(pair.0), Gpr(pair.1), 16 + 16 * k as i32);
-        }
-        for k in 0..4u8 {
-            a.stp_d_sp(Vreg(8 + 2 * k), Vreg(9 + 2 * k), 96 + 16 * k as i32);
-        }
-        a.mov_x(CTX, X0);
+        debug_assert_eq!(ENTRY_FRAME.locals_offset(), FRAME_SPLITS);
+        ENTRY_FRAME.enter(self.a());
         self.ldr_x(UNI, CTX, SOA_UNIFORMS);
         self.a().mrs_fpcr(G9);
         self.str_w(G9, CTX, SOA_SAVED_MXCSR);
@@ -542,17 +541,7 @@ impl Gen {
         self.ldr_w(G9, CTX, SOA_SAVED_MXCSR);
         let a = self.a();
         a.msr_fpcr(G9);
-        for k in 0..4u8 {
-            a.ldp_d_sp(Vreg(8 + 2 * k), Vreg(9 + 2 * k), 96 + 16 * k as i32);
-        }
-        for (k, pair) in [(19, 20), (21, 22), (23, 24), (25, 26), (27, 28)]
-            .into_iter()
-            .enumerate()
-        {
-            a.ldp_x_sp(Gpr(pair.0), Gpr(pair.1), 16 + 16 * k as i32);
-        }
-        a.ldp_x_post_sp(FP, LR, FRAME);
-        a.ret(LR);
+        ENTRY_FRAME.ret(a);
     }
 
     /// The input rows of the current half, `rows` bytes from [`ROWS_IN`], transposed into
@@ -758,7 +747,7 @@ impl Gen {
 
     /// EMIT in a geometry shader: each lane's vertex of the half (the output registers the
     /// caller keeps, `SoaContext::gs_row_off`) and flags into its next place in the emit
-    /// buffer, and the rows [`super::geometry`] rebuilds the final state from (lane 3 of the
+    /// buffer, and the rows `pica/batch/geometry.rs` rebuilds the final state from (lane 3 of the
     /// second half is lane 7, lane 2 is lane 6; the first half's, stored first, are
     /// overwritten, since both halves take the same path). An EMIT beyond the E the group
     /// expects leaves with [`STATUS_EMITS`] before writing anything. Clobbers x9-x13, x16.
@@ -1017,7 +1006,7 @@ impl Gen {
         let mut q = self.m.lanes([R[1], R[2], R[3]]);
         let mode = q.mode();
         if op == Opcode::Ex2 {
-            transcendental_lanes::ex2(&mut q, mode, regs);
+            transcendental_lanes::ex2(&mut q.h(), mode, regs);
         } else {
             transcendental_lanes::lg2(&mut q, mode, regs);
         }
@@ -1392,7 +1381,7 @@ impl LaneEmitter for Gen {
                             }
                             self.ldr_w(G9, CTX, SOA_AL);
                             let a = self.a();
-                            a.rel_row(G9, G10, index as u32);
+                            rows::rel_row(a, G9, G10, index as u32);
                             a.lsl_wi(G9, G9, 4);
                             a.mov_w(REL, G9);
                             self.al_row = Some(index);
@@ -1513,11 +1502,11 @@ impl LaneEmitter for Gen {
     }
 
     fn litp(&mut self, part: Lit, d: V, a: V) {
-        recipes::lit::lane(&mut self.m.qv(S[2]), part, vreg(d), vreg(a), S[0]);
+        recipes::lit::lane(&mut self.m.neon(S[2]), part, vreg(d), vreg(a), S[0]);
     }
 
     fn mova(&mut self, _c: usize, d: V, a: V) {
-        recipes::convert::mova(&mut self.m.qv(S[1]), vreg(d), vreg(a), S[0]);
+        recipes::convert::mova(&mut self.m.neon(S[1]), vreg(d), vreg(a), S[0]);
     }
 
     fn store_a0(&mut self, c: usize, v: V) {
@@ -1526,13 +1515,13 @@ impl LaneEmitter for Gen {
         // Masked, `v` keeps the inactive lanes' a0, so their row offsets are recomputed
         // unchanged.
         self.store_state(v, SOA_A0 + 32 * c);
-        recipes::address::a0_row_offset(&mut self.m.qv(S[3]), S[0], v, [S[1], S[2]]);
+        recipes::address::a0_row_offset(&mut self.m.neon(S[3]), S[0], v, [S[1], S[2]]);
         self.str_q(S[0], LANE, SOA_A0_REL + 32 * c);
     }
 
     fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
         let (d, a, b) = (vreg(d), vreg(a), vreg(b));
-        recipes::compare::cmp_mask_lanes(&mut self.m.qv(S[0]), op, d, a, b);
+        recipes::compare::cmp_mask_lanes(&mut self.m.neon(S[0]), op, d, a, b);
     }
 
     fn store_cmp(&mut self, c: usize, v: V) {

@@ -33,10 +33,13 @@
 //! subroutines never call each other.
 
 use crate::error::{CompileError, CompileResult};
+use crate::host::a64::abi::Frame;
 use crate::host::a64::asm::{Asm, Cond};
 use crate::host::a64::int::A64Int;
+use crate::host::a64::lanes::Neon;
 use crate::host::a64::regs::*;
-use crate::host::runtime::Status;
+use crate::pica::a64::regs::*;
+use crate::pica::a64::rows;
 use crate::pica::analysis::Guard;
 use crate::pica::layout::*;
 use crate::pica::masm::{
@@ -44,8 +47,8 @@ use crate::pica::masm::{
 };
 use crate::pica::recipes::reciprocal::{self, LaneSet};
 use crate::pica::recipes::scalar;
-use crate::pica::recipes::transcendental_lanes::Lanes;
-use crate::pica::recipes::{self, Arith, Horizontal, Src, VecOps, ONE64, QNAN64};
+use crate::pica::recipes::transcendental_lanes::Halves;
+use crate::pica::recipes::{self, Float, Lanes, Src, INF, ONE, SIGN};
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::precision::{
     F24_GRID_F32, F24_MIN_NORMAL_F32, F24_OVERFLOW_F32, F32_MIN_NORMAL_F32,
@@ -53,11 +56,27 @@ use picajit_interp::pica::float::precision::{
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, CANONICAL_NAN_BITS};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
 
-const SIGN: u32 = 0x8000_0000;
-const INF: u32 = 0x7F80_0000;
-const ONE: u32 = 0x3F80_0000;
+/// The frame of both entries: the frame pair (the body calls the shared subroutines) and the
+/// pinned registers (`host/a64/regs.rs`; [`PAD`] keeps the pairs whole), the context pointer
+/// in [`CTX`].
+const ENTRY_FRAME: Frame<'static> = Frame {
+    link: true,
+    saved: &[CTX, REGS, INPUT, OUTPUT, UNIFORMS, BUDGET, EXIT_LINK, PAD],
+    saved_v: &[],
+    locals: 0,
+    context: Some(CTX),
+};
+
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
+
+/// The f32 bits of the mode's smallest normal.
+fn min_normal(mode: FloatMode) -> u32 {
+    match mode {
+        FloatMode::F32 => F32_MIN_NORMAL_F32,
+        FloatMode::F24(_) => F24_MIN_NORMAL_F32,
+    }
+}
 
 // Constants the entries load into v24-v31 (see `Pinned`).
 /// Sign bit.
@@ -108,93 +127,37 @@ enum Stub {
     Lg2(Vreg),
 }
 
-/// The NEON primitives of the float recipes (`crate::pica::recipes`): four f32 (or two f64) lanes
-/// of a q register. Constants come from the pinned registers where one holds them (`movi`
-/// or a literal load into `k` otherwise); magnitude keys are `|x| << 1`, compared unsigned.
+/// The NEON emitters' [`Float`] steps for the float recipes (`crate::pica::recipes`), over the
+/// host's lane operations (`crate::host::a64::lanes`: four f32 or two f64 lanes of a q
+/// register), with the constants the entries keep in v24-v31. The rounding and range steps
+/// are shared subroutines, inline in the body of one (`leaf`).
 pub(crate) struct QV<'a> {
     m: &'a mut A64Masm,
     /// Scratch register for constants.
     k: Vreg,
-    /// Scratch of the lane primitives ([`Lanes`]) beside `k`.
+    /// Second scratch of the lane operations beside `k`.
     k2: Vreg,
-    /// Where [`Lanes::pack_half`] keeps its halves.
+    /// Where [`Halves::pack_half`] keeps its halves.
     pack: Vreg,
-    /// The mode's smallest normal `<< 1` (what `K_MIN2` holds).
-    min2: u32,
     /// Emitting the body of a shared subroutine: x30 holds its return address, so the
     /// rounding and range steps are inline instead of `bl` to their subroutines.
     leaf: bool,
 }
 
-impl QV<'_> {
-    fn reg(&mut self, b: Src<Vreg>) -> Vreg {
-        let v = match b {
-            Src::R(r) => return r,
-            Src::K(v) => v,
-            Src::K64(ONE64) => {
-                self.m.a.fmov_2d_one(self.k);
-                return self.k;
-            }
-            Src::K64(v) => {
-                self.m.a.load_const(
-                    self.k,
-                    [v as u32, (v >> 32) as u32, v as u32, (v >> 32) as u32],
-                );
-                return self.k;
-            }
-        };
-        for (r, pinned) in [
-            (K_SIGN, SIGN),
-            (K_CANON, CANONICAL_NAN_BITS),
-            (K_ONE, ONE),
-            (K_INF, INF),
-            (K_TRUNC, F24_GRID_F32),
-        ] {
-            if v == pinned {
-                return r;
-            }
-        }
-        if v < 256 {
-            self.m.a.movi_4s(self.k, v, 0);
-        } else {
-            self.m.a.load_const(self.k, [v; 4]);
-        }
-        self.k
-    }
-}
+impl Float for QV<'_> {
+    type R = Vreg;
+    type H<'b>
+        = Neon<'b>
+    where
+        Self: 'b;
 
-impl Arith for QV<'_> {
+    fn h(&mut self) -> Neon<'_> {
+        let (k, k2) = (self.k, self.k2);
+        self.m.neon_with(k, k2)
+    }
+
     fn mode(&self) -> FloatMode {
         self.m.mode
-    }
-
-    fn widen(&mut self, d: Vreg, a: Vreg, hi: bool) {
-        if hi {
-            self.m.a.fcvtl2_2d(d, a);
-        } else {
-            self.m.a.fcvtl_2d(d, a);
-        }
-    }
-
-    fn narrow(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
-        self.m.a.fcvtn_2s(d, lo);
-        self.m.a.fcvtn2_4s(d, hi);
-    }
-
-    fn narrow_lo(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.fcvtn_2s(d, a);
-    }
-
-    fn op64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
-        if mul {
-            self.m.a.fmul_2d(d, a, b);
-        } else {
-            self.m.a.fadd_2d(d, a, b);
-        }
-    }
-
-    fn add32f(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fadd_4s(d, a, b);
     }
 
     fn round64(&mut self, d: Vreg) {
@@ -214,106 +177,13 @@ impl Arith for QV<'_> {
     }
 
     fn rne17(&mut self, v: Vreg) {
-        recipes::rne17_f32(&mut self.m.qv(T1), v, [T0, T2]);
+        recipes::rne17_f32(&mut self.m.neon(T1), v, [T0, T2]);
         self.m.fixup_rtz(v);
     }
 
     /// Inline; clobbers T0-T7.
     fn binop64(&mut self, d: Vreg, a: Vreg, b: Vreg, mul: bool) {
         recipes::f64_binop(self, d, a, b, mul, [T4, T5, T6, T7]);
-    }
-
-    fn floor(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.frintm_4s(d, a);
-    }
-
-    /// `d` must differ from `a` and `b`.
-    fn fmax(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmgt_4s(d, a, b); // NaN: false, b
-        self.m.a.bsl_16b(d, a, b);
-    }
-
-    /// `d` must differ from `a` and `b`.
-    fn fmin(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmgt_4s(d, b, a);
-        self.m.a.bsl_16b(d, a, b);
-    }
-
-    fn le(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmge_4s(d, b, a);
-    }
-
-    fn lt(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmgt_4s(d, b, a);
-    }
-
-    fn is_neg_inf(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.orr_16b(self.k, K_INF, K_SIGN);
-        self.m.a.fcmeq_4s(d, a, self.k);
-    }
-
-    fn eq(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmeq_4s(d, a, b);
-    }
-
-    fn ne(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmeq_4s(d, a, b);
-        self.m.a.not_16b(d, d);
-    }
-
-    fn ge_k(&mut self, d: Vreg, a: Vreg, k: u32) {
-        if k == 0 {
-            self.m.a.fcmge_4s_zero(d, a);
-        } else {
-            let k = self.reg(Src::K(k));
-            self.m.a.fcmge_4s(d, a, k);
-        }
-    }
-
-    fn max_k(&mut self, d: Vreg, a: Vreg, k: u32) {
-        if k == 0 {
-            // Selecting +0 where the mask is clear is clearing those lanes.
-            self.m.a.fcmgt_4s_zero(d, a);
-            self.m.a.and_16b(d, a, d);
-        } else {
-            let k = self.reg(Src::K(k));
-            self.m.a.fcmgt_4s(d, a, k);
-            self.m.a.bsl_16b(d, a, k);
-        }
-    }
-
-    fn min_k(&mut self, d: Vreg, a: Vreg, k: u32) {
-        let k = self.reg(Src::K(k));
-        self.m.a.fcmgt_4s(d, k, a);
-        self.m.a.bsl_16b(d, a, k);
-    }
-
-    const TRUNC_SATURATES: bool = true;
-
-    fn trunc_i32(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.fcvtzs_4s(d, a);
-    }
-
-    fn div32f(&mut self, d: Vreg, a: Src<Vreg>, b: Vreg) {
-        let a = self.reg(a);
-        self.m.a.fdiv_4s(d, a, b);
-    }
-
-    fn div64(&mut self, d: Vreg, a: Src<Vreg>, b: Vreg) {
-        let a = self.reg(a);
-        self.m.a.fdiv_2d(d, a, b);
-    }
-
-    fn sqrt64(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.fsqrt_2d(d, a);
-    }
-
-    fn le64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmge_2d(d, b, a);
-    }
-
-    fn lt64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.fcmgt_2d(d, b, a);
     }
 
     /// The code runs with FZ = 0 (module docs), where FDIV rounds an F32 quotient below
@@ -324,345 +194,8 @@ impl Arith for QV<'_> {
     }
 }
 
-impl Horizontal for QV<'_> {
-    fn hadd64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.faddp_2d(d, a, b);
-    }
-
-    fn broadcast0(&mut self, v: Vreg) {
-        self.m.a.dup_4s(v, v, 0);
-    }
-
-    fn swap_pairs(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.rev64_4s(d, a);
-    }
-
-    fn swap_halves(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.ext_16b(d, a, a, 8);
-    }
-
-    fn blend(&mut self, d: Vreg, a: Src<Vreg>, lanes: u8) {
-        let a = if a == Src::K(0) {
-            None
-        } else {
-            Some(self.reg(a))
-        };
-        for lane in (0..4).filter(|l| lanes >> l & 1 != 0) {
-            match a {
-                Some(r) => self.m.a.ins_s(d, lane, r, lane),
-                None => self.m.a.ins_s_w(d, lane, ZR),
-            }
-        }
-    }
-}
-
-impl VecOps for QV<'_> {
-    type R = Vreg;
-
-    fn and(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.and_16b(d, a, b);
-    }
-
-    fn or(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.orr_16b(d, a, b);
-    }
-
-    fn xor(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.eor_16b(d, a, b);
-    }
-
-    fn andn(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
-        let a = self.reg(a);
-        self.m.a.bic_16b(d, a, m);
-    }
-
-    fn add32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.add_4s(d, a, b);
-    }
-
-    fn add64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.add_2d(d, a, b);
-    }
-
-    fn shr32(&mut self, d: Vreg, a: Vreg, n: u32) {
-        self.m.a.ushr_4s(d, a, n);
-    }
-
-    fn shr64(&mut self, d: Vreg, a: Vreg, n: u32) {
-        self.m.a.ushr_2d(d, a, n);
-    }
-
-    fn mag(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.shl_4s(d, a, 1);
-    }
-
-    fn key_gt(&mut self, d: Vreg, m: Vreg, k: u32) {
-        // `|x| << 1 > k << 1` is `|x| << 1 >= (k + 1) << 1` (keys are even): use whichever
-        // bound a pinned register holds.
-        for (r, bound) in [(K_MIN2, self.min2), (K_OVF2, F24_OVERFLOW_F32 << 1)] {
-            if (k + 1) << 1 == bound {
-                self.m.a.cmhs_4s(d, m, r);
-                return;
-            }
-        }
-        let r = if k << 1 == INF << 1 {
-            K_NAN2
-        } else {
-            self.m.a.load_const(self.k, [k << 1; 4]);
-            self.k
-        };
-        self.m.a.cmhi_4s(d, m, r);
-    }
-
-    fn ordered(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        if a == b {
-            self.m.a.fcmeq_4s(d, a, a);
-        } else {
-            self.m.a.fcmeq_4s(self.k, b, b);
-            self.m.a.fcmeq_4s(d, a, a);
-            self.m.a.and_16b(d, d, self.k);
-        }
-    }
-
-    fn quiet_nan64(&mut self, d: Vreg, t: Vreg) {
-        self.m.a.fcmeq_2d(t, d, d);
-        let q = self.reg(Src::K64(QNAN64));
-        self.m.a.bif_16b(d, q, t);
-    }
-
-    fn set(&mut self, d: Vreg, k: Src<Vreg>) {
-        match k {
-            Src::R(r) if r == d => {}
-            Src::K64(ONE64) => self.m.a.fmov_2d_one(d),
-            _ => {
-                let r = self.reg(k);
-                self.m.a.mov_16b(d, r);
-            }
-        }
-    }
-
-    fn select(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
-        let a = self.reg(a);
-        self.m.a.bit_16b(d, a, m);
-    }
-
-    fn konst(&mut self, d: Vreg, k: u32) {
-        match k {
-            0 => self.m.a.movi_zero(d),
-            u32::MAX => {
-                self.m.a.movi_zero(d);
-                self.m.a.not_16b(d, d);
-            }
-            1..=255 => self.m.a.movi_4s(d, k, 0),
-            _ => {
-                let r = self.reg(Src::K(k));
-                self.m.a.mov_16b(d, r);
-            }
-        }
-    }
-
-    fn shl32(&mut self, d: Vreg, a: Vreg, n: u32) {
-        self.m.a.shl_4s(d, a, n);
-    }
-
-    fn gt_u32(&mut self, d: Vreg, a: Vreg, k: u32) {
-        let k = self.reg(Src::K(k));
-        self.m.a.cmhi_4s(d, a, k);
-    }
-}
-
-/// The NEON integer primitives of the EX2 and LG2 lane recipes: four 32-bit or two 64-bit
-/// lanes. NEON has what AVX2 lacks (64-bit compares, widening multiplies of whole
-/// registers, one shift in either direction by a signed count) and lacks what AVX2 has
-/// (gathers, right shifts by a register, and products of the low words of 64-bit lanes), so
-/// some primitives are short sequences here: tables are read lane by lane through x8-x11
-/// (base in x16 or x17, x15 for a displaced one), right shifts by a register are `ushl` by
-/// the negated count, and products of low words narrow their operands first.
-impl Lanes for QV<'_> {
-    type Table = Gpr;
-
-    fn table(&mut self, slot: usize, bytes: Vec<u8>) -> Gpr {
-        let base = [G16, G17][slot];
-        let l = self.m.a.table(bytes);
-        self.m.a.adr(base, l);
-        base
-    }
-
-    fn gather32(&mut self, d: Vreg, table: Gpr, idx: Vreg, disp: i32, _mask: Vreg) {
-        let base = if disp == 0 {
-            table
-        } else {
-            self.m.a.add_xi(G15, table, disp as u32);
-            G15
-        };
-        // Four independent loads: no lane waits for another's.
-        let g = [G8, G9, G10, G11];
-        for (k, &r) in g.iter().enumerate() {
-            self.m.a.umov_w(r, idx, k as u32);
-        }
-        for &r in &g {
-            self.m.a.ldr_w_idx(r, base, r);
-        }
-        for (k, &r) in g.iter().enumerate() {
-            self.m.a.ins_s_w(d, k as u32, r);
-        }
-    }
-
-    fn mov(&mut self, d: Vreg, a: Src<Vreg>) {
-        let k = self.k;
-        // Constants straight into `d`.
-        self.k = d;
-        let r = self.reg(a);
-        self.k = k;
-        self.m.a.mov_16b(d, r);
-    }
-
-    fn zero(&mut self, d: Vreg) {
-        self.m.a.movi_zero(d);
-    }
-
-    fn or_int(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        self.or(d, a, b);
-    }
-
-    fn andn_int(&mut self, d: Vreg, m: Vreg, a: Src<Vreg>) {
-        self.andn(d, m, a);
-    }
-
-    fn sub32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.sub_4s(d, a, b);
-    }
-
-    fn shr32_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        self.m.a.neg_4s(self.k2, n);
-        self.m.a.ushl_4s(d, a, self.k2);
-    }
-
-    fn cmpgt32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.cmgt_4s(d, a, b);
-    }
-
-    fn cmpeq32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.cmeq_4s(d, a, b);
-    }
-
-    fn max_u32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.umax_4s(d, a, b);
-    }
-
-    fn mulhi_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, t: [Vreg; 3]) {
-        self.m.a.umull_2d(t[0], a, b);
-        self.m.a.umull2_2d(t[1], a, b);
-        self.m.a.uzp2_4s(d, t[0], t[1]);
-    }
-
-    fn min_f32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.fmin_4s(d, a, b);
-    }
-
-    fn max_f32(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.fmax_4s(d, a, b);
-    }
-
-    fn mul_f64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.fmul_2d(d, a, b);
-    }
-
-    fn sub_f64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.fsub_2d(d, a, b);
-    }
-
-    fn floor_f64(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.frintm_2d(d, a);
-    }
-
-    /// Two 64-bit lanes, their low words the i32 values.
-    fn cvt_f64_i32(&mut self, d: Vreg, a: Vreg) {
-        self.m.a.fcvtzs_2d(d, a);
-    }
-
-    fn join32(&mut self, d: Vreg, lo: Vreg, hi: Vreg) {
-        let t = if d == hi { self.k2 } else { d };
-        self.m.a.xtn_2s(t, lo);
-        self.m.a.xtn2_4s(t, hi);
-        self.m.a.mov_16b(d, t);
-    }
-
-    fn widen32(&mut self, d: Vreg, a: Vreg, hi: bool, signed: bool) {
-        match (hi, signed) {
-            (false, false) => self.m.a.uxtl_2d(d, a),
-            (true, false) => self.m.a.uxtl2_2d(d, a),
-            (false, true) => self.m.a.sxtl_2d(d, a),
-            (true, true) => self.m.a.sxtl2_2d(d, a),
-        }
-    }
-
-    fn sub64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.sub_2d(d, a, b);
-    }
-
-    fn shl64(&mut self, d: Vreg, a: Vreg, n: u32) {
-        self.m.a.shl_2d(d, a, n);
-    }
-
-    fn cmpgt64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.cmgt_2d(d, a, b);
-    }
-
-    fn cmpeq64(&mut self, d: Vreg, a: Vreg, b: Src<Vreg>) {
-        let b = self.reg(b);
-        self.m.a.cmeq_2d(d, a, b);
-    }
-
-    fn mul_u32_64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.xtn_2s(self.k, a);
-        self.m.a.xtn_2s(self.k2, b);
-        self.m.a.umull_2d(d, self.k, self.k2);
-    }
-
-    fn mul_i32_64(&mut self, d: Vreg, a: Vreg, b: Vreg) {
-        self.m.a.xtn_2s(self.k, a);
-        self.m.a.xtn_2s(self.k2, b);
-        self.m.a.smull_2d(d, self.k, self.k2);
-    }
-
-    fn mul_wide_u32(&mut self, d: Vreg, a: Vreg, b: Vreg, hi: bool, _t: [Vreg; 2]) {
-        if hi {
-            self.m.a.umull2_2d(d, a, b);
-        } else {
-            self.m.a.umull_2d(d, a, b);
-        }
-    }
-
-    fn shl64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        self.m.a.ushl_2d(d, a, n);
-    }
-
-    fn shr64_var(&mut self, d: Vreg, a: Vreg, n: Vreg) {
-        self.m.a.neg_2d(self.k2, n);
-        self.m.a.ushl_2d(d, a, self.k2);
-    }
-
-    /// `ushl` shifts right for a negative count: one shift by `left`.
-    fn shift64(&mut self, d: Vreg, a: Vreg, left: Vreg, _right: Vreg, _t: Vreg) {
-        self.m.a.ushl_2d(d, a, left);
-    }
-
+/// LG2's halves in `pack`, narrowed into its low and high half (`xtn`, `xtn2`).
+impl Halves for QV<'_> {
     fn pack_half(&mut self, hi: bool, a: Vreg, _t: Vreg) {
         if hi {
             self.m.a.xtn2_4s(self.pack, a);
@@ -692,6 +225,10 @@ pub struct A64Masm {
     epilogue: DynamicLabel,
     batch_entry: usize,
     stubs: StubTable<Stub, DynamicLabel>,
+    /// The constants the entries keep in registers (see [`Self::load_pinned`]), as the
+    /// lane operations look them up: values, and magnitude-key bounds `<< 1`.
+    pinned: [(u32, Vreg); 5],
+    pinned_keys: [(u32, Vreg); 3],
 }
 
 fn val(v: Val) -> Vreg {
@@ -725,19 +262,24 @@ impl A64Masm {
             epilogue,
             batch_entry: 0,
             stubs: StubTable::default(),
+            pinned: [
+                (SIGN, K_SIGN),
+                (CANONICAL_NAN_BITS, K_CANON),
+                (ONE, K_ONE),
+                (INF, K_INF),
+                (F24_GRID_F32, K_TRUNC),
+            ],
+            pinned_keys: [
+                (min_normal(mode) << 1, K_MIN2),
+                (F24_OVERFLOW_F32 << 1, K_OVF2),
+                (INF << 1, K_NAN2),
+            ],
         }
     }
 
     /// Direct access to the assembler (encoding tests).
     pub fn asm(&mut self) -> &mut Asm {
         &mut self.a
-    }
-
-    fn min_f32(&self) -> u32 {
-        match self.mode {
-            FloatMode::F32 => F32_MIN_NORMAL_F32,
-            FloatMode::F24(_) => F24_MIN_NORMAL_F32,
-        }
     }
 
     /// Precision (significant bits) of the mode's results.
@@ -750,7 +292,7 @@ impl A64Masm {
 
     /// Load the pinned constants (both entries).
     pub(crate) fn load_pinned(&mut self) {
-        let min2 = self.min_f32() << 1;
+        let min2 = min_normal(self.mode) << 1;
         for (r, v) in [
             (K_SIGN, SIGN),
             (K_CANON, CANONICAL_NAN_BITS),
@@ -765,16 +307,25 @@ impl A64Masm {
         }
     }
 
-    /// The recipes' view of this emitter (`crate::pica::recipes`), materialising constants that no
-    /// pinned register holds in `k`.
+    /// The host's lane operations on this code, materialising constants that no pinned
+    /// register holds in `k` (which is also their second scratch register).
+    pub(crate) fn neon(&mut self, k: Vreg) -> Neon<'_> {
+        self.neon_with(k, k)
+    }
+
+    /// [`Self::neon`] with the second scratch register `k2`.
+    fn neon_with(&mut self, k: Vreg, k2: Vreg) -> Neon<'_> {
+        Neon::new(&mut self.a, k, k2, &self.pinned, &self.pinned_keys)
+    }
+
+    /// The recipes' view of this emitter (`crate::pica::recipes`), its lane operations as
+    /// [`Self::neon`] gives them.
     pub(crate) fn qv(&mut self, k: Vreg) -> QV<'_> {
-        let min2 = self.min_f32() << 1;
         QV {
             m: self,
             k,
             k2: k,
             pack: k,
-            min2,
             leaf: false,
         }
     }
@@ -788,7 +339,7 @@ impl A64Masm {
     }
 
     /// The lane recipes' view of this emitter (`crate::pica::recipes::transcendental_lanes`, for
-    /// the NEON lane emitter): constants in `k[0]`, the [`Lanes`] primitives' scratch in
+    /// the NEON lane emitter): constants in `k[0]`, the lane operations' second scratch in
     /// `k[1]`, packed halves in `k[2]`; the three must differ from the recipe's registers.
     pub(crate) fn lanes(&mut self, k: [Vreg; 3]) -> QV<'_> {
         QV {
@@ -802,17 +353,17 @@ impl A64Masm {
     /// `|x| << 1 >= min << 1` keeps infinities and NaNs. Clobbers T0.
     pub fn flush(&mut self, v: Vreg) {
         let mode = self.mode;
-        recipes::flush(&mut self.qv(T1), mode, v, T0);
+        recipes::flush(&mut self.neon(T1), mode, v, T0);
     }
 
     /// `float::f24_fixup_rtz` on four lanes, in place. Clobbers T0-T2.
     fn body_fixup_rtz(&mut self, v: Vreg) {
-        recipes::f24_fixup_rtz(&mut self.qv(T3), v, v, [T0, T1, T2]);
+        recipes::f24_fixup_rtz(&mut self.neon(T3), v, v, [T0, T1, T2]);
     }
 
     /// `float::f32_fixup` on four lanes, in place. Clobbers T0, T1.
     fn body_fixup_f32(&mut self, v: Vreg) {
-        recipes::f32_fixup(&mut self.qv(T2), v, v, [T0, T1]);
+        recipes::f32_fixup(&mut self.neon(T2), v, v, [T0, T1]);
     }
 
     /// Round the two f64 lanes of `d` to the mode's precision, nearest-even, on their bit
@@ -820,7 +371,7 @@ impl A64Masm {
     /// smallest normal to +0. Clobbers T0, T1.
     fn body_round_f64(&mut self, d: Vreg) {
         let prec = self.prec();
-        recipes::round_f64(&mut self.qv(T1), d, prec, T0);
+        recipes::round_f64(&mut self.neon(T1), d, prec, T0);
         let min_f64: u64 = match self.mode {
             FloatMode::F32 => (1023 - 126) << 52,
             FloatMode::F24(_) => (1023 - 62) << 52,
@@ -873,15 +424,15 @@ impl A64Masm {
         match self.mode {
             FloatMode::F24(Rounding::TowardZero) => {
                 self.a.fmul_4s(T4, a, b);
-                let mut q = self.qv(T6);
+                let mut q = self.neon(T6);
                 q.ordered(T5, a, b);
                 recipes::inf_times_zero(&mut q, a, T4, T5, T6);
                 self.fixup_rtz(a);
             }
             _ => {
-                self.qv(T6).ordered(SA, a, b);
+                self.neon(T6).ordered(SA, a, b);
                 self.f64_binop(a, b, true);
-                recipes::inf_times_zero(&mut self.qv(T6), a, a, SA, T6);
+                recipes::inf_times_zero(&mut self.neon(T6), a, a, SA, T6);
             }
         }
     }
@@ -974,7 +525,7 @@ impl A64Masm {
                 };
                 let a = &mut self.a;
                 a.ldr_w(G9, REGS, off);
-                a.rel_row(G9, G10, index as u32);
+                rows::rel_row(a, G9, G10, index as u32);
                 a.add_xi(G10, UNIFORMS, UNI_FLOAT as u32);
                 a.ldr_q_idx(d, G10, G9);
             }
@@ -1010,12 +561,7 @@ impl A64Masm {
     fn entry(&mut self, single: bool) {
         let fpcr = self.fpcr();
         let a = &mut self.a;
-        a.stp_x_pre_sp(FP, LR, 80);
-        a.stp_x_sp(CTX, REGS, 16);
-        a.stp_x_sp(INPUT, OUTPUT, 32);
-        a.stp_x_sp(UNIFORMS, BUDGET, 48);
-        a.stp_x_sp(EXIT_LINK, PAD, 64);
-        a.mov_x(CTX, X0);
+        ENTRY_FRAME.enter(a);
         a.ldr_x(REGS, CTX, CTX_REGS);
         a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
         if single {
@@ -1234,16 +780,16 @@ impl MacroAssembler for A64Masm {
             }
             BinaryKind::Max => {
                 let rule = self.max_rule;
-                recipes::max(&mut self.qv(T1), rule, T0, x, y, T1);
+                recipes::max(&mut self.neon(T1), rule, T0, x, y, T1);
                 self.a.mov_16b(d, T0);
             }
             BinaryKind::Min => {
-                self.qv(T1).fmin(T0, x, y);
+                self.neon(T1).min_f32(T0, x, Src::R(y));
                 self.a.mov_16b(d, T0);
             }
             BinaryKind::Sge | BinaryKind::Slt => {
                 let slt = kind == BinaryKind::Slt;
-                recipes::set_if(&mut self.qv(T1), slt, d, x, y, T0);
+                recipes::set_if(&mut self.neon(T1), slt, d, x, y, T0);
             }
         }
     }
@@ -1274,7 +820,7 @@ impl MacroAssembler for A64Masm {
         self.a.mov_16b(T8, x);
         self.a.mov_16b(T9, y);
         self.mul_full(x, y);
-        recipes::dst::dst(&mut self.qv(T0), x, T8, T9);
+        recipes::dst::dst(&mut self.neon(T0), x, T8, T9);
         self.a.mov_16b(d, x);
     }
 
@@ -1303,7 +849,7 @@ impl MacroAssembler for A64Masm {
 
     fn litp(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
-        recipes::lit::litp(&mut self.qv(T2), T1, T0, x, [T3, T0]);
+        recipes::lit::litp(&mut self.neon(T2), T1, T0, x, [T3, T0]);
         self.a.umov_w(G9, T0, 0);
         self.a.umov_w(G10, T0, 3);
         self.store_flags();
@@ -1312,7 +858,7 @@ impl MacroAssembler for A64Masm {
 
     fn mova(&mut self, a: Val, x: bool, y: bool) {
         let v = val(a);
-        recipes::convert::mova(&mut self.qv(T2), T0, v, T1);
+        recipes::convert::mova(&mut self.neon(T2), T0, v, T1);
         if x {
             self.a.umov_w(G9, T0, 0);
             self.a.str_w(G9, REGS, REG_A0);
@@ -1325,12 +871,12 @@ impl MacroAssembler for A64Masm {
 
     fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
         let (va, vb) = (val(a), val(b));
-        if recipes::compare::cmp_mask(&mut self.qv(T2), x, T0, va, vb) {
+        if recipes::compare::cmp_mask(&mut self.neon(T2), x, T0, va, vb) {
             self.a.umov_w(G9, T0, 0);
         } else {
             self.a.movz_w(G9, 1, 0);
         }
-        if recipes::compare::cmp_mask(&mut self.qv(T2), y, T1, va, vb) {
+        if recipes::compare::cmp_mask(&mut self.neon(T2), y, T1, va, vb) {
             self.a.umov_w(G10, T1, 1);
         } else {
             self.a.movz_w(G10, 1, 0);
@@ -1395,12 +941,7 @@ impl MacroAssembler for A64Masm {
         a.str_x(OUTPUT, CTX, CTX_OUTPUT);
         a.ldr_w(G9, CTX, CTX_SAVED_MXCSR);
         a.msr_fpcr(G9);
-        a.ldp_x_sp(EXIT_LINK, PAD, 64);
-        a.ldp_x_sp(UNIFORMS, BUDGET, 48);
-        a.ldp_x_sp(INPUT, OUTPUT, 32);
-        a.ldp_x_sp(CTX, REGS, 16);
-        a.ldp_x_post_sp(FP, LR, 80);
-        a.ret(LR);
+        ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
         Ok(crate::Emitted {

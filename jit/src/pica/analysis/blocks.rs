@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Nodes beyond this make the program [`Error::Unsupported`](crate::Error::Unsupported).
+/// Nodes beyond this make the program [`Error::Unsupported`](crate::error::Error::Unsupported).
 pub const MAX_NODES: usize = 8192;
 
 /// Why compiled code hands an invocation back to the interpreter at a given place. The

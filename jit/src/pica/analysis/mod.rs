@@ -1,13 +1,14 @@
 //! Static analysis: which code is reachable, under which stack contexts, and how it is cut into
 //! blocks. See [`regions`] for why control flow is resolved at compile time and [`blocks`] for
-//! the node graph.
+//! the node graph; [`usage`] and [`points`] are what the multi-vertex code needs to know about a
+//! program before it is lowered.
 //!
 //! # What compiled code can and cannot do
 //!
 //! Everything about the CALL/IF/LOOP stacks is resolved here, so compiled code never keeps a
 //! stack: it jumps between (address, context) instances and keeps only the loop counters, aL,
 //! a0, the cmp flags and the budget at run time. A program is refused
-//! ([`crate::Error::Unsupported`]) only when the number of instances exceeds
+//! ([`crate::error::Error::Unsupported`]) only when the number of instances exceeds
 //! [`blocks::MAX_NODES`] (deep recursion through the rings, say).
 //!
 //! Situations whose outcome is an interpreter error (undefined opcode, BREAK on an empty loop
@@ -16,7 +17,9 @@
 //! of instruction budget, which compiled code checks once per block (see `lower/mod.rs`).
 
 pub mod blocks;
+pub mod points;
 pub mod regions;
+pub mod usage;
 
 pub use blocks::{Block, DeoptReason, Exit, Flow, Guard, Node, Target};
 pub use regions::StackContext;

@@ -5,20 +5,10 @@
 
 use super::Emitter;
 use crate::error::{CompileError, CompileResult};
+use crate::pica::analysis::usage::flushed_sources;
 use crate::pica::masm::{BinaryKind, DotKind, ScalarKind};
 use picajit_interp::pica::isa::{Instruction, OperandDesc, Operands, Unit};
 use picajit_interp::pica::program::{Program, ShaderKind};
-
-/// Which sources of an instruction are read through the input flush (rule 1): those the
-/// opcode table's flush column gives a flushed component. A source not listed is read as it
-/// is. EX2 and LG2 flush in their own code, so their operand is read as it is here.
-pub fn flushed_sources(instr: &Instruction) -> [bool; 3] {
-    let Some(op) = instr.opcode() else {
-        return [false; 3];
-    };
-    let self_flushing = matches!(op.unit(), Unit::Ex2 | Unit::Lg2);
-    [0, 1, 2].map(|n| op.flushed(n, 0xF) != 0 && !self_flushing)
-}
 
 /// EMIT and SETEMIT (geometry shaders; they do nothing in vertex shaders) and arithmetic.
 /// LOOP and the control-flow instructions are the walker's.

@@ -1,8 +1,8 @@
 //! MOVA's conversion (`picajit_interp::pica::float::mova`: Rust's `as i32`, which truncates toward
 //! zero, saturates and maps NaN to 0), written once over the host's raw truncation
-//! [`Arith::trunc_i32`].
+//! [`Lanes::trunc_i32`].
 
-use super::{Arith, Src};
+use super::{Lanes, Src};
 
 /// f32 bits of 2^31, the smallest value above the i32 range.
 pub const TWO31: u32 = 0x4F00_0000;
@@ -13,13 +13,13 @@ pub const TWO31: u32 = 0x4F00_0000;
 /// A non-saturating truncation gives `i32::MIN` for NaN and for every lane out of range. That
 /// is already right below -2^31; at or above 2^31 the answer is `i32::MAX`, its complement,
 /// and NaN lanes are cleared last.
-pub fn mova<E: Arith>(e: &mut E, d: E::R, a: E::R, t: E::R) {
-    e.trunc_i32(d, a);
-    if E::TRUNC_SATURATES {
+pub fn mova<H: Lanes>(h: &mut H, d: H::R, a: H::R, t: H::R) {
+    h.trunc_i32(d, a);
+    if H::TRUNC_SATURATES {
         return;
     }
-    e.ge_k(t, a, TWO31);
-    e.xor_int(d, d, Src::R(t));
-    e.ordered(t, a, a);
-    e.and_int(d, d, Src::R(t));
+    h.ge_k(t, a, TWO31);
+    h.xor_int(d, d, Src::R(t));
+    h.ordered(t, a, a);
+    h.and_int(d, d, Src::R(t));
 }

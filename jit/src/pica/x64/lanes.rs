@@ -75,24 +75,25 @@
 )]
 
 use crate::error::{CompileError, CompileResult};
-use crate::host::runtime::Status;
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
 use crate::host::x64::asm::{Asm, Mem};
+use crate::host::x64::lanes::{X64Lanes, Y256};
 use crate::host::x64::regs::*;
-use crate::host::x64::vex::{pred, YOp, Yasm, Ymm, HOT_BASE};
+use crate::host::x64::vex::{Yasm, Ymm, HOT_BASE};
+use crate::pica::analysis::points::GsPlan;
+use crate::pica::analysis::usage::{has_lane_branches, Usage};
 use crate::pica::analysis::Analysis;
-use crate::pica::batch::geometry::GsPlan;
-use crate::pica::batch::usage::{has_lane_branches, Usage};
-use crate::pica::batch::*;
-use crate::pica::layout::{UNI_BOOL, UNI_FLOAT};
+use crate::pica::layout::*;
 use crate::pica::lower::{LaneEmitter, Select, V};
 use crate::pica::recipes::lit::Lit;
 use crate::pica::recipes::reciprocal::{self, LaneSet};
-use crate::pica::recipes::transcendental_lanes::{self, Lanes};
+use crate::pica::recipes::transcendental_lanes::{self, Halves};
 use crate::pica::recipes::{
-    self, Arith, Branching, Src, VecOps, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE,
-    QNAN64, SIGN, TRUNC17,
+    self, Float, Lanes, Src, ABS, F24_MIN_M1, F24_OVF_M1, F32_MIN_M1, INF, MANT, ONE, QNAN64, SIGN,
+    TRUNC17,
 };
 use crate::pica::x64::masm::mode_mxcsr;
+use crate::pica::x64::rows;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::pica::float::precision::{F24_GRID_F64, F24_ULP_F64};
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
@@ -103,11 +104,20 @@ use picajit_interp::pica::program::Program;
 
 use crate::host::x64::asm::x64;
 
+/// The entry's frame: every callee-saved register (the lane code uses them all), the context
+/// pointer in rbx.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 0,
+    context: Some(RBX),
+};
+
 /// How many groups ahead the group entry prefetches input rows.
 const PREFETCH_GROUPS: i32 = 2;
 
 const ABS64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 const INF64: u64 = 0x7FF0_0000_0000_0000;
+
 /// One unit in the 17th significant bit of an f64.
 const ULP17: u64 = F24_ULP_F64;
 /// f64 bits with the fraction bits below the 17-bit grid cleared.
@@ -218,7 +228,7 @@ struct Gen {
     /// Shared routines of masked execution.
     set_inactive: DynamicLabel,
     end_lanes: DynamicLabel,
-    /// Geometry shaders: what [`super::geometry::plan`] proved (EMITs write vertices).
+    /// Geometry shaders: what [`crate::pica::analysis::points::plan`] proved (EMITs write vertices).
     gs: Option<GsPlan>,
     /// Vertex shaders: every group starts from the unit state in `SoaContext::start_*`
     /// (`CompiledShader::run_batch_from`) instead of the clean state.
@@ -229,12 +239,6 @@ struct Gen {
     exit_emits: DynamicLabel,
     /// Node of the instruction being generated.
     cur_node: usize,
-}
-
-/// The program has cmp-dependent branches, so the lanes of a group may take different paths:
-/// its code runs with lane masks (see "Divergence").
-pub fn needs_lane_masks(analysis: &Analysis) -> bool {
-    has_lane_branches(analysis)
 }
 
 /// The eight constants the fix-ups of `mode` use most (counted over the examples), reached
@@ -297,7 +301,7 @@ pub fn generate(
         (a.new_label(), a.new_label(), a.new_label(), a.new_label());
     let (set_inactive, end_lanes) = (a.new_label(), a.new_label());
     let exit_emits = a.new_label();
-    let simt = needs_lane_masks(analysis);
+    let simt = has_lane_branches(analysis);
     let mut g = Gen {
         a,
         mode,
@@ -330,7 +334,7 @@ pub fn generate(
             "geometry SoA code with lane masks".into(),
         ));
     }
-    let usage = crate::pica::batch::usage::usage(program, analysis);
+    let usage = crate::pica::analysis::usage::usage(program, analysis);
     g.inputs_flushed = usage.inputs_flushed;
     let body = g.a.new_label();
     g.entry(usage, body);
@@ -360,10 +364,7 @@ impl Gen {
         let finished = self.a.new_label();
         let epilogue = self.a.new_label();
         let a = &mut self.a;
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(RBX, RDI);
+        ENTRY_FRAME.enter(a);
         if let Some(hot) = a.hot_label {
             a.lea_label(HOT_BASE, hot);
         }
@@ -452,10 +453,7 @@ impl Gen {
         self.y().vzeroupper();
         let a = &mut self.a;
         a.ldmxcsr(Mem::Base(RBX, SOA_SAVED_MXCSR));
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
+        ENTRY_FRAME.ret(a);
     }
 
     /// Geometry shaders, per group: each lane's first row and flags word, E EMITs to go.
@@ -673,7 +671,7 @@ impl Gen {
 
     /// EMIT in a geometry shader: each lane's vertex (the output registers the caller keeps,
     /// `SoaContext::gs_row_off`) and flags into its next place in the emit buffer, and the
-    /// rows [`super::geometry`] rebuilds the final state from. An EMIT beyond the E the group
+    /// rows `pica/batch/geometry.rs` rebuilds the final state from. An EMIT beyond the E the group
     /// expects leaves with [`STATUS_EMITS`] before writing anything.
     fn gs_emit(&mut self, pc: u32) -> CompileResult<()> {
         let gs = self.gs.as_ref().expect("geometry shader");
@@ -813,12 +811,12 @@ impl Gen {
 
     fn loop_init_y(&mut self, int: u8, slot: u8) {
         let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_init(R15, int, (RBX, SOA_AL), counter);
+        rows::loop_init(&mut self.a, R15, int, (RBX, SOA_AL), counter);
     }
 
     fn loop_step_y(&mut self, int: u8, slot: u8, again: DynamicLabel) {
         let counter = (RBX, SOA_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_step(R15, int, (RBX, SOA_AL), counter, again);
+        rows::loop_step(&mut self.a, R15, int, (RBX, SOA_AL), counter, again);
     }
 
     /// Masked execution: the active lanes wait at block `b`.
@@ -971,7 +969,7 @@ impl Gen {
                             if self.simt && self.al_row.is_none() {
                                 self.check_owner(&[SOA_AL_OWNER], self.cur_pc);
                             }
-                            self.a.rel_row_offset(REL_GPR, RBX, SOA_AL, index);
+                            rows::rel_row_offset(&mut self.a, REL_GPR, RBX, SOA_AL, index);
                             self.al_row = Some(index);
                         }
                         self.uniform_use.flushed_rows = u128::MAX;
@@ -1151,7 +1149,7 @@ impl Gen {
     /// Rule 1: lanes below the mode's smallest normal (and -0) become +0. Clobbers T0.
     fn flush(&mut self, v: Ymm) {
         let mode = self.mode;
-        recipes::flush(self, mode, v, T0);
+        recipes::flush(&mut self.h(), mode, v, T0);
     }
 
     /// The mode's fix-up of `v`, the raw f32 result of an operation on flushed inputs (F24 RTZ,
@@ -1163,7 +1161,11 @@ impl Gen {
         let cold = self.a.new_label();
         let back = self.a.new_label();
         let mode = self.mode;
-        recipes::fixup_fast(self, mode, v, v, [T0, T1], cold);
+        recipes::fixup_fast_test(&mut self.h(), mode, v, [T0, T1]);
+        self.h().mask_bits(RAX, T0);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(cold);
+        recipes::fixup_fast(&mut self.h(), mode, v, v, [T0, T1]);
         self.a.bind(back);
         self.cold.push((cold, back, Cold { v, mul }));
     }
@@ -1196,7 +1198,7 @@ impl Gen {
         let mode = self.mode;
         for (Cold { v, mul }, routine) in routines {
             self.a.bind(routine);
-            recipes::fixup_slow(self, mode, v, v, mul, [T0, T1, T2]);
+            recipes::fixup_slow(&mut self.h(), mode, v, v, mul, [T0, T1, T2]);
             self.a.ret();
         }
     }
@@ -1211,11 +1213,11 @@ impl Gen {
     /// Clobbers T0-T4.
     fn mul_y(&mut self, d: Ymm, a: Ymm, b: Ymm) {
         if self.is_rne() {
-            self.ordered(T4, a, b);
+            self.h().ordered(T4, a, b);
             self.binop64(d, a, b, true);
-            recipes::inf_times_zero(self, d, d, T4, T0);
+            recipes::inf_times_zero(&mut self.h(), d, d, T4, T0);
         } else {
-            self.y().vmulps(d, a, b);
+            self.h().mul_f32(d, a, Src::R(b));
             self.fix(d, Some((a, b)));
         }
     }
@@ -1249,7 +1251,7 @@ impl Gen {
     /// Uses every vector register, rax.
     fn ex2(&mut self) {
         let mode = self.mode;
-        transcendental_lanes::ex2(self, mode, Self::lane_regs());
+        transcendental_lanes::ex2(&mut self.h(), mode, Self::lane_regs());
     }
 
     /// LG2 of A (component x) into P[0] on eight lanes (`recipes::transcendental_lanes::lg2`).
@@ -1260,189 +1262,24 @@ impl Gen {
     }
 }
 
-/// The host register of a value slot.
-/// The AVX2 primitives of the float recipes (`crate::pica::recipes`): eight f32 (or four f64)
-/// lanes.
-impl Gen {
-    fn src(&mut self, b: Src<Ymm>) -> YOp {
-        match b {
-            Src::R(r) => YOp::Reg(r),
-            Src::K(k) => YOp::Mem(self.y().splat(k)),
-            Src::K64(k) => YOp::Mem(self.y().splat64(k)),
-        }
-    }
-
-    /// The dividend of `d = a / b` in a register: a constant is loaded into `d` (which the
-    /// division may overwrite: it must differ from `b`).
-    fn dividend(&mut self, d: Ymm, a: Src<Ymm>, b: Ymm) -> Ymm {
-        debug_assert!(d != b, "the quotient would overwrite the divisor");
-        match a {
-            Src::R(r) => r,
-            k => {
-                self.set(d, k);
-                d
-            }
-        }
-    }
-
-    /// A three-operand form with the recipe's second source.
-    fn rrr(&mut self, f: fn(&mut Yasm<'_>, Ymm, Ymm, YOp), d: Ymm, a: Ymm, b: Src<Ymm>) {
-        let b = self.src(b);
-        f(&mut self.y(), d, a, b);
-    }
-}
-
-impl VecOps for Gen {
+/// The lane code's [`Float`] steps for the float recipes (`crate::pica::recipes`), over the
+/// 256-bit lane operations (`crate::host::x64::lanes`: eight f32 or four f64 lanes of a ymm
+/// register): inline, the range step's rare lanes out of line ([`Gen::fix`]).
+impl Float for Gen {
     type R = Ymm;
+    type H<'a> = X64Lanes<'a, Y256>;
 
-    fn and(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vandps(d, a, b), d, a, b);
+    fn h(&mut self) -> X64Lanes<'_, Y256> {
+        X64Lanes::ymm(&mut self.a)
     }
 
-    fn or(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vorps(d, a, b), d, a, b);
-    }
-
-    fn xor(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vxorps(d, a, b), d, a, b);
-    }
-
-    fn and_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpand(d, a, b), d, a, b);
-    }
-
-    fn andn(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
-        self.rrr(|y, d, m, a| y.vandnps(d, m, a), d, m, a);
-    }
-
-    fn add32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpaddd(d, a, b), d, a, b);
-    }
-
-    fn add64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpaddq(d, a, b), d, a, b);
-    }
-
-    fn shr32(&mut self, d: Ymm, a: Ymm, n: u32) {
-        self.y().vpsrld(d, a, n as u8);
-    }
-
-    fn shr64(&mut self, d: Ymm, a: Ymm, n: u32) {
-        self.y().vpsrlq(d, a, n as u8);
-    }
-
-    fn mag(&mut self, d: Ymm, a: Ymm) {
-        let abs = self.y().splat(ABS);
-        self.y().vandps(d, a, abs);
-    }
-
-    fn key_gt(&mut self, d: Ymm, m: Ymm, k: u32) {
-        let k = self.y().splat(k);
-        self.y().vpcmpgtd(d, m, k);
-    }
-
-    fn ordered(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmpps(d, a, b, pred::ORD);
-    }
-
-    fn quiet_nan64(&mut self, d: Ymm, t: Ymm) {
-        let abs = self.y().splat64(ABS64);
-        let inf = self.y().splat64(INF64);
-        let mut y = self.y();
-        y.vandps(t, d, abs);
-        y.vpcmpgtq(t, t, inf);
-        VecOps::select(self, d, t, Src::K64(QNAN64));
-    }
-
-    fn set(&mut self, d: Ymm, k: Src<Ymm>) {
-        match self.src(k) {
-            YOp::Reg(r) if r == d => {}
-            YOp::Reg(r) => self.y().vmovaps(d, r),
-            k => self.y().vmovups(d, k),
-        }
-    }
-
-    fn select(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
-        if let Src::R(r) = a {
-            self.y().vblendvps(d, d, r, m);
-            return;
-        }
-        let a = self.src(a);
-        let mut y = self.y();
-        y.vandnps(d, m, d);
-        y.vandps(m, m, a);
-        y.vorps(d, d, m);
-    }
-
-    fn konst(&mut self, d: Ymm, k: u32) {
-        match k {
-            0 => self.y().vxorps(d, d, d),
-            u32::MAX => self.y().vpcmpeqd(d, d, d),
-            _ => {
-                let k = self.y().splat(k);
-                self.y().vmovups(d, k);
-            }
-        }
-    }
-
-    fn xor_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpxor(d, a, b), d, a, b);
-    }
-
-    fn shl32(&mut self, d: Ymm, a: Ymm, n: u32) {
-        self.y().vpslld(d, a, n as u8);
-    }
-
-    fn gt_u32(&mut self, d: Ymm, a: Ymm, k: u32) {
-        // Flipping both sign bits makes the unsigned compare a signed one (one instruction
-        // like `vpmaxud` + `vpcmpeqd`, and no `k + 1` to overflow).
-        self.xor_int(d, a, Src::K(SIGN));
-        let k = self.y().splat(k ^ SIGN);
-        self.y().vpcmpgtd(d, d, k);
-    }
-}
-
-impl Arith for Gen {
     fn mode(&self) -> FloatMode {
         self.mode
     }
 
-    fn widen(&mut self, d: Ymm, a: Ymm, hi: bool) {
-        let s = if hi {
-            self.y().vextractf128_hi(d, a);
-            d
-        } else {
-            a
-        };
-        self.y().vcvtps2pd(d, s);
-    }
-
-    fn narrow(&mut self, d: Ymm, lo: Ymm, hi: Ymm) {
-        let mut y = self.y();
-        y.vcvtpd2ps(lo, lo);
-        y.vcvtpd2ps(hi, hi);
-        y.vinsertf128_hi(d, lo, hi);
-    }
-
-    fn narrow_lo(&mut self, d: Ymm, a: Ymm) {
-        self.y().vcvtpd2ps(d, a);
-    }
-
-    fn op64(&mut self, d: Ymm, a: Ymm, b: Ymm, mul: bool) {
-        if mul {
-            self.y().vmulpd(d, a, b);
-        } else {
-            self.y().vaddpd(d, a, b);
-        }
-    }
-
-    fn add32f(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vaddps(d, a, b);
-    }
-
     /// Inline; clobbers T1.
     fn round64(&mut self, d: Ymm) {
-        recipes::round_f64_rne17(self, d, T1);
+        recipes::round_f64_rne17(&mut self.h(), d, T1);
     }
 
     fn range(&mut self, v: Ymm) {
@@ -1451,7 +1288,7 @@ impl Arith for Gen {
 
     /// Inline; clobbers T0-T3.
     fn rne17(&mut self, v: Ymm) {
-        recipes::rne17_f32(self, v, [T0, T3]);
+        recipes::rne17_f32(&mut self.h(), v, [T0, T3]);
         self.fix(v, None);
     }
 
@@ -1460,251 +1297,15 @@ impl Arith for Gen {
         recipes::f64_binop(self, d, a, b, mul, [T0, T3, T1, T2]);
     }
 
-    fn floor(&mut self, d: Ymm, a: Ymm) {
-        self.y().vroundps(d, a, 0x9); // floor, no precision exception
-    }
-
-    fn fmax(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vmaxps(d, a, b);
-    }
-
-    fn fmin(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vminps(d, a, b);
-    }
-
-    fn le(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmpps(d, a, b, pred::LE);
-    }
-
-    fn lt(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmpps(d, a, b, pred::LT);
-    }
-
-    fn is_neg_inf(&mut self, d: Ymm, a: Ymm) {
-        let neg_inf = self.y().splat(SIGN | INF);
-        self.y().vpcmpeqd(d, a, neg_inf);
-    }
-
-    fn eq(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmpps(d, a, b, pred::EQ);
-    }
-
-    fn ne(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmpps(d, a, b, pred::NEQ);
-    }
-
-    fn ge_k(&mut self, d: Ymm, a: Ymm, k: u32) {
-        // k <= a: the raw `vcmpps` encoder takes register operands only.
-        self.konst(d, k);
-        self.y().vcmpps(d, d, a, pred::LE);
-    }
-
-    fn max_k(&mut self, d: Ymm, a: Ymm, k: u32) {
-        let k = self.y().splat(k);
-        self.y().vmaxps(d, a, k);
-    }
-
-    fn min_k(&mut self, d: Ymm, a: Ymm, k: u32) {
-        let k = self.y().splat(k);
-        self.y().vminps(d, a, k);
-    }
-
-    const TRUNC_SATURATES: bool = false;
-
-    fn trunc_i32(&mut self, d: Ymm, a: Ymm) {
-        self.y().vcvttps2dq(d, a);
-    }
-
-    fn div32f(&mut self, d: Ymm, a: Src<Ymm>, b: Ymm) {
-        let a = self.dividend(d, a, b);
-        self.y().vdivps(d, a, b);
-    }
-
-    fn div64(&mut self, d: Ymm, a: Src<Ymm>, b: Ymm) {
-        let a = self.dividend(d, a, b);
-        self.y().vdivpd(d, a, b);
-    }
-
-    fn sqrt64(&mut self, d: Ymm, a: Ymm) {
-        self.y().vsqrtpd(d, a);
-    }
-
-    fn le64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmppd(d, a, b, pred::LE);
-    }
-
-    fn lt64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vcmppd(d, a, b, pred::LT);
-    }
-
     /// MXCSR.FTZ: as the per-vertex code (`crate::pica::x64::masm`).
     fn rcp_f32_through_f64(&self) -> bool {
         false
     }
 }
 
-/// The AVX2 integer primitives of the EX2 and LG2 lane recipes: eight 32-bit or four 64-bit
-/// lanes; tables read with `vpgatherdd` through rax (slot 0) and rcx (slot 1).
-impl Lanes for Gen {
-    type Table = Gpr;
-
-    fn table(&mut self, slot: usize, bytes: Vec<u8>) -> Gpr {
-        let base = [RAX, RCX][slot];
-        let l = self.a.table(bytes);
-        self.a.lea_label(base, l);
-        base
-    }
-
-    fn gather32(&mut self, d: Ymm, table: Gpr, idx: Ymm, disp: i32, mask: Ymm) {
-        let mut y = self.y();
-        y.vpcmpeqd(mask, mask, mask);
-        y.vpgatherdd(d, table, idx, disp, mask);
-    }
-
-    fn mov(&mut self, d: Ymm, a: Src<Ymm>) {
-        let a = self.src(a);
-        self.y().vmovups(d, a);
-    }
-
-    fn zero(&mut self, d: Ymm) {
-        self.y().vpxor(d, d, d);
-    }
-
-    fn or_int(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpor(d, a, b), d, a, b);
-    }
-
-    fn andn_int(&mut self, d: Ymm, m: Ymm, a: Src<Ymm>) {
-        self.rrr(|y, d, m, a| y.vpandn(d, m, a), d, m, a);
-    }
-
-    fn sub32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpsubd(d, a, b), d, a, b);
-    }
-
-    fn shr32_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
-        self.y().vpsrlvd(d, a, n);
-    }
-
-    fn cmpgt32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpcmpgtd(d, a, b), d, a, b);
-    }
-
-    fn cmpeq32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpcmpeqd(d, a, b), d, a, b);
-    }
-
-    fn max_u32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpmaxud(d, a, b), d, a, b);
-    }
-
-    /// The even lanes' products with `vpmuludq`, the odd lanes' from the operands shifted
-    /// down (their high halves then sit in the odd words).
-    fn mulhi_u32(&mut self, d: Ymm, a: Ymm, b: Ymm, t: [Ymm; 3]) {
-        let [t0, t1, t2] = t;
-        let hi = self.y().splat64(0xFFFF_FFFF_0000_0000);
-        let mut y = self.y();
-        y.vpmuludq(t0, a, b);
-        y.vpsrlq(t0, t0, 32);
-        y.vpsrlq(t1, a, 32);
-        y.vpsrlq(t2, b, 32);
-        y.vpmuludq(t1, t1, t2);
-        y.vpand(t1, t1, hi);
-        y.vpor(d, t0, t1);
-    }
-
-    fn min_f32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vminps(d, a, b), d, a, b);
-    }
-
-    fn max_f32(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vmaxps(d, a, b), d, a, b);
-    }
-
-    fn mul_f64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vmulpd(d, a, b), d, a, b);
-    }
-
-    fn sub_f64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vsubpd(d, a, b), d, a, b);
-    }
-
-    fn floor_f64(&mut self, d: Ymm, a: Ymm) {
-        self.y().vroundpd(d, a, 9); // floor, no precision exception
-    }
-
-    /// Four lanes into the low half of an xmm register.
-    fn cvt_f64_i32(&mut self, d: Ymm, a: Ymm) {
-        self.y().vcvttpd2dq(d, a);
-    }
-
-    fn join32(&mut self, d: Ymm, lo: Ymm, hi: Ymm) {
-        self.y().vinsertf128_hi(d, lo, hi);
-    }
-
-    fn widen32(&mut self, d: Ymm, a: Ymm, hi: bool, signed: bool) {
-        let mut y = self.y();
-        let s = if hi {
-            y.vextractf128_hi(d, a);
-            d
-        } else {
-            a
-        };
-        if signed {
-            y.vpmovsxdq(d, s);
-        } else {
-            y.vpmovzxdq(d, s);
-        }
-    }
-
-    fn sub64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpsubq(d, a, b), d, a, b);
-    }
-
-    fn shl64(&mut self, d: Ymm, a: Ymm, n: u32) {
-        self.y().vpsllq(d, a, n as u8);
-    }
-
-    fn cmpgt64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpcmpgtq(d, a, b), d, a, b);
-    }
-
-    fn cmpeq64(&mut self, d: Ymm, a: Ymm, b: Src<Ymm>) {
-        self.rrr(|y, d, a, b| y.vpcmpeqq(d, a, b), d, a, b);
-    }
-
-    fn mul_u32_64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vpmuludq(d, a, b);
-    }
-
-    fn mul_i32_64(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.y().vpmuldq(d, a, b);
-    }
-
-    fn mul_wide_u32(&mut self, d: Ymm, a: Ymm, b: Ymm, hi: bool, t: [Ymm; 2]) {
-        self.widen32(t[0], a, hi, false);
-        self.widen32(t[1], b, hi, false);
-        self.y().vpmuludq(d, t[0], t[1]);
-    }
-
-    fn shl64_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
-        self.y().vpsllvq(d, a, n);
-    }
-
-    fn shr64_var(&mut self, d: Ymm, a: Ymm, n: Ymm) {
-        self.y().vpsrlvq(d, a, n);
-    }
-
-    /// Both shifts, or-ed: AVX2's variable shifts give 0 for the negative count.
-    fn shift64(&mut self, d: Ymm, a: Ymm, left: Ymm, right: Ymm, t: Ymm) {
-        let mut y = self.y();
-        y.vpsrlvq(d, a, right);
-        y.vpsllvq(t, a, left);
-        y.vpor(d, d, t);
-    }
-
-    /// The low words of the four qwords into an xmm register (`vpermd`), stored in the
-    /// context's scratch area: every ymm register is in use until the end.
+/// LG2's halves in the context's scratch area: every ymm register is in use until the end.
+impl Halves for Gen {
+    /// The low words of the four qwords into an xmm register (`vpermd`), stored.
     fn pack_half(&mut self, hi: bool, a: Ymm, t: Ymm) {
         let pack = self.y().constant([0, 2, 4, 6, 0, 2, 4, 6]);
         let mut y = self.y();
@@ -1715,20 +1316,6 @@ impl Lanes for Gen {
 
     fn packed(&mut self, d: Ymm) {
         self.y().vmovaps(d, Mem::Base(RBX, SOA_SCRATCH));
-    }
-}
-
-impl Branching for Gen {
-    type Label = DynamicLabel;
-
-    fn branch_any(&mut self, m: Ymm, l: DynamicLabel) {
-        self.y().vmovmskps(RAX, m);
-        self.a.test_rr32(RAX, RAX);
-        self.a.jne(l);
-    }
-
-    fn three_operand(&self) -> bool {
-        true
     }
 }
 
@@ -2049,10 +1636,12 @@ impl LaneEmitter for Gen {
         match op {
             Select::Max => {
                 let rule = self.max_rule;
-                recipes::max(self, rule, d, a, b, T0)
+                recipes::max(&mut self.h(), rule, d, a, b, T0)
             }
-            Select::Min => self.fmin(d, a, b),
-            Select::Sge | Select::Slt => recipes::set_if(self, op == Select::Slt, d, a, b, d),
+            Select::Min => self.h().min_f32(d, a, Src::R(b)),
+            Select::Sge | Select::Slt => {
+                recipes::set_if(&mut self.h(), op == Select::Slt, d, a, b, d)
+            }
         }
     }
 
@@ -2088,11 +1677,11 @@ impl LaneEmitter for Gen {
     }
 
     fn litp(&mut self, part: Lit, d: V, a: V) {
-        recipes::lit::lane(self, part, ymm(d), ymm(a), T0);
+        recipes::lit::lane(&mut self.h(), part, ymm(d), ymm(a), T0);
     }
 
     fn mova(&mut self, _c: usize, d: V, a: V) {
-        recipes::convert::mova(self, ymm(d), ymm(a), T0);
+        recipes::convert::mova(&mut self.h(), ymm(d), ymm(a), T0);
     }
 
     fn store_a0(&mut self, c: usize, v: V) {
@@ -2100,13 +1689,13 @@ impl LaneEmitter for Gen {
         // recomputed unchanged.
         let v = ymm(v);
         self.store_state(SOA_A0 + 32 * c as i32, v);
-        recipes::address::a0_row_offset(self, T0, v, [T1, T2]);
+        recipes::address::a0_row_offset(&mut self.h(), T0, v, [T1, T2]);
         self.y()
             .store(Mem::Base(RBX, SOA_A0_REL + 32 * c as i32), T0, true);
     }
 
     fn cmp_mask(&mut self, d: V, op: CmpOp, a: V, b: V) {
-        recipes::compare::cmp_mask_lanes(self, op, ymm(d), ymm(a), ymm(b));
+        recipes::compare::cmp_mask_lanes(&mut self.h(), op, ymm(d), ymm(a), ymm(b));
     }
 
     fn store_cmp(&mut self, c: usize, v: V) {
@@ -2121,6 +1710,6 @@ impl LaneEmitter for Gen {
     }
 
     fn zero(&mut self, d: V) {
-        self.konst(ymm(d), 0);
+        self.h().set(ymm(d), Src::K(0));
     }
 }

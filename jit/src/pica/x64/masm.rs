@@ -46,9 +46,10 @@
 
 use crate::error::{CompileError, CompileResult};
 use crate::host::features::HostFeatures;
-use crate::host::runtime::Status;
-use crate::host::x64::asm::{Asm, Mem, XOp};
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
+use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::int::X64Int;
+use crate::host::x64::lanes::{X64Lanes, X128};
 use crate::host::x64::regs::*;
 use crate::pica::analysis::Guard;
 use crate::pica::layout::*;
@@ -57,12 +58,22 @@ use crate::pica::masm::{
 };
 use crate::pica::recipes::reciprocal::{self, LaneSet};
 use crate::pica::recipes::scalar;
-use crate::pica::recipes::{
-    self, Arith, Branching, Horizontal, Src, VecOps, ABS, INF, ONE, QNAN64, SIGN,
-};
+use crate::pica::recipes::{self, Float, Lanes, Src, ONE, SIGN};
+use crate::pica::x64::regs::*;
+use crate::pica::x64::rows;
 use dynasmrt::DynamicLabel;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{CmpOp, CondOp, RelIndex, Swizzle};
+
+/// The frame of both entries: every callee-saved register (the backend pins them all,
+/// `host/x64/regs.rs`), the context pointer in [`CTX`]. The six pushes leave rsp 16-byte
+/// aligned minus 8, so inside the body, which the entries `call`, it is aligned, as helper
+/// calls need.
+const ENTRY_FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 0,
+    context: Some(CTX),
+};
 
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -85,305 +96,27 @@ const SAVE_B: Xmm = Xmm(12);
 /// rcx second, the count of its variable shifts. r11 is the integer masm's scratch register.
 const SCALAR: [Gpr; 8] = [RAX, RCX, RDX, R8, R9, R10, RSI, RDI];
 
-/// Three-operand operations with a VEX form (see [`XV::v3`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum V3 {
-    And,
-    Or,
-    AndN,
-    Gt,
-    Mul,
-    Max,
-    Min,
-    MulPd,
-    DivPs,
-    DivPd,
-}
-
-/// The per-vertex primitives of the float recipes (`crate::pica::recipes`): four f32 (or two f64)
-/// lanes of an xmm register, VEX three-operand forms where AVX is allowed, else SSE with a
-/// copy where the destination is not the first source.
+/// The per-vertex emitter's [`Float`] steps for the float recipes (`crate::pica::recipes`),
+/// over the 128-bit lane operations (`crate::host::x64::lanes`: four f32 or two f64 lanes of
+/// an xmm register). The rounding steps are shared subroutines (`Stub`), the range step a
+/// fast path inline with a per-site exit to the slow one.
 struct XV<'a> {
     m: &'a mut X64Masm,
 }
 
-impl XV<'_> {
-    fn op(&mut self, b: Src<Xmm>) -> XOp {
-        match b {
-            Src::R(r) => XOp::Reg(r),
-            Src::K(k) => XOp::Mem(self.m.a.splat(k)),
-            Src::K64(k) => XOp::Mem(self.m.a.splat64(k)),
-        }
-    }
-
-    /// `d = a op b`: the VEX form with AVX (only forms without an immediate: dynasm
-    /// mis-encodes the VEX imm8 ones), else a copy and the SSE form.
-    fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: XOp) {
-        let x = &mut self.m.a;
-        if self.m.avx {
-            match op {
-                V3::And => x.vandps(d, a, b),
-                V3::Or => x.vorps(d, a, b),
-                V3::AndN => x.vandnps(d, a, b),
-                V3::Gt => x.vpcmpgtd(d, a, b),
-                V3::Mul => x.vmulps(d, a, b),
-                V3::Max => x.vmaxps(d, a, b),
-                V3::Min => x.vminps(d, a, b),
-                V3::MulPd => x.vmulpd(d, a, b),
-                V3::DivPs => x.vdivps(d, a, b),
-                V3::DivPd => x.vdivpd(d, a, b),
-            }
-        } else {
-            debug_assert!(
-                d == a || b != XOp::Reg(d),
-                "SSE form would clobber the source"
-            );
-            if d != a {
-                x.movaps(d, a);
-            }
-            match op {
-                V3::And => x.andps(d, b),
-                V3::Or => x.orps(d, b),
-                V3::AndN => x.andnps(d, b),
-                V3::Gt => x.pcmpgtd(d, b),
-                V3::Mul => x.mulps(d, b),
-                V3::Max => x.maxps(d, b),
-                V3::Min => x.minps(d, b),
-                V3::MulPd => x.mulpd(d, b),
-                V3::DivPs => x.divps(d, b),
-                V3::DivPd => x.divpd(d, b),
-            }
-        }
-    }
-
-    /// A two-operand SSE form `f` as `d = a op b`; `commutes` allows `d = b op a` when `d`
-    /// is `b`.
-    fn sse(&mut self, f: fn(&mut Asm, Xmm, XOp), d: Xmm, a: Xmm, b: Src<Xmm>, commutes: bool) {
-        let b = self.op(b);
-        if d != a && b == XOp::Reg(d) {
-            assert!(commutes, "SSE form would clobber the source");
-            f(&mut self.m.a, d, XOp::Reg(a));
-            return;
-        }
-        if d != a {
-            self.m.a.movaps(d, a);
-        }
-        f(&mut self.m.a, d, b);
-    }
-
-    /// A shift by an immediate, in place after a copy.
-    fn shift(&mut self, f: fn(&mut Asm, Xmm, u8), d: Xmm, a: Xmm, n: u32) {
-        if d != a {
-            self.m.a.movaps(d, a);
-        }
-        f(&mut self.m.a, d, n as u8);
-    }
-
-    /// A commutative operation with a VEX form.
-    fn c3(&mut self, op: V3, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        match b {
-            Src::R(r) if r == d && !self.m.avx => self.v3(op, d, d, XOp::Reg(a)),
-            _ => {
-                let b = self.op(b);
-                self.v3(op, d, a, b)
-            }
-        }
-    }
-
-    /// `d` = the `cmpps` predicate `pred` of `a` and `b` (SSE form: dynasm mis-encodes the
-    /// VEX one). `d` must differ from `b`.
-    fn cmp(&mut self, d: Xmm, a: Xmm, b: XOp, pred: u8) {
-        self.cmp_with(Asm::cmpps, d, a, b, pred);
-    }
-
-    /// `d = a / b` (`op` a division): a constant dividend is loaded into `d` first.
-    fn div(&mut self, op: V3, d: Xmm, a: Src<Xmm>, b: Xmm) {
-        debug_assert!(d != b, "the quotient would overwrite the divisor");
-        let a = match a {
-            Src::R(r) => r,
-            k => {
-                let k = self.op(k);
-                self.m.a.movaps(d, k);
-                d
-            }
-        };
-        self.v3(op, d, a, XOp::Reg(b));
-    }
-
-    /// An SSE compare `d = a pred b` (`cmpps` or `cmppd`; no VEX: dynasm mis-encodes the imm8
-    /// forms). `d` must differ from `b`.
-    fn cmp_with(&mut self, f: fn(&mut Asm, Xmm, XOp, u8), d: Xmm, a: Xmm, b: XOp, pred: u8) {
-        debug_assert!(b != XOp::Reg(d));
-        if d != a {
-            self.m.a.movaps(d, a);
-        }
-        f(&mut self.m.a, d, b, pred);
-    }
-}
-
-impl VecOps for XV<'_> {
+impl Float for XV<'_> {
     type R = Xmm;
+    type H<'b>
+        = X64Lanes<'b, X128>
+    where
+        Self: 'b;
 
-    fn and(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.c3(V3::And, d, a, b);
+    fn h(&mut self) -> X64Lanes<'_, X128> {
+        self.m.lanes()
     }
 
-    fn or(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.c3(V3::Or, d, a, b);
-    }
-
-    fn xor(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.sse(Asm::xorps, d, a, b, true);
-    }
-
-    fn and_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.sse(Asm::pand, d, a, b, true);
-    }
-
-    fn andn(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
-        let a = self.op(a);
-        if self.m.avx || d == m || a != XOp::Reg(d) {
-            self.v3(V3::AndN, d, m, a);
-        } else {
-            // `d` is `a`: the SSE form writes `m`.
-            self.m.a.andnps(m, a);
-            self.m.a.movaps(d, m);
-        }
-    }
-
-    fn add32(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.sse(Asm::paddd, d, a, b, true);
-    }
-
-    fn add64(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.sse(Asm::paddq, d, a, b, true);
-    }
-
-    fn shr32(&mut self, d: Xmm, a: Xmm, n: u32) {
-        self.shift(Asm::psrld, d, a, n);
-    }
-
-    fn shr64(&mut self, d: Xmm, a: Xmm, n: u32) {
-        self.shift(Asm::psrlq, d, a, n);
-    }
-
-    fn mag(&mut self, d: Xmm, a: Xmm) {
-        let abs = self.m.a.splat(ABS);
-        self.v3(V3::And, d, a, abs.into());
-    }
-
-    fn key_gt(&mut self, d: Xmm, m: Xmm, k: u32) {
-        let k = self.m.a.splat(k);
-        self.v3(V3::Gt, d, m, k.into());
-    }
-
-    fn ordered(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        let (a, b) = if d == b { (b, a) } else { (a, b) };
-        if d != a {
-            self.m.a.movaps(d, a);
-        }
-        self.m.a.cmpps(d, b, 7);
-    }
-
-    fn quiet_nan64(&mut self, d: Xmm, t: Xmm) {
-        self.m.a.movaps(t, d);
-        self.m.a.cmppd(t, d, 3); // unordered
-        self.select(d, t, Src::K64(QNAN64));
-    }
-
-    fn set(&mut self, d: Xmm, k: Src<Xmm>) {
-        if k != Src::R(d) {
-            let k = self.op(k);
-            self.m.a.movaps(d, k);
-        }
-    }
-
-    fn select(&mut self, d: Xmm, m: Xmm, a: Src<Xmm>) {
-        if a == Src::R(d) {
-            return;
-        }
-        if self.m.avx {
-            self.v3(V3::AndN, d, m, XOp::Reg(d));
-            let a = self.op(a);
-            self.v3(V3::And, m, m, a);
-            self.v3(V3::Or, d, d, XOp::Reg(m));
-        } else {
-            // d ^ ((d ^ a) & m): no copies.
-            self.xor(d, d, a);
-            self.and(m, m, Src::R(d));
-            self.xor(d, d, a);
-            self.xor(d, d, Src::R(m));
-        }
-    }
-
-    fn konst(&mut self, d: Xmm, k: u32) {
-        match k {
-            0 => self.m.a.xorps(d, d),
-            u32::MAX => self.m.a.pcmpeqd(d, d),
-            _ => {
-                let k = self.m.a.splat(k);
-                self.m.a.movaps(d, k);
-            }
-        }
-    }
-
-    fn xor_int(&mut self, d: Xmm, a: Xmm, b: Src<Xmm>) {
-        self.sse(Asm::pxor, d, a, b, true);
-    }
-
-    fn shl32(&mut self, d: Xmm, a: Xmm, n: u32) {
-        self.shift(Asm::pslld, d, a, n);
-    }
-
-    fn gt_u32(&mut self, d: Xmm, a: Xmm, k: u32) {
-        // No unsigned compare before AVX-512: flipping both sign bits makes it a signed one.
-        self.xor_int(d, a, Src::K(SIGN));
-        let k = self.m.a.splat(k ^ SIGN);
-        self.v3(V3::Gt, d, d, k.into());
-    }
-}
-
-impl Arith for XV<'_> {
     fn mode(&self) -> FloatMode {
         self.m.mode
-    }
-
-    fn widen(&mut self, d: Xmm, a: Xmm, hi: bool) {
-        // The high half moves down first; `cvtps2pd` converts the low two lanes. `pshufd`
-        // writes all of `d` (`movhlps d, a` would keep d's high half, a false dependency on
-        // its last writer that chained one-vertex F24 RNE operations: 5-25% slower).
-        let s = if hi {
-            self.m.a.pshufd(d, a, 0xEE);
-            d
-        } else {
-            a
-        };
-        self.m.a.cvtps2pd(d, s);
-    }
-
-    fn narrow(&mut self, d: Xmm, lo: Xmm, hi: Xmm) {
-        let x = &mut self.m.a;
-        x.cvtpd2ps(d, lo);
-        x.cvtpd2ps(hi, hi);
-        x.movlhps(d, hi);
-    }
-
-    fn narrow_lo(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.cvtpd2ps(d, a);
-    }
-
-    fn op64(&mut self, d: Xmm, a: Xmm, b: Xmm, mul: bool) {
-        if mul {
-            self.c3(V3::MulPd, d, a, Src::R(b));
-        } else {
-            debug_assert_eq!(d, a);
-            self.m.a.addpd(d, b);
-        }
-    }
-
-    fn add32f(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        debug_assert_eq!(d, a);
-        self.m.a.addps(d, b);
     }
 
     fn round64(&mut self, d: Xmm) {
@@ -404,130 +137,10 @@ impl Arith for XV<'_> {
         self.m.outline(Stub::F64Binop(a, b, mul));
     }
 
-    fn floor(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.roundps(d, a, 0x9); // floor, precision exception suppressed
-    }
-
-    fn fmax(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        self.sse(Asm::maxps, d, a, Src::R(b), false);
-    }
-
-    fn fmin(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        self.sse(Asm::minps, d, a, Src::R(b), false);
-    }
-
-    fn le(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        debug_assert!(d != b);
-        if d != a {
-            self.m.a.movaps(d, a);
-        }
-        self.m.a.cmpps(d, b, 2);
-    }
-
-    fn lt(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        debug_assert!(d != b);
-        if d != a {
-            self.m.a.movaps(d, a);
-        }
-        self.m.a.cmpps(d, b, 1);
-    }
-
-    fn is_neg_inf(&mut self, d: Xmm, a: Xmm) {
-        self.sse(Asm::pcmpeqd, d, a, Src::K(SIGN | INF), false);
-    }
-
-    fn eq(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        self.cmp(d, a, b.into(), 0);
-    }
-
-    fn ne(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        self.cmp(d, a, b.into(), 4);
-    }
-
-    fn ge_k(&mut self, d: Xmm, a: Xmm, k: u32) {
-        // k <= a: `cmpps` has no "greater" predicate that is false for NaN.
-        self.konst(d, k);
-        self.cmp(d, d, a.into(), 2);
-    }
-
-    fn max_k(&mut self, d: Xmm, a: Xmm, k: u32) {
-        let k = self.op(Src::K(k));
-        self.v3(V3::Max, d, a, k);
-    }
-
-    fn min_k(&mut self, d: Xmm, a: Xmm, k: u32) {
-        let k = self.op(Src::K(k));
-        self.v3(V3::Min, d, a, k);
-    }
-
-    const TRUNC_SATURATES: bool = false;
-
-    fn trunc_i32(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.cvttps2dq(d, a);
-    }
-
-    fn div32f(&mut self, d: Xmm, a: Src<Xmm>, b: Xmm) {
-        self.div(V3::DivPs, d, a, b);
-    }
-
-    fn div64(&mut self, d: Xmm, a: Src<Xmm>, b: Xmm) {
-        self.div(V3::DivPd, d, a, b);
-    }
-
-    fn sqrt64(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.sqrtpd(d, a);
-    }
-
-    fn le64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        self.cmp_with(Asm::cmppd, d, a, XOp::Reg(b), 2);
-    }
-
-    fn lt64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        self.cmp_with(Asm::cmppd, d, a, XOp::Reg(b), 1);
-    }
-
     /// SSE with FTZ rounds an F32 quotient once and flushes it after rounding, as the model
     /// does (`picajit_interp::pica::float`, "What a JIT must do (F32 mode)").
     fn rcp_f32_through_f64(&self) -> bool {
         false
-    }
-}
-
-impl Horizontal for XV<'_> {
-    fn hadd64(&mut self, d: Xmm, a: Xmm, b: Xmm) {
-        debug_assert_eq!(d, a);
-        self.m.a.haddpd(d, b);
-    }
-
-    fn broadcast0(&mut self, v: Xmm) {
-        self.m.a.shufps(v, v, 0);
-    }
-
-    fn swap_pairs(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.pshufd(d, a, 0xB1);
-    }
-
-    fn swap_halves(&mut self, d: Xmm, a: Xmm) {
-        self.m.a.pshufd(d, a, 0x4E);
-    }
-
-    fn blend(&mut self, d: Xmm, a: Src<Xmm>, lanes: u8) {
-        let a = self.op(a);
-        self.m.a.blendps(d, a, lanes);
-    }
-}
-
-impl Branching for XV<'_> {
-    type Label = DynamicLabel;
-
-    fn branch_any(&mut self, m: Xmm, l: DynamicLabel) {
-        self.m.a.movmskps(RAX, m);
-        self.m.a.test_rr32(RAX, RAX);
-        self.m.a.jne(l);
-    }
-
-    fn three_operand(&self) -> bool {
-        self.m.avx
     }
 }
 
@@ -715,9 +328,9 @@ impl X64Masm {
         }
     }
 
-    /// `d = a op b`: the VEX three-operand form with AVX, else a copy and the SSE form.
-    fn v3(&mut self, op: V3, d: Xmm, a: Xmm, b: impl Into<XOp>) {
-        self.xv().v3(op, d, a, b.into());
+    /// The lane operations of this code: the 128-bit form, VEX where AVX is allowed.
+    fn lanes(&mut self) -> X64Lanes<'_, X128> {
+        X64Lanes::xmm(&mut self.a, self.avx)
     }
 
     /// The recipes' view of this emitter (`crate::pica::recipes`).
@@ -725,10 +338,17 @@ impl X64Masm {
         XV { m: self }
     }
 
+    /// Jump to `l` if any lane of the mask `m` is set (a shared slow path). Clobbers rax.
+    fn branch_any(&mut self, m: Xmm, l: DynamicLabel) {
+        self.lanes().mask_bits(RAX, m);
+        self.a.test_rr32(RAX, RAX);
+        self.a.jne(l);
+    }
+
     /// Rule 1 of the float model: lanes below the mode's smallest normal (and -0) become +0.
     pub fn flush(&mut self, v: Xmm) {
         let mode = self.mode;
-        recipes::flush(&mut self.xv(), mode, v, S0);
+        recipes::flush(&mut self.lanes(), mode, v, S0);
     }
 
     /// The mode's fix-up of an arithmetic result (F24: `float::f24_fixup_rtz`, also the range
@@ -747,7 +367,9 @@ impl X64Masm {
         let back = self.a.new_label();
         let src = if mul.is_some() { S5 } else { v };
         let mode = self.mode;
-        recipes::fixup_fast(&mut self.xv(), mode, v, src, [S0, S1], slow);
+        recipes::fixup_fast_test(&mut self.lanes(), mode, src, [S0, S1]);
+        self.branch_any(S0, slow);
+        recipes::fixup_fast(&mut self.lanes(), mode, v, src, [S0, S1]);
         self.a.bind(back);
         self.slow_sites.push((slow, back, Stub::FixupSlow(v, mul)));
     }
@@ -757,7 +379,7 @@ impl X64Masm {
         let src = if mul.is_some() { S5 } else { v };
         let mode = self.mode;
         recipes::fixup_slow(
-            &mut self.xv(),
+            &mut self.lanes(),
             mode,
             v,
             src,
@@ -769,13 +391,13 @@ impl X64Masm {
     /// Round two f64 lanes to 17 significant bits, nearest-even, on their bit patterns.
     /// Clobbers S0.
     fn body_round_f64_rne17(&mut self, d: Xmm) {
-        recipes::round_f64_rne17(&mut self.xv(), d, S0);
+        recipes::round_f64_rne17(&mut self.lanes(), d, S0);
     }
 
     /// F24 RNE: round the f32 lanes of `v` (exact values) to 17 bits nearest-even, then the range
     /// rules. Clobbers S0-S3.
     fn body_fixup_rne17_f32(&mut self, v: Xmm) {
-        recipes::rne17_f32(&mut self.xv(), v, [S0, S3]);
+        recipes::rne17_f32(&mut self.lanes(), v, [S0, S3]);
         self.fixup_rtz(v);
     }
 
@@ -860,13 +482,13 @@ impl X64Masm {
         self.flush(a);
         self.flush(b);
         if self.is_rne() {
-            self.xv().ordered(S5, a, b);
+            self.lanes().ordered(S5, a, b);
             self.xv().binop64(a, a, b, true);
-            recipes::inf_times_zero(&mut self.xv(), a, a, S5, S0);
+            recipes::inf_times_zero(&mut self.lanes(), a, a, S5, S0);
         } else {
             // The product goes to S5; the fix-up writes the result over `a`, whose old value
             // (with `b`) its slow path (taken for any NaN) needs to repair inf × 0.
-            self.v3(V3::Mul, S5, a, b);
+            self.lanes().mul_f32(S5, a, Src::R(b));
             self.fixup_inline(a, Some(b));
         }
     }
@@ -895,7 +517,7 @@ impl X64Masm {
                     RelIndex::A0Y => REG_A0 + 4,
                     _ => REG_AL,
                 };
-                self.a.rel_row_offset(RAX, REGS, off, index as i32);
+                rows::rel_row_offset(&mut self.a, RAX, REGS, off, index as i32);
                 (Mem::Index(UNIFORMS, RAX, UNI_FLOAT), true)
             }
         }
@@ -948,13 +570,9 @@ impl MacroAssembler for X64Masm {
         let m = self.c(mxcsr);
         let body = self.a.new_label();
         let epilogue = self.epilogue;
-        // Single-invocation entry (offset 0). Six pushes leave rsp 16-byte aligned minus 8, so
-        // inside `body` (after the call) it is aligned, as helper calls need.
+        // Single-invocation entry (offset 0).
         let a = &mut self.a;
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(CTX, RDI);
+        ENTRY_FRAME.enter(a);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(INPUT, CTX, CTX_INPUT);
         a.mov_rm64(OUTPUT, CTX, CTX_OUTPUT);
@@ -969,10 +587,7 @@ impl MacroAssembler for X64Masm {
         self.batch_entry = a.offset().0;
         let top = a.new_label();
         let finished = a.new_label();
-        for r in SAVED {
-            a.push(r);
-        }
-        a.mov_rr64(CTX, RDI);
+        ENTRY_FRAME.enter(a);
         a.mov_rm64(REGS, CTX, CTX_REGS);
         a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
         Self::enter_float_env(a, mxcsr, m);
@@ -1060,13 +675,12 @@ impl MacroAssembler for X64Masm {
     fn loop_init(&mut self, int: u8, slot: u8) {
         self.indexed = true;
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
-        self.a.loop_init(UNIFORMS, int, (REGS, REG_AL), counter);
+        rows::loop_init(&mut self.a, UNIFORMS, int, (REGS, REG_AL), counter);
     }
 
     fn loop_step(&mut self, int: u8, slot: u8, again: DynamicLabel) {
         let counter = (CTX, CTX_LOOP_COUNTERS + 4 * slot as i32);
-        self.a
-            .loop_step(UNIFORMS, int, (REGS, REG_AL), counter, again);
+        rows::loop_step(&mut self.a, UNIFORMS, int, (REGS, REG_AL), counter, again);
     }
 
     fn exit_end(&mut self) {
@@ -1172,16 +786,16 @@ impl MacroAssembler for X64Masm {
             }
             BinaryKind::Max => {
                 let rule = self.max_rule;
-                recipes::max(&mut self.xv(), rule, x, x, y, S0);
+                recipes::max(&mut self.lanes(), rule, x, x, y, S0);
                 self.mov(d, x);
             }
             BinaryKind::Min => {
-                self.xv().fmin(x, x, y);
+                self.lanes().min_f32(x, x, Src::R(y));
                 self.mov(d, x);
             }
             BinaryKind::Sge | BinaryKind::Slt => {
                 let slt = kind == BinaryKind::Slt;
-                recipes::set_if(&mut self.xv(), slt, d, x, y, S0);
+                recipes::set_if(&mut self.lanes(), slt, d, x, y, S0);
             }
         }
     }
@@ -1214,7 +828,7 @@ impl MacroAssembler for X64Masm {
         self.a.movaps(SAVE_A, x);
         self.a.movaps(SAVE_B, y);
         self.mul_full(x, y);
-        recipes::dst::dst(&mut self.xv(), x, SAVE_A, SAVE_B);
+        recipes::dst::dst(&mut self.lanes(), x, SAVE_A, SAVE_B);
         self.mov(d, x);
     }
 
@@ -1260,7 +874,7 @@ impl MacroAssembler for X64Masm {
 
     fn litp(&mut self, dst: Val, a: Val) {
         let (d, x) = (val(dst), val(a));
-        recipes::lit::litp(&mut self.xv(), S1, S3, x, [S2, S3]);
+        recipes::lit::litp(&mut self.lanes(), S1, S3, x, [S2, S3]);
         self.a.movmskps(RAX, S3);
         self.a.mov_rr64(RCX, RAX);
         self.store_flags(RAX, 0, RCX, 3);
@@ -1270,7 +884,7 @@ impl MacroAssembler for X64Masm {
     fn mova(&mut self, a: Val, x: bool, y: bool) {
         self.indexed = true;
         let v = val(a);
-        recipes::convert::mova(&mut self.xv(), S1, v, S2);
+        recipes::convert::mova(&mut self.lanes(), S1, v, S2);
         if x {
             self.a.movd_mx(REGS, REG_A0, S1);
         }
@@ -1282,12 +896,12 @@ impl MacroAssembler for X64Masm {
 
     fn cmp(&mut self, a: Val, b: Val, x: CmpOp, y: CmpOp) {
         let (va, vb) = (val(a), val(b));
-        if recipes::compare::cmp_mask(&mut self.xv(), x, S1, va, vb) {
+        if recipes::compare::cmp_mask(&mut self.lanes(), x, S1, va, vb) {
             self.a.movmskps(RAX, S1);
         } else {
             self.a.mov_ri32(RAX, 1);
         }
-        if recipes::compare::cmp_mask(&mut self.xv(), y, S2, va, vb) {
+        if recipes::compare::cmp_mask(&mut self.lanes(), y, S2, va, vb) {
             self.a.movmskps(RCX, S2);
             self.store_flags(RAX, 0, RCX, 1);
         } else {
@@ -1355,10 +969,7 @@ impl MacroAssembler for X64Masm {
             a.lfence();
         }
         a.bind(kept);
-        for r in SAVED.iter().rev() {
-            a.pop(*r);
-        }
-        a.ret();
+        ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
         Ok(crate::Emitted {

@@ -1,11 +1,15 @@
-//! The x86-64 backend: [`asm`] (typed dynasm layer), [`regs`] (register roles), [`abi`] (entry
-//! signature and frame), [`masm`] (the [`crate::pica::masm::MacroAssembler`] implementation).
+//! PICA's x86-64 emitters, over the host's typed assemblers (`crate::host::x64`): [`masm`]
+//! (the [`crate::pica::masm::MacroAssembler`] implementation of one invocation per call, SSE4.1)
+//! and [`lanes`] (the multi-vertex lane code, AVX2), both addressing PICA's rows through
+//! [`rows`].
 //!
 //! Code is always generated into a `dynasmrt::VecAssembler` at base address 0, so it can be
 //! produced (and disassembled) on any host; only running it needs an x86-64 host.
 
 pub mod lanes;
 pub mod masm;
+pub mod regs;
+pub mod rows;
 
 use crate::error::CompileResult;
 use crate::host::features::HostFeatures;
@@ -22,15 +26,15 @@ pub fn generate(
     features: HostFeatures,
 ) -> CompileResult<crate::Emitted> {
     if !features.contains(HostFeatures::SSE41) {
-        return Err(crate::Error::Unsupported(
+        return Err(crate::error::Error::Unsupported(
             "the x86-64 backend needs SSE4.1".into(),
         ));
     }
     // The batch entry clears, per row, only the temporaries some instruction may read before
     // the entry block wrote them, and the written outputs the entry block does not write
-    // whole (the multi-vertex code's rule, `batch::usage::Usage`): the others are written
+    // whole (the multi-vertex code's rule, `analysis::usage::Usage`): the others are written
     // before any read, or never read.
-    let usage = crate::pica::batch::usage::usage(program, analysis);
+    let usage = crate::pica::analysis::usage::usage(program, analysis);
     let mask = |per: [u8; 16]| {
         (0..16)
             .filter(|&i| per[i] != 0)

@@ -1,11 +1,33 @@
 //! What lane code needs to know about a program before it is lowered: the registers it
 //! uses (for the per-group transposes and clears) and whether its lanes may diverge.
 
-use super::geometry::alu_parts;
-use crate::pica::analysis::{Analysis, Exit, Guard};
-use crate::pica::lower::ops::flushed_sources;
-use picajit_interp::pica::isa::{DstReg, Instruction, Opcode, OperandDesc, SrcReg};
+use super::{Analysis, Exit, Guard};
+use picajit_interp::pica::isa::{DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Unit};
 use picajit_interp::pica::program::Program;
+
+/// Which sources of an instruction are read through the input flush (rule 1): those the
+/// opcode table's flush column gives a flushed component. A source not listed is read as it
+/// is. EX2 and LG2 flush in their own code, so their operand is read as it is here.
+pub fn flushed_sources(instr: &Instruction) -> [bool; 3] {
+    let Some(op) = instr.opcode() else {
+        return [false; 3];
+    };
+    let self_flushing = matches!(op.unit(), Unit::Ex2 | Unit::Lg2);
+    [0, 1, 2].map(|n| op.flushed(n, 0xF) != 0 && !self_flushing)
+}
+
+/// The parts of an ALU instruction the analysis needs: descriptor, sources (with their index
+/// in the descriptor), relative index, destination.
+pub fn alu_parts(instr: &Instruction) -> Option<(u8, Vec<SrcReg>, RelIndex, Option<DstReg>)> {
+    let o = instr.operands()?;
+    let rel = o.rel.into_iter().find(|&r| r != RelIndex::None);
+    Some((
+        o.desc,
+        o.src[..o.op.sources()].to_vec(),
+        rel.unwrap_or(RelIndex::None),
+        o.dst,
+    ))
+}
 
 /// The components of source `n` (0-2) of `instr` it reads, per the operand descriptor `d`
 /// (bit c = component c of the register, after the swizzle).
