@@ -6,6 +6,7 @@ use picajit::pica::asm::{assemble, assemble_with_warnings, AsmError, SourceFile}
 use picajit::pica::shbin::{
     Constant, GsInputMode, Output, OutputSemantic, ShaderKind, Shbin, Uniform,
 };
+use picajit_testkit::XorShift;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -1245,13 +1246,7 @@ fn units_and_metadata_directives() {
 
 #[test]
 fn never_panics_on_garbage() {
-    let mut x: u64 = 0x243F_6A88_85A3_08D3;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = XorShift(0x243F_6A88_85A3_08D3);
     let pieces = [
         ".proc",
         "main",
@@ -1312,11 +1307,11 @@ fn never_panics_on_garbage() {
         "=",
     ];
     for _ in 0..3000 {
-        let n = next() % 30;
+        let n = rng.next() % 30;
         let mut s = String::new();
         for _ in 0..n {
-            s.push_str(pieces[(next() % pieces.len() as u64) as usize]);
-            if next() % 3 == 0 {
+            s.push_str(pieces[(rng.next() % pieces.len() as u64) as usize]);
+            if rng.next() % 3 == 0 {
                 s.push(' ');
             }
         }
@@ -1327,7 +1322,7 @@ fn never_panics_on_garbage() {
     }
     // Random bytes as text.
     for _ in 0..500 {
-        let bytes: Vec<u8> = (0..(next() % 200)).map(|_| next() as u8).collect();
+        let bytes: Vec<u8> = (0..(rng.next() % 200)).map(|_| rng.next() as u8).collect();
         let s = String::from_utf8_lossy(&bytes);
         let _ = assemble_with_warnings(&[SourceFile {
             name: "f",

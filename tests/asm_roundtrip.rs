@@ -8,6 +8,7 @@ use picajit::pica::shbin::{
     Constant, Dvle, DvlpInfo, GsInputMode, Label, Output, OutputSemantic, ShaderKind, Shbin,
     Uniform,
 };
+use picajit_testkit::XorShift;
 
 fn asm(files: &[(&str, &str)]) -> Shbin {
     let srcs: Vec<SourceFile> = files
@@ -46,7 +47,39 @@ fn round_trip(files: &[(&str, &str)]) -> String {
 // ---------------------------------------------------------------------------------------------
 // Corpus
 
-const MVP: &str = "
+/// `outpos = projection × REG`: the last step of the transforms in the sources below.
+macro_rules! project {
+    ($reg:literal) => {
+        concat!(
+            "    dp4 outpos.x, projection[0], ",
+            $reg,
+            "\n",
+            "    dp4 outpos.y, projection[1], ",
+            $reg,
+            "\n",
+            "    dp4 outpos.z, projection[2], ",
+            $reg,
+            "\n",
+            "    dp4 outpos.w, projection[3], ",
+            $reg,
+            "\n",
+        )
+    };
+}
+
+/// `r0.xyz = modelview × inpos`.
+macro_rules! modelview {
+    () => {
+        concat!(
+            "    dph r0.x, inpos, modelview[0]\n",
+            "    dph r0.y, inpos, modelview[1]\n",
+            "    dph r0.z, inpos, modelview[2]\n",
+        )
+    };
+}
+
+const MVP: &str = concat!(
+    "
 ; model-view-projection
 .fvec projection[4], modelview[4]
 .constf ones(1.0, 1.0, 1.0, 1.0)
@@ -55,20 +88,19 @@ const MVP: &str = "
 .out outpos position
 .out outclr color
 .proc main
-    dph r0.x, inpos, modelview[0]
-    dph r0.y, inpos, modelview[1]
-    dph r0.z, inpos, modelview[2]
-    mov r0.w, ones
-    dp4 outpos.x, projection[0], r0
-    dp4 outpos.y, projection[1], r0
-    dp4 outpos.z, projection[2], r0
-    dp4 outpos.w, projection[3], r0
-    mov outclr, inclr
+",
+    modelview!(),
+    "    mov r0.w, ones
+",
+    project!("r0"),
+    "    mov outclr, inclr
     end
 .end
-";
+"
+);
 
-const LIGHTING: &str = "
+const LIGHTING: &str = concat!(
+    "
 .fvec projection[4], modelview[4]
 .fvec lightdir, halfvec, lightclr, ambient, material
 .constf consts(0.0, 1.0, 0.5, -2.5e-3)
@@ -81,15 +113,12 @@ const LIGHTING: &str = "
 .alias zero consts.xxxx
 .alias one consts.yyyy
 .proc main
-    dph r0.x, inpos, modelview[0]
-    dph r0.y, inpos, modelview[1]
-    dph r0.z, inpos, modelview[2]
-    mov r0.w, one
-    dp4 outpos.x, projection[0], r0
-    dp4 outpos.y, projection[1], r0
-    dp4 outpos.z, projection[2], r0
-    dp4 outpos.w, projection[3], r0
-    dp3 r1.x, modelview[0], innrm
+",
+    modelview!(),
+    "    mov r0.w, one
+",
+    project!("r0"),
+    "    dp3 r1.x, modelview[0], innrm
     dp3 r1.y, modelview[1], innrm
     dp3 r1.z, modelview[2], innrm
     dp3 r2.x, r1, r1
@@ -109,9 +138,11 @@ const LIGHTING: &str = "
     mov outtex.xy, intex
     end
 .end
-";
+"
+);
 
-const SKINNING: &str = "
+const SKINNING: &str = concat!(
+    "
 .fvec projection[4]
 .fvec bones[24]
 .constf consts(1.0, 0.0, 3.0, 0.0)
@@ -133,14 +164,13 @@ const SKINNING: &str = "
     mul r3.xyz, inwgt.xxxx, r1
     mad r3.xyz, r2, inwgt.yyyy, r3
     mov r3.w, consts.x
-    dp4 outpos.x, projection[0], r3
-    dp4 outpos.y, projection[1], r3
-    dp4 outpos.z, projection[2], r3
-    dp4 outpos.w, projection[3], r3
-    mov outclr, inwgt
+",
+    project!("r3"),
+    "    mov outclr, inwgt
     end
 .end
-";
+"
+);
 
 const LOOPS: &str = "
 .fvec projection[4]
@@ -218,7 +248,8 @@ const NESTED_IFS: &str = "
 .end
 ";
 
-const PROCS: &str = "
+const PROCS: &str = concat!(
+    "
 .fvec projection[4], tint
 .bool dotint
 .in inpos v0
@@ -226,11 +257,9 @@ const PROCS: &str = "
 .out outpos position
 .out outclr color
 .proc transform
-    dp4 outpos.x, projection[0], inpos
-    dp4 outpos.y, projection[1], inpos
-    dp4 outpos.z, projection[2], inpos
-    dp4 outpos.w, projection[3], inpos
-.end
+",
+    project!("inpos"),
+    ".end
 .proc applytint
     mul r0, tint, r0
 .end
@@ -243,7 +272,8 @@ const PROCS: &str = "
     mov outclr, r0
     end
 .end
-";
+"
+);
 
 const JUMPS: &str = "
 .fvec limit
@@ -411,7 +441,8 @@ const MISC: &str = "
 .end
 ";
 
-const TWO_FILES_VSH: &str = "
+const TWO_FILES_VSH: &str = concat!(
+    "
 .fvec projection[4]
 .in inpos v0
 .out outpos position
@@ -422,12 +453,11 @@ const TWO_FILES_VSH: &str = "
     end
 .end
 .proc common
-    dp4 outpos.x, projection[0], inpos
-    dp4 outpos.y, projection[1], inpos
-    dp4 outpos.z, projection[2], inpos
-    dp4 outpos.w, projection[3], inpos
-.end
-";
+",
+    project!("inpos"),
+    ".end
+"
+);
 
 const TWO_FILES_GSH: &str = "
 .gsh point c8
@@ -524,29 +554,6 @@ fn disassembly_is_stable() {
 
 // ---------------------------------------------------------------------------------------------
 // Random programs
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 /// A random word: fully random, or a valid instruction (unused bits clear), sometimes with
 /// flow targets and descriptor indices kept in range.

@@ -7,10 +7,10 @@
 //! crashes found while hardening them are in `tests/fuzz_regressions.rs`.
 
 mod engine_common;
-
+use cli_run::{picajit, rejects};
 use engine_common::run_vertex;
+use example_files::{assembled, example};
 use picajit::interp::pica::exec::ExecError;
-use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::isa::{encode, CondOp, Condition, Instruction};
 use picajit::interp::pica::program::{
     GsInputMode, Program, ProgramError, ShaderKind, CODE_WORDS, MAX_OPDESCS, MAX_OPDESC_TABLE,
@@ -22,39 +22,21 @@ use picajit::pica::engine::{
 };
 use picajit::pica::shbin::Shbin;
 use picajit::{Engine, Error};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-use target_exe::target_command;
+use std::path::PathBuf;
 
+mod cli_run;
+mod example_files;
 mod target_exe;
 use std::time::{Duration, Instant};
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
-
-const BACKENDS: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
+use picajit_testkit::testgen::MODES;
 
 fn word(i: Instruction) -> u32 {
     encode(&i).expect("encodable")
 }
 
-fn example(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("examples")
-            .join(name),
-    )
-    .expect("example exists")
-}
-
 fn example_shbin(name: &str) -> Vec<u8> {
-    let text = example(name);
-    assemble(&[SourceFile { name, text: &text }])
-        .expect("example assembles")
-        .to_bytes()
+    assembled(name).to_bytes()
 }
 
 /// A deterministic byte stream (64-bit LCG) standing in for random input.
@@ -297,6 +279,9 @@ fn assembler_garbage_gives_positioned_errors() {
 
 // ---------------------------------------------------------------- engine
 
+/// Every backend choice.
+const BACKENDS: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
+
 fn shaders(program: &Program, budget: u64) -> Vec<Shader> {
     let mut v = Vec::new();
     for backend in BACKENDS {
@@ -319,12 +304,7 @@ fn shaders(program: &Program, budget: u64) -> Vec<Shader> {
 
 #[test]
 fn engine_tiny_budgets_are_exact() {
-    let text = example("lights_loop.v.pica");
-    let shbin = assemble(&[SourceFile {
-        name: "lights_loop.v.pica",
-        text: &text,
-    }])
-    .expect("assembles");
+    let shbin = assembled("lights_loop.v.pica");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("program");
     let inputs = [[0.5f32; 4]; 16];
     let full = run_vertex(
@@ -542,12 +522,7 @@ fn running_off_the_end_and_undefined_opcodes_are_errors() {
 
 #[test]
 fn geometry_uniform_input_modes_with_hostile_indices() {
-    let text = example("point_to_quad.g.pica");
-    let shbin = assemble(&[SourceFile {
-        name: "point_to_quad.g.pica",
-        text: &text,
-    }])
-    .expect("assembles");
+    let shbin = assembled("point_to_quad.g.pica");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("program");
     let rows = [[1.0f32; 4]; 40];
     for mode in [
@@ -590,35 +565,8 @@ fn geometry_uniform_input_modes_with_hostile_indices() {
 
 // ---------------------------------------------------------------- command line
 
-fn picajit(args: &[&str]) -> Output {
-    target_command(env!("CARGO_BIN_EXE_picajit"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("picajit runs")
-}
-
-/// Non-zero exit, an error message, no panic.
-fn rejects(args: &[&str]) {
-    let out = picajit(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "picajit {args:?} should fail");
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "picajit {args:?} panicked: {err}"
-    );
-    assert!(
-        err.contains("error"),
-        "picajit {args:?} printed no error: {err}"
-    );
-}
-
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("picajit-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).expect("write scratch file");
-    path
+    cli_run::scratch("hostile", name, bytes)
 }
 
 #[test]
@@ -725,26 +673,26 @@ fn cli_rejects_bad_values() {
     for s in sets {
         rejects(&["run", mvp, "--set", s]);
     }
-    for args in [
-        &["run", mvp, "--engine", "quantum"][..],
-        &["run", mvp, "--float", "f16"],
-        &["run", mvp, "--float", "f32", "--rounding", "rne"],
-        &["run", mvp, "--rounding", "up"],
-        &["run", mvp, "--dvle", "1"],
-        &["run", mvp, "--dvle", "18446744073709551615"],
-        &["run", mvp, "--dvle", "-1"],
-        &["run", mvp, "--entry", "4096"],
-        &["run", mvp, "--entry", "4294967295"],
-        &["run", mvp, "--entry", "99999999999"],
-        &["run", mvp, "--entry", "0x"],
-        &["run", mvp, "--entry", "0xFFFFFFFFF"],
-        &["run", mvp, "--entry", "nolabel"],
-        &["run", mvp, "--budget", "-5"],
-        &["run", mvp, "--budget", "lots"],
-        &["bogus-subcommand"],
+    for (flag, value) in [
+        ("--engine", "quantum"),
+        ("--float", "f16"),
+        ("--rounding", "up"),
+        ("--dvle", "1"),
+        ("--dvle", "18446744073709551615"),
+        ("--dvle", "-1"),
+        ("--entry", "4096"),
+        ("--entry", "4294967295"),
+        ("--entry", "99999999999"),
+        ("--entry", "0x"),
+        ("--entry", "0xFFFFFFFFF"),
+        ("--entry", "nolabel"),
+        ("--budget", "-5"),
+        ("--budget", "lots"),
     ] {
-        rejects(args);
+        rejects(&["run", mvp, flag, value]);
     }
+    rejects(&["run", mvp, "--float", "f32", "--rounding", "rne"]);
+    rejects(&["bogus-subcommand"]);
 }
 
 #[test]

@@ -14,6 +14,10 @@ use picajit::theia::render::{readmemh, MAX_FILE_BYTES};
 use picajit::usc::{self, UscError};
 use picajit_interp::usc::UscOptions;
 
+mod example_files;
+
+use example_files::{assembled, example};
+
 /// `text` followed by comment lines (`comment` starts each) up to exactly `len` bytes.
 fn padded(text: &str, comment: &str, len: usize) -> String {
     assert!(text.len() + comment.len() < len);
@@ -36,19 +40,10 @@ fn padded(text: &str, comment: &str, len: usize) -> String {
     s
 }
 
-fn example(path: &str) -> String {
-    let p = format!("{}/examples/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
-}
-
 #[test]
 fn pica_assembler_accepts_its_limit_and_refuses_one_byte_more() {
     let src = example("mvp.v.pica");
-    let reference = assemble(&[SourceFile {
-        name: "mvp.v.pica",
-        text: &src,
-    }])
-    .unwrap();
+    let reference = assembled("mvp.v.pica");
 
     let at_limit = padded(&src, ";", MAX_SOURCE_BYTES);
     let files = [SourceFile {
@@ -108,13 +103,7 @@ fn pica_assembler_limit_counts_all_files_together() {
 
 #[test]
 fn shbin_parse_accepts_its_limit_and_refuses_one_byte_more() {
-    let src = example("mvp.v.pica");
-    let bytes = assemble(&[SourceFile {
-        name: "mvp.v.pica",
-        text: &src,
-    }])
-    .unwrap()
-    .to_bytes();
+    let bytes = assembled("mvp.v.pica").to_bytes();
     // At the limit the size check passes and the reader judges the contents: trailing bytes
     // after the last structure are not the size error (whatever the reader makes of them).
     let mut at_limit = bytes.clone();

@@ -11,59 +11,25 @@
 mod cases;
 mod jit_common;
 
-use jit_common::{check_regs, listing, run_compiled, Outcome};
+use cases::{full, io_binary as binary, io_mad, program, MODES};
+use jit_common::{check_regs, run_compiled, Outcome};
 use picajit::interp::pica::exec::Interpreter;
-use picajit::interp::pica::float::{FloatMode, Rounding, F24};
-use picajit::interp::pica::isa::{
-    encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
-};
+use picajit::interp::pica::float::{FloatMode, F24};
+use picajit::interp::pica::isa::{DstReg, Instruction, Opcode, RelIndex, SrcReg};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 
 run_all!(Backend::A64);
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
-
-fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
-    let code = instrs
-        .iter()
-        .map(|i| encode(i).expect("encodable"))
-        .collect();
-    Program::new(code, descs.to_vec(), 0, kind).expect("valid program")
-}
-
-fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
-    OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
-}
-
-fn jit(p: &Program, mode: FloatMode) -> CompiledShader {
-    compile(p, mode, Backend::A64, HostFeatures::detect())
-        .unwrap_or_else(|e| panic!("{e}\n{}", listing(p)))
-}
-
-fn full() -> u64 {
-    desc(0xF, [false; 3], [0x1B; 3])
-}
-
-fn binary(op: Opcode) -> Instruction {
-    Instruction::Binary {
-        op,
-        dst: DstReg::Output(0),
-        src1: SrcReg::Input(0),
-        src2: SrcReg::Input(1),
-        rel: RelIndex::None,
-        desc: 0,
-    }
+/// `instr; END`, a vertex shader with the [`full`] descriptor.
+fn single(instr: Instruction) -> Program {
+    program(&[instr, Instruction::End], &[full()], ShaderKind::Vertex)
 }
 
 /// Run `instr; END` on v0 = `a`, v1 = `b` (f32 bit patterns) in `mode` and compare.
 fn check_pair(instr: Instruction, mode: FloatMode, a: [u32; 4], b: [u32; 4]) {
-    let p = program(&[instr, Instruction::End], &[full()], ShaderKind::Vertex);
+    let p = single(instr);
     let shader = jit(&p, mode);
     let mut r = Registers::default();
     r.input[0] = a.map(f32::from_bits);
@@ -74,11 +40,7 @@ fn check_pair(instr: Instruction, mode: FloatMode, a: [u32; 4], b: [u32; 4]) {
 
 #[test]
 fn aarch64_code_runs_here() {
-    let p = program(
-        &[binary(Opcode::Add), Instruction::End],
-        &[full()],
-        ShaderKind::Vertex,
-    );
+    let p = single(binary(Opcode::Add));
     let shader = jit(&p, FloatMode::default());
     assert!(shader.is_executable());
     assert_eq!(shader.is_emulated(), cfg!(not(target_arch = "aarch64")));
@@ -163,11 +125,13 @@ fn f32_product_just_below_min_normal_is_flushed_not_double_rounded() {
         check_pair(binary(op), FloatMode::F32, [a; 4], [b; 4]);
         check_pair(binary(op), FloatMode::F32, [b; 4], [a | 0x8000_0000; 4]);
     }
-    let p = program(
-        &[binary(Opcode::Mul), Instruction::End],
-        &[full()],
-        ShaderKind::Vertex,
-    );
+    assert_eq!(f32_mul_compiled(a, b), 0);
+}
+
+/// o0.x of `mul o0, v0, v1` with v0 = `a`, v1 = `b` (f32 bit patterns, every component) in
+/// F32 mode, on compiled code only.
+fn f32_mul_compiled(a: u32, b: u32) -> u32 {
+    let p = single(binary(Opcode::Mul));
     let mut r = Registers::default();
     r.input[0] = [f32::from_bits(a); 4];
     r.input[1] = [f32::from_bits(b); 4];
@@ -178,7 +142,7 @@ fn f32_product_just_below_min_normal_is_flushed_not_double_rounded() {
                 .compiled_only(),
         )
         .unwrap();
-    assert_eq!(r.output[0][0].to_bits(), 0);
+    r.output[0][0].to_bits()
 }
 
 /// The companion of the above: `(2^25 - 1)·2^-151 = 2^-126 - 2^-151` is a tie at 24 bits that
@@ -187,22 +151,7 @@ fn f32_product_just_below_min_normal_is_flushed_not_double_rounded() {
 fn f32_product_tie_below_min_normal_rounds_up_to_it() {
     let (a, b) = (0x3F78_0000u32, 0x0084_2108); // 0.96875 · 1082401·2^-146
     check_pair(binary(Opcode::Mul), FloatMode::F32, [a; 4], [b; 4]);
-    let p = program(
-        &[binary(Opcode::Mul), Instruction::End],
-        &[full()],
-        ShaderKind::Vertex,
-    );
-    let mut r = Registers::default();
-    r.input[0] = [f32::from_bits(a); 4];
-    r.input[1] = [f32::from_bits(b); 4];
-    jit(&p, FloatMode::F32)
-        .invoke(
-            Invocation::one(&Uniforms::default(), &mut r)
-                .budget(10)
-                .compiled_only(),
-        )
-        .unwrap();
-    assert_eq!(r.output[0][0].to_bits(), 0x0080_0000);
+    assert_eq!(f32_mul_compiled(a, b), 0x0080_0000);
 }
 
 /// MAX/MIN return the second operand when either is NaN, unlike FMAX/FMIN; subnormal patterns
@@ -229,22 +178,7 @@ fn max_min_nan_and_subnormal_rules() {
 fn mad_is_not_fused() {
     let one_ulp = F24::from_bits(0x3F0001).to_f32().to_bits();
     let minus = F24::from_bits(0xBF0002).to_f32().to_bits();
-    let p = program(
-        &[
-            Instruction::Mad {
-                op: Opcode::Mad,
-                dst: DstReg::Output(0),
-                src1: SrcReg::Input(0),
-                src2: SrcReg::Input(1),
-                src3: SrcReg::Input(2),
-                rel: RelIndex::None,
-                desc: 0,
-            },
-            Instruction::End,
-        ],
-        &[full()],
-        ShaderKind::Vertex,
-    );
+    let p = single(io_mad());
     for mode in MODES {
         let shader = jit(&p, mode);
         let mut r = Registers::default();
@@ -265,11 +199,7 @@ fn mad_is_not_fused() {
 /// this checks the RTZ mode is installed by the code itself).
 #[test]
 fn fpcr_mode_is_installed_by_the_code() {
-    let p = program(
-        &[binary(Opcode::Mul), Instruction::End],
-        &[full()],
-        ShaderKind::Vertex,
-    );
+    let p = single(binary(Opcode::Mul));
     let mut r = Registers::default();
     r.input[0] = [F24::from_bits(0x3F0001).to_f32(); 4];
     r.input[1] = [F24::from_bits(0x3FC000).to_f32(); 4];

@@ -20,14 +20,18 @@
 //! of four lanes), so the same assertions on the counters hold for all.
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
+mod jit_common;
+
+use jit_common::Compiled;
+
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::{FloatMode, Rounding, F24};
 use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{Registers, Uniforms};
 use picajit::pica::bench::Workload;
 use picajit_jit::{
-    compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
-    Invocation, Outcome,
+    compile_with_options, A64Lanes, Backend, BatchStats, CompileOptions, CompiledShader, Error,
+    HostFeatures, Invocation, Outcome,
 };
 use picajit_testkit::testgen::{self, generate, value, Options, Rng, Values};
 
@@ -93,7 +97,7 @@ fn compile_for(program: &Program, mode: FloatMode, t: Target) -> Result<Compiled
 }
 
 /// `program` compiled for `backend`, with its multi-vertex code.
-fn compile_on(program: &Program, mode: FloatMode, backend: Target) -> CompiledShader {
+fn compile_on(program: &Program, mode: FloatMode, backend: Target) -> Compiled<'_> {
     let shader = compile_for(program, mode, backend).unwrap();
     assert_eq!(
         shader.batch_lanes(),
@@ -101,14 +105,15 @@ fn compile_on(program: &Program, mode: FloatMode, backend: Target) -> CompiledSh
         "{backend}: {:?}",
         shader.batch_ineligibility()
     );
-    shader
+    Compiled {
+        shader,
+        program,
+        mode,
+    }
 }
 
 fn cases(default: u64) -> u64 {
-    std::env::var("PICAJIT_BATCH_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    picajit_testkit::env_count("PICAJIT_BATCH_CASES").unwrap_or(default)
 }
 
 type Row = [[f32; 4]; 16];
@@ -165,15 +170,13 @@ fn first_diff(a: &[Row], b: &[Row]) -> String {
 /// Run `inputs` through `shader.run_batch` and compare with the interpreter. The `deopts`
 /// count is the per-vertex path's business and is not compared.
 fn check_batch(
-    shader: &CompiledShader,
-    program: &Program,
-    mode: FloatMode,
+    shader: &Compiled,
     inputs: &[Row],
     uniforms: &Uniforms,
     budget: u64,
     what: &dyn Fn() -> String,
 ) {
-    let (want, want_info) = reference(program, mode, inputs, uniforms, budget);
+    let (want, want_info) = reference(shader.program, shader.mode, inputs, uniforms, budget);
     // Garbage in the output rows: every output register must be written by run_batch.
     let mut got = vec![[[f32::from_bits(0x7FC0_1234); 4]; 16]; inputs.len()];
     let got_info = shader.invoke(Invocation::batch(uniforms, inputs, &mut got).budget(budget));
@@ -211,6 +214,19 @@ fn check_batch(
             what()
         ),
     }
+}
+
+/// [`check_batch`] with a budget no program here reaches, and the shader's batch statistics
+/// before and after it.
+fn check_stats(
+    shader: &Compiled,
+    inputs: &[Row],
+    uniforms: &Uniforms,
+    what: &dyn Fn() -> String,
+) -> (BatchStats, BatchStats) {
+    let before = shader.batch_stats();
+    check_batch(shader, inputs, uniforms, 1 << 20, what);
+    (before, shader.batch_stats())
 }
 
 /// `run_batch_masked`: the registers in the mask exactly as `run_batch` gives them, every
@@ -287,15 +303,7 @@ fn examples_on(b: Target) {
             for n in [67usize, 1024] {
                 let inputs = w.inputs(mode, n);
                 let what = || format!("{b} {} {mode:?} n={n}", w.name);
-                check_batch(
-                    &shader,
-                    &w.program,
-                    mode,
-                    &inputs,
-                    &uniforms,
-                    1 << 20,
-                    &what,
-                );
+                check_batch(&shader, &inputs, &uniforms, 1 << 20, &what);
             }
             let s = shader.batch_stats();
             assert!(
@@ -310,23 +318,13 @@ fn examples_on(b: Target) {
                 // masks. Groups whose vertices agree (each group one vertex repeated, the
                 // coherent case of neighbouring vertices) need no split at all.
                 assert!(s.splits > 0, "{b} {} {mode:?}: {s:?}", w.name);
-                let before = s;
                 let coherent: Vec<Row> = w
                     .inputs(mode, 64)
                     .iter()
                     .flat_map(|row| std::iter::repeat_n(*row, 8))
                     .collect();
                 let what = || format!("{b} {} {mode:?} coherent groups", w.name);
-                check_batch(
-                    &shader,
-                    &w.program,
-                    mode,
-                    &coherent,
-                    &uniforms,
-                    1 << 20,
-                    &what,
-                );
-                let s2 = shader.batch_stats();
+                let (before, s2) = check_stats(&shader, &coherent, &uniforms, &what);
                 // check_batch runs the batch twice: `run_batch` and `run_batch_masked`.
                 assert_eq!(
                     s2.groups - before.groups,
@@ -376,7 +374,11 @@ fn random_on(b: Target, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, ste
     for seed in (seed0..seed0 + n_all).step_by(step as usize) {
         let case = generate(seed, &cfg);
         let shader = match compile_for(&case.program, mode, b) {
-            Ok(s) => s,
+            Ok(shader) => Compiled {
+                shader,
+                program: &case.program,
+                mode,
+            },
             Err(picajit_jit::Error::Unsupported(_)) => continue,
             Err(e) => panic!("{e}"),
         };
@@ -412,15 +414,7 @@ fn random_on(b: Target, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, ste
                 )
             )
         };
-        check_batch(
-            &shader,
-            &case.program,
-            mode,
-            &inputs,
-            &case.uniforms,
-            budget,
-            &what,
-        );
+        check_batch(&shader, &inputs, &case.uniforms, budget, &what);
         let s = shader.batch_stats();
         soa_groups += s.groups;
         fallbacks += s.fallbacks;
@@ -441,50 +435,38 @@ fn random_on(b: Target, mode: FloatMode, flow: bool, seed0: u64, n_all: u64, ste
     }
 }
 
-#[test]
-fn random_straight_line_f24_rtz() {
-    random(F24Z, false, 100_000, cases(2000));
+/// One test per float mode, straight-line and with control flow: the first seed and the
+/// default number of programs ([`cases`]).
+macro_rules! random_tests {
+    ($($name:ident: $mode:expr, $flow:expr, $seed0:expr, $n:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            random($mode, $flow, $seed0, cases($n));
+        }
+    )*};
 }
 
-#[test]
-fn random_straight_line_f24_rne() {
-    random(F24N, false, 200_000, cases(1500));
-}
-
-#[test]
-fn random_straight_line_f32() {
-    random(FloatMode::F32, false, 300_000, cases(1500));
-}
-
-#[test]
-fn random_flow_f24_rtz() {
-    random(F24Z, true, 400_000, cases(2000));
-}
-
-#[test]
-fn random_flow_f24_rne() {
-    random(F24N, true, 500_000, cases(1000));
-}
-
-#[test]
-fn random_flow_f32() {
-    random(FloatMode::F32, true, 600_000, cases(1000));
+random_tests! {
+    random_straight_line_f24_rtz: F24Z, false, 100_000, 2000;
+    random_straight_line_f24_rne: F24N, false, 200_000, 1500;
+    random_straight_line_f32: FloatMode::F32, false, 300_000, 1500;
+    random_flow_f24_rtz: F24Z, true, 400_000, 2000;
+    random_flow_f24_rne: F24N, true, 500_000, 1000;
+    random_flow_f32: FloatMode::F32, true, 600_000, 1000;
 }
 
 // ---------------------------------------------------------------- hand-written shapes
 
-const SHAPES: &str = r#"
-.fvec table[8]
-.constf k(0.0, 1.0, 2.0, 3.0)
-.consti loop3(2, 250, 3, 0)
-.in a v0
-.in b v1
-.out opos position
-.out oclr color
-.out otc0 texcoord0
-.out otc1 texcoord1
-.out otc2 texcoord2
-.proc main
+/// Inputs `a` and `b`, outputs `opos`, `oclr`, `otc0` and `otc1`: the declarations of the
+/// hand-written programs that read two inputs.
+const IO_AB: &str = ".in a v0\n.in b v1\n.out opos position\n.out oclr color\n\
+                     .out otc0 texcoord0\n.out otc1 texcoord1\n";
+
+fn shapes_source() -> String {
+    format!(
+        "\n.fvec table[8]\n.constf k(0.0, 1.0, 2.0, 3.0)\n.consti loop3(2, 250, 3, 0)\n\
+         {IO_AB}.out otc2 texcoord2\n.proc main{}",
+        r#"
     mova a0.xy, a
     mov r8, b
     mov r6, table[a0.y+2]
@@ -523,7 +505,9 @@ skip:
     mov otc2, r5
     end
 .end
-"#;
+"#
+    )
+}
 
 #[test]
 fn hand_written_shapes() {
@@ -533,7 +517,7 @@ fn hand_written_shapes() {
 }
 
 fn shapes_on(b: Target) {
-    let w = Workload::from_source("shapes.v.pica", SHAPES).unwrap();
+    let w = Workload::from_source("shapes.v.pica", &shapes_source()).unwrap();
     let mut r = Rng::new(77);
     for mode in MODES {
         let shader = compile_on(&w.program, mode, b);
@@ -574,18 +558,8 @@ fn shapes_on(b: Target) {
                     inputs.push(row);
                 }
             }
-            let before = shader.batch_stats();
             let what = || format!("{b} shapes {mode:?} coherent {coherent}");
-            check_batch(
-                &shader,
-                &w.program,
-                mode,
-                &inputs,
-                &uniforms,
-                1 << 20,
-                &what,
-            );
-            let after = shader.batch_stats();
+            let (before, after) = check_stats(&shader, &inputs, &uniforms, &what);
             // Every group finishes on SoA code, twice (`run_batch` and `run_batch_masked`,
             // see check_batch): divergent ones with lane masks.
             assert_eq!(
@@ -688,18 +662,8 @@ fn edges_on(b: Target) {
                     row
                 })
                 .collect();
-            let before = shader.batch_stats();
             let what = || format!("{b} edges program {k} {mode:?}\n{src}");
-            check_batch(
-                &shader,
-                &w.program,
-                mode,
-                &inputs,
-                &uniforms,
-                1 << 20,
-                &what,
-            );
-            let after = shader.batch_stats();
+            let (before, after) = check_stats(&shader, &inputs, &uniforms, &what);
             assert!(after.groups > before.groups, "{b} {mode:?} {after:?}");
             assert_eq!(after.fallbacks, before.fallbacks, "{b} {mode:?} {after:?}");
         }
@@ -792,36 +756,30 @@ fn uniform_changes_on(b: Target) {
         ] {
             let (shader, mode) = (&shaders[p][k], MODES[k]);
             let what = || format!("{b} {} row {row} = {v:?}, {mode:?}", programs[p].name);
-            let before = shader.batch_stats().groups;
-            check_batch(
-                shader,
-                &programs[p].program,
-                mode,
-                &inputs,
-                &uniforms,
-                1 << 20,
-                &what,
-            );
-            assert_eq!(shader.batch_stats().groups - before, 16, "{}", what());
+            let (before, after) = check_stats(shader, &inputs, &uniforms, &what);
+            assert_eq!(after.groups - before.groups, 16, "{}", what());
         }
     }
 }
 
 // ---------------------------------------------------------------- divergence
 
+/// A program with input `a` and outputs `opos` and `oclr`: `decls`, those declarations, and
+/// `body` (from the end of the `.proc main` line) as `main`; a body may close `main` and add
+/// procedures, the last `.end` is added.
+fn with_io(decls: &str, body: &str) -> String {
+    format!("{decls}.in a v0\n.out opos position\n.out oclr color\n.proc main{body}.end\n")
+}
+
 /// Shapes of divergent control flow, each with whether its divergent groups can finish with
 /// lane masks (`true`) or must stop and rerun per vertex (`false`: a lane needs its own aL or
-/// loop counter, which a group keeps once).
-const DIVERGENT: [(&str, bool, &str); 7] = [
+/// loop counter, which a group keeps once), and its declarations and body ([`with_io`]).
+const DIVERGENT: [(&str, bool, &str, &str); 7] = [
     (
         "if_else_join",
         true,
+        "\n.constf k(0.0, 1.0, 2.0, 0.5)\n",
         r#"
-.constf k(0.0, 1.0, 2.0, 0.5)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     cmp k.xxxx, lt, ge, a.xyzw
     mov r1, k.wwww
     ifc cmp.x
@@ -836,20 +794,13 @@ const DIVERGENT: [(&str, bool, &str); 7] = [
     mov opos, r0
     mov oclr, r1
     end
-.end
 "#,
     ),
     (
         "break_inside_loop",
         true,
+        "\n.fvec table[8]\n.constf k(0.0, 1.0, 2.0, 0.5)\n.consti loop8(7, 0, 1, 0)\n",
         r#"
-.fvec table[8]
-.constf k(0.0, 1.0, 2.0, 0.5)
-.consti loop8(7, 0, 1, 0)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     mov r0, k.xxxx
     mov r1, k.xxxx
     for loop8
@@ -861,20 +812,13 @@ const DIVERGENT: [(&str, bool, &str); 7] = [
     mov opos, r0
     mov oclr, r1
     end
-.end
 "#,
     ),
     (
         "if_inside_loop_rejoins",
         true,
+        "\n.fvec table[8]\n.constf k(0.0, 1.0, 2.0, 0.5)\n.consti loop4(3, 2, 1, 0)\n",
         r#"
-.fvec table[8]
-.constf k(0.0, 1.0, 2.0, 0.5)
-.consti loop4(3, 2, 1, 0)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     mov r0, a
     mov r1, k.xxxx
     for loop4
@@ -890,18 +834,13 @@ const DIVERGENT: [(&str, bool, &str); 7] = [
     mov opos, r0
     mov oclr, r1
     end
-.end
 "#,
     ),
     (
         "end_and_jump_per_lane",
         true,
+        "\n.constf k(0.0, 1.0, 2.0, 0.5)\n",
         r#"
-.constf k(0.0, 1.0, 2.0, 0.5)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     mov oclr, k.yyyy
     cmp k.xxxx, lt, lt, a.xyzw
     jmpc cmp.y, later
@@ -915,20 +854,13 @@ later:
     mov opos, -a
     litp oclr, a
     end
-.end
 "#,
     ),
     (
         "call_and_loop_in_divergent_arm",
         true,
+        "\n.fvec table[8]\n.constf k(0.0, 1.0, 2.0, 0.5)\n.consti loop3(2, 1, 2, 0)\n",
         r#"
-.fvec table[8]
-.constf k(0.0, 1.0, 2.0, 0.5)
-.consti loop3(2, 1, 2, 0)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     mov r0, k.xxxx
     cmp k.xxxx, lt, lt, a.xyzw
     callc cmp.x, sub
@@ -944,20 +876,13 @@ later:
 .proc sub
     add r0, k.zzzz, a
     cmp k.zzzz, le, le, r0
-.end
 "#,
     ),
     (
         "al_after_divergent_break",
         false,
+        "\n.fvec table[8]\n.constf k(0.0, 1.0, 2.0, 0.5)\n.consti loop8(7, 0, 1, 0)\n",
         r#"
-.fvec table[8]
-.constf k(0.0, 1.0, 2.0, 0.5)
-.consti loop8(7, 0, 1, 0)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     mov r0, k.xxxx
     for loop8
         cmp table[aL], le, lt, a.xxxx
@@ -967,21 +892,13 @@ later:
     mov opos, table[aL]
     mov oclr, r0
     end
-.end
 "#,
     ),
     (
         "outer_loop_after_divergent_inner_break",
         false,
+        "\n.fvec table[8]\n.constf k(0.0, 1.0, 2.0, 0.5)\n.consti outer(2, 0, 2, 0)\n.consti inner(3, 0, 1, 0)\n",
         r#"
-.fvec table[8]
-.constf k(0.0, 1.0, 2.0, 0.5)
-.consti outer(2, 0, 2, 0)
-.consti inner(3, 0, 1, 0)
-.in a v0
-.out opos position
-.out oclr color
-.proc main
     mov r0, k.xxxx
     for outer
         for inner
@@ -994,7 +911,6 @@ later:
     mov opos, r0
     mov oclr, a
     end
-.end
 "#,
     ),
 ];
@@ -1010,10 +926,7 @@ fn divergence_over_many_blocks() {
 }
 
 fn many_blocks_on(b: Target) {
-    let mut src = String::from(
-        ".constf k(0.0, 1.0, 2.0, 0.5)\n.in a v0\n.out opos position\n.out oclr color\n\
-         .proc main\n    mov r0, a\n    mov r1, k.xxxx\n",
-    );
+    let mut body = String::from("\n    mov r0, a\n    mov r1, k.xxxx\n");
     for i in 0..40 {
         let c = ["x", "y", "z", "w"][i % 4];
         for line in [
@@ -1030,11 +943,12 @@ fn many_blocks_on(b: Target) {
             "        add r0, k.yyyy, r0.wxyz".into(),
             "    .end".into(),
         ] {
-            src.push_str(&line);
-            src.push('\n');
+            body.push_str(&line);
+            body.push('\n');
         }
     }
-    src.push_str("    mov opos, r0\n    mov oclr, r1\n    end\n.end\n");
+    body.push_str("    mov opos, r0\n    mov oclr, r1\n    end\n");
+    let src = with_io(".constf k(0.0, 1.0, 2.0, 0.5)\n", &body);
     let w = Workload::from_source("many_blocks.v.pica", &src).unwrap();
     let mut r = Rng::new(4321);
     for mode in MODES {
@@ -1053,31 +967,13 @@ fn many_blocks_on(b: Target) {
                 row
             })
             .collect();
-        let before = shader.batch_stats();
         let what = || format!("{b} many blocks {mode:?}");
-        check_batch(
-            &shader,
-            &w.program,
-            mode,
-            &inputs,
-            &uniforms,
-            1 << 20,
-            &what,
-        );
-        let after = shader.batch_stats();
+        let (before, after) = check_stats(&shader, &inputs, &uniforms, &what);
         assert_eq!(after.fallbacks, before.fallbacks, "{b} {after:?}");
         assert!(after.splits > before.splits + 64, "{b} {after:?}");
         for budget in [30, 90, 150] {
             let what = || format!("{b} many blocks {mode:?} budget {budget}");
-            check_batch(
-                &shader,
-                &w.program,
-                mode,
-                &inputs[..40],
-                &uniforms,
-                budget,
-                &what,
-            );
+            check_batch(&shader, &inputs[..40], &uniforms, budget, &what);
         }
     }
 }
@@ -1094,8 +990,9 @@ fn divergent_shapes() {
 
 fn divergent_shapes_on(b: Target) {
     let mut r = Rng::new(1234);
-    for (name, masked, src) in DIVERGENT {
-        let w = Workload::from_source(&format!("{name}.v.pica"), src).unwrap();
+    for (name, masked, decls, body) in DIVERGENT {
+        let src = with_io(decls, body);
+        let w = Workload::from_source(&format!("{name}.v.pica"), &src).unwrap();
         for mode in MODES {
             let shader = compile_on(&w.program, mode, b);
             let mut uniforms = w.uniforms(mode);
@@ -1117,18 +1014,8 @@ fn divergent_shapes_on(b: Target) {
                     row
                 })
                 .collect();
-            let before = shader.batch_stats();
             let what = || format!("{b} {name} {mode:?}");
-            check_batch(
-                &shader,
-                &w.program,
-                mode,
-                &inputs,
-                &uniforms,
-                1 << 20,
-                &what,
-            );
-            let after = shader.batch_stats();
+            let (before, after) = check_stats(&shader, &inputs, &uniforms, &what);
             if masked {
                 assert!(after.splits > before.splits, "{name} {mode:?}: {after:?}");
                 assert_eq!(
@@ -1150,15 +1037,7 @@ fn divergent_shapes_on(b: Target) {
             // either finishes or fails exactly as on the interpreter.
             for budget in [6, 11, 17, 25, 40] {
                 let what = || format!("{b} {name} {mode:?} budget {budget}");
-                check_batch(
-                    &shader,
-                    &w.program,
-                    mode,
-                    &inputs[..80],
-                    &uniforms,
-                    budget,
-                    &what,
-                );
+                check_batch(&shader, &inputs[..80], &uniforms, budget, &what);
             }
         }
     }
@@ -1230,24 +1109,21 @@ fn transcendental_on(b: Target, op: &str, f: fn(f32, FloatMode) -> f32) {
     }
 }
 
-#[test]
-fn ex2_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("ex2", picajit::interp::pica::float::ex2);
+/// One test per function: the opcode and the float model's function.
+macro_rules! transcendental_tests {
+    ($($name:ident: $op:literal, $f:ident;)*) => {$(
+        #[test]
+        fn $name() {
+            transcendental_lanes_match_the_float_model($op, picajit::interp::pica::float::$f);
+        }
+    )*};
 }
 
-#[test]
-fn lg2_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("lg2", picajit::interp::pica::float::lg2);
-}
-
-#[test]
-fn rcp_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("rcp", picajit::interp::pica::float::rcp);
-}
-
-#[test]
-fn rsq_lanes_match_the_float_model_over_the_f24_range() {
-    transcendental_lanes_match_the_float_model("rsq", picajit::interp::pica::float::rsq);
+transcendental_tests! {
+    ex2_lanes_match_the_float_model_over_the_f24_range: "ex2", ex2;
+    lg2_lanes_match_the_float_model_over_the_f24_range: "lg2", lg2;
+    rcp_lanes_match_the_float_model_over_the_f24_range: "rcp", rcp;
+    rsq_lanes_match_the_float_model_over_the_f24_range: "rsq", rsq;
 }
 
 /// Flushing reads of temporaries written by a MOV of an input or uniform load the source's
@@ -1262,15 +1138,9 @@ fn flushing_reads_of_moved_registers() {
 }
 
 fn moved_registers_on(b: Target) {
-    let src = r#"
-.fvec k
-.in a v0
-.in b v1
-.out opos position
-.out oclr color
-.out otc0 texcoord0
-.out otc1 texcoord1
-.proc main
+    let src = format!(
+        "\n.fvec k\n{IO_AB}.proc main{}",
+        r#"
     mov r0, a
     mov r1.yzw, b.wzyx
     mov r2, k
@@ -1292,8 +1162,9 @@ fn moved_registers_on(b: Target) {
     mov otc1, r7
     end
 .end
-"#;
-    let w = Workload::from_source("moved.v.pica", src).unwrap();
+"#
+    );
+    let w = Workload::from_source("moved.v.pica", &src).unwrap();
     for mode in MODES {
         let shader = compile_on(&w.program, mode, b);
         let specials: Vec<f32> = match mode {
@@ -1322,31 +1193,60 @@ fn moved_registers_on(b: Target) {
             let mut uniforms = w.uniforms(mode);
             uniforms.set_float_raw(0, [kv, specials[(j + 1) % n], specials[(j + 2) % n], kv]);
             let what = || format!("{b} {mode:?}, k = special {j}");
-            check_batch(
-                &shader,
-                &w.program,
-                mode,
-                &inputs,
-                &uniforms,
-                1 << 20,
-                &what,
-            );
+            check_batch(&shader, &inputs, &uniforms, 1 << 20, &what);
         }
         assert!(shader.batch_stats().groups > 0);
     }
 }
 
-/// The C ABI's batch calls reach the multi-vertex code of both JITs (AArch64 under the
-/// emulator here): `picajit_shader_get_info` reports the 8-lane path, and the output bytes
-/// and instruction counts of `picajit_shader_run_batch`, and of `picajit_shader_run_batch_ex`
-/// from a unit state (with the state handed back), equal the interpreter's through the same
-/// calls (same layouts and conversions), for each example vertex shader.
+/// A C ABI call that must succeed.
+#[track_caller]
+fn ok(status: picajit::capi::PicajitStatus) {
+    assert_eq!(status, picajit::capi::PicajitStatus::PICAJIT_OK);
+}
+
+/// Whole vertices of 64 packed f32 values, through the C ABI.
+const C_ROWS: picajit::capi::pica::PicajitVertexLayout = picajit::capi::pica::PicajitVertexLayout {
+    format: picajit::capi::pica::PicajitFormat::PICAJIT_FORMAT_F32 as u32,
+    flags: 0,
+    mask: 0xFFFF,
+    stride: 256,
+};
+
+/// The vertices the C ABI lane-code tests run.
+const C_VERTICES: usize = 203;
+
+/// The JITs with lane code on this host, as C ABI backends (AArch64 under the emulator on
+/// other hosts).
+fn c_jits() -> Vec<picajit::capi::PicajitEngineKind> {
+    use picajit::capi::PicajitEngineKind;
+    let mut jits = vec![PicajitEngineKind::PICAJIT_ENGINE_A64];
+    if backends().iter().any(|t| *t == Backend::X64) {
+        jits.push(PicajitEngineKind::PICAJIT_ENGINE_X64);
+    }
+    jits
+}
+
+/// The example `w` for the C ABI: its shbin, [`C_VERTICES`] vertices of its inputs as
+/// [`C_ROWS`], and its uniforms (F24, round toward zero).
+fn c_example(w: &Workload) -> (Vec<u8>, Vec<f32>, Uniforms) {
+    let (name, text) = picajit::pica::bench::EXAMPLES
+        .iter()
+        .find(|(n, _)| *n == w.name)
+        .expect("example source");
+    let shbin = picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text }])
+        .expect("assembles")
+        .to_bytes();
+    let inputs = w.inputs(F24Z, C_VERTICES).into_iter().flatten().flatten();
+    (shbin, inputs.collect(), w.uniforms(F24Z))
+}
+
 /// An engine on `backend` with `shbin`'s first DVLE loaded and a uniform table holding
 /// `table`'s floats and integers and the boolean set `bools`, through the C ABI (the two C
 /// ABI lane-code tests below share it).
 ///
 /// # Safety
-/// The caller destroys the three handles once, uniforms and shader before the engine.
+/// The caller releases the handles once, with [`c_release`].
 unsafe fn c_load(
     backend: picajit::capi::PicajitEngineKind,
     shbin: &[u8],
@@ -1357,112 +1257,112 @@ unsafe fn c_load(
     *mut picajit::capi::pica::PicajitShader,
     *mut picajit::capi::pica::PicajitUniforms,
 ) {
-    use picajit::capi::{pica::*, PicajitStatus};
+    use picajit::capi::pica::*;
     use std::ptr::null_mut;
     let rows: Vec<f32> = (0..96).flat_map(|i| table.float(i)).collect();
     // SAFETY: every pointer passed is a live local of the right size; the handles are the
     // library's and go back to the caller.
     unsafe {
         let mut cfg = std::mem::zeroed::<PicajitEngineConfig>();
-        assert_eq!(
-            picajit_engine_config_init(&mut cfg),
-            PicajitStatus::PICAJIT_OK
-        );
+        ok(picajit_engine_config_init(&mut cfg));
         cfg.engine = backend as u32;
         let mut engine = null_mut();
-        assert_eq!(
-            picajit_engine_create(&cfg, &mut engine),
-            PicajitStatus::PICAJIT_OK
-        );
+        ok(picajit_engine_create(&cfg, &mut engine));
         let mut shader = null_mut();
-        assert_eq!(
-            picajit_shader_load_shbin(engine, shbin.as_ptr().cast(), shbin.len(), 0, &mut shader),
-            PicajitStatus::PICAJIT_OK
-        );
+        let (bytes, len) = (shbin.as_ptr().cast(), shbin.len());
+        ok(picajit_shader_load_shbin(
+            engine,
+            bytes,
+            len,
+            0,
+            &mut shader,
+        ));
         let mut uniforms = null_mut();
-        assert_eq!(
-            picajit_uniforms_create(engine, &mut uniforms),
-            PicajitStatus::PICAJIT_OK
-        );
-        assert_eq!(
-            picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()),
-            PicajitStatus::PICAJIT_OK
-        );
+        ok(picajit_uniforms_create(engine, &mut uniforms));
+        ok(picajit_uniforms_set_float(uniforms, 0, 96, rows.as_ptr()));
         for (i, v) in (0..4u32).map(|i| (i, table.int(i as usize))) {
-            assert_eq!(
-                picajit_uniforms_set_int(uniforms, i, v.as_ptr()),
-                PicajitStatus::PICAJIT_OK
-            );
+            ok(picajit_uniforms_set_int(uniforms, i, v.as_ptr()));
         }
-        assert_eq!(
-            picajit_uniforms_set_bools(uniforms, bools),
-            PicajitStatus::PICAJIT_OK
-        );
+        ok(picajit_uniforms_set_bools(uniforms, bools));
         (engine, shader, uniforms)
     }
 }
 
+/// Which backend runs `shader`, and its batch path and lanes (`picajit_shader_get_info`).
+///
+/// # Safety
+/// `shader` is a live handle.
+unsafe fn c_path(shader: *mut picajit::capi::pica::PicajitShader) -> (u32, u32, u32) {
+    use picajit::capi::pica::*;
+    // SAFETY: `info` is a live local of the size it says; the caller vouches for `shader`.
+    unsafe {
+        let mut info = std::mem::zeroed::<PicajitShaderInfo>();
+        info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
+        ok(picajit_shader_get_info(shader, &mut info));
+        (info.engine as u32, info.batch_path as u32, info.batch_lanes)
+    }
+}
+
+/// Releases what [`c_load`] made.
+///
+/// # Safety
+/// The handles are [`c_load`]'s, released once.
+unsafe fn c_release(
+    (engine, shader, uniforms): (
+        *mut picajit::capi::pica::PicajitEngine,
+        *mut picajit::capi::pica::PicajitShader,
+        *mut picajit::capi::pica::PicajitUniforms,
+    ),
+) {
+    use picajit::capi::pica::*;
+    // SAFETY: the caller vouches for the handles; uniforms and shader go before the engine.
+    unsafe {
+        picajit_uniforms_destroy(uniforms);
+        picajit_shader_destroy(shader);
+        picajit_engine_destroy(engine);
+    }
+}
+
+/// A JIT's [`c_path`]: active, on the eight-lane batch path.
+#[track_caller]
+fn assert_eight_lanes(path: (u32, u32, u32), jit: picajit::capi::PicajitEngineKind, name: &str) {
+    let eight = picajit::capi::pica::PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32;
+    assert_eq!(path.0, jit as u32, "{name}: {jit:?} not active");
+    assert_eq!((path.1, path.2), (eight, 8), "{name}: {jit:?}");
+}
+
+/// The C ABI's batch calls reach the multi-vertex code of both JITs (AArch64 under the
+/// emulator here): `picajit_shader_get_info` reports the 8-lane path, and the output bytes
+/// and instruction counts of `picajit_shader_run_batch`, and of `picajit_shader_run_batch_ex`
+/// from a unit state (with the state handed back), equal the interpreter's through the same
+/// calls (same layouts and conversions), for each example vertex shader.
 #[test]
 fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
-    use picajit::capi::{pica::*, PicajitEngineKind, PicajitStatus};
-    let mut jits = vec![PicajitEngineKind::PICAJIT_ENGINE_A64];
-    if backends().iter().any(|t| *t == Backend::X64) {
-        jits.push(PicajitEngineKind::PICAJIT_ENGINE_X64);
-    }
-    for (name, src) in picajit::pica::bench::EXAMPLES
+    use picajit::capi::{pica::*, PicajitEngineKind};
+    let jits = c_jits();
+    for w in Workload::examples()
+        .expect("examples")
         .iter()
-        .filter(|(n, _)| n.ends_with(".v.pica"))
+        .filter(|w| w.name.ends_with(".v.pica"))
     {
-        let w = Workload::examples()
-            .expect("examples")
-            .into_iter()
-            .find(|w| w.name == *name)
-            .expect("example");
-        let shbin =
-            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: src }])
-                .expect("assembles")
-                .to_bytes();
-        let n = 203;
-        let inputs: Vec<f32> = w
-            .inputs(F24Z, n)
-            .iter()
-            .flatten()
-            .flatten()
-            .copied()
-            .collect();
-        let table = w.uniforms(F24Z);
+        let name = &w.name;
+        let (shbin, inputs, table) = c_example(w);
+        let n = C_VERTICES;
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
-        // every handle comes from the library and is destroyed once.
+        // every handle comes from the library and is released once.
         let run = |backend: PicajitEngineKind| unsafe {
-            let (engine, shader, uniforms) = c_load(backend, &shbin, &table, table.bools());
-            let layout = PicajitVertexLayout {
-                format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
-                flags: 0,
-                mask: 0xFFFF,
-                stride: 256,
-            };
+            let handles = c_load(backend, &shbin, &table, table.bools());
+            let (_, shader, uniforms) = handles;
             let mut out = vec![0f32; 64 * n];
             let mut stats = PicajitRunStats::default();
-            assert_eq!(
-                picajit_shader_run_batch(
-                    shader,
-                    uniforms,
-                    &layout,
-                    inputs.as_ptr().cast(),
-                    &layout,
-                    out.as_mut_ptr().cast(),
-                    n,
-                    &mut stats,
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
+            let (rows, dst) = (inputs.as_ptr().cast(), out.as_mut_ptr().cast());
+            ok(picajit_shader_run_batch(
+                shader, uniforms, &C_ROWS, rows, &C_ROWS, dst, n, &mut stats,
+            ));
             // The same batch with every vertex starting from a given unit state
             // (`run_batch_from` on the JITs), handing back the last vertex's state.
             let mut opt = std::mem::zeroed::<PicajitRunOptions>();
-            assert_eq!(
-                picajit_run_options_init(&mut opt),
-                PicajitStatus::PICAJIT_OK
-            );
+            ok(picajit_run_options_init(&mut opt));
             let mut start = std::mem::zeroed::<PicajitUnitState>();
             for (k, row) in start.r.iter_mut().enumerate() {
                 *row = [0.25 * k as f32, 0.5, -1.0, 2.0];
@@ -1473,29 +1373,20 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             opt.state_out = &mut end;
             let mut from = vec![0f32; 64 * n];
             let mut from_stats = PicajitRunStats::default();
-            assert_eq!(
-                picajit_shader_run_batch_ex(
-                    shader,
-                    uniforms,
-                    &layout,
-                    inputs.as_ptr().cast(),
-                    &layout,
-                    from.as_mut_ptr().cast(),
-                    n,
-                    &opt,
-                    &mut from_stats,
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
-            let mut info = std::mem::zeroed::<PicajitShaderInfo>();
-            info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
-            assert_eq!(
-                picajit_shader_get_info(shader, &mut info),
-                PicajitStatus::PICAJIT_OK
-            );
-            picajit_uniforms_destroy(uniforms);
-            picajit_shader_destroy(shader);
-            picajit_engine_destroy(engine);
+            let from_dst = from.as_mut_ptr().cast();
+            ok(picajit_shader_run_batch_ex(
+                shader,
+                uniforms,
+                &C_ROWS,
+                rows,
+                &C_ROWS,
+                from_dst,
+                n,
+                &opt,
+                &mut from_stats,
+            ));
+            let path = c_path(shader);
+            c_release(handles);
             let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
             let from_bits: Vec<u32> = from
                 .iter()
@@ -1507,9 +1398,7 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
             (
                 bits,
                 stats.instructions,
-                info.engine as u32,
-                info.batch_path as u32,
-                info.batch_lanes,
+                path,
                 from_bits,
                 from_stats.instructions,
             )
@@ -1517,20 +1406,15 @@ fn c_abi_batches_run_on_the_lane_code_of_both_hosts() {
         let want = run(PicajitEngineKind::PICAJIT_ENGINE_INTERP);
         for jit in &jits {
             let got = run(*jit);
-            assert_eq!(got.2, *jit as u32, "{name}: {jit:?} not active");
-            assert_eq!(
-                (got.3, got.4),
-                (PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32, 8),
-                "{name}: {jit:?}"
-            );
+            assert_eight_lanes(got.2, *jit, name);
             assert_eq!(got.1, want.1, "{name}: {jit:?} instruction count");
             assert!(got.0 == want.0, "{name}: {jit:?} outputs differ");
             assert_eq!(
-                got.6, want.6,
+                got.4, want.4,
                 "{name}: {jit:?} instruction count from a state"
             );
             assert!(
-                got.5 == want.5,
+                got.3 == want.3,
                 "{name}: {jit:?} outputs or final state differ from a state"
             );
         }
@@ -1569,6 +1453,28 @@ fn a64_instructions_per_vertex() {
         (times[4], shader.batch_code().0.len())
     };
     let per = |x: u64, k: usize| x as f64 / k as f64;
+    // The counted run: `n / 8` groups, every one on lane code.
+    let all_groups_on_lanes = |before: BatchStats, s: BatchStats, name: &str, l: A64Lanes| {
+        assert_eq!(
+            (s.groups - before.groups, s.fallbacks - before.fallbacks),
+            ((n / 8) as u64, 0),
+            "{name} {l:?}: {s:?}"
+        );
+    };
+    // Four and eight lanes per body run give the same results. The budget check runs once per
+    // block per body run: half as often with one run per group (as often or less with lane
+    // masks, where blocks run per lane set).
+    fn four_and_eight_agree<T: PartialEq + std::fmt::Debug>(
+        results: &[T],
+        counts: &[InstructionCounts; 2],
+        name: &str,
+    ) {
+        assert_eq!(
+            results[0], results[1],
+            "{name}: four and eight lanes disagree"
+        );
+        assert!(counts[1].budget <= counts[0].budget, "{name}: {counts:?}");
+    }
     let row = |name: &str,
                c: [InstructionCounts; 2],
                k: usize,
@@ -1622,13 +1528,7 @@ fn a64_instructions_per_vertex() {
                     .invoke(Invocation::batch(&uniforms, &inputs, &mut out).budget(1 << 20))
                     .unwrap();
                 counts[k] = count_instructions(false);
-                let s = shader.batch_stats();
-                assert_eq!(
-                    (s.groups - before.groups, s.fallbacks - before.fallbacks),
-                    ((n / 8) as u64, 0),
-                    "{} {l:?}: {s:?}",
-                    w.name
-                );
+                all_groups_on_lanes(before, shader.batch_stats(), &w.name, l);
                 assert!(
                     counts[k].total > 0 && counts[k].broadcast > 0 && counts[k].budget > 0,
                     "{} {l:?}: {:?}",
@@ -1646,18 +1546,7 @@ fn a64_instructions_per_vertex() {
                     .unwrap();
                 p = per(count_instructions(false).total, 7);
             }
-            assert_eq!(
-                outs[0], outs[1],
-                "{}: four and eight lanes disagree",
-                w.name
-            );
-            // The budget check runs once per block per body run: half as often with one run
-            // per group (as often or less with lane masks, where blocks run per lane set).
-            assert!(
-                counts[1].budget <= counts[0].budget,
-                "{}: {counts:?}",
-                w.name
-            );
+            four_and_eight_agree(&outs, &counts, &w.name);
             row(&w.name, counts, n, sizes, p);
         }
         // Point-mode geometry shaders, per invocation: the first invocation runs alone (b15
@@ -1705,29 +1594,14 @@ fn a64_instructions_per_vertex() {
                 run(n + 1);
                 let before = shader.batch_stats();
                 let (c, out) = run(n + 1);
-                let s = shader.batch_stats();
-                assert_eq!(
-                    (s.groups - before.groups, s.fallbacks - before.fallbacks),
-                    ((n / 8) as u64, 0),
-                    "{} {l:?}: {s:?}",
-                    w.name
-                );
+                all_groups_on_lanes(before, shader.batch_stats(), &w.name, l);
                 assert!(c.total > 0 && c.broadcast > 0, "{} {l:?}: {c:?}", w.name);
                 counts[k] = c;
                 emitted.push(out);
                 sizes[k] = codegen(&shader);
                 p = per(run(7).0.total, 7);
             }
-            assert_eq!(
-                emitted[0], emitted[1],
-                "{}: four and eight lanes disagree",
-                w.name
-            );
-            assert!(
-                counts[1].budget <= counts[0].budget,
-                "{}: {counts:?}",
-                w.name
-            );
+            four_and_eight_agree(&emitted, &counts, &w.name);
             row(&w.name, counts, n + 1, sizes, p);
         }
     }
@@ -1739,12 +1613,9 @@ fn a64_instructions_per_vertex() {
 /// equal the interpreter's through the same calls, for each point-mode example.
 #[test]
 fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
-    use picajit::capi::{pica::*, PicajitEngineKind, PicajitStatus};
+    use picajit::capi::{pica::*, PicajitEngineKind};
     use std::ptr::null_mut;
-    let mut jits = vec![PicajitEngineKind::PICAJIT_ENGINE_A64];
-    if backends().iter().any(|t| *t == Backend::X64) {
-        jits.push(PicajitEngineKind::PICAJIT_ENGINE_X64);
-    }
+    let jits = c_jits();
     let mut seen = 0;
     for w in Workload::examples()
         .expect("examples")
@@ -1755,110 +1626,46 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
         })
     {
         seen += 1;
-        let (name, src) = picajit::pica::bench::EXAMPLES
-            .iter()
-            .find(|(n, _)| *n == w.name)
-            .expect("example source");
-        let shbin =
-            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: src }])
-                .expect("assembles")
-                .to_bytes();
-        let n = 203;
-        let inputs: Vec<f32> = w
-            .inputs(F24Z, n)
-            .iter()
-            .flatten()
-            .flatten()
-            .copied()
-            .collect();
-        let table = w.uniforms(F24Z);
+        let name = &w.name;
+        let (shbin, inputs, table) = c_example(&w);
         // SAFETY (whole block): every pointer passed is a live local of the right size, and
-        // every handle comes from the library and is destroyed once.
+        // every handle comes from the library and is released once.
         let run = |backend: PicajitEngineKind| unsafe {
-            let (engine, shader, uniforms) =
-                c_load(backend, &shbin, &table, table.bools() & !(1 << 15));
+            let handles = c_load(backend, &shbin, &table, table.bools() & !(1 << 15));
+            let (_, shader, uniforms) = handles;
             let mut geometry = null_mut();
-            assert_eq!(
-                picajit_geometry_create(&mut geometry),
-                PicajitStatus::PICAJIT_OK
-            );
-            assert_eq!(
-                picajit_geometry_set_mode(geometry, 0, 0, 0),
-                PicajitStatus::PICAJIT_OK
-            );
-            let layout = PicajitVertexLayout {
-                format: PicajitFormat::PICAJIT_FORMAT_F32 as u32,
-                flags: 0,
-                mask: 0xFFFF,
-                stride: 256,
-            };
+            ok(picajit_geometry_create(&mut geometry));
+            ok(picajit_geometry_set_mode(geometry, 0, 0, 0));
             let mut stats = PicajitRunStats::default();
-            assert_eq!(
-                picajit_geometry_run_points(
-                    geometry,
-                    shader,
-                    uniforms,
-                    &layout,
-                    inputs.as_ptr().cast(),
-                    n,
-                    &mut stats,
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
+            let rows = inputs.as_ptr().cast();
+            ok(picajit_geometry_run_points(
+                geometry, shader, uniforms, &C_ROWS, rows, C_VERTICES, &mut stats,
+            ));
             let mut pending = 0;
-            assert_eq!(
-                picajit_geometry_pending(geometry, &mut pending),
-                PicajitStatus::PICAJIT_OK
-            );
+            ok(picajit_geometry_pending(geometry, &mut pending));
             let mut out = vec![0f32; 64 * pending];
             let mut infos = vec![std::mem::zeroed::<PicajitEmitInfo>(); pending];
             let mut taken = 0;
-            assert_eq!(
-                picajit_geometry_take(
-                    geometry,
-                    &layout,
-                    out.as_mut_ptr().cast(),
-                    infos.as_mut_ptr(),
-                    pending,
-                    &mut taken
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
+            let (dst, emits) = (out.as_mut_ptr().cast(), infos.as_mut_ptr());
+            ok(picajit_geometry_take(
+                geometry, &C_ROWS, dst, emits, pending, &mut taken,
+            ));
             assert_eq!(taken, pending);
-            let mut info = std::mem::zeroed::<PicajitShaderInfo>();
-            info.struct_size = std::mem::size_of::<PicajitShaderInfo>() as u32;
-            assert_eq!(
-                picajit_shader_get_info(shader, &mut info),
-                PicajitStatus::PICAJIT_OK
-            );
+            let path = c_path(shader);
             picajit_geometry_destroy(geometry);
-            picajit_uniforms_destroy(uniforms);
-            picajit_shader_destroy(shader);
-            picajit_engine_destroy(engine);
+            c_release(handles);
             let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
             let flags: Vec<(u32, bool, bool)> = infos
                 .iter()
                 .map(|i| (i.slot, i.primitive, i.winding))
                 .collect();
-            (
-                bits,
-                flags,
-                stats.instructions,
-                info.engine as u32,
-                info.batch_path as u32,
-                info.batch_lanes,
-            )
+            (bits, flags, stats.instructions, path)
         };
         let want = run(PicajitEngineKind::PICAJIT_ENGINE_INTERP);
         assert!(!want.1.is_empty(), "{name}: no vertices emitted");
         for jit in &jits {
             let got = run(*jit);
-            assert_eq!(got.3, *jit as u32, "{name}: {jit:?} not active");
-            assert_eq!(
-                (got.4, got.5),
-                (PicajitBatchPath::PICAJIT_BATCH_EIGHT_LANE as u32, 8),
-                "{name}: {jit:?}"
-            );
+            assert_eight_lanes(got.3, *jit, name);
             assert_eq!(got.2, want.2, "{name}: {jit:?} instruction count");
             assert_eq!(got.1, want.1, "{name}: {jit:?} flags");
             assert!(got.0 == want.0, "{name}: {jit:?} vertices differ");

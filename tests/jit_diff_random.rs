@@ -17,21 +17,17 @@ use picajit::interp::pica::program::ShaderKind;
 use picajit_jit::Backend;
 #[cfg(target_arch = "x86_64")]
 use picajit_jit::HostFeatures;
+use picajit_testkit::env_count;
 use picajit_testkit::testgen::{from_bytes, generate, Options};
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn cases(default: u64) -> u64 {
-    std::env::var("PICAJIT_DIFF_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    env_count("PICAJIT_DIFF_CASES").unwrap_or(default)
 }
 
 /// The A64 count for an x64 default: a tenth, unless overridden.
 fn cases_a64(default: u64) -> u64 {
-    std::env::var("PICAJIT_DIFF_CASES")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
+    env_count("PICAJIT_DIFF_CASES")
         .map(|n| n.div_ceil(10))
         .unwrap_or(default)
 }
@@ -63,58 +59,36 @@ fn run(mode: FloatMode, kind: ShaderKind, flow: bool, seed0: u64, n: u64) {
 const F24Z: FloatMode = FloatMode::F24(Rounding::TowardZero);
 const F24N: FloatMode = FloatMode::F24(Rounding::NearestEven);
 
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_straight_line_f24_rtz() {
-    run(F24Z, ShaderKind::Vertex, false, 0, cases(6000));
+/// One x86-64 test per configuration: the float mode, the shader kind, whether programs
+/// have control flow, the first seed and the default number of cases ([`cases`]).
+macro_rules! x64_random_tests {
+    ($($name:ident: $mode:expr, $kind:ident, flow $flow:expr, from $seed0:expr, $n:expr;)*) => {$(
+        #[cfg(target_arch = "x86_64")]
+        #[test]
+        fn $name() {
+            run($mode, ShaderKind::$kind, $flow, $seed0, cases($n));
+        }
+    )*};
 }
 
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_straight_line_f24_rne() {
-    run(F24N, ShaderKind::Vertex, false, 10_000, cases(3000));
+x64_random_tests! {
+    random_straight_line_f24_rtz: F24Z, Vertex, flow false, from 0, 6000;
+    random_straight_line_f24_rne: F24N, Vertex, flow false, from 10_000, 3000;
+    random_straight_line_f32: FloatMode::F32, Vertex, flow false, from 20_000, 3000;
+    random_flow_f24_rtz: F24Z, Vertex, flow true, from 30_000, 10000;
+    random_flow_f32: FloatMode::F32, Vertex, flow true, from 40_000, 4000;
+    random_flow_f24_rne: F24N, Vertex, flow true, from 50_000, 4000;
+    random_geometry: F24Z, Geometry, flow true, from 60_000, 4000;
 }
 
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_straight_line_f32() {
-    run(
-        FloatMode::F32,
-        ShaderKind::Vertex,
-        false,
-        20_000,
-        cases(3000),
-    );
-}
-
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_flow_f24_rtz() {
-    run(F24Z, ShaderKind::Vertex, true, 30_000, cases(10000));
-}
-
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_flow_f32() {
-    run(
-        FloatMode::F32,
-        ShaderKind::Vertex,
-        true,
-        40_000,
-        cases(4000),
-    );
-}
-
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_flow_f24_rne() {
-    run(F24N, ShaderKind::Vertex, true, 50_000, cases(4000));
-}
-
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn random_geometry() {
-    run(F24Z, ShaderKind::Geometry, true, 60_000, cases(4000));
+/// 2048 bytes from an LCG started at `x`: they stand in for a fuzzer's input.
+fn lcg_bytes(mut x: u64) -> Vec<u8> {
+    (0..2048)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (x >> 56) as u8
+        })
+        .collect()
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -122,17 +96,10 @@ fn random_geometry() {
 fn random_from_bytes() {
     let mut counts = [0u64; 3];
     for seed in 0..cases(4000) {
-        // Bytes from a simple LCG stand in for a fuzzer's input.
-        let mut x = seed
+        let x = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let bytes: Vec<u8> = (0..2048)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                (x >> 56) as u8
-            })
-            .collect();
-        let case = from_bytes(&bytes);
+        let case = from_bytes(&lcg_bytes(x));
         counts[check_case(&case, 4000) as usize] += 1;
     }
     eprintln!("from_bytes: {counts:?}");
@@ -162,15 +129,13 @@ fn random_sse_only() {
 #[test]
 fn random_a64_straight_line() {
     with_backend(Backend::A64, || {
-        run(F24Z, ShaderKind::Vertex, false, 100_000, cases_a64(600));
-        run(F24N, ShaderKind::Vertex, false, 110_000, cases_a64(300));
-        run(
-            FloatMode::F32,
-            ShaderKind::Vertex,
-            false,
-            120_000,
-            cases_a64(300),
-        );
+        for (mode, seed0, n) in [
+            (F24Z, 100_000, 600),
+            (F24N, 110_000, 300),
+            (FloatMode::F32, 120_000, 300),
+        ] {
+            run(mode, ShaderKind::Vertex, false, seed0, cases_a64(n));
+        }
     });
 }
 
@@ -178,16 +143,14 @@ fn random_a64_straight_line() {
 #[test]
 fn random_a64_flow() {
     with_backend(Backend::A64, || {
-        run(F24Z, ShaderKind::Vertex, true, 130_000, cases_a64(800));
-        run(F24N, ShaderKind::Vertex, true, 140_000, cases_a64(300));
-        run(
-            FloatMode::F32,
-            ShaderKind::Vertex,
-            true,
-            150_000,
-            cases_a64(300),
-        );
-        run(F24Z, ShaderKind::Geometry, true, 160_000, cases_a64(400));
+        for (mode, kind, seed0, n) in [
+            (F24Z, ShaderKind::Vertex, 130_000, 800),
+            (F24N, ShaderKind::Vertex, 140_000, 300),
+            (FloatMode::F32, ShaderKind::Vertex, 150_000, 300),
+            (F24Z, ShaderKind::Geometry, 160_000, 400),
+        ] {
+            run(mode, kind, true, seed0, cases_a64(n));
+        }
     });
 }
 
@@ -197,14 +160,8 @@ fn random_a64_from_bytes() {
     with_backend(Backend::A64, || {
         let mut counts = [0u64; 3];
         for seed in 0..cases_a64(400) {
-            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0xA64);
-            let bytes: Vec<u8> = (0..2048)
-                .map(|_| {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    (x >> 56) as u8
-                })
-                .collect();
-            counts[check_case(&from_bytes(&bytes), 4000) as usize] += 1;
+            let x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0xA64);
+            counts[check_case(&from_bytes(&lcg_bytes(x)), 4000) as usize] += 1;
         }
         eprintln!("a64 from_bytes: {counts:?}");
     });

@@ -116,16 +116,30 @@ fn a_failing_vertex_is_reported_with_its_index_and_the_earlier_ones_finish() {
     }
 }
 
-#[test]
-fn a_single_invocation_fails_as_the_interpreter_does() {
+/// `f` on [`spins_on_positive_x`] compiled for each backend whose code runs here, with default
+/// uniforms.
+fn on_each_spinning_shader(f: impl Fn(&Program, &Uniforms, &CompiledShader)) {
     let p = spins_on_positive_x();
     let u = Uniforms::default();
     for s in shaders(&p) {
-        let mut r = Registers::default();
-        r.input = vertex(1.0);
+        f(&p, &u, &s);
+    }
+}
+
+/// Registers with v0 = [`vertex`]`(x)`.
+fn registers(x: f32) -> Registers {
+    let mut r = Registers::default();
+    r.input = vertex(x);
+    r
+}
+
+#[test]
+fn a_single_invocation_fails_as_the_interpreter_does() {
+    on_each_spinning_shader(|p, u, s| {
+        let mut r = registers(1.0);
         let mut want = r.clone();
-        let expected = Interpreter::new(&p, FloatMode::default()).run(&mut want, &u, None, 50);
-        let got = s.invoke(Invocation::one(&u, &mut r).budget(50));
+        let expected = Interpreter::new(p, FloatMode::default()).run(&mut want, u, None, 50);
+        let got = s.invoke(Invocation::one(u, &mut r).budget(50));
         assert_eq!(
             got,
             Err(Error::Exec {
@@ -134,35 +148,31 @@ fn a_single_invocation_fails_as_the_interpreter_does() {
             })
         );
         // Finished: the interpreter's instruction count and registers.
-        let mut r = Registers::default();
-        r.input = vertex(-1.0);
+        let mut r = registers(-1.0);
         let mut want = r.clone();
-        let n = Interpreter::new(&p, FloatMode::default())
-            .run(&mut want, &u, None, 50)
+        let n = Interpreter::new(p, FloatMode::default())
+            .run(&mut want, u, None, 50)
             .unwrap()
             .instructions;
-        let got = s.invoke(Invocation::one(&u, &mut r).budget(50)).unwrap();
+        let got = s.invoke(Invocation::one(u, &mut r).budget(50)).unwrap();
         assert_eq!((got.instructions, got.deopts), (n, 0));
         assert_eq!(
             r.output[0].map(f32::to_bits),
             want.output[0].map(f32::to_bits)
         );
-    }
+    });
 }
 
 #[test]
 fn a_compiled_only_run_reports_the_stop_and_leaves_the_registers() {
-    let p = spins_on_positive_x();
-    let u = Uniforms::default();
-    for s in shaders(&p) {
-        let mut r = Registers::default();
-        r.input = vertex(1.0);
+    on_each_spinning_shader(|_, u, s| {
+        let mut r = registers(1.0);
         r.temp[3] = [5.0; 4];
         let before = r.clone();
-        let got = s.invoke(Invocation::one(&u, &mut r).budget(40).compiled_only());
+        let got = s.invoke(Invocation::one(u, &mut r).budget(40).compiled_only());
         assert_eq!(got, Err(Error::Stopped(JitExit::Budget)), "{}", s.backend());
         assert_eq!(format!("{r:?}"), format!("{before:?}"));
-    }
+    });
 }
 
 #[test]

@@ -25,7 +25,7 @@
 
 mod jit_common;
 
-use jit_common::{gs_bits, reg_bits, run_one};
+use jit_common::{gs_bits, reg_bits, run_one, Compiled};
 use picajit::interp::pica::exec::{ExecError, Interpreter};
 use picajit::interp::pica::float::{FloatMode, Rounding};
 use picajit::interp::pica::program::{Program, ShaderKind};
@@ -66,12 +66,17 @@ fn backend() -> Backend {
 }
 
 /// `program` compiled for the current backend (and NEON lanes per body run).
-fn compile_here(program: &Program, mode: FloatMode) -> Result<CompiledShader, Error> {
+fn compile_here(program: &Program, mode: FloatMode) -> Result<Compiled<'_>, Error> {
     let options = CompileOptions {
         a64_lanes: LANES.with(|l| l.get()),
         ..CompileOptions::default()
     };
-    compile_with_options(program, mode, backend(), HostFeatures::detect(), options)
+    let shader = compile_with_options(program, mode, backend(), HostFeatures::detect(), options)?;
+    Ok(Compiled {
+        shader,
+        program,
+        mode,
+    })
 }
 
 /// Emulated NEON code (AArch64 under unicorn on x86-64) runs far slower than native code.
@@ -114,15 +119,26 @@ fn group_path() -> bool {
 }
 
 fn cases(default: u64) -> u64 {
-    std::env::var("PICAJIT_POINTS_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    picajit_testkit::env_count("PICAJIT_POINTS_CASES").unwrap_or(default)
 }
 
-fn jit(program: &Program, mode: FloatMode) -> CompiledShader {
+fn jit(program: &Program, mode: FloatMode) -> Compiled<'_> {
     compile_here(program, mode)
         .unwrap_or_else(|e| panic!("compile failed: {e}\n{}", source(program)))
+}
+
+/// The example named `name`.
+fn example(name: &str) -> Workload {
+    let mut all = Workload::examples().unwrap();
+    let k = all.iter().position(|w| w.name == name).unwrap();
+    all.swap_remove(k)
+}
+
+/// A point-mode geometry shader: the other input modes run one invocation at a time, not in
+/// groups.
+fn point_mode(w: &Workload) -> bool {
+    w.kind() == ShaderKind::Geometry
+        && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
 }
 
 fn source(p: &Program) -> String {
@@ -332,14 +348,13 @@ fn stats_delta(a: BatchStats, b: BatchStats) -> Ran {
 /// invocation (`follow`) on each and `take_output`, which replays primitives from the slots
 /// both left at their last drain.
 fn check(
-    shader: &CompiledShader,
-    program: &Program,
-    mode: FloatMode,
+    shader: &Compiled,
     start: &State,
     inputs: &[Row],
     budget: u64,
     follow: &Row,
 ) -> Result<Ran, String> {
+    let (program, mode) = (shader.program, shader.mode);
     let before = shader.batch_stats();
     let (mut a, ra) = run_ref(program, mode, start, inputs, budget);
     let (mut b, rb) = run_jit(shader, start, inputs, budget);
@@ -527,11 +542,7 @@ fn examples_match_and_run_in_groups() {
 fn examples_match_and_run_in_groups_on() {
     let workloads = Workload::examples().unwrap();
     let mut seen = 0;
-    for w in workloads.iter().filter(|w| {
-        // Point mode: the other input modes run one invocation at a time, not in groups.
-        w.kind() == ShaderKind::Geometry
-            && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
-    }) {
+    for w in workloads.iter().filter(|w| point_mode(w)) {
         seen += 1;
         let written = written_outputs(&w.program);
         let all = regs_of(&written);
@@ -548,16 +559,10 @@ fn examples_match_and_run_in_groups_on() {
                 // (which makes every invocation run alone).
                 for mask in [all, 0b01, 0b10, all | 1 << 5] {
                     let start = fresh(&uniforms, mask);
-                    let ran = check(
-                        &shader,
-                        &w.program,
-                        mode,
-                        &start,
-                        &inputs[..n],
-                        BUDGET,
-                        &inputs[100],
-                    )
-                    .unwrap_or_else(|e| panic!("{} {mode:?} n={n} mask={mask:#x}: {e}", w.name));
+                    let ran = check(&shader, &start, &inputs[..n], BUDGET, &inputs[100])
+                        .unwrap_or_else(|e| {
+                            panic!("{} {mode:?} n={n} mask={mask:#x}: {e}", w.name)
+                        });
                     assert!(!ran.failed);
                     assert!(ran.emitted > 0);
                     // The first invocation runs alone (b15 is clear), then whole groups; a
@@ -591,16 +596,8 @@ fn examples_match_and_run_in_groups_on() {
                     b15: true,
                 };
                 let start = random_state(&mut r, mode, &uniforms, &written, all, opts);
-                let ran = check(
-                    &shader,
-                    &w.program,
-                    mode,
-                    &start,
-                    &inputs[..n],
-                    BUDGET,
-                    &inputs[100],
-                )
-                .unwrap_or_else(|e| panic!("{} {mode:?} n={n} carried state: {e}", w.name));
+                let ran = check(&shader, &start, &inputs[..n], BUDGET, &inputs[100])
+                    .unwrap_or_else(|e| panic!("{} {mode:?} n={n} carried state: {e}", w.name));
                 if group_path() {
                     assert!(ran.groups >= 1, "{} {mode:?} n={n}: {ran:?}", w.name);
                 }
@@ -610,16 +607,8 @@ fn examples_match_and_run_in_groups_on() {
                     ..opts
                 };
                 let start = random_state(&mut r, mode, &uniforms, &written, 0xFFFF, opts);
-                check(
-                    &shader,
-                    &w.program,
-                    mode,
-                    &start,
-                    &inputs[..n],
-                    BUDGET,
-                    &inputs[100],
-                )
-                .unwrap_or_else(|e| panic!("{} {mode:?} n={n} banks differ: {e}", w.name));
+                check(&shader, &start, &inputs[..n], BUDGET, &inputs[100])
+                    .unwrap_or_else(|e| panic!("{} {mode:?} n={n} banks differ: {e}", w.name));
             }
         }
     }
@@ -730,10 +719,7 @@ fn shrink(gen: &Gen, mode: FloatMode, p: &Plan) -> Gen {
             return false;
         };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check(
-                &shader, &program, mode, &p.start, &p.inputs, p.budget, &p.follow,
-            )
-            .is_err()
+            check(&shader, &p.start, &p.inputs, p.budget, &p.follow).is_err()
         }))
         .unwrap_or(true)
     };
@@ -794,9 +780,7 @@ fn run_plans(
     }
     for k in 0..runs {
         let p = plan(r, mode, uniforms, &facts);
-        match check(
-            &shader, &program, mode, &p.start, &p.inputs, p.budget, &p.follow,
-        ) {
+        match check(&shader, &p.start, &p.inputs, p.budget, &p.follow) {
             Ok(ran) => {
                 tally.runs += 1;
                 tally.groups += ran.groups;
@@ -984,19 +968,22 @@ fn mutated_programs_f32_on() {
 
 // ---------------------------------------------------------------- hand-written mutations
 
+/// A point-mode geometry program with inputs `inpos` and `inclr` and outputs `outpos` and
+/// `outclr`: `decls`, those declarations, and `main` from the end of its `.proc main` line.
+fn point_program(decls: &str, main: &str) -> String {
+    format!(
+        "\n.gsh point c0\n{decls}.in inpos v0\n.in inclr v1\n.out outpos position\n\
+         .out outclr color\n.proc main{main}"
+    )
+}
+
 /// Eligible: every temporary written before it is read, MOVA before a0-relative reads,
 /// aL-relative reads in the loop, both outputs rewritten before every EMIT, the same
 /// SETEMIT in both arms of the IFU, nothing written after the last EMIT.
-const BASE: &str = r#"
-.gsh point c0
-.fvec scale
-.fvec table[6]
-.consti loop2(2, 1, 1, 0)
-.in inpos v0
-.in inclr v1
-.out outpos position
-.out outclr color
-.proc main
+fn base_source() -> String {
+    point_program(
+        ".fvec scale\n.fvec table[6]\n.consti loop2(2, 1, 1, 0)\n",
+        r#"
     setemit 0
     mov r0, inpos
     mova a0.x, inclr
@@ -1021,7 +1008,9 @@ const BASE: &str = r#"
     emit
     end
 .end
-"#;
+"#,
+    )
+}
 
 /// (name, text replaced, replacement): one rule broken each.
 const HAND_MUTATIONS: [(&str, &str, &str); 7] = [
@@ -1102,22 +1091,14 @@ fn hand_check(w: &Workload, eligible: bool, seed: u64) {
                     };
                     random_state(&mut r, mode, &uniforms, &written, all, opts)
                 };
-                let ran = check(
-                    &shader,
-                    &w.program,
-                    mode,
-                    &start,
-                    &inputs[..n],
-                    BUDGET,
-                    &inputs[40],
-                )
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "{} {mode:?} n={n} fresh={fresh_start}: {e}\n{}",
-                        w.name,
-                        source(&w.program)
-                    )
-                });
+                let ran =
+                    check(&shader, &start, &inputs[..n], BUDGET, &inputs[40]).unwrap_or_else(|e| {
+                        panic!(
+                            "{} {mode:?} n={n} fresh={fresh_start}: {e}\n{}",
+                            w.name,
+                            source(&w.program)
+                        )
+                    });
                 if group_path() && eligible && n >= 16 {
                     assert!(ran.groups > 0, "{} {mode:?} n={n}: {ran:?}", w.name);
                 }
@@ -1132,11 +1113,16 @@ fn hand_written_mutations_break_one_rule_each() {
 }
 
 fn hand_written_mutations_break_one_rule_each_on() {
-    let base = hand_program("base", BASE);
+    let base_text = base_source();
+    let base = hand_program("base", &base_text);
     hand_check(&base, true, 1);
     for (k, (name, from, to)) in HAND_MUTATIONS.iter().enumerate() {
-        assert_eq!(BASE.matches(from).count(), 1, "{name}: '{from}' not unique");
-        let text = BASE.replacen(from, to, 1);
+        assert_eq!(
+            base_text.matches(from).count(),
+            1,
+            "{name}: '{from}' not unique"
+        );
+        let text = base_text.replacen(from, to, 1);
         let w = hand_program(&format!("mutation{k}"), &text);
         hand_check(&w, false, 100 + k as u64);
     }
@@ -1169,14 +1155,10 @@ fn with_marker(name: &str, text: &str, word: u32) -> (Workload, Program) {
 }
 
 /// Emits one vertex, then (when `b` is set) reaches the marker; the other path is short.
-const FAILING: &str = r#"
-.gsh point c0
-.fvec scale
-.in inpos v0
-.in inclr v1
-.out outpos position
-.out outclr color
-.proc main
+fn failing_source() -> String {
+    point_program(
+        ".fvec scale\n",
+        r#"
     setemit 0
     mul r0, scale, inpos
     mov outpos, r0
@@ -1196,7 +1178,9 @@ const FAILING: &str = r#"
     emit
     end
 .end
-"#;
+"#,
+    )
+}
 
 fn encode_word(i: picajit::interp::pica::isa::Instruction) -> u32 {
     picajit::interp::pica::isa::encode(&i).unwrap()
@@ -1224,7 +1208,7 @@ fn failing_invocations_stop_both_at_the_same_point_on() {
     ];
     for (what, word) in words {
         for b in [15u8, 4] {
-            let text = FAILING.replace("BOOL", &format!("b{b}"));
+            let text = failing_source().replace("BOOL", &format!("b{b}"));
             let (w, program) = with_marker("failing", &text, word);
             for mode in MODES {
                 let shader = jit(&program, mode);
@@ -1236,16 +1220,8 @@ fn failing_invocations_stop_both_at_the_same_point_on() {
                     start.uniforms.set_bool(15, b15);
                     for n in [1usize, 8, 9, 17, 64] {
                         let ctx = || format!("{what}, ifu b{b}, b4={b4} b15={b15} {mode:?} n={n}");
-                        let ran = check(
-                            &shader,
-                            &program,
-                            mode,
-                            &start,
-                            &inputs[..n],
-                            BUDGET,
-                            &inputs[64],
-                        )
-                        .unwrap_or_else(|e| panic!("{}: {e}\n{}", ctx(), source(&program)));
+                        let ran = check(&shader, &start, &inputs[..n], BUDGET, &inputs[64])
+                            .unwrap_or_else(|e| panic!("{}: {e}\n{}", ctx(), source(&program)));
                         // Where the marker is reached: the first invocation that has the
                         // bool set fails, after emitting two vertices.
                         let reached = if b == 15 {
@@ -1284,11 +1260,7 @@ fn budget_exhaustion_stops_both_at_the_same_point() {
 
 fn budget_exhaustion_stops_both_at_the_same_point_on() {
     let workloads = Workload::examples().unwrap();
-    for w in workloads.iter().filter(|w| {
-        // Point mode: the other input modes run one invocation at a time, not in groups.
-        w.kind() == ShaderKind::Geometry
-            && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
-    }) {
+    for w in workloads.iter().filter(|w| point_mode(w)) {
         for mode in MODES {
             let shader = jit(&w.program, mode);
             let uniforms = w.uniforms(mode);
@@ -1300,16 +1272,8 @@ fn budget_exhaustion_stops_both_at_the_same_point_on() {
             for budget in [0, 1, c / 3, c / 2, c - 1, c, c + 1] {
                 for n in [1usize, 8, 9, 40] {
                     let ctx = || format!("{} {mode:?} budget {budget} of {c}, n={n}", w.name);
-                    let ran = check(
-                        &shader,
-                        &w.program,
-                        mode,
-                        &start,
-                        &inputs[..n],
-                        budget,
-                        &inputs[40],
-                    )
-                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
+                    let ran = check(&shader, &start, &inputs[..n], budget, &inputs[40])
+                        .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
                     assert_eq!(ran.failed, budget < c, "{}", ctx());
                     if group_path() && budget >= c && n >= 17 {
                         assert!(ran.groups > 0, "{}: {ran:?}", ctx());
@@ -1357,16 +1321,8 @@ fn data_dependent_failure_deep_in_the_batch_on() {
             let mut rows = inputs.clone();
             rows[k][0][0] = -0.5;
             let start = fresh(&uniforms, 1);
-            let ran = check(
-                &shader,
-                &program,
-                mode,
-                &start,
-                &rows[..64],
-                BUDGET,
-                &rows[64],
-            )
-            .unwrap_or_else(|e| panic!("{mode:?} failing at {k}: {e}"));
+            let ran = check(&shader, &start, &rows[..64], BUDGET, &rows[64])
+                .unwrap_or_else(|e| panic!("{mode:?} failing at {k}: {e}"));
             assert!(ran.failed);
             assert_eq!(ran.emitted, k + 1, "{mode:?} failing at {k}");
         }
@@ -1393,16 +1349,8 @@ fn many_emits_per_invocation_on() {
         let inputs = w.inputs(mode, 33);
         for n in [9usize, 17, 32] {
             let start = fresh(&uniforms, 0b11);
-            let ran = check(
-                &shader,
-                &w.program,
-                mode,
-                &start,
-                &inputs[..n],
-                BUDGET,
-                &inputs[32],
-            )
-            .unwrap_or_else(|e| panic!("{mode:?} n={n}: {e}"));
+            let ran = check(&shader, &start, &inputs[..n], BUDGET, &inputs[32])
+                .unwrap_or_else(|e| panic!("{mode:?} n={n}: {e}"));
             assert_eq!(ran.emitted, n * 202);
             if group_path() && n >= 17 {
                 assert!(ran.groups > 0, "{mode:?} n={n}: {ran:?}");
@@ -1514,11 +1462,7 @@ fn run_and_run_points_interleave() {
 fn run_and_run_points_interleave_on() {
     let mut r = Rng::new(0x1A7E);
     let workloads = Workload::examples().unwrap();
-    for w in workloads.iter().filter(|w| {
-        // Point mode: the other input modes run one invocation at a time, not in groups.
-        w.kind() == ShaderKind::Geometry
-            && w.gs_mode == picajit::interp::pica::program::GsInputMode::Point
-    }) {
+    for w in workloads.iter().filter(|w| point_mode(w)) {
         for mode in MODES {
             interleave(&w.name, &w.program, mode, &w.uniforms(mode), &mut r);
         }
@@ -1719,16 +1663,8 @@ fn output_in_chunks_on() {
     let uniforms = w.uniforms(mode);
     let inputs = w.inputs(mode, 1001);
     let start = fresh(&uniforms, 0b11);
-    let ran = check(
-        &shader,
-        &w.program,
-        mode,
-        &start,
-        &inputs[..1000],
-        BUDGET,
-        &inputs[1000],
-    )
-    .unwrap_or_else(|e| panic!("chunks: {e}"));
+    let ran = check(&shader, &start, &inputs[..1000], BUDGET, &inputs[1000])
+        .unwrap_or_else(|e| panic!("chunks: {e}"));
     assert_eq!(ran.emitted, 1000 * 514);
     if group_path() {
         assert!(ran.groups >= 120, "{ran:?}");
@@ -1745,16 +1681,8 @@ fn output_in_chunks_on() {
     let shader = jit(&w.program, mode);
     let inputs = w.inputs(mode, 10);
     let start = fresh(&w.uniforms(mode), 0b11);
-    let ran = check(
-        &shader,
-        &w.program,
-        mode,
-        &start,
-        &inputs[..9],
-        1 << 24,
-        &inputs[9],
-    )
-    .unwrap_or_else(|e| panic!("nested: {e}"));
+    let ran = check(&shader, &start, &inputs[..9], 1 << 24, &inputs[9])
+        .unwrap_or_else(|e| panic!("nested: {e}"));
     assert_eq!(ran.emitted, 9 * 32770);
 }
 
@@ -1766,19 +1694,10 @@ fn uniform_changes_between_calls() {
 }
 
 fn uniform_changes_between_calls_on() {
-    let w = Workload::examples()
-        .unwrap()
-        .into_iter()
-        .find(|w| w.name == "point_to_disc.g.pica")
-        .unwrap();
-    let text = r#"
-.gsh point c0
-.fvec scale
-.in inpos v0
-.in inclr v1
-.out outpos position
-.out outclr color
-.proc main
+    let w = example("point_to_disc.g.pica");
+    let text = point_program(
+        ".fvec scale\n",
+        r#"
     setemit 0
     mov r0, inpos
     mul outpos, scale, r0
@@ -1798,8 +1717,9 @@ fn uniform_changes_between_calls_on() {
     .end
     end
 .end
-"#;
-    let v = hand_program("uniform_changes", text);
+"#,
+    );
+    let v = hand_program("uniform_changes", &text);
     for mode in MODES {
         for (name, program, base) in [
             ("disc", &w.program, w.uniforms(mode)),
@@ -1843,18 +1763,14 @@ fn concurrent_calls_on_one_shader() {
 }
 
 fn concurrent_calls_on_one_shader_on() {
-    let w = Workload::examples()
-        .unwrap()
-        .into_iter()
-        .find(|w| w.name == "point_to_quad.g.pica")
-        .unwrap();
+    let w = example("point_to_quad.g.pica");
     let mode = F24Z;
     let shader = jit(&w.program, mode);
     let uniforms = w.uniforms(mode);
     let inputs = w.inputs(mode, 200);
     std::thread::scope(|s| {
         for t in 0..4u64 {
-            let (shader, program, uniforms, inputs) = (&shader, &w.program, &uniforms, &inputs);
+            let (shader, uniforms, inputs) = (&shader, &uniforms, &inputs);
             s.spawn(move || {
                 let mut r = Rng::new(t);
                 for k in 0..40 {
@@ -1864,16 +1780,8 @@ fn concurrent_calls_on_one_shader_on() {
                     start
                         .uniforms
                         .set_float_raw(0, [0.125 * (t + 1) as f32, 0.0, 0.0, 0.0]);
-                    check(
-                        shader,
-                        program,
-                        mode,
-                        &start,
-                        &inputs[..n],
-                        BUDGET,
-                        &inputs[199],
-                    )
-                    .unwrap_or_else(|e| panic!("thread {t} call {k}: {e}"));
+                    check(shader, &start, &inputs[..n], BUDGET, &inputs[199])
+                        .unwrap_or_else(|e| panic!("thread {t} call {k}: {e}"));
                 }
             });
         }
@@ -1925,16 +1833,10 @@ fn final_state_for_each_emit_count_on() {
                     };
                     for mask in [regs_of(&written), 0b01, 0b10] {
                         let start = random_state(&mut r, mode, &uniforms, &written, mask, opts);
-                        let ran = check(
-                            &shader,
-                            &w.program,
-                            mode,
-                            &start,
-                            &inputs[..n],
-                            BUDGET,
-                            &inputs[40],
-                        )
-                        .unwrap_or_else(|e| panic!("{mode:?} n={n} mask={mask:#x}: {e}\n{text}"));
+                        let ran = check(&shader, &start, &inputs[..n], BUDGET, &inputs[40])
+                            .unwrap_or_else(|e| {
+                                panic!("{mode:?} n={n} mask={mask:#x}: {e}\n{text}")
+                            });
                         if group_path() && mask & !regs_of(&written) == 0 {
                             assert!(ran.groups > 0, "{mode:?} n={n}: {ran:?}\n{text}");
                         }
@@ -1955,15 +1857,17 @@ fn without_avx2_every_invocation_runs_alone() {
         let mode = MODES[seed as usize % 3];
         let case = generate(&mut r, &points_options(mode, seed % 2 == 0, 15, false));
         let program = case.gen.program();
-        let shader = picajit_jit::compile(&program, mode, Backend::X64, features).unwrap();
+        let shader = Compiled {
+            shader: picajit_jit::compile(&program, mode, Backend::X64, features).unwrap(),
+            program: &program,
+            mode,
+        };
         assert!(shader.points_ineligibility().is_some());
         let facts = Sim::reachable_facts(&case.gen);
         for _ in 0..2 {
             let p = plan(&mut r, mode, &case.uniforms, &facts);
-            let ran = check(
-                &shader, &program, mode, &p.start, &p.inputs, p.budget, &p.follow,
-            )
-            .unwrap_or_else(|e| panic!("seed {seed} {}: {e}\n{}", p.what, source(&program)));
+            let ran = check(&shader, &p.start, &p.inputs, p.budget, &p.follow)
+                .unwrap_or_else(|e| panic!("seed {seed} {}: {e}\n{}", p.what, source(&program)));
             assert_eq!(ran.groups + ran.fallbacks, 0);
         }
     }
@@ -2153,16 +2057,8 @@ fn every_opcode_reads_exactly_its_lanes_on() {
                     };
                     let start = random_state(&mut r, mode, &uniforms, &facts.outputs, 1, opts);
                     let inputs = random_rows(&mut r, mode, 25);
-                    let ran = check(
-                        &shader,
-                        &program,
-                        mode,
-                        &start,
-                        &inputs[..24],
-                        BUDGET,
-                        &inputs[24],
-                    )
-                    .unwrap_or_else(|e| panic!("{e}: {}", what()));
+                    let ran = check(&shader, &start, &inputs[..24], BUDGET, &inputs[24])
+                        .unwrap_or_else(|e| panic!("{e}: {}", what()));
                     if group_path() && shader.points_ineligibility().is_none() {
                         assert!(ran.groups > 0, "{ran:?}: {}", what());
                         grouped += 1;

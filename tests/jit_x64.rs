@@ -9,51 +9,22 @@
 mod cases;
 mod jit_common;
 
+use cases::{alu_mark, full, program};
 use jit_common::listing;
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::FloatMode;
-use picajit::interp::pica::isa::{
-    encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
-};
-use picajit::interp::pica::program::{Program, ShaderKind};
+use picajit::interp::pica::isa::Instruction;
+use picajit::interp::pica::program::ShaderKind;
 use picajit::interp::pica::state::Registers;
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
+use picajit_testkit::testgen::{generate, Options, TestCase};
 
 run_all!(Backend::X64);
-
-fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
-    let code = instrs
-        .iter()
-        .map(|i| encode(i).expect("encodable"))
-        .collect();
-    Program::new(code, descs.to_vec(), 0, kind).expect("valid program")
-}
-
-fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
-    OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
-}
-
-fn alu_mark(k: u8) -> Instruction {
-    Instruction::Mad {
-        op: Opcode::Mad,
-        dst: DstReg::Output(0),
-        src1: SrcReg::Temp(0),
-        src2: SrcReg::Const(k),
-        src3: SrcReg::Input(0),
-        rel: RelIndex::None,
-        desc: 0,
-    }
-}
-
-fn jit(p: &Program, mode: FloatMode) -> CompiledShader {
-    compile(p, mode, Backend::X64, HostFeatures::detect())
-        .unwrap_or_else(|e| panic!("{e}\n{}", listing(p)))
-}
 
 #[cfg(target_os = "linux")]
 #[test]
 fn code_is_never_writable_and_executable() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let p = program(
         &[alu_mark(1), Instruction::End],
         &[full],
@@ -85,6 +56,16 @@ fn compiled_shaders_are_send_and_sync() {
     check::<CodeCache>();
 }
 
+/// The random programs of seeds `0..n` (default options) that compile for x86-64.
+fn generated_x64(n: u64) -> impl Iterator<Item = (u64, TestCase, CompiledShader)> {
+    (0..n).filter_map(|seed| {
+        let case = generate(seed, &Options::default());
+        let features = HostFeatures::detect();
+        let shader = compile(&case.program, case.mode, Backend::X64, features).ok()?;
+        Some((seed, case, shader))
+    })
+}
+
 /// A caller whose MXCSR control bits are the mode's already (the generated code then loads
 /// nothing, `jit/src/x64/masm.rs` "Float environment"), with exception flags set or not,
 /// gets the interpreter's results on both entries and its control bits back.
@@ -92,18 +73,8 @@ fn compiled_shaders_are_send_and_sync() {
 #[allow(deprecated)]
 fn caller_mxcsr_equal_to_the_mode_is_kept() {
     use picajit::interp::pica::float::Rounding;
-    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-    for seed in 0..60 {
-        let case = generate(seed, &Options::default());
-        let Ok(shader) = compile(
-            &case.program,
-            case.mode,
-            Backend::X64,
-            HostFeatures::detect(),
-        ) else {
-            continue;
-        };
+    for (seed, case, shader) in generated_x64(60) {
         let control = match case.mode {
             FloatMode::F24(Rounding::TowardZero) => 0x7F80,
             FloatMode::F24(Rounding::NearestEven) => 0x1F80,
@@ -156,18 +127,8 @@ fn caller_mxcsr_equal_to_the_mode_is_kept() {
 #[test]
 #[allow(deprecated)]
 fn caller_mxcsr_is_ignored_and_restored() {
-    use picajit_testkit::testgen::{generate, Options};
     use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-    for seed in 0..30 {
-        let case = generate(seed, &Options::default());
-        let Ok(shader) = compile(
-            &case.program,
-            case.mode,
-            Backend::X64,
-            HostFeatures::detect(),
-        ) else {
-            continue;
-        };
+    for (seed, case, shader) in generated_x64(30) {
         // Round up, flush-to-zero and denormals-are-zero: everything a careless caller could set.
         let hostile = 0x1F80 | 0x4000 | 0x8000 | 0x0040;
         // SAFETY: changes only this thread's SSE control register; restored below.

@@ -16,7 +16,7 @@ mod cases;
 mod jit_common;
 
 use picajit::interp::pica::exec::Interpreter;
-use picajit::interp::pica::float::{self, FloatMode, Rounding};
+use picajit::interp::pica::float::{self, FloatMode};
 use picajit::interp::pica::isa::{decode, format_instruction, Format, Instruction, Opcode, Unit};
 use picajit::interp::pica::program::Program;
 use picajit::interp::pica::state::{Registers, Uniforms};
@@ -24,11 +24,7 @@ use picajit::pica::asm::{assemble, disassemble, SourceFile};
 use picajit::pica::engine::program_from_shbin;
 use picajit_jit::{compile, Backend, HostFeatures, Invocation};
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+use picajit_testkit::testgen::MODES;
 
 const SOURCE: &str = "
 .fvec k

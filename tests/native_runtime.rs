@@ -8,7 +8,7 @@
 #![cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 
 use picajit::interp::pica::exec::Interpreter;
-use picajit::interp::pica::float::{FloatMode, Rounding};
+use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::isa::{
     encode, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle, WriteMask,
 };
@@ -19,11 +19,7 @@ use picajit::Engine;
 use picajit_jit::{compile, Backend, CompiledShader, HostFeatures, Invocation};
 use std::hint::black_box;
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+use picajit_testkit::testgen::MODES;
 
 fn host() -> Backend {
     Backend::host().expect("a host with a JIT backend")

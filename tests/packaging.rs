@@ -57,28 +57,22 @@ fn manifest_has_no_placeholder_and_a_release_build_without_debug_info() {
     assert!(release.contains("strip = \"debuginfo\""), "{release}");
 }
 
-#[test]
-fn a_default_build_does_not_link_unicorn() {
+/// The standard output of `cargo ARGS` (words separated by spaces) in the repository, which
+/// must succeed.
+fn cargo(args: &str) -> String {
     let out = Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal",
-            "-p",
-            "picajit",
-            "--prefix",
-            "none",
-        ])
+        .args(args.split(' '))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tree = String::from_utf8_lossy(&out.stdout);
+        .expect("cargo runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "cargo {args}: {err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_default_build_does_not_link_unicorn() {
+    let tree = cargo("tree --offline -e normal -p picajit --prefix none");
     assert!(tree.contains("picajit-jit"), "{tree}");
     assert!(
         !tree.contains("unicorn"),

@@ -6,9 +6,8 @@
 //! f32 inputs go through the one conversion rule (`Shader::convert_inputs`).
 
 mod engine_common;
-
 use engine_common::run_vertex;
-use picajit::interp::pica::float::{self, FloatMode, Rounding, F24};
+use picajit::interp::pica::float::{self, FloatMode, F24};
 use picajit::interp::pica::program::{GsInputMode, Program};
 use picajit::interp::pica::state::{EmitBuffer, Uniforms};
 use picajit::jit::HostFeatures;
@@ -43,7 +42,33 @@ fn bits_of(v: f32) -> u32 {
         .bits()
 }
 
-const VERTEX_SOURCE: &str = "
+/// `reg`'s components set to 1.0 where the comparisons of a with b (`xy` for x and y, `zw`
+/// for z and w, each a pair of CMP operators) hold, 0.0 elsewhere, then moved to `out`.
+fn cmp_flags(reg: &str, out: &str, xy: &str, zw: &str) -> String {
+    let mut t = format!("    mov {reg}, consts.xxxx\n");
+    for (cmp, comps) in [
+        (format!("a, {xy}, r5"), "xy"),
+        (format!("a.zwzw, {zw}, r5.zwzw"), "zw"),
+    ] {
+        t += &format!("    cmp {cmp}\n");
+        for (flag, c) in "xy".chars().zip(comps.chars()) {
+            t += &format!("    ifc cmp.{flag}\n        mov {reg}.{c}, consts.y\n    .end\n");
+        }
+    }
+    t + &format!("    mov {out}, {reg}\n")
+}
+
+/// The vertex program of the raw-input tests: one input register per instruction, b through
+/// a temporary (a MOV, exact), and the CMP flags of both operator sets as 1.0/0.0.
+fn vertex_source() -> String {
+    let flags = [
+        cmp_flags("r0", "ocmp", "lt, eq", "le, gt"),
+        cmp_flags("r1", "ocmp2", "gt, ne", "ge, lt"),
+    ];
+    format!("{VERTEX_HEAD}{}{}    end\n.end\n", flags[0], flags[1])
+}
+
+const VERTEX_HEAD: &str = "
 .constf consts(0.0, 1.0, 2.0, -1.0)
 .in a v0
 .in b v1
@@ -63,40 +88,6 @@ const VERTEX_SOURCE: &str = "
     min omin, a, r5
     mul omul, a, r5
     add oadd, a, r5
-    mov r0, consts.xxxx
-    cmp a, lt, eq, r5
-    ifc cmp.x
-        mov r0.x, consts.y
-    .end
-    ifc cmp.y
-        mov r0.y, consts.y
-    .end
-    cmp a.zwzw, le, gt, r5.zwzw
-    ifc cmp.x
-        mov r0.z, consts.y
-    .end
-    ifc cmp.y
-        mov r0.w, consts.y
-    .end
-    mov ocmp, r0
-    mov r1, consts.xxxx
-    cmp a, gt, ne, r5
-    ifc cmp.x
-        mov r1.x, consts.y
-    .end
-    ifc cmp.y
-        mov r1.y, consts.y
-    .end
-    cmp a.zwzw, ge, lt, r5.zwzw
-    ifc cmp.x
-        mov r1.z, consts.y
-    .end
-    ifc cmp.y
-        mov r1.w, consts.y
-    .end
-    mov ocmp2, r1
-    end
-.end
 ";
 
 const GEOMETRY_SOURCE: &str = "
@@ -148,11 +139,7 @@ fn vertices() -> Vec<[[F24; 4]; 16]> {
         .collect()
 }
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+use picajit_testkit::testgen::MODES;
 
 fn one(b: bool) -> u32 {
     if b {
@@ -245,7 +232,7 @@ fn shader(program: &Program, backend: Engine, mode: FloatMode) -> Shader {
 /// Hand-stated cases, independent of the float model's code: what the issue lists.
 #[test]
 fn the_issue_example_and_hand_stated_results() {
-    let (program, uniforms) = program(VERTEX_SOURCE);
+    let (program, uniforms) = program(&vertex_source());
     for backend in backends() {
         let s = shader(&program, backend, FloatMode::default());
         let mut v = [[F24::ZERO; 4]; 16];
@@ -253,32 +240,20 @@ fn the_issue_example_and_hand_stated_results() {
         v[1] = [0x000000, 0x3f0000, 0x000000, 0x000000].map(F24::from_bits);
         let (regs, _) = run_vertex(&s, &uniforms, &v).unwrap();
         let out = actual(&regs.output, FloatMode::default());
-        assert_eq!(
-            out[0],
-            [0x80ffff, 0x7f8000, 0x000001, 0x800000],
-            "{backend:?} MOV"
-        );
-        // max(a, b) = a > b ? a : b on the raw values: -s < 0 gives 0; NaN > 1 is false
-        // gives 1; s > 0 keeps the subnormal pattern; -0 > +0 is false gives +0.
-        assert_eq!(
-            out[1],
-            [0x000000, 0x3f0000, 0x000001, 0x000000],
-            "{backend:?} MAX"
-        );
-        // min: -s < 0 keeps -s; NaN < 1 false gives 1; s < 0 false gives 0; -0 < 0 false.
-        assert_eq!(
-            out[2],
-            [0x80ffff, 0x3f0000, 0x000000, 0x000000],
-            "{backend:?} MIN"
-        );
-        // MUL flushes its inputs: s·0 = 0, NaN·1 = the canonical NaN, -0·0 = +0.
-        assert_eq!(
-            out[3],
-            [0x000000, 0x7fffff, 0x000000, 0x000000],
-            "{backend:?} MUL"
-        );
-        // CMP on raw values: -s < 0 true; NaN == 1 false; s <= 0 false; -0 > 0 false.
-        assert_eq!(out[4], [0x3f0000, 0, 0, 0], "{backend:?} CMP");
+        for (o, want, what) in [
+            (0, [0x80ffff, 0x7f8000, 0x000001, 0x800000], "MOV"),
+            // max(a, b) = a > b ? a : b on the raw values: -s < 0 gives 0; NaN > 1 is false
+            // gives 1; s > 0 keeps the subnormal pattern; -0 > +0 is false gives +0.
+            (1, [0x000000, 0x3f0000, 0x000001, 0x000000], "MAX"),
+            // min: -s < 0 keeps -s; NaN < 1 false gives 1; s < 0 false gives 0; -0 < 0 false.
+            (2, [0x80ffff, 0x3f0000, 0x000000, 0x000000], "MIN"),
+            // MUL flushes its inputs: s·0 = 0, NaN·1 = the canonical NaN, -0·0 = +0.
+            (3, [0x000000, 0x7fffff, 0x000000, 0x000000], "MUL"),
+            // CMP on raw values: -s < 0 true; NaN == 1 false; s <= 0 false; -0 > 0 false.
+            (4, [0x3f0000, 0, 0, 0], "CMP"),
+        ] {
+            assert_eq!(out[o], want, "{backend:?} {what}");
+        }
 
         // The same words as f32 attributes take the conversion rule: flushed, canonical NaN.
         let f32_in = v.map(|row| row.map(F24::to_f32));
@@ -314,7 +289,7 @@ fn the_issue_example_and_hand_stated_results() {
 /// rules.
 #[test]
 fn every_pattern_pair_on_every_engine_and_path() {
-    let (program, uniforms) = program(VERTEX_SOURCE);
+    let (program, uniforms) = program(&vertex_source());
     let inputs = vertices();
     assert!(inputs.len() >= 64);
     let avx2 = HostFeatures::detect().contains(HostFeatures::AVX2);

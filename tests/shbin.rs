@@ -6,6 +6,7 @@ use picajit::pica::shbin::{
     Location, Output, OutputSemantic, Region, RegisterFile, ShaderKind, Shbin, ShbinError,
     SymbolUser, Uniform, PICASSO_DVLE_VERSION,
 };
+use picajit_testkit::XorShift;
 
 // ---------------------------------------------------------------------------------------------
 // Byte assembly helpers
@@ -1178,23 +1179,6 @@ fn error_type_is_std_error() {
     assert!(boxed.to_string().starts_with("DVLB"));
 }
 
-/// Small xorshift generator so the sweep is reproducible without dependencies.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 #[test]
 fn random_mutations_never_panic() {
     let mut bases: Vec<Vec<u8>> = all_valid_files().into_iter().map(|f| f.1).collect();
@@ -1214,28 +1198,28 @@ fn random_mutations_never_panic() {
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let (mut ok, mut err) = (0, 0);
     for _ in 0..20_000 {
-        let mut b = bases[rng.below(bases.len())].clone();
-        for _ in 0..1 + rng.below(4) {
-            match rng.below(6) {
+        let mut b = bases[rng.index(bases.len())].clone();
+        for _ in 0..1 + rng.index(4) {
+            match rng.index(6) {
                 0 | 1 => {
-                    let i = rng.below(b.len());
+                    let i = rng.index(b.len());
                     b[i] = rng.next() as u8;
                 }
                 2 => {
-                    let i = rng.below(b.len());
-                    b[i] ^= 1 << rng.below(8);
+                    let i = rng.index(b.len());
+                    b[i] ^= 1 << rng.index(8);
                 }
                 3 if b.len() >= 4 => {
                     // Header words are word aligned; hit those most of the time.
-                    let i = rng.below(b.len() / 4) * 4;
-                    put_u32(&mut b, i, interesting[rng.below(interesting.len())]);
+                    let i = rng.index(b.len() / 4) * 4;
+                    put_u32(&mut b, i, interesting[rng.index(interesting.len())]);
                 }
                 4 => {
-                    let keep = rng.below(b.len() + 1);
+                    let keep = rng.index(b.len() + 1);
                     b.truncate(keep);
                 }
                 _ => {
-                    let n = rng.below(16);
+                    let n = rng.index(16);
                     b.extend((0..n).map(|_| rng.next() as u8));
                 }
             }

@@ -6,16 +6,11 @@ use picajit::theia::asm::{assemble, assemble_with, Layout, TABLE_LEN};
 use picajit::theia::{disassemble, rom, MemImage};
 use picajit_interp::theia::table::{self, Form, ENTRY_POINTS, OPS, SWIZZLES};
 use picajit_interp::theia::Word;
+use picajit_testkit::{theia_checkout, XorShift};
 use std::path::PathBuf;
 
 fn checkout() -> Option<PathBuf> {
-    match std::env::var_os("PICAJIT_THEIA_DIR") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            eprintln!("SKIPPED: set PICAJIT_THEIA_DIR to a checkout of freecores/theia_gpu (commit 032c448)");
-            None
-        }
-    }
+    theia_checkout("to check its programs")
 }
 
 fn read(dir: &std::path::Path, rel: &str) -> String {
@@ -180,24 +175,18 @@ fn errors_are_clear() {
 /// assembles to the same words.
 #[test]
 fn disassembly_reassembles_identically() {
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     for case in 0..300 {
-        let n = 1 + (next() % 40) as usize;
+        let n = 1 + (rng.next() % 40) as usize;
         let mut words: Vec<u64> = ENTRY_POINTS.iter().map(|&(_, rom)| rom as u64).collect();
         for w in words.iter_mut() {
-            if next() % 3 == 0 {
-                *w = ((TABLE_LEN + (next() as usize % n)) | 0x8000) as u64;
+            if rng.next() % 3 == 0 {
+                *w = ((TABLE_LEN + (rng.next() as usize % n)) | 0x8000) as u64;
             }
         }
         for _ in 0..n {
-            let info = &OPS[(next() % OPS.len() as u64) as usize];
-            let r = next();
+            let info = &OPS[(rng.next() % OPS.len() as u64) as usize];
+            let r = rng.next();
             let field = |v: u64| -> u16 {
                 match v % 5 {
                     0 => 0,

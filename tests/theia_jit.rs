@@ -10,6 +10,7 @@ use picajit_interp::theia::table::{self, Sem, OPS};
 use picajit_interp::theia::{regs, Profile, Word};
 use picajit_jit::theia::compile;
 use picajit_jit::Backend;
+use picajit_testkit::XorShift as Rng;
 
 /// Records I/O and answers texture reads with a function of the address, so that both
 /// engines' reads are checked.
@@ -60,29 +61,17 @@ fn check(profile: Profile, code: &Code, init: &State, entry: u16, budget: u64, w
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+/// Register components: specials, small Q15.17 values, or any 32-bit pattern.
+trait Components {
+    fn value(&mut self) -> u32;
+}
+
+impl Components for Rng {
     fn value(&mut self) -> u32 {
         let r = self.next();
         match r % 6 {
-            0 => [
-                0,
-                1,
-                0xFFFF_FFFF,
-                0x7FFF_FFFF,
-                0x8000_0000,
-                0x2_0000,
-                0xFFFE_0000,
-            ][(r >> 8) as usize % 7],
+            // The first seven specials.
+            0 => picajit_testkit::THEIA_SPECIALS[(r >> 8) as usize % 7],
             1..=3 => ((r >> 16) as i32 >> (4 + (r >> 3) % 14)) as u32,
             _ => (r >> 24) as u32,
         }
@@ -188,10 +177,7 @@ fn random_program(rng: &mut Rng, n: usize) -> Vec<u64> {
 }
 
 fn cases() -> usize {
-    std::env::var("PICAJIT_THEIA_JIT_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400)
+    picajit_testkit::env_count("PICAJIT_THEIA_JIT_CASES").unwrap_or(400) as usize
 }
 
 #[test]
@@ -329,20 +315,27 @@ fn examples_match_the_interpreter() {
 #[test]
 fn budgets_at_every_step() {
     let src = "\tZERO R1 VOID VOID\nL:\n\tINC R1 R1 VOID\n\tJNEX L R1 C1\n\tRETURN RT_TRUE\n";
+    check_budgets(src, &[(64, [5 << 17, 0, 0])], 0..14, "");
+}
+
+/// `src` from its first word in every profile, from a state with `regs` set, with each of
+/// `budgets`.
+fn check_budgets(
+    src: &str,
+    regs: &[(usize, [u32; 3])],
+    budgets: impl Iterator<Item = u64> + Clone,
+    label: &str,
+) {
     let p = asm::assemble(src).unwrap();
     let code = Code::imem(p.imem());
     for profile in Profile::ALL {
         let mut init = State::new(profile);
-        init.regs[64] = [5 << 17, 0, 0];
-        for budget in 0..14 {
-            check(
-                profile,
-                &code,
-                &init,
-                asm::imem_address(0),
-                budget,
-                &format!("budget {budget}"),
-            );
+        for &(r, v) in regs {
+            init.regs[r] = v;
+        }
+        for budget in budgets.clone() {
+            let what = format!("{label}budget {budget}");
+            check(profile, &code, &init, asm::imem_address(0), budget, &what);
         }
     }
 }
@@ -484,24 +477,17 @@ fn io_queue_overflow_and_order() {
                SKIP:\n\
                \tJNEX L R1 C1\n\
                \tRETURN RT_TRUE\n";
-    let p = asm::assemble(src).unwrap();
-    let code = Code::imem(p.imem());
-    for profile in Profile::ALL {
-        let mut init = State::new(profile);
-        init.regs[64] = [40 << 17, 0, 0];
-        init.regs[65] = [17 << 17, 0, 0];
-        init.regs[72] = [3, 4, 5];
-        for budget in [5, 70, 71, 72, 100, 10_000] {
-            check(
-                profile,
-                &code,
-                &init,
-                asm::imem_address(0),
-                budget,
-                &format!("queue, budget {budget}"),
-            );
-        }
-    }
+    let regs = [
+        (64, [40 << 17, 0, 0]),
+        (65, [17 << 17, 0, 0]),
+        (72, [3, 4, 5]),
+    ];
+    check_budgets(
+        src,
+        &regs,
+        [5, 70, 71, 72, 100, 10_000].into_iter(),
+        "queue, ",
+    );
 }
 
 /// Rows the code knows to hold x == y == z (DOT, MAG, broadcast swizzles, results of

@@ -64,13 +64,7 @@ fn own_scene_on_every_engine() {
 }
 
 fn checkout() -> Option<PathBuf> {
-    match std::env::var_os("PICAJIT_THEIA_DIR") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            eprintln!("SKIPPED: set PICAJIT_THEIA_DIR to a checkout of the original THEIA project (freecores/theia_gpu) to render its scenes");
-            None
-        }
-    }
+    picajit_testkit::theia_checkout("to render its scenes")
 }
 
 /// (scene directory, user shader, per ROM reading: (max differing pixels, max channel

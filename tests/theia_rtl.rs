@@ -23,6 +23,7 @@
 use picajit_interp::theia::exec::{execute, run, Code, Prev, RecordIo, State, Status};
 use picajit_interp::theia::table::{self, RtlSupport, Sem, OPS};
 use picajit_interp::theia::{Profile, Word};
+use picajit_testkit::XorShift;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -134,12 +135,7 @@ const PATCHES: &[(&str, &str, &str)] = &[
 ];
 
 fn prerequisites() -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("PICAJIT_THEIA_DIR").map(PathBuf::from) else {
-        eprintln!(
-            "SKIPPED: set PICAJIT_THEIA_DIR to a checkout of freecores/theia_gpu (commit 032c448)"
-        );
-        return None;
-    };
+    let dir = picajit_testkit::theia_checkout("to simulate its RTL")?;
     if Command::new("iverilog").arg("-V").output().is_err() {
         eprintln!("SKIPPED: iverilog is not installed (apt-get install iverilog)");
         return None;
@@ -277,61 +273,42 @@ fn hold_alu_operands(src: &str) -> String {
     format!("{}{decl}{body}", &src[..end])
 }
 
-/// Compiles `bench` with the scratch copy's `files` (all but the definitions, which the
-/// sources include) and runs it; returns its output.
-fn simulate(dir: &Path, files: &[&str], bench: &str, defines: &[String]) -> String {
+/// Writes `input` to `{name}.txt` in the scratch directory, compiles `bench` with the scratch
+/// copy's `files` (all but the definitions, which the sources include) and the bench's input
+/// file macro (`name` upper-cased) naming it, and runs it; returns its output.
+fn simulate(dir: &Path, files: &[&str], bench: &str, name: &str, input: &str) -> String {
+    let file = format!("{name}.txt");
+    std::fs::write(dir.join(&file), input).unwrap();
     let mut args: Vec<String> = vec!["-g2005".into(), "-I".into(), ".".into()];
-    args.extend(defines.iter().cloned());
+    args.push(format!("-D{}=\"{file}\"", name.to_uppercase()));
     args.extend(["-o".into(), "tb".into(), bench.into()]);
     args.extend(files[1..].iter().map(|s| s.to_string()));
-    let out = Command::new("iverilog")
-        .args(&args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "iverilog: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = Command::new("vvp")
-        .args(["-n", "tb"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "vvp: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    tool(dir, "iverilog", &args);
+    String::from_utf8(tool(dir, "vvp", &["-n".into(), "tb".into()])).unwrap()
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// A component: specials, small Q15.17 values, or any 32-bit pattern.
-    fn value(&mut self) -> u32 {
-        let r = self.next();
-        match r % 8 {
-            0 => [
-                0,
-                1,
-                0xFFFF_FFFF,
-                0x7FFF_FFFF,
-                0x8000_0000,
-                0x2_0000,
-                0xFFFE_0000,
-                0x1_FFFF,
-            ][(r >> 8) as usize % 8],
-            1..=4 => ((r >> 16) as i32 >> (8 + (r >> 3) % 12)) as u32,
-            _ => (r >> 24) as u32,
-        }
+/// Runs `program` with `args` in `dir`; it must succeed. Returns its standard output.
+fn tool(dir: &Path, program: &str, args: &[String]) -> Vec<u8> {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{program}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A component: specials, small Q15.17 values, or any 32-bit pattern.
+fn component(rng: &mut XorShift) -> u32 {
+    let r = rng.next();
+    match r % 8 {
+        0 => picajit_testkit::THEIA_SPECIALS[(r >> 8) as usize % 8],
+        1..=4 => ((r >> 16) as i32 >> (8 + (r >> 3) % 12)) as u32,
+        _ => (r >> 24) as u32,
     }
 }
 
@@ -379,22 +356,27 @@ fn alu_matches_the_rtl_on_random_vectors() {
     let Some(checkout) = prerequisites() else {
         return;
     };
-    let n: usize = std::env::var("PICAJIT_THEIA_RTL_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
+    let n = picajit_testkit::env_count("PICAJIT_THEIA_RTL_CASES").unwrap_or(3000) as usize;
     // Every operation the ALU sees; TMREAD (needs the IO unit) and LEA (the IFU's pointer) are
     // exercised by the interpreter tests only.
     let ops: Vec<&table::OpInfo> = OPS
         .iter()
         .filter(|o| !matches!(o.sem, Sem::TmRead | Sem::Lea))
         .collect();
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let mut cases = Vec::new();
     for i in 0..n {
         let o = ops[i % ops.len()];
-        let mut a = [rng.value(), rng.value(), rng.value()];
-        let mut b = [rng.value(), rng.value(), rng.value()];
+        let mut a = [
+            component(&mut rng),
+            component(&mut rng),
+            component(&mut rng),
+        ];
+        let mut b = [
+            component(&mut rng),
+            component(&mut rng),
+            component(&mut rng),
+        ];
         if o.code & table::IMM_BIT != 0 {
             a[1] = 0;
             a[2] = 0;
@@ -422,13 +404,7 @@ fn alu_matches_the_rtl_on_random_vectors() {
         )
         .unwrap();
     }
-    std::fs::write(dir.join("vectors.txt"), vectors).unwrap();
-    let text = simulate(
-        &dir,
-        &RTL_FILES,
-        "alu_tb.v",
-        &["-DVECTORS=\"vectors.txt\"".into()],
-    );
+    let text = simulate(&dir, &RTL_FILES, "alu_tb.v", "vectors", &vectors);
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("VCD")).collect();
     assert_eq!(lines.len(), cases.len(), "one line per vector:\n{text}");
     let mut per_op: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -464,17 +440,9 @@ fn alu_matches_the_rtl_on_random_vectors() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The execution unit and the memory unit around it (bench `tests/theia_rtl/exe_tb.v`).
-const EXE_FILES: [&str; 19] = [
-    "aDefinitions.v",
-    "Module_VectorALU.v",
-    "Collaterals.v",
-    "Module_RadixRMul.v",
-    "Module_FixedPointDivision.v",
-    "Module_FixedPointSquareRoot.v",
-    "Module_FixedPointAddtionSubstraction.v",
-    "Module_ArithmeticComparison.v",
-    "Module_Swizzle.v",
+/// The execution unit and the memory unit around it (bench `tests/theia_rtl/exe_tb.v`): the
+/// ALU's [`RTL_FILES`] and these.
+const EXE_ONLY_FILES: [&str; 10] = [
     "Module_RAM.v",
     "Module_SwapMemory.v",
     "Module_ROM.v",
@@ -541,7 +509,7 @@ struct Program {
 /// A register address for random programs: mostly general registers (64-127), sometimes the
 /// IO bank (0-31, where EXE's writes are dropped), the swap bank (32-63) or an alias with
 /// address bits above 6 set (the bank mux ignores them; forwarding compares all 16 bits).
-fn exe_reg(rng: &mut Rng) -> u16 {
+fn exe_reg(rng: &mut XorShift) -> u16 {
     match rng.next() % 16 {
         0 => (rng.next() % 32) as u16,
         1 | 2 => 32 + (rng.next() % 32) as u16,
@@ -553,7 +521,7 @@ fn exe_reg(rng: &mut Rng) -> u16 {
 /// A random program of `n` instructions: every operation the RTL completes (RETURN less often),
 /// rarely one it never completes, forward and backward jumps, CALL/RET, sources that read the
 /// previous instruction's destination or alias its row, and a final RETURN.
-fn exe_program(rng: &mut Rng, n: usize) -> Vec<u64> {
+fn exe_program(rng: &mut XorShift, n: usize) -> Vec<u64> {
     let imem = |row: u64| 0x8000u16 | (1 + row) as u16;
     let stalls: Vec<&table::OpInfo> = OPS.iter().filter(|o| o.rtl == RtlSupport::Stalls).collect();
     let mut words: Vec<u64> = Vec::with_capacity(n + 1);
@@ -588,7 +556,7 @@ fn exe_program(rng: &mut Rng, n: usize) -> Vec<u64> {
             Sem::Return => Word::with_imm(info.code, exe_reg(rng), (rng.next() % 2) as u32),
             Sem::Swizzle3D => Word::with_imm(info.code, exe_reg(rng), (rng.next() % 24) as u32),
             Sem::SetX | Sem::SetY | Sem::SetZ | Sem::Ret => {
-                Word::with_imm(info.code, exe_reg(rng), rng.value())
+                Word::with_imm(info.code, exe_reg(rng), component(rng))
             }
             _ => {
                 let prev = words.last().map(|&p| Word::decode(p).dst);
@@ -628,14 +596,9 @@ fn run_programs(checkout: &Path, rom: &[u64], programs: &[Program]) -> usize {
             writeln!(cases, "{:x} {:x} {:x}", r[0], r[1], r[2]).unwrap();
         }
     }
-    let dir = scratch_rtl(checkout, &EXE_FILES, "exe", "exe_tb.v", true);
-    std::fs::write(dir.join("cases.txt"), cases).unwrap();
-    let text = simulate(
-        &dir,
-        &EXE_FILES,
-        "exe_tb.v",
-        &["-DCASES=\"cases.txt\"".into()],
-    );
+    let files = [&RTL_FILES[..], &EXE_ONLY_FILES].concat();
+    let dir = scratch_rtl(checkout, &files, "exe", "exe_tb.v", true);
+    let text = simulate(&dir, &files, "exe_tb.v", "cases", &cases);
     let hex = |s: &str| u32::from_str_radix(s, 16).unwrap_or_else(|_| panic!("bits: {s}"));
     let mut got: Vec<Outcome> = Vec::new();
     let mut io = BenchIo::default();
@@ -854,11 +817,8 @@ fn programs_match_the_rtl_execution_unit() {
         return;
     };
     let rom = picajit::theia::rom::load(&checkout).unwrap();
-    let n: usize = std::env::var("PICAJIT_THEIA_RTL_PROGRAMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let n = picajit_testkit::env_count("PICAJIT_THEIA_RTL_PROGRAMS").unwrap_or(300) as usize;
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let mut programs = vec![warm_up()];
     programs.extend(fixed_programs());
     let mut state = State::new(Profile::Rtl);
@@ -884,7 +844,11 @@ fn programs_match_the_rtl_execution_unit() {
                 if rng.next() % 4 == 0 {
                     [0; 3]
                 } else {
-                    [rng.value(), rng.value(), rng.value()]
+                    [
+                        component(&mut rng),
+                        component(&mut rng),
+                        component(&mut rng),
+                    ]
                 }
             })
             .collect();

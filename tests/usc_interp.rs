@@ -159,12 +159,14 @@ fn mbyp_moves_bits_with_sign_modifiers() {
         r0("0 : mov ft0, sh0.abs\n mov r0, ft0", &[("sh0", &[f(-2.0)])]),
         f(2.0)
     );
-    let st = run(
-        "0 : mov ft0, sh0\n mbyp ft1, sh1.neg.abs\n mov r0, ft0\n mov r1, ft1",
-        1,
-        &[("sh0", &[7]), ("sh1", &[f(3.0)])],
+    assert_eq!(
+        r0_r1(
+            "0 : mov ft0, sh0\n mbyp ft1, sh1.neg.abs\n mov r0, ft0\n mov r1, ft1",
+            1,
+            &[("sh0", &[7]), ("sh1", &[f(3.0)])],
+        ),
+        (7, f(-3.0))
     );
-    assert_eq!((get(&st, "r0", 0), get(&st, "r1", 0)), (7, f(-3.0)));
 }
 
 fn complex(op: &str, a: u32) -> u32 {
@@ -280,6 +282,12 @@ fn flog_fexp_never_ambiguous_exhaustive() {
     }
 }
 
+/// r0 and r1 of lane 0 after [`run`].
+fn r0_r1(text: &str, n: usize, set: &[(&str, &[u32])]) -> (u32, u32) {
+    let st = run(text, n, set);
+    (get(&st, "r0", 0), get(&st, "r1", 0))
+}
+
 /// An integer instruction writing r0 (low word) and r1 (ft1).
 fn int1(instr: &str, set: &[(&str, &[u32])]) -> u32 {
     r0(&format!("0 : {instr}\n mov r0, ft0"), set)
@@ -304,13 +312,6 @@ fn eight_and_sixteen_bit_integers() {
     assert_eq!(go("uadd8.sat ft0, sh1.e0.neg, i0.e0", 5, 3), 0);
     assert_eq!(go("umul8 ft0, sh1.e0, i0.e0", 200, 200), 40_000);
     assert_eq!(go("umul8.sat ft0, sh1.e0, i0.e0", 200, 200), 255);
-    assert_eq!(
-        int1(
-            "umad8 ft0, sh1.e0, i0.e0, sh2.e0",
-            &[("sh1", &[10]), ("i0", &[20]), ("sh2", &[30])]
-        ),
-        230
-    );
     // IADD8: signed elements, "Saturate -128..127".
     assert_eq!(go("iadd8 ft0, sh1.e0, i0.e0", 0x9C, 0x9C), (-200i32) as u32);
     assert_eq!(
@@ -320,13 +321,6 @@ fn eight_and_sixteen_bit_integers() {
     assert_eq!(go("imul8 ft0, sh1.e0, i0.e0", 0x80, 0x80), 16_384);
     assert_eq!(go("imul8.sat ft0, sh1.e0, i0.e0", 0x80, 0x80), 127);
     assert_eq!(go("imul8 ft0, sh1.e0.abs, i0.e0", 0xFD, 0x04), 12);
-    assert_eq!(
-        int1(
-            "imad8 ft0, sh1.e0, i0.e0, sh2.e0.neg",
-            &[("sh1", &[0xFE]), ("i0", &[3]), ("sh2", &[4])]
-        ),
-        (-10i32) as u32
-    );
     // 16-bit: .e0 is bits 0-15, .e1 bits 16-31.
     assert_eq!(
         go("uadd16 ft0, sh1.e0, i0.e1", 60_000, 60_000 << 16),
@@ -338,13 +332,6 @@ fn eight_and_sixteen_bit_integers() {
         0xFFFE_0001
     );
     assert_eq!(
-        int1(
-            "umad16 ft0, sh1.e0, i0.e0, sh2.e1",
-            &[("sh1", &[300]), ("i0", &[300]), ("sh2", &[7 << 16])]
-        ),
-        90_007
-    );
-    assert_eq!(
         go("iadd16 ft0, sh1.e0, i0.e0", 0x8000, 0x8000),
         (-65_536i32) as u32
     );
@@ -354,13 +341,28 @@ fn eight_and_sixteen_bit_integers() {
     );
     assert_eq!(go("imul16 ft0, sh1.e0, i0.e0", 0x8000, 0x8000), 1 << 30);
     assert_eq!(go("imul16.sat ft0, sh1.e0, i0.e0", 0x8000, 0x8000), 32_767);
-    assert_eq!(
-        int1(
-            "imad16 ft0, sh1.e0, i0.e0, sh2.e0",
-            &[("sh1", &[0xFFFF]), ("i0", &[2]), ("sh2", &[0xFFFF])]
+    // The multiply-adds: S0 * S1 + S2, each operand with its element and sign modifiers.
+    for (ins, [a, b, c], want) in [
+        ("umad8 ft0, sh1.e0, i0.e0, sh2.e0", [10, 20, 30], 230),
+        (
+            "imad8 ft0, sh1.e0, i0.e0, sh2.e0.neg",
+            [0xFE, 3, 4],
+            (-10i32) as u32,
         ),
-        (-3i32) as u32
-    );
+        (
+            "umad16 ft0, sh1.e0, i0.e0, sh2.e1",
+            [300, 300, 7 << 16],
+            90_007,
+        ),
+        (
+            "imad16 ft0, sh1.e0, i0.e0, sh2.e0",
+            [0xFFFF, 2, 0xFFFF],
+            (-3i32) as u32,
+        ),
+    ] {
+        let set: [(&str, &[u32]); 3] = [("sh1", &[a]), ("i0", &[b]), ("sh2", &[c])];
+        assert_eq!(int1(ins, &set), want, "{ins}");
+    }
 }
 
 /// A 32/64-bit integer instruction: (low word, high word, carry as TSTC sees it).
@@ -568,12 +570,14 @@ fn mov_movc_and_masked_writes() {
     );
     assert_eq!(get(&st, "r0", 0), 0xAABB_CC11);
     // A write straight from a source register (the seed's `mov r1, sh1`) and reads before writes.
-    let st = run(
-        "0 : mov ft0, r1\n mov r1, sh1\n mov r0, ft0",
-        1,
-        &[("r1", &[5]), ("sh1", &[9])],
+    assert_eq!(
+        r0_r1(
+            "0 : mov ft0, r1\n mov r1, sh1\n mov r0, ft0",
+            1,
+            &[("r1", &[5]), ("sh1", &[9])],
+        ),
+        (5, 9)
     );
-    assert_eq!((get(&st, "r0", 0), get(&st, "r1", 0)), (5, 9));
 }
 
 #[test]
@@ -722,12 +726,14 @@ fn bitwise_instructions() {
         u32::MAX
     );
     // MSK: FT0 = S0 + S1 - 1, FT1 = ((1 << S0) - 1) << S1.
-    let st = run(
-        "0 : msk ft0, ft1, sh0, sh1\n mov r0, ft0\n mov r1, ft1",
-        1,
-        &[("sh0", &[4]), ("sh1", &[8])],
+    assert_eq!(
+        r0_r1(
+            "0 : msk ft0, ft1, sh0, sh1\n mov r0, ft0\n mov r1, ft1",
+            1,
+            &[("sh0", &[4]), ("sh1", &[8])],
+        ),
+        (11, 0xF00)
     );
-    assert_eq!((get(&st, "r0", 0), get(&st, "r1", 0)), (11, 0xF00));
     // Logical: FT4 = {FT1 &} FT2 OP {~FT1 &} S3.
     let logic = |op: &str, masked: bool| {
         let (m1, m2) = if masked {
@@ -750,12 +756,14 @@ fn bitwise_instructions() {
     assert_eq!(logic("or", true), (m & a) | (!m & b));
     assert_eq!(logic("and", true), (m & a) & (!m & b));
     // BYP forms and an immediate in the bitmask bypass.
-    let st = run(
-        "0 : byp ft0, ft1, sh0, 0x1234\n mov r0, ft0\n mov r1, ft1",
-        1,
-        &[("sh0", &[7])],
+    assert_eq!(
+        r0_r1(
+            "0 : byp ft0, ft1, sh0, 0x1234\n mov r0, ft0\n mov r1, ft1",
+            1,
+            &[("sh0", &[7])],
+        ),
+        (7, 0x1234)
     );
-    assert_eq!((get(&st, "r0", 0), get(&st, "r1", 0)), (7, 0x1234));
     // TZ / TNZ write p0.
     let st = run(
         "0 : cbs ft3, sh0\n tz p0, ft3",
@@ -766,12 +774,8 @@ fn bitwise_instructions() {
     let st = run("0 : cbs ft3, vi0\n tnz p0, ft3", 2, &[("vi0", &[0, 4])]);
     assert_eq!((st.p0[0], st.p0[1]), (false, true));
     // W0/W1 drivers: ft5 (shift 2) drives w0, ft3 (count) drives w1.
-    let st = run(
-        "0 : byp ft2, sh0\n cbs ft3, ft2\n or ft4, _, ft2, _, c0\n lsl ft5, ft4, c1\n mov r0, w0\n mov r1, w1",
-        1,
-        &[("sh0", &[3])],
-    );
-    assert_eq!((get(&st, "r0", 0), get(&st, "r1", 0)), (6, 2));
+    let text = "0 : byp ft2, sh0\n cbs ft3, ft2\n or ft4, _, ft2, _, c0\n lsl ft5, ft4, c1\n mov r0, w0\n mov r1, w1";
+    assert_eq!(r0_r1(text, 1, &[("sh0", &[3])]), (6, 2));
     // The seed's AND example: i0 = sh0 & sh1.
     let st = run(
         "0 : mov ft0, ft1, c0, c0 mov ft2, sh1 cbs ft3, sh1 and ft4, _, ft2, _, sh0 lsl ft5, ft4, c0 mov i0, ft5;",
@@ -784,12 +788,9 @@ fn bitwise_instructions() {
 #[test]
 fn main_alu_w_drivers() {
     // "ft2 drives w0 by default, last phase present", "ft1 drives w1 ... second to last".
-    let st = run(
-        "0 : fadd ft0, sh0, c0\n fadd ft1, sh1, c0\n fadd ft2, sh2, ft0\n mov r0, w0\n mov r1, w1",
+    assert_eq!(r0_r1("0 : fadd ft0, sh0, c0\n fadd ft1, sh1, c0\n fadd ft2, sh2, ft0\n mov r0, w0\n mov r1, w1",
         1,
-        &[("sh0", &[f(1.0)]), ("sh1", &[f(2.0)]), ("sh2", &[f(4.0)])],
-    );
-    assert_eq!((get(&st, "r0", 0), get(&st, "r1", 0)), (f(5.0), f(2.0)));
+        &[("sh0", &[f(1.0)]), ("sh1", &[f(2.0)]), ("sh2", &[f(4.0)])],), (f(5.0), f(2.0)));
     let st = run(
         "0 : fadd ft0, sh0, c0\n mov r0, w0",
         1,

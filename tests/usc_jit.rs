@@ -139,10 +139,7 @@ fn seed_examples_match_the_interpreter() {
 /// `PICAJIT_USC_CASES` sets the number of programs (default 400).
 #[test]
 fn random_programs_match_the_interpreter() {
-    let cases: u64 = std::env::var("PICAJIT_USC_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+    let cases = picajit_testkit::env_count("PICAJIT_USC_CASES").unwrap_or(400);
     let mut rng = picajit::usc::testgen::Rng::new(0x05C0_FFEE);
     let mut native = 0;
     let mut total = 0;

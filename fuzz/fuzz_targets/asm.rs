@@ -5,8 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::pica::asm::{assemble, assemble_with_warnings, disassemble, SourceFile};
+use picajit::pica::asm::{assemble_with_warnings, disassemble, SourceFile};
 use picajit::pica::shbin::Shbin;
+use picajit_fuzz::assemble_disassembly;
 
 const NAMES: [&str; 3] = ["a.v.pica", "b.g.pica", "c.pica"];
 
@@ -27,11 +28,8 @@ fuzz_target!(|data: &[u8]| {
                 "assembled SHBIN changes through parse/to_bytes"
             );
             let dis = disassemble(&shbin);
-            let again = assemble(&[SourceFile {
-                name: "disassembled.pica",
-                text: &dis,
-            }])
-            .unwrap_or_else(|e| panic!("disassembly does not assemble: {e}\n{dis}"));
+            let again = assemble_disassembly(&dis)
+                .unwrap_or_else(|e| panic!("disassembly does not assemble: {e}\n{dis}"));
             assert!(
                 again.to_bytes() == bytes,
                 "disassembly assembles to a different binary\n{dis}"

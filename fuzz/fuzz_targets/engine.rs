@@ -16,7 +16,7 @@ use picajit::pica::engine::{
 };
 use picajit::pica::shbin::Shbin;
 use picajit::{Engine, Error};
-use picajit_fuzz::{gs_bits, listing, reg_bits, Case, Rng, MODES};
+use picajit_fuzz::{assert_same_state, listing, nine_rows, reg_bits, Case, Rng, MODES};
 
 const BACKENDS: [Engine; 4] = [Engine::Jit, Engine::Interp, Engine::X64, Engine::A64];
 
@@ -210,15 +210,12 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
                 let b = gb.invoke(&reference, run.gs_mode, &mut ub, input);
                 check_budget(&a, budget, "GeometryRunner::invoke");
                 assert_eq!(a, b, "invocation {round}\n{}", ctx());
-                assert!(
-                    reg_bits(&ga.registers) == reg_bits(&gb.registers),
-                    "invocation {round}: registers\n{}",
-                    ctx()
-                );
-                assert!(
-                    gs_bits(&ga.state) == gs_bits(&gb.state),
-                    "invocation {round}: geometry state\n{}",
-                    ctx()
+                let what = format!("invocation {round}");
+                assert_same_state(
+                    &what,
+                    (&gb.registers, &gb.state),
+                    (&ga.registers, &ga.state),
+                    &ctx,
                 );
                 assert!(ua == ub || format!("{ua:?}") == format!("{ub:?}"));
                 if a.is_err() {
@@ -231,10 +228,7 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
             if run.gs_mode == GsInputMode::Point {
                 // A nine-point draw from the state the invocations left (one group of
                 // eight on the multi-vertex code where the program allows it).
-                let points: Vec<[[f32; 4]; 16]> = [0, 1, 5, 2, 11, 3, 7, 14, 9]
-                    .iter()
-                    .map(|&k| std::array::from_fn(|i| run.inputs[(i + k) % 16]))
-                    .collect();
+                let points = nine_rows(&run.inputs);
                 let mask = shader.output_mask();
                 let (mut oa, mut ob) = (EmitBuffer::new(mask), EmitBuffer::new(mask));
                 let a = ga.invoke_points(&shader, &mut ua, &points, &mut oa);
@@ -255,16 +249,8 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
                     "invoke_points: emitted vertices\n{}",
                     ctx()
                 );
-                assert!(
-                    reg_bits(&ga.registers) == reg_bits(&gb.registers),
-                    "invoke_points: registers\n{}",
-                    ctx()
-                );
-                assert!(
-                    gs_bits(&ga.state) == gs_bits(&gb.state),
-                    "invoke_points: geometry state\n{}",
-                    ctx()
-                );
+                let want = (&gb.registers, &gb.state);
+                assert_same_state("invoke_points", want, (&ga.registers, &ga.state), &ctx);
                 assert_eq!(ua.bools(), ub.bools(), "invoke_points: b15\n{}", ctx());
             }
         }

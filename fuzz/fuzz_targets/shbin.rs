@@ -4,9 +4,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picajit::pica::asm::{assemble, disassemble, SourceFile};
+use picajit::pica::asm::disassemble;
 use picajit::pica::engine::program_from_shbin;
 use picajit::pica::shbin::Shbin;
+use picajit_fuzz::assemble_disassembly;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(shbin) = Shbin::parse(data) else {
@@ -24,20 +25,13 @@ fuzz_target!(|data: &[u8]| {
         // A file without a shader: its disassembly is library code only, which the
         // assembler (like picasso) refuses to turn into a SHBIN.
         assert!(
-            assemble(&[SourceFile {
-                name: "disassembled.pica",
-                text: &text,
-            }])
-            .is_err(),
+            assemble_disassembly(&text).is_err(),
             "a source without a DVLE assembled\n{text}"
         );
         return;
     }
-    let re = assemble(&[SourceFile {
-        name: "disassembled.pica",
-        text: &text,
-    }])
-    .unwrap_or_else(|e| panic!("disassembly does not assemble: {e}\n{text}"));
+    let re = assemble_disassembly(&text)
+        .unwrap_or_else(|e| panic!("disassembly does not assemble: {e}\n{text}"));
     assert!(
         re.to_bytes() == bytes,
         "disassembly assembles to different bytes\n{text}"

@@ -5,6 +5,9 @@
 
 pub mod theia;
 
+use picajit::pica::asm::{assemble, AsmError, SourceFile};
+use picajit::pica::shbin::Shbin;
+
 use picajit::interp::pica::exec::{ExecError, Interpreter, RunInfo};
 use picajit::interp::pica::float::FloatMode;
 use picajit::interp::pica::program::{Program, ShaderKind};
@@ -13,12 +16,22 @@ use picajit_jit::{
     compile_with_options, A64Lanes, Backend, CompileOptions, CompiledShader, Error, HostFeatures,
     Invocation, JitExit,
 };
-pub use picajit_testkit::compare::{bank_bits, first_diff, gs_bits, listing, reg_bits};
+pub use picajit_testkit::compare::{
+    assert_same_state, bank_bits, first_diff, gs_bits, listing, reg_bits,
+};
 pub use picajit_testkit::run::{run_compiled, run_one};
 pub use picajit_testkit::testgen::bytes::{
     encode_raw, encode_structured, Case, Row, Value, DIFF_BUDGET, EMULATED_BUDGET, MODES,
 };
 pub use picajit_testkit::testgen::{Rng, F24_SPECIALS, F32_SPECIALS};
+
+/// `text`, a disassembly, assembled again as one source file.
+pub fn assemble_disassembly(text: &str) -> Result<Shbin, AsmError> {
+    assemble(&[SourceFile {
+        name: "disassembled.pica",
+        text,
+    }])
+}
 
 /// The backends to compare against the interpreter, with the CPU features to compile for:
 /// x86-64 on x86-64 hosts, AArch64 on AArch64 hosts and, with this crate's `a64` feature
@@ -94,12 +107,17 @@ pub fn differential(case: &Case) {
                     shader.analysis()
                 )
             };
-            compare_invocations(case, &interp, &shader, &uniforms, mode, budget, &ctx);
-            if program.kind() == ShaderKind::Vertex {
-                compare_batch(case, &interp, &shader, &uniforms, mode, budget, &ctx);
-            } else {
-                compare_points(case, &interp, &shader, &uniforms, mode, budget, &ctx);
-            }
+            let run = Run {
+                case,
+                interp: &interp,
+                shader: &shader,
+                uniforms: &uniforms,
+                mode,
+                budget,
+                ctx: &ctx,
+            };
+            compare_invocations(&run);
+            compare_lanes(&run);
             // The NEON multi-vertex code with eight lanes per body run (an option; the
             // per-vertex code is the same, so only the multi-vertex comparisons run again).
             if backend == Backend::A64 {
@@ -112,108 +130,103 @@ pub fn differential(case: &Case) {
                     continue;
                 };
                 let ctx = || format!("{} (eight NEON lanes per body run)", ctx());
-                if program.kind() == ShaderKind::Vertex {
-                    compare_batch(case, &interp, &shader, &uniforms, mode, budget, &ctx);
-                } else {
-                    compare_points(case, &interp, &shader, &uniforms, mode, budget, &ctx);
-                }
+                compare_lanes(&Run {
+                    shader: &shader,
+                    ctx: &ctx,
+                    ..run
+                });
             }
         }
     }
 }
 
-fn compare_invocations(
-    case: &Case,
-    interp: &Interpreter,
-    shader: &CompiledShader,
-    uniforms: &Uniforms,
+/// One compiled shader of a case against the interpreter, in one float mode: what each
+/// comparison reads.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    case: &'a Case,
+    interp: &'a Interpreter,
+    shader: &'a CompiledShader,
+    uniforms: &'a Uniforms,
     mode: FloatMode,
     budget: u64,
-    ctx: &dyn Fn() -> String,
-) {
-    let geometry = case.kind == ShaderKind::Geometry;
-    let mut uniforms = uniforms.clone();
-    let mut regs = case.initial_registers(mode);
+    ctx: &'a dyn Fn() -> String,
+}
+
+impl Run<'_> {
+    fn ctx(&self) -> String {
+        (self.ctx)()
+    }
+}
+
+/// The multi-vertex comparison of the shader's kind: batches for vertex shaders, point runs
+/// for geometry shaders.
+fn compare_lanes(run: &Run) {
+    if run.case.kind == ShaderKind::Vertex {
+        compare_batch(run);
+    } else {
+        compare_points(run);
+    }
+}
+
+fn compare_invocations(run: &Run) {
+    let geometry = run.case.kind == ShaderKind::Geometry;
+    let mut uniforms = run.uniforms.clone();
+    let mut regs = run.case.initial_registers(run.mode);
     let mut gs = GeometryState::default();
-    let rounds = if geometry { case.invocations } else { 1 };
+    let rounds = if geometry { run.case.invocations } else { 1 };
     for round in 0..rounds {
         // Reference.
         let mut r1 = regs.clone();
         let mut g1 = gs.clone();
         let e1: Result<RunInfo, ExecError> =
-            interp.run(&mut r1, &uniforms, geometry.then_some(&mut g1), budget);
+            run.interp
+                .run(&mut r1, &uniforms, geometry.then_some(&mut g1), run.budget);
         // Compiled code only.
         let mut r2 = regs.clone();
         let mut g2 = gs.clone();
-        let e2 = run_compiled(
-            shader,
-            &mut r2,
-            &uniforms,
-            geometry.then_some(&mut g2),
-            budget,
-        );
+        let gs2 = geometry.then_some(&mut g2);
+        let e2 = run_compiled(run.shader, &mut r2, &uniforms, gs2, run.budget);
         match &e2 {
             Ok(info) => {
                 assert!(
                     e1.as_ref() == Ok(info),
                     "invocation {round}: compiled code finished ({info:?}) but the interpreter gave {e1:?}\n{}",
-                    ctx()
+                    run.ctx()
                 );
-                let (b1, b2) = (reg_bits(&r1), reg_bits(&r2));
-                assert!(
-                    b1 == b2,
-                    "invocation {round}: registers differ: {}\n{}",
-                    first_diff(&b1, &b2),
-                    ctx()
-                );
-                assert!(
-                    gs_bits(&g1) == gs_bits(&g2),
-                    "invocation {round}: geometry state differs\n{}",
-                    ctx()
-                );
+                let what = format!("invocation {round}");
+                assert_same_state(&what, (&r1, &g1), (&r2, &g2), run.ctx);
             }
             Err(JitExit::Deopt { .. }) | Err(JitExit::Budget) => {
                 let emits = g1.emitted.len() - gs.emitted.len();
                 assert!(
                     e1.is_err() || emits >= 64,
                     "invocation {round}: compiled code stopped ({e2:?}) but the interpreter finished ({e1:?})\n{}",
-                    ctx()
+                    run.ctx()
                 );
                 assert!(
                     gs_bits(&g2) == gs_bits(&gs),
                     "invocation {round}: a stopped invocation changed the geometry state\n{}",
-                    ctx()
+                    run.ctx()
                 );
             }
-            Err(other) => panic!("invocation {round}: unexpected exit {other:?}\n{}", ctx()),
+            Err(other) => panic!(
+                "invocation {round}: unexpected exit {other:?}\n{}",
+                run.ctx()
+            ),
         }
         // Compiled code with the interpreter fallback: identical in every case.
         let mut r3 = regs.clone();
         let mut g3 = gs.clone();
-        let e3 = run_one(
-            shader,
-            &mut r3,
-            &uniforms,
-            geometry.then_some(&mut g3),
-            budget,
-        );
+        let gs3 = geometry.then_some(&mut g3);
+        let e3 = run_one(run.shader, &mut r3, &uniforms, gs3, run.budget);
         assert!(
             e1 == e3,
             "invocation {round}: run gave {e3:?}, the interpreter {e1:?}\n{}",
-            ctx()
+            run.ctx()
         );
-        let (b1, b3) = (reg_bits(&r1), reg_bits(&r3));
-        assert!(
-            b1 == b3,
-            "invocation {round}: run's registers differ: {}\n{}",
-            first_diff(&b1, &b3),
-            ctx()
-        );
-        assert!(
-            gs_bits(&g1) == gs_bits(&g3),
-            "invocation {round}: run's geometry state differs\n{}",
-            ctx()
-        );
+        let what = format!("invocation {round}, run");
+        assert_same_state(&what, (&r1, &g1), (&r3, &g3), run.ctx);
         if e1.is_err() {
             break;
         }
@@ -224,36 +237,39 @@ fn compare_invocations(
     }
 }
 
+/// Nine vertices: the case's inputs and the same rotated by some registers, so that one full
+/// group of eight runs on the multi-vertex code (where there is one), its vertices taking
+/// different branches, and one vertex runs alone.
+fn nine_inputs(case: &Case, mode: FloatMode) -> Vec<[[f32; 4]; 16]> {
+    nine_rows(&case.inputs(mode))
+}
+
+/// Nine input banks: `base` and `base` rotated by some registers (see [`nine_inputs`]).
+pub fn nine_rows(base: &[[f32; 4]; 16]) -> Vec<[[f32; 4]; 16]> {
+    [0, 1, 5, 2, 11, 3, 7, 14, 9]
+        .iter()
+        .map(|&k| std::array::from_fn(|i| base[(i + k) % 16]))
+        .collect()
+}
+
 /// Nine point-mode invocations in one `run_points` call (one group of eight on the
 /// multi-vertex code where the program allows it), against the interpreter's, from the
 /// case's registers: every emitted vertex, the registers, the geometry state, b15 and the
 /// error.
-fn compare_points(
-    case: &Case,
-    interp: &Interpreter,
-    shader: &CompiledShader,
-    uniforms: &Uniforms,
-    mode: FloatMode,
-    budget: u64,
-    ctx: &dyn Fn() -> String,
-) {
-    let base = case.inputs(mode);
-    let inputs: Vec<[[f32; 4]; 16]> = [0, 1, 5, 2, 11, 3, 7, 14, 9]
-        .iter()
-        .map(|&k| std::array::from_fn(|i| base[(i + k) % 16]))
-        .collect();
+fn compare_points(run: &Run) {
+    let inputs = nine_inputs(run.case, run.mode);
     // The registers the program writes: what an emulator's output map would name.
-    let mask = shader.analysis().written_registers().1;
-    let run = |jit: bool| {
-        let mut regs = case.initial_registers(mode);
-        let mut u = uniforms.clone();
+    let mask = run.shader.analysis().written_registers().1;
+    let run_on = |jit: bool| {
+        let mut regs = run.case.initial_registers(run.mode);
+        let mut u = run.uniforms.clone();
         let mut gs = GeometryState::default();
         let mut out = EmitBuffer::new(mask);
         let r = if jit {
-            shader
+            run.shader
                 .invoke(
                     Invocation::points(&mut u, &mut regs, &mut gs, &inputs, &mut out)
-                        .budget(budget),
+                        .budget(run.budget),
                 )
                 .map(|o| o.instructions)
                 .map_err(|e| match e {
@@ -261,67 +277,53 @@ fn compare_points(
                     other => panic!("run_points failed other than on the interpreter: {other}"),
                 })
         } else {
-            interp.run_points(&mut regs, &mut u, &mut gs, &inputs, budget, &mut out)
+            run.interp
+                .run_points(&mut regs, &mut u, &mut gs, &inputs, run.budget, &mut out)
         };
         let rows: Vec<u32> = out.rows.iter().flatten().map(|x| x.to_bits()).collect();
         (r, reg_bits(&regs), gs_bits(&gs), u.bools(), rows, out.flags)
     };
-    let (want, got) = (run(false), run(true));
+    let (want, got) = (run_on(false), run_on(true));
     assert!(
         want.0 == got.0,
         "run_points: {:?}, the interpreter {:?}\n{}",
         got.0,
         want.0,
-        ctx()
+        run.ctx()
     );
     assert!(
         want.1 == got.1,
         "run_points: registers differ: {}\n{}",
         first_diff(&want.1, &got.1),
-        ctx()
+        run.ctx()
     );
     assert!(
         want.2 == got.2,
         "run_points: geometry state differs\n{}",
-        ctx()
+        run.ctx()
     );
     assert!(
         want.3 == got.3,
         "run_points: bool uniforms differ\n{}",
-        ctx()
+        run.ctx()
     );
     assert!(
         want.4 == got.4 && want.5 == got.5,
         "run_points: emitted vertices differ ({} vs {} vertices)\n{}",
         got.5.len(),
         want.5.len(),
-        ctx()
+        run.ctx()
     );
 }
 
-fn compare_batch(
-    case: &Case,
-    interp: &Interpreter,
-    shader: &CompiledShader,
-    uniforms: &Uniforms,
-    mode: FloatMode,
-    budget: u64,
-    ctx: &dyn Fn() -> String,
-) {
-    let base = case.inputs(mode);
-    // Nine vertices: the case's inputs and the same rotated by some registers, so that one
-    // full group of eight runs on the multi-vertex code (where there is one), its vertices
-    // taking different branches, and one vertex runs per vertex.
-    let inputs: Vec<[[f32; 4]; 16]> = [0, 1, 5, 2, 11, 3, 7, 14, 9]
-        .iter()
-        .map(|&k| std::array::from_fn(|i| base[(i + k) % 16]))
-        .collect();
+fn compare_batch(run: &Run) {
+    let inputs = nine_inputs(run.case, run.mode);
     let mut expected = Vec::new();
     let mut expected_result = Ok(0u64);
     for (index, input) in inputs.iter().enumerate() {
         let mut regs = Registers::default();
         regs.input = *input;
-        match interp.run(&mut regs, uniforms, None, budget) {
+        match run.interp.run(&mut regs, run.uniforms, None, run.budget) {
             Ok(info) => {
                 expected.push(regs.output);
                 if let Ok(total) = &mut expected_result {
@@ -335,13 +337,15 @@ fn compare_batch(
         }
     }
     let mut outputs = vec![[[f32::from_bits(0x7F80_1234); 4]; 16]; inputs.len()];
-    let got = shader.invoke(Invocation::batch(uniforms, &inputs, &mut outputs).budget(budget));
+    let got = run
+        .shader
+        .invoke(Invocation::batch(run.uniforms, &inputs, &mut outputs).budget(run.budget));
     match (&expected_result, &got) {
         (Ok(total), Ok(info)) => assert!(
             *total == info.instructions,
             "batch: {} instructions, the interpreter {total}\n{}",
             info.instructions,
-            ctx()
+            run.ctx()
         ),
         (Err((index, error)), Err(e)) => assert!(
             *e == Error::Exec {
@@ -349,11 +353,11 @@ fn compare_batch(
                 error: error.clone()
             },
             "batch: error {e}, the interpreter: vertex {index}: {error}\n{}",
-            ctx()
+            run.ctx()
         ),
         _ => panic!(
             "batch: {got:?}, the interpreter {expected_result:?}\n{}",
-            ctx()
+            run.ctx()
         ),
     }
     for (k, (want, have)) in expected.iter().zip(&outputs).enumerate() {
@@ -363,7 +367,7 @@ fn compare_batch(
             "batch: outputs of vertex {k} differ at o{}.{}\n{}",
             a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(0) / 4,
             a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(0) % 4,
-            ctx()
+            run.ctx()
         );
     }
 }

@@ -169,16 +169,10 @@ mod tests {
     /// Pseudo-random byte strings through the target's own decoder and check.
     #[test]
     fn random_cases_agree() {
-        let mut x = 0x0123_4567_89AB_CDEFu64;
+        let mut rng = picajit_testkit::XorShift(0x0123_4567_89AB_CDEF);
         for _ in 0..300 {
-            let len = (x % 400) as usize;
-            let mut data = Vec::with_capacity(len);
-            for _ in 0..len {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                data.push(x as u8);
-            }
+            let len = (rng.0 % 400) as usize;
+            let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             differential(&TheiaCase::decode(&data));
         }
     }

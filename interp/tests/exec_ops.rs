@@ -14,6 +14,11 @@ fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
     OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
 }
 
+/// A descriptor writing `mask`, unnegated and unswizzled.
+fn mask_desc(mask: u8) -> u64 {
+    desc(mask, [false; 3], [0x1B; 3])
+}
+
 fn f24(bits: u32) -> f32 {
     F24::from_bits(bits).to_f32()
 }
@@ -22,19 +27,50 @@ fn bits24(v: f32) -> u32 {
     F24::from_f32(v, picajit_interp::pica::float::Rounding::TowardZero).bits()
 }
 
-fn run_inputs(
-    code: &[Instruction],
-    descs: &[u64],
-    u: &Uniforms,
-    inputs: [[f32; 4]; 4],
-) -> Registers {
+fn run_inputs(code: &[Instruction], descs: &[u64], u: &Uniforms, inputs: &[[f32; 4]]) -> Registers {
     let placed: Vec<_> = code.iter().copied().enumerate().collect();
     let p = program_at(&placed, descs, ShaderKind::Vertex);
     let interp = picajit_interp::pica::exec::Interpreter::new(&p, Default::default());
     let mut regs = Registers::default();
-    regs.input[..4].copy_from_slice(&inputs);
+    regs.input[..inputs.len()].copy_from_slice(inputs);
     interp.run(&mut regs, u, None, 1000).expect("runs");
     regs
+}
+
+/// `op dst, src[0], src[1], src[2]` (MAD or MADI) with descriptor 0.
+fn mad(op: Opcode, dst: DstReg, src: [SrcReg; 3], rel: RelIndex) -> Instruction {
+    Instruction::Mad {
+        op,
+        dst,
+        src1: src[0],
+        src2: src[1],
+        src3: src[2],
+        rel,
+        desc: 0,
+    }
+}
+
+/// `mova a0, SRC` with descriptor `desc`.
+fn mova(src: SrcReg, desc: u8) -> Instruction {
+    Instruction::Mova {
+        src,
+        rel: RelIndex::None,
+        desc,
+    }
+}
+
+/// `setemit VTX` with the primitive and winding flags.
+fn setemit(vtx: u8, primitive: bool, winding: bool) -> Instruction {
+    Instruction::SetEmit {
+        vtx,
+        primitive,
+        winding,
+    }
+}
+
+/// [`run_inputs`] with the default uniforms.
+fn run_plain(code: &[Instruction], descs: &[u64], inputs: &[[f32; 4]]) -> Registers {
+    run_inputs(code, descs, &Uniforms::default(), inputs)
 }
 
 fn mov(dst: DstReg, src: SrcReg, rel: RelIndex, desc: u8) -> Instruction {
@@ -80,12 +116,7 @@ fn relative_addressing_matches_vector_a29() {
                 mov(DstReg::Output(0), SrcReg::Const(40), rel, 0),
                 END,
             ];
-            let regs = run_inputs(
-                &code,
-                &[],
-                &u,
-                [[offset as f32; 4], [0.0; 4], [0.0; 4], [0.0; 4]],
-            );
+            let regs = run_inputs(&code, &[], &u, &[[offset as f32; 4]]);
             let want = want.unwrap_or(1.0);
             assert_eq!(regs.output[0], [want; 4], "c40[{rel:?} = {offset}]");
             if want == 1.0 {
@@ -110,7 +141,7 @@ fn relative_addressing_ignores_v_and_r_registers() {
         mov(DstReg::Output(1), SrcReg::Const(3), RelIndex::A0X, 0),
         END,
     ];
-    let regs = run_inputs(&code, &[], &u, [[2.0; 4], [7.0; 4], [9.0; 4], [0.0; 4]]);
+    let regs = run_inputs(&code, &[], &u, &[[2.0; 4], [7.0; 4], [9.0; 4]]);
     assert_eq!(regs.output[0], [7.0; 4], "v1[a0.x] reads v1");
     assert_eq!(regs.output[1], [5.0; 4], "c3[a0.x=2] reads c5");
 }
@@ -134,18 +165,15 @@ fn relative_addressing_with_al_and_i_forms() {
             rel: RelIndex::AL,
             desc: 0,
         },
-        Instruction::Mad {
-            op: Opcode::Madi,
-            dst: DstReg::Output(1),
-            src1: SrcReg::Input(1),
-            src2: SrcReg::Input(1),
-            src3: SrcReg::Const(20),
-            rel: RelIndex::AL,
-            desc: 0,
-        },
+        mad(
+            Opcode::Madi,
+            DstReg::Output(1),
+            [SrcReg::Input(1), SrcReg::Input(1), SrcReg::Const(20)],
+            RelIndex::AL,
+        ),
         END,
     ];
-    let regs = run_inputs(&code, &[], &u, [[1.0; 4], [2.0; 4], [0.0; 4], [0.0; 4]]);
+    let regs = run_inputs(&code, &[], &u, &[[1.0; 4], [2.0; 4]]);
     // dph((1,1,1,·), (17,17,17,17)) = 17*3 + 17 = 68
     assert_eq!(regs.output[0], [68.0; 4]);
     // 2*2 + 27 = 31
@@ -154,38 +182,18 @@ fn relative_addressing_with_al_and_i_forms() {
 
 #[test]
 fn mova_truncates_toward_zero_per_mask() {
-    let u = Uniforms::default();
     // a0.x from 0.9 (A28), a0.y from -1.5; then only a0.y from 5.7.
-    let code = [
-        Instruction::Mova {
-            src: SrcReg::Input(0),
-            rel: RelIndex::None,
-            desc: 0,
-        },
-        Instruction::Mova {
-            src: SrcReg::Input(1),
-            rel: RelIndex::None,
-            desc: 1,
-        },
-        END,
-    ];
-    let regs = run_inputs(
+    let code = [mova(SrcReg::Input(0), 0), mova(SrcReg::Input(1), 1), END];
+    let regs = run_plain(
         &code,
-        &[desc(0b0100, [false; 3], [0x1B; 3])],
-        &u,
-        [
-            [0.9, -1.5, 0.0, 0.0],
-            [5.7, 5.7, 5.7, 5.7],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[mask_desc(0b0100)],
+        &[[0.9, -1.5, 0.0, 0.0], [5.7, 5.7, 5.7, 5.7]],
     );
     assert_eq!(regs.a0, [0, 5]);
 }
 
 #[test]
 fn litp_sets_flags_per_vectors_a30_a31() {
-    let u = Uniforms::default();
     let code = [
         Instruction::Unary {
             op: Opcode::Litp,
@@ -211,7 +219,7 @@ fn litp_sets_flags_per_vectors_a30_a31() {
         ([-1.0, 0.0, 0.5, -1.0], [0, 0], Some([0.0; 4])),
     ];
     for (input, flags, out) in cases {
-        let regs = run_inputs(&code, &[], &u, [input, [0.0; 4], [0.0; 4], [0.0; 4]]);
+        let regs = run_plain(&code, &[], &[input]);
         assert_eq!(regs.cmp, flags, "litp{input:?}");
         if let Some(o) = out {
             assert_eq!(regs.output[0], o, "litp{input:?}");
@@ -221,7 +229,6 @@ fn litp_sets_flags_per_vectors_a30_a31() {
 
 #[test]
 fn scalar_ops_broadcast_source_x_to_the_mask_a27() {
-    let u = Uniforms::default();
     for (op, want) in [
         (Opcode::Rcp, 0.5),
         (Opcode::Rsq, f32::sqrt(0.5)),
@@ -238,12 +245,7 @@ fn scalar_ops_broadcast_source_x_to_the_mask_a27() {
             },
             END,
         ];
-        let regs = run_inputs(
-            &code,
-            &[desc(0b1011, [false; 3], [0x1B; 3])],
-            &u,
-            [[2.0, 4.0, 8.0, 16.0], [0.0; 4], [0.0; 4], [0.0; 4]],
-        );
+        let regs = run_plain(&code, &[mask_desc(0b1011)], &[[2.0, 4.0, 8.0, 16.0]]);
         let o = regs.output[0];
         assert_eq!(o[1], 0.0, "{op}: y is masked off");
         for l in [0, 2, 3] {
@@ -274,12 +276,7 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         &code,
         &[],
         &u,
-        [
-            [inf, 1.0, 0.0, 1.0],
-            [0.0, 1.0, inf, 1.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[inf, 1.0, 0.0, 1.0], [0.0, 1.0, inf, 1.0]],
     );
     assert_eq!(regs.output[0], [2.0; 4], "A5");
     let code = [bin(Opcode::Dp3, 0), END];
@@ -287,12 +284,7 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         &code,
         &[],
         &u,
-        [
-            [inf, inf, 0.0, 0.0],
-            [0.0, 0.0, inf, 0.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[inf, inf, 0.0, 0.0], [0.0, 0.0, inf, 0.0]],
     );
     assert_eq!(regs.output[0].map(f32::to_bits), [0; 4], "A6: +0");
     let code = [bin(Opcode::Dph, 0), END];
@@ -300,34 +292,17 @@ fn dot_products_and_mad_specials_a4_to_a7_and_a33() {
         &code,
         &[],
         &u,
-        [
-            [inf, inf, inf, 5.0],
-            [0.0, 0.0, 0.0, 1.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[[inf, inf, inf, 5.0], [0.0, 0.0, 0.0, 1.0]],
     );
     assert_eq!(regs.output[0], [1.0; 4], "A7");
-    let regs = run_inputs(
-        &code,
-        &[],
-        &u,
-        [[0.0; 4], [0.0, 0.0, 0.0, 1.0], [0.0; 4], [0.0; 4]],
-    );
+    let regs = run_inputs(&code, &[], &u, &[[0.0; 4], [0.0, 0.0, 0.0, 1.0]]);
     assert_eq!(regs.output[0], [1.0; 4], "A33: src1.w is ignored");
+    let v012 = [0, 1, 2].map(SrcReg::Input);
     let code = [
-        Instruction::Mad {
-            op: Opcode::Mad,
-            dst: DstReg::Output(0),
-            src1: SrcReg::Input(0),
-            src2: SrcReg::Input(1),
-            src3: SrcReg::Input(2),
-            rel: RelIndex::None,
-            desc: 0,
-        },
+        mad(Opcode::Mad, DstReg::Output(0), v012, RelIndex::None),
         END,
     ];
-    let regs = run_inputs(&code, &[], &u, [[inf; 4], [0.0; 4], [1.0; 4], [0.0; 4]]);
+    let regs = run_inputs(&code, &[], &u, &[[inf; 4], [0.0; 4], [1.0; 4]]);
     assert_eq!(regs.output[0].map(bits24), [0x3F0000; 4], "A4");
 }
 
@@ -343,7 +318,7 @@ fn descriptor_negation_swizzle_and_mask() {
         &code,
         &[desc(0b1010, [true, false, false], [0xE4, 0x1B, 0x1B])],
         &u,
-        [[1.0, 2.0, 3.0, 4.0], [0.0; 4], [0.0; 4], [0.0; 4]],
+        &[[1.0, 2.0, 3.0, 4.0]],
     );
     assert_eq!(regs.output[0], [-4.0, 0.0, -2.0, 0.0]);
     // MOV of a zero through negation yields the -0 pattern (MOV copies bits).
@@ -351,14 +326,13 @@ fn descriptor_negation_swizzle_and_mask() {
         &code,
         &[desc(0b1111, [true, false, false], [0x1B; 3])],
         &u,
-        [[0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]],
+        &[],
     );
     assert_eq!(regs.output[0][0].to_bits(), 0x8000_0000);
 }
 
 #[test]
 fn cmp_sets_both_flags_whatever_the_mask() {
-    let u = Uniforms::default();
     let code = [
         Instruction::Cmp {
             src1: SrcReg::Input(0),
@@ -370,16 +344,10 @@ fn cmp_sets_both_flags_whatever_the_mask() {
         },
         END,
     ];
-    let regs = run_inputs(
+    let regs = run_plain(
         &code,
-        &[desc(0, [false; 3], [0x1B; 3])],
-        &u,
-        [
-            [1.0, 3.0, 0.0, 0.0],
-            [2.0, 2.0, 0.0, 0.0],
-            [0.0; 4],
-            [0.0; 4],
-        ],
+        &[mask_desc(0)],
+        &[[1.0, 3.0, 0.0, 0.0], [2.0, 2.0, 0.0, 0.0]],
     );
     assert_eq!(regs.cmp, [1, 1]);
 }
@@ -388,26 +356,14 @@ fn cmp_sets_both_flags_whatever_the_mask() {
 fn setemit_emit_and_output_banking() {
     let o = |k| DstReg::Output(k);
     let emit_code = [
-        Instruction::SetEmit {
-            vtx: 0,
-            primitive: false,
-            winding: false,
-        },
+        setemit(0, false, false),
         mov(o(0), SrcReg::Input(0), RelIndex::None, 0),
         mov(o(1), SrcReg::Input(0), RelIndex::None, 0),
         Instruction::Emit,
-        Instruction::SetEmit {
-            vtx: 1,
-            primitive: false,
-            winding: false,
-        },
+        setemit(1, false, false),
         mov(o(1), SrcReg::Input(1), RelIndex::None, 0),
         Instruction::Emit,
-        Instruction::SetEmit {
-            vtx: 2,
-            primitive: true,
-            winding: true,
-        },
+        setemit(2, true, true),
         Instruction::Emit,
         END,
     ];
@@ -443,11 +399,7 @@ fn setemit_emit_and_output_banking() {
     // A second invocation keeps the slots: emitting only slot 2 again with the primitive
     // flag forms a primitive from slots 0 and 1 of the previous invocation.
     let again = [
-        Instruction::SetEmit {
-            vtx: 2,
-            primitive: true,
-            winding: false,
-        },
+        setemit(2, true, false),
         mov(o(0), SrcReg::Input(1), RelIndex::None, 0),
         Instruction::Emit,
         END,
@@ -470,15 +422,7 @@ fn setemit_emit_and_output_banking() {
 
 #[test]
 fn emit_in_a_vertex_shader_does_nothing() {
-    let p = program(&[
-        Instruction::SetEmit {
-            vtx: 1,
-            primitive: true,
-            winding: false,
-        },
-        Instruction::Emit,
-        END,
-    ]);
+    let p = program(&[setemit(1, true, false), Instruction::Emit, END]);
     let interp = picajit_interp::pica::exec::Interpreter::new(&p, Default::default());
     let mut regs = Registers::default();
     let mut gs = GeometryState::default();

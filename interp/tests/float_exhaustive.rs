@@ -199,6 +199,21 @@ fn rcp_exhaustive_f24() {
     );
 }
 
+/// RCP's and RSQ's reference on `x` flushed for `m`: NaN for NaN, infinity for zero, zero for
+/// infinity, `finite` of the flushed value otherwise.
+fn ref_reciprocal_like(x: f32, m: FloatMode, finite: impl FnOnce(f32) -> f32) -> f32 {
+    let xf = ref_flush(x, m);
+    if xf.is_nan() {
+        CANONICAL_NAN
+    } else if xf == 0.0 {
+        f32::INFINITY
+    } else if xf.is_infinite() {
+        0.0
+    } else {
+        finite(xf)
+    }
+}
+
 #[test]
 fn rcp_random_wide_inputs() {
     // Non-f24 inputs (24-bit significands) in every mode, and the F32 JIT recipe.
@@ -206,21 +221,14 @@ fn rcp_random_wide_inputs() {
     for _ in 0..100_000 {
         let x = rng.f32_any();
         for m in MODES {
-            let xf = ref_flush(x, m);
-            let want = if xf.is_nan() {
-                CANONICAL_NAN
-            } else if xf == 0.0 {
-                f32::INFINITY
-            } else if xf.is_infinite() {
-                0.0
-            } else {
+            let want = ref_reciprocal_like(x, m, |xf| {
                 let r = ref_rcp_pos(xf.abs(), m);
                 if xf < 0.0 && r != 0.0 {
                     -r
                 } else {
                     r
                 }
-            };
+            });
             assert_bits(float::rcp(x, m), want, &format!("rcp {m:?} {x:e}"));
         }
         assert_bits(
@@ -328,16 +336,7 @@ fn rsq_random_wide_inputs() {
                 (float::f24_fixup_rne_from_f64(q).to_bits() != float::rsq(x, RNE).to_bits()) as u32;
         }
         for m in [RTZ, RNE] {
-            let xf = ref_flush(x, m);
-            let want = if xf.is_nan() {
-                CANONICAL_NAN
-            } else if xf == 0.0 {
-                f32::INFINITY
-            } else if xf.is_infinite() {
-                0.0
-            } else {
-                ref_rsq_pos(xf, m)
-            };
+            let want = ref_reciprocal_like(x, m, |xf| ref_rsq_pos(xf, m));
             assert_bits(float::rsq(x, m), want, &format!("rsq {m:?} {x:e}"));
         }
     }
@@ -357,17 +356,33 @@ fn ulps(got: f32, want: f64, m: FloatMode) -> f64 {
     (got as f64 - want).abs() / ulp
 }
 
+#[derive(Default)]
 struct Stats {
     max_rel_internal: f64,
     max_ulps: [f64; 3],
 }
 
+impl Stats {
+    /// Prints the largest errors of `op` and checks them against the bounds EX2 and LG2
+    /// share: 2^-29 relative before the final rounding, and in ulps per mode.
+    fn report_and_check(&self, op: &str) {
+        eprintln!(
+            "{op}: internal max rel err 2^{:.2}; max ulps RTZ {:.4} RNE {:.4} F32 {:.4}",
+            self.max_rel_internal.log2(),
+            self.max_ulps[0],
+            self.max_ulps[1],
+            self.max_ulps[2]
+        );
+        assert!(self.max_rel_internal < 2f64.powi(-29));
+        assert!(self.max_ulps[0] < 1.0 + 2f64.powi(-10));
+        assert!(self.max_ulps[1] < 0.5 + 2f64.powi(-10));
+        assert!(self.max_ulps[2] < 0.5 + 2f64.powi(-5));
+    }
+}
+
 #[test]
 fn ex2_accuracy_and_monotonicity() {
-    let mut st = Stats {
-        max_rel_internal: 0.0,
-        max_ulps: [0.0; 3],
-    };
+    let mut st = Stats::default();
     let check = |x: f32, st: &mut Stats| {
         let want = (x as f64).exp2();
         // Internal value before the final rounding (steps 2-6).
@@ -395,21 +410,10 @@ fn ex2_accuracy_and_monotonicity() {
         let x = (rng.next_u32() as f32 / 4294967296.0 - 0.5) * 254.0;
         check(x, &mut st);
     }
-    eprintln!(
-        "ex2: internal max rel err 2^{:.2}; max ulps RTZ {:.4} RNE {:.4} F32 {:.4}",
-        st.max_rel_internal.log2(),
-        st.max_ulps[0],
-        st.max_ulps[1],
-        st.max_ulps[2]
-    );
-    assert!(st.max_rel_internal < 2f64.powi(-29));
-    assert!(st.max_ulps[0] < 1.0 + 2f64.powi(-10));
-    assert!(st.max_ulps[1] < 0.5 + 2f64.powi(-10));
-    assert!(st.max_ulps[2] < 0.5 + 2f64.powi(-5));
+    st.report_and_check("ex2");
 
     // Monotonic over every f24 input in [-64, 64), in every mode.
     for m in MODES {
-        let mut prev = 0.0f32;
         let mut xs: Vec<f32> = Vec::new();
         for e in (0..69).rev() {
             for mm in (0..1u32 << 16).rev().step_by(if e < 60 { 61 } else { 1 }) {
@@ -421,23 +425,13 @@ fn ex2_accuracy_and_monotonicity() {
                 xs.push(f24v(0, e, mm));
             }
         }
-        for x in xs {
-            let y = float::ex2(x, m);
-            assert!(
-                y >= prev,
-                "ex2 not monotonic at {x:e} in {m:?}: {y:e} < {prev:e}"
-            );
-            prev = y;
-        }
+        assert_monotonic("ex2", float::ex2, m, xs, 0.0);
     }
 }
 
 #[test]
 fn lg2_accuracy_and_monotonicity() {
-    let mut st = Stats {
-        max_rel_internal: 0.0,
-        max_ulps: [0.0; 3],
-    };
+    let mut st = Stats::default();
     let check = |x: f32, st: &mut Stats| {
         let want = (x as f64).log2();
         if want == 0.0 {
@@ -472,33 +466,34 @@ fn lg2_accuracy_and_monotonicity() {
             check(x, &mut st);
         }
     }
-    eprintln!(
-        "lg2: internal max rel err 2^{:.2}; max ulps RTZ {:.4} RNE {:.4} F32 {:.4}",
-        st.max_rel_internal.log2(),
-        st.max_ulps[0],
-        st.max_ulps[1],
-        st.max_ulps[2]
-    );
-    assert!(st.max_rel_internal < 2f64.powi(-29));
-    assert!(st.max_ulps[0] < 1.0 + 2f64.powi(-10));
-    assert!(st.max_ulps[1] < 0.5 + 2f64.powi(-10));
-    assert!(st.max_ulps[2] < 0.5 + 2f64.powi(-5));
+    st.report_and_check("lg2");
 
     // Monotonic over every positive f24 in [2^-4, 2^4) and a stride elsewhere, in every mode.
     for m in MODES {
-        let mut prev = f32::NEG_INFINITY;
-        for e in 1..127 {
+        let xs = (1..127).flat_map(|e| {
             let step = if (59..67).contains(&e) { 1 } else { 31 };
-            for mm in (0..1u32 << 16).step_by(step) {
-                let x = f24v(0, e, mm);
-                let y = float::lg2(x, m);
-                assert!(
-                    y >= prev,
-                    "lg2 not monotonic at {x:e} in {m:?}: {y:e} < {prev:e}"
-                );
-                prev = y;
-            }
-        }
+            (0..1u32 << 16).step_by(step).map(move |mm| f24v(0, e, mm))
+        });
+        assert_monotonic("lg2", float::lg2, m, xs, f32::NEG_INFINITY);
+    }
+}
+
+/// `f` (the float model's `op`) never decreases over `xs` in `m`, the first result at least
+/// `prev`.
+fn assert_monotonic(
+    op: &str,
+    f: fn(f32, FloatMode) -> f32,
+    m: FloatMode,
+    xs: impl IntoIterator<Item = f32>,
+    mut prev: f32,
+) {
+    for x in xs {
+        let y = f(x, m);
+        assert!(
+            y >= prev,
+            "{op} not monotonic at {x:e} in {m:?}: {y:e} < {prev:e}"
+        );
+        prev = y;
     }
 }
 

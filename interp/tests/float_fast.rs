@@ -194,12 +194,17 @@ fn random_dot_products() {
                 a[3] = -a[1];
                 b[3] = b[1];
             }
-            let what = |op: &'static str| move || format!("{op}({a:?}, {b:?}) in {m:?}");
-            same(fast::dp4(a, b, m), float::dp4(a, b, m), what("dp4"));
-            same(fast::dp3(a, b, m), float::dp3(a, b, m), what("dp3"));
-            same(fast::dph(a, b, m), float::dph(a, b, m), what("dph"));
+            same_dot_products(a, b, m);
         }
     }
+}
+
+/// DP4, DP3 and DPH of `a` and `b` in `m`: the fast paths equal the model.
+fn same_dot_products(a: [f32; 4], b: [f32; 4], m: FloatMode) {
+    let what = |op: &'static str| move || format!("{op}({a:?}, {b:?}) in {m:?}");
+    same(fast::dp4(a, b, m), float::dp4(a, b, m), what("dp4"));
+    same(fast::dp3(a, b, m), float::dp3(a, b, m), what("dp3"));
+    same(fast::dph(a, b, m), float::dph(a, b, m), what("dph"));
 }
 
 #[test]
@@ -210,10 +215,7 @@ fn structured_dot_products() {
             for (j, &y) in set.iter().enumerate() {
                 let a = [x, y, set[(i + j) % set.len()], 1.0];
                 let b = [y, x, 2.0, set[(i * 7 + j) % set.len()]];
-                let what = |op: &'static str| move || format!("{op}({a:?}, {b:?}) in {m:?}");
-                same(fast::dp4(a, b, m), float::dp4(a, b, m), what("dp4"));
-                same(fast::dp3(a, b, m), float::dp3(a, b, m), what("dp3"));
-                same(fast::dph(a, b, m), float::dph(a, b, m), what("dph"));
+                same_dot_products(a, b, m);
             }
         }
     }

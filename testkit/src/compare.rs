@@ -80,3 +80,26 @@ pub fn first_diff(a: &[u32], b: &[u32]) -> String {
     }
     format!("lengths {} and {}", a.len(), b.len())
 }
+
+/// Panics unless `got`'s registers and geometry state are `want`'s bit for bit, naming the
+/// first register that differs; `what` starts the message, `ctx()` ends it.
+#[track_caller]
+pub fn assert_same_state(
+    what: &str,
+    want: (&Registers, &GeometryState),
+    got: (&Registers, &GeometryState),
+    ctx: &dyn Fn() -> String,
+) {
+    let (a, b) = (reg_bits(want.0), reg_bits(got.0));
+    assert!(
+        a == b,
+        "{what}: registers differ: {}\n{}",
+        first_diff(&a, &b),
+        ctx()
+    );
+    assert!(
+        gs_bits(want.1) == gs_bits(got.1),
+        "{what}: geometry state differs\n{}",
+        ctx()
+    );
+}

@@ -15,36 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-
-static void check(int ok, const char *file, int line, const char *what) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
-    }
-}
-
-#define CHECK(cond) check((cond) != 0, __FILE__, __LINE__, #cond)
-
-static void check_status(PicajitStatus got, PicajitStatus expected, const char *needle,
-                         const char *file, int line, const char *call) {
-    const char *msg = picajit_last_error();
-    int ok = got == expected && (expected == PICAJIT_OK || strstr(msg, needle) != NULL);
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    fprintf(stderr, "%s:%d: %s returned %s, expected %s containing \"%s\"; last error: \"%s\"\n",
-            file, line, call, picajit_status_name(got), picajit_status_name(expected), needle,
-            msg);
-}
-
-#define OK(call) check_status((call), PICAJIT_OK, "", __FILE__, __LINE__, #call)
-#define FAILS(call, status, needle) \
-    check_status((call), (status), (needle), __FILE__, __LINE__, #call)
+#include "check.h"
 
 static PicajitEngine *make_engine(uint32_t backend) {
     PicajitEngineConfig cfg;

@@ -1,8 +1,10 @@
 //! Starting the `picajit` binary from the command-line tests (`tests/cli.rs`,
-//! `tests/theia_cli.rs`, `tests/usc_cli.rs`), through the target's runner when there is one
-//! (`tests/target_exe`).
+//! `tests/theia_cli.rs`, `tests/usc_cli.rs`, and the hostile-input ones), through the
+//! target's runner when there is one (`tests/target_exe`).
+#![allow(dead_code)]
 
 use crate::target_exe::target_command;
+use std::path::PathBuf;
 use std::process::Output;
 
 /// `picajit ARGS` run in the repository root, so example paths resolve.
@@ -36,4 +38,27 @@ pub fn fails(args: &[&str]) -> String {
     );
     assert!(!err.trim().is_empty(), "picajit {args:?} printed no error");
     err
+}
+
+/// How malformed input must be refused: [`fails`], with a message that says "error" and no
+/// backtrace hint.
+pub fn rejects(args: &[&str]) {
+    let err = fails(args);
+    assert!(
+        !err.contains("RUST_BACKTRACE"),
+        "picajit {args:?} panicked: {err}"
+    );
+    assert!(
+        err.contains("error"),
+        "picajit {args:?} printed no error: {err}"
+    );
+}
+
+/// `bytes` written to `name` in a scratch directory named after `tag` and this process.
+pub fn scratch(tag: &str, name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picajit-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write scratch file");
+    path
 }

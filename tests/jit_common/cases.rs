@@ -11,7 +11,7 @@ use crate::jit_common::{
     backend, check_regs, check_shader, emulator_note, listing, run_compiled, run_one, Outcome,
 };
 use picajit::interp::pica::exec::{ExecError, Interpreter};
-use picajit::interp::pica::float::{FloatMode, Rounding, F24};
+use picajit::interp::pica::float::{FloatMode, F24};
 use picajit::interp::pica::isa::{
     encode, CmpOp, CondOp, Condition, DstReg, Format, Instruction, Opcode, OperandDesc, RelIndex,
     SrcReg, Swizzle, WriteMask,
@@ -20,9 +20,17 @@ use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::{GeometryState, Registers, Uniforms};
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation, JitExit};
 
-/// `#[test]` wrappers running every shared case for one backend.
+/// `#[test]` wrappers running every shared case for one backend, and `jit`, which compiles
+/// for that backend with the host's features (for the file's own tests).
 macro_rules! run_all {
     ($backend:expr) => {
+        fn jit(
+            p: &picajit::interp::pica::program::Program,
+            mode: picajit::interp::pica::float::FloatMode,
+        ) -> picajit_jit::CompiledShader {
+            $crate::cases::jit_for($backend, p, mode)
+        }
+
         run_all!(@each $backend; every_binary_opcode_every_operand_shape, every_unary_opcode_every_operand_shape, mova_cmp_mad_every_operand_shape, special_value_matrix, mova_cmp_litp_boundaries, scalar_functions_sweep, flow_if_else_shapes, flow_if_ring_overflow, flow_loops, flow_calls, flow_jumps_and_ends, flow_errors_deopt_to_the_interpreter, budget_boundary_is_exact, geometry_emit_and_banks, geometry_runs_in_place_and_restores_on_deopt, batch_matches_per_vertex_interpreter, cache_reuses_identical_code_only, disassembly_interleaves_pica_instructions, harness_sees_mode_differences);
     };
     (@each $backend:expr; $($name:ident),*) => {
@@ -35,13 +43,9 @@ macro_rules! run_all {
     };
 }
 
-const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+pub use picajit_testkit::testgen::MODES;
 
-fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
+pub fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
     let code = instrs
         .iter()
         .map(|i| encode(i).expect("encodable"))
@@ -51,6 +55,12 @@ fn program(instrs: &[Instruction], descs: &[u64], kind: ShaderKind) -> Program {
 
 fn jit(p: &Program, mode: FloatMode) -> CompiledShader {
     jit_with(p, mode, HostFeatures::detect())
+}
+
+/// `p` compiled for `backend` with the host's features.
+pub fn jit_for(backend: Backend, p: &Program, mode: FloatMode) -> CompiledShader {
+    compile(p, mode, backend, HostFeatures::detect())
+        .unwrap_or_else(|e| panic!("{e}\n{}", listing(p)))
 }
 
 fn jit_with(p: &Program, mode: FloatMode, f: HostFeatures) -> CompiledShader {
@@ -66,8 +76,49 @@ fn feature_tiers() -> Vec<HostFeatures> {
     }
 }
 
-fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
+pub fn desc(mask: u8, neg: [bool; 3], swz: [u8; 3]) -> u64 {
     OperandDesc::new(WriteMask(mask), neg, swz.map(Swizzle)).0
+}
+
+/// The descriptor that writes every component, unnegated and unswizzled.
+pub fn full() -> u64 {
+    desc(0xF, [false; 3], [0x1B; 3])
+}
+
+/// `op o0, v0, v1` (descriptor 0).
+pub fn io_binary(op: Opcode) -> Instruction {
+    Instruction::Binary {
+        op,
+        dst: DstReg::Output(0),
+        src1: SrcReg::Input(0),
+        src2: SrcReg::Input(1),
+        rel: RelIndex::None,
+        desc: 0,
+    }
+}
+
+/// `op o0, v0` (descriptor 0).
+pub fn io_unary(op: Opcode) -> Instruction {
+    Instruction::Unary {
+        op,
+        dst: DstReg::Output(0),
+        src: SrcReg::Input(0),
+        rel: RelIndex::None,
+        desc: 0,
+    }
+}
+
+/// `mad o0, v0, v1, v2` (descriptor 0).
+pub fn io_mad() -> Instruction {
+    Instruction::Mad {
+        op: Opcode::Mad,
+        dst: DstReg::Output(0),
+        src1: SrcReg::Input(0),
+        src2: SrcReg::Input(1),
+        src3: SrcReg::Input(2),
+        rel: RelIndex::None,
+        desc: 0,
+    }
 }
 
 /// Special values of a mode, as register contents.
@@ -229,54 +280,54 @@ fn run_single(instr: Instruction, descs: &[u64], mode: FloatMode, cases: usize) 
     }
 }
 
-pub fn every_binary_opcode_every_operand_shape() {
+/// `make(op, wide source, its relative index, descriptor index)` for every opcode of `ops`,
+/// wide source and relative index, and descriptor shape, in every mode ([`run_single`]).
+fn every_operand_shape(
+    ops: Vec<Opcode>,
+    make: impl Fn(Opcode, SrcReg, RelIndex, usize) -> Instruction,
+) {
     for mode in MODES {
-        for op in binary() {
+        for &op in &ops {
             for (wide, rel) in wide_sources() {
-                for (di, _) in shapes().iter().enumerate() {
-                    let narrow = SrcReg::Temp((di * 3 % 16) as u8);
-                    let (src1, src2) = if op.is_inverted() {
-                        (narrow, wide)
-                    } else {
-                        (wide, narrow)
-                    };
-                    let dst = if di % 2 == 0 {
-                        DstReg::Output(di as u8)
-                    } else {
-                        DstReg::Temp(di as u8)
-                    };
-                    let i = Instruction::Binary {
-                        op,
-                        dst,
-                        src1,
-                        src2,
-                        rel,
-                        desc: di as u8,
-                    };
-                    run_single(i, &shapes(), mode, 4);
+                for di in 0..shapes().len() {
+                    run_single(make(op, wide, rel, di), &shapes(), mode, 4);
                 }
             }
         }
     }
 }
 
-pub fn every_unary_opcode_every_operand_shape() {
-    for mode in MODES {
-        for op in unary() {
-            for (src, rel) in wide_sources() {
-                for di in 0..shapes().len() {
-                    let i = Instruction::Unary {
-                        op,
-                        dst: DstReg::Temp(di as u8 + 3),
-                        src,
-                        rel,
-                        desc: di as u8,
-                    };
-                    run_single(i, &shapes(), mode, 4);
-                }
-            }
+pub fn every_binary_opcode_every_operand_shape() {
+    every_operand_shape(binary(), |op, wide, rel, di| {
+        let narrow = SrcReg::Temp((di * 3 % 16) as u8);
+        let (first, second) = if op.is_inverted() {
+            (narrow, wide)
+        } else {
+            (wide, narrow)
+        };
+        Instruction::Binary {
+            op,
+            dst: if di % 2 == 0 {
+                DstReg::Output(di as u8)
+            } else {
+                DstReg::Temp(di as u8)
+            },
+            src1: first,
+            src2: second,
+            rel,
+            desc: di as u8,
         }
-    }
+    });
+}
+
+pub fn every_unary_opcode_every_operand_shape() {
+    every_operand_shape(unary(), |op, src, rel, di| Instruction::Unary {
+        op,
+        dst: DstReg::Temp(di as u8 + 3),
+        src,
+        rel,
+        desc: di as u8,
+    });
 }
 
 pub fn mova_cmp_mad_every_operand_shape() {
@@ -340,35 +391,14 @@ pub fn mova_cmp_mad_every_operand_shape() {
 
 /// Every pair of special values through every float operation, in every mode.
 pub fn special_value_matrix() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     for mode in MODES {
         let s = specials(mode);
         let ops: Vec<Instruction> = Opcode::with_format(Format::One)
-            .map(|op| Instruction::Binary {
-                op,
-                dst: DstReg::Output(0),
-                src1: SrcReg::Input(0),
-                src2: SrcReg::Input(1),
-                rel: RelIndex::None,
-                desc: 0,
-            })
-            .chain(unary().into_iter().map(|op| Instruction::Unary {
-                op,
-                dst: DstReg::Output(0),
-                src: SrcReg::Input(0),
-                rel: RelIndex::None,
-                desc: 0,
-            }))
+            .map(io_binary)
+            .chain(unary().into_iter().map(io_unary))
             .chain([
-                Instruction::Mad {
-                    op: Opcode::Mad,
-                    dst: DstReg::Output(0),
-                    src1: SrcReg::Input(0),
-                    src2: SrcReg::Input(1),
-                    src3: SrcReg::Input(2),
-                    rel: RelIndex::None,
-                    desc: 0,
-                },
+                io_mad(),
                 Instruction::Mova {
                     src: SrcReg::Input(0),
                     rel: RelIndex::None,
@@ -409,7 +439,7 @@ pub fn special_value_matrix() {
 /// MOVA (a0 compared), LITP (result and flags) and CMP with every operator pair (flags
 /// compared) over `testgen::MOVA_LITP_CMP_EDGES`, in every mode and feature tier.
 pub fn mova_cmp_litp_boundaries() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let e: Vec<f32> = picajit_testkit::testgen::MOVA_LITP_CMP_EDGES
         .iter()
         .map(|&b| f32::from_bits(b))
@@ -422,13 +452,7 @@ pub fn mova_cmp_litp_boundaries() {
             rel: RelIndex::None,
             desc: 0,
         },
-        Instruction::Unary {
-            op: Opcode::Litp,
-            dst: DstReg::Output(0),
-            src: SrcReg::Input(0),
-            rel: RelIndex::None,
-            desc: 0,
-        },
+        io_unary(Opcode::Litp),
     ];
     for x in 0..8 {
         for y in 0..8 {
@@ -534,7 +558,7 @@ pub fn scalar_functions_sweep() {
 // ---------------------------------------------------------------------------------------------
 // Control flow
 
-fn alu_mark(k: u8) -> Instruction {
+pub fn alu_mark(k: u8) -> Instruction {
     // o0 += c(k): leaves a trace of which instructions ran, in order-sensitive float arithmetic.
     Instruction::Mad {
         op: Opcode::Mad,
@@ -582,7 +606,7 @@ fn check_flow(code: &[Instruction]) {
 }
 
 fn check_flow_kind(code: &[Instruction], kind: ShaderKind) {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let p = program(code, &[full], kind);
     let mode = FloatMode::default();
     let shader = jit(&p, mode);
@@ -846,25 +870,19 @@ pub fn flow_calls() {
         Instruction::End,
     ]);
     // Five nested calls: the ring drops the oldest return address.
-    check_flow(&[
-        Instruction::Call { dest: 3, num: 3 },
-        alu_mark(1),
-        Instruction::End,
-        Instruction::Call { dest: 6, num: 3 },
-        alu_mark(2),
-        Instruction::End,
-        Instruction::Call { dest: 9, num: 3 },
-        alu_mark(3),
-        Instruction::End,
-        Instruction::Call { dest: 12, num: 3 },
-        alu_mark(4),
-        Instruction::End,
-        Instruction::Call { dest: 15, num: 1 },
-        alu_mark(5),
-        Instruction::End,
-        t,
-        Instruction::End,
-    ]);
+    let mut code: Vec<Instruction> = [(3, 3), (6, 3), (9, 3), (12, 3), (15, 1)]
+        .into_iter()
+        .zip(1..)
+        .flat_map(|((dest, num), k)| {
+            [
+                Instruction::Call { dest, num },
+                alu_mark(k),
+                Instruction::End,
+            ]
+        })
+        .collect();
+    code.extend([t, Instruction::End]);
+    check_flow(&code);
     // Recursion bounded by a loop counter and a jump out of the called range.
     check_flow(&[
         Instruction::Loop { i: 0, dest: 1 },
@@ -938,7 +956,7 @@ pub fn flow_jumps_and_ends() {
 }
 
 pub fn flow_errors_deopt_to_the_interpreter() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     type Case = (Vec<Instruction>, fn(&ExecError) -> bool);
     let cases: Vec<Case> = vec![
         (
@@ -988,7 +1006,7 @@ pub fn budget_boundary_is_exact() {
         alu_mark(1),
         Instruction::End,
     ];
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let p = program(&code, &[full], ShaderKind::Vertex);
     let shader = jit(&p, FloatMode::default());
     let u = flow_uniforms();
@@ -1059,7 +1077,7 @@ pub fn geometry_emit_and_banks() {
         );
     }
     // A geometry program run without geometry state: EMIT is a no-op, via the interpreter.
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let p = program(
         &[mov(0, 1), Instruction::Emit, Instruction::End],
         &[full],
@@ -1098,7 +1116,7 @@ pub fn geometry_emit_and_banks() {
 /// must leave registers and geometry state bit for bit as they were, from a state where every
 /// row, slot and flag holds something distinct, and `run` must then match the interpreter.
 pub fn geometry_runs_in_place_and_restores_on_deopt() {
-    use crate::jit_common::{gs_bits, reg_bits};
+    use crate::jit_common::assert_same_state;
     let unary = |dst: DstReg, c: u8| Instruction::Unary {
         op: Opcode::Mov,
         dst,
@@ -1171,7 +1189,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
     g_init.emit(&init.output);
     let u = flow_uniforms();
     let mode = FloatMode::default();
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     for ending in endings {
         let mut code = prefix.clone();
         code.extend(ending);
@@ -1200,27 +1218,19 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
             match run_compiled(&shader, &mut r2, &u, Some(&mut g2), budget) {
                 Ok(info) => {
                     assert_eq!(e1, Ok(info), "budget {budget}\n{}", ctx());
-                    assert!(reg_bits(&r1) == reg_bits(&r2), "budget {budget}\n{}", ctx());
-                    assert!(gs_bits(&g1) == gs_bits(&g2), "budget {budget}\n{}", ctx());
+                    let what = format!("budget {budget}");
+                    assert_same_state(&what, (&r1, &g1), (&r2, &g2), &ctx);
                 }
                 Err(exit) => {
-                    assert!(
-                        reg_bits(&r2) == reg_bits(&init),
-                        "registers not restored after {exit:?}, budget {budget}\n{}",
-                        ctx()
-                    );
-                    assert!(
-                        gs_bits(&g2) == gs_bits(&g_init),
-                        "geometry state not restored after {exit:?}, budget {budget}\n{}",
-                        ctx()
-                    );
+                    let what = format!("not restored after {exit:?}, budget {budget}");
+                    assert_same_state(&what, (&init, &g_init), (&r2, &g2), &ctx);
                 }
             }
             let (mut r3, mut g3) = (init.clone(), g_init.clone());
             let e3 = run_one(&shader, &mut r3, &u, Some(&mut g3), budget);
             assert_eq!(e1, e3, "budget {budget}\n{}", ctx());
-            assert!(reg_bits(&r1) == reg_bits(&r3), "budget {budget}\n{}", ctx());
-            assert!(gs_bits(&g1) == gs_bits(&g3), "budget {budget}\n{}", ctx());
+            let what = format!("budget {budget}, with the fallback");
+            assert_same_state(&what, (&r1, &g1), (&r3, &g3), &ctx);
         }
         // With room in `emitted`, any number of EMITs runs compiled (natively: the emulator
         // has a fixed guest buffer).
@@ -1231,8 +1241,7 @@ pub fn geometry_runs_in_place_and_restores_on_deopt() {
             assert_eq!(info.map(|i| i.instructions), Ok(count), "{}", ctx());
             let (mut r1, mut g1) = (init.clone(), g_init.clone());
             interp.run(&mut r1, &u, Some(&mut g1), 100_000).unwrap();
-            assert!(reg_bits(&r1) == reg_bits(&r), "{}", ctx());
-            assert!(gs_bits(&g1) == gs_bits(&g), "{}", ctx());
+            assert_same_state("room for every EMIT", (&r1, &g1), (&r, &g), &ctx);
         }
     }
 }
@@ -1308,7 +1317,7 @@ pub fn cache_reuses_identical_code_only() {
 }
 
 pub fn disassembly_interleaves_pica_instructions() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
+    let full = full();
     let p = program(
         &[alu_mark(1), trace_step()[0], Instruction::End],
         &[full],
@@ -1326,20 +1335,9 @@ pub fn disassembly_interleaves_pica_instructions() {
 // Sanity check of the harness itself: a program whose result differs between modes.
 
 pub fn harness_sees_mode_differences() {
-    let full = desc(0xF, [false; 3], [0x1B; 3]);
     let p = program(
-        &[
-            Instruction::Binary {
-                op: Opcode::Mul,
-                dst: DstReg::Output(0),
-                src1: SrcReg::Input(0),
-                src2: SrcReg::Input(1),
-                rel: RelIndex::None,
-                desc: 0,
-            },
-            Instruction::End,
-        ],
-        &[full],
+        &[io_binary(Opcode::Mul), Instruction::End],
+        &[full()],
         ShaderKind::Vertex,
     );
     let mut r = Registers::default();

@@ -29,6 +29,21 @@ pub fn with_backend<R>(b: Backend, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// A compiled shader with the program and float mode it was compiled from: what the batch
+/// and point-run checks run on the interpreter beside it.
+pub struct Compiled<'p> {
+    pub shader: CompiledShader,
+    pub program: &'p Program,
+    pub mode: FloatMode,
+}
+
+impl std::ops::Deref for Compiled<'_> {
+    type Target = CompiledShader;
+    fn deref(&self) -> &CompiledShader {
+        &self.shader
+    }
+}
+
 /// How one differential run went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -40,7 +55,9 @@ pub enum Outcome {
     Unsupported,
 }
 
-pub use picajit_testkit::compare::{first_diff, gs_bits, listing, reg_bits};
+// Not every test binary that includes this module uses each of these.
+#[allow(unused_imports)]
+pub use picajit_testkit::compare::{assert_same_state, gs_bits, listing, reg_bits};
 pub use picajit_testkit::run::{run_compiled, run_one};
 
 /// Compile for [`backend`] with `features` and compare against the interpreter.
@@ -91,13 +108,8 @@ pub fn check_regs(
     let mut g2 = GeometryState::default();
     let e1: Result<RunInfo, ExecError> =
         interp.run(&mut r1, uniforms, geometry.then_some(&mut g1), budget);
-    let e2 = run_compiled(
-        shader,
-        &mut r2,
-        uniforms,
-        geometry.then_some(&mut g2),
-        budget,
-    );
+    let gs2 = geometry.then_some(&mut g2);
+    let e2 = run_compiled(shader, &mut r2, uniforms, gs2, budget);
     let ctx = || {
         format!(
             "{} mode {mode:?}, budget {budget}\n{}\n{}{}",
@@ -114,20 +126,8 @@ pub fn check_regs(
                 Err(e) => panic!("jit finished but interpreter failed: {e}\n{}", ctx()),
             };
             assert_eq!(info1, info2, "instruction counts differ\n{}", ctx());
-            let (b1, b2) = (reg_bits(&r1), reg_bits(&r2));
-            assert!(
-                b1 == b2,
-                "registers differ: {}\n{}",
-                first_diff(&b1, &b2),
-                ctx()
-            );
-            if geometry {
-                assert!(
-                    gs_bits(&g1) == gs_bits(&g2),
-                    "geometry state differs\n{}",
-                    ctx()
-                );
-            }
+            // (Without geometry, both geometry states stay the default.)
+            assert_same_state("jit", (&r1, &g1), (&r2, &g2), &ctx);
             Outcome::Matched
         }
         Err(JitExit::Deopt { .. }) | Err(JitExit::Budget) => {
@@ -139,54 +139,24 @@ pub fn check_regs(
             );
             // A stopped run leaves everything as it found it, which is what lets `run` hand
             // the same state to the interpreter without a snapshot of its own.
-            assert!(
-                reg_bits(&r2) == reg_bits(init),
-                "registers not restored after {e2:?}: {}\n{}",
-                first_diff(&reg_bits(init), &reg_bits(&r2)),
-                ctx()
-            );
-            assert!(
-                gs_bits(&g2) == gs_bits(&GeometryState::default()),
-                "geometry state not restored after {e2:?}\n{}",
-                ctx()
-            );
+            let what = format!("not restored after {e2:?}");
+            assert_same_state(&what, (init, &GeometryState::default()), (&r2, &g2), &ctx);
             // The fallback path must reproduce the interpreter exactly.
             let mut r3 = init.clone();
             let mut g3 = GeometryState::default();
-            let e3 = run_one(
-                shader,
-                &mut r3,
-                uniforms,
-                geometry.then_some(&mut g3),
-                budget,
-            );
+            let gs3 = geometry.then_some(&mut g3);
+            let e3 = run_one(shader, &mut r3, uniforms, gs3, budget);
             assert_eq!(e1, e3, "fallback result differs\n{}", ctx());
-            assert!(
-                reg_bits(&r1) == reg_bits(&r3),
-                "fallback registers differ\n{}",
-                ctx()
-            );
-            assert!(
-                gs_bits(&g1) == gs_bits(&g3),
-                "fallback geometry state differs\n{}",
-                ctx()
-            );
+            assert_same_state("fallback", (&r1, &g1), (&r3, &g3), &ctx);
             Outcome::Deopted
         }
         Err(other) => panic!("unexpected jit exit {other:?}\n{}", ctx()),
     }
 }
 
-/// [`check_with`] on a generated case with the detected host features.
+/// [`check_case_with`] with the detected host features.
 pub fn check_case(case: &TestCase, budget: u64) -> Outcome {
-    check_with(
-        &case.program,
-        &case.uniforms,
-        &case.inputs,
-        case.mode,
-        budget,
-        HostFeatures::detect(),
-    )
+    check_case_with(case, budget, HostFeatures::detect())
 }
 
 /// [`check_case`] with explicit CPU features (to test the lower tiers on a capable host).

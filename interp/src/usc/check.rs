@@ -62,25 +62,7 @@ fn reads(ins: &Instr) -> u8 {
         }
         match o {
             Operand::Ft(n, _) => r |= 1 << n,
-            Operand::Ftt
-                if !matches!(
-                    info.op,
-                    Op::Tstz
-                        | Op::Tstgz
-                        | Op::Tstgez
-                        | Op::Tstc
-                        | Op::Tste
-                        | Op::Tstg
-                        | Op::Tstge
-                        | Op::Tstne
-                        | Op::Tstl
-                        | Op::Tstle
-                        | Op::Tstmin
-                        | Op::Tstmax
-                ) =>
-            {
-                r |= 0x40
-            }
+            Operand::Ftt if !info.op.is_test() => r |= 0x40,
             _ => {}
         }
     }
@@ -339,42 +321,22 @@ pub fn check_group(g: &Group) -> Result<(), CheckError> {
             }
         }
         let limit_p0 = if units.contains(&Unit::Phase01) { 4 } else { 3 };
-        if p0.len() > limit_p0 {
-            return Err((
-                ins.span,
-                format!(
-                    "too many sources: phase 0 reads {} registers, at most {limit_p0} (s0-s2{})",
-                    p0.len(),
-                    if limit_p0 == 4 { ", is0" } else { "" }
-                ),
-            ));
-        }
-        if p1.len() > 3 {
-            return Err((
-                ins.span,
-                format!(
-                    "too many sources: phase 1 reads {} registers, at most 3 (s3-s5)",
-                    p1.len()
-                ),
-            ));
-        }
-        if p2.len() > 2 {
-            return Err((
-                ins.span,
-                format!(
-                    "too many sources: phase 2 reads {} external registers, at most 2 (is0, is1)",
-                    p2.len()
-                ),
-            ));
-        }
-        if all.len() > 6 {
-            return Err((
-                ins.span,
-                format!(
-                    "too many sources: the group reads {} registers, at most 6 (s0-s5)",
-                    all.len()
-                ),
-            ));
+        let p0_regs = if limit_p0 == 4 { "s0-s2, is0" } else { "s0-s2" };
+        for (reader, n, regs, limit, which) in [
+            ("phase 0", p0.len(), "", limit_p0, p0_regs),
+            ("phase 1", p1.len(), "", 3, "s3-s5"),
+            ("phase 2", p2.len(), "external ", 2, "is0, is1"),
+            ("the group", all.len(), "", 6, "s0-s5"),
+        ] {
+            if n > limit {
+                return Err((
+                    ins.span,
+                    format!(
+                        "too many sources: {reader} reads {n} {regs}registers, at most {limit} \
+                         ({which})"
+                    ),
+                ));
+            }
         }
     }
     Ok(())

@@ -703,18 +703,7 @@ impl Prepared {
                     ft[1] = hi;
                     carry = c;
                 }
-                Op::Tstz
-                | Op::Tstgz
-                | Op::Tstgez
-                | Op::Tstc
-                | Op::Tste
-                | Op::Tstg
-                | Op::Tstge
-                | Op::Tstne
-                | Op::Tstl
-                | Op::Tstle
-                | Op::Tstmin
-                | Op::Tstmax => {
+                crate::usc_tests!() => {
                     ftt = if info.op == Op::Tstc {
                         carry
                     } else {

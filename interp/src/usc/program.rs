@@ -214,57 +214,54 @@ pub struct InstrMods {
     pub branch: Option<BranchMode>,
 }
 
-/// Type of a test instruction's comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TestType {
-    F32,
-    U32,
-    S32,
-    U16,
-    S16,
-    U8,
-    S8,
+/// An instruction modifier's values, each with its spelling: the enum, `ALL` (every value
+/// with its name, in order) and `name`; written `Value: "spelling",`.
+macro_rules! spelled {
+    ($(#[$meta:meta])* $ty:ident { $($(#[$vmeta:meta])* $v:ident: $text:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $ty {
+            $($(#[$vmeta])* $v,)*
+        }
+
+        impl $ty {
+            pub const ALL: [($ty, &'static str); [$($text),*].len()] = [$(($ty::$v, $text)),*];
+
+            pub fn name(self) -> &'static str {
+                $ty::ALL.iter().find(|t| t.0 == self).unwrap().1
+            }
+        }
+    };
 }
 
-impl TestType {
-    pub const ALL: [(TestType, &'static str); 7] = [
-        (TestType::F32, "f32"),
-        (TestType::U32, "u32"),
-        (TestType::S32, "s32"),
-        (TestType::U16, "u16"),
-        (TestType::S16, "s16"),
-        (TestType::U8, "u8"),
-        (TestType::S8, "s8"),
-    ];
-
-    pub fn name(self) -> &'static str {
-        TestType::ALL.iter().find(|t| t.0 == self).unwrap().1
+spelled! {
+    /// Type of a test instruction's comparison.
+    TestType {
+        F32: "f32",
+        U32: "u32",
+        S32: "s32",
+        U16: "u16",
+        S16: "s16",
+        U8: "u8",
+        S8: "s8",
     }
 }
 
-/// PCK/UNPCK formats inside the scope (the reference names more; they stop with "not supported").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PackFormat {
-    U8888,
-    S8888,
-    U1616,
-    S1616,
-    U32,
-    S32,
-    F32,
+spelled! {
+    /// PCK/UNPCK formats inside the scope (the reference names more; they stop with "not
+    /// supported").
+    PackFormat {
+        U8888: "u8888",
+        S8888: "s8888",
+        U1616: "u1616",
+        S1616: "s1616",
+        U32: "u32",
+        S32: "s32",
+        F32: "f32",
+    }
 }
 
 impl PackFormat {
-    pub const ALL: [(PackFormat, &'static str); 7] = [
-        (PackFormat::U8888, "u8888"),
-        (PackFormat::S8888, "s8888"),
-        (PackFormat::U1616, "u1616"),
-        (PackFormat::S1616, "s1616"),
-        (PackFormat::U32, "u32"),
-        (PackFormat::S32, "s32"),
-        (PackFormat::F32, "f32"),
-    ];
-
     /// Every format name the reference lists for PCK or UNPCK.
     pub const SEED_NAMES: [&'static str; 26] = [
         "u8888",
@@ -294,35 +291,19 @@ impl PackFormat {
         "const0",
         "const1",
     ];
-
-    pub fn name(self) -> &'static str {
-        PackFormat::ALL.iter().find(|t| t.0 == self).unwrap().1
-    }
 }
 
-/// ASR's sign position (the reference, ASR).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SignPos {
-    /// Bit 31.
-    Twb,
-    /// Bit 15.
-    Pwb,
-    /// `FT0 & 0x1F`.
-    Mtb,
-    /// `FT3 & 0x1F`.
-    Ftb,
-}
-
-impl SignPos {
-    pub const ALL: [(SignPos, &'static str); 4] = [
-        (SignPos::Twb, "twb"),
-        (SignPos::Pwb, "pwb"),
-        (SignPos::Mtb, "mtb"),
-        (SignPos::Ftb, "ftb"),
-    ];
-
-    pub fn name(self) -> &'static str {
-        SignPos::ALL.iter().find(|t| t.0 == self).unwrap().1
+spelled! {
+    /// ASR's sign position (the reference, ASR).
+    SignPos {
+        /// Bit 31.
+        Twb: "twb",
+        /// Bit 15.
+        Pwb: "pwb",
+        /// `FT0 & 0x1F`.
+        Mtb: "mtb",
+        /// `FT3 & 0x1F`.
+        Ftb: "ftb",
     }
 }
 

@@ -108,6 +108,38 @@ pub enum Op {
     Decl,
 }
 
+/// The tests (section 9) as a pattern, the one list of them: `match op { usc_tests!() => .. }`
+/// keeps a match exhaustive where a guard on [`Op::is_test`] would not.
+#[macro_export]
+macro_rules! usc_tests {
+    () => {
+        $crate::usc::table::Op::Tstz
+            | $crate::usc::table::Op::Tstgz
+            | $crate::usc::table::Op::Tstgez
+            | $crate::usc::table::Op::Tstc
+            | $crate::usc::table::Op::Tste
+            | $crate::usc::table::Op::Tstg
+            | $crate::usc::table::Op::Tstge
+            | $crate::usc::table::Op::Tstne
+            | $crate::usc::table::Op::Tstl
+            | $crate::usc::table::Op::Tstle
+            | $crate::usc::table::Op::Tstmin
+            | $crate::usc::table::Op::Tstmax
+    };
+}
+
+impl Op {
+    /// A test: writes `ftt` (and `p0` when named) from a comparison or, for TSTC, the carry.
+    pub fn is_test(self) -> bool {
+        matches!(self, usc_tests!())
+    }
+
+    /// A test that compares its operands: every test but TSTC, which reads the integer carry.
+    pub fn is_comparison(self) -> bool {
+        self.is_test() && self != Op::Tstc
+    }
+}
+
 /// The functional unit a row occupies. Within a group, units appear in this order (the
 /// declaration first, the writes last).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

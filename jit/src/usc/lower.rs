@@ -140,17 +140,7 @@ pub fn native(p: &Prepared, gi: usize) -> bool {
             // The unsigned 32-bit multiply-add without modifiers (its carry is never set).
             Op::Umadd32 => o[1..4].iter().all(|x| x.mods().is_empty()),
             Op::Write | Op::MovcWrite => !shared_dst(&o[0]),
-            Op::Tstz
-            | Op::Tstgz
-            | Op::Tstgez
-            | Op::Tste
-            | Op::Tstg
-            | Op::Tstge
-            | Op::Tstne
-            | Op::Tstl
-            | Op::Tstle
-            | Op::Tstmin
-            | Op::Tstmax => true,
+            op if op.is_comparison() => true,
             Op::Byp
             | Op::And
             | Op::Or
@@ -692,17 +682,7 @@ impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
                             self.store_lanes(r, h, self.t[1], self.m, 0);
                         }
                     }
-                    Op::Tstz
-                    | Op::Tstgz
-                    | Op::Tstgez
-                    | Op::Tste
-                    | Op::Tstg
-                    | Op::Tstge
-                    | Op::Tstne
-                    | Op::Tstl
-                    | Op::Tstle
-                    | Op::Tstmin
-                    | Op::Tstmax => {
+                    op if op.is_comparison() => {
                         self.test(ins, h);
                         if o[1] == Operand::P0 {
                             self.e.h().store(E::at(Loc::Scratch(0)), self.ftt);

@@ -39,7 +39,7 @@
 //! (`fuzz/examples/make_seeds.rs`) uses them for the example shaders and the test programs.
 
 use super::{Rng, F24_SPECIALS, F32_SPECIALS};
-use picajit_interp::pica::float::{FloatMode, Rounding, F24};
+use picajit_interp::pica::float::{FloatMode, F24};
 use picajit_interp::pica::isa::{
     decode, encode, CmpOp, Condition, DstReg, Format, Instruction, Opcode, RelIndex, SrcReg,
 };
@@ -55,12 +55,7 @@ pub const DIFF_BUDGET: u64 = 20_000;
 /// cap in those comparisons, so they stay exact.
 pub const EMULATED_BUDGET: u64 = 2_000;
 
-/// Every float mode the engines implement.
-pub const MODES: [FloatMode; 3] = [
-    FloatMode::F24(Rounding::TowardZero),
-    FloatMode::F24(Rounding::NearestEven),
-    FloatMode::F32,
-];
+pub use super::MODES;
 
 /// A value as the input describes it, before conversion to a float mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -22,6 +22,13 @@ use picajit_interp::pica::isa::{
 use picajit_interp::pica::program::{Program, ShaderKind};
 use picajit_interp::pica::state::Uniforms;
 
+/// Every float mode the engines implement, in the order the tests run them.
+pub const MODES: [FloatMode; 3] = [
+    FloatMode::F24(Rounding::TowardZero),
+    FloatMode::F24(Rounding::NearestEven),
+    FloatMode::F32,
+];
+
 /// A generated test: program, uniforms, v0-v15 and the mode the values were made for.
 #[derive(Clone, Debug)]
 pub struct TestCase {
@@ -280,6 +287,16 @@ fn narrow(s: &mut Rng) -> SrcReg {
     }
 }
 
+/// The two register sources of an instruction whose wide source comes second when
+/// `inverted` (the I-forms, MADI), drawn first to second.
+fn sources(s: &mut Rng, inverted: bool) -> (SrcReg, SrcReg) {
+    if inverted {
+        (narrow(s), wide(s))
+    } else {
+        (wide(s), narrow(s))
+    }
+}
+
 fn dst(s: &mut Rng) -> DstReg {
     if s.chance(40) {
         DstReg::Output(s.below(16) as u8)
@@ -314,11 +331,7 @@ fn alu(s: &mut Rng) -> Instruction {
                 .chain([Add, Mul])
                 .collect();
             let op = s.pick(&ops);
-            let (src1, src2) = if op.is_inverted() {
-                (narrow(s), wide(s))
-            } else {
-                (wide(s), narrow(s))
-            };
+            let (src1, src2) = sources(s, op.is_inverted());
             Instruction::Binary {
                 op,
                 dst: dst(s),
@@ -356,11 +369,7 @@ fn alu(s: &mut Rng) -> Instruction {
         },
         _ => {
             let op = s.pick(&[Mad, Madi]);
-            let (src2, src3) = if op == Madi {
-                (narrow(s), wide(s))
-            } else {
-                (wide(s), narrow(s))
-            };
+            let (src2, src3) = sources(s, op == Madi);
             Instruction::Mad {
                 op,
                 dst: dst(s),
@@ -790,50 +799,37 @@ pub fn asm_stress_source(shape: AsmStress, bytes: usize) -> String {
         "    mad r1, r2, c3, r4",
         "    cmp c1, lt, ge, r0.xyzw",
     ];
+    // Appends piece k, k = 0, 1, ..., until the source holds `bytes` bytes.
+    let fill = |s: &mut String, piece: &dyn Fn(usize) -> String| {
+        let mut k = 0;
+        while s.len() < bytes {
+            s.push_str(&piece(k));
+            k += 1;
+        }
+    };
     match shape {
         AsmStress::Code => {
             s.push_str(".proc main\n");
-            let mut k = 0;
-            while s.len() < bytes {
-                s.push_str(body[k % body.len()]);
-                s.push('\n');
-                k += 1;
-            }
+            fill(&mut s, &|k| format!("{}\n", body[k % body.len()]));
             s.push_str("    end\n.end\n");
         }
         AsmStress::Comments => {
             s.push_str(".out outpos position\n.proc main\n    mov outpos, v0\n    end\n.end\n");
-            let mut k = 0u64;
-            while s.len() < bytes {
-                s.push_str("; ");
-                s.push_str(&k.to_string());
-                s.push_str(" lighting term: diffuse * albedo + specular\n\n");
-                k += 1;
-            }
+            fill(&mut s, &|k| {
+                format!("; {k} lighting term: diffuse * albedo + specular\n\n")
+            });
         }
         AsmStress::Labels => {
             s.push_str(".proc main\n");
-            let mut k = 0u64;
-            while s.len() < bytes {
-                s.push('l');
-                s.push_str(&k.to_string());
-                s.push_str(":\n");
-                k += 1;
-            }
+            fill(&mut s, &|k| format!("l{k}:\n"));
             s.push_str("    end\n.end\n");
         }
-        AsmStress::Units => {
-            let mut k = 0u64;
-            while s.len() < bytes {
-                s.push_str(".unit\n.fvec m");
-                s.push_str(&k.to_string());
-                s.push_str("[4]\n.constf k(1.0, 0.5, 0.25, 0.0)\n.in pos v0\n.out op position\n");
-                s.push_str(".proc main\n    dp4 op.x, m");
-                s.push_str(&k.to_string());
-                s.push_str("[0], pos\n    mov op.yzw, k\n    end\n.end\n");
-                k += 1;
-            }
-        }
+        AsmStress::Units => fill(&mut s, &|k| {
+            format!(
+                ".unit\n.fvec m{k}[4]\n.constf k(1.0, 0.5, 0.25, 0.0)\n.in pos v0\n.out op position\n\
+                 .proc main\n    dp4 op.x, m{k}[0], pos\n    mov op.yzw, k\n    end\n.end\n"
+            )
+        }),
     }
     s
 }

@@ -182,15 +182,25 @@ fn lay(nodes: &[Node], code: &mut Vec<u32>, subs: &[(u16, u8)]) {
 
 /// Visit every instruction of a block (nested ones included).
 fn each_op(nodes: &[Node], f: &mut dyn FnMut(&Instruction)) {
+    each_node(nodes, &mut |n| {
+        if let Node::Op(i) = n {
+            f(i)
+        }
+    });
+}
+
+/// `f` on every node of `nodes` and of the blocks nested in them, in program order (a node
+/// before the blocks it holds).
+fn each_node(nodes: &[Node], f: &mut dyn FnMut(&Node)) {
     for n in nodes {
+        f(n);
         match n {
-            Node::Op(i) => f(i),
             Node::IfU { then, els, .. } | Node::IfC { then, els, .. } => {
-                each_op(then, f);
-                each_op(els, f);
+                each_node(then, f);
+                each_node(els, f);
             }
-            Node::Loop { body, .. } => each_op(body, f),
-            Node::JmpU { skip, .. } | Node::JmpC { skip, .. } => each_op(skip, f),
+            Node::Loop { body, .. } => each_node(body, f),
+            Node::JmpU { skip, .. } | Node::JmpC { skip, .. } => each_node(skip, f),
             _ => {}
         }
     }
@@ -1315,18 +1325,11 @@ fn contains_end(nodes: &[Node]) -> bool {
 }
 
 fn each_call(nodes: &[Node], f: &mut dyn FnMut(usize)) {
-    for n in nodes {
-        match n {
-            Node::Call { sub, .. } | Node::CallC { sub, .. } => f(*sub),
-            Node::IfU { then, els, .. } | Node::IfC { then, els, .. } => {
-                each_call(then, f);
-                each_call(els, f);
-            }
-            Node::Loop { body, .. } => each_call(body, f),
-            Node::JmpU { skip, .. } | Node::JmpC { skip, .. } => each_call(skip, f),
-            _ => {}
+    each_node(nodes, &mut |n| {
+        if let Node::Call { sub, .. } | Node::CallC { sub, .. } = n {
+            f(*sub)
         }
-    }
+    });
 }
 
 /// A random eligible program (by [`Sim`]) with uniforms.
@@ -1538,6 +1541,22 @@ fn mov(g: &mut Gen, dst: DstReg, mask: u8, src: SrcReg, rel: RelIndex, swz: Swiz
     })
 }
 
+/// [`mov`] of a random input register, unrelative and unswizzled.
+fn mov_input(g: &mut Gen, r: &mut Rng, dst: DstReg, mask: u8) -> Node {
+    let src = SrcReg::Input(r.below(16) as u8);
+    mov(g, dst, mask, src, RelIndex::None, Swizzle::IDENTITY)
+}
+
+/// The outputs `outs` written from random inputs (the components `written` names of each),
+/// then EMIT.
+fn write_and_emit(g: &mut Gen, r: &mut Rng, outs: &[usize], written: &[u8; 16]) -> Vec<Node> {
+    let mut seq: Vec<Node> = (outs.iter())
+        .map(|&o| mov_input(g, r, DstReg::Output(o as u8), written[o]))
+        .collect();
+    seq.push(Node::Op(Instruction::Emit));
+    seq
+}
+
 /// Position of the final END of `main` (the generator always ends it with one).
 fn final_end(g: &Gen) -> usize {
     g.main
@@ -1627,14 +1646,7 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
             // The other components the program writes are written first …
             let mut seq = Vec::new();
             if w & !(1 << c) != 0 {
-                seq.push(mov(
-                    &mut g,
-                    DstReg::Temp(t as u8),
-                    w & !(1 << c),
-                    SrcReg::Input(r.below(16) as u8),
-                    RelIndex::None,
-                    Swizzle::IDENTITY,
-                ));
+                seq.push(mov_input(&mut g, r, DstReg::Temp(t as u8), w & !(1 << c)));
             }
             // … then an instruction reads component c in one lane it reads, the others in
             // the rest (writing only components the program writes anyway).
@@ -1722,14 +1734,7 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
                     w |= r.subset(extra);
                 }
                 if w != 0 {
-                    arm.push(mov(
-                        &mut g,
-                        DstReg::Output(o as u8),
-                        w,
-                        SrcReg::Input(r.below(16) as u8),
-                        RelIndex::None,
-                        Swizzle::IDENTITY,
-                    ));
+                    arm.push(mov_input(&mut g, r, DstReg::Output(o as u8), w));
                 }
             }
             if m == Mutation::EndsDifferInOutputs && out_regs.is_empty() {
@@ -1793,28 +1798,11 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
             } else {
                 seq.push(restore.clone());
             }
-            for &o in &out_regs {
-                seq.push(mov(
-                    &mut g,
-                    DstReg::Output(o as u8),
-                    facts.outputs[o],
-                    SrcReg::Input(r.below(16) as u8),
-                    RelIndex::None,
-                    Swizzle::IDENTITY,
-                ));
-            }
-            seq.push(Node::Op(Instruction::Emit));
+            seq.extend(write_and_emit(&mut g, r, &out_regs, &facts.outputs));
             for &o in &out_regs {
                 let w = case.end_w[o] & facts.outputs[o];
                 if w != 0 {
-                    seq.push(mov(
-                        &mut g,
-                        DstReg::Output(o as u8),
-                        w,
-                        SrcReg::Input(r.below(16) as u8),
-                        RelIndex::None,
-                        Swizzle::IDENTITY,
-                    ));
+                    seq.push(mov_input(&mut g, r, DstReg::Output(o as u8), w));
                 }
             }
             if m == Mutation::MaybeWriteAtEnd {
@@ -1829,14 +1817,7 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
                 }
                 let o = r.pick(&free);
                 let c = r.subset(facts.outputs[o] & !case.end_w[o]);
-                let w = mov(
-                    &mut g,
-                    DstReg::Output(o as u8),
-                    c,
-                    SrcReg::Input(r.below(16) as u8),
-                    RelIndex::None,
-                    Swizzle::IDENTITY,
-                );
+                let w = mov_input(&mut g, r, DstReg::Output(o as u8), c);
                 seq.push(Node::IfU {
                     b: r.below(16) as u8,
                     then: vec![w],
@@ -1920,18 +1901,7 @@ fn mutate_unchecked(case: &Case, m: Mutation, r: &mut Rng) -> Option<Gen> {
             g.main.insert(0, cmp);
         }
         Mutation::EmitBeforeSetEmit => {
-            let mut seq = Vec::new();
-            for &o in &out_regs {
-                seq.push(mov(
-                    &mut g,
-                    DstReg::Output(o as u8),
-                    facts.outputs[o],
-                    SrcReg::Input(r.below(16) as u8),
-                    RelIndex::None,
-                    Swizzle::IDENTITY,
-                ));
-            }
-            seq.push(Node::Op(Instruction::Emit));
+            let seq = write_and_emit(&mut g, r, &out_regs, &facts.outputs);
             g.main.splice(0..0, seq);
         }
         Mutation::SetEmitDiffersAtEnd => {

@@ -237,47 +237,29 @@ impl Interpreter {
             let mut broke = false;
             match op {
                 Op::Dp4 { dst, a, b } => {
-                    let (a, b) = (
-                        read(regs, &offs, uniforms, a),
-                        read(regs, &offs, uniforms, b),
-                    );
+                    let (a, b) = read2(regs, &offs, uniforms, a, b);
                     write(regs, dst, [float::fast::dp4(a, b, mode); 4]);
                 }
                 Op::Dp3 { dst, a, b } => {
-                    let (a, b) = (
-                        read(regs, &offs, uniforms, a),
-                        read(regs, &offs, uniforms, b),
-                    );
+                    let (a, b) = read2(regs, &offs, uniforms, a, b);
                     write(regs, dst, [float::fast::dp3(a, b, mode); 4]);
                 }
                 Op::Dph { dst, a, b } => {
-                    let (a, b) = (
-                        read(regs, &offs, uniforms, a),
-                        read(regs, &offs, uniforms, b),
-                    );
+                    let (a, b) = read2(regs, &offs, uniforms, a, b);
                     write(regs, dst, [float::fast::dph(a, b, mode); 4]);
                 }
                 Op::Mul { dst, a, b } => {
-                    let (a, b) = (
-                        read(regs, &offs, uniforms, a),
-                        read(regs, &offs, uniforms, b),
-                    );
+                    let (a, b) = read2(regs, &offs, uniforms, a, b);
                     let r = float::fast::mul4(a, b, dst.mask, mode);
                     write(regs, dst, r);
                 }
                 Op::Add { dst, a, b } => {
-                    let (a, b) = (
-                        read(regs, &offs, uniforms, a),
-                        read(regs, &offs, uniforms, b),
-                    );
+                    let (a, b) = read2(regs, &offs, uniforms, a, b);
                     let r = float::fast::add4(a, b, dst.mask, mode);
                     write(regs, dst, r);
                 }
                 Op::Mad { dst, a, b, c } => {
-                    let (a, b) = (
-                        read(regs, &offs, uniforms, a),
-                        read(regs, &offs, uniforms, b),
-                    );
+                    let (a, b) = read2(regs, &offs, uniforms, a, b);
                     let c = read(regs, &offs, uniforms, c);
                     let r = float::fast::mad4(a, b, c, dst.mask, mode);
                     write(regs, dst, r);
@@ -446,6 +428,18 @@ fn read(regs: &Registers, offs: &[i32; 4], uniforms: &Uniforms, src: &Src) -> [f
     // Negation flips the sign bit and nothing else, so -0 and -NaN patterns appear.
     let lane = |l: usize| f32::from_bits(row[s[l] as usize & 3].to_bits() ^ src.neg);
     [lane(0), lane(1), lane(2), lane(3)]
+}
+
+/// [`read`] of two sources, in order.
+#[inline(always)]
+fn read2(
+    regs: &Registers,
+    offs: &[i32; 4],
+    uniforms: &Uniforms,
+    a: &Src,
+    b: &Src,
+) -> ([f32; 4], [f32; 4]) {
+    (read(regs, offs, uniforms, a), read(regs, offs, uniforms, b))
 }
 
 /// Store the masked lanes. The register is rewritten whole (a blend) rather than lane by

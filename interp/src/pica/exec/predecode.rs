@@ -205,47 +205,18 @@ pub(crate) fn predecode_word(word: u32, program: &Program) -> Op {
             },
             (_, Some(r)) => {
                 let (alu, dst) = (ops.op.unit(), dst(r, dd.mask()));
+                let (a, b) = (s(0), s(1));
                 match (alu, ops.op.sources()) {
-                    (Alu::Add, 2) => Op::Add {
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                    },
-                    (Alu::Mul, 2) => Op::Mul {
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                    },
-                    (Alu::Dp3, 2) => Op::Dp3 {
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                    },
-                    (Alu::Dp4, 2) => Op::Dp4 {
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                    },
-                    (Alu::Dph, 2) => Op::Dph {
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                    },
-                    (Alu::Mov, 1) => Op::Mov { dst, a: s(0) },
-                    (_, 1) => Op::Alu1 { alu, dst, a: s(0) },
-                    (_, 2) => Op::Alu2 {
-                        alu,
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                    },
+                    (Alu::Add, 2) => Op::Add { dst, a, b },
+                    (Alu::Mul, 2) => Op::Mul { dst, a, b },
+                    (Alu::Dp3, 2) => Op::Dp3 { dst, a, b },
+                    (Alu::Dp4, 2) => Op::Dp4 { dst, a, b },
+                    (Alu::Dph, 2) => Op::Dph { dst, a, b },
+                    (Alu::Mov, 1) => Op::Mov { dst, a },
+                    (_, 1) => Op::Alu1 { alu, dst, a },
+                    (_, 2) => Op::Alu2 { alu, dst, a, b },
                     // Only MAD has three sources.
-                    _ => Op::Mad {
-                        dst,
-                        a: s(0),
-                        b: s(1),
-                        c: s(2),
-                    },
+                    _ => Op::Mad { dst, a, b, c: s(2) },
                 }
             }
             // MOVA: the only instruction writing a0.

@@ -90,24 +90,33 @@ fn narrow(x: f64) -> f32 {
 // Each operation computes its result as if no rounding met an infinity, a NaN or an
 // overflow, then checks that once; otherwise the definition computes it, out of line.
 
+/// `op` of two flushed operands, or `definition` where it meets an infinity, a NaN or an
+/// overflow.
+#[inline(always)]
+fn binary(
+    a: f32,
+    b: f32,
+    m: FloatMode,
+    op: impl Fn(f64, f64, Params) -> (f64, bool),
+    definition: impl Fn(f32, f32, FloatMode) -> f32,
+) -> f32 {
+    let p = params(m);
+    match op(flush64(a, p), flush64(b, p), p) {
+        (r, true) => narrow(r),
+        _ => definition(a, b, m),
+    }
+}
+
 /// [`super::add`].
 #[inline(always)]
 pub fn add(a: f32, b: f32, m: FloatMode) -> f32 {
-    let p = params(m);
-    match add64(flush64(a, p), flush64(b, p), p) {
-        (r, true) => narrow(r),
-        _ => rare::add(a, b, m),
-    }
+    binary(a, b, m, add64, rare::add)
 }
 
 /// [`super::mul`].
 #[inline(always)]
 pub fn mul(a: f32, b: f32, m: FloatMode) -> f32 {
-    let p = params(m);
-    match mul64(flush64(a, p), flush64(b, p), p) {
-        (r, true) => narrow(r),
-        _ => rare::mul(a, b, m),
-    }
+    binary(a, b, m, mul64, rare::mul)
 }
 
 /// [`super::mad`].
@@ -138,38 +147,38 @@ fn flush4(x: [f32; 4], p: Params) -> [f64; 4] {
 /// definition.
 #[inline(always)]
 pub fn mul4(a: [f32; 4], b: [f32; 4], mask: [bool; 4], m: FloatMode) -> [f32; 4] {
-    let p = params(m);
-    let (fa, fb) = (flush4(a, p), flush4(b, p));
-    let mut r = [0.0; 4];
-    let mut ok = true;
-    for l in 0..4 {
-        let (v, o) = mul64(fa[l], fb[l], p);
-        r[l] = narrow(v);
-        ok &= o | !mask[l];
-    }
-    if ok {
-        r
-    } else {
-        rare::lanes(mask, |l| super::mul(a[l], b[l], m))
-    }
+    binary4(a, b, mask, m, mul64, super::mul)
 }
 
 /// [`super::add`] on four lanes at once, as [`mul4`].
 #[inline(always)]
 pub fn add4(a: [f32; 4], b: [f32; 4], mask: [bool; 4], m: FloatMode) -> [f32; 4] {
+    binary4(a, b, mask, m, add64, super::add)
+}
+
+/// [`binary`] on four lanes at once, as [`mul4`] describes.
+#[inline(always)]
+fn binary4(
+    a: [f32; 4],
+    b: [f32; 4],
+    mask: [bool; 4],
+    m: FloatMode,
+    op: impl Fn(f64, f64, Params) -> (f64, bool),
+    definition: impl Fn(f32, f32, FloatMode) -> f32,
+) -> [f32; 4] {
     let p = params(m);
     let (fa, fb) = (flush4(a, p), flush4(b, p));
     let mut r = [0.0; 4];
     let mut ok = true;
     for l in 0..4 {
-        let (v, o) = add64(fa[l], fb[l], p);
+        let (v, o) = op(fa[l], fb[l], p);
         r[l] = narrow(v);
         ok &= o | !mask[l];
     }
     if ok {
         r
     } else {
-        rare::lanes(mask, |l| super::add(a[l], b[l], m))
+        rare::lanes(mask, |l| definition(a[l], b[l], m))
     }
 }
 
@@ -193,19 +202,27 @@ pub fn mad4(a: [f32; 4], b: [f32; 4], c: [f32; 4], mask: [bool; 4], m: FloatMode
     }
 }
 
+/// The first three products of a dot product of flushed operands, and whether all three are
+/// the definition's.
+#[inline(always)]
+fn products3(fa: &[f64; 4], fb: &[f64; 4], p: Params) -> ([f64; 3], bool) {
+    let (p0, ok0) = mul64(fa[0], fb[0], p);
+    let (p1, ok1) = mul64(fa[1], fb[1], p);
+    let (p2, ok2) = mul64(fa[2], fb[2], p);
+    ([p0, p1, p2], ok0 & ok1 & ok2)
+}
+
 /// [`super::dp4`].
 #[inline(always)]
 pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
     let (fa, fb) = (flush4(a, p), flush4(b, p));
-    let (p0, ok0) = mul64(fa[0], fb[0], p);
-    let (p1, ok1) = mul64(fa[1], fb[1], p);
-    let (p2, ok2) = mul64(fa[2], fb[2], p);
+    let ([p0, p1, p2], ok012) = products3(&fa, &fb, p);
     let (p3, ok3) = mul64(fa[3], fb[3], p);
     let (s01, ok4) = add64(p0, p1, p);
     let (s23, ok5) = add64(p2, p3, p);
     match add64(s01, s23, p) {
-        (r, true) if ok0 & ok1 & ok2 & ok3 & ok4 & ok5 => narrow(r),
+        (r, true) if ok012 & ok3 & ok4 & ok5 => narrow(r),
         _ => rare::dp4(a, b, m),
     }
 }
@@ -215,12 +232,10 @@ pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
 pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
     let (fa, fb) = (flush4(a, p), flush4(b, p));
-    let (p0, ok0) = mul64(fa[0], fb[0], p);
-    let (p1, ok1) = mul64(fa[1], fb[1], p);
-    let (p2, ok2) = mul64(fa[2], fb[2], p);
+    let ([p0, p1, p2], ok012) = products3(&fa, &fb, p);
     let (s01, ok3) = add64(p0, p1, p);
     match add64(s01, p2, p) {
-        (r, true) if ok0 & ok1 & ok2 & ok3 => narrow(r),
+        (r, true) if ok012 & ok3 => narrow(r),
         _ => rare::dp3(a, b, m),
     }
 }

@@ -34,30 +34,36 @@ pub(crate) struct Params {
     max_exp: i32,
 }
 
-const F24_RTZ: Params = Params {
-    drop: F24_F64_DROP,
-    nearest: false,
-    min_f64: (1023 - 62) << 52,
-    ovf_f64: (1023 + 64) << 52,
-    min_f32: F24_MIN_NORMAL_F32,
-    prec: F24_SIG_BITS,
-    min_exp: -62,
-    max_exp: 64,
-};
+impl Params {
+    /// The parameters of a format with `prec` significant bits and normal exponents from
+    /// `min_exp` up to below `max_exp`; the f64 thresholds follow from the exponents.
+    const fn new(drop: u32, nearest: bool, min_f32: u32, prec: u32, exps: (i32, i32)) -> Params {
+        let (min_exp, max_exp) = exps;
+        Params {
+            drop,
+            nearest,
+            min_f64: ((1023 + min_exp) as u64) << 52,
+            ovf_f64: ((1023 + max_exp) as u64) << 52,
+            min_f32,
+            prec,
+            min_exp,
+            max_exp,
+        }
+    }
+}
+
+const F24_RTZ: Params = Params::new(
+    F24_F64_DROP,
+    false,
+    F24_MIN_NORMAL_F32,
+    F24_SIG_BITS,
+    (-62, 64),
+);
 const F24_RNE: Params = Params {
     nearest: true,
     ..F24_RTZ
 };
-const F32_RNE: Params = Params {
-    drop: F32_F64_DROP,
-    nearest: true,
-    min_f64: (1023 - 126) << 52,
-    ovf_f64: (1023 + 128) << 52,
-    min_f32: F32_MIN_NORMAL_F32,
-    prec: 24,
-    min_exp: -126,
-    max_exp: 128,
-};
+const F32_RNE: Params = Params::new(F32_F64_DROP, true, F32_MIN_NORMAL_F32, 24, (-126, 128));
 
 #[inline(always)]
 pub(crate) fn params(m: FloatMode) -> Params {
@@ -239,20 +245,22 @@ pub fn mad(a: f32, b: f32, c: f32, m: FloatMode) -> f32 {
 #[inline(always)]
 pub fn dp4(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
-    let p0 = mul_p(a[0], b[0], p);
-    let p1 = mul_p(a[1], b[1], p);
-    let p2 = mul_p(a[2], b[2], p);
+    let [p0, p1, p2] = products3(a, b, p);
     let p3 = mul_p(a[3], b[3], p);
     add_p(add_p(p0, p1, p), add_p(p2, p3, p), p)
+}
+
+/// The products of the first three components, each rounded as MUL rounds it.
+#[inline(always)]
+fn products3(a: [f32; 4], b: [f32; 4], p: Params) -> [f32; 3] {
+    [0, 1, 2].map(|i| mul_p(a[i], b[i], p))
 }
 
 /// DP3: [`dp4`] with `p3 = +0`; only `a[0..3]`, `b[0..3]` are read.
 #[inline(always)]
 pub fn dp3(a: [f32; 4], b: [f32; 4], m: FloatMode) -> f32 {
     let p = params(m);
-    let p0 = mul_p(a[0], b[0], p);
-    let p1 = mul_p(a[1], b[1], p);
-    let p2 = mul_p(a[2], b[2], p);
+    let [p0, p1, p2] = products3(a, b, p);
     // add(p2, +0) == p2: p2 is already a mode result (rounded, no -0, canonical NaN).
     add_p(add_p(p0, p1, p), p2, p)
 }
