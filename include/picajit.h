@@ -118,6 +118,34 @@
  */
 #define PICAJIT_THEIA_ROWS 132
 
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * The registers of a TOY run: r0-r15.
+ */
+#define PICAJIT_TOY_REGS 16
+#endif
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * `PicajitToyResult.status`: HALT at `pc` executed.
+ */
+#define PICAJIT_TOY_HALTED 0
+#endif
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * `PicajitToyResult.status`: the run reached the end of the program.
+ */
+#define PICAJIT_TOY_END 1
+#endif
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * `PicajitToyResult.status`: the budget ran out before the instruction at `pc`.
+ */
+#define PICAJIT_TOY_BUDGET 2
+#endif
+
 /**
  * Result of every `picajit_` call that can fail. `PICAJIT_OK` is 0; every error is
  * positive. `picajit_last_error()` explains the most recent error on the calling thread.
@@ -548,6 +576,14 @@ typedef struct PicajitTheiaProgram PicajitTheiaProgram;
  */
 typedef struct PicajitTheiaScene PicajitTheiaScene;
 
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * A TOY program prepared for an engine (immutable; usable from any number of threads at
+ * once).
+ */
+typedef struct PicajitToyProgram PicajitToyProgram;
+#endif
+
 /**
  * A uniform set, tied to the float mode of the engine it was created from (values set as
  * f32 are converted with it).
@@ -902,6 +938,26 @@ typedef struct PicajitTheiaRenderStats {
    */
   uint64_t hits;
 } PicajitTheiaRenderStats;
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * How `picajit_toy_run` ended.
+ */
+typedef struct PicajitToyResult {
+  /**
+   * `PICAJIT_TOY_HALTED`, `PICAJIT_TOY_END` or `PICAJIT_TOY_BUDGET`.
+   */
+  uint32_t status;
+  /**
+   * The HALT's index, or the next instruction's when the budget ran out (0 at the end).
+   */
+  uint32_t pc;
+  /**
+   * Instructions executed.
+   */
+  uint64_t steps;
+} PicajitToyResult;
+#endif
 
 /**
  * Options of `picajit_usc_program_create`: the readings of seed 004 that are selectable
@@ -1716,6 +1772,59 @@ PicajitStatus picajit_theia_render(const struct PicajitTheiaScene *scene,
                                    uint8_t *rgb,
                                    size_t rgb_len,
                                    struct PicajitTheiaRenderStats *stats);
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * Parse a TOY program (NUL-terminated UTF-8 text) and prepare it for `engine` (a
+ * `PicajitEngineKind`; 0 is the host's JIT).
+ *
+ * Errors: `PICAJIT_ERR_ASSEMBLY` for text that does not parse (line and column in the
+ * message), `PICAJIT_ERR_ENGINE_UNAVAILABLE` when this host cannot run `engine`'s code,
+ * `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown engine.
+ *
+ * # Safety
+ * `source` must be NULL or a NUL-terminated string; `out` NULL or writable.
+ */
+PicajitStatus picajit_toy_program_create(const char *source,
+                                         uint32_t engine,
+                                         struct PicajitToyProgram **out);
+#endif
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * The engine a TOY program runs on (a `PicajitEngineKind`: INTERP, X64 or A64) in `*out`.
+ *
+ * # Safety
+ * `program` must be NULL or a live program; `out` NULL or writable.
+ */
+PicajitStatus picajit_toy_program_engine(const struct PicajitToyProgram *program, uint32_t *out);
+#endif
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * Destroy a TOY program (NULL is ignored).
+ *
+ * # Safety
+ * No other thread may be using the program.
+ */
+PicajitStatus picajit_toy_program_destroy(struct PicajitToyProgram *program);
+#endif
+
+#if defined(PICAJIT_MADE_UP_ISA)
+/**
+ * Run a program from its first instruction on `regs` (`PICAJIT_TOY_REGS` words, r0 first,
+ * read before and written after the run) with at most `budget` instructions (0:
+ * `PICAJIT_DEFAULT_BUDGET`); how it ended goes to `*result`. A TOY run cannot fail.
+ *
+ * # Safety
+ * `program` must be NULL or a live program; `regs` NULL or valid for reading and writing
+ * `PICAJIT_TOY_REGS` words; `result` NULL or writable.
+ */
+PicajitStatus picajit_toy_run(const struct PicajitToyProgram *program,
+                              uint32_t *regs,
+                              uint64_t budget,
+                              struct PicajitToyResult *result);
+#endif
 
 /**
  * Parse and check a USC program (ISR text, NUL-terminated UTF-8) and prepare it for `engine`

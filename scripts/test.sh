@@ -34,6 +34,9 @@ cargo test --workspace "$@"
 # A made-up opcode defined only by a table row, semantics and a lowering (README
 # "Architecture"): it must go through every tool and engine with nothing else changed.
 cargo test --features made-up-opcode --test made_up_opcode
+# A made-up fourth instruction set in its own folders (README "Architecture"): interpreter,
+# both JITs, the tool and the C ABI agree on it.
+cargo test --features made-up-isa --test toy
 # The oldest Rust the workspace claims (`rust-version` in Cargo.toml) really builds it, with the
 # locked dependencies: PICAJIT_MSRV=1 installs that toolchain through rustup when missing and
 # checks every target with it. Off by default: the first run builds the dependency tree again

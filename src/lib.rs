@@ -38,4 +38,6 @@ pub mod cli;
 pub mod pica;
 mod pool;
 pub mod theia;
+#[cfg(feature = "made-up-isa")]
+pub mod toy;
 pub mod usc;

@@ -8,4 +8,6 @@
 
 pub mod pica;
 pub mod theia;
+#[cfg(feature = "made-up-isa")]
+pub mod toy;
 pub mod usc;

@@ -86,6 +86,8 @@ pub(crate) mod error;
 pub(crate) mod host;
 pub mod pica;
 pub mod theia;
+#[cfg(feature = "made-up-isa")]
+pub mod toy;
 pub mod usc;
 
 /// Internals that tests need and callers do not: the x86-64, AVX2 and AArch64 assemblers

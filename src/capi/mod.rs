@@ -72,6 +72,9 @@ pub(crate) mod handle;
 pub mod pica;
 #[path = "../theia/capi.rs"]
 pub mod theia;
+#[cfg(feature = "made-up-isa")]
+#[path = "../toy/capi.rs"]
+pub mod toy;
 #[path = "../usc/capi.rs"]
 pub mod usc;
 

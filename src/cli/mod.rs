@@ -26,6 +26,8 @@ pub const ISAS: &[Isa] = &[
         help: "PowerVR Series 6 USC, as ISR text (seed 004)",
         main: crate::usc::cli::main,
     },
+    #[cfg(feature = "made-up-isa")]
+    crate::toy::cli::ISA,
 ];
 
 /// `pica, theia or usc`, the first marked `(the default)` when `default` says so.
