@@ -269,10 +269,10 @@ impl Target for A64Emit {
 
 /// Generates the AArch64 code of `p` (on any host). Returns the code, its length without the
 /// constant pool, the write sites and the number of native groups.
-pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crate::Error> {
+pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crate::error::Error> {
     let mut e = A64Emit::new();
     let l = Lowering::program(&mut e, p);
-    let (code, len) = e.a.finish().map_err(crate::Error::Internal)?;
+    let (code, len) = e.a.finish().map_err(crate::error::Error::Internal)?;
     Ok((code, len, l.sites, l.native_groups))
 }
 
@@ -283,7 +283,7 @@ pub fn available() -> bool {
 }
 
 /// Compiles `p` to AArch64 code (run natively on AArch64 hosts, under the emulator elsewhere).
-pub fn compile(p: &Prepared) -> Result<super::UscCode, crate::Error> {
+pub fn compile(p: &Prepared) -> Result<super::UscCode, crate::error::Error> {
     let (code, len, sites, native_groups) = generate(p)?;
     let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::A64, &code)?;
     Ok(super::UscCode {

@@ -25,10 +25,11 @@
 //! `tests/usc_jit.rs` runs every instruction shape and random programs on the interpreter
 //! and both backends and compares the whole state bit for bit.
 
+use crate::error::Error;
 #[cfg(feature = "emulate-a64")]
 use crate::host::a64::emulator::Guest;
 use crate::host::runtime::{CodeArg, ExecCode, PlainBlock};
-use crate::{Backend, Error};
+use crate::Backend;
 use picajit_interp::usc::program::Reg;
 use picajit_interp::usc::{ExecError, Flow, Outcome, Prepared, State, Status, MAX_INSTANCES};
 

@@ -215,10 +215,10 @@ impl Target for X64Emit {
 /// Generates the machine code of `p` (for any host; only x86-64 hosts with AVX2 and FMA run
 /// it). Returns the code, its length without the constant pool, the write sites and the
 /// number of native groups.
-pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crate::Error> {
+pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crate::error::Error> {
     let mut e = X64Emit::new();
     let l = Lowering::program(&mut e, p);
-    let (code, len) = e.a.finish().map_err(crate::Error::Internal)?;
+    let (code, len) = e.a.finish().map_err(crate::error::Error::Internal)?;
     Ok((code, len, l.sites, l.native_groups))
 }
 
@@ -235,9 +235,9 @@ pub fn available() -> bool {
 }
 
 /// Compiles `p` for this host.
-pub fn compile(p: &Prepared) -> Result<UscCode, crate::Error> {
+pub fn compile(p: &Prepared) -> Result<UscCode, crate::error::Error> {
     if !available() {
-        return Err(crate::Error::Unavailable(
+        return Err(crate::error::Error::Unavailable(
             "the USC x86-64 backend needs an x86-64 host with AVX2 and FMA".into(),
         ));
     }
