@@ -9,6 +9,10 @@ use picajit::pica::engine::{program_from_shbin, EngineConfig, Invocation, Shader
 use picajit::Engine;
 use std::hint::black_box;
 
+// The tests' reader of `examples/` (the benchmark runs the same programs).
+#[path = "../tests/example_files/mod.rs"]
+mod example_files;
+
 const EXAMPLES: &[&str] = &[
     "mvp.v.pica",
     "lighting.v.pica",
@@ -47,11 +51,7 @@ fn bench(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("interpreter");
     for name in EXAMPLES {
-        let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("example exists");
-        let shbin =
-            picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: &text }])
-                .expect("example assembles");
+        let shbin = example_files::assembled(name);
         let (program, base) = program_from_shbin(&shbin, 0).expect("DVLE 0");
         let uniforms = uniforms_for(&base);
         let inputs = inputs();

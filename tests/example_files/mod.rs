@@ -1,4 +1,5 @@
-//! The programs in `examples/`, read and assembled for the tests that start from them.
+//! The programs in `examples/`, read and assembled for the tests (and the interpreter
+//! benchmark) that start from them.
 #![allow(dead_code)]
 
 use picajit::pica::asm::{assemble, SourceFile};
