@@ -1,7 +1,7 @@
 //! Host code as text, the same for every ISA's code: x86-64 with iced-x86, AArch64 with
 //! yaxpeax-arm, each mark printed above the instruction it names.
 
-use crate::Backend;
+use crate::host::Backend;
 
 /// `code[..end]` as `backend` instructions (undecodable AArch64 words as `.word`), each
 /// `(offset, text)` of `marks` (sorted by offset) as a `; text` line above the instruction at

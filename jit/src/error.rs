@@ -3,7 +3,6 @@
 //! and reports the reason; a run that fails does so exactly as on the interpreter (for
 //! PICA200 with the index of the failing invocation).
 
-use crate::JitExit;
 use picajit_interp::pica::exec::ExecError;
 use picajit_interp::theia::exec::TheiaError;
 use picajit_interp::usc::ExecError as UscExecError;
@@ -79,3 +78,20 @@ pub(crate) type CompileError = Error;
 
 /// Shorthand used across the crate.
 pub(crate) type CompileResult<T> = Result<T, CompileError>;
+
+/// Why compiled code did not finish an invocation (see the crate docs on deopt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JitExit {
+    /// Generated code asked for the interpreter at PICA address `pc`.
+    Deopt {
+        /// Address of the instruction that could not run compiled.
+        pc: u32,
+    },
+    /// The budget would have run out.
+    Budget,
+    /// The code is for another architecture than the host's.
+    NotExecutable,
+    /// A geometry shader was run without a `GeometryState` (EMIT would be a no-op, which
+    /// compiled code does not model).
+    NoGeometryState,
+}

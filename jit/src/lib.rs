@@ -134,81 +134,13 @@ pub use yaxpeax_arm;
 
 #[cfg(feature = "disasm")]
 pub use disasm::disassemble;
-pub use error::Error;
+pub use error::{Error, JitExit};
 pub use host::features::HostFeatures;
+pub use host::Backend;
 pub use pica::analysis::{Analysis, DeoptReason, RunBounds};
 pub use pica::batch::{A64Lanes, BatchStats, LANES};
 pub use pica::cache::{CacheKey, CodeCache};
 pub use pica::invocation::{Invocation, Outcome, DEFAULT_BUDGET};
-pub(crate) use pica::invoke::{BatchError, BatchInfo};
 pub use pica::shader::{
     compile, compile_with, compile_with_options, CompileOptions, CompiledShader,
 };
-
-pub(crate) use pica::invoke::bits;
-
-use std::fmt;
-
-/// Target instruction set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// x86-64 with SSE4.1.
-    X64,
-    /// AArch64 with NEON.
-    A64,
-}
-
-impl Backend {
-    /// The backend matching the host, if there is one.
-    pub fn host() -> Option<Backend> {
-        if cfg!(target_arch = "x86_64") {
-            Some(Backend::X64)
-        } else if cfg!(target_arch = "aarch64") {
-            Some(Backend::A64)
-        } else {
-            None
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Backend::X64 => "x64",
-            Backend::A64 => "a64",
-        })
-    }
-}
-
-/// What a masm produces: machine code plus `(code offset, PICA address, text)` marks.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Emitted {
-    /// Machine code (position independent: no absolute addresses), base address 0.
-    pub code: Vec<u8>,
-    /// Where each PICA instruction instance starts.
-    pub marks: Vec<(usize, u32, String)>,
-    /// Length of the instruction stream; the constant pool follows it.
-    pub code_len: usize,
-    /// Offset of the batch entry point (the single-invocation entry is at 0).
-    pub batch_entry: usize,
-    /// Output registers the batch entry clears in each row before running it; the caller
-    /// clears the others it needs.
-    pub batch_outputs_zeroed: u16,
-}
-
-/// Why compiled code did not finish an invocation (see the crate docs on deopt).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JitExit {
-    /// Generated code asked for the interpreter at PICA address `pc`.
-    Deopt {
-        /// Address of the instruction that could not run compiled.
-        pc: u32,
-    },
-    /// The budget would have run out.
-    Budget,
-    /// The code is for another architecture than the host's.
-    NotExecutable,
-    /// A geometry shader was run without a `GeometryState` (EMIT would be a no-op, which
-    /// compiled code does not model).
-    NoGeometryState,
-}

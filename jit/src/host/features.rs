@@ -55,11 +55,11 @@ impl HostFeatures {
     /// The features to generate `backend` code with: the host's when the code is for this
     /// machine, otherwise that architecture's baseline (what a build for it could assume
     /// before detecting anything), for code that is only inspected or emulated.
-    pub fn for_backend(backend: crate::Backend) -> HostFeatures {
+    pub fn for_backend(backend: crate::host::Backend) -> HostFeatures {
         match backend {
-            b if crate::Backend::host() == Some(b) => HostFeatures::detect(),
-            crate::Backend::X64 => HostFeatures::SSE41,
-            crate::Backend::A64 => HostFeatures::NEON,
+            b if crate::host::Backend::host() == Some(b) => HostFeatures::detect(),
+            crate::host::Backend::X64 => HostFeatures::SSE41,
+            crate::host::Backend::A64 => HostFeatures::NEON,
         }
     }
 

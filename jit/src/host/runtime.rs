@@ -16,7 +16,7 @@
 
 #[cfg(feature = "emulate-a64")]
 use crate::host::a64::emulator::Guest;
-use crate::Backend;
+use crate::host::Backend;
 use dynasmrt::mmap::{ExecutableBuffer, MutableBuffer};
 use std::fmt;
 

@@ -5,10 +5,10 @@
 
 use crate::error::CompileError;
 use crate::host::features::HostFeatures;
+use crate::host::Backend;
 use crate::pica::a64::A64Lanes;
 use crate::pica::analysis::Analysis;
 use crate::pica::shader::{compile_with_options, CompileOptions, CompiledShader};
-use crate::Backend;
 use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::program::{Program, ShaderKind};
 use std::collections::HashMap;

@@ -5,7 +5,7 @@
 //! `invoke.rs` and `batch/`.
 
 use crate::error::Error;
-use crate::pica::invoke::{BatchError, BatchInfo};
+use crate::pica::batch::{BatchError, BatchInfo};
 use crate::pica::shader::CompiledShader;
 use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
 

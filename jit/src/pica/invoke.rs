@@ -3,42 +3,16 @@
 //! (`run_points`), their crate-internal result and error types, and the undo log that lets a
 //! deopted invocation re-run on the interpreter.
 
+use crate::error::JitExit;
 use crate::host::runtime::ExecCode;
-use crate::pica::batch;
+use crate::pica::analysis::bits;
+use crate::pica::batch::{self, BatchError, BatchInfo};
 use crate::pica::call::vertex;
 use crate::pica::layout::{EmitRecord, JitContext, Status, EMIT_CAPACITY};
 use crate::pica::shader::CompiledShader;
-use crate::JitExit;
 use picajit_interp::pica::exec::{ExecError, RunInfo};
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
-use std::fmt;
-
-/// What a batch or point run did (the public form is [`Outcome`](crate::Outcome)).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct BatchInfo {
-    /// Instructions executed over all invocations.
-    pub instructions: u64,
-    /// Invocations that deopted and ran on the interpreter.
-    pub deopts: usize,
-}
-
-/// An invocation of a batch that failed on the interpreter.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BatchError {
-    /// Index of the vertex.
-    pub index: usize,
-    /// The interpreter's error.
-    pub error: ExecError,
-}
-
-impl fmt::Display for BatchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "vertex {}: {}", self.index, self.error)
-    }
-}
-
-impl std::error::Error for BatchError {}
 
 impl CompiledShader {
     /// Run one invocation, exactly like [`Interpreter::run`](picajit_interp::pica::exec::Interpreter::run) (same registers, same results, same
@@ -395,17 +369,6 @@ struct Call<'a> {
     temps: u16,
     /// Outputs the code may write, in either bank.
     outputs: u16,
-}
-
-/// Indices of the set bits of `mask`, lowest first.
-pub(crate) fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (mask != 0).then(|| {
-            let i = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            i
-        })
-    })
 }
 
 /// Rows of the register banks compiled code may overwrite before it deopts: `N` rows of

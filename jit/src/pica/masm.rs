@@ -190,7 +190,7 @@ pub trait MacroAssembler {
     fn emit_vertex(&mut self, pc: u32);
 
     /// Finish: resolve labels, append constants.
-    fn finish(self) -> CompileResult<crate::Emitted>
+    fn finish(self) -> CompileResult<crate::pica::masm::Emitted>
     where
         Self: Sized;
 }
@@ -237,4 +237,20 @@ impl<K: Copy + PartialEq, L: Copy> StubTable<K, L> {
     pub fn next_pending(&mut self) -> Option<(K, L)> {
         self.pending.pop()
     }
+}
+
+/// What a masm produces: machine code plus `(code offset, PICA address, text)` marks.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Emitted {
+    /// Machine code (position independent: no absolute addresses), base address 0.
+    pub code: Vec<u8>,
+    /// Where each PICA instruction instance starts.
+    pub marks: Vec<(usize, u32, String)>,
+    /// Length of the instruction stream; the constant pool follows it.
+    pub code_len: usize,
+    /// Offset of the batch entry point (the single-invocation entry is at 0).
+    pub batch_entry: usize,
+    /// Output registers the batch entry clears in each row before running it; the caller
+    /// clears the others it needs.
+    pub batch_outputs_zeroed: u16,
 }

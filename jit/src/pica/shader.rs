@@ -6,12 +6,12 @@
 use crate::error::CompileError;
 use crate::host::features::HostFeatures;
 use crate::host::runtime::{ExecCode, ExecError};
+use crate::host::Backend;
 use crate::pica::analysis::usage::has_lane_branches;
 use crate::pica::analysis::{self, Analysis};
 use crate::pica::batch::{self, BatchStats, LANES};
 use crate::pica::layout::Mark;
 use crate::pica::{a64, x64};
-use crate::Backend;
 use picajit_interp::pica::exec::Interpreter;
 use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::program::{Program, ShaderKind};

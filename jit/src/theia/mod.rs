@@ -22,7 +22,7 @@ pub mod x64;
 
 use crate::error::Error;
 use crate::host::runtime::{ExecCode, PlainBlock};
-use crate::Backend;
+use crate::host::Backend;
 use ctx::{TheiaCtx, EXIT_FLUSH, EXIT_RETURNED, EXIT_TMREAD, EXIT_TO_END, NO_JUMP};
 use picajit_interp::theia::exec::{self, Code, Cursor, Io, RunOutcome, State, Status, TheiaError};
 use picajit_interp::theia::{Profile, Word};

@@ -9,10 +9,11 @@
 //! the code.
 
 use super::ctx::{reg, BUDGET, EXIT_BUDGET, EXIT_END, EXIT_HALTED, PC, STEPS};
+use crate::error::Error;
 use crate::host::int::RegImm::{I, R};
 use crate::host::int::Size::{S32, S64};
 use crate::host::int::{Alu, Cond, IntMasm, Shift};
-use crate::{Backend, Error};
+use crate::host::Backend;
 use picajit_interp::toy::{AluOp, Cond as ToyCond, Instr, Program, ShiftOp};
 use std::collections::BTreeSet;
 use std::ops::Range;

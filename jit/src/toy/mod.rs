@@ -11,8 +11,9 @@
 pub mod ctx;
 pub mod lower;
 
+use crate::error::Error;
 use crate::host::runtime::{ExecCode, PlainBlock};
-use crate::{Backend, Error};
+use crate::host::Backend;
 use ctx::{ToyCtx, EXIT_BUDGET, EXIT_END, EXIT_HALTED};
 use picajit_interp::toy::exec::{self, Cursor, RunOutcome, State, Status};
 use picajit_interp::toy::Program;

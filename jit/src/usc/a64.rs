@@ -279,16 +279,16 @@ pub fn generate(p: &Prepared) -> Result<(Vec<u8>, usize, Vec<Site>, usize), crat
 /// Whether this build runs USC AArch64 code: natively on AArch64 hosts, elsewhere under the
 /// emulator (feature `emulate-a64`).
 pub fn available() -> bool {
-    crate::host::runtime::can_run(crate::Backend::A64)
+    crate::host::runtime::can_run(crate::host::Backend::A64)
 }
 
 /// Compiles `p` to AArch64 code (run natively on AArch64 hosts, under the emulator elsewhere).
 pub fn compile(p: &Prepared) -> Result<super::UscCode, crate::error::Error> {
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::A64, &code)?;
+    let exec = crate::host::runtime::ExecCode::for_backend(crate::host::Backend::A64, &code)?;
     Ok(super::UscCode {
         exec,
-        backend: crate::Backend::A64,
+        backend: crate::host::Backend::A64,
         sites,
         code_bytes: len,
         native_groups,

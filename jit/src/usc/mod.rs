@@ -29,7 +29,7 @@ use crate::error::Error;
 #[cfg(feature = "emulate-a64")]
 use crate::host::a64::emulator::Guest;
 use crate::host::runtime::{CodeArg, ExecCode, PlainBlock};
-use crate::Backend;
+use crate::host::Backend;
 use picajit_interp::usc::program::Reg;
 use picajit_interp::usc::{ExecError, Flow, Outcome, Prepared, State, Status, MAX_INSTANCES};
 

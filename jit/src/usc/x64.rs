@@ -242,10 +242,10 @@ pub fn compile(p: &Prepared) -> Result<UscCode, crate::error::Error> {
         ));
     }
     let (code, len, sites, native_groups) = generate(p)?;
-    let exec = crate::host::runtime::ExecCode::for_backend(crate::Backend::X64, &code)?;
+    let exec = crate::host::runtime::ExecCode::for_backend(crate::host::Backend::X64, &code)?;
     Ok(UscCode {
         exec,
-        backend: crate::Backend::X64,
+        backend: crate::host::Backend::X64,
         sites,
         code_bytes: len,
         native_groups,

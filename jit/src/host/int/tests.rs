@@ -11,7 +11,7 @@ use super::RegImm::{I, R};
 use super::Size::{S32, S64};
 use super::{Alu, Cond, IntMasm, Shift, Size};
 use crate::host::runtime::{ExecCode, PlainBlock};
-use crate::Backend;
+use crate::host::Backend;
 
 /// Registers a case uses.
 const N: usize = 6;

@@ -922,7 +922,7 @@ impl MacroAssembler for A64Masm {
         a.mov_x(OUTPUT, G12);
     }
 
-    fn finish(mut self) -> CompileResult<crate::Emitted> {
+    fn finish(mut self) -> CompileResult<crate::pica::masm::Emitted> {
         let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
         let epilogue = self.epilogue;
         // Exits of the body continue in whichever entry started it, status in w0.
@@ -944,7 +944,7 @@ impl MacroAssembler for A64Masm {
         ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
-        Ok(crate::Emitted {
+        Ok(crate::pica::masm::Emitted {
             code,
             marks: self.marks,
             code_len,

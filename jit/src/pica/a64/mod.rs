@@ -26,7 +26,7 @@ pub fn generate(
     mode: FloatMode,
     max_rule: MaxRule,
     _features: HostFeatures,
-) -> CompileResult<crate::Emitted> {
+) -> CompileResult<crate::pica::masm::Emitted> {
     let mut masm = masm::A64Masm::new(mode);
     masm.max_rule = max_rule;
     crate::pica::lower::lower_scalar(masm, program, analysis)

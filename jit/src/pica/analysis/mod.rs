@@ -251,3 +251,14 @@ impl fmt::Display for Analysis {
         Ok(())
     }
 }
+
+/// Indices of the set bits of `mask`, lowest first.
+pub(crate) fn bits(mut mask: u16) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
+}

@@ -180,12 +180,12 @@ fn banks_agree(plan: &GsPlan, regs: &Registers, geometry: &GeometryState) -> boo
 /// writes are written before they are read (see [`plan`]), the others keep these values.
 /// Only the registers the code touches (temporaries it reads or writes, outputs it writes).
 fn load_state(plan: &GsPlan, ctx: &mut SoaContext, regs: &Registers) {
-    for r in crate::bits(plan.temps) {
+    for r in crate::pica::analysis::bits(plan.temps) {
         for c in 0..4 {
             ctx.temp[r][c] = [regs.temp[r][c]; LANES];
         }
     }
-    for r in crate::bits(plan.written_outputs) {
+    for r in crate::pica::analysis::bits(plan.written_outputs) {
         for c in 0..4 {
             ctx.output[r][c] = [regs.output[r][c]; LANES];
         }
@@ -213,7 +213,7 @@ fn materialise(
 ) {
     const LAST: usize = LANES - 1;
     regs.input = *last_input;
-    for r in crate::bits(plan.temps) {
+    for r in crate::pica::analysis::bits(plan.temps) {
         for c in 0..4 {
             regs.temp[r][c] = ctx.temp[r][c][LAST];
         }
@@ -224,7 +224,7 @@ fn materialise(
     }
     regs.al = ctx.al;
     let lane7 = |r: usize, c: usize| ctx.output[r][c][LAST];
-    for r in crate::bits(plan.written_outputs) {
+    for r in crate::pica::analysis::bits(plan.written_outputs) {
         if emits == 0 {
             for c in 0..4 {
                 regs.output[r][c] = lane7(r, c);

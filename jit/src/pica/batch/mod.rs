@@ -78,10 +78,10 @@ pub use crate::pica::layout::{
 use crate::error::CompileResult;
 use crate::host::features::HostFeatures;
 use crate::host::runtime::{can_run, ExecCode, ExecError};
+use crate::host::Backend;
 use crate::pica::analysis::points::{self, GsPlan};
 use crate::pica::analysis::{Analysis, Exit, Guard};
 use crate::pica::layout::{Generated, Mark, SoaContext, UniformUse, WholeFlush, REL_ROWS};
-use crate::{Backend, BatchError, BatchInfo};
 use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::program::{Program, ShaderKind};
 use picajit_interp::pica::state::{Uniforms, UnitState, FLOAT_UNIFORM_ROWS};
@@ -506,3 +506,29 @@ fn fill_start(ctx: &mut SoaContext, s: &UnitState) {
     }
     ctx.start_al = s.al;
 }
+
+/// What a batch or point run did (the public form is [`Outcome`](crate::Outcome)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BatchInfo {
+    /// Instructions executed over all invocations.
+    pub instructions: u64,
+    /// Invocations that deopted and ran on the interpreter.
+    pub deopts: usize,
+}
+
+/// An invocation of a batch that failed on the interpreter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BatchError {
+    /// Index of the vertex.
+    pub index: usize,
+    /// The interpreter's error.
+    pub error: picajit_interp::pica::exec::ExecError,
+}
+
+impl std::fmt::Display for BatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "vertex {}: {}", self.index, self.error)
+    }
+}
+
+impl std::error::Error for BatchError {}

@@ -95,7 +95,7 @@ pub fn lower_scalar<M: MacroAssembler>(
     masm: M,
     program: &Program,
     analysis: &Analysis,
-) -> CompileResult<crate::Emitted> {
+) -> CompileResult<crate::pica::masm::Emitted> {
     let mut s = scalar::Scalar::new(masm);
     s.masm().prologue();
     walk::Walker::new(&mut s, program, analysis).walk()?;

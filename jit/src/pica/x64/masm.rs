@@ -942,7 +942,7 @@ impl MacroAssembler for X64Masm {
         a.mov_rr64(OUTPUT, RCX);
     }
 
-    fn finish(mut self) -> CompileResult<crate::Emitted> {
+    fn finish(mut self) -> CompileResult<crate::pica::masm::Emitted> {
         let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
         let epilogue = self.epilogue;
         // Exits of the body return to whichever entry called it, status in eax.
@@ -972,7 +972,7 @@ impl MacroAssembler for X64Masm {
         ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
-        Ok(crate::Emitted {
+        Ok(crate::pica::masm::Emitted {
             code,
             marks: self.marks,
             code_len,

@@ -24,7 +24,7 @@ pub fn generate(
     mode: FloatMode,
     max_rule: MaxRule,
     features: HostFeatures,
-) -> CompileResult<crate::Emitted> {
+) -> CompileResult<crate::pica::masm::Emitted> {
     if !features.contains(HostFeatures::SSE41) {
         return Err(crate::error::Error::Unsupported(
             "the x86-64 backend needs SSE4.1".into(),
