@@ -155,10 +155,7 @@ impl CompiledShader {
             let r = self.run_counted(regs, uniforms, Some(geometry), budget, &mut info.deopts);
             uniforms.set_bool(15, true);
             geometry.drain_into(out);
-            match r {
-                Ok(r) => info.instructions += r.instructions,
-                Err(error) => return Err(BatchError { index, error }),
-            }
+            info.count(index, r)?;
         }
         Ok(info)
     }
@@ -248,10 +245,7 @@ impl CompiledShader {
             regs.output = [[0.0; 4]; 16];
             regs.set_unit_state(start);
             let r = self.run_counted(&mut regs, uniforms, None, budget, &mut info.deopts);
-            match r {
-                Ok(r) => info.instructions += r.instructions,
-                Err(error) => return Err(BatchError { index, error }),
-            }
+            info.count(index, r)?;
             *output = regs.output;
         }
         Ok(info)
@@ -307,10 +301,7 @@ impl CompiledShader {
             info.deopts += 1;
             regs.reset_working_state();
             regs.input = inputs[index];
-            match self.interp.run(regs, uniforms, None, budget) {
-                Ok(r) => info.instructions += r.instructions,
-                Err(error) => return Err(BatchError { index, error }),
-            }
+            info.count(index, self.interp.run(regs, uniforms, None, budget))?;
             outputs[index] = regs.output;
             start = index + 1;
         }

@@ -516,6 +516,24 @@ pub(crate) struct BatchInfo {
     pub deopts: usize,
 }
 
+impl BatchInfo {
+    /// Adds invocation `index`'s instructions, or turns its error into the batch's error:
+    /// the one accounting of every per-invocation batch loop.
+    pub(crate) fn count(
+        &mut self,
+        index: usize,
+        run: Result<picajit_interp::pica::exec::RunInfo, picajit_interp::pica::exec::ExecError>,
+    ) -> Result<(), BatchError> {
+        match run {
+            Ok(r) => {
+                self.instructions += r.instructions;
+                Ok(())
+            }
+            Err(error) => Err(BatchError { index, error }),
+        }
+    }
+}
+
 /// An invocation of a batch that failed on the interpreter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BatchError {
