@@ -33,6 +33,11 @@ mod common;
 pub use common::{budget_or_default, Engine, Error, DEFAULT_BUDGET};
 
 pub mod capi;
+// The README's Rust examples are whole programs: compiling and running them as doctests
+// (`cargo test --doc`) keeps them in step with the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;
 #[doc(hidden)]
 pub mod cli;
 pub mod pica;

@@ -23,7 +23,7 @@
 //!   `.dvlelabel`, `.dvlp`, and `.entry @main, @endmain`.
 //!
 //! ```
-//! use picajit::asm::{assemble, disassemble, SourceFile};
+//! use picajit::pica::asm::{assemble, disassemble, SourceFile};
 //!
 //! let src = "
 //!     .fvec projection[4]

@@ -8,7 +8,7 @@
 //! [`Shbin::parse`] turns bytes into a [`Shbin`]; [`Shbin::to_bytes`] turns one back into bytes.
 //!
 //! ```
-//! use picajit::shbin::{Dvle, GsInputMode, Output, OutputSemantic, ShaderKind, Shbin, Uniform};
+//! use picajit::pica::shbin::{Dvle, GsInputMode, Output, OutputSemantic, ShaderKind, Shbin, Uniform};
 //!
 //! // What an assembler produces: one shared program, one DVLE per source file.
 //! let mut vsh = Dvle::new(ShaderKind::Vertex);
