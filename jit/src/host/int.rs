@@ -234,5 +234,9 @@ macro_rules! delegate_to_asm {
 }
 pub(crate) use delegate_to_asm;
 
+// Its only clients so far are behind the made-up-isa feature.
+#[cfg_attr(not(feature = "made-up-isa"), allow(dead_code))]
+pub mod leaf;
+
 #[cfg(test)]
 mod tests;

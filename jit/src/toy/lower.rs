@@ -12,21 +12,11 @@ use super::ctx::{reg, BUDGET, EXIT_BUDGET, EXIT_END, EXIT_HALTED, PC, STEPS};
 use crate::error::Error;
 use crate::host::int::RegImm::{I, R};
 use crate::host::int::Size::{S32, S64};
-use crate::host::int::{Alu, Cond, IntMasm, Shift};
+use crate::host::int::{leaf, Alu, Cond, IntMasm, Shift};
 use crate::host::Backend;
 use picajit_interp::toy::{AluOp, Cond as ToyCond, Instr, Program, ShiftOp};
 use std::collections::BTreeSet;
 use std::ops::Range;
-
-/// The registers TOY code uses on a host.
-struct Regs<R> {
-    /// The context block's address.
-    pub ctx: R,
-    /// Two scratch registers.
-    pub scratch: [R; 2],
-    /// The exit code the code returns.
-    pub status: R,
-}
 
 /// The program's blocks, in order: a block starts at index 0, at a branch target and after
 /// a branch or HALT, and ends before the next start. Only a block's last instruction may
@@ -48,85 +38,31 @@ pub fn blocks(program: &Program) -> Vec<Range<u32>> {
         .collect()
 }
 
-/// Machine code for `program` on `backend`: an `fn(*mut ToyCtx) -> u32` of the host's C
-/// calling convention, a leaf that saves nothing (every register it uses is the caller's to
-/// lose).
+/// Machine code for `program` on `backend`: an `fn(*mut ToyCtx) -> u32` built as a leaf
+/// function of the host layer (`crate::host::int::leaf`), so the lowering names no host
+/// register.
 pub fn generate(p: &Program, backend: Backend) -> Result<Vec<u8>, Error> {
-    // The two arms only pick each host's registers for `Regs` and the masm's scratch: the
-    // host layer has no guest-blind way to ask for "a leaf function, its argument, its return
-    // register and N free registers" yet.
-    let (mut bytes, len) = match backend {
-        Backend::X64 => {
-            use crate::host::x64::abi::{Frame, ARGS, RET};
-            use crate::host::x64::{asm::Asm, int::X64Int, regs::*};
-            let frame = Frame {
-                saved: &[],
-                locals: 0,
-                context: None,
-            };
-            let regs = Regs {
-                ctx: ARGS[0],
-                scratch: [R8, R9],
-                status: RET,
-            };
-            let mut a = Asm::new();
-            let mut m = X64Int::new(&mut a, R11);
-            function(&mut m, &regs, p, |m| frame.enter(m.a), |m| frame.ret(m.a));
-            a.finish()
-        }
-        Backend::A64 => {
-            use crate::host::a64::abi::{Frame, RET};
-            use crate::host::a64::{asm::Asm, int::A64Int, regs::Gpr};
-            // the context moves out of x0, which is also the return register
-            let ctx = Gpr(9);
-            let frame = Frame {
-                link: false,
-                saved: &[],
-                saved_v: &[],
-                locals: 0,
-                context: Some(ctx),
-            };
-            let regs = Regs {
-                ctx,
-                scratch: [Gpr(10), Gpr(11)],
-                status: RET,
-            };
-            let mut a = Asm::new();
-            let mut m = A64Int::new(&mut a, [Gpr(17), Gpr(16)]);
-            function(&mut m, &regs, p, |m| frame.enter(m.a), |m| frame.ret(m.a));
-            a.finish()
+    struct Body<'a>(&'a Program);
+    impl leaf::Body for Body<'_> {
+        fn emit<M: IntMasm>(self, m: &mut M, r: &leaf::Regs<M::Reg>, exit: M::Label) {
+            program(m, r, self.0, exit);
         }
     }
-    .map_err(|e| Error::Internal(format!("{backend} assembly: {e}")))?;
+    let (mut bytes, len) = leaf::function(backend, Body(p))
+        .map_err(|e| Error::Internal(format!("{backend} assembly: {e}")))?;
     // no constants: what follows the code is the pool's alignment padding
     bytes.truncate(len);
     Ok(bytes)
 }
 
-/// The whole function: `enter` (the host's frame entry), the program, and the one exit every
-/// path jumps to, `ret` (the frame's return).
-fn function<M: IntMasm>(
-    m: &mut M,
-    r: &Regs<M::Reg>,
-    p: &Program,
-    enter: impl FnOnce(&mut M),
-    ret: impl FnOnce(&mut M),
-) {
-    let epilogue = m.label();
-    enter(m);
-    program(m, r, p, epilogue);
-    m.bind(epilogue);
-    ret(m);
-}
-
 /// Emits `program` as the body of a function whose context pointer is in `r.ctx`: every exit
 /// puts its code in `r.status` and jumps to `epilogue`, which the caller binds and emits.
-fn program<M: IntMasm>(m: &mut M, r: &Regs<M::Reg>, program: &Program, epilogue: M::Label) {
+fn program<M: IntMasm>(m: &mut M, r: &leaf::Regs<M::Reg>, program: &Program, epilogue: M::Label) {
     let len = program.len();
     let labels: Vec<M::Label> = (0..=len).map(|_| m.label()).collect();
     let blocks = blocks(program);
     let mut budget_exits = Vec::with_capacity(blocks.len());
-    let [t0, t1] = r.scratch;
+    let [t0, t1, ..] = r.scratch;
     let exit = |m: &mut M, kind: u32| {
         m.mov_imm(r.status, i64::from(kind));
         m.jump(epilogue);

@@ -22,6 +22,7 @@
 
 use super::lower::{self, Loc, Lowering, Target, V};
 use super::{exit, Site};
+use crate::host::a64::abi::Frame;
 use crate::host::a64::asm::{a64, Asm};
 use crate::host::a64::lanes::{Mem, Neon};
 use crate::host::a64::regs::{Gpr, Vreg, X0};
@@ -133,8 +134,8 @@ impl A64Emit {
         a64!(self.a.ops
             ; str x11, [x0, blk::STEPS as u32]
             ; movz w0, code
-            ; ret
         );
+        Frame::LEAF.ret(&mut self.a);
     }
 }
 
@@ -232,6 +233,8 @@ impl Target for A64Emit {
     }
 
     fn prologue(&mut self, labels: &[DynamicLabel], done: DynamicLabel) {
+        // A leaf on caller-saved registers (module documentation): nothing to save.
+        Frame::LEAF.enter(&mut self.a);
         let table = self.a.new_label();
         a64!(self.a.ops
             ; ldr x11, [x0, blk::STEPS as u32]

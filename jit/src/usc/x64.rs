@@ -11,9 +11,10 @@
 use super::lower::{self, Loc, Lowering, Target, V};
 use super::{exit, off, Site, UscCode, FAILED, NEXT};
 use crate::host::lanes::Lanes;
+use crate::host::x64::abi::{Frame, CALLEE_SAVED};
 use crate::host::x64::asm::{Asm, Mem};
 use crate::host::x64::lanes::{X64Lanes, Y256};
-use crate::host::x64::regs::{Gpr, R12, R13, R14, R15, RAX, RBP, RBX, RCX, RDI, RSI};
+use crate::host::x64::regs::{R12, R13, R14, R15, RAX, RBP, RBX, RCX, RDI, RSI};
 use crate::host::x64::vex::{Yasm, Ymm};
 use dynasmrt::{DynamicLabel, DynasmApi};
 use picajit_interp::usc::program::{Bank, Reg};
@@ -29,6 +30,15 @@ macro_rules! x64 {
 pub fn native(p: &Prepared, gi: usize) -> bool {
     lower::native(p, gi)
 }
+
+/// The entry frame: every callee-saved register (they hold the context and the five bank
+/// pointers), the context pointer copied to rbx, and 8 bytes of padding so that rsp is
+/// 16-aligned at the helper's `call`.
+const FRAME: Frame<'static> = Frame {
+    saved: &CALLEE_SAVED,
+    locals: 8,
+    context: Some(RBX),
+};
 
 /// The x86-64 emitter.
 pub struct X64Emit {
@@ -173,12 +183,8 @@ impl Target for X64Emit {
     }
 
     fn prologue(&mut self, _labels: &[DynamicLabel], _done: DynamicLabel) {
-        // Entry: callee-saved registers, context and bank pointers; runs start at group 0.
-        for r in [RBX, RBP, R12, R13, R14, R15] {
-            self.a.push(r);
-        }
-        self.a.sub_ri64(Gpr(4), 8);
-        self.a.mov_rr64(RBX, RDI);
+        // Entry: the frame, then the bank pointers; runs start at group 0.
+        FRAME.enter(&mut self.a);
         for (r, o) in [
             (R12, off::R),
             (R13, off::VI),
@@ -204,11 +210,7 @@ impl Target for X64Emit {
         self.a.mov_ri32(RAX, exit::FAILED as i32);
         self.a.bind(epilogue);
         self.y().vzeroupper();
-        self.a.sub_ri64(Gpr(4), -8);
-        for r in [R15, R14, R13, R12, RBP, RBX] {
-            self.a.pop(r);
-        }
-        self.a.ret();
+        FRAME.ret(&mut self.a);
     }
 }
 

@@ -91,6 +91,18 @@ pub struct Frame<'a> {
     pub context: Option<Gpr>,
 }
 
+impl Frame<'static> {
+    /// The frame of a leaf that keeps to the caller's registers (no `bl`, saves nothing, the
+    /// context pointer left in [`ARGS`]`[0]`): no entry code, a bare `ret`.
+    pub const LEAF: Frame<'static> = Frame {
+        link: false,
+        saved: &[],
+        saved_v: &[],
+        locals: 0,
+        context: None,
+    };
+}
+
 impl Frame<'_> {
     /// The saved slots from the bottom of the block, each 16 bytes.
     fn slots(&self) -> Vec<Slot> {

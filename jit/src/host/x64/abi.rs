@@ -55,6 +55,16 @@ pub struct Frame<'a> {
     pub context: Option<Gpr>,
 }
 
+impl Frame<'static> {
+    /// The frame of a leaf that keeps to the caller's registers (calls nothing, saves
+    /// nothing, the context pointer left in [`ARGS`]`[0]`): no entry code, a bare `ret`.
+    pub const LEAF: Frame<'static> = Frame {
+        saved: &[],
+        locals: 0,
+        context: None,
+    };
+}
+
 impl Frame<'_> {
     /// The entry: pushes [`Frame::saved`], reserves [`Frame::locals`], copies the context
     /// pointer.
