@@ -768,8 +768,8 @@ fn markdown(report: &Report) -> String {
     out
 }
 
-/// The peer figures issue 16 reports (Azahar's x86-64 shader JIT, one vertex per call, f24,
-/// ns per vertex, on an AMD EPYC with 2 vCPUs), shown beside ours as a reference: Azahar is
+/// Azahar's x86-64 shader JIT, one vertex per call, f24, ns per vertex, as measured side by
+/// side with picajit on an AMD EPYC with 2 vCPUs, shown beside ours as a reference: Azahar is
 /// GPL and not built here, so these are quoted, not measured by this tool.
 fn peer_reference(shader: &str) -> Option<(f64, f64)> {
     match shader {
@@ -779,7 +779,7 @@ fn peer_reference(shader: &str) -> Option<(f64, f64)> {
     }
 }
 
-/// A peer figure as issue 16 quotes it: one number, or a range.
+/// A quoted peer figure: one number, or a range.
 fn peer_text(lo: f64, hi: f64) -> String {
     if lo == hi {
         format!("{lo}")
@@ -789,10 +789,10 @@ fn peer_text(lo: f64, hi: f64) -> String {
 }
 
 const PEER_NOTE: &str = "\nReference column: Azahar's shader JIT with one vertex per call, ns per \
-     vertex, as quoted in issue 16 (AMD EPYC, 2 vCPUs; not measured by this tool; only mvp and \
-     lights8 were reported). Azahar has no batch path, so both ratio columns divide by the same \
-     figure (a range at its middle): our batch-1 time over it (issue 16 asks for at most 0.8), \
-     and it over our time at the large batch (issue 16 asks for at least 8).\n";
+     vertex, measured side by side on an AMD EPYC with 2 vCPUs and quoted here (not measured by \
+     this tool; mvp and lights8 only). Azahar has no batch path, so both ratio columns divide \
+     by the same figure (a range at its middle): our batch-1 time over it (the goal is at most \
+     0.8), and it over our time at the large batch (the goal is at least 8).\n";
 
 fn to_json(report: &Report) -> Value {
     let s = &report.settings;
