@@ -464,12 +464,23 @@ fn render_own_scene() {
     assert!(err.contains("Instructions.mem: "), "{err}");
 }
 
+/// A cell of the README's pixel table: scene, user shader, reference image relative to the
+/// scene, reading, differing pixels, largest channel difference.
+type ReadingCase = (
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    &'static str,
+    usize,
+    u8,
+);
+
 /// `render --rom-reading`: both readings of the original project's ROM through the command
 /// line, with every differing-pixel count and largest channel difference against each scene's
-/// `Reference.ppm` that the README's pixel table gives (exactly: `tests/theia_render.rs` holds
-/// the library to them as bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for
-/// a reading that does not exist and for a reading other than the committed ROM without a
-/// checkout.
+/// `Reference.ppm` (and of scenes/example1 against the RTL's image of its inputs) that the
+/// README's pixel table gives (exactly: `tests/theia_render.rs` holds the library to them as
+/// bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for a reading that does
+/// not exist and for a reading other than the committed ROM without a checkout.
 #[test]
 fn render_rom_readings() {
     let out = scratch("rom_reading.ppm");
@@ -523,15 +534,26 @@ fn render_rom_readings() {
     } else {
         "a64"
     };
-    // (scene, user shader, reading, differing pixels, largest channel difference)
-    let cases: [(&str, Option<&str>, &str, usize, u8); 8] = [
-        ("examples/scenes/example3", None, "032c448", 0, 0),
-        ("examples/scenes/example3", None, "early-2010", 21064, 255),
-        ("examples/scenes/example1", None, "032c448", 35975, 255),
-        ("examples/scenes/example2", None, "032c448", 38546, 255),
+    // The rows with RTL_2009 compare scenes/example1 with the 2009-12 RTL's image of its
+    // inputs, which is shaders/example1's reference.
+    const OWN: &str = "Reference.ppm";
+    const RTL_2009: &str = "../../shaders/example1/Reference.ppm";
+    let cases: [ReadingCase; 10] = [
+        ("examples/scenes/example3", None, OWN, "032c448", 0, 0),
+        (
+            "examples/scenes/example3",
+            None,
+            OWN,
+            "early-2010",
+            21064,
+            255,
+        ),
+        ("examples/scenes/example1", None, OWN, "032c448", 35975, 255),
+        ("examples/scenes/example2", None, OWN, "032c448", 38546, 255),
         (
             "examples/shaders/example1",
             Some("Example1.shdr"),
+            OWN,
             "032c448",
             33075,
             255,
@@ -539,16 +561,47 @@ fn render_rom_readings() {
         (
             "examples/shaders/example1",
             Some("Example1.shdr"),
+            OWN,
             "early-2010",
-            1,
-            1,
+            0,
+            0,
         ),
-        ("examples/scenes/example1", None, "early-2010", 7504, 252),
-        ("examples/scenes/example2", None, "early-2010", 10928, 208),
+        (
+            "examples/scenes/example1",
+            None,
+            RTL_2009,
+            "032c448",
+            33075,
+            255,
+        ),
+        (
+            "examples/scenes/example1",
+            None,
+            RTL_2009,
+            "early-2010",
+            0,
+            0,
+        ),
+        (
+            "examples/scenes/example1",
+            None,
+            OWN,
+            "early-2010",
+            7504,
+            252,
+        ),
+        (
+            "examples/scenes/example2",
+            None,
+            OWN,
+            "early-2010",
+            10928,
+            208,
+        ),
     ];
-    for (dir, shader, reading, px, max) in cases {
+    for (dir, shader, reference, reading, px, max) in cases {
         let scene = root.join(dir);
-        let reference = scene.join("Reference.ppm");
+        let reference = scene.join(reference);
         let shader_path = shader.map(|s| scene.join(s));
         let mut args: Vec<&str> = vec![
             "render",

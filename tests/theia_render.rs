@@ -4,14 +4,18 @@
 //! says SKIPPED without it.
 //!
 //! * Every scene renders on the x86-64 JIT, with the ROM as committed and (the older
-//!   references) with the `early-2010` ROM reading; the differing-pixel count and the largest
-//!   channel difference against `Reference.ppm` are printed and asserted: identity where
-//!   achieved (example3), the achieved counts as regression bounds elsewhere.
+//!   references) with the `early-2010` reading; the differing-pixel count and the largest
+//!   channel difference against `Reference.ppm` are printed and asserted: identity for the
+//!   two references the RTL wrote (example3, shaders/example1), the achieved counts for the
+//!   two that are not RTL output (scenes/example1, scenes/example2).
+//! * The RTL of 2009-12 rendered examples/scenes/example1's inputs to the image committed as
+//!   examples/shaders/example1/Reference.ppm: both scenes render to it bit for bit with the
+//!   `early-2010` reading, whole frames on the interpreter, x86-64 and AArch64.
 //! * The interpreter, x86-64 JIT and AArch64 JIT (under unicorn) give the same image and the
 //!   same counters on a reduced render of every scene (24 pixels of one row per core, in the
 //!   middle of the image, where the objects are).
 
-use picajit::theia::render::{self, Image, RomReading, Scene};
+use picajit::theia::render::{self, Image, RomReading, Scene, TextureBus};
 use picajit::theia::{asm, rom};
 use picajit::Engine;
 use picajit_jit::Backend;
@@ -76,10 +80,11 @@ struct Case {
 }
 
 /// The bounds are what this model achieves (docs/theia.md, "Reference images and the ROM
-/// reading"): example3 (reference of 2010-10-22) is identical with the ROM as committed; the
-/// other references were rendered by the design of early 2010 or before, and come closest
-/// with the `early-2010` ROM reading (no colour for a missed pixel, the ROM's commented-out texel
-/// pairing), examples/shaders/example1 to one pixel off by one.
+/// reading"): the two references the RTL wrote are identical, example3 (2010-10-22) with the
+/// ROM as committed, examples/shaders/example1 (2010-01-06) with the `early-2010` reading (no
+/// colour for a missed pixel, the ROM's commented-out texel pairing, that time's test bench
+/// texture read); examples/scenes/example1 and example2's references are not RTL output, and
+/// their counts are information kept as regression bounds.
 const CASES: [Case; 4] = [
     Case {
         dir: "examples/scenes/example1",
@@ -107,14 +112,18 @@ const CASES: [Case; 4] = [
         shader: Some("Example1.shdr"),
         bounds: &[
             (RomReading::AsCommitted, 33075, 255),
-            (RomReading::Early2010, 1, 1),
+            (RomReading::Early2010, 0, 0),
         ],
     },
 ];
 
 fn load(root: &std::path::Path, c: &Case) -> Scene {
-    let dir = root.join(c.dir);
-    let imem = c.shader.map(|s| {
+    load_dir(root, c.dir, c.shader)
+}
+
+fn load_dir(root: &std::path::Path, dir: &str, shader: Option<&str>) -> Scene {
+    let dir = root.join(dir);
+    let imem = shader.map(|s| {
         let src = std::fs::read_to_string(dir.join(s)).unwrap();
         asm::assemble(&src).unwrap().imem()
     });
@@ -131,6 +140,8 @@ fn scenes_against_reference_images() {
         let reference = Image::from_ppm(&text).unwrap();
         for &(reading, bound_px, bound_max) in c.bounds {
             let words = reading.apply(&rom.words).unwrap();
+            let mut scene = scene.clone();
+            scene.texture_bus = reading.texture_bus();
             let (img, stats) = render::render(&scene, &words, Engine::from(jits()[0]), 2)
                 .unwrap_or_else(|e| panic!("{}: {e}", c.dir));
             let (px, max) = img.compare(&reference).expect("same size");
@@ -157,6 +168,94 @@ fn scenes_against_reference_images() {
     // The early-2010 reading checks the rows it changes.
     let e = RomReading::Early2010.apply(&rom.words[..100]).unwrap_err();
     assert!(e.to_string().contains("row 268"), "{e}");
+}
+
+/// The RTL of freecores/theia_gpu at 3787891 (2009-12-12), simulated whole-frame on
+/// examples/scenes/example1's inputs, wrote an image bit-identical to
+/// examples/shaders/example1/Reference.ppm (the RTL simulation committed on 2010-01-06 with
+/// the same Params, Vertex and Textures files and the user shader Example1.shdr). With the `early-2010` reading both scenes
+/// render to that image, pixel for pixel, on every engine, whole frames. The one pixel the
+/// reading used to miss, (162, 150), reads the texture's last texel, whose green and blue
+/// words that test bench never returns ([`TextureBus::EarlyTestBench`]).
+#[test]
+fn early_2010_reproduces_the_rtl_images_on_every_engine() {
+    let Some(root) = checkout() else { return };
+    let words = RomReading::Early2010
+        .apply(&rom::load(&root).unwrap().words)
+        .unwrap();
+    let text =
+        std::fs::read_to_string(root.join("examples/shaders/example1/Reference.ppm")).unwrap();
+    let rtl_image = Image::from_ppm(&text).unwrap();
+    let engines: Vec<Engine> = [Engine::Interp]
+        .into_iter()
+        .chain(jits().into_iter().map(Engine::from))
+        .collect();
+    for (dir, shader) in [
+        ("examples/scenes/example1", None),
+        ("examples/shaders/example1", Some("Example1.shdr")),
+    ] {
+        let mut scene = load_dir(&root, dir, shader);
+        // The as-committed bus reads the last texel's own green and blue words at (162, 150).
+        let (direct, _) = render::render(&scene, &words, Engine::from(jits()[0]), 2).unwrap();
+        assert_eq!(direct.compare(&rtl_image), Some((1, 1)), "{dir}");
+        let pixel = |img: &Image, i: usize| img.rgb[3 * i..3 * i + 3].to_vec();
+        let differing: Vec<usize> = (0..40_000)
+            .filter(|&i| pixel(&direct, i) != pixel(&rtl_image, i))
+            .collect();
+        assert_eq!(differing, [150 * 200 + 162], "{dir}");
+        assert_eq!(pixel(&direct, differing[0]), [28, 18, 17], "{dir}");
+        assert_eq!(pixel(&rtl_image, differing[0]), [28, 18, 18], "{dir}");
+        scene.texture_bus = RomReading::Early2010.texture_bus();
+        for &engine in &engines {
+            let t = std::time::Instant::now();
+            let (img, stats) = render::render(&scene, &words, engine, 2).unwrap();
+            println!(
+                "{dir} (early-2010) on {engine:?}: {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+            assert_eq!(stats.pixels, 40_000, "{dir} {engine:?}");
+            assert_eq!(
+                img.compare(&rtl_image),
+                Some((0, 0)),
+                "{dir} on {engine:?}: not the RTL's image"
+            );
+            assert!(img == rtl_image, "{dir} on {engine:?}");
+        }
+    }
+}
+
+/// The early test bench's texture read against the lines it follows (`TextureBus`), on a
+/// header-less buffer whose word i holds i.
+#[test]
+fn texture_bus_reads() {
+    let words: Vec<u32> = (0..render::TEXTURE_BUFFER_WORDS).collect();
+    let last = render::TEXTURE_BUFFER_WORDS - 1;
+    for (addr, direct, early) in [
+        (0, 0, 0),
+        (762, 762, 762),
+        (last - 2, last - 2, last - 2),
+        // The last texel's green and blue: the early bench's address + 2 reaches the buffer's
+        // size and is clamped to its last word, which holds the last texel's red.
+        (last - 1, last - 1, last - 2),
+        (last, last, last - 2),
+        (last + 1, 0, last - 2),
+        (0x7FFF_FFFF, 0, last - 2),
+        // Bit 31 is dropped ({1'b0, ADR_I[30:0]} + 2).
+        (0x8000_0001, 0, 1),
+        (0xFFFF_FFFF, 0, last - 2),
+    ] {
+        assert_eq!(TextureBus::Direct.read(&words, addr), direct, "{addr:#x}");
+        assert_eq!(
+            TextureBus::EarlyTestBench.read(&words, addr),
+            early,
+            "{addr:#x}"
+        );
+    }
+    assert_eq!(RomReading::AsCommitted.texture_bus(), TextureBus::Direct);
+    assert_eq!(
+        RomReading::Early2010.texture_bus(),
+        TextureBus::EarlyTestBench
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::capi::engine::{budget_arg, engine_arg, PicajitEngineKind};
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle::{self, query};
 use crate::theia::engine::Shader;
-use crate::theia::render::{readmemh, render, Scene, MAX_CORES};
+use crate::theia::render::{readmemh, render, Scene, TextureBus, MAX_CORES};
 use crate::theia::{asm, MemImage};
 use picajit_interp::theia::exec::{Code, Io, State, Status};
 use picajit_interp::theia::table::ENTRY_POINTS;
@@ -454,6 +454,7 @@ pub unsafe extern "C" fn picajit_theia_scene_create(
             textures,
             imem,
             core_count: None,
+            texture_bus: TextureBus::Direct,
         };
         // SAFETY: forwarded precondition.
         unsafe { scene_handle(scene, rom, out) }

@@ -96,7 +96,7 @@ struct RenderArgs {
     compare: Option<PathBuf>,
     /// The ROM's default code as the checkout has it (032c448), or as the older reference
     /// images need it (early-2010: no colour for a missed pixel, the commented-out texel
-    /// pairing; see the README).
+    /// pairing, the test bench's texture read of that time; see the README).
     #[arg(long, default_value = "032c448", value_parser = ["032c448", "early-2010"])]
     rom_reading: String,
     /// Output PPM.
@@ -217,6 +217,7 @@ fn render(a: RenderArgs) -> Result<(), String> {
     };
     let mut scene = Scene::load(&a.scene, imem).map_err(|e| e.to_string())?;
     scene.core_count = a.cores;
+    scene.texture_bus = reading.texture_bus();
     let engine = a.engine.engine;
     let threads = a
         .threads

@@ -76,6 +76,47 @@ pub struct Scene {
     /// The GPU's core count (`MAX_CORES` of the RTL) when given; else [`Scene::cores`]
     /// infers it from Params.
     pub core_count: Option<usize>,
+    /// How the test bench answers texture reads.
+    pub texture_bus: TextureBus,
+}
+
+/// Words of the test bench's texture buffer (`TEXTURE_BUFFER_SIZE`, 256 x 256 texels of three
+/// words, in every version of `TestBench_THEIA.v`).
+pub const TEXTURE_BUFFER_WORDS: u32 = 256 * 256 * 3;
+
+/// How the test bench answers the GPU's texture reads: which word of Textures.mem (as
+/// [`Scene::load`] reads it) a read at an address returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextureBus {
+    /// The test bench of 032c448 (and since ce3370b, 2010-09-23) copies Textures.mem word for
+    /// word into the texture memory, which TMREAD reads at the address; a word past the file
+    /// reads 0 here.
+    #[default]
+    Direct,
+    /// The test bench from 1a93456 (2009-11-25) to 648217b (2010-06-09) answers the Wishbone
+    /// read of texture address `a` with `rTextures[{1'b0, a[30:0]} + 2]`, the address
+    /// clamped to `TEXTURE_BUFFER_SIZE - 1` when it reaches `TEXTURE_BUFFER_SIZE`
+    /// (`test_bench/TestBench_THEIA.v`, `rConvertedTextureAddress`, "Add 2 because the first
+    /// 2 bytes are text Width, Height"). The Textures.mem files of that time begin with the
+    /// width and height (`100 100`); the checkout's have no such header (removed in dcf16d4
+    /// and 681b2f1), so for them the read returns word `min(a[30:0], TEXTURE_BUFFER_SIZE - 3)`:
+    /// the last texel's green and blue words are never read, the last red word is read in
+    /// their place.
+    EarlyTestBench,
+}
+
+impl TextureBus {
+    /// The word a read at `addr` returns from `textures` (Textures.mem without a header).
+    pub fn read(self, textures: &[u32], addr: u32) -> u32 {
+        let index = match self {
+            TextureBus::Direct => addr as usize,
+            TextureBus::EarlyTestBench => {
+                let converted = (addr & 0x7FFF_FFFF) + 2;
+                (converted.min(TEXTURE_BUFFER_WORDS - 1) - 2) as usize
+            }
+        };
+        textures.get(index).copied().unwrap_or(0)
+    }
 }
 
 /// Most GPU cores we model (each has a 1 MB output memory).
@@ -99,21 +140,24 @@ fn err<T>(s: impl Into<String>) -> Result<T, RenderError> {
     Err(RenderError(s.into()))
 }
 
-/// Which version of the ROM's default code a render follows.
+/// Which version of the ROM's default code, and of the test bench around the GPU, a render
+/// follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RomReading {
-    /// The ROM as the checkout has it (commit 032c448; unchanged since 0b7cb57, 2010-09-26).
-    /// examples/scenes/example3's reference (2010-10-22) is rendered with it.
+    /// The ROM as the checkout has it (commit 032c448; unchanged since 0b7cb57, 2010-09-26)
+    /// and that commit's test bench ([`TextureBus::Direct`]). examples/scenes/example3's
+    /// reference (2010-10-22) is rendered with it.
     #[default]
     AsCommitted,
-    /// The ROM as the older reference images need it: the next-pixel code writes no colour
-    /// for a pixel no primitive hits (the `SETX CREG_TEXTURE_COLOR 32'h60000` of rows 55-56
-    /// first appears in 0b7cb57), and the texture filter pairs texel 4 with weight 1 and
-    /// texel 3 with weight 4, as the ROM's own commented-out lines do (`rtl/Module_ROM.v`,
-    /// the `//MUL R1 CREG_TEX_COLOR4 CREG_TEXWEIGHT1` block above rows 268-271). Evidence
-    /// (README, "Whole-GPU rendering"): of the 24 pairings, this one is closest to the three
-    /// older references, and with it examples/shaders/example1 differs from its reference in
-    /// one pixel by one.
+    /// The design of 2009 and early 2010, whose RTL simulation wrote
+    /// examples/shaders/example1's reference: the next-pixel code writes no colour for a
+    /// pixel no primitive hits (the `SETX CREG_TEXTURE_COLOR 32'h60000` of rows 55-56 first
+    /// appears in 0b7cb57), the texture filter pairs texel 4 with weight 1 and texel 3 with
+    /// weight 4, as the ROM's own commented-out lines do (`rtl/Module_ROM.v`, the
+    /// `//MUL R1 CREG_TEX_COLOR4 CREG_TEXWEIGHT1` block above rows 268-271), and the test
+    /// bench of that time answers texture reads ([`TextureBus::EarlyTestBench`]). With it,
+    /// examples/shaders/example1 and examples/scenes/example1's inputs render to that
+    /// reference bit for bit (docs/theia.md, "Reference images and the ROM reading").
     Early2010,
 }
 
@@ -129,6 +173,15 @@ impl RomReading {
 
     pub fn from_name(name: &str) -> Option<RomReading> {
         RomReading::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// How the test bench of this reading answers texture reads (set it as the scene's
+    /// [`Scene::texture_bus`]).
+    pub fn texture_bus(self) -> TextureBus {
+        match self {
+            RomReading::AsCommitted => TextureBus::Direct,
+            RomReading::Early2010 => TextureBus::EarlyTestBench,
+        }
     }
 
     /// The ROM words of this reading, from the checkout's words; an error when the rows it
@@ -223,6 +276,7 @@ impl Scene {
             textures: read("Textures.mem")?,
             imem,
             core_count: None,
+            texture_bus: TextureBus::Direct,
         })
     }
 
@@ -357,6 +411,7 @@ impl Machine<'_> {
 struct CoreIo<'a> {
     omem: Vec<u32>,
     textures: &'a [u32],
+    bus: TextureBus,
 }
 
 impl Io for CoreIo<'_> {
@@ -369,7 +424,7 @@ impl Io for CoreIo<'_> {
         }
     }
     fn tmem_read(&mut self, addr: [u32; 3]) -> [u32; 3] {
-        addr.map(|a| self.textures.get(a as usize).copied().unwrap_or(0))
+        addr.map(|a| self.bus.read(self.textures, a))
     }
 }
 
@@ -428,6 +483,7 @@ pub fn render_core(
     let mut io = CoreIo {
         omem: vec![0; OMEM_WORDS],
         textures: &scene.textures,
+        bus: scene.texture_bus,
     };
     call(m, &mut io, scene.entry(ENTRY_INITIAL)?, "INITIAL", stats)?;
     call(m, &mut io, scene.entry(ENTRY_CPPU)?, "CPPU", stats)?;
