@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 mod cli_run;
 mod target_exe;
+mod theia_scenes;
 
 use cli_run::{fails, json, ok, refuses_over_limit, same_on_every_engine};
+use theia_scenes::RENDERS;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-theia-cli-{}", std::process::id()));
@@ -370,8 +372,8 @@ fn render_own_scene() {
 
 /// `render --rom-reading`: both readings of the original project's ROM through the command
 /// line, with every differing-pixel count and largest channel difference against each scene's
-/// `Reference.ppm` that the README's pixel table gives (exactly: `tests/theia_render.rs` holds
-/// the library to them as bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for
+/// `Reference.ppm` that the README's pixel table gives (`tests/theia_scenes`; exactly:
+/// `tests/theia_render.rs` holds the library to them as bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for
 /// a reading that does not exist and for a reading other than the committed ROM without a
 /// checkout.
 #[test]
@@ -404,30 +406,7 @@ fn render_rom_readings() {
         return;
     };
     let root = PathBuf::from(root);
-    // (scene, user shader, reading, differing pixels, largest channel difference)
-    let cases: [(&str, Option<&str>, &str, usize, u8); 8] = [
-        ("examples/scenes/example3", None, "032c448", 0, 0),
-        ("examples/scenes/example3", None, "early-2010", 21064, 255),
-        ("examples/scenes/example1", None, "032c448", 35975, 255),
-        ("examples/scenes/example2", None, "032c448", 38546, 255),
-        (
-            "examples/shaders/example1",
-            Some("Example1.shdr"),
-            "032c448",
-            33075,
-            255,
-        ),
-        (
-            "examples/shaders/example1",
-            Some("Example1.shdr"),
-            "early-2010",
-            1,
-            1,
-        ),
-        ("examples/scenes/example1", None, "early-2010", 7504, 252),
-        ("examples/scenes/example2", None, "early-2010", 10928, 208),
-    ];
-    for (dir, shader, reading, px, max) in cases {
+    for (dir, shader, reading, px, max) in RENDERS {
         let scene = root.join(dir);
         let reference = scene.join("Reference.ppm");
         let shader_path = shader.map(|s| scene.join(s));
