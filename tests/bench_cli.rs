@@ -13,18 +13,11 @@ use picajit::pica::shbin::{Dvle, RegisterFile};
 use picajit::Engine;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Output;
-use target_exe::target_command;
 
+mod cli_run;
 mod target_exe;
 
-fn picajit(args: &[&str]) -> Output {
-    target_command(env!("CARGO_BIN_EXE_picajit"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("picajit runs")
-}
+use cli_run::{json, ok, picajit, rejects, succeeds, ONE_SAMPLE};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-bench-test-{}", std::process::id()));
@@ -76,9 +69,8 @@ fn bench_writes_json_and_svg_for_every_example() {
     let svg = scratch("chart.svg");
     let mut args = TINY.to_vec();
     args.extend(["--json", "--plot", svg.to_str().expect("utf-8 path")]);
-    let out = picajit(&args);
+    let out = succeeds(&args);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "picajit bench failed: {stderr}");
     assert!(
         stderr.contains("sampling"),
         "no progress on stderr: {stderr}"
@@ -186,7 +178,7 @@ fn bench_writes_json_and_svg_for_every_example() {
 
 #[test]
 fn bench_table_and_markdown_on_a_given_file() {
-    let out = picajit(&[
+    let out = succeeds(&[
         "bench",
         "examples/mvp.v.pica",
         "--engine",
@@ -201,25 +193,12 @@ fn bench_table_and_markdown_on_a_given_file() {
         "1",
         "-q",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("ns/vertex"), "{table}");
     assert!(table.contains("mvp.v.pica"), "{table}");
     assert!(out.stderr.is_empty(), "--quiet still printed progress");
 
-    let mut args = TINY.to_vec();
-    args.extend(["examples/branches.v.pica", "--markdown", "-q"]);
-    let out = picajit(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8_lossy(&out.stdout);
+    let md = ok(&[TINY, &["examples/branches.v.pica", "--markdown", "-q"]].concat());
     assert!(md.contains("| shader |"), "{md}");
     assert!(md.contains("| `branches.v.pica` |"), "{md}");
     assert!(md.contains("interp ns/instr"), "{md}");
@@ -229,7 +208,7 @@ fn bench_table_and_markdown_on_a_given_file() {
 /// and largest batch side by side with the peer reference column.
 #[test]
 fn bench_thread_scaling_and_batch_columns() {
-    let out = picajit(&[
+    let md = ok(&[
         "bench",
         "examples/mvp.v.pica",
         "--engine",
@@ -247,12 +226,6 @@ fn bench_thread_scaling_and_batch_columns() {
         "--markdown",
         "-q",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8_lossy(&out.stdout);
     assert!(
         md.contains("Thread scaling: batches of 65536 vertices"),
         "{md}"
@@ -303,8 +276,8 @@ fn bench_thread_scaling_and_batch_columns() {
 /// refused.
 #[test]
 fn bench_clock_choice() {
-    let run = |clock: &str| {
-        picajit(&[
+    let args = |clock: &'static str| {
+        [
             "bench",
             "--engine",
             "interp",
@@ -320,23 +293,12 @@ fn bench_clock_choice() {
             clock,
             "-q",
             "examples/mvp.v.pica",
-        ])
+        ]
     };
-    let out = run("sundial");
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("unknown clock 'sundial'"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = run("cpu");
+    let err = cli_run::fails(&args("sundial"));
+    assert!(err.contains("unknown clock 'sundial'"), "{err}");
     if cfg!(target_os = "linux") {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = ok(&args("cpu"));
         assert!(text.contains("times are the thread's CPU time"), "{text}");
         let ns: f64 = text
             .lines()
@@ -346,14 +308,14 @@ fn bench_clock_choice() {
             .unwrap_or_else(|| panic!("no mvp row: {text}"));
         assert!(ns > 0.0, "{text}");
     } else {
-        assert!(!out.status.success());
+        assert!(!picajit(&args("cpu")).status.success());
     }
 }
 
 /// The `mvp` row of a one-sample `picajit bench --markdown` of the AArch64 JIT (with `extra`
 /// arguments), as a lookup of a number by column title.
 fn a64_mvp_markdown(extra: &[&str]) -> impl Fn(&str) -> f64 {
-    let mut args = vec![
+    let bench = [
         "bench",
         "examples/mvp.v.pica",
         "--engine",
@@ -362,23 +324,8 @@ fn a64_mvp_markdown(extra: &[&str]) -> impl Fn(&str) -> f64 {
         "f24",
         "--batch",
         "8",
-        "--time-ms",
-        "1",
-        "--samples",
-        "1",
-        "--compile-samples",
-        "1",
-        "--markdown",
-        "-q",
     ];
-    args.extend_from_slice(extra);
-    let out = picajit(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8_lossy(&out.stdout).to_string();
+    let md = ok(&[&bench[..], &ONE_SAMPLE, &["--markdown", "-q"], extra].concat());
     let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
     let head = cells(
         md.lines()
@@ -446,14 +393,7 @@ fn bench_reports_bad_input_without_panicking() {
         vec!["bench", "--plot", dir.to_str().expect("utf-8 path")],
     ];
     for args in cases {
-        let out = picajit(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} succeeded");
-        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-        assert!(
-            stderr.contains("error"),
-            "{args:?}: no error message: {stderr}"
-        );
+        rejects(&args);
     }
 }
 
@@ -805,7 +745,7 @@ fn bench_runs_geometry_shaders_in_every_input_mode() {
         }
     }
     // The command line measures them (JSON: one cell per engine and batch).
-    let out = picajit(&[
+    let v = json(&[
         "bench",
         "examples/tri_extrude.g.pica",
         "examples/fan_variable.g.pica",
@@ -822,12 +762,6 @@ fn bench_runs_geometry_shaders_in_every_input_mode() {
         "--json",
         "-q",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     for name in ["tri_extrude.g.pica", "fan_variable.g.pica"] {
         let cells: Vec<&Value> = v["results"]
             .as_array()

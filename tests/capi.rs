@@ -263,67 +263,52 @@ fn header_documents_every_item() {
     }
 }
 
-#[test]
-fn c_tests_pass_and_are_memcheck_clean() {
-    let dir = work_dir("test_capi");
-    let mvp = example_shbin("mvp.v.pica", &dir);
-    let quad = example_shbin("point_to_quad.g.pica", &dir);
-    let disc = example_shbin("point_to_disc.g.pica", &dir);
-    let sources = [manifest_dir().join("tests/c/test_capi.c")];
-    let shared = dir.join("test_capi");
-    build_c(&sources, &shared, Link::Shared);
-    let out = run(target_command(&shared).arg(&mvp).arg(&quad).arg(&disc));
+/// `tests/c/NAME.c` built against the shared library and run with `args`: it must report
+/// `success` (its output is printed for the log) and be clean under memcheck.
+fn c_tests_pass(name: &str, args: &[&Path], success: &str) {
+    let exe = work_dir(name).join(name);
+    build_c(&[c_source(name)], &exe, Link::Shared);
+    let out = run(target_command(&exe).args(args));
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{stdout}");
     assert!(
-        stdout.contains("0 failed"),
+        stdout.contains(success),
         "C tests did not report success:\n{stdout}"
     );
-    let static_exe = dir.join("test_capi_static");
-    build_c(&sources, &static_exe, Link::Static);
-    run(target_command(&static_exe).arg(&mvp).arg(&quad).arg(&disc));
     if valgrind_available() {
-        memcheck(&shared, &[&mvp, &quad, &disc]);
+        memcheck(&exe, args);
     }
+}
+
+fn c_source(name: &str) -> PathBuf {
+    manifest_dir().join(format!("tests/c/{name}.c"))
+}
+
+#[test]
+fn c_tests_pass_and_are_memcheck_clean() {
+    let dir = work_dir("test_capi");
+    let shaders = ["mvp.v.pica", "point_to_quad.g.pica", "point_to_disc.g.pica"]
+        .map(|name| example_shbin(name, &dir));
+    let args = shaders.each_ref().map(PathBuf::as_path);
+    c_tests_pass("test_capi", &args, "0 failed");
+    // The static library passes too (its run checks the exit status).
+    let static_exe = dir.join("test_capi_static");
+    build_c(&[c_source("test_capi")], &static_exe, Link::Static);
+    run(target_command(&static_exe).args(args));
 }
 
 /// Emulator embedding (`tests/c/test_embedding.c`): unit state in and out, per-run entry
 /// points, whole descriptor tables, emit state, batch path; natively and under memcheck.
 #[test]
 fn c_embedding_tests_pass_and_are_memcheck_clean() {
-    let dir = work_dir("test_embedding");
-    let sources = [manifest_dir().join("tests/c/test_embedding.c")];
-    let exe = dir.join("test_embedding");
-    build_c(&sources, &exe, Link::Shared);
-    let out = run(&mut target_command(&exe));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{stdout}");
-    assert!(
-        stdout.contains(" passed, 0 failed"),
-        "C tests did not report success:\n{stdout}"
-    );
-    if valgrind_available() {
-        memcheck(&exe, &[]);
-    }
+    c_tests_pass("test_embedding", &[], " passed, 0 failed");
 }
 
 #[test]
 fn theia_c_tests_pass_and_are_memcheck_clean() {
-    let dir = work_dir("test_theia");
-    let sources = [manifest_dir().join("tests/c/test_theia.c")];
-    let exe = dir.join("test_theia");
-    build_c(&sources, &exe, Link::Shared);
     // picajit's own scene (no GPL data), rendered through picajit_theia_render
     let scene = manifest_dir().join("examples/theia/scene");
-    let out = run(target_command(&exe).arg(&scene));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(" 0 failed"),
-        "C tests did not report success:\n{stdout}"
-    );
-    if valgrind_available() {
-        memcheck(&exe, &[&scene]);
-    }
+    c_tests_pass("test_theia", &[&scene], " 0 failed");
 }
 
 #[test]

@@ -8,12 +8,37 @@ use target_exe::target_command;
 mod cli_run;
 mod target_exe;
 
-use cli_run::{fails, ok};
+use cli_run::{fails, json, ok, ONE_SAMPLE};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir.join(name)
+}
+
+/// `bytes` written to `name` in the scratch directory.
+fn file(name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let path = scratch(name);
+    std::fs::write(&path, bytes).expect("write scratch file");
+    path
+}
+
+/// The point-mode geometry example.
+const QUAD: &str = "examples/point_to_quad.g.pica";
+
+/// `picajit info EXAMPLE --engine ENGINE`'s report.
+fn info(example: &str, engine: &str) -> String {
+    ok(&["info", example, "--engine", engine])
+}
+
+/// The same report as JSON.
+fn info_json(example: &str, engine: &str) -> Value {
+    json(&["info", example, "--engine", engine, "--json"])
+}
+
+/// `picajit run FILE --engine ENGINE EXTRA… --json`, parsed.
+fn run_on(file: &Path, engine: &str, extra: &[&str]) -> Value {
+    json(&[&["run", s(file), "--engine", engine], extra, &["--json"]].concat())
 }
 
 fn examples() -> Vec<PathBuf> {
@@ -67,8 +92,7 @@ fn examples_assemble_disassemble_and_reassemble_to_identical_bytes() {
         let bin = scratch(&format!("{name}.shbin"));
         ok(&["asm", s(&ex), "-o", s(&bin)]);
         let text = ok(&["disasm", s(&bin)]);
-        let src2 = scratch(&format!("{name}.re.pica"));
-        std::fs::write(&src2, &text).unwrap();
+        let src2 = file(&format!("{name}.re.pica"), &text);
         let bin2 = scratch(&format!("{name}.re.shbin"));
         ok(&["asm", s(&src2), "-o", s(&bin2)]);
         assert_eq!(
@@ -81,9 +105,9 @@ fn examples_assemble_disassemble_and_reassemble_to_identical_bytes() {
 
 #[test]
 fn run_json_has_the_documented_shape() {
-    let out = ok(&[
+    let v = json(&[
         "run",
-        "examples/point_to_quad.g.pica",
+        QUAD,
         "--set",
         "inpos=0.5,0.5,0,1",
         "--set",
@@ -92,7 +116,6 @@ fn run_json_has_the_documented_shape() {
         "halfsize=0.25,0.25,0,0",
         "--json",
     ]);
-    let v: Value = serde_json::from_str(&out).expect("one JSON object");
     let o0 = v["outputs"]["o0"].as_array().expect("o0 written");
     assert_eq!(o0.len(), 4);
     assert!(o0.iter().all(|x| {
@@ -139,7 +162,7 @@ fn examples_run_identically_on_every_engine() {
                     args.extend(["--rounding", float[1]]);
                 }
                 args.extend(SETS);
-                let mut v: Value = serde_json::from_str(&ok(&args)).unwrap();
+                let mut v = json(&args);
                 let obj = v.as_object_mut().unwrap();
                 let engine = obj.remove("engine").unwrap();
                 let fallback = obj.remove("fallback_reason");
@@ -161,39 +184,31 @@ fn examples_run_identically_on_every_engine() {
 
 #[test]
 fn info_reports_the_jit_decision() {
-    let out = ok(&["info", "examples/skinning.v.pica", "--engine", "x64"]);
+    let out = info("examples/skinning.v.pica", "x64");
     assert!(out.contains("engine: x64, compiled:"), "{out}");
-    let out = ok(&[
-        "info",
-        "examples/lights_loop.v.pica",
-        "--engine",
-        "auto",
-        "--json",
-    ]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = info_json("examples/lights_loop.v.pica", "auto");
     let jit = &v["dvles"][0]["jit"];
     assert_eq!(jit["compiled"], Value::Bool(true), "{jit}");
     assert!(jit["code_bytes"].as_u64().unwrap() > 0);
     assert!(jit["analysis"].as_str().unwrap().contains("loop"));
-    let out = ok(&["info", "examples/mvp.v.pica", "--engine", "interp"]);
+    let out = info("examples/mvp.v.pica", "interp");
     assert!(out.contains("engine: interpreter"), "{out}");
     fails(&["info", "examples/mvp.v.pica", "--engine", "gpu"]);
     // How batches run: eight vertices per group on AVX2 hosts and AArch64 (natively or under
     // the emulator), with lane masks where vertices can take different branches; one at a
     // time for geometry shaders.
     let avx2 = picajit_jit::HostFeatures::detect().contains(picajit_jit::HostFeatures::AVX2);
-    let out = ok(&["info", "examples/branches.v.pica", "--engine", "x64"]);
+    let out = info("examples/branches.v.pica", "x64");
     if avx2 {
         assert!(out.contains("batches: 8 vertices per group"), "{out}");
         assert!(out.contains("lane masks"), "{out}");
-        let out = ok(&["info", "examples/mvp.v.pica", "--engine", "x64"]);
+        let out = info("examples/mvp.v.pica", "x64");
         assert!(out.contains("batches: 8 vertices per group"), "{out}");
         assert!(!out.contains("lane masks"), "{out}");
     } else {
         assert!(out.contains("batches: one vertex at a time"), "{out}");
     }
-    let out = ok(&["info", "examples/mvp.v.pica", "--engine", "a64", "--json"]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = info_json("examples/mvp.v.pica", "a64");
     let batches = v["dvles"][0]["jit"]["batches"].as_str().unwrap_or("");
     let want = match compiled_example("examples/mvp.v.pica", picajit_jit::Backend::A64)
         .batch_ineligibility()
@@ -228,22 +243,18 @@ fn compiled_example(path: &str, backend: picajit_jit::Backend) -> picajit_jit::C
 fn info_reports_how_geometry_points_run() {
     use picajit_jit::Backend;
     for (backend, engine) in [(Backend::X64, "x64"), (Backend::A64, "a64")] {
-        for path in [
-            "examples/point_to_quad.g.pica",
-            "examples/point_to_disc.g.pica",
-        ] {
+        for path in [QUAD, "examples/point_to_disc.g.pica"] {
             let code = compiled_example(path, backend);
             let want = match code.points_ineligibility() {
                 Some(why) => format!("one invocation at a time ({why})"),
                 None => "8 invocations per group (".to_string(),
             };
-            let out = ok(&["info", path, "--engine", engine]);
+            let out = info(path, engine);
             assert!(
                 out.contains(&format!("\n  points: {want}")),
                 "{path}: {out}"
             );
-            let out = ok(&["info", path, "--engine", engine, "--json"]);
-            let v: Value = serde_json::from_str(&out).unwrap();
+            let v = info_json(path, engine);
             let points = v["dvles"][0]["jit"]["points"].as_str().unwrap_or("");
             assert!(points.starts_with(&want), "{path}: {v}");
             // `batches` is about vertex-shader batches, as before.
@@ -253,15 +264,10 @@ fn info_reports_how_geometry_points_run() {
     }
     // The AArch64 multi-vertex (NEON) code takes point-mode geometry shaders too, whether
     // this host runs it (natively or under the emulator) or not.
-    let out = ok(&["info", "examples/point_to_quad.g.pica", "--engine", "a64"]);
+    let out = info(QUAD, "a64");
     assert!(out.contains("points: 8 invocations per group ("), "{out}");
     // The interpreter has nothing to say about groups.
-    let out = ok(&[
-        "info",
-        "examples/point_to_quad.g.pica",
-        "--engine",
-        "interp",
-    ]);
+    let out = info(QUAD, "interp");
     assert!(!out.contains("points:"), "{out}");
 }
 
@@ -287,14 +293,8 @@ fn disasm_jit_batch_shows_the_multi_vertex_code_or_why_there_is_none() {
     }
     // Geometry shaders: the code `run_points` runs eight invocations per group with, where
     // the JIT has it.
-    let out = ok(&[
-        "disasm",
-        "--jit",
-        "x64",
-        "--batch",
-        "examples/point_to_quad.g.pica",
-    ]);
-    let quad = compiled_example("examples/point_to_quad.g.pica", picajit_jit::Backend::X64);
+    let out = ok(&["disasm", "--jit", "x64", "--batch", QUAD]);
+    let quad = compiled_example(QUAD, picajit_jit::Backend::X64);
     match quad.points_ineligibility() {
         None => {
             assert!(
@@ -328,10 +328,7 @@ fn disasm_jit_a64_prints_aarch64_code_on_any_host() {
 #[test]
 fn disasm_raw_words_with_kind_and_entry() {
     // setemit 0 ; emit ; end, as a geometry program.
-    let bin = scratch("emit.bin");
-    let words: [u32; 3] = [0xAC00_0000, 0xA800_0000, 0x8800_0000];
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    std::fs::write(&bin, bytes).unwrap();
+    let bin = write_words("emit.bin", &[0xAC00_0000, 0xA800_0000, 0x8800_0000]);
     let out = ok(&["disasm", "--raw", s(&bin), "--kind", "geometry"]);
     let lines: Vec<&str> = out
         .lines()
@@ -345,12 +342,10 @@ fn disasm_raw_words_with_kind_and_entry() {
 
 #[test]
 fn asm_reports_every_error_with_its_position() {
-    let src = scratch("bad.pica");
-    std::fs::write(
-        &src,
+    let src = file(
+        "bad.pica",
         ".proc main\n    mov o0, v99\n    frobnicate r0, r1\n    end\n.end\n",
-    )
-    .unwrap();
+    );
     let err = fails(&["asm", s(&src), "-o", s(&scratch("bad.shbin"))]);
     assert!(err.contains(":2:"), "line of the first error: {err}");
     assert!(err.contains(":3:"), "line of the second error: {err}");
@@ -374,23 +369,19 @@ fn bad_command_lines_are_errors_not_panics() {
         "rne",
     ]);
     fails(&["run", "no/such/file.pica"]);
-    let garbage = scratch("garbage.shbin");
-    std::fs::write(&garbage, b"DVLB\x01\x00\x00\x00\xff\xff").unwrap();
+    let garbage = file("garbage.shbin", b"DVLB\x01\x00\x00\x00\xff\xff");
     fails(&["info", s(&garbage)]);
     fails(&["disasm", s(&garbage)]);
-    let odd = scratch("odd.bin");
-    std::fs::write(&odd, [1u8, 2, 3]).unwrap();
+    let odd = file("odd.bin", [1u8, 2, 3]);
     fails(&["disasm", "--raw", s(&odd)]);
 }
 
 #[test]
 fn run_reports_budget_exhaustion() {
-    let src = scratch("spin.pica");
-    std::fs::write(
-        &src,
+    let src = file(
+        "spin.pica",
         ".proc main\nspin:\n    jmpu b0, spin\n    end\n.end\n",
-    )
-    .unwrap();
+    );
     for engine in ["interp", "auto"] {
         let err = fails(&[
             "run",
@@ -443,70 +434,54 @@ fn closed_output_pipe_ends_quietly() {
 /// through the input rule.
 #[test]
 fn run_passes_raw_input_words_through_a_mov() {
-    let src = scratch("raw_mov.v.pica");
-    std::fs::write(
-        &src,
+    let src = file(
+        "raw_mov.v.pica",
         ".out outpos position\n.out outmax color\n.constf zero(0.0, 0.0, 0.0, 0.0)\n\
          .proc main\n    mov outpos, v0\n    max outmax, zero, v0\n    end\n.end\n",
-    )
-    .unwrap();
+    );
     for engine in ["interp", "x64", "auto"] {
         for float in ["f24", "f32"] {
-            let out = ok(&[
-                "run",
-                s(&src),
-                "--engine",
+            let v = run_on(
+                &src,
                 engine,
-                "--float",
-                float,
-                "--set",
-                "v0=0x80ffff,0x7f8000,0x000001,0x800000",
-                "--json",
-            ]);
-            let v: Value = serde_json::from_str(&out).unwrap();
+                &[
+                    "--float",
+                    float,
+                    "--set",
+                    "v0=0x80ffff,0x7f8000,0x000001,0x800000",
+                ],
+            );
             assert_eq!(
                 v["outputs"]["o0"],
                 serde_json::json!(["0x80ffff", "0x7f8000", "0x000001", "0x800000"]),
-                "{engine} {float}: {out}"
+                "{engine} {float}: {v}"
             );
             // max(0, x) = 0 > x ? 0 : x on the raw values: 0 > -s gives 0; 0 > NaN, 0 > s and
             // 0 > -0 are false and give x, payload and sign kept.
             assert_eq!(
                 v["outputs"]["o1"],
                 serde_json::json!(["0x000000", "0x7f8000", "0x000001", "0x800000"]),
-                "{engine} {float}: {out}"
+                "{engine} {float}: {v}"
             );
         }
         // A decimal takes the input rule: 1e-30 is below 2^-62 and becomes +0.
-        let out = ok(&[
-            "run",
-            s(&src),
-            "--engine",
-            engine,
-            "--set",
-            "v0=1e-30,-0,1.5,inf",
-            "--json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
+        let v = run_on(&src, engine, &["--set", "v0=1e-30,-0,1.5,inf"]);
         assert_eq!(
             v["outputs"]["o0"],
             serde_json::json!(["0x000000", "0x800000", "0x3f8000", "0x7f0000"]),
-            "{engine}: {out}"
+            "{engine}: {v}"
         );
     }
 }
 
 fn write_words(name: &str, words: &[u32]) -> PathBuf {
-    let p = scratch(name);
-    std::fs::write(
-        &p,
+    file(
+        name,
         words
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect::<Vec<u8>>(),
     )
-    .unwrap();
-    p
 }
 
 /// `run --raw` takes code words as `disasm --raw` does, and `--opdescs` takes the table as
@@ -522,7 +497,7 @@ fn run_raw_words_with_32_and_64_bit_descriptor_tables() {
     let d4096 = write_words("add.d4096", &whole);
     let mut outputs = Vec::new();
     for d in [&d32, &d64, &d4096] {
-        let out = ok(&[
+        let v = json(&[
             "run",
             "--raw",
             s(&code),
@@ -536,7 +511,6 @@ fn run_raw_words_with_32_and_64_bit_descriptor_tables() {
             "v1=5",
             "--json",
         ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
         outputs.push(v["outputs"].clone());
     }
     assert_eq!(outputs[0]["o0"][0], "0x426000", "11.0: {}", outputs[0]);
@@ -558,8 +532,7 @@ fn run_raw_words_with_32_and_64_bit_descriptor_tables() {
     assert!(err.contains("4097 operand descriptors"), "{err}");
     let err = fails(&["run", "--raw", s(&code), "--entry", "3"]);
     assert!(err.contains("entry point"), "{err}");
-    let odd = scratch("odd.d");
-    std::fs::write(&odd, [1u8, 2, 3, 4, 5, 6]).unwrap();
+    let odd = file("odd.d", [1u8, 2, 3, 4, 5, 6]);
     fails(&["run", "--raw", s(&code), "--opdescs", s(&odd)]);
     // A 64-bit file read as 32-bit words is two descriptors: the first is the same.
     ok(&[
@@ -577,52 +550,45 @@ fn run_raw_words_with_32_and_64_bit_descriptor_tables() {
 /// same on every engine.
 #[test]
 fn run_seeds_the_unit_state_and_prints_it_on_every_engine() {
-    let src = scratch("state.pica");
-    std::fs::write(
-        &src,
+    let src = file(
+        "state.pica",
         ".fvec tab[8]\n.proc main\n    add o0, r0, v0\n    mov o1, tab[a0.y]\n    ifc cmp.y\n        mov o2, r3\n    .end\n    mova a0.x, v0.x\n    cmp v0, lt, ge, r1\n    mov r0, v0\n    end\n.end\n",
-    )
-    .unwrap();
+    );
     let mut seen = Vec::new();
     for engine in ["interp", "x64", "a64"] {
-        let out = ok(&[
-            "run",
-            s(&src),
-            "--engine",
+        let v = run_on(
+            &src,
             engine,
-            "--set",
-            "r0=1,2,3,4",
-            "--set",
-            "r1=0x3f0000",
-            "--set",
-            "r3=7",
-            "--set",
-            "a0=5,2",
-            "--set",
-            "aL=-9",
-            "--set",
-            "cmp=false,true",
-            "--set",
-            "tab[2]=6",
-            "--set",
-            "v0=2,0,0,0",
-            "--regs",
-            "--json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["outputs"]["o0"][0], "0x408000", "1 + 2 = 3: {out}");
-        assert_eq!(
-            v["outputs"]["o1"][0], "0x418000",
-            "tab[a0.y = 2] = 6: {out}"
+            &[
+                "--set",
+                "r0=1,2,3,4",
+                "--set",
+                "r1=0x3f0000",
+                "--set",
+                "r3=7",
+                "--set",
+                "a0=5,2",
+                "--set",
+                "aL=-9",
+                "--set",
+                "cmp=false,true",
+                "--set",
+                "tab[2]=6",
+                "--set",
+                "v0=2,0,0,0",
+                "--regs",
+            ],
         );
-        assert_eq!(v["outputs"]["o2"][1], "0x41c000", "r3 via cmp.y: {out}");
-        assert_eq!(v["a0"], serde_json::json!([2, 2]), "{out}");
-        assert_eq!(v["aL"], -9, "{out}");
+        assert_eq!(v["outputs"]["o0"][0], "0x408000", "1 + 2 = 3: {v}");
+        assert_eq!(v["outputs"]["o1"][0], "0x418000", "tab[a0.y = 2] = 6: {v}");
+        assert_eq!(v["outputs"]["o2"][1], "0x41c000", "r3 via cmp.y: {v}");
+        assert_eq!(v["a0"], serde_json::json!([2, 2]), "{v}");
+        assert_eq!(v["aL"], -9, "{v}");
         // cmp v0, lt, ge, r1: 2 < 1 and 0 >= 1 are both false.
-        assert_eq!(v["cmp"], serde_json::json!([false, false]), "{out}");
-        assert_eq!(v["regs"]["r0"][0], "0x400000", "{out}");
-        assert_eq!(v["regs"]["r3"][3], "0x41c000", "{out}");
-        assert!(v["regs_f32"]["r15"].is_array(), "{out}");
+        assert_eq!(v["cmp"], serde_json::json!([false, false]), "{v}");
+        assert_eq!(v["regs"]["r0"][0], "0x400000", "{v}");
+        assert_eq!(v["regs"]["r3"][3], "0x41c000", "{v}");
+        assert!(v["regs_f32"]["r15"].is_array(), "{v}");
         v.as_object().unwrap().clone().remove("engine");
         seen.push((v["outputs"].clone(), v["regs"].clone()));
     }
@@ -645,8 +611,10 @@ fn run_seeds_the_unit_state_and_prints_it_on_every_engine() {
 /// is read.
 #[test]
 fn errors_are_not_doubled_and_huge_inputs_are_refused() {
-    let bad = scratch("bad_name.v.pica");
-    std::fs::write(&bad, ".out o0 position\n.proc main\n    end\n.end\n").unwrap();
+    let bad = file(
+        "bad_name.v.pica",
+        ".out o0 position\n.proc main\n    end\n.end\n",
+    );
     for args in [
         vec!["asm", s(&bad), "-o", s(&scratch("bad.shbin"))],
         vec!["run", s(&bad)],
@@ -684,14 +652,13 @@ fn errors_are_not_doubled_and_huge_inputs_are_refused() {
 #[test]
 fn budget_zero_means_the_default_as_in_the_c_abi() {
     for example in ["examples/lights8.v.pica", "examples/point_to_disc.g.pica"] {
-        let plain: Value = serde_json::from_str(&ok(&["run", example, "--json"])).unwrap();
-        let zero: Value =
-            serde_json::from_str(&ok(&["run", example, "--json", "--budget", "0"])).unwrap();
+        let plain = json(&["run", example, "--json"]);
+        let zero = json(&["run", example, "--json", "--budget", "0"]);
         assert_eq!(plain, zero, "{example}");
         assert!(plain["instructions"].as_u64().unwrap() > 1);
         fails(&["run", example, "--budget", "1"]);
     }
-    let out = ok(&[
+    let bench = [
         "bench",
         "examples/mvp.v.pica",
         "--budget",
@@ -700,17 +667,9 @@ fn budget_zero_means_the_default_as_in_the_c_abi() {
         "interp",
         "--batch",
         "1",
-        "--time-ms",
-        "1",
-        "--samples",
-        "1",
-        "--compile-samples",
-        "1",
-        "--json",
-        "-q",
-    ]);
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["settings"]["budget"], 1u64 << 20, "{out}");
+    ];
+    let v = json(&[&bench[..], &ONE_SAMPLE, &["--json", "-q"]].concat());
+    assert_eq!(v["settings"]["budget"], 1u64 << 20, "{v}");
 }
 
 /// `info` lists `.in` declarations as inputs, apart from the uniforms (text and JSON).
@@ -724,7 +683,7 @@ fn info_lists_inputs_apart_from_uniforms() {
         "{text}"
     );
     assert!(!text.contains("uniform inpos"), "{text}");
-    let v: Value = serde_json::from_str(&ok(&["info", "examples/mvp.v.pica", "--json"])).unwrap();
+    let v = json(&["info", "examples/mvp.v.pica", "--json"]);
     let names = |key: &str| -> Vec<String> {
         v["dvles"][0][key]
             .as_array()
@@ -745,7 +704,7 @@ fn run_selects_the_max_rule() {
     let descs = write_words("max.d", &[0x6c36f]);
     for engine in ["interp", "x64", "a64"] {
         for (rule, want) in [("compare", "0x000000"), ("neg-inf-second", "0xff0000")] {
-            let out = ok(&[
+            let v = json(&[
                 "run",
                 "--raw",
                 s(&code),
@@ -759,8 +718,7 @@ fn run_selects_the_max_rule() {
                 rule,
                 "--json",
             ]);
-            let v: Value = serde_json::from_str(&out).unwrap();
-            assert_eq!(v["outputs"]["o0"][0], want, "{engine} {rule}: {out}");
+            assert_eq!(v["outputs"]["o0"][0], want, "{engine} {rule}: {v}");
         }
     }
     fails(&["run", "--raw", s(&code), "--max-rule", "maybe"]);

@@ -12,7 +12,7 @@ use picajit::jit::A64Lanes;
 use picajit::pica::asm::{assemble, SourceFile};
 use picajit::pica::engine::{program_from_shbin, Attributes, EngineConfig, Invocation, Shader};
 use picajit::{Engine, Error};
-use picajit_testkit::testgen;
+use picajit_testkit::{testgen, XorShift};
 
 const MODES: [FloatMode; 3] = [
     FloatMode::F24(Rounding::TowardZero),
@@ -94,17 +94,12 @@ const LOOPS: &str = "
 .end
 ";
 
-struct Rng(u64);
+/// Random register values and states, drawn from the tests' generator.
+struct Rng(XorShift);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.below(n)
     }
     /// Ordinary values mostly, and every special class of register value now and then.
     fn value(&mut self, mode: FloatMode) -> f32 {
@@ -204,7 +199,7 @@ fn check_batches(
     eight_lane: bool,
 ) -> usize {
     let mut checked = 0;
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng(XorShift(seed | 1));
     for mode in MODES {
         for &n in sizes {
             let uniforms = rng.uniforms(base, mode);
@@ -321,7 +316,7 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
             if let Some(c) = Shader::new(case.program.clone(), &cfg).ok().and_then(|s| {
                 let mut o = vec![[[0.0f32; 4]; 16]; 64];
                 let ins = vec![case.inputs; 64];
-                let st = Rng(seed + 1).state(case.mode);
+                let st = Rng(XorShift(seed + 1)).state(case.mode);
                 let _ = s
                     .invoke(Invocation::batch(&case.uniforms, &ins, &mut o).from_state(&st))
                     .map(|o| o.instructions);
@@ -351,7 +346,7 @@ fn single_invocations_carry_state_in_and_out_on_every_engine() {
     // `Shader::run` uses the registers as given: the state an emulator's persistent unit
     // holds goes in, the final state comes out, and chaining runs chains the state.
     let (prog, base) = program(PROBE);
-    let mut rng = Rng(99);
+    let mut rng = Rng(XorShift(99));
     for mode in MODES {
         let uniforms = rng.uniforms(&base, mode);
         let mut reference_regs = Registers::default();
@@ -430,7 +425,7 @@ fn entry_of_second_proc(prog: &Program) -> u32 {
 fn per_run_entry_points_are_prepared_once_and_match_a_shader_made_for_that_entry() {
     let (prog, base) = program(LOOPS);
     let other = entry_of_second_proc(&prog);
-    let mut rng = Rng(5);
+    let mut rng = Rng(XorShift(5));
     for backend in ENGINES {
         let mode = FloatMode::default();
         let shader = Shader::new(prog.clone(), &config(backend, mode)).unwrap();
@@ -519,7 +514,7 @@ fn max_rule_is_selectable_on_every_engine() {
         f32::NEG_INFINITY,
         f32::NAN,
     ];
-    let mut rng = Rng(77);
+    let mut rng = Rng(XorShift(77));
     for mode in MODES {
         let inputs: Vec<[[f32; 4]; 16]> = (0..72)
             .map(|_| {

@@ -16,7 +16,8 @@ use picajit::pica::engine::{
     Outcome, Shader,
 };
 use picajit::pica::shbin::{Constant, Dvle, Shbin};
-use picajit::{Engine, Error};
+use picajit::{Engine, Error, DEFAULT_BUDGET};
+use picajit_testkit::testgen::MODES;
 
 fn id_desc() -> u64 {
     OperandDesc::new(WriteMask::XYZW, [false; 3], [Swizzle::IDENTITY; 3]).0
@@ -24,6 +25,57 @@ fn id_desc() -> u64 {
 
 fn words(code: &[Instruction]) -> Vec<u32> {
     code.iter().map(|i| encode(i).unwrap()).collect()
+}
+
+/// A `kind` program of `code` with the identity descriptor.
+fn program(kind: ShaderKind, code: &[Instruction]) -> Program {
+    Program::new(words(code), vec![id_desc()], 0, kind).unwrap()
+}
+
+/// `add dst, src1, src2` with the identity descriptor.
+fn add(dst: DstReg, src1: SrcReg, src2: SrcReg) -> Instruction {
+    Instruction::Binary {
+        op: Opcode::Add,
+        dst,
+        src1,
+        src2,
+        rel: RelIndex::None,
+        desc: 0,
+    }
+}
+
+/// `mov dst, src` with the identity descriptor.
+fn mov(dst: DstReg, src: SrcReg) -> Instruction {
+    Instruction::Unary {
+        op: Opcode::Mov,
+        dst,
+        src,
+        rel: RelIndex::None,
+        desc: 0,
+    }
+}
+
+/// `program` prepared for `engine` in `mode` with `budget`, the other settings default.
+fn shader(program: &Program, engine: Engine, mode: FloatMode, budget: u64) -> Shader {
+    let config = EngineConfig {
+        engine,
+        float_mode: mode,
+        budget,
+        ..EngineConfig::default()
+    };
+    Shader::new(program.clone(), &config).unwrap()
+}
+
+/// `program` on the interpreter in the default float mode.
+fn interp(program: Program) -> Shader {
+    Shader::new(program, &interp_config(FloatMode::default())).unwrap()
+}
+
+/// Uniforms with `row` in c0, the rest zero.
+fn with_c0(row: [f32; 4]) -> Uniforms {
+    let mut u = Uniforms::default();
+    u.set_float_raw(0, row);
+    u
 }
 
 fn interp_config(mode: FloatMode) -> EngineConfig {
@@ -36,32 +88,18 @@ fn interp_config(mode: FloatMode) -> EngineConfig {
 
 /// o0 = v0 + c0; o1 = v1
 fn add_program() -> Program {
-    let code = words(&[
-        Instruction::Binary {
-            op: Opcode::Add,
-            dst: DstReg::Output(0),
-            src1: SrcReg::Const(0),
-            src2: SrcReg::Input(0),
-            rel: RelIndex::None,
-            desc: 0,
-        },
-        Instruction::Unary {
-            op: Opcode::Mov,
-            dst: DstReg::Output(1),
-            src: SrcReg::Input(1),
-            rel: RelIndex::None,
-            desc: 0,
-        },
+    let code = [
+        add(DstReg::Output(0), SrcReg::Const(0), SrcReg::Input(0)),
+        mov(DstReg::Output(1), SrcReg::Input(1)),
         Instruction::End,
-    ]);
-    Program::new(code, vec![id_desc()], 0, ShaderKind::Vertex).unwrap()
+    ];
+    program(ShaderKind::Vertex, &code)
 }
 
 #[test]
 fn batch_runs_every_vertex_independently() {
-    let shader = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
-    let mut u = Uniforms::default();
-    u.set_float_raw(0, [1.0, 2.0, 3.0, 4.0]);
+    let shader = interp(add_program());
+    let u = with_c0([1.0, 2.0, 3.0, 4.0]);
     let inputs: Vec<[[f32; 4]; 16]> = (0..10)
         .map(|n| {
             let mut v = [[0.0; 4]; 16];
@@ -140,7 +178,7 @@ fn f24_mode_converts_vertex_inputs_like_the_input_stage() {
         assert_eq!(got, want, "{r:?}");
     }
     // 0.1 truncates to 0x3B9999 (picasso's encoding of .constf 0.1) and rounds to 0x3B999A.
-    let rtz = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
+    let rtz = interp(add_program());
     assert_eq!(
         F24::from_f32_exact(run_vertex(&rtz, &u, &input).unwrap().0.output[1][0])
             .unwrap()
@@ -164,7 +202,7 @@ fn jit_backends_report_unavailability_or_fallback_clearly() {
         assert!(auto.compiled().is_some());
         assert_eq!(auto.fallback_reason(), None);
     }
-    let interp = Shader::new(add_program(), &interp_config(FloatMode::default())).unwrap();
+    let interp = interp(add_program());
     assert_eq!(interp.fallback_reason(), None);
     assert!(interp.compiled().is_none());
 }
@@ -213,24 +251,12 @@ fn awkward_inputs(n: usize) -> Vec<[[f32; 4]; 16]> {
 /// batches long enough to use several conversion chunks.
 #[test]
 fn jit_batches_match_the_interpreter_bit_for_bit() {
-    let modes = [
-        FloatMode::F24(Rounding::TowardZero),
-        FloatMode::F24(Rounding::NearestEven),
-        FloatMode::F32,
-    ];
     let inputs = awkward_inputs(700);
-    for mode in modes {
+    for mode in MODES {
         let mut u = Uniforms::default();
         u.set_float_f32(0, [0.5, -1.0e-39, 3.0e38, f32::NAN], mode);
         let reference = Shader::new(add_program(), &interp_config(mode)).unwrap();
-        let auto = Shader::new(
-            add_program(),
-            &EngineConfig {
-                float_mode: mode,
-                ..EngineConfig::default()
-            },
-        )
-        .unwrap();
+        let auto = shader(&add_program(), Engine::Jit, mode, DEFAULT_BUDGET);
         let mut want = vec![[[0.0f32; 4]; 16]; inputs.len()];
         let mut got = vec![[[7.0f32; 4]; 16]; inputs.len()];
         let n_ref = reference
@@ -263,14 +289,7 @@ fn input_mask_lists_the_inputs_the_program_reads() {
 #[test]
 fn output_mask_lists_written_outputs_and_masked_batches_write_those() {
     let mode = FloatMode::F24(Rounding::TowardZero);
-    let shader = Shader::new(
-        add_program(),
-        &EngineConfig {
-            float_mode: mode,
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap();
+    let shader = shader(&add_program(), Engine::Jit, mode, DEFAULT_BUDGET);
     assert_eq!(shader.output_mask(), 0b11);
     let mut u = Uniforms::default();
     u.set_float_f32(0, [0.5, -2.0, 3.0, 1.0], mode);
@@ -336,15 +355,7 @@ fn jit_budget_errors_equal_the_interpreters() {
     u.set_int(0, [255, 0, 1, 0]);
     let budget = 5000;
     let run = |backend| {
-        let shader = Shader::new(
-            program.clone(),
-            &EngineConfig {
-                engine: backend,
-                budget,
-                ..EngineConfig::default()
-            },
-        )
-        .unwrap();
+        let shader = shader(&program, backend, FloatMode::default(), budget);
         run_vertex(&shader, &u, &[[0.0; 4]; 16]).map(|r| r.1)
     };
     let reference = run(Engine::Interp);
@@ -361,43 +372,12 @@ fn jit_budget_errors_equal_the_interpreters() {
 
 /// A geometry program: r0 += c0 (persists across invocations), o0 = r0, emit; o1 = c[first]
 fn gs_program() -> Program {
-    let code = words(&[
-        Instruction::Binary {
-            op: Opcode::Add,
-            dst: DstReg::Temp(0),
-            src1: SrcReg::Const(0),
-            src2: SrcReg::Temp(0),
-            rel: RelIndex::None,
-            desc: 0,
-        },
-        Instruction::Unary {
-            op: Opcode::Mov,
-            dst: DstReg::Output(0),
-            src: SrcReg::Temp(0),
-            rel: RelIndex::None,
-            desc: 0,
-        },
-        Instruction::Unary {
-            op: Opcode::Mov,
-            dst: DstReg::Output(1),
-            src: SrcReg::Const(10),
-            rel: RelIndex::None,
-            desc: 0,
-        },
-        Instruction::Unary {
-            op: Opcode::Mov,
-            dst: DstReg::Output(2),
-            src: SrcReg::Const(11),
-            rel: RelIndex::None,
-            desc: 0,
-        },
-        Instruction::Unary {
-            op: Opcode::Mov,
-            dst: DstReg::Output(3),
-            src: SrcReg::Input(0),
-            rel: RelIndex::None,
-            desc: 0,
-        },
+    let code = [
+        add(DstReg::Temp(0), SrcReg::Const(0), SrcReg::Temp(0)),
+        mov(DstReg::Output(0), SrcReg::Temp(0)),
+        mov(DstReg::Output(1), SrcReg::Const(10)),
+        mov(DstReg::Output(2), SrcReg::Const(11)),
+        mov(DstReg::Output(3), SrcReg::Input(0)),
         Instruction::SetEmit {
             vtx: 0,
             primitive: false,
@@ -405,15 +385,14 @@ fn gs_program() -> Program {
         },
         Instruction::Emit,
         Instruction::End,
-    ]);
-    Program::new(code, vec![id_desc()], 0, ShaderKind::Geometry).unwrap()
+    ];
+    program(ShaderKind::Geometry, &code)
 }
 
 #[test]
 fn geometry_runner_keeps_registers_and_sets_b15() {
-    let shader = Shader::new(gs_program(), &interp_config(FloatMode::default())).unwrap();
-    let mut u = Uniforms::default();
-    u.set_float_raw(0, [1.0; 4]);
+    let shader = interp(gs_program());
+    let mut u = with_c0([1.0; 4]);
     let mut runner = GeometryRunner::default();
     let mut v = [[0.0f32; 4]; 16];
     assert!(!u.bool(15));
@@ -434,26 +413,24 @@ fn geometry_runner_keeps_registers_and_sets_b15() {
 
 #[test]
 fn geometry_variable_and_fixed_modes_fill_uniforms() {
-    let shader = Shader::new(gs_program(), &interp_config(FloatMode::default())).unwrap();
+    let shader = interp(gs_program());
     let rows = [[5.0f32; 4], [6.0; 4]];
+    // One invocation on fresh uniforms with the two rows in `mode`.
+    let fill = |mode| {
+        let mut u = Uniforms::default();
+        let mut runner = GeometryRunner::default();
+        let input = GsInput::Uniforms {
+            rows: &rows,
+            count: 2,
+        };
+        runner.invoke(&shader, mode, &mut u, input).unwrap();
+        (u, runner)
+    };
     // Variable mode from c10: c10 = count, then the rows.
-    let mut u = Uniforms::default();
-    let mut runner = GeometryRunner::default();
-    let mode = GsInputMode::Variable {
+    let (u, mut runner) = fill(GsInputMode::Variable {
         first_uniform: 10,
         full_vertices: 1,
-    };
-    runner
-        .invoke(
-            &shader,
-            mode,
-            &mut u,
-            GsInput::Uniforms {
-                rows: &rows,
-                count: 2,
-            },
-        )
-        .unwrap();
+    });
     assert_eq!(u.float(10), [2.0; 4]);
     assert_eq!(u.float(11), [5.0; 4]);
     assert_eq!(u.float(12), [6.0; 4]);
@@ -461,23 +438,10 @@ fn geometry_variable_and_fixed_modes_fill_uniforms() {
     assert_eq!(emitted[0].outputs[1], [2.0; 4]);
     assert_eq!(emitted[0].outputs[2], [5.0; 4]);
     // Fixed mode from c10: rows start at c10.
-    let mut u = Uniforms::default();
-    let mut runner = GeometryRunner::default();
-    let mode = GsInputMode::Fixed {
+    let (u, _) = fill(GsInputMode::Fixed {
         first_uniform: 10,
         vertices: 2,
-    };
-    runner
-        .invoke(
-            &shader,
-            mode,
-            &mut u,
-            GsInput::Uniforms {
-                rows: &rows,
-                count: 2,
-            },
-        )
-        .unwrap();
+    });
     assert_eq!(u.float(10), [5.0; 4]);
     assert_eq!(u.float(11), [6.0; 4]);
 }
@@ -524,16 +488,8 @@ fn shbin_constants_are_applied_and_bad_dvle_index_is_an_error() {
 #[test]
 fn geometry_runner_on_the_jit_matches_the_interpreter() {
     let run = |backend| {
-        let shader = Shader::new(
-            gs_program(),
-            &EngineConfig {
-                engine: backend,
-                ..EngineConfig::default()
-            },
-        )
-        .unwrap();
-        let mut u = Uniforms::default();
-        u.set_float_raw(0, [0.5; 4]);
+        let shader = shader(&gs_program(), backend, FloatMode::default(), DEFAULT_BUDGET);
+        let mut u = with_c0([0.5; 4]);
         u.set_float_raw(10, [2.0; 4]);
         let mut runner = GeometryRunner::default();
         let mut v = [[0.0f32; 4]; 16];
@@ -612,19 +568,6 @@ fn emits(out: &EmitBuffer) -> Vec<(Vec<u32>, u8, bool, bool)> {
         .collect()
 }
 
-fn shader_for(w: &Workload, backend: Engine, mode: FloatMode, budget: u64) -> Shader {
-    Shader::new(
-        w.program.clone(),
-        &EngineConfig {
-            engine: backend,
-            float_mode: mode,
-            budget,
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap()
-}
-
 /// The JIT's `run_points` gives the interpreter backend's bits on both geometry examples:
 /// every emitted vertex and its flags, the registers, the geometry state, b15 and the
 /// instruction count, for batch sizes around the group size and the conversion chunk, in
@@ -632,18 +575,13 @@ fn shader_for(w: &Workload, backend: Engine, mode: FloatMode, budget: u64) -> Sh
 /// of them, none, and all sixteen), over consecutive calls on the same state.
 #[test]
 fn run_points_matches_the_interpreter_on_the_geometry_examples() {
-    let modes = [
-        FloatMode::F24(Rounding::TowardZero),
-        FloatMode::F24(Rounding::NearestEven),
-        FloatMode::F32,
-    ];
     let sizes = [0usize, 1, 7, 8, 9, 17, 64, 300];
     let total: usize = sizes.iter().sum();
     for w in geometry_examples() {
         let inputs = gs_inputs(&w, total);
-        for mode in modes {
-            let reference = shader_for(&w, Engine::Interp, mode, 1 << 20);
-            let jit = shader_for(&w, Engine::Jit, mode, 1 << 20);
+        for mode in MODES {
+            let reference = shader(&w.program, Engine::Interp, mode, 1 << 20);
+            let jit = shader(&w.program, Engine::Jit, mode, 1 << 20);
             let written = jit.output_mask();
             assert_eq!(written, 0b11, "{}: o0 and o1", w.name);
             for mask in [written, 0b01, 0b10, 0, 0xFFFF] {
@@ -719,7 +657,7 @@ fn invoke_points_carries_state_like_invoke_per_point() {
         for backend in [Engine::Interp, Engine::Jit] {
             for mode in [FloatMode::F24(Rounding::TowardZero), FloatMode::F32] {
                 let what = format!("{} {backend:?} {mode:?}", w.name);
-                let shader = shader_for(&w, backend, mode, 1 << 20);
+                let shader = shader(&w.program, backend, mode, 1 << 20);
                 let inputs = gs_inputs(&w, 45);
                 let mask = shader.output_mask();
 
@@ -813,15 +751,7 @@ fn run_points_stops_at_the_failing_point() {
         })
         .collect();
     let run = |backend| {
-        let shader = Shader::new(
-            program.clone(),
-            &EngineConfig {
-                engine: backend,
-                budget: 1000,
-                ..EngineConfig::default()
-            },
-        )
-        .unwrap();
+        let shader = shader(&program, backend, FloatMode::default(), 1000);
         let mut u = constants.clone();
         let mut runner = GeometryRunner::default();
         let mut out = EmitBuffer::new(0b1);
@@ -862,14 +792,7 @@ fn run_points_stops_at_the_failing_point() {
     assert_eq!(got.4, want.4);
 
     // The same with `invoke` per point: the failing point's state.
-    let shader = Shader::new(
-        program.clone(),
-        &EngineConfig {
-            budget: 1000,
-            ..interp_config(FloatMode::default())
-        },
-    )
-    .unwrap();
+    let shader = shader(&program, Engine::Interp, FloatMode::default(), 1000);
     let mut u = constants.clone();
     let mut runner = GeometryRunner::default();
     let mut out = EmitBuffer::new(0b1);

@@ -50,6 +50,27 @@ const X: Gpr = Gpr(9);
 const XA: Gpr = Gpr(20);
 const XB: Gpr = Gpr(30);
 
+/// The conditions the branch and select forms are checked with.
+const CONDS: [Cond; 12] = [
+    Cond::Eq,
+    Cond::Ne,
+    Cond::Hs,
+    Cond::Lo,
+    Cond::Hi,
+    Cond::Ls,
+    Cond::Ge,
+    Cond::Lt,
+    Cond::Gt,
+    Cond::Le,
+    Cond::Mi,
+    Cond::Vs,
+];
+
+/// A condition as yaxpeax prints it.
+fn cond_name(c: Cond) -> String {
+    format!("{c:?}").to_lowercase()
+}
+
 macro_rules! check {
     ($($f:expr => $want:expr),* $(,)?) => {
         $(
@@ -272,21 +293,8 @@ fn integer_forms() {
         |a: &mut Asm| a.mrs_fpcr(X) => "mrs x9, s3_3_c4_c4_0",
         |a: &mut Asm| a.msr_fpcr(X) => "msr s3_3_c4_c4_0, x9",
     );
-    for c in [
-        Cond::Eq,
-        Cond::Ne,
-        Cond::Hs,
-        Cond::Lo,
-        Cond::Hi,
-        Cond::Ls,
-        Cond::Ge,
-        Cond::Lt,
-        Cond::Gt,
-        Cond::Le,
-        Cond::Mi,
-        Cond::Vs,
-    ] {
-        let name = format!("{c:?}").to_lowercase();
+    for c in CONDS {
+        let name = cond_name(c);
         assert_eq!(
             one(|a| a.csel_w(X, XA, ZR, c)),
             format!("csel w9, w20, wzr, {name}")
@@ -353,20 +361,7 @@ fn pc_relative_forms() {
     let fwd = a.new_label();
     let back = a.new_label();
     a.bind(back);
-    for c in [
-        Cond::Eq,
-        Cond::Ne,
-        Cond::Hs,
-        Cond::Lo,
-        Cond::Hi,
-        Cond::Ls,
-        Cond::Ge,
-        Cond::Lt,
-        Cond::Gt,
-        Cond::Le,
-        Cond::Mi,
-        Cond::Vs,
-    ] {
+    for c in CONDS {
         a.b_cond(c, fwd);
     }
     a.b(fwd);
@@ -381,13 +376,10 @@ fn pc_relative_forms() {
     a.ret(LR);
     a.load_const(VB, [1, 2, 3, 4]);
     let got = decode(a);
-    let conds = [
-        "eq", "ne", "hs", "lo", "hi", "ls", "ge", "lt", "gt", "le", "mi", "vs",
-    ];
-    let mut want: Vec<String> = conds
-        .iter()
+    let mut want: Vec<String> = CONDS
+        .into_iter()
         .enumerate()
-        .map(|(k, c)| format!("b.{c} $+{:#x}", 4 * (19 - k)))
+        .map(|(k, c)| format!("b.{} $+{:#x}", cond_name(c), 4 * (19 - k)))
         .collect();
     want.extend([
         "b $+0x1c".to_string(),

@@ -396,15 +396,7 @@ fn vertex_file_every_field() {
         ]
     );
     let names: Vec<_> = d.constants.iter().map(|c| c.register_name()).collect();
-    assert_eq!(
-        names,
-        [
-            Some("c95".into()),
-            Some("i3".into()),
-            Some("b15".into()),
-            Some("b2".into())
-        ]
-    );
+    assert_eq!(names, ["c95", "i3", "b15", "b2"].map(|n| Some(n.into())));
     assert!(d.labels.is_empty());
     assert_eq!(
         d.outputs,
@@ -430,16 +422,8 @@ fn vertex_file_every_field() {
         ]
     );
     let ranges: Vec<_> = d.uniforms.iter().map(|u| u.register_range()).collect();
-    assert_eq!(
-        ranges,
-        [
-            Some("v0".into()),
-            Some("v1".into()),
-            Some("c0-c3".into()),
-            Some("i0".into()),
-            Some("b0-b3".into())
-        ]
-    );
+    let want = ["v0", "v1", "c0-c3", "i0", "b0-b3"].map(|r| Some(r.into()));
+    assert_eq!(ranges, want);
     assert_eq!(d.uniform("projection").unwrap().first, 0x10);
     assert!(d.uniform("nope").is_none());
 }
@@ -874,6 +858,13 @@ fn parse_err(bytes: &[u8]) -> ShbinError {
     }
 }
 
+/// The error of parsing `bytes` after `edit`.
+fn mutated_err(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> ShbinError {
+    let mut b = bytes.to_vec();
+    edit(&mut b);
+    parse_err(&b)
+}
+
 fn assert_msg(e: &ShbinError, parts: &[&str]) {
     let msg = e.to_string();
     for part in parts {
@@ -922,9 +913,7 @@ fn truncation_messages_name_the_structure() {
 #[test]
 fn bad_magics() {
     let (bytes, _) = multi_file();
-    let mut b = bytes.clone();
-    b[0] = b'X';
-    let e = parse_err(&b);
+    let e = mutated_err(&bytes, |b| b[0] = b'X');
     assert!(matches!(
         e,
         ShbinError::BadMagic {
@@ -959,18 +948,18 @@ fn offsets_out_of_range() {
     let len = bytes.len();
     let d = dvle_offset(&bytes, 0);
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, 8, len as u32 - 0x20);
-    assert_msg(&parse_err(&b), &["DVLE #0", "header", "runs past the end"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, 8, len as u32 - 0x20)),
+        &["DVLE #0", "header", "runs past the end"],
+    );
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, 8, 0xFFFF_FFFF);
-    assert_msg(&parse_err(&b), &["DVLE #0 at 0xffffffff", "header"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, 8, 0xFFFF_FFFF)),
+        &["DVLE #0 at 0xffffffff", "header"],
+    );
 
     // Uniform table pointing past the end.
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x30, 0x300);
-    let e = parse_err(&b);
+    let e = mutated_err(&bytes, |b| put_u32(b, d + 0x30, 0x300));
     assert!(matches!(
         e,
         ShbinError::OutOfBounds {
@@ -986,16 +975,21 @@ fn offsets_out_of_range() {
     );
 
     // Program code and descriptors pointing past the end.
-    let mut b = bytes.clone();
-    put_u32(&mut b, 12 + 0x08, len as u32);
-    assert_msg(&parse_err(&b), &["DVLP at 0xc", "program code", "6 words"]);
-    let mut b = bytes.clone();
-    put_u32(&mut b, 12 + 0x10, len as u32 - 12);
-    assert_msg(&parse_err(&b), &["DVLP", "operand descriptor table"]);
-    let mut b = bytes.clone();
-    put_u32(&mut b, 12 + 0x20, 0x10);
-    put_u32(&mut b, 12 + 0x24, len as u32);
-    assert_msg(&parse_err(&b), &["DVLP", "filename symbol table"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, 12 + 0x08, len as u32)),
+        &["DVLP at 0xc", "program code", "6 words"],
+    );
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, 12 + 0x10, len as u32 - 12)),
+        &["DVLP", "operand descriptor table"],
+    );
+    assert_msg(
+        &mutated_err(&bytes, |b| {
+            put_u32(b, 12 + 0x20, 0x10);
+            put_u32(b, 12 + 0x24, len as u32);
+        }),
+        &["DVLP", "filename symbol table"],
+    );
 
     // Constant, output, label tables.
     for (field, what) in [
@@ -1003,10 +997,13 @@ fn offsets_out_of_range() {
         (0x20, "label table"),
         (0x28, "output table"),
     ] {
-        let mut b = bytes.clone();
-        put_u32(&mut b, d + field, len as u32);
-        put_u32(&mut b, d + field + 4, 1);
-        assert_msg(&parse_err(&b), &["DVLE #0", what, "runs past the end"]);
+        assert_msg(
+            &mutated_err(&bytes, |b| {
+                put_u32(b, d + field, len as u32);
+                put_u32(b, d + field + 4, 1);
+            }),
+            &["DVLE #0", what, "runs past the end"],
+        );
     }
 }
 
@@ -1015,9 +1012,8 @@ fn counts_that_overflow_u32() {
     let (bytes, _) = vertex_file();
     let d = dvle_offset(&bytes, 0);
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x34, 0x2000_0000); // 0x2000_0000 * 8 = 2^32
-    let e = parse_err(&b);
+    // 0x2000_0000 * 8 = 2^32
+    let e = mutated_err(&bytes, |b| put_u32(b, d + 0x34, 0x2000_0000));
     assert!(matches!(
         e,
         ShbinError::Overflow {
@@ -1027,26 +1023,30 @@ fn counts_that_overflow_u32() {
     ));
     assert_msg(&e, &["DVLE #0", "uniform table", "32-bit"]);
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x1C, 0xFFFF_FFFF);
-    assert_msg(&parse_err(&b), &["constant table", "32-bit"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, d + 0x1C, 0xFFFF_FFFF)),
+        &["constant table", "32-bit"],
+    );
 
     // Offset plus size overflows even though the size alone fits.
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x28, 0xFFFF_FFF0);
     assert_msg(
-        &parse_err(&b),
+        &mutated_err(&bytes, |b| put_u32(b, d + 0x28, 0xFFFF_FFF0)),
         &["output table", "offset 0xfffffff0", "32-bit"],
     );
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x38, 0xFFFF_FFFF);
-    put_u32(&mut b, d + 0x3C, 2);
-    assert_msg(&parse_err(&b), &["symbol table", "32-bit"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| {
+            put_u32(b, d + 0x38, 0xFFFF_FFFF);
+            put_u32(b, d + 0x3C, 2);
+        }),
+        &["symbol table", "32-bit"],
+    );
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, 4, 0x4000_0000); // DVLE count * 4 = 2^32
-    assert_msg(&parse_err(&b), &["DVLB", "DVLE offset table", "32-bit"]);
+    // DVLE count * 4 = 2^32
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, 4, 0x4000_0000)),
+        &["DVLB", "DVLE offset table", "32-bit"],
+    );
 }
 
 #[test]
@@ -1054,9 +1054,7 @@ fn huge_counts() {
     let (bytes, _) = vertex_file();
     let d = dvle_offset(&bytes, 0);
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, 4, 0x0FFF_FFFF);
-    let e = parse_err(&b);
+    let e = mutated_err(&bytes, |b| put_u32(b, 4, 0x0FFF_FFFF));
     assert!(matches!(
         e,
         ShbinError::OutOfBounds {
@@ -1067,24 +1065,22 @@ fn huge_counts() {
     ));
     assert_msg(&e, &["DVLB", "DVLE offset table", "268435455 entries"]);
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, 12 + 0x0C, 4097);
-    let e = parse_err(&b);
+    let e = mutated_err(&bytes, |b| put_u32(b, 12 + 0x0C, 4097));
     assert!(matches!(e, ShbinError::CodeTooLarge { words: 4097, .. }));
     assert_msg(&e, &["DVLP at 0xc", "4097 words", "4096"]);
 
-    let mut b = bytes.clone();
-    put_u32(&mut b, 12 + 0x0C, 4096);
-    assert_msg(&parse_err(&b), &["program code", "4096 words", "runs past"]);
-
-    let mut b = bytes.clone();
-    put_u32(&mut b, 12 + 0x14, 129);
-    assert_msg(&parse_err(&b), &["DVLP", "129 operand descriptors", "128"]);
-
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x24, 1_000_000);
     assert_msg(
-        &parse_err(&b),
+        &mutated_err(&bytes, |b| put_u32(b, 12 + 0x0C, 4096)),
+        &["program code", "4096 words", "runs past"],
+    );
+
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, 12 + 0x14, 129)),
+        &["DVLP", "129 operand descriptors", "128"],
+    );
+
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, d + 0x24, 1_000_000)),
         &["label table", "1000000 entries of 16 bytes"],
     );
 }
@@ -1098,9 +1094,7 @@ fn bad_symbols() {
     let uni_at = d + get_u32(&bytes, d + 0x30) as usize;
 
     // The last name loses its NUL; the padding zero after the table must not count.
-    let mut b = bytes.clone();
-    b[sym_at + sym_size - 1] = b'x';
-    let e = parse_err(&b);
+    let e = mutated_err(&bytes, |b| b[sym_at + sym_size - 1] = b'x');
     assert!(matches!(
         e,
         ShbinError::UnterminatedSymbol {
@@ -1114,21 +1108,21 @@ fn bad_symbols() {
     );
 
     // A symbol offset at the end of the table.
-    let mut b = bytes.clone();
-    put_u32(&mut b, uni_at + 8 * 2, sym_size as u32);
-    assert_msg(&parse_err(&b), &["uniform #2", "outside the symbol table"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| put_u32(b, uni_at + 8 * 2, sym_size as u32)),
+        &["uniform #2", "outside the symbol table"],
+    );
 
     // Empty symbol table while uniforms need names.
-    let mut b = bytes.clone();
-    put_u32(&mut b, d + 0x3C, 0);
     assert_msg(
-        &parse_err(&b),
+        &mutated_err(&bytes, |b| put_u32(b, d + 0x3C, 0)),
         &["uniform #0", "outside the symbol table (0x0 bytes)"],
     );
 
-    let mut b = bytes.clone();
-    b[sym_at + 1] = 0xFF;
-    assert_msg(&parse_err(&b), &["uniform #0", "UTF-8"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| b[sym_at + 1] = 0xFF),
+        &["uniform #0", "UTF-8"],
+    );
 }
 
 #[test]
@@ -1137,17 +1131,20 @@ fn bad_header_bytes() {
     let d0 = dvle_offset(&bytes, 0);
     let d1 = dvle_offset(&bytes, 1);
 
-    let mut b = bytes.clone();
-    b[d0 + 6] = 2;
-    assert_msg(&parse_err(&b), &["DVLE #0", "shader type 2"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| b[d0 + 6] = 2),
+        &["DVLE #0", "shader type 2"],
+    );
 
-    let mut b = bytes.clone();
-    b[d1 + 7] = 2;
-    assert_msg(&parse_err(&b), &["DVLE #1", "merge-outmaps flag", "is 2"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| b[d1 + 7] = 2),
+        &["DVLE #1", "merge-outmaps flag", "is 2"],
+    );
 
-    let mut b = bytes.clone();
-    b[d1 + 0x14] = 3;
-    assert_msg(&parse_err(&b), &["DVLE #1", "geometry shader mode 3"]);
+    assert_msg(
+        &mutated_err(&bytes, |b| b[d1 + 0x14] = 3),
+        &["DVLE #1", "geometry shader mode 3"],
+    );
 
     // The same byte in a vertex DVLE is harmless and preserved.
     let mut b = bytes.clone();

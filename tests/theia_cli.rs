@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 mod cli_run;
 mod target_exe;
+mod theia_scenes;
 
-use cli_run::{fails, ok, picajit};
+use cli_run::{fails, json, ok, refuses_over_limit, same_on_every_engine};
+use theia_scenes::RENDERS;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-theia-cli-{}", std::process::id()));
@@ -17,19 +19,45 @@ fn scratch(name: &str) -> PathBuf {
 
 const RAY: &str = "examples/theia/ray_triangle.theia";
 
-/// The hit of `tests/theia_asm.rs`'s ray-triangle case, as --set arguments.
-fn hit_args() -> Vec<String> {
-    let q = |v: f64| ((v * 131072.0) as i64).to_string();
-    vec![
-        "--set".into(),
-        format!("CREG_RAY_DIRECTION={},{},{}", q(0.1), q(0.05), q(1.0)),
-        "--set".into(),
-        format!("44={},{},{}", q(-1.0), q(-1.0), q(5.0)),
-        "--set".into(),
-        format!("CREG_V1=0x{:x},{},{}", 2 << 17, q(-1.0), q(5.0)),
-        "--set".into(),
-        format!("CREG_V2={},{},{}", q(-1.0), q(2.0), q(5.0)),
+/// The host's JIT (an AArch64 build has no emulator for x86-64 code).
+const HOST: &str = if cfg!(target_arch = "x86_64") {
+    "x64"
+} else {
+    "a64"
+};
+
+/// `picajit run --isa theia FILE --json EXTRA…`, parsed.
+fn run_json(file: &str, extra: &[&str]) -> Value {
+    json(&[&["run", "--isa", "theia", file, "--json"], extra].concat())
+}
+
+/// The arguments of `picajit render --isa theia SCENE EXTRA… -o OUT`.
+fn render<'a>(scene: &'a str, extra: &[&'a str], out: &'a str) -> Vec<&'a str> {
+    [
+        &["render", "--isa", "theia", scene][..],
+        extra,
+        &["-o", out],
     ]
+    .concat()
+}
+
+const SCENE: &str = "examples/theia/scene";
+
+/// `f` given `args` followed by the hit of `tests/theia_asm.rs`'s ray-triangle case, as
+/// --set arguments.
+fn with_hit<T>(args: &[&str], f: impl FnOnce(&[&str]) -> T) -> T {
+    let q = |v: f64| ((v * 131072.0) as i64).to_string();
+    let sets = [
+        format!("CREG_RAY_DIRECTION={},{},{}", q(0.1), q(0.05), q(1.0)),
+        format!("44={},{},{}", q(-1.0), q(-1.0), q(5.0)),
+        format!("CREG_V1=0x{:x},{},{}", 2 << 17, q(-1.0), q(5.0)),
+        format!("CREG_V2={},{},{}", q(-1.0), q(2.0), q(5.0)),
+    ];
+    let mut argv = args.to_vec();
+    for set in &sets {
+        argv.extend(["--set", set]);
+    }
+    f(&argv)
 }
 
 #[test]
@@ -59,12 +87,10 @@ fn asm_and_disasm_round_trip() {
 #[test]
 fn run_json_is_exactly_the_documented_object() {
     for profile in ["rtl", "manual"] {
-        let mut args: Vec<String> = ["run", "--isa", "theia", RAY, "--json", "--profile", profile]
-            .map(String::from)
-            .to_vec();
-        args.extend(hit_args());
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = ok(&argv);
+        let out = with_hit(
+            &["run", "--isa", "theia", RAY, "--json", "--profile", profile],
+            ok,
+        );
         assert_eq!(out.lines().count(), 1, "one object on one line");
         // The default engine: the host's JIT.
         let engine = picajit::jit::Backend::host().map_or("interp".into(), |b| b.to_string());
@@ -87,8 +113,7 @@ fn run_json_is_exactly_the_documented_object() {
         assert_eq!(regs["46"][0], 262144);
     }
     // budget and stall statuses, return_value null
-    let out = ok(&["run", "--isa", "theia", RAY, "--json", "--budget", "4"]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = run_json(RAY, &["--budget", "4"]);
     assert_eq!(v["status"], "budget");
     assert_eq!(v["return_value"], Value::Null);
     assert_eq!(v["steps"], 4);
@@ -99,21 +124,12 @@ fn run_json_is_exactly_the_documented_object() {
     )
     .unwrap();
     let s = stall.to_str().unwrap();
-    let v: Value = serde_json::from_str(&ok(&["run", "--isa", "theia", s, "--json"])).unwrap();
+    let v = run_json(s, &[]);
     assert_eq!(
         (v["status"].as_str(), v["steps"].as_u64()),
         (Some("stalled"), Some(1))
     );
-    let v: Value = serde_json::from_str(&ok(&[
-        "run",
-        "--isa",
-        "theia",
-        s,
-        "--json",
-        "--profile",
-        "manual",
-    ]))
-    .unwrap();
+    let v = run_json(s, &["--profile", "manual"]);
     assert_eq!(
         (v["status"].as_str(), v["return_value"].as_bool()),
         (Some("returned"), Some(true))
@@ -124,43 +140,24 @@ fn run_json_is_exactly_the_documented_object() {
         "INTP of 5/2^17 is 0"
     );
     // the miss returns false
-    let v: Value = serde_json::from_str(&ok(&["run", "--isa", "theia", RAY, "--json"])).unwrap();
-    assert_eq!(v["return_value"], false);
+    assert_eq!(run_json(RAY, &[])["return_value"], false);
 }
 
 #[test]
 fn run_text_entry_and_set_forms() {
-    let mut args: Vec<String> = ["run", "--isa", "theia", RAY].map(String::from).to_vec();
-    args.extend(hit_args());
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = ok(&argv);
+    let out = with_hit(&["run", "--isa", "theia", RAY], ok);
     assert!(out.contains("returned RT_TRUE after 23 steps"), "{out}");
     assert!(out.contains("R9") && out.contains("5.000000"), "{out}");
     // --entry by index, label and entry name; .mem input
     let mem = scratch("ray2.mem");
     ok(&["asm", "--isa", "theia", RAY, "-o", mem.to_str().unwrap()]);
     for entry in ["0", "ENTRYPOINT_ADRR_MAIN"] {
-        let v: Value = serde_json::from_str(&ok(&[
-            "run", "--isa", "theia", RAY, "--json", "--entry", entry,
-        ]))
-        .unwrap();
+        let v = run_json(RAY, &["--entry", entry]);
         assert_eq!(v["steps"], 7, "{entry}: the miss at the parallel test");
     }
-    let v: Value = serde_json::from_str(&ok(&[
-        "run", "--isa", "theia", RAY, "--json", "--entry", "MISS",
-    ]))
-    .unwrap();
-    assert_eq!(v["steps"], 1);
-    let v: Value = serde_json::from_str(&ok(&[
-        "run",
-        "--isa",
-        "theia",
-        mem.to_str().unwrap(),
-        "--json",
-        "--entry",
-        "22",
-    ]))
-    .unwrap();
+    assert_eq!(run_json(RAY, &["--entry", "MISS"])["steps"], 1);
+    let mem = mem.to_str().unwrap();
+    let v = run_json(mem, &["--entry", "22"]);
     // A run that starts at a RETURN: the RTL executes it but never reports done (the fetch
     // unit reports the end when an instruction completes while it presents RETURN); the
     // manual profile returns.
@@ -172,113 +169,45 @@ fn run_text_entry_and_set_forms() {
         ),
         (Some(1), Some("stalled"), true)
     );
-    let v: Value = serde_json::from_str(&ok(&[
-        "run",
-        "--isa",
-        "theia",
-        mem.to_str().unwrap(),
-        "--json",
-        "--entry",
-        "22",
-        "--profile",
-        "manual",
-    ]))
-    .unwrap();
+    let v = run_json(mem, &["--entry", "22", "--profile", "manual"]);
     assert_eq!(
         (v["steps"].as_u64(), v["return_value"].as_bool()),
         (Some(1), Some(true))
     );
     // hex and negative values, any register by address (a budget of one instruction, which
     // writes none of the rows read here; 0 would be the default budget)
-    let v: Value = serde_json::from_str(&ok(&[
-        "run",
-        "--isa",
-        "theia",
+    let v = run_json(
         RAY,
-        "--json",
-        "--budget",
-        "1",
-        "--set",
-        "0=0xFFFFFFFF,-2147483648,2147483647",
-        "--set",
-        "R12=1,2,3",
-    ]))
-    .unwrap();
+        &[
+            "--budget",
+            "1",
+            "--set",
+            "0=0xFFFFFFFF,-2147483648,2147483647",
+            "--set",
+            "R12=1,2,3",
+        ],
+    );
     assert_eq!(
         v["regs"]["0"],
         serde_json::json!([-1, -2147483648, 2147483647])
     );
     assert_eq!(v["regs"]["82"], serde_json::json!([1, 2, 3]));
-    // the rtl profile decodes 7 bits: 128 is row 0
-    let v: Value = serde_json::from_str(&ok(&[
-        "run",
-        "--isa",
-        "theia",
-        RAY,
-        "--json",
-        "--budget",
-        "1",
-        "--set",
-        "OREG_PIXEL_COLOR=4,5,6",
-    ]))
-    .unwrap();
-    assert_eq!(v["regs"]["0"], serde_json::json!([4, 5, 6]));
-    let v: Value = serde_json::from_str(&ok(&[
-        "run",
-        "--isa",
-        "theia",
-        RAY,
-        "--json",
-        "--budget",
-        "1",
-        "--profile",
-        "manual",
-        "--set",
-        "OREG_PIXEL_COLOR=4,5,6",
-    ]))
-    .unwrap();
-    assert_eq!(v["regs"]["128"], serde_json::json!([4, 5, 6]));
+    // the rtl profile (the default) decodes 7 bits: 128 is row 0
+    for (profile, row) in [(&[][..], "0"), (&["--profile", "manual"][..], "128")] {
+        let set = ["--budget", "1", "--set", "OREG_PIXEL_COLOR=4,5,6"];
+        let v = run_json(RAY, &[&set[..], profile].concat());
+        assert_eq!(v["regs"][row], serde_json::json!([4, 5, 6]), "{profile:?}");
+    }
 }
 
 #[test]
 fn engines_give_the_same_json() {
     for profile in ["rtl", "manual"] {
-        let mut base: Vec<String> = ["run", "--isa", "theia", RAY, "--json", "--profile", profile]
-            .map(String::from)
-            .to_vec();
-        base.extend(hit_args());
-        let with = |engine: &str| {
-            let mut v = base.clone();
-            v.extend(["--engine".to_string(), engine.to_string()]);
-            v
-        };
-        let argv = |v: &[String]| v.iter().map(String::clone).collect::<Vec<_>>();
-        let interp = with("interp");
-        let want = ok(&argv(&interp).iter().map(String::as_str).collect::<Vec<_>>());
+        let args = ["run", "--isa", "theia", RAY, "--json", "--profile", profile];
         // The x86-64 JIT runs only on x86-64 hosts (an AArch64 build has no emulator for it).
-        if cfg!(target_arch = "x86_64") {
-            let x64 = with("x64");
-            let got = ok(&argv(&x64).iter().map(String::as_str).collect::<Vec<_>>());
-            assert_eq!(
-                got.replace("\"engine\":\"x64\"", "\"engine\":\"interp\""),
-                want
-            );
-        }
-        let a64 = with("a64");
-        let out = picajit(&argv(&a64).iter().map(String::as_str).collect::<Vec<_>>());
-        if out.status.success() {
-            let got = String::from_utf8(out.stdout).unwrap();
-            assert_eq!(
-                got.replace("\"engine\":\"a64\"", "\"engine\":\"interp\""),
-                want
-            );
-        } else {
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                err.contains("emulate-a64") && !err.contains("panicked"),
-                "{err}"
-            );
-        }
+        with_hit(&args, |argv| {
+            same_on_every_engine(argv, cfg!(target_arch = "x86_64"), "emulate-a64")
+        });
     }
 }
 
@@ -354,51 +283,37 @@ fn errors() {
     // Sources and .mem files over the readers' limit are refused before they are read (sparse
     // files: their length is all that is looked at).
     for name in ["huge.theia", "huge.mem"] {
-        let huge = scratch(name);
-        std::fs::File::create(&huge)
-            .unwrap()
-            .set_len(picajit::theia::asm::MAX_SOURCE_BYTES as u64 + 1)
-            .unwrap();
-        for cmd in ["run", "asm", "disasm", "info"] {
-            let e = fails(&[cmd, "--isa", "theia", huge.to_str().unwrap()]);
-            assert!(
-                e.contains("larger than any THEIA source or .mem file (at most 16777216)"),
-                "{cmd} {name}: {e}"
-            );
-        }
-        std::fs::remove_file(&huge).unwrap();
+        refuses_over_limit(
+            "theia",
+            &scratch(name),
+            picajit::theia::asm::MAX_SOURCE_BYTES,
+            &["run", "asm", "disasm", "info"],
+            "larger than any THEIA source or .mem file (at most 16777216)",
+        );
     }
 }
 
 #[test]
 fn render_own_scene() {
-    // The host's JIT (an AArch64 build has no emulator for x86-64 code).
-    let host = if cfg!(target_arch = "x86_64") {
-        "x64"
-    } else {
-        "a64"
-    };
     let out = std::env::temp_dir().join(format!("picajit_theia_render_{}.ppm", std::process::id()));
     let out_s = out.to_str().unwrap();
-    let text = ok(&[
-        "render",
-        "--isa",
-        "theia",
-        "examples/theia/scene",
-        "--shader",
-        "examples/theia/scene/scene.theia",
-        "--engine",
-        host,
-        "--cores",
-        "2",
-        "--threads",
-        "1",
-        "--compare",
-        "examples/theia/scene/Reference.ppm",
-        "-o",
+    let text = ok(&render(
+        SCENE,
+        &[
+            "--shader",
+            "examples/theia/scene/scene.theia",
+            "--engine",
+            HOST,
+            "--cores",
+            "2",
+            "--threads",
+            "1",
+            "--compare",
+            "examples/theia/scene/Reference.ppm",
+        ],
         out_s,
-    ]);
-    assert!(text.contains(&format!("rendered 4x2 on {host}")), "{text}");
+    ));
+    assert!(text.contains(&format!("rendered 4x2 on {HOST}")), "{text}");
     assert!(text.contains("s per frame"), "{text}");
     assert!(
         text.contains("0 differing pixels, largest channel difference 0"),
@@ -411,16 +326,7 @@ fn render_own_scene() {
         std::fs::read_to_string("examples/theia/scene/Reference.ppm").unwrap()
     );
     // More GPU cores than Params.mem configures is a clear error.
-    let err = fails(&[
-        "render",
-        "--isa",
-        "theia",
-        "examples/theia/scene",
-        "--cores",
-        "3",
-        "-o",
-        out_s,
-    ]);
+    let err = fails(&render(SCENE, &["--cores", "3"], out_s));
     assert!(err.contains("3 cores, but Params.mem has 2"), "{err}");
     // The bench times frames of a scene on both engines.
     let text = ok(&[
@@ -428,7 +334,7 @@ fn render_own_scene() {
         "--isa",
         "theia",
         "--scene",
-        "examples/theia/scene",
+        SCENE,
         "--frames",
         "2",
         "--threads",
@@ -460,57 +366,29 @@ fn render_own_scene() {
         assert_eq!(&row[1..6], &["4x2", "2", "148", engine, threads], "{text}");
     }
     // A scene directory without its files is a clear error.
-    let err = fails(&["render", "--isa", "theia", "examples/theia", "-o", out_s]);
+    let err = fails(&render("examples/theia", &[], out_s));
     assert!(err.contains("Instructions.mem: "), "{err}");
 }
-
-/// A cell of the README's pixel table: scene, user shader, reference image relative to the
-/// scene, reading, differing pixels, largest channel difference.
-type ReadingCase = (
-    &'static str,
-    Option<&'static str>,
-    &'static str,
-    &'static str,
-    usize,
-    u8,
-);
 
 /// `render --rom-reading`: both readings of the original project's ROM through the command
 /// line, with every differing-pixel count and largest channel difference against each scene's
 /// `Reference.ppm` (and of scenes/example1 against the RTL's image of its inputs) that the
-/// README's pixel table gives (exactly: `tests/theia_render.rs` holds the library to them as
-/// bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors for a reading that does
-/// not exist and for a reading other than the committed ROM without a checkout.
+/// README's pixel table gives (`tests/theia_scenes`; exactly: `tests/theia_render.rs` holds
+/// the library to them as bounds), when `PICAJIT_THEIA_DIR` names the checkout; and the errors
+/// for a reading that does not exist and for a reading other than the committed ROM without a
+/// checkout.
 #[test]
 fn render_rom_readings() {
     let out = scratch("rom_reading.ppm");
     let out_s = out.to_str().unwrap();
     // Errors first: they need no checkout.
-    let err = fails(&[
-        "render",
-        "--isa",
-        "theia",
-        "examples/theia/scene",
-        "--rom-reading",
-        "2009",
-        "-o",
-        out_s,
-    ]);
+    let err = fails(&render(SCENE, &["--rom-reading", "2009"], out_s));
     assert!(
         err.contains("invalid value '2009'") && err.contains("early-2010"),
         "{err}"
     );
     let no_checkout = target_exe::target_command(env!("CARGO_BIN_EXE_picajit"))
-        .args([
-            "render",
-            "--isa",
-            "theia",
-            "examples/theia/scene",
-            "--rom-reading",
-            "early-2010",
-            "-o",
-            out_s,
-        ])
+        .args(render(SCENE, &["--rom-reading", "early-2010"], out_s))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("PICAJIT_THEIA_DIR")
         .output()
@@ -529,100 +407,24 @@ fn render_rom_readings() {
         return;
     };
     let root = PathBuf::from(root);
-    let host = if cfg!(target_arch = "x86_64") {
-        "x64"
-    } else {
-        "a64"
-    };
-    // The rows with RTL_2009 compare scenes/example1 with the 2009-12 RTL's image of its
-    // inputs, which is shaders/example1's reference.
-    const OWN: &str = "Reference.ppm";
-    const RTL_2009: &str = "../../shaders/example1/Reference.ppm";
-    let cases: [ReadingCase; 10] = [
-        ("examples/scenes/example3", None, OWN, "032c448", 0, 0),
-        (
-            "examples/scenes/example3",
-            None,
-            OWN,
-            "early-2010",
-            21064,
-            255,
-        ),
-        ("examples/scenes/example1", None, OWN, "032c448", 35975, 255),
-        ("examples/scenes/example2", None, OWN, "032c448", 38546, 255),
-        (
-            "examples/shaders/example1",
-            Some("Example1.shdr"),
-            OWN,
-            "032c448",
-            33075,
-            255,
-        ),
-        (
-            "examples/shaders/example1",
-            Some("Example1.shdr"),
-            OWN,
-            "early-2010",
-            0,
-            0,
-        ),
-        (
-            "examples/scenes/example1",
-            None,
-            RTL_2009,
-            "032c448",
-            33075,
-            255,
-        ),
-        (
-            "examples/scenes/example1",
-            None,
-            RTL_2009,
-            "early-2010",
-            0,
-            0,
-        ),
-        (
-            "examples/scenes/example1",
-            None,
-            OWN,
-            "early-2010",
-            7504,
-            252,
-        ),
-        (
-            "examples/scenes/example2",
-            None,
-            OWN,
-            "early-2010",
-            10928,
-            208,
-        ),
-    ];
-    for (dir, shader, reference, reading, px, max) in cases {
+    for (dir, shader, reference, reading, px, max) in RENDERS {
         let scene = root.join(dir);
         let reference = scene.join(reference);
         let shader_path = shader.map(|s| scene.join(s));
-        let mut args: Vec<&str> = vec![
-            "render",
-            "--isa",
-            "theia",
-            scene.to_str().unwrap(),
+        let mut extra = vec![
             "--engine",
-            host,
+            HOST,
             "--threads",
             "2",
             "--rom-reading",
             reading,
             "--compare",
             reference.to_str().unwrap(),
-            "-o",
-            out_s,
         ];
         if let Some(p) = &shader_path {
-            args.extend(["--shader", p.to_str().unwrap()]);
+            extra.extend(["--shader", p.to_str().unwrap()]);
         }
-        let text = ok(&args);
+        let text = ok(&render(scene.to_str().unwrap(), &extra, out_s));
         let want = format!("{px} differing pixels, largest channel difference {max}");
         assert!(
             text.contains(&want),

@@ -5,9 +5,10 @@
 //!
 //! * Every scene renders on the x86-64 JIT, with the ROM as committed and (the older
 //!   references) with the `early-2010` reading; the differing-pixel count and the largest
-//!   channel difference against `Reference.ppm` are printed and asserted: identity for the
-//!   two references the RTL wrote (example3, shaders/example1), the achieved counts for the
-//!   two that are not RTL output (scenes/example1, scenes/example2).
+//!   channel difference against the reference are printed and asserted: identity for the
+//!   references the RTL wrote (example3, shaders/example1, the 2009-12 RTL's image of
+//!   scenes/example1's inputs), the achieved counts for the two that are not RTL output
+//!   (scenes/example1, scenes/example2).
 //! * The RTL of 2009-12 rendered examples/scenes/example1's inputs to the image committed as
 //!   examples/shaders/example1/Reference.ppm: both scenes render to it bit for bit with the
 //!   `early-2010` reading, whole frames on the interpreter, x86-64 and AArch64.
@@ -15,11 +16,15 @@
 //!   same counters on a reduced render of every scene (24 pixels of one row per core, in the
 //!   middle of the image, where the objects are).
 
+use picajit::theia::asm;
 use picajit::theia::render::{self, Image, RomReading, Scene, TextureBus};
-use picajit::theia::{asm, rom};
+use picajit::theia::rom::{self, Rom};
 use picajit::Engine;
 use picajit_jit::Backend;
 use std::path::PathBuf;
+use theia_scenes::RENDERS;
+
+mod theia_scenes;
 
 /// picajit's own scene (`examples/theia/scene`, no ROM code): the image computed by hand from
 /// the program's comments, on every engine. Runs everywhere (no checkout needed).
@@ -67,61 +72,14 @@ fn own_scene_on_every_engine() {
     assert!(e.to_string().contains("INITIAL"), "{e}");
 }
 
-fn checkout() -> Option<PathBuf> {
-    picajit_testkit::theia_checkout("to render its scenes")
+/// The checkout and its ROM.
+fn checkout() -> Option<(PathBuf, Rom)> {
+    let root = picajit_testkit::theia_checkout("to render its scenes")?;
+    let rom = rom::load(&root).unwrap();
+    Some((root, rom))
 }
 
-/// (scene directory, user shader, per ROM reading: (max differing pixels, max channel
-/// difference)).
-struct Case {
-    dir: &'static str,
-    shader: Option<&'static str>,
-    bounds: &'static [(RomReading, usize, u8)],
-}
-
-/// The bounds are what this model achieves (docs/theia.md, "Reference images and the ROM
-/// reading"): the two references the RTL wrote are identical, example3 (2010-10-22) with the
-/// ROM as committed, examples/shaders/example1 (2010-01-06) with the `early-2010` reading (no
-/// colour for a missed pixel, the ROM's commented-out texel pairing, that time's test bench
-/// texture read); examples/scenes/example1 and example2's references are not RTL output, and
-/// their counts are information kept as regression bounds.
-const CASES: [Case; 4] = [
-    Case {
-        dir: "examples/scenes/example1",
-        shader: None,
-        bounds: &[
-            (RomReading::AsCommitted, 35975, 255),
-            (RomReading::Early2010, 7504, 252),
-        ],
-    },
-    Case {
-        dir: "examples/scenes/example2",
-        shader: None,
-        bounds: &[
-            (RomReading::AsCommitted, 38546, 255),
-            (RomReading::Early2010, 10928, 208),
-        ],
-    },
-    Case {
-        dir: "examples/scenes/example3",
-        shader: None,
-        bounds: &[(RomReading::AsCommitted, 0, 0)],
-    },
-    Case {
-        dir: "examples/shaders/example1",
-        shader: Some("Example1.shdr"),
-        bounds: &[
-            (RomReading::AsCommitted, 33075, 255),
-            (RomReading::Early2010, 0, 0),
-        ],
-    },
-];
-
-fn load(root: &std::path::Path, c: &Case) -> Scene {
-    load_dir(root, c.dir, c.shader)
-}
-
-fn load_dir(root: &std::path::Path, dir: &str, shader: Option<&str>) -> Scene {
+fn load(root: &std::path::Path, dir: &str, shader: Option<&str>) -> Scene {
     let dir = root.join(dir);
     let imem = shader.map(|s| {
         let src = std::fs::read_to_string(dir.join(s)).unwrap();
@@ -130,40 +88,36 @@ fn load_dir(root: &std::path::Path, dir: &str, shader: Option<&str>) -> Scene {
     Scene::load(&dir, imem).unwrap()
 }
 
+/// Every render of the README's table, with its counts as bounds (what this model achieves).
 #[test]
 fn scenes_against_reference_images() {
-    let Some(root) = checkout() else { return };
-    let rom = rom::load(&root).unwrap();
-    for c in &CASES {
-        let scene = load(&root, c);
-        let text = std::fs::read_to_string(root.join(c.dir).join("Reference.ppm")).unwrap();
+    let Some((root, rom)) = checkout() else {
+        return;
+    };
+    for (dir, shader, against, name, bound_px, bound_max) in RENDERS {
+        let reading = RomReading::from_name(name).unwrap();
+        let mut scene = load(&root, dir, shader);
+        scene.texture_bus = reading.texture_bus();
+        let text = std::fs::read_to_string(root.join(dir).join(against)).unwrap();
         let reference = Image::from_ppm(&text).unwrap();
-        for &(reading, bound_px, bound_max) in c.bounds {
-            let words = reading.apply(&rom.words).unwrap();
-            let mut scene = scene.clone();
-            scene.texture_bus = reading.texture_bus();
-            let (img, stats) = render::render(&scene, &words, Engine::from(jits()[0]), 2)
-                .unwrap_or_else(|e| panic!("{}: {e}", c.dir));
-            let (px, max) = img.compare(&reference).expect("same size");
-            println!(
-                "{}{} (ROM {}): {}x{}, {} cores, {} pixels, {} hits: {px} differing pixels, largest channel difference {max}",
-                c.dir,
-                c.shader.map_or(String::new(), |s| format!(" + {s}")),
-                reading.name(),
-                img.width,
-                img.height,
-                scene.cores(),
-                stats.pixels,
-                stats.hits
-            );
-            assert_eq!(stats.pixels, u64::from(img.width * img.height), "{}", c.dir);
-            assert!(
-                px <= bound_px && max <= bound_max,
-                "{} (ROM {}): {px} differing pixels (bound {bound_px}), largest difference {max} (bound {bound_max})",
-                c.dir,
-                reading.name(),
-            );
-        }
+        let words = reading.apply(&rom.words).unwrap();
+        let (img, stats) = render::render(&scene, &words, Engine::from(jits()[0]), 2)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        let (px, max) = img.compare(&reference).expect("same size");
+        println!(
+            "{dir}{} (ROM {name}, against {against}): {}x{}, {} cores, {} pixels, {} hits: {px} differing pixels, largest channel difference {max}",
+            shader.map_or(String::new(), |s| format!(" + {s}")),
+            img.width,
+            img.height,
+            scene.cores(),
+            stats.pixels,
+            stats.hits
+        );
+        assert_eq!(stats.pixels, u64::from(img.width * img.height), "{dir}");
+        assert!(
+            px <= bound_px && max <= bound_max,
+            "{dir} (ROM {name}): {px} differing pixels (bound {bound_px}), largest difference {max} (bound {bound_max})",
+        );
     }
     // The early-2010 reading checks the rows it changes.
     let e = RomReading::Early2010.apply(&rom.words[..100]).unwrap_err();
@@ -179,10 +133,10 @@ fn scenes_against_reference_images() {
 /// words that test bench never returns ([`TextureBus::EarlyTestBench`]).
 #[test]
 fn early_2010_reproduces_the_rtl_images_on_every_engine() {
-    let Some(root) = checkout() else { return };
-    let words = RomReading::Early2010
-        .apply(&rom::load(&root).unwrap().words)
-        .unwrap();
+    let Some((root, rom)) = checkout() else {
+        return;
+    };
+    let words = RomReading::Early2010.apply(&rom.words).unwrap();
     let text =
         std::fs::read_to_string(root.join("examples/shaders/example1/Reference.ppm")).unwrap();
     let rtl_image = Image::from_ppm(&text).unwrap();
@@ -194,7 +148,7 @@ fn early_2010_reproduces_the_rtl_images_on_every_engine() {
         ("examples/scenes/example1", None),
         ("examples/shaders/example1", Some("Example1.shdr")),
     ] {
-        let mut scene = load_dir(&root, dir, shader);
+        let mut scene = load(&root, dir, shader);
         // The as-committed bus reads the last texel's own green and blue words at (162, 150).
         let (direct, _) = render::render(&scene, &words, Engine::from(jits()[0]), 2).unwrap();
         assert_eq!(direct.compare(&rtl_image), Some((1, 1)), "{dir}");
@@ -260,22 +214,24 @@ fn texture_bus_reads() {
 
 #[test]
 fn engines_agree_on_reduced_renders() {
-    let Some(root) = checkout() else { return };
-    let rom = rom::load(&root).unwrap();
-    for c in &CASES {
-        let full = load(&root, c);
+    let Some((root, rom)) = checkout() else {
+        return;
+    };
+    // Each scene once: every scene has a render with the ROM as committed.
+    let committed = RomReading::AsCommitted.name();
+    for (dir, shader, ..) in RENDERS.into_iter().filter(|r| r.2 == committed) {
+        let full = load(&root, dir, shader);
         let (w, h) = full.size().unwrap();
         let part = h / full.cores() as u32;
         let scene = full.with_window(w / 2 - 12, 24, part / 2);
         let want = render::render(&scene, &rom.words, Engine::Interp, 1).unwrap();
-        assert!(want.1.hits > 0, "{}: no hit in the reduced render", c.dir);
+        assert!(want.1.hits > 0, "{dir}: no hit in the reduced render");
         for b in jits() {
             let got = render::render(&scene, &rom.words, Engine::from(b), 2).unwrap();
-            assert_eq!(got.1, want.1, "{} {b}: counters", c.dir);
+            assert_eq!(got.1, want.1, "{dir} {b}: counters");
             assert!(
                 got.0 == want.0,
-                "{} {b}: image differs from the interpreter's",
-                c.dir
+                "{dir} {b}: image differs from the interpreter's"
             );
         }
     }

@@ -144,7 +144,7 @@ fn prerequisites() -> Option<PathBuf> {
 }
 
 /// Copies `files` of the RTL into a scratch directory named after `what`, applies
-/// [`PATCHES`] and adds picajit's bench `tests/theia_rtl/{bench}`.
+/// [`PATCHES`] and adds picajit's bench `tests/theia_rtl/{bench}` with `bench.vh`.
 fn scratch_rtl(
     checkout: &Path,
     files: &[&str],
@@ -216,13 +216,11 @@ fn scratch_rtl(
         }
         std::fs::write(dir.join(f), s).unwrap();
     }
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/theia_rtl")
-            .join(bench),
-        dir.join(bench),
-    )
-    .unwrap();
+    // The bench and the definitions it includes.
+    for file in [bench, "bench.vh"] {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/theia_rtl");
+        std::fs::copy(from.join(file), dir.join(file)).unwrap();
+    }
     dir
 }
 

@@ -262,21 +262,38 @@ fn c_abi_threads_option() {
         };
         let mut start = std::mem::zeroed::<PicajitUnitState>();
         start.r[3] = [0.5, -1.0, 2.0, 0.25];
-        let run = |threads: Option<u32>, size: Option<u32>| {
+        // Every batch call of this test: `count` vertices from vertex `first` into `out`,
+        // through `picajit_shader_run_batch`, or `picajit_shader_run_batch_ex` with options.
+        let (s, u, l) = (shader, uniforms, &layout);
+        let call = |first: usize,
+                    count: usize,
+                    output: &PicajitVertexLayout,
+                    out: &mut [f32],
+                    options: Option<&PicajitRunOptions>,
+                    stats: *mut PicajitRunStats| {
+            let (ins, outs) = (
+                inputs[64 * first..].as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+            );
+            let status = match options {
+                None => picajit_shader_run_batch(s, u, l, ins, output, outs, count, stats),
+                Some(o) => picajit_shader_run_batch_ex(s, u, l, ins, output, outs, count, o, stats),
+            };
+            assert_eq!(status, PicajitStatus::PICAJIT_OK);
+        };
+        // The whole batch: its output bits and instruction count.
+        let batch = |options: Option<&PicajitRunOptions>| {
             let mut out = vec![0f32; 64 * n];
-            let mut state = std::mem::zeroed::<PicajitUnitState>();
             let mut stats = PicajitRunStats::default();
-            let status = match threads {
-                None => picajit_shader_run_batch(
-                    shader,
-                    uniforms,
-                    &layout,
-                    inputs.as_ptr().cast(),
-                    &layout,
-                    out.as_mut_ptr().cast(),
-                    n,
-                    &mut stats,
-                ),
+            call(0, n, &layout, &mut out, options, &mut stats);
+            assert_eq!(stats.vertices, n);
+            let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+            (bits, stats.instructions)
+        };
+        let run = |threads: Option<u32>, size: Option<u32>| {
+            let mut state = std::mem::zeroed::<PicajitUnitState>();
+            let (bits, instructions) = match threads {
+                None => batch(None),
                 Some(t) => {
                     let mut o = std::mem::zeroed::<PicajitRunOptions>();
                     assert_eq!(picajit_run_options_init(&mut o), PicajitStatus::PICAJIT_OK);
@@ -286,24 +303,11 @@ fn c_abi_threads_option() {
                     if let Some(s) = size {
                         o.struct_size = s;
                     }
-                    picajit_shader_run_batch_ex(
-                        shader,
-                        uniforms,
-                        &layout,
-                        inputs.as_ptr().cast(),
-                        &layout,
-                        out.as_mut_ptr().cast(),
-                        n,
-                        &o,
-                        &mut stats,
-                    )
+                    batch(Some(&o))
                 }
             };
-            assert_eq!(status, PicajitStatus::PICAJIT_OK);
-            assert_eq!(stats.vertices, n);
-            let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
             let state_bits: Vec<u32> = state.r.iter().flatten().map(|x| x.to_bits()).collect();
-            (bits, state_bits, stats.instructions)
+            (bits, state_bits, instructions)
         };
         let one = run(Some(1), None);
         assert_eq!(run(Some(3), None), one, "3 threads");
@@ -315,24 +319,8 @@ fn c_abi_threads_option() {
             assert_eq!(picajit_run_options_init(&mut o), PicajitStatus::PICAJIT_OK);
             assert_eq!(o.threads, 0, "init asks for the automatic setting");
             // Without state: compare with one thread and no state.
-            let mut out = vec![0f32; 64 * n];
             o.threads = 1;
-            let mut stats = PicajitRunStats::default();
-            assert_eq!(
-                picajit_shader_run_batch_ex(
-                    shader,
-                    uniforms,
-                    &layout,
-                    inputs.as_ptr().cast(),
-                    &layout,
-                    out.as_mut_ptr().cast(),
-                    n,
-                    &o,
-                    &mut stats,
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
-            out.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
+            batch(Some(&o)).0
         };
         assert_eq!(plain.0, plain_one, "automatic threads");
         // One vertex per call on this thread, after the batches above left their values in
@@ -342,19 +330,7 @@ fn c_abi_threads_option() {
         for k in 0..200 {
             let lay = if k % 2 == 0 { &layout } else { &o0 };
             let mut out = [0f32; 64];
-            assert_eq!(
-                picajit_shader_run_batch(
-                    shader,
-                    uniforms,
-                    &layout,
-                    inputs[64 * k..].as_ptr().cast(),
-                    lay,
-                    out.as_mut_ptr().cast(),
-                    1,
-                    null_mut(),
-                ),
-                PicajitStatus::PICAJIT_OK
-            );
+            call(k, 1, lay, &mut out, None, null_mut());
             let named = if k % 2 == 0 { 64 } else { 4 };
             let got: Vec<u32> = out[..named].iter().map(|x| x.to_bits()).collect();
             assert_eq!(got, plain.0[64 * k..64 * k + named], "vertex {k} alone");

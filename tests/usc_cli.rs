@@ -5,33 +5,15 @@
 mod cli_run;
 mod target_exe;
 
-use cli_run::{fails, ok, picajit};
+use cli_run::{fails, ok, refuses_over_limit, same_on_every_engine};
 
 #[test]
 fn run_json_format_is_exact() {
-    // Collatz step counts: 27 takes 111 steps, 1 none, 6 eight, 7 sixteen.
-    let out = ok(&[
-        "run",
-        "--isa",
-        "usc",
-        "examples/usc/divergent_loop.usc",
-        "--instances",
-        "4",
-        "--set",
-        "vi0=27,1,6,7",
-        "--json",
-        "--engine",
-        "interp",
-    ]);
-    assert_eq!(
-        out.trim(),
-        r#"{"isa":"usc","engine":"interp","instances":4,"status":"done","steps":1226,"regs":{"r0":[1,1,1,1],"r1":[111,0,8,16],"r2":[111,0,8,16],"r10":[0,0,0,0],"r11":[0,1,1,1],"vi0":[27,1,6,7],"p0":[0,0,0,0]}}"#
-    );
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["regs"]["r1"][0], 111);
-    // The x86-64 JIT prints the same registers (where the host has AVX2 and FMA).
-    if picajit::jit::usc::x64::available() {
-        let jit = ok(&[
+    // Collatz step counts: 27 takes 111 steps, 1 none, 6 eight, 7 sixteen. The x86-64 JIT
+    // prints the same registers where the host has AVX2 and FMA, and so does the AArch64 JIT
+    // (natively, or under the emulator in builds with it).
+    let out = same_on_every_engine(
+        &[
             "run",
             "--isa",
             "usc",
@@ -41,42 +23,16 @@ fn run_json_format_is_exact() {
             "--set",
             "vi0=27,1,6,7",
             "--json",
-            "--engine",
-            "x64",
-        ]);
-        assert_eq!(
-            jit.replace(r#""engine":"x64""#, r#""engine":"interp""#),
-            out
-        );
-    }
-    // So does the AArch64 JIT (natively, or under the emulator in builds with it).
-    let argv = [
-        "run",
-        "--isa",
-        "usc",
-        "examples/usc/divergent_loop.usc",
-        "--instances",
-        "4",
-        "--set",
-        "vi0=27,1,6,7",
-        "--json",
-        "--engine",
-        "a64",
-    ];
-    let a64 = picajit(&argv);
-    if a64.status.success() {
-        let got = String::from_utf8(a64.stdout).unwrap();
-        assert_eq!(
-            got.replace(r#""engine":"a64""#, r#""engine":"interp""#),
-            out
-        );
-    } else {
-        let err = String::from_utf8_lossy(&a64.stderr);
-        assert!(
-            err.contains("a64-emu") && !err.contains("panicked"),
-            "{err}"
-        );
-    }
+        ],
+        picajit::jit::usc::x64::available(),
+        "a64-emu",
+    );
+    assert_eq!(
+        out.trim(),
+        r#"{"isa":"usc","engine":"interp","instances":4,"status":"done","steps":1226,"regs":{"r0":[1,1,1,1],"r1":[111,0,8,16],"r2":[111,0,8,16],"r10":[0,0,0,0],"r11":[0,1,1,1],"vi0":[27,1,6,7],"p0":[0,0,0,0]}}"#
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["regs"]["r1"][0], 111);
 }
 
 #[test]
@@ -185,18 +141,13 @@ fn run_values_registers_and_budget() {
     assert!(err.contains("unsup.usc:2:5: not supported: fdsx"), "{err}");
     // A file over the parser's limit is refused before it is read (a sparse file: its length
     // is all that is looked at).
-    let huge = dir.join("huge.usc");
-    std::fs::File::create(&huge)
-        .unwrap()
-        .set_len(picajit::usc::parse::MAX_SOURCE_BYTES as u64 + 1)
-        .unwrap();
-    for cmd in ["run", "asm", "info"] {
-        let err = fails(&[cmd, "--isa", "usc", huge.to_str().unwrap()]);
-        assert!(
-            err.contains("larger than any USC source (at most 4194304)"),
-            "{cmd}: {err}"
-        );
-    }
+    refuses_over_limit(
+        "usc",
+        &dir.join("huge.usc"),
+        picajit::usc::parse::MAX_SOURCE_BYTES,
+        &["run", "asm", "info"],
+        "larger than any USC source (at most 4194304)",
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -67,6 +67,48 @@ static PicajitShader *load_source(PicajitEngine *engine, const char *source) {
     return shader;
 }
 
+static PicajitUniforms *make_uniforms(PicajitEngine *engine) {
+    PicajitUniforms *u = NULL;
+    OK(picajit_uniforms_create(engine, &u));
+    return u;
+}
+
+/* A uniform set with `shader`'s constants applied. */
+static PicajitUniforms *uniforms_for(PicajitEngine *engine, const PicajitShader *shader) {
+    PicajitUniforms *u = make_uniforms(engine);
+    OK(picajit_shader_apply_constants(shader, u));
+    return u;
+}
+
+static PicajitGeometry *make_geometry(void) {
+    PicajitGeometry *geo = NULL;
+    OK(picajit_geometry_create(&geo));
+    return geo;
+}
+
+/* The objects a test made, destroyed at its end by destroy_made: shaders, geometry states
+   and uniform sets before the engines. Entries left NULL are accepted by the destroy
+   functions. */
+typedef struct {
+    PicajitShader *shaders[4];
+    PicajitGeometry *geometries[2];
+    PicajitUniforms *uniforms[2];
+    PicajitEngine *engines[2];
+} Made;
+
+static void destroy_made(Made m) {
+    for (size_t k = 0; k < 4; k++) {
+        OK(picajit_shader_destroy(m.shaders[k]));
+    }
+    for (size_t k = 0; k < 2; k++) {
+        OK(picajit_geometry_destroy(m.geometries[k]));
+        OK(picajit_uniforms_destroy(m.uniforms[k]));
+    }
+    for (size_t k = 0; k < 2; k++) {
+        OK(picajit_engine_destroy(m.engines[k]));
+    }
+}
+
 static uint32_t f32_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
@@ -249,28 +291,39 @@ static void test_shader_create(void) {
     static uint32_t big[4097];
     static uint32_t many[4097]; /* a whole 4096-entry table is accepted, one more is not */
     uint32_t aligned[4] = {0, 0x88000000u, 0, 0};
+    const uint32_t *misaligned = (const uint32_t *)((const char *)aligned + 1);
     shader = NULL;
-    FAILS(picajit_shader_create(NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
-          "engine is NULL");
-    FAILS(picajit_shader_create(engine, NULL, 3, NULL, 0, 0, 0, &shader), PICAJIT_ERR_NULL,
-          "code is NULL");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 1, 0, 0, &shader), PICAJIT_ERR_NULL,
-          "opdescs is NULL");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 0, 0, NULL), PICAJIT_ERR_NULL,
-          "out is NULL");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 0, 2, &shader),
-          PICAJIT_ERR_INVALID_ARGUMENT, "unknown shader kind 2");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 3, 0, &shader), PICAJIT_ERR_PROGRAM,
-          "entry point");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 0, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
-          "entry point");
-    FAILS(picajit_shader_create(engine, big, 4097, NULL, 0, 0, 0, &shader), PICAJIT_ERR_PROGRAM,
-          "4097 code words");
-    FAILS(picajit_shader_create(engine, ADD_CODE, 3, many, 4097, 0, 0, &shader),
-          PICAJIT_ERR_PROGRAM, "4097 operand descriptors");
-    FAILS(picajit_shader_create(engine, (const uint32_t *)((const char *)aligned + 1), 2, NULL,
-                                0, 0, 0, &shader),
-          PICAJIT_ERR_INVALID_ARGUMENT, "not aligned");
+    /* Each case: picajit_shader_create's arguments, the status and the message. */
+    const struct {
+        const PicajitEngine *engine;
+        const uint32_t *code;
+        size_t code_words;
+        const uint32_t *opdescs;
+        size_t opdesc_count;
+        uint32_t entry, kind;
+        PicajitShader **out;
+        PicajitStatus status;
+        const char *message;
+    } bad[] = {
+        {NULL, ADD_CODE, 3, NULL, 0, 0, 0, &shader, PICAJIT_ERR_NULL, "engine is NULL"},
+        {engine, NULL, 3, NULL, 0, 0, 0, &shader, PICAJIT_ERR_NULL, "code is NULL"},
+        {engine, ADD_CODE, 3, NULL, 1, 0, 0, &shader, PICAJIT_ERR_NULL, "opdescs is NULL"},
+        {engine, ADD_CODE, 3, NULL, 0, 0, 0, NULL, PICAJIT_ERR_NULL, "out is NULL"},
+        {engine, ADD_CODE, 3, NULL, 0, 0, 2, &shader, PICAJIT_ERR_INVALID_ARGUMENT,
+         "unknown shader kind 2"},
+        {engine, ADD_CODE, 3, NULL, 0, 3, 0, &shader, PICAJIT_ERR_PROGRAM, "entry point"},
+        {engine, ADD_CODE, 0, NULL, 0, 0, 0, &shader, PICAJIT_ERR_PROGRAM, "entry point"},
+        {engine, big, 4097, NULL, 0, 0, 0, &shader, PICAJIT_ERR_PROGRAM, "4097 code words"},
+        {engine, ADD_CODE, 3, many, 4097, 0, 0, &shader, PICAJIT_ERR_PROGRAM,
+         "4097 operand descriptors"},
+        {engine, misaligned, 2, NULL, 0, 0, 0, &shader, PICAJIT_ERR_INVALID_ARGUMENT,
+         "not aligned"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        FAILS(picajit_shader_create(bad[k].engine, bad[k].code, bad[k].code_words, bad[k].opdescs,
+                                    bad[k].opdesc_count, bad[k].entry, bad[k].kind, bad[k].out),
+              bad[k].status, bad[k].message);
+    }
     CHECK(shader == NULL);
     OK(picajit_engine_destroy(engine));
 }
@@ -498,12 +551,7 @@ static void test_apply_constants(void) {
     FAILS(picajit_shader_apply_constants(shader, NULL), PICAJIT_ERR_NULL, "uniforms is NULL");
 
     free(mvp.data);
-    OK(picajit_shader_destroy(shader));
-    OK(picajit_shader_destroy(raw));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_uniforms_destroy(u32));
-    OK(picajit_engine_destroy(engine));
-    OK(picajit_engine_destroy(f32));
+    destroy_made((Made){.shaders = {shader, raw}, .uniforms = {u, u32}, .engines = {engine, f32}});
 }
 
 /* A full-layout vertex: v0-v15 (or o0-o15) as 16 rows of 4. */
@@ -642,7 +690,6 @@ static void test_run_batch(uint32_t backend) {
     CHECK(stats.vertices == 0 && stats.instructions == 0);
 
     /* Errors. */
-    PicajitVertexLayout bad = FULL_F32;
     FAILS(picajit_shader_run_batch(NULL, u, &FULL_F32, in, &FULL_F32, out, 1, NULL),
           PICAJIT_ERR_NULL, "shader is NULL");
     FAILS(picajit_shader_run_batch(shader, NULL, &FULL_F32, in, &FULL_F32, out, 1, NULL),
@@ -655,25 +702,27 @@ static void test_run_batch(uint32_t backend) {
           PICAJIT_ERR_NULL, "inputs is NULL");
     FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, NULL, 1, NULL),
           PICAJIT_ERR_NULL, "outputs is NULL");
-    bad.stride = 255; /* one vertex of the full layout is 256 bytes */
-    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 1, NULL),
-          PICAJIT_ERR_INVALID_ARGUMENT, "input_layout: stride 255 is smaller than one vertex");
-    bad = FULL_F32;
-    bad.format = 2;
-    FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &bad, out, 1, NULL),
-          PICAJIT_ERR_INVALID_ARGUMENT, "output_layout: unknown value format 2");
-    bad = FULL_F32;
-    bad.flags = 4;
-    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 1, NULL),
-          PICAJIT_ERR_INVALID_ARGUMENT, "unknown flag bits");
-    bad = FULL_F32;
-    bad.mask = 0x10000;
-    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 1, NULL),
-          PICAJIT_ERR_INVALID_ARGUMENT, "past 15");
-    bad = FULL_F32;
-    bad.stride = SIZE_MAX / 2;
-    FAILS(picajit_shader_run_batch(shader, u, &bad, in, &FULL_F32, out, 3, NULL),
-          PICAJIT_ERR_INVALID_ARGUMENT, "overflow");
+    /* FULL_F32 with one field wrong, as the input or the output layout of `count` vertices
+       (one vertex of the full layout is 256 bytes). */
+    const struct {
+        PicajitVertexLayout layout;
+        int input;
+        size_t count;
+        const char *message;
+    } bad[] = {
+        {{PICAJIT_FORMAT_F32, 0, 0xFFFF, 255}, 1, 1,
+         "input_layout: stride 255 is smaller than one vertex"},
+        {{2, 0, 0xFFFF, 0}, 0, 1, "output_layout: unknown value format 2"},
+        {{PICAJIT_FORMAT_F32, 4, 0xFFFF, 0}, 1, 1, "unknown flag bits"},
+        {{PICAJIT_FORMAT_F32, 0, 0x10000, 0}, 1, 1, "past 15"},
+        {{PICAJIT_FORMAT_F32, 0, 0xFFFF, SIZE_MAX / 2}, 1, 3, "overflow"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        const PicajitVertexLayout *wrong = &bad[k].layout;
+        FAILS(picajit_shader_run_batch(shader, u, bad[k].input ? wrong : &FULL_F32, in,
+                                       bad[k].input ? &FULL_F32 : wrong, out, bad[k].count, NULL),
+              PICAJIT_ERR_INVALID_ARGUMENT, bad[k].message);
+    }
     FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, in + 1, 2, NULL),
           PICAJIT_ERR_INVALID_ARGUMENT, "overlap");
     FAILS(picajit_shader_run_batch(shader, u, &FULL_F32, in, &FULL_F32, out, 1,
@@ -691,27 +740,23 @@ static void test_run_batch(uint32_t backend) {
     FAILS(picajit_shader_run_batch(gs, u, &FULL_F32, in, &FULL_F32, out, 1, NULL),
           PICAJIT_ERR_INVALID_ARGUMENT, "geometry shader");
 
-    OK(picajit_shader_destroy(gs));
-    OK(picajit_uniforms_destroy(u32));
-    OK(picajit_engine_destroy(f32));
-    OK(picajit_shader_destroy(shader));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {gs, shader}, .uniforms = {u32, u}, .engines = {f32, engine}});
 }
+
+/* Source lines of the test programs: the constant `one` (1, 1, 1, 1) and the output `o`
+   (position); a loop that spins (until the budget runs out) when v0.x == 1. */
+#define ONE_AND_POSITION ".constf one(1.0, 1.0, 1.0, 1.0)\n.out o position\n"
+#define SPIN_IF_V0X_IS_1 "    cmp one, eq, eq, v0\nspin:\n    jmpc cmp.x, spin\n"
 
 static void test_exec_errors(uint32_t backend) {
     /* A budget of 1000 instructions; vertex k spins forever when v0.x == 1. */
     PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 1000);
-    PicajitUniforms *u = NULL;
     PicajitRunStats stats;
     PicajitShader *spin = load_source(engine,
-                                      ".constf one(1.0, 1.0, 1.0, 1.0)\n"
-                                      ".out o position\n"
+                                      ONE_AND_POSITION
                                       ".proc main\n"
                                       "    mov o, v0\n"
-                                      "    cmp one, eq, eq, v0\n"
-                                      "spin:\n"
-                                      "    jmpc cmp.x, spin\n"
+                                      SPIN_IF_V0X_IS_1
                                       "    end\n"
                                       ".end\n");
     PicajitShader *brk = load_source(engine,
@@ -719,8 +764,7 @@ static void test_exec_errors(uint32_t backend) {
                                      "    break\n"
                                      "    end\n"
                                      ".end\n");
-    OK(picajit_uniforms_create(engine, &u));
-    OK(picajit_shader_apply_constants(spin, u));
+    PicajitUniforms *u = uniforms_for(engine, spin);
     float in[4][4] = {{0, 0, 0, 0}, {2, 0, 0, 0}, {1, 0, 0, 0}, {3, 0, 0, 0}};
     float out[4][4];
     memset(out, 0x11, sizeof out);
@@ -736,10 +780,7 @@ static void test_exec_errors(uint32_t backend) {
           PICAJIT_ERR_EXEC, "BREAK");
     CHECK(stats.vertices == 0);
 
-    OK(picajit_shader_destroy(spin));
-    OK(picajit_shader_destroy(brk));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {spin, brk}, .uniforms = {u}, .engines = {engine}});
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -766,18 +807,15 @@ static void test_geometry_point_to_quad(uint32_t backend) {
     PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
     Blob quad = read_file(quad_path);
     PicajitShader *gs = NULL;
-    PicajitUniforms *u = NULL;
-    PicajitGeometry *geo = NULL;
     PicajitRunStats stats;
     Collected got;
     uint16_t bools = 0;
     size_t pending = 99;
 
     OK(picajit_shader_load_shbin(engine, quad.data, quad.size, 0, &gs));
-    OK(picajit_uniforms_create(engine, &u));
-    OK(picajit_shader_apply_constants(gs, u));
+    PicajitUniforms *u = uniforms_for(engine, gs);
     OK(picajit_uniforms_set_float(u, 0, 1, (const float[]){0.25f, 0.5f, 0, 0})); /* halfsize */
-    OK(picajit_geometry_create(&geo));
+    PicajitGeometry *geo = make_geometry();
 
     PicajitVertexLayout two = {PICAJIT_FORMAT_F32, PICAJIT_LAYOUT_PACKED, 0x3, 0};
     memset(&got, 0, sizeof got);
@@ -885,27 +923,19 @@ static void test_geometry_point_to_quad(uint32_t backend) {
     FAILS(picajit_geometry_run_point(geo, gs, u, &two, point, NULL),
           PICAJIT_ERR_INVALID_ARGUMENT, "not in point mode");
 
-    OK(picajit_shader_destroy(vs));
-    OK(picajit_uniforms_destroy(u32));
-    OK(picajit_engine_destroy(f32));
     free(quad.data);
-    OK(picajit_geometry_destroy(geo));
     OK(picajit_geometry_destroy(NULL));
-    OK(picajit_shader_destroy(gs));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {vs, gs}, .geometries = {geo}, .uniforms = {u32, u},
+                        .engines = {f32, engine}});
 }
 
 /* Registers, b15 and the vertex buffer carry over between invocations. */
 static void test_geometry_state(uint32_t backend) {
     PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
-    PicajitUniforms *u = NULL;
-    PicajitGeometry *geo = NULL;
     /* First invocation (b15 clear): r0 = 1. Later ones: r0 += 1. Emit r0 each time. */
     PicajitShader *gs = load_source(engine,
                                     ".gsh point c0\n"
-                                    ".constf one(1.0, 1.0, 1.0, 1.0)\n"
-                                    ".out o position\n"
+                                    ONE_AND_POSITION
                                     ".proc main\n"
                                     "    ifu b15\n"
                                     "        add r0, one, r0\n"
@@ -917,9 +947,8 @@ static void test_geometry_state(uint32_t backend) {
                                     "    emit\n"
                                     "    end\n"
                                     ".end\n");
-    OK(picajit_uniforms_create(engine, &u));
-    OK(picajit_shader_apply_constants(gs, u));
-    OK(picajit_geometry_create(&geo));
+    PicajitUniforms *u = uniforms_for(engine, gs);
+    PicajitGeometry *geo = make_geometry();
     PicajitVertexLayout none = {PICAJIT_FORMAT_F32, 0, 0, 0};
     PicajitVertexLayout o0 = {PICAJIT_FORMAT_F32, 0, 0x1, 0};
     float dummy = 0;
@@ -961,18 +990,13 @@ static void test_geometry_state(uint32_t backend) {
     OK(picajit_geometry_take(geo, &o0, v, infos, 3, &taken));
     CHECK(taken == 1 && infos[0].slot == 1);
 
-    OK(picajit_shader_destroy(fail));
-    OK(picajit_shader_destroy(gs));
-    OK(picajit_geometry_destroy(geo));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {fail, gs}, .geometries = {geo}, .uniforms = {u},
+                        .engines = {engine}});
 }
 
 /* Variable and fixed modes: input rows go to the float uniforms. */
 static void test_geometry_uniform_modes(uint32_t backend) {
     PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
-    PicajitUniforms *u = NULL;
-    PicajitGeometry *geo = NULL;
     /* Emits c10 and c11 (fixed mode from c10, or variable mode from c9: count in c9). */
     PicajitShader *gs = load_source(engine,
                                     ".gsh point c0\n"
@@ -988,8 +1012,8 @@ static void test_geometry_uniform_modes(uint32_t backend) {
                                     "    emit\n"
                                     "    end\n"
                                     ".end\n");
-    OK(picajit_uniforms_create(engine, &u));
-    OK(picajit_geometry_create(&geo));
+    PicajitUniforms *u = make_uniforms(engine);
+    PicajitGeometry *geo = make_geometry();
     const float rows[2][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}};
     const uint32_t rows24[2][4] = {{0x000001u, 0, 0, 0}, {0x3F0000u, 0, 0, 0}};
     PicajitVertexLayout o01 = {PICAJIT_FORMAT_F32, 0, 0x3, 0};
@@ -1037,10 +1061,8 @@ static void test_geometry_uniform_modes(uint32_t backend) {
           "geometry is NULL");
     OK(picajit_geometry_set_mode(geo, PICAJIT_GS_POINT, 0, 0));
 
-    OK(picajit_shader_destroy(gs));
-    OK(picajit_geometry_destroy(geo));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {gs}, .geometries = {geo}, .uniforms = {u},
+                        .engines = {engine}});
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1164,15 +1186,11 @@ static void test_geometry_run_points(uint32_t backend, const char *path, size_t 
     PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 0);
     Blob shbin = read_file(path);
     PicajitShader *gs = NULL;
-    PicajitUniforms *ua = NULL, *ub = NULL;
-    PicajitGeometry *ga = NULL, *gb = NULL;
     PicajitRunStats stats, stats2;
     uint16_t bools_a = 0, bools_b = 0;
     OK(picajit_shader_load_shbin(engine, shbin.data, shbin.size, 0, &gs));
-    OK(picajit_uniforms_create(engine, &ua));
-    OK(picajit_uniforms_create(engine, &ub));
-    OK(picajit_geometry_create(&ga));
-    OK(picajit_geometry_create(&gb));
+    PicajitUniforms *ua = make_uniforms(engine), *ub = make_uniforms(engine);
+    PicajitGeometry *ga = make_geometry(), *gb = make_geometry();
     fill_banks(engine, ga, ua);
     fill_banks(engine, gb, ub);
     set_gs_uniforms(gs, ua); /* after fill_banks: its constants may share registers */
@@ -1314,16 +1332,10 @@ static void test_geometry_run_points(uint32_t backend, const char *path, size_t 
 
     recorder_free(&ra);
     recorder_free(&rb);
-    OK(picajit_shader_destroy(vs));
     OK(picajit_uniforms_destroy(u32));
-    OK(picajit_engine_destroy(f32));
     free(shbin.data);
-    OK(picajit_geometry_destroy(ga));
-    OK(picajit_geometry_destroy(gb));
-    OK(picajit_shader_destroy(gs));
-    OK(picajit_uniforms_destroy(ua));
-    OK(picajit_uniforms_destroy(ub));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {vs, gs}, .geometries = {ga, gb}, .uniforms = {ua, ub},
+                        .engines = {f32, engine}});
 }
 
 /* A point that fails mid-batch: the batch stops there, having delivered what that point and
@@ -1331,29 +1343,20 @@ static void test_geometry_run_points(uint32_t backend, const char *path, size_t 
 static void test_geometry_run_points_failure(uint32_t backend) {
     enum { N = 20, BAD = 13 };
     PicajitEngine *engine = make_engine(backend, PICAJIT_FLOAT_F24, 1000);
-    PicajitUniforms *ua = NULL, *ub = NULL;
-    PicajitGeometry *ga = NULL, *gb = NULL;
     PicajitRunStats stats;
     /* Emits v0, then spins until the budget runs out when v0.x == 1. */
     PicajitShader *spin = load_source(engine,
                                       ".gsh point c0\n"
-                                      ".constf one(1.0, 1.0, 1.0, 1.0)\n"
-                                      ".out o position\n"
+                                      ONE_AND_POSITION
                                       ".proc main\n"
                                       "    setemit 0\n"
                                       "    mov o, v0\n"
                                       "    emit\n"
-                                      "    cmp one, eq, eq, v0\n"
-                                      "spin:\n"
-                                      "    jmpc cmp.x, spin\n"
+                                      SPIN_IF_V0X_IS_1
                                       "    end\n"
                                       ".end\n");
-    OK(picajit_uniforms_create(engine, &ua));
-    OK(picajit_uniforms_create(engine, &ub));
-    OK(picajit_shader_apply_constants(spin, ua));
-    OK(picajit_shader_apply_constants(spin, ub));
-    OK(picajit_geometry_create(&ga));
-    OK(picajit_geometry_create(&gb));
+    PicajitUniforms *ua = uniforms_for(engine, spin), *ub = uniforms_for(engine, spin);
+    PicajitGeometry *ga = make_geometry(), *gb = make_geometry();
     float pts[N][4];
     for (int k = 0; k < N; k++) {
         pts[k][0] = k == BAD ? 1.0f : (float)k + 2.0f;
@@ -1394,12 +1397,8 @@ static void test_geometry_run_points_failure(uint32_t backend) {
 
     recorder_free(&ra);
     recorder_free(&rb);
-    OK(picajit_shader_destroy(spin));
-    OK(picajit_geometry_destroy(ga));
-    OK(picajit_geometry_destroy(gb));
-    OK(picajit_uniforms_destroy(ua));
-    OK(picajit_uniforms_destroy(ub));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {spin}, .geometries = {ga, gb}, .uniforms = {ua, ub},
+                        .engines = {engine}});
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1456,9 +1455,7 @@ static void test_threads(void) {
     /* The main thread's message is unaffected by the workers' errors. */
     CHECK(strcmp(picajit_last_error(), "picajit_shader_get_info: shader is NULL") == 0);
 
-    OK(picajit_shader_destroy(shader));
-    OK(picajit_uniforms_destroy(u));
-    OK(picajit_engine_destroy(engine));
+    destroy_made((Made){.shaders = {shader}, .uniforms = {u}, .engines = {engine}});
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1591,6 +1588,36 @@ static void test_handles(void) {
 /* ------------------------------------------------------------------------------------------ */
 /* PowerVR USC programs (seed 004) */
 
+/* The Collatz start values of test_usc's program and the steps each takes. */
+static const uint32_t COLLATZ_START[4] = {27, 1, 6, 7}, COLLATZ_STEPS[4] = {111, 0, 8, 16};
+
+/* A state of four instances with the Collatz start values in vi0. */
+static PicajitUscState *collatz_state(void) {
+    PicajitUscState *st = NULL;
+    OK(picajit_usc_state_create(4, &st));
+    for (uint32_t l = 0; l < 4; l++) {
+        OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, COLLATZ_START[l]));
+    }
+    return st;
+}
+
+/* test_usc's program `prog` run with `budget` on a collatz_state: done after 1226 steps with
+   each instance's step count in r1; then a budget of 5 stops a further run. The state. */
+static PicajitUscState *run_collatz(const PicajitUscProgram *prog, uint64_t budget) {
+    PicajitUscState *st = collatz_state();
+    PicajitUscRunInfo info;
+    OK(picajit_usc_run(prog, st, budget, &info));
+    CHECK(info.done == 1 && info.steps == 1226);
+    for (uint32_t l = 0; l < 4; l++) {
+        uint32_t v = 0;
+        OK(picajit_usc_state_get(st, PICAJIT_USC_R, 1, l, &v));
+        CHECK(v == COLLATZ_STEPS[l]);
+    }
+    OK(picajit_usc_run(prog, st, 5, &info));
+    CHECK(info.done == 0 && info.steps == 5);
+    return st;
+}
+
 static void test_usc(void) {
     /* The Collatz example of examples/usc/divergent_loop.usc, shortened: a divergent loop. */
     const char *src =
@@ -1612,33 +1639,11 @@ static void test_usc(void) {
     CHECK(opts.fused_fmad == 1 && opts.cndlt_literal == 0);
     PicajitUscProgram *prog = NULL;
     OK(picajit_usc_program_create(src, &opts, PICAJIT_ENGINE_INTERP, &prog));
-    PicajitUscState *st = NULL;
-    OK(picajit_usc_state_create(4, &st));
-    const uint32_t start[4] = {27, 1, 6, 7}, steps[4] = {111, 0, 8, 16};
-    for (uint32_t l = 0; l < 4; l++) {
-        OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, start[l]));
-    }
-    PicajitUscRunInfo info;
-    OK(picajit_usc_run(prog, st, 1000000, &info));
-    CHECK(info.done == 1 && info.steps == 1226);
-    for (uint32_t l = 0; l < 4; l++) {
-        uint32_t v = 0;
-        OK(picajit_usc_state_get(st, PICAJIT_USC_R, 1, l, &v));
-        CHECK(v == steps[l]);
-    }
-    /* The budget stops the run. */
-    OK(picajit_usc_run(prog, st, 5, &info));
-    CHECK(info.done == 0 && info.steps == 5);
+    /* Done within the budget; a budget of 5 stops the run (with or without run info). */
+    PicajitUscState *st = run_collatz(prog, 1000000);
     OK(picajit_usc_run(prog, st, 5, NULL));
     /* A budget of 0 is PICAJIT_DEFAULT_BUDGET, as for every ISA. */
-    PicajitUscState *fresh = NULL;
-    OK(picajit_usc_state_create(4, &fresh));
-    for (uint32_t l = 0; l < 4; l++) {
-        OK(picajit_usc_state_set(fresh, PICAJIT_USC_VI, 0, l, start[l]));
-    }
-    OK(picajit_usc_run(prog, fresh, 0, &info));
-    CHECK(info.done == 1 && info.steps == 1226);
-    OK(picajit_usc_state_destroy(fresh));
+    OK(picajit_usc_state_destroy(run_collatz(prog, 0)));
     /* p0 and shared registers. */
     uint32_t p = 7;
     OK(picajit_usc_state_set_p0(st, 3, 1));
@@ -1697,20 +1702,7 @@ static void test_usc(void) {
             CHECK(active == backends[b]);
         }
         jits += active != PICAJIT_ENGINE_INTERP;
-        OK(picajit_usc_state_create(4, &st));
-        for (uint32_t l = 0; l < 4; l++) {
-            OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 0, l, start[l]));
-        }
-        OK(picajit_usc_run(q, st, 1000000, &info));
-        CHECK(info.done == 1 && info.steps == 1226);
-        for (uint32_t l = 0; l < 4; l++) {
-            uint32_t v = 0;
-            OK(picajit_usc_state_get(st, PICAJIT_USC_R, 1, l, &v));
-            CHECK(v == steps[l]);
-        }
-        OK(picajit_usc_run(q, st, 5, &info));
-        CHECK(info.done == 0 && info.steps == 5);
-        OK(picajit_usc_state_destroy(st));
+        OK(picajit_usc_state_destroy(run_collatz(q, 1000000)));
         OK(picajit_usc_program_create(fsrc, NULL, backends[b], &fq));
         OK(picajit_usc_state_create(16, &st));
         for (uint32_t l = 0; l < 16; l++) {
@@ -1723,6 +1715,7 @@ static void test_usc(void) {
             OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 1, l, wy));
             OK(picajit_usc_state_set(st, PICAJIT_USC_VI, 2, l, wz));
         }
+        PicajitUscRunInfo info;
         OK(picajit_usc_run(fq, st, 100, &info));
         CHECK(info.done == 1 && info.steps == 4);
         for (uint32_t l = 0; l < 16; l++) {

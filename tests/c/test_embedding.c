@@ -28,6 +28,13 @@ static PicajitEngine *make_engine(uint32_t backend) {
     return engine;
 }
 
+/* The first program of `source`, assembled by the library. */
+static PicajitShader *load(PicajitEngine *engine, const char *source) {
+    PicajitShader *shader = NULL;
+    OK(picajit_shader_load_source(engine, source, 0, &shader));
+    return shader;
+}
+
 typedef struct {
     float r[16][4];
 } Vertex;
@@ -103,8 +110,7 @@ static void test_unit_state_batches(uint32_t backend, const char *name) {
         printf("(%s engine unavailable in this build: skipped)\n", name);
         return;
     }
-    PicajitShader *shader = NULL;
-    OK(picajit_shader_load_source(engine, PROBE, 0, &shader));
+    PicajitShader *shader = load(engine, PROBE);
     PicajitUniforms *u = probe_uniforms(engine);
     enum { N = 21 };
     Vertex in[N], out[N];
@@ -211,8 +217,7 @@ static void test_entry_per_run(uint32_t backend) {
     if (!engine) {
         return;
     }
-    PicajitShader *shader = NULL;
-    OK(picajit_shader_load_source(engine, PROBE, 0, &shader));
+    PicajitShader *shader = load(engine, PROBE);
     PicajitUniforms *u = probe_uniforms(engine);
     Vertex in[9], out[9];
     memset(in, 0, sizeof in);
@@ -329,8 +334,7 @@ static void test_geometry_state(uint32_t backend) {
     if (!engine) {
         return;
     }
-    PicajitShader *gs = NULL;
-    OK(picajit_shader_load_source(engine, GS, 0, &gs));
+    PicajitShader *gs = load(engine, GS);
     PicajitUniforms *u = NULL;
     OK(picajit_uniforms_create(engine, &u));
     OK(picajit_shader_apply_constants(gs, u));

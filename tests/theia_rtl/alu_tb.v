@@ -7,6 +7,7 @@
 //   RA RB RC TAKEN NOTTAKEN CYCLES    (hex, hex, hex, bit, bit, decimal; CYCLES -1 = no result)
 `timescale 1ns / 1ps
 `include "aDefinitions.v"
+`include "bench.vh"
 
 module picajit_alu_tb;
   reg Clock = 0;
@@ -36,11 +37,7 @@ module picajit_alu_tb;
   integer fd, n, cycles, taken, nottaken, attempt;
   reg [31:0] op32;
   initial begin
-    fd = $fopen(`VECTORS, "r");
-    if (fd == 0) begin
-      $display("ERROR cannot open vectors");
-      $finish;
-    end
+    `OPEN_INPUT(fd, `VECTORS, "vectors")
     repeat (3) @(negedge Clock);
     Reset = 0;
     repeat (3) @(negedge Clock);

@@ -19,6 +19,7 @@
 //                   G ROW X Y Z            128 lines
 `timescale 1ns / 1ps
 `include "aDefinitions.v"
+`include "bench.vh"
 
 `ifndef MAXCYCLES
 `define MAXCYCLES 10000
@@ -113,11 +114,7 @@ module picajit_exe_tb;
   reg [95:0] row;
   reg [15:0] ra;
   initial begin
-    fd = $fopen(`CASES, "r");
-    if (fd == 0) begin
-      $display("ERROR cannot open cases");
-      $finish;
-    end
+    `OPEN_INPUT(fd, `CASES, "cases")
     while (!$feof(fd)) begin
       n = 0;
       if ($fscanf(fd, " %c %h", tag, n) == 2 && tag == "C") begin

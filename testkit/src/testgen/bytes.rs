@@ -202,26 +202,29 @@ fn pick(list: &[Opcode], byte: u8) -> Opcode {
 }
 const UNDEFINED: [u32; 8] = [0x10, 0x11, 0x14, 0x15, 0x16, 0x17, 0x1C, 0x1F];
 
+/// How a source operand is read from its byte: [`SrcReg::from_wide`] or [`SrcReg::from_narrow`].
+type SrcOf = fn(u8) -> SrcReg;
+
 /// Read one structured operation at address `pc` of a `len`-word program.
 fn read_op(r: &mut Rng, pc: u32, len: u32) -> u32 {
     let class = r.u8() % CLASSES;
     let instr = match class {
-        0 => Instruction::Binary {
-            op: pick(&ops_of(Format::One), r.u8()),
-            dst: DstReg::from_raw(r.u8()),
-            src1: SrcReg::from_wide(r.u8()),
-            src2: SrcReg::from_narrow(r.u8()),
-            rel: RelIndex::from_raw(r.u8() & 3),
-            desc: r.u8() & 0x7F,
-        },
-        1 => Instruction::Binary {
-            op: pick(&ops_of(Format::OneI), r.u8()),
-            dst: DstReg::from_raw(r.u8()),
-            src1: SrcReg::from_narrow(r.u8()),
-            src2: SrcReg::from_wide(r.u8()),
-            rel: RelIndex::from_raw(r.u8() & 3),
-            desc: r.u8() & 0x7F,
-        },
+        // The two layouts of two-source operations: the wide source first, or second (the
+        // I-forms).
+        0 | 1 => {
+            let (format, src1, src2): (_, SrcOf, SrcOf) = match class {
+                0 => (Format::One, SrcReg::from_wide, SrcReg::from_narrow),
+                _ => (Format::OneI, SrcReg::from_narrow, SrcReg::from_wide),
+            };
+            Instruction::Binary {
+                op: pick(&ops_of(format), r.u8()),
+                dst: DstReg::from_raw(r.u8()),
+                src1: src1(r.u8()),
+                src2: src2(r.u8()),
+                rel: RelIndex::from_raw(r.u8() & 3),
+                desc: r.u8() & 0x7F,
+            }
+        }
         2 => Instruction::Unary {
             op: pick(&ops_of(Format::OneU), r.u8()),
             dst: DstReg::from_raw(r.u8()),
@@ -266,31 +269,31 @@ fn read_op(r: &mut Rng, pc: u32, len: u32) -> u32 {
                 desc: r.u8() & 0x1F,
             }
         }
-        6 => Instruction::IfC {
-            cond: Condition::from_raw(r.u8() & 0xF),
-            dest: target(r.u8(), pc, len),
-            num: num(r.u8()),
-        },
-        7 => Instruction::IfU {
-            b: r.u8() & 15,
-            dest: target(r.u8(), pc, len),
-            num: num(r.u8()),
-        },
+        // IFC and CALLC, IFU and CALLU read the same fields: a condition or a boolean, a
+        // target and a count.
+        6 | 10 => {
+            let (cond, dest, num) = (
+                Condition::from_raw(r.u8() & 0xF),
+                target(r.u8(), pc, len),
+                num(r.u8()),
+            );
+            match class {
+                6 => Instruction::IfC { cond, dest, num },
+                _ => Instruction::CallC { cond, dest, num },
+            }
+        }
+        7 | 11 => {
+            let (b, dest, num) = (r.u8() & 15, target(r.u8(), pc, len), num(r.u8()));
+            match class {
+                7 => Instruction::IfU { b, dest, num },
+                _ => Instruction::CallU { b, dest, num },
+            }
+        }
         8 => Instruction::Loop {
             i: r.u8() & 3,
             dest: target(r.u8(), pc, len),
         },
         9 => Instruction::Call {
-            dest: target(r.u8(), pc, len),
-            num: num(r.u8()),
-        },
-        10 => Instruction::CallC {
-            cond: Condition::from_raw(r.u8() & 0xF),
-            dest: target(r.u8(), pc, len),
-            num: num(r.u8()),
-        },
-        11 => Instruction::CallU {
-            b: r.u8() & 15,
             dest: target(r.u8(), pc, len),
             num: num(r.u8()),
         },
