@@ -318,8 +318,9 @@ fn caller_float_environment_survives_calls() {
 }
 
 /// What maps or remaps memory as executable, by the names it goes by in Rust code: the
-/// dynasm buffers and its executable assemblers, and the system calls beneath them.
-const MAPPING_NAMES: [&str; 11] = [
+/// dynasm buffers and its executable assemblers, the system calls beneath them, and Apple's
+/// per-thread switch that makes `MAP_JIT` memory writable.
+const MAPPING_NAMES: [&str; 12] = [
     "MutableBuffer",
     "ExecutableBuffer",
     "make_exec",
@@ -331,6 +332,7 @@ const MAPPING_NAMES: [&str; 11] = [
     "VirtualProtect",
     "MAP_JIT",
     "PROT_EXEC",
+    "pthread_jit_write_protect",
 ];
 
 /// The places in `text` (Rust source; line comments are not code) that name one of
@@ -362,10 +364,11 @@ fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Executable memory is mapped in one place, `jit/src/host/runtime.rs`, which keeps it W^X
-/// and synchronises the AArch64 instruction cache: a mapping made anywhere else could skip
-/// the flush, which qemu-user (where the AArch64 suite runs) would not notice. Every Rust
-/// file of the workspace but this one is read for what maps memory.
+/// Executable memory is mapped in one place, `jit/src/host/runtime.rs` and its macOS part
+/// `jit/src/host/runtime/macos.rs` (`MAP_JIT`), which keep it W^X and synchronise the AArch64
+/// instruction cache: a mapping made anywhere else could skip the flush, which qemu-user
+/// (where the AArch64 suite runs) would not notice. Every other Rust file of the workspace
+/// but this one is read for what maps memory.
 #[test]
 fn executable_memory_is_mapped_only_by_the_runtime() {
     // The scan finds what it looks for, and leaves comments alone.
@@ -375,12 +378,18 @@ fn executable_memory_is_mapped_only_by_the_runtime() {
     );
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let runtime = root.join("jit/src/host/runtime.rs");
+    let macos = root.join("jit/src/host/runtime/macos.rs");
     let this = root.join("tests/native_runtime.rs");
     let mut files = Vec::new();
     rust_files(root, &mut files);
-    assert!(files.contains(&runtime), "{} not found", runtime.display());
+    for allowed in [&runtime, &macos] {
+        assert!(files.contains(allowed), "{} not found", allowed.display());
+    }
     let mut elsewhere = Vec::new();
-    for file in files.iter().filter(|f| **f != runtime && **f != this) {
+    for file in files
+        .iter()
+        .filter(|f| **f != runtime && **f != macos && **f != this)
+    {
         for site in mapping_sites(&std::fs::read_to_string(file).unwrap()) {
             elsewhere.push(format!(
                 "{}:{site}",
@@ -390,7 +399,7 @@ fn executable_memory_is_mapped_only_by_the_runtime() {
     }
     assert!(
         elsewhere.is_empty(),
-        "executable memory mapped outside jit/src/host/runtime.rs:\n{}",
+        "executable memory mapped outside jit/src/host/runtime.rs and runtime/macos.rs:\n{}",
         elsewhere.join("\n")
     );
     let runtime_sites = mapping_sites(&std::fs::read_to_string(&runtime).unwrap());
@@ -398,4 +407,12 @@ fn executable_memory_is_mapped_only_by_the_runtime() {
         runtime_sites.iter().any(|s| s.ends_with("make_exec")),
         "the runtime no longer maps code? {runtime_sites:?}"
     );
+    // The macOS part maps with MAP_JIT and writes under the per-thread protection.
+    let macos_sites = mapping_sites(&std::fs::read_to_string(&macos).unwrap());
+    for name in ["mmap", "MAP_JIT", "pthread_jit_write_protect"] {
+        assert!(
+            macos_sites.iter().any(|s| s.ends_with(name)),
+            "runtime/macos.rs no longer names {name}: {macos_sites:?}"
+        );
+    }
 }

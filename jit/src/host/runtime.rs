@@ -1,14 +1,17 @@
 //! Executable memory, the choice between running code natively and under the emulator, and
 //! the one place generated code is called. Every executable mapping of the crate goes through
-//! [`ExecCode`] (`tests/native_runtime.rs` checks that no other file maps memory).
+//! [`ExecCode`] (`tests/native_runtime.rs` checks that no file but this one and its macOS
+//! part maps memory).
 //!
 //! Code is assembled into a plain `Vec<u8>`, copied into a fresh anonymous mapping that is
 //! writable but not executable (`dynasmrt::mmap::MutableBuffer`), and the mapping is then
 //! switched to read+execute (`make_exec`, an `mprotect`/`VirtualProtect`). Memory is therefore
 //! never writable and executable at the same time (W^X), and the code is immutable afterwards.
 //! On AArch64 the instruction cache is synchronised with the written range before the code
-//! first runs. A platform that needs its JIT mappings flagged (Apple's `MAP_JIT`) would add
-//! it in [`ExecCode::native`].
+//! first runs. macOS is the exception: under the hardened runtime only `MAP_JIT` memory may be
+//! executable, so there each block of code gets a `MAP_JIT` mapping written under Apple
+//! silicon's per-thread write protection (on Intel Macs, which have none, the mapping is
+//! writable and executable at once; `runtime/macos.rs` has the details).
 //!
 //! Generated code of every instruction set is a function of the host's C calling convention
 //! (System V on x86-64) taking one pointer and returning a `u32`; what the pointer leads to,
@@ -17,8 +20,19 @@
 #[cfg(feature = "emulate-a64")]
 use crate::host::a64::emulator::Guest;
 use crate::host::Backend;
+#[cfg(not(target_os = "macos"))]
 use dynasmrt::mmap::{ExecutableBuffer, MutableBuffer};
 use std::fmt;
+
+#[cfg(target_os = "macos")]
+mod macos;
+
+/// Natively mapped code: dynasmrt's buffer (mapped writable, then switched to read+execute),
+/// or on macOS a `MAP_JIT` mapping. Either dereferences to the code's bytes.
+#[cfg(not(target_os = "macos"))]
+type NativeCode = ExecutableBuffer;
+#[cfg(target_os = "macos")]
+type NativeCode = macos::JitCode;
 
 /// Why code cannot be made runnable.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +148,7 @@ pub struct ExecCode {
 }
 
 enum Inner {
-    Native(ExecutableBuffer),
+    Native(NativeCode),
     #[cfg(feature = "emulate-a64")]
     Emulated(crate::host::a64::emulator::EmuCode),
 }
@@ -172,15 +186,7 @@ impl ExecCode {
 
     /// Map `code` as read+execute memory.
     fn native(code: &[u8]) -> Result<ExecCode, ExecError> {
-        let map = |e: std::io::Error| ExecError::Map(e.to_string());
-        let mut m = MutableBuffer::new(code.len().max(1)).map_err(map)?;
-        m.set_len(code.len());
-        m.copy_from_slice(code);
-        let buf = m.make_exec().map_err(map)?;
-        // AArch64 instruction caches are not coherent with data writes: clean and invalidate
-        // the range (`dc cvau`/`ic ivau`, or `sys_icache_invalidate` on Apple) before running.
-        #[cfg(target_arch = "aarch64")]
-        dynasmrt::cache_control::synchronize_icache(&buf);
+        let buf = map_native(code).map_err(|e| ExecError::Map(e.to_string()))?;
         let span = (buf.as_ptr() as usize, buf.len());
         Ok(ExecCode {
             inner: Inner::Native(buf),
@@ -236,17 +242,34 @@ impl ExecCode {
     }
 }
 
+/// Copy `code` into a fresh mapping, writable but not executable, then switch it to
+/// read+execute and make the instruction cache coherent with it.
+#[cfg(not(target_os = "macos"))]
+fn map_native(code: &[u8]) -> std::io::Result<NativeCode> {
+    let mut m = MutableBuffer::new(code.len().max(1))?;
+    m.set_len(code.len());
+    m.copy_from_slice(code);
+    let buf = m.make_exec()?;
+    // AArch64 instruction caches are not coherent with data writes: clean and invalidate the
+    // range (`dc cvau`/`ic ivau`) before running.
+    #[cfg(target_arch = "aarch64")]
+    dynasmrt::cache_control::synchronize_icache(&buf);
+    Ok(buf)
+}
+
+/// Copy `code` into a fresh `MAP_JIT` mapping, written under the thread's JIT write
+/// protection, with the instruction cache made coherent with it (`runtime/macos.rs`).
+#[cfg(target_os = "macos")]
+fn map_native(code: &[u8]) -> std::io::Result<NativeCode> {
+    macos::JitCode::new(code)
+}
+
 /// # Safety
 ///
 /// As [`ExecCode::call`].
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
-unsafe fn call_native(
-    buf: &ExecutableBuffer,
-    span: (usize, usize),
-    entry: usize,
-    arg: *mut u8,
-) -> u32 {
+unsafe fn call_native(buf: &NativeCode, span: (usize, usize), entry: usize, arg: *mut u8) -> u32 {
     // `span` is `buf`'s start and length (recorded at mapping): the buffer's `Deref` is out
     // of line, and short calls showed it in perf.
     assert!(entry < span.1);
@@ -254,7 +277,8 @@ unsafe fn call_native(
     type Entry = crate::host::x64::abi::EntryFn<u8>;
     #[cfg(target_arch = "aarch64")]
     type Entry = crate::host::a64::abi::EntryFn<u8>;
-    // Make this thread see the instructions `synchronize_icache` published (an `isb`).
+    // Make this thread see the instructions the mapping published (an `isb`, after
+    // `synchronize_icache` or, on macOS, `sys_icache_invalidate` in `map_native`).
     #[cfg(target_arch = "aarch64")]
     dynasmrt::cache_control::prepare_for_execution(buf);
     #[cfg(not(target_arch = "aarch64"))]
@@ -271,7 +295,7 @@ unsafe fn call_native(
 /// the host's backend).
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 unsafe fn call_native(
-    _buf: &ExecutableBuffer,
+    _buf: &NativeCode,
     _span: (usize, usize),
     _entry: usize,
     _arg: *mut u8,
