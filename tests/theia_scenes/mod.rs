@@ -10,15 +10,25 @@ pub const OWN: &str = "Reference.ppm";
 /// reading").
 pub const RTL_2009: &str = "../../shaders/example1/Reference.ppm";
 
-/// (scene directory, user shader assembled in place of the scene's code, reference image
-/// relative to the scene, ROM reading as `RomReading::name` gives it, differing pixels,
-/// largest channel difference): the README's pixel table. The references the RTL wrote are
+/// A render of the README's pixel table: scene directory, user shader assembled in place of
+/// the scene's code, reference image relative to the scene, ROM reading as `RomReading::name`
+/// gives it, differing pixels, largest channel difference.
+pub type Render = (
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    &'static str,
+    usize,
+    u8,
+);
+
+/// The README's pixel table. The references the RTL wrote are
 /// reproduced exactly: example3 (2010-10-22) with the ROM as committed, examples/shaders/example1
 /// and the 2009-12 RTL's image of examples/scenes/example1's inputs with the `early-2010`
 /// reading (no colour for a missed pixel, the ROM's commented-out texel pairing, that time's
 /// test bench texture read). examples/scenes/example1 and example2's own references are not
 /// RTL output; their counts are information kept as regression bounds.
-pub const RENDERS: [(&str, Option<&str>, &str, &str, usize, u8); 10] = [
+pub const RENDERS: [Render; 10] = [
     ("examples/scenes/example3", None, OWN, "032c448", 0, 0),
     (
         "examples/scenes/example3",

@@ -142,7 +142,7 @@ pub struct BatchStats {
 
 enum Exec {
     /// Through the engine API.
-    Engine(Shader),
+    Engine(Box<Shader>),
     /// Straight from the JIT crate, until the engine runs compiled code and exposes its code
     /// size and compile time.
     Jit(Box<CompiledShader>),
@@ -240,7 +240,7 @@ fn through_engine(
     let program = program.clone();
     let start = Instant::now();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
-    Ok((Exec::Engine(shader), start.elapsed(), None, None))
+    Ok((Exec::Engine(Box::new(shader)), start.elapsed(), None, None))
 }
 
 fn through_jit(

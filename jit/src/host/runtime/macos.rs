@@ -17,18 +17,16 @@
 //!   region executable and never writable throughout. The instruction cache is then made
 //!   coherent with the written range (`sys_icache_invalidate`, `<libkern/OSCacheControl.h>`);
 //!   each thread that runs the code executes an `isb` first (`call_native` in the runtime).
-//! * **Intel Macs.** There is no per-thread protection there: pthread_jit_write_protect_np(3)
-//!   promises "never writeable and executable simultaneously" only where
-//!   `pthread_jit_write_protect_supported_np` answers non-zero, which Apple silicon alone does,
-//!   and the toggle exists only from macOS 11 while Rust's x86-64 macOS target also runs on
-//!   older systems, so it is not called (a reference to it would keep the program from
-//!   loading there). Our reading of the man page and of Apple's "Porting just-in-time
-//!   compilers to Apple silicon": on Intel a `MAP_JIT` region is readable, writable and
-//!   executable at once, the price of the hardened runtime with only `allow-jit`. Nothing
-//!   writes the code after the copy; dropping write access with `mprotect` is not tried, since
-//!   whether the hardened runtime allows that on a `MAP_JIT` region is not documented and no
-//!   Mac is at hand to find out. x86-64 instruction fetch is coherent with stores, so no cache
-//!   maintenance is needed.
+//! * **Intel Macs.** There is no per-thread protection there (pthread_jit_write_protect_np(3)
+//!   promises it only where `pthread_jit_write_protect_supported_np` answers non-zero, which
+//!   Apple silicon alone does, and the toggle exists only from macOS 11 while Rust's x86-64
+//!   macOS target also runs on older systems, so it is not called). The region is mapped
+//!   readable, writable and executable, as Apple documents for `MAP_JIT`, the code copied in
+//!   before anything can run it, and write access then dropped with `mprotect` (removing a
+//!   permission is what the hardened runtime never refuses; JITs such as SpiderMonkey's keep
+//!   W^X on Intel Macs the same way). If that `mprotect` fails the mapping is released and the
+//!   error reported, so code never stays writable and executable. x86-64 instruction fetch is
+//!   coherent with stores, so no cache maintenance is needed.
 //!
 //! The mapping is unmapped when the code is dropped.
 
@@ -118,6 +116,25 @@ impl JitCode {
             // writable (and referenced by nothing else); `code` is a live slice that cannot
             // overlap a mapping that did not exist when it was borrowed.
             unsafe { ptr::copy_nonoverlapping(code.as_ptr(), jit.ptr, code.len()) };
+            // SAFETY: the range is exactly the mapping made above, owned by `jit`; dropping
+            // write access invalidates no reference (nothing else points into it yet).
+            let r = unsafe {
+                libc::mprotect(
+                    jit.ptr.cast::<c_void>(),
+                    size,
+                    libc::PROT_READ | libc::PROT_EXEC,
+                )
+            };
+            if r != 0 {
+                // `jit` is dropped here, unmapping the region: no code stays writable.
+                return Err(io::Error::new(
+                    io::ErrorKind::Other,
+                    format!(
+                        "mprotect of the MAP_JIT code to read and execute: {}",
+                        io::Error::last_os_error()
+                    ),
+                ));
+            }
         }
         Ok(jit)
     }
