@@ -10,6 +10,7 @@ use crate::pica::batch::{self, BatchError, BatchInfo};
 use crate::pica::call::vertex;
 use crate::pica::layout::{EmitRecord, JitContext, Status, EMIT_CAPACITY};
 use crate::pica::shader::CompiledShader;
+use crate::pica::spare::Spare;
 use picajit_interp::pica::exec::{ExecError, RunInfo};
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
@@ -263,7 +264,7 @@ impl CompiledShader {
     ) -> Result<BatchInfo, BatchError> {
         let n = inputs.len().min(outputs.len());
         let mut info = BatchInfo::default();
-        let mut regs = RowRegisters::take();
+        let mut regs = Spare::take(&ROW_REGISTERS);
         let regs = &mut *regs;
         let mut start = 0;
         while start < n {
@@ -309,46 +310,15 @@ impl CompiledShader {
     }
 }
 
-/// The registers [`CompiledShader::run_batch_rows`] runs rows on, kept per thread between
-/// calls: zeroing a fresh `Registers` (about 800 bytes) was a tenth of the Rust side of a
-/// one-vertex call. Nothing carries over that a row could see: the batch entry clears, per
-/// row, every temporary the program reads, a0, aL and cmp (inputs and outputs are the
-/// caller's rows), and a row the interpreter re-runs starts from
-/// [`Registers::reset_working_state`].
-struct RowRegisters(Option<Box<Registers>>);
-
 thread_local! {
-    static SPARE_REGISTERS: std::cell::Cell<Option<Box<Registers>>> =
+    /// The registers [`CompiledShader::run_batch_rows`] runs rows on, kept per thread between
+    /// calls: zeroing a fresh `Registers` (about 800 bytes) was a tenth of the Rust side of a
+    /// one-vertex call. Nothing carries over that a row could see: the batch entry clears, per
+    /// row, every temporary the program reads, a0, aL and cmp (inputs and outputs are the
+    /// caller's rows), and a row the interpreter re-runs starts from
+    /// [`Registers::reset_working_state`].
+    static ROW_REGISTERS: std::cell::Cell<Option<Box<Registers>>> =
         const { std::cell::Cell::new(None) };
-}
-
-impl RowRegisters {
-    fn take() -> RowRegisters {
-        let spare = SPARE_REGISTERS.try_with(|c| c.take()).ok().flatten();
-        RowRegisters(Some(spare.unwrap_or_default()))
-    }
-}
-
-impl std::ops::Deref for RowRegisters {
-    type Target = Registers;
-    fn deref(&self) -> &Registers {
-        self.0.as_deref().expect("present until dropped")
-    }
-}
-
-impl std::ops::DerefMut for RowRegisters {
-    fn deref_mut(&mut self) -> &mut Registers {
-        self.0.as_deref_mut().expect("present until dropped")
-    }
-}
-
-impl Drop for RowRegisters {
-    fn drop(&mut self) {
-        if let Some(regs) = self.0.take() {
-            // During thread teardown the slot may be gone: the registers are then just freed.
-            let _ = SPARE_REGISTERS.try_with(|c| c.set(Some(regs)));
-        }
-    }
 }
 
 /// What [`run_compiled`] needs besides the state it updates.

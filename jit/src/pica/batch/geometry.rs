@@ -77,7 +77,7 @@ pub(crate) fn run(
         each(0, 1, regs, uniforms, geometry, out, &mut info)?;
         k = 1;
     }
-    let mut ctx = Context::take();
+    let mut ctx = context();
     ctx.uniforms = uniforms;
     ctx.budget = budget;
     flush_uniforms(&mut ctx, uniforms.float_table(), soa.uniform_use, mode);
