@@ -6,6 +6,7 @@
 use crate::error::JitExit;
 use crate::host::runtime::ExecCode;
 use crate::pica::analysis::bits;
+use crate::pica::batch::geometry::Points;
 use crate::pica::batch::{self, BatchError, BatchInfo};
 use crate::pica::call::vertex;
 use crate::pica::layout::{EmitRecord, JitContext, Status, EMIT_CAPACITY};
@@ -13,7 +14,7 @@ use crate::pica::shader::CompiledShader;
 use crate::pica::spare::Spare;
 use picajit_interp::pica::exec::{ExecError, RunInfo};
 use picajit_interp::pica::program::ShaderKind;
-use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
+use picajit_interp::pica::state::{GeometryState, Registers, Uniforms, UnitState};
 
 impl CompiledShader {
     /// Run one invocation, exactly like [`Interpreter::run`](picajit_interp::pica::exec::Interpreter::run) (same registers, same results, same
@@ -111,51 +112,36 @@ impl CompiledShader {
     /// their vertices straight into `out`.
     pub(crate) fn run_points(
         &self,
-        regs: &mut Registers,
-        uniforms: &mut Uniforms,
-        geometry: &mut GeometryState,
+        p: &mut Points,
         inputs: &[[[f32; 4]; 16]],
         budget: u64,
-        out: &mut EmitBuffer,
     ) -> Result<BatchInfo, BatchError> {
-        geometry.drain_into(out);
+        p.geometry.drain_into(p.out);
         if self.program.kind() == ShaderKind::Geometry && inputs.len() >= batch::LANES {
             if let Some(soa) = self.soa() {
-                return batch::geometry::run(
-                    soa,
-                    self.mode,
-                    regs,
-                    uniforms,
-                    geometry,
-                    inputs,
-                    budget,
-                    out,
-                    |regs, uniforms, geometry, inputs, out| {
-                        self.run_points_each(regs, uniforms, geometry, inputs, budget, out)
-                    },
-                );
+                return batch::geometry::run(soa, self.mode, p, inputs, budget, |p, inputs| {
+                    self.run_points_each(p, inputs, budget)
+                });
             }
         }
-        self.run_points_each(regs, uniforms, geometry, inputs, budget, out)
+        self.run_points_each(p, inputs, budget)
     }
 
     /// [`Self::run_points`] one invocation at a time (compiled code per invocation, the
     /// interpreter for those that deopt).
     pub(crate) fn run_points_each(
         &self,
-        regs: &mut Registers,
-        uniforms: &mut Uniforms,
-        geometry: &mut GeometryState,
+        p: &mut Points,
         inputs: &[[[f32; 4]; 16]],
         budget: u64,
-        out: &mut EmitBuffer,
     ) -> Result<BatchInfo, BatchError> {
         let mut info = BatchInfo::default();
         for (index, input) in inputs.iter().enumerate() {
-            regs.input = *input;
-            let r = self.run_counted(regs, uniforms, Some(geometry), budget, &mut info.deopts);
-            uniforms.set_bool(15, true);
-            geometry.drain_into(out);
+            p.regs.input = *input;
+            let geometry = Some(&mut *p.geometry);
+            let r = self.run_counted(p.regs, p.uniforms, geometry, budget, &mut info.deopts);
+            p.uniforms.set_bool(15, true);
+            p.geometry.drain_into(p.out);
             info.count(index, r)?;
         }
         Ok(info)
