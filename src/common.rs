@@ -49,6 +49,21 @@ impl Engine {
         }
     }
 
+    /// Code for this choice's backend from `compile`, or none where the interpreter runs
+    /// the program: how the THEIA, USC and TOY `Shader::new` prepare a program.
+    pub(crate) fn compile<C>(
+        backend: Option<Backend>,
+        compile: impl FnOnce(Backend) -> Result<C, picajit_jit::Error>,
+    ) -> Result<Option<C>, Error> {
+        Ok(backend.map(compile).transpose()?)
+    }
+
+    /// The engine that runs code compiled for `backend`, the interpreter without code: what
+    /// the THEIA, USC and TOY `Shader::engine` report.
+    pub(crate) fn running(backend: Option<Backend>) -> Engine {
+        backend.map_or(Engine::Interp, Engine::from)
+    }
+
     /// The name [`Display`](fmt::Display) prints.
     pub fn name(self) -> &'static str {
         match self {

@@ -5,7 +5,7 @@
 use crate::{Engine, DEFAULT_BUDGET};
 use picajit_jit::Backend;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `println!` for the tool's results: when standard output is closed early
 /// (`picajit info … | head`), the process ends quietly instead of panicking.
@@ -67,10 +67,45 @@ pub fn parse<C: clap::CommandFactory + clap::FromArgMatches>(
     args: Vec<OsString>,
     isas: &[Isa],
 ) -> C {
-    let matches = C::command()
-        .after_help(isa_help(isas))
-        .get_matches_from(args);
+    parse_with(C::command(), args, isas)
+}
+
+/// The command line of an ISA other than the PICA200: `picajit COMMAND --isa NAME ...` with
+/// the ISA's subcommands `C`.
+#[derive(clap::Parser)]
+#[command(name = "picajit")]
+struct IsaCli<C: clap::Subcommand> {
+    #[command(subcommand)]
+    command: C,
+}
+
+/// [`parse`] for an ISA whose parser is its subcommands `C` alone, `about` heading its
+/// `--help`.
+pub fn parse_command<C: clap::Subcommand>(
+    args: Vec<OsString>,
+    isas: &[Isa],
+    about: &'static str,
+) -> C {
+    use clap::CommandFactory;
+    let cli: IsaCli<C> = parse_with(IsaCli::<C>::command().about(about), args, isas);
+    cli.command
+}
+
+fn parse_with<C: clap::FromArgMatches>(
+    command: clap::Command,
+    args: Vec<OsString>,
+    isas: &[Isa],
+) -> C {
+    let matches = command.after_help(isa_help(isas)).get_matches_from(args);
     C::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// `asm INPUT [-o OUT]` of an ISA whose `asm` prints a program's canonical text.
+#[derive(clap::Args)]
+pub struct AsmArgs {
+    pub input: PathBuf,
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 /// `--engine`, the same for every ISA and command that runs a program.

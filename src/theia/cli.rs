@@ -12,18 +12,11 @@ use crate::interp::theia::{regs, Profile, Word};
 use crate::theia::engine::Shader;
 use crate::theia::{asm, disassemble, MemImage};
 use crate::{Engine, DEFAULT_BUDGET};
-use clap::{Parser, Subcommand};
+use clap::Subcommand;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-#[derive(Parser)]
-#[command(name = "picajit", about = "THEIA tools (--isa theia)")]
-struct TheiaCli {
-    #[command(subcommand)]
-    command: Cmd,
-}
 
 #[derive(Subcommand)]
 enum Cmd {
@@ -155,8 +148,7 @@ struct BenchArgs {
 
 /// Runs a THEIA subcommand; `args` is the command line without `--isa theia`.
 pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
-    let cli: TheiaCli = shared::parse(args, isas);
-    match cli.command {
+    match shared::parse_command(args, isas, "THEIA tools (--isa theia)") {
         Cmd::Asm { input, output } => {
             let p = assemble_file(&input)?;
             crate::cli::shared::write_out(output.as_deref(), &p.to_mem())

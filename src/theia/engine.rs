@@ -26,10 +26,9 @@ impl Shader {
         entries: &[u16],
         engine: Engine,
     ) -> Result<Shader, Error> {
-        let compiled = match engine.backend() {
-            Some(b) => Some(picajit_jit::theia::compile(&code, profile, b, entries)?),
-            None => None,
-        };
+        let compiled = Engine::compile(engine.backend(), |b| {
+            picajit_jit::theia::compile(&code, profile, b, entries)
+        })?;
         Ok(Shader {
             code,
             profile,
@@ -39,9 +38,7 @@ impl Shader {
 
     /// The engine runs use: [`Engine::Interp`], [`Engine::X64`] or [`Engine::A64`].
     pub fn engine(&self) -> Engine {
-        self.compiled
-            .as_ref()
-            .map_or(Engine::Interp, |c| Engine::from(c.backend()))
+        Engine::running(self.compiled.as_ref().map(TheiaCompiled::backend))
     }
 
     /// The profile.

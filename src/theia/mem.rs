@@ -5,7 +5,6 @@
 //! the entry-point table's rows first, then the code.
 
 use super::asm::TABLE_LEN;
-use std::fmt;
 
 /// A loaded `.mem` file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,17 +13,10 @@ pub struct MemImage {
     pub words: Vec<u64>,
 }
 
-/// Why a `.mem` file could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemError(pub String);
-
-impl fmt::Display for MemError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for MemError {}
+message_error!(
+    /// Why a `.mem` file could not be read.
+    MemError
+);
 
 /// The largest file we read: the instruction memory's 15-bit address space.
 pub const MAX_ROWS: usize = 0x8000;

@@ -40,7 +40,6 @@ use picajit_interp::theia::exec::{self, Code, Io, State, Status};
 use picajit_interp::theia::Profile;
 use picajit_jit::theia::ctx::TheiaCtx;
 use picajit_jit::theia::TheiaCompiled;
-use std::fmt;
 use std::path::Path;
 
 /// Entry-point indices of the table (`rtl/aDefinitions.v`, `ENTRYPOINT_INDEX_*`).
@@ -124,17 +123,10 @@ pub const MAX_CORES: usize = 64;
 /// Largest scene file we read.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
-/// Why a scene could not be rendered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RenderError(pub String);
-
-impl fmt::Display for RenderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RenderError {}
+message_error!(
+    /// Why a scene could not be rendered.
+    RenderError
+);
 
 fn err<T>(s: impl Into<String>) -> Result<T, RenderError> {
     Err(RenderError(s.into()))

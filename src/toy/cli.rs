@@ -10,11 +10,11 @@
 
 use super::asm;
 use super::engine::Shader;
-use crate::cli::shared::{self, outln, BudgetArg, EngineArg, Isa, JitArg};
+use crate::cli::shared::{self, outln, AsmArgs, BudgetArg, EngineArg, Isa, JitArg};
 use crate::interp::toy::exec::{State, Status};
 use crate::interp::toy::{Opcode, Program, REGS};
 use crate::jit::Backend;
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::Subcommand;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -25,37 +25,26 @@ pub const ISA: Isa = Isa {
     main,
 };
 
-#[derive(Parser)]
-#[command(
-    name = "picajit",
-    about = "TOY, the made-up instruction set: picajit COMMAND --isa toy ..."
-)]
-struct ToyCli {
-    #[command(subcommand)]
-    command: Cmd,
-}
-
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a program from its first instruction until HALT, its end or the budget.
     Run(RunArgs),
     /// Parse a program and print it in canonical form (to OUT with -o).
-    Asm {
-        input: PathBuf,
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
+    Asm(AsmArgs),
     /// Parse a program and print it in canonical form, or with --jit the host code.
-    Disasm {
-        input: PathBuf,
-        #[command(flatten)]
-        jit: JitArg,
-        /// Write to this file instead of standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
+    Disasm(DisasmArgs),
     /// Count a program's instructions, blocks and operations, and its code size per JIT.
     Info { input: PathBuf },
+}
+
+#[derive(clap::Args)]
+struct DisasmArgs {
+    input: PathBuf,
+    #[command(flatten)]
+    jit: JitArg,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -77,16 +66,13 @@ struct RunArgs {
 
 /// Runs a TOY command; `args` is the command line without `--isa toy`.
 pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
-    let matches = ToyCli::command()
-        .after_help(shared::isa_help(isas))
-        .get_matches_from(args);
-    let cli = ToyCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    match cli.command {
+    let about = "TOY, the made-up instruction set: picajit COMMAND --isa toy ...";
+    match shared::parse_command(args, isas, about) {
         Cmd::Run(a) => run(a),
-        Cmd::Asm { input, output } => {
+        Cmd::Asm(AsmArgs { input, output }) => {
             shared::write_out(output.as_deref(), &asm::print(&load(&input)?))
         }
-        Cmd::Disasm { input, jit, output } => {
+        Cmd::Disasm(DisasmArgs { input, jit, output }) => {
             let program = load(&input)?;
             let text = match jit.backend() {
                 None => asm::print(&program),

@@ -19,18 +19,14 @@ impl Shader {
     /// interpreter runs on a host without a JIT); [`Engine::X64`] and [`Engine::A64`] fail
     /// with [`Error::Unavailable`] where their code cannot run.
     pub fn new(program: Program, engine: Engine) -> Result<Shader, Error> {
-        let compiled = match engine.backend() {
-            Some(b) => Some(picajit_jit::toy::compile(&program, b)?),
-            None => None,
-        };
+        let compiled =
+            Engine::compile(engine.backend(), |b| picajit_jit::toy::compile(&program, b))?;
         Ok(Shader { program, compiled })
     }
 
     /// The engine runs use: [`Engine::Interp`], [`Engine::X64`] or [`Engine::A64`].
     pub fn engine(&self) -> Engine {
-        self.compiled
-            .as_ref()
-            .map_or(Engine::Interp, |c| Engine::from(c.backend()))
+        Engine::running(self.compiled.as_ref().map(ToyCompiled::backend))
     }
 
     /// The program.

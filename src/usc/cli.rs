@@ -12,7 +12,7 @@
 //! ```
 
 use crate::cli::shared::outln;
-use crate::cli::shared::{self, BudgetArg, EngineArg, Isa, JitArg};
+use crate::cli::shared::{self, AsmArgs, BudgetArg, EngineArg, Isa, JitArg};
 use crate::interp::usc::program::{Bank, Program, Reg};
 use crate::interp::usc::table::Unit;
 use crate::interp::usc::{Prepared, State, Status, UscOptions, MAX_INSTANCES};
@@ -21,7 +21,7 @@ use crate::jit::Backend;
 use crate::usc::engine::Shader;
 use crate::usc::{parse, print, register};
 use crate::Engine;
-use clap::{Parser, Subcommand};
+use clap::Subcommand;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -39,26 +39,12 @@ pub const EXAMPLES: [(&str, &str); 3] = [
     ),
 ];
 
-#[derive(Parser)]
-#[command(
-    name = "picajit",
-    about = "PowerVR USC (seed 004) programs: picajit COMMAND --isa usc ..."
-)]
-struct UscCli {
-    #[command(subcommand)]
-    command: UscCommand,
-}
-
 #[derive(Subcommand)]
 enum UscCommand {
     /// Run a program on 1-16 instances and print the registers it wrote or that were set.
     Run(RunArgs),
     /// Parse a program and print it in canonical form (to OUT with -o).
-    Asm {
-        input: PathBuf,
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
+    Asm(AsmArgs),
     /// Parse a program and print it in canonical form, or with --jit the host code the JIT
     /// generates for it.
     Disasm {
@@ -554,10 +540,10 @@ fn bench(args: BenchArgs) -> Result<(), String> {
 
 /// Runs a USC command; `args` are the tool's arguments without `--isa usc`.
 pub fn main(args: Vec<OsString>, isas: &[Isa]) -> Result<(), String> {
-    let cli: UscCli = shared::parse(args, isas);
-    match cli.command {
+    let about = "PowerVR USC (seed 004) programs: picajit COMMAND --isa usc ...";
+    match shared::parse_command(args, isas, about) {
         UscCommand::Run(a) => run(a),
-        UscCommand::Asm { input, output } => {
+        UscCommand::Asm(AsmArgs { input, output }) => {
             let (_, p) = load(&input)?;
             crate::cli::shared::write_out(output.as_deref(), &print::program(&p))
         }

@@ -32,18 +32,13 @@ impl Shader {
             Engine::Jit => host_backend(),
             other => other.backend(),
         };
-        let code = match backend {
-            Some(b) => Some(picajit_jit::usc::compile(&prepared, b)?),
-            None => None,
-        };
+        let code = Engine::compile(backend, |b| picajit_jit::usc::compile(&prepared, b))?;
         Ok(Shader { prepared, code })
     }
 
     /// The engine runs use: [`Engine::Interp`], [`Engine::X64`] or [`Engine::A64`].
     pub fn engine(&self) -> Engine {
-        self.code
-            .as_ref()
-            .map_or(Engine::Interp, |c| Engine::from(c.backend()))
+        Engine::running(self.code.as_ref().map(UscCode::backend))
     }
 
     /// The program.

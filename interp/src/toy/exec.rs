@@ -132,6 +132,29 @@ mod tests {
         Program::new(instrs).unwrap()
     }
 
+    fn outcome(status: Status, steps: u64) -> RunOutcome {
+        RunOutcome { status, steps }
+    }
+
+    /// `r1 = n; do { r2 = r2 OP r1 } while (--r1 != 0)`, then the instructions of `tail`.
+    fn counted_loop(n: u32, op: AluOp, tail: &[Instr]) -> Program {
+        let mut instrs = vec![
+            Instr::Li { rd: r(1), imm: n },
+            Instr::Alu {
+                op,
+                rd: r(2),
+                ra: r(2),
+                rb: r(1),
+            },
+            Instr::Loop {
+                ra: r(1),
+                target: 1,
+            },
+        ];
+        instrs.extend_from_slice(tail);
+        prog(instrs)
+    }
+
     #[test]
     fn straight_line_arithmetic() {
         let p = prog(vec![
@@ -167,13 +190,7 @@ mod tests {
         ]);
         let mut s = State::default();
         let out = run(&p, &mut s, 100);
-        assert_eq!(
-            out,
-            RunOutcome {
-                status: Status::End,
-                steps: 6
-            }
-        );
+        assert_eq!(out, outcome(Status::End, 6));
         assert_eq!(
             &s.regs[1..7],
             &[7, 0xFFFF_FFFD, 4, 0xFFFF_FFEB, 0xFFFF_FFFE, 0xF]
@@ -182,30 +199,10 @@ mod tests {
 
     #[test]
     fn counted_loop_runs_its_body_n_times() {
-        // r1 = 5; do { r2 += r1 } while (--r1 != 0)
-        let p = prog(vec![
-            Instr::Li { rd: r(1), imm: 5 },
-            Instr::Alu {
-                op: AluOp::Add,
-                rd: r(2),
-                ra: r(2),
-                rb: r(1),
-            },
-            Instr::Loop {
-                ra: r(1),
-                target: 1,
-            },
-            Instr::Halt,
-        ]);
+        let p = counted_loop(5, AluOp::Add, &[Instr::Halt]);
         let mut s = State::default();
         let out = run(&p, &mut s, 1000);
-        assert_eq!(
-            out,
-            RunOutcome {
-                status: Status::Halted { pc: 3 },
-                steps: 1 + 5 * 2 + 1
-            }
-        );
+        assert_eq!(out, outcome(Status::Halted { pc: 3 }, 1 + 5 * 2 + 1));
         assert_eq!((s.regs[1], s.regs[2]), (0, 15));
     }
 
@@ -242,13 +239,7 @@ mod tests {
         ]);
         let mut s = State::default();
         let out = run(&p, &mut s, 1000);
-        assert_eq!(
-            out,
-            RunOutcome {
-                status: Status::Budget { pc: 1 },
-                steps: 1000
-            }
-        );
+        assert_eq!(out, outcome(Status::Budget { pc: 1 }, 1000));
         // a LOOP from 0 counts down through 2^32 values
         let p = prog(vec![Instr::Loop {
             ra: r(3),
@@ -256,13 +247,7 @@ mod tests {
         }]);
         let mut s = State::default();
         let out = run(&p, &mut s, 10);
-        assert_eq!(
-            out,
-            RunOutcome {
-                status: Status::Budget { pc: 0 },
-                steps: 10
-            }
-        );
+        assert_eq!(out, outcome(Status::Budget { pc: 0 }, 10));
         assert_eq!(s.regs[3], 0u32.wrapping_sub(10));
     }
 
@@ -270,54 +255,18 @@ mod tests {
     fn the_end_needs_no_budget() {
         let p = prog(vec![Instr::Jmp { target: 1 }]);
         let mut s = State::default();
-        assert_eq!(
-            run(&p, &mut s, 1),
-            RunOutcome {
-                status: Status::End,
-                steps: 1
-            }
-        );
-        assert_eq!(
-            run(&p, &mut s, 0),
-            RunOutcome {
-                status: Status::Budget { pc: 0 },
-                steps: 0
-            }
-        );
-        assert_eq!(
-            run(&prog(vec![]), &mut s, 0),
-            RunOutcome {
-                status: Status::End,
-                steps: 0
-            }
-        );
+        assert_eq!(run(&p, &mut s, 1), outcome(Status::End, 1));
+        assert_eq!(run(&p, &mut s, 0), outcome(Status::Budget { pc: 0 }, 0));
+        assert_eq!(run(&prog(vec![]), &mut s, 0), outcome(Status::End, 0));
         // HALT takes a step
         let halt = prog(vec![Instr::Halt]);
         assert_eq!(run(&halt, &mut s, 0).status, Status::Budget { pc: 0 });
-        assert_eq!(
-            run(&halt, &mut s, 1),
-            RunOutcome {
-                status: Status::Halted { pc: 0 },
-                steps: 1
-            }
-        );
+        assert_eq!(run(&halt, &mut s, 1), outcome(Status::Halted { pc: 0 }, 1));
     }
 
     #[test]
     fn resuming_continues_the_same_run() {
-        let p = prog(vec![
-            Instr::Li { rd: r(1), imm: 100 },
-            Instr::Alu {
-                op: AluOp::Xor,
-                rd: r(2),
-                ra: r(2),
-                rb: r(1),
-            },
-            Instr::Loop {
-                ra: r(1),
-                target: 1,
-            },
-        ]);
+        let p = counted_loop(100, AluOp::Xor, &[]);
         let mut whole = State::default();
         let want = run(&p, &mut whole, 150);
         let mut s = State::default();

@@ -5,6 +5,7 @@
 //! `invoke.rs` and `batch/`.
 
 use crate::error::Error;
+use crate::pica::batch::geometry::Points;
 use crate::pica::batch::{BatchError, BatchInfo};
 use crate::pica::shader::CompiledShader;
 use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
@@ -259,9 +260,13 @@ impl CompiledShader {
                         "a point run takes no output mask (the EmitBuffer's) or start state",
                     ));
                 }
-                Ok(self
-                    .run_points(regs, uniforms, state, inputs, budget, out)?
-                    .into())
+                let mut points = Points {
+                    regs,
+                    uniforms,
+                    geometry: state,
+                    out,
+                };
+                Ok(self.run_points(&mut points, inputs, budget)?.into())
             }
         }
     }

@@ -6,13 +6,15 @@
 use crate::error::JitExit;
 use crate::host::runtime::ExecCode;
 use crate::pica::analysis::bits;
+use crate::pica::batch::geometry::Points;
 use crate::pica::batch::{self, BatchError, BatchInfo};
 use crate::pica::call::vertex;
 use crate::pica::layout::{EmitRecord, JitContext, Status, EMIT_CAPACITY};
 use crate::pica::shader::CompiledShader;
+use crate::pica::spare::Spare;
 use picajit_interp::pica::exec::{ExecError, RunInfo};
 use picajit_interp::pica::program::ShaderKind;
-use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms, UnitState};
+use picajit_interp::pica::state::{GeometryState, Registers, Uniforms, UnitState};
 
 impl CompiledShader {
     /// Run one invocation, exactly like [`Interpreter::run`](picajit_interp::pica::exec::Interpreter::run) (same registers, same results, same
@@ -110,51 +112,36 @@ impl CompiledShader {
     /// their vertices straight into `out`.
     pub(crate) fn run_points(
         &self,
-        regs: &mut Registers,
-        uniforms: &mut Uniforms,
-        geometry: &mut GeometryState,
+        p: &mut Points,
         inputs: &[[[f32; 4]; 16]],
         budget: u64,
-        out: &mut EmitBuffer,
     ) -> Result<BatchInfo, BatchError> {
-        geometry.drain_into(out);
+        p.geometry.drain_into(p.out);
         if self.program.kind() == ShaderKind::Geometry && inputs.len() >= batch::LANES {
             if let Some(soa) = self.soa() {
-                return batch::geometry::run(
-                    soa,
-                    self.mode,
-                    regs,
-                    uniforms,
-                    geometry,
-                    inputs,
-                    budget,
-                    out,
-                    |regs, uniforms, geometry, inputs, out| {
-                        self.run_points_each(regs, uniforms, geometry, inputs, budget, out)
-                    },
-                );
+                return batch::geometry::run(soa, self.mode, p, inputs, budget, |p, inputs| {
+                    self.run_points_each(p, inputs, budget)
+                });
             }
         }
-        self.run_points_each(regs, uniforms, geometry, inputs, budget, out)
+        self.run_points_each(p, inputs, budget)
     }
 
     /// [`Self::run_points`] one invocation at a time (compiled code per invocation, the
     /// interpreter for those that deopt).
     pub(crate) fn run_points_each(
         &self,
-        regs: &mut Registers,
-        uniforms: &mut Uniforms,
-        geometry: &mut GeometryState,
+        p: &mut Points,
         inputs: &[[[f32; 4]; 16]],
         budget: u64,
-        out: &mut EmitBuffer,
     ) -> Result<BatchInfo, BatchError> {
         let mut info = BatchInfo::default();
         for (index, input) in inputs.iter().enumerate() {
-            regs.input = *input;
-            let r = self.run_counted(regs, uniforms, Some(geometry), budget, &mut info.deopts);
-            uniforms.set_bool(15, true);
-            geometry.drain_into(out);
+            p.regs.input = *input;
+            let geometry = Some(&mut *p.geometry);
+            let r = self.run_counted(p.regs, p.uniforms, geometry, budget, &mut info.deopts);
+            p.uniforms.set_bool(15, true);
+            p.geometry.drain_into(p.out);
             info.count(index, r)?;
         }
         Ok(info)
@@ -263,7 +250,7 @@ impl CompiledShader {
     ) -> Result<BatchInfo, BatchError> {
         let n = inputs.len().min(outputs.len());
         let mut info = BatchInfo::default();
-        let mut regs = RowRegisters::take();
+        let mut regs = Spare::take(&ROW_REGISTERS);
         let regs = &mut *regs;
         let mut start = 0;
         while start < n {
@@ -309,46 +296,15 @@ impl CompiledShader {
     }
 }
 
-/// The registers [`CompiledShader::run_batch_rows`] runs rows on, kept per thread between
-/// calls: zeroing a fresh `Registers` (about 800 bytes) was a tenth of the Rust side of a
-/// one-vertex call. Nothing carries over that a row could see: the batch entry clears, per
-/// row, every temporary the program reads, a0, aL and cmp (inputs and outputs are the
-/// caller's rows), and a row the interpreter re-runs starts from
-/// [`Registers::reset_working_state`].
-struct RowRegisters(Option<Box<Registers>>);
-
 thread_local! {
-    static SPARE_REGISTERS: std::cell::Cell<Option<Box<Registers>>> =
+    /// The registers [`CompiledShader::run_batch_rows`] runs rows on, kept per thread between
+    /// calls: zeroing a fresh `Registers` (about 800 bytes) was a tenth of the Rust side of a
+    /// one-vertex call. Nothing carries over that a row could see: the batch entry clears, per
+    /// row, every temporary the program reads, a0, aL and cmp (inputs and outputs are the
+    /// caller's rows), and a row the interpreter re-runs starts from
+    /// [`Registers::reset_working_state`].
+    static ROW_REGISTERS: std::cell::Cell<Option<Box<Registers>>> =
         const { std::cell::Cell::new(None) };
-}
-
-impl RowRegisters {
-    fn take() -> RowRegisters {
-        let spare = SPARE_REGISTERS.try_with(|c| c.take()).ok().flatten();
-        RowRegisters(Some(spare.unwrap_or_default()))
-    }
-}
-
-impl std::ops::Deref for RowRegisters {
-    type Target = Registers;
-    fn deref(&self) -> &Registers {
-        self.0.as_deref().expect("present until dropped")
-    }
-}
-
-impl std::ops::DerefMut for RowRegisters {
-    fn deref_mut(&mut self) -> &mut Registers {
-        self.0.as_deref_mut().expect("present until dropped")
-    }
-}
-
-impl Drop for RowRegisters {
-    fn drop(&mut self) {
-        if let Some(regs) = self.0.take() {
-            // During thread teardown the slot may be gone: the registers are then just freed.
-            let _ = SPARE_REGISTERS.try_with(|c| c.set(Some(regs)));
-        }
-    }
 }
 
 /// What [`run_compiled`] needs besides the state it updates.

@@ -16,4 +16,5 @@ pub(crate) mod lower;
 pub(crate) mod masm;
 pub(crate) mod recipes;
 pub(crate) mod shader;
+pub(crate) mod spare;
 pub(crate) mod x64;

@@ -259,18 +259,7 @@ impl CompiledShader {
 
     pub(crate) fn compile_soa(&self, from_state: bool) -> Option<batch::SoaCode> {
         if self.exec.is_some() {
-            batch::compile(
-                &self.program,
-                &self.analysis,
-                self.mode,
-                self.max_rule,
-                self.features,
-                from_state,
-                self.backend,
-                self.a64_lanes,
-            )
-            .ok()
-            .flatten()
+            batch::compile(self, from_state).ok().flatten()
         } else {
             None
         }
@@ -381,17 +370,7 @@ impl CompiledShader {
     /// took and its size in bytes (`None` when the program has no multi-vertex code).
     pub fn batch_codegen(&self) -> Option<(std::time::Duration, usize)> {
         let start = std::time::Instant::now();
-        let ((code, ..), _) = batch::codegen(
-            &self.program,
-            &self.analysis,
-            self.mode,
-            self.max_rule,
-            self.features,
-            false,
-            self.backend(),
-            self.a64_lanes,
-        )
-        .ok()??;
+        let ((code, ..), _) = batch::codegen(self, false).ok()??;
         Some((start.elapsed(), code.len()))
     }
 

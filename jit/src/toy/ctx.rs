@@ -40,24 +40,31 @@ impl Default for ToyCtx {
 }
 
 impl ToyCtx {
-    fn word(&self, off: i32) -> u32 {
+    /// The `N` bytes at `off`.
+    fn field<const N: usize>(&self, off: i32) -> [u8; N] {
         let o = off as usize;
-        u32::from_le_bytes(self.bytes[o..o + 4].try_into().expect("4 bytes"))
+        self.bytes[o..o + N].try_into().expect("N bytes")
+    }
+
+    fn set_field<const N: usize>(&mut self, off: i32, v: [u8; N]) {
+        let o = off as usize;
+        self.bytes[o..o + N].copy_from_slice(&v);
+    }
+
+    fn word(&self, off: i32) -> u32 {
+        u32::from_le_bytes(self.field(off))
     }
 
     fn set_word(&mut self, off: i32, v: u32) {
-        let o = off as usize;
-        self.bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        self.set_field(off, v.to_le_bytes());
     }
 
     fn dword(&self, off: i32) -> u64 {
-        let o = off as usize;
-        u64::from_le_bytes(self.bytes[o..o + 8].try_into().expect("8 bytes"))
+        u64::from_le_bytes(self.field(off))
     }
 
     fn set_dword(&mut self, off: i32, v: u64) {
-        let o = off as usize;
-        self.bytes[o..o + 8].copy_from_slice(&v.to_le_bytes());
+        self.set_field(off, v.to_le_bytes());
     }
 
     pub fn regs(&self) -> [u32; REGS] {

@@ -73,6 +73,17 @@ impl<T: Copy + Default, const N: usize> Ring<T, N> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Pop the top frame if it ends at `pc` (`frame` gives a frame's end and where it sends
+    /// the PC), returning where it sends the PC.
+    #[inline]
+    fn pop_at(&mut self, pc: u32, frame: impl Fn(&T) -> (u32, u32)) -> Option<u32> {
+        let (end, to) = frame(self.top()?);
+        (end == pc).then(|| {
+            self.pop();
+            to
+        })
+    }
 }
 
 /// CALL entry: pop when the PC reaches `end`, continue at `ret`.
@@ -145,33 +156,48 @@ impl Stacks {
             }
         }
 
-        let mut if_pc = None;
-        if let Some(top) = self.ifs.top() {
-            if top.end == next {
-                if_pc = Some(top.target);
-                self.ifs.pop();
-            }
-        }
-
-        let mut call_pc = next;
-        let mut pops = 0;
-        while let Some(top) = self.call.top() {
-            if top.end != call_pc {
-                break;
-            }
-            let frame = *top;
-            self.call.pop();
-            pops += 1;
-            if pops < 4 {
-                call_pc = frame.ret;
-            }
-        }
-
-        let jump = if loop_popped { None } else { jump };
-        loop_pc
-            .or(if_pc)
-            .or((pops > 0).then_some(call_pc))
-            .or(jump)
-            .unwrap_or(next)
+        pc_after(
+            next,
+            loop_pc,
+            loop_popped,
+            jump,
+            |pc| self.ifs.pop_at(pc, |f| (f.end, f.target)),
+            |pc| self.call.pop_at(pc, |f| (f.end, f.ret)),
+        )
     }
+}
+
+/// The IF and CALL stacks' part of the PC update after an instruction and the priority merge
+/// (see the module docs), once the LOOP stack has acted: the IF stack pops its top frame if it
+/// ends at PC+1 (`next`), the CALL stack pops while its top frame ends at its copy of the PC,
+/// and the copies merge as LOOP (`loop_pc`) > IF > CALL > the instruction's `jump` (dropped
+/// when the LOOP stack popped, `loop_popped`) > PC+1. `pop_if` and `pop_call` pop their stack's
+/// top frame if it ends at the PC given and return where that frame sends it. The interpreter
+/// runs this on its stacks, the JIT's analysis on the static stacks of a region
+/// (`jit/src/pica/analysis/regions.rs`).
+#[inline]
+pub fn pc_after(
+    next: u32,
+    loop_pc: Option<u32>,
+    loop_popped: bool,
+    jump: Option<u32>,
+    pop_if: impl FnOnce(u32) -> Option<u32>,
+    mut pop_call: impl FnMut(u32) -> Option<u32>,
+) -> u32 {
+    let if_pc = pop_if(next);
+    let mut call_pc = next;
+    let mut pops = 0;
+    while let Some(ret) = pop_call(call_pc) {
+        pops += 1;
+        // The hardware misses the fourth consecutive update (seed 000, "Control Flow").
+        if pops < 4 {
+            call_pc = ret;
+        }
+    }
+    let jump = if loop_popped { None } else { jump };
+    loop_pc
+        .or(if_pc)
+        .or((pops > 0).then_some(call_pc))
+        .or(jump)
+        .unwrap_or(next)
 }

@@ -23,6 +23,8 @@
 mod flow;
 mod predecode;
 
+pub use flow::pc_after;
+
 use crate::pica::float::{self, FloatMode, Rounding};
 use crate::pica::program::{Program, ShaderKind};
 use crate::pica::state::{EmitBuffer, GeometryState, Registers, Uniforms};

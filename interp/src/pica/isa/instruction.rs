@@ -127,70 +127,97 @@ fn bits(word: u32, lo: u32, len: u32) -> u32 {
     (word >> lo) & ((1 << len) - 1)
 }
 
+/// Where the operand fields of an arithmetic format (ALU formats, MOVA, CMP) sit in the word:
+/// the one description of those words, which [`decode`] reads and [`encode`] writes.
+struct Fields {
+    format: Format,
+    /// Low bit of the destination register (5 bits; MOVA and CMP have none).
+    dst: u32,
+    /// Low bit of each source, in source order: 7 bits for the format's wide source
+    /// ([`Format::wide_source`]), 5 for the others (unused past [`Opcode::sources`]).
+    src: [u32; 3],
+    /// Low bit of the relative index (2 bits).
+    rel: u32,
+    /// Bits of the operand-descriptor index, from bit 0.
+    desc: u32,
+}
+
+impl Fields {
+    /// The fields of an arithmetic format; `None` for the others.
+    fn of(format: Format) -> Option<Fields> {
+        let (dst, src, rel, desc) = match format {
+            Format::One | Format::OneU | Format::OneC => (21, [12, 7, 0], 19, 7),
+            Format::OneI => (21, [14, 7, 0], 19, 7),
+            Format::Five => (24, [17, 10, 5], 22, 5),
+            Format::FiveI => (24, [17, 12, 5], 22, 5),
+            _ => return None,
+        };
+        Some(Fields {
+            format,
+            dst,
+            src,
+            rel,
+            desc,
+        })
+    }
+
+    fn is_wide(&self, n: usize) -> bool {
+        self.format.wide_source() == Some(n)
+    }
+
+    /// Source `n` of `word`.
+    fn source(&self, word: u32, n: usize) -> SrcReg {
+        if self.is_wide(n) {
+            SrcReg::from_wide(bits(word, self.src[n], 7) as u8)
+        } else {
+            SrcReg::from_narrow(bits(word, self.src[n], 5) as u8)
+        }
+    }
+
+    /// Source `n` (0-based) in its place, or why it does not fit there.
+    fn put_source(&self, n: usize, r: SrcReg) -> Result<u32, EncodeError> {
+        const SLOTS: [&str; 3] = ["source 1", "source 2", "source 3"];
+        let field = if self.is_wide(n) { wide } else { narrow };
+        Ok(field(SLOTS[n], r)? << self.src[n])
+    }
+
+    /// The destination in its place.
+    fn put_dst(&self, r: DstReg) -> Result<u32, EncodeError> {
+        Ok(dst_raw(r)? << self.dst)
+    }
+
+    /// The relative index and the descriptor index in their places.
+    fn put_rel_desc(&self, rel: RelIndex, desc: u8) -> Result<u32, EncodeError> {
+        let max = (1 << self.desc) - 1;
+        Ok((rel.raw() as u32) << self.rel | check("descriptor", desc as u32, max)?)
+    }
+}
+
 /// Decode one instruction word.
 pub fn decode(word: u32) -> Instruction {
     let Some(op) = Opcode::from_code((word >> 26) as u8) else {
         return Instruction::Undefined { word };
     };
     let b = |lo, len| bits(word, lo, len);
+    if let Some(f) = Fields::of(op.format()) {
+        let has_dst = op != Opcode::Mova && op.format() != Format::OneC;
+        let alu = Alu {
+            op,
+            desc: b(0, f.desc) as u8,
+            dst: has_dst.then(|| DstReg::from_raw(b(f.dst, 5) as u8)),
+            src: [0, 1, 2].map(|n| f.source(word, n)),
+            rel: RelIndex::from_raw(b(f.rel, 2) as u8),
+        };
+        let cmp = (
+            CmpOp::from_raw(b(24, 3) as u8),
+            CmpOp::from_raw(b(21, 3) as u8),
+        );
+        return Instruction::from_alu(alu, cmp);
+    }
     let dest = b(10, 12) as u16;
     let num = b(0, 8) as u8;
     let cond = Condition::from_raw(b(22, 4) as u8);
     match op.format() {
-        Format::One => Instruction::Binary {
-            op,
-            dst: DstReg::from_raw(b(21, 5) as u8),
-            src1: SrcReg::from_wide(b(12, 7) as u8),
-            src2: SrcReg::from_narrow(b(7, 5) as u8),
-            rel: RelIndex::from_raw(b(19, 2) as u8),
-            desc: b(0, 7) as u8,
-        },
-        Format::OneI => Instruction::Binary {
-            op,
-            dst: DstReg::from_raw(b(21, 5) as u8),
-            src1: SrcReg::from_narrow(b(14, 5) as u8),
-            src2: SrcReg::from_wide(b(7, 7) as u8),
-            rel: RelIndex::from_raw(b(19, 2) as u8),
-            desc: b(0, 7) as u8,
-        },
-        Format::OneU if op == Opcode::Mova => Instruction::Mova {
-            src: SrcReg::from_wide(b(12, 7) as u8),
-            rel: RelIndex::from_raw(b(19, 2) as u8),
-            desc: b(0, 7) as u8,
-        },
-        Format::OneU => Instruction::Unary {
-            op,
-            dst: DstReg::from_raw(b(21, 5) as u8),
-            src: SrcReg::from_wide(b(12, 7) as u8),
-            rel: RelIndex::from_raw(b(19, 2) as u8),
-            desc: b(0, 7) as u8,
-        },
-        Format::OneC => Instruction::Cmp {
-            src1: SrcReg::from_wide(b(12, 7) as u8),
-            src2: SrcReg::from_narrow(b(7, 5) as u8),
-            rel: RelIndex::from_raw(b(19, 2) as u8),
-            y: CmpOp::from_raw(b(21, 3) as u8),
-            x: CmpOp::from_raw(b(24, 3) as u8),
-            desc: b(0, 7) as u8,
-        },
-        Format::Five => Instruction::Mad {
-            op,
-            dst: DstReg::from_raw(b(24, 5) as u8),
-            src1: SrcReg::from_narrow(b(17, 5) as u8),
-            src2: SrcReg::from_wide(b(10, 7) as u8),
-            src3: SrcReg::from_narrow(b(5, 5) as u8),
-            rel: RelIndex::from_raw(b(22, 2) as u8),
-            desc: b(0, 5) as u8,
-        },
-        Format::FiveI => Instruction::Mad {
-            op,
-            dst: DstReg::from_raw(b(24, 5) as u8),
-            src1: SrcReg::from_narrow(b(17, 5) as u8),
-            src2: SrcReg::from_narrow(b(12, 5) as u8),
-            src3: SrcReg::from_wide(b(5, 7) as u8),
-            rel: RelIndex::from_raw(b(22, 2) as u8),
-            desc: b(0, 5) as u8,
-        },
         Format::Zero => match op {
             Opcode::Nop => Instruction::Nop,
             Opcode::End => Instruction::End,
@@ -222,6 +249,7 @@ pub fn decode(word: u32) -> Instruction {
             primitive: b(23, 1) != 0,
             winding: b(22, 1) != 0,
         },
+        _ => unreachable!("{op}: the arithmetic formats are decoded above"),
     }
 }
 
@@ -277,99 +305,13 @@ fn expect(op: Opcode, allowed: &[Format]) -> Result<u32, EncodeError> {
 /// original word to reproduce it exactly.
 pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
     use Opcode::*;
+    if let Some(alu) = instr.alu() {
+        return encode_alu(instr, alu);
+    }
     let flow = |op: Opcode, dest: u16, num: u8, upper: u32| -> Result<u32, EncodeError> {
         Ok((op as u32) << 26 | upper << 22 | check("dest", dest as u32, 0xFFF)? << 10 | num as u32)
     };
     Ok(match *instr {
-        Instruction::Binary {
-            op,
-            dst,
-            src1,
-            src2,
-            rel,
-            desc,
-        } => {
-            let code = expect(op, &[Format::One, Format::OneI])?;
-            let (s1, s2) = if op.is_inverted() {
-                (
-                    narrow("source 1", src1)? << 14,
-                    wide("source 2", src2)? << 7,
-                )
-            } else {
-                (
-                    wide("source 1", src1)? << 12,
-                    narrow("source 2", src2)? << 7,
-                )
-            };
-            code | dst_raw(dst)? << 21
-                | (rel.raw() as u32) << 19
-                | s1
-                | s2
-                | check("descriptor", desc as u32, 127)?
-        }
-        Instruction::Unary {
-            op,
-            dst,
-            src,
-            rel,
-            desc,
-        } => {
-            expect(op, &[Format::OneU])?
-                | dst_raw(dst)? << 21
-                | (rel.raw() as u32) << 19
-                | wide("source 1", src)? << 12
-                | check("descriptor", desc as u32, 127)?
-        }
-        Instruction::Mova { src, rel, desc } => {
-            (Mova as u32) << 26
-                | (rel.raw() as u32) << 19
-                | wide("source 1", src)? << 12
-                | check("descriptor", desc as u32, 127)?
-        }
-        Instruction::Cmp {
-            src1,
-            src2,
-            rel,
-            x,
-            y,
-            desc,
-        } => {
-            (Cmp as u32) << 26
-                | (x.raw() as u32) << 24
-                | (y.raw() as u32) << 21
-                | (rel.raw() as u32) << 19
-                | wide("source 1", src1)? << 12
-                | narrow("source 2", src2)? << 7
-                | check("descriptor", desc as u32, 127)?
-        }
-        Instruction::Mad {
-            op,
-            dst,
-            src1,
-            src2,
-            src3,
-            rel,
-            desc,
-        } => {
-            let code = expect(op, &[Format::Five, Format::FiveI])?;
-            let (s2, s3) = if op.is_inverted() {
-                (
-                    narrow("source 2", src2)? << 12,
-                    wide("source 3", src3)? << 5,
-                )
-            } else {
-                (
-                    wide("source 2", src2)? << 10,
-                    narrow("source 3", src3)? << 5,
-                )
-            };
-            code | dst_raw(dst)? << 24
-                | (rel.raw() as u32) << 22
-                | narrow("source 1", src1)? << 17
-                | s2
-                | s3
-                | check("descriptor", desc as u32, 31)?
-        }
         Instruction::Nop => (Nop as u32) << 26,
         Instruction::End => (End as u32) << 26,
         Instruction::Break => (Break as u32) << 26,
@@ -406,6 +348,35 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
                 });
             }
             word
+        }
+        _ => unreachable!("arithmetic instructions are encoded by encode_alu"),
+    })
+}
+
+/// [`encode`] for the arithmetic shapes. When several fields do not fit, the one reported is
+/// the first in each shape's order below.
+fn encode_alu(instr: &Instruction, a: Alu) -> Result<u32, EncodeError> {
+    let code = match instr {
+        Instruction::Binary { .. } => expect(a.op, &[Format::One, Format::OneI])?,
+        Instruction::Unary { .. } => expect(a.op, &[Format::OneU])?,
+        Instruction::Mad { .. } => expect(a.op, &[Format::Five, Format::FiveI])?,
+        // MOVA and CMP: the shape is the opcode.
+        _ => (a.op as u32) << 26,
+    };
+    let f = Fields::of(a.op.format()).ok_or(EncodeError::WrongOpcode(a.op))?;
+    let src = |n| f.put_source(n, a.src[n]);
+    let dst = || f.put_dst(a.dst.expect("the shape has a destination"));
+    let tail = || f.put_rel_desc(a.rel, a.desc);
+    Ok(match *instr {
+        Instruction::Binary { .. } => code | src(0)? | src(1)? | dst()? | tail()?,
+        Instruction::Unary { .. } => code | dst()? | src(0)? | tail()?,
+        Instruction::Mova { .. } => code | src(0)? | tail()?,
+        Instruction::Cmp { x, y, .. } => {
+            code | (x.raw() as u32) << 24 | (y.raw() as u32) << 21 | src(0)? | src(1)? | tail()?
+        }
+        _ => {
+            let (s2, s3) = (src(1)?, src(2)?);
+            code | dst()? | src(0)? | s2 | s3 | tail()?
         }
     })
 }
@@ -453,9 +424,19 @@ fn swizzled(m: u8, swizzle: Swizzle) -> u8 {
         .fold(0, |r, c| r | 1 << swizzle.lane(c))
 }
 
+/// The operand fields of an arithmetic instruction, sources in source order (a one-source
+/// shape's source repeated): what [`Instruction::operands`] and [`encode`] read.
+struct Alu {
+    op: Opcode,
+    desc: u8,
+    dst: Option<DstReg>,
+    src: [SrcReg; 3],
+    /// The instruction's relative index (of its wide source).
+    rel: RelIndex,
+}
+
 impl Instruction {
-    /// The register operands, for instructions that have any (see [`Operands`]).
-    pub fn operands(&self) -> Option<Operands> {
+    fn alu(&self) -> Option<Alu> {
         let (op, desc, dst, src, rel) = match *self {
             Instruction::Binary {
                 op,
@@ -491,6 +472,74 @@ impl Instruction {
             } => (op, desc, Some(dst), [src1, src2, src3], rel),
             _ => return None,
         };
+        Some(Alu {
+            op,
+            desc,
+            dst,
+            src,
+            rel,
+        })
+    }
+
+    /// The instruction of `a`'s shape (its opcode's format, with or without a destination),
+    /// the inverse of [`Instruction::alu`]; `cmp` is CMP's (x, y).
+    fn from_alu(a: Alu, cmp: (CmpOp, CmpOp)) -> Instruction {
+        let Alu {
+            op,
+            desc,
+            dst,
+            src: [s1, s2, s3],
+            rel,
+        } = a;
+        let (x, y) = cmp;
+        match dst {
+            None if op == Opcode::Mova => Instruction::Mova { src: s1, rel, desc },
+            None => Instruction::Cmp {
+                src1: s1,
+                src2: s2,
+                rel,
+                x,
+                y,
+                desc,
+            },
+            Some(dst) => match op.format() {
+                Format::OneU => Instruction::Unary {
+                    op,
+                    dst,
+                    src: s1,
+                    rel,
+                    desc,
+                },
+                Format::Five | Format::FiveI => Instruction::Mad {
+                    op,
+                    dst,
+                    src1: s1,
+                    src2: s2,
+                    src3: s3,
+                    rel,
+                    desc,
+                },
+                _ => Instruction::Binary {
+                    op,
+                    dst,
+                    src1: s1,
+                    src2: s2,
+                    rel,
+                    desc,
+                },
+            },
+        }
+    }
+
+    /// The register operands, for instructions that have any (see [`Operands`]).
+    pub fn operands(&self) -> Option<Operands> {
+        let Alu {
+            op,
+            desc,
+            dst,
+            src,
+            rel,
+        } = self.alu()?;
         let mut rels = [RelIndex::None; 3];
         if let Some(w) = op.wide_source() {
             rels[w] = rel;

@@ -32,6 +32,30 @@ use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use crate::host::x64::asm::x64;
 
+/// The opcode fields of a raw VEX encoding, the same in its register and memory forms
+/// ([`Yasm::vex_rr`], [`Yasm::vex_rm`]): `map` 1 = 0F, 2 = 0F38, 3 = 0F3A; `pp` 0 = none,
+/// 1 = 66, 2 = F3, 3 = F2; `l256` VEX.L (256-bit); `w` VEX.W; `op` the opcode byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VexOp {
+    pub map: u8,
+    pub pp: u8,
+    pub l256: bool,
+    pub w: bool,
+    pub op: u8,
+}
+
+impl VexOp {
+    pub const fn new(map: u8, pp: u8, l256: bool, w: bool, op: u8) -> VexOp {
+        VexOp {
+            map,
+            pp,
+            l256,
+            w,
+            op,
+        }
+    }
+}
+
 /// A 256-bit register (its low half is the xmm register of the same number).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ymm(pub u8);
@@ -268,12 +292,12 @@ impl<'a> Yasm<'a> {
     /// `vbroadcastss ymm, m32` (raw encoding: dynasm 5.1.0 emits the 128-bit form). Only
     /// `[base + disp]` and `[base + index + disp]` operands.
     pub fn vbroadcastss(&mut self, d: Ymm, m: Mem) {
-        self.vex_rm(2, 1, true, false, 0x18, d.0, 0, m, None);
+        self.vex_rm(VexOp::new(2, 1, true, false, 0x18), d.0, 0, m, None);
     }
 
     /// `vbroadcastss ymm, xmm`: lane 0 of `s` into all eight lanes (raw encoding).
     pub fn vbroadcastss_r(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(2, 1, true, false, 0x18, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(2, 1, true, false, 0x18), d.0, 0, s.0);
     }
 
     /// `vcvtps2pd ymm, xmm` (the low four lanes of `s`).
@@ -288,7 +312,7 @@ impl<'a> Yasm<'a> {
 
     /// `vmovmskps r32, ymm` (raw encoding: dynasm 5.1.0 has no 256-bit form).
     pub fn vmovmskps(&mut self, d: Gpr, s: Ymm) {
-        self.vex_rr(1, 0, true, false, 0x50, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(1, 0, true, false, 0x50), d.0, 0, s.0);
     }
 
     /// `vzeroupper` (before returning to or calling SSE code).
@@ -296,56 +320,36 @@ impl<'a> Yasm<'a> {
         x64!(self.a.ops; vzeroupper);
     }
 
-    /// Raw register-only VEX encoding (3-byte `C4` form): `map` 1 = 0F, 2 = 0F38, 3 = 0F3A;
-    /// `pp` 0 = none, 1 = 66, 2 = F3, 3 = F2; `reg` is ModRM.reg (a register or an opcode
-    /// extension), `vvvv` the extra source, `rm` ModRM.rm.
-    #[allow(clippy::too_many_arguments)]
-    pub fn vex_rr(
-        &mut self,
-        map: u8,
-        pp: u8,
-        l256: bool,
-        w: bool,
-        op: u8,
-        reg: u8,
-        vvvv: u8,
-        rm: u8,
-    ) {
+    /// The 3-byte VEX prefix (`C4`) and the opcode byte: VEX.R from `reg` (ModRM.reg), VEX.X
+    /// from `index` and VEX.B from `base` (each the register whose bit 3 extends the field; 0
+    /// where the form has none), VEX.vvvv from `vvvv`.
+    fn vex_prefix(&mut self, v: VexOp, reg: u8, index: u8, base: u8, vvvv: u8) {
         let r = (!reg >> 3) & 1;
-        let b = (!rm >> 3) & 1;
-        let byte1 = (r << 7) | (1 << 6) | (b << 5) | map;
-        let byte2 = ((w as u8) << 7) | ((!vvvv & 0xF) << 3) | ((l256 as u8) << 2) | pp;
-        let modrm = 0xC0 | ((reg & 7) << 3) | (rm & 7);
-        self.a.ops.extend([0xC4, byte1, byte2, op, modrm]);
+        let x = (!index >> 3) & 1;
+        let b = (!base >> 3) & 1;
+        let byte1 = (r << 7) | (x << 6) | (b << 5) | v.map;
+        let byte2 = ((v.w as u8) << 7) | ((!vvvv & 0xF) << 3) | ((v.l256 as u8) << 2) | v.pp;
+        self.a.ops.extend([0xC4, byte1, byte2, v.op]);
+    }
+
+    /// Raw register-only VEX encoding (3-byte `C4` form): `reg` is ModRM.reg (a register or
+    /// an opcode extension), `vvvv` the extra source, `rm` ModRM.rm.
+    pub fn vex_rr(&mut self, v: VexOp, reg: u8, vvvv: u8, rm: u8) {
+        self.vex_prefix(v, reg, 0, rm, vvvv);
+        self.byte(0xC0 | ((reg & 7) << 3) | (rm & 7));
     }
 
     /// Raw VEX encoding with a memory operand `[base + disp32]`, `[base + index + disp32]`
     /// or a pool constant (RIP-relative), followed by the immediate `imm` if any (always a
     /// 32-bit displacement, so no special cases for rbp/r13 bases; a SIB byte for rsp/r12
     /// bases and for indexed forms). Fields as in [`Self::vex_rr`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn vex_rm(
-        &mut self,
-        map: u8,
-        pp: u8,
-        l256: bool,
-        w: bool,
-        op: u8,
-        reg: u8,
-        vvvv: u8,
-        m: Mem,
-        imm: Option<u8>,
-    ) {
+    pub fn vex_rm(&mut self, v: VexOp, reg: u8, vvvv: u8, m: Mem, imm: Option<u8>) {
         let (base, index, disp) = match m {
             Mem::Base(b, o) => (b.0, None, o),
             Mem::Index(b, i, o) => (b.0, Some(i.0), o),
             Mem::Const(l) => {
-                let r = (!reg >> 3) & 1;
-                let byte1 = (r << 7) | (1 << 6) | (1 << 5) | map;
-                let byte2 = ((w as u8) << 7) | ((!vvvv & 0xF) << 3) | ((l256 as u8) << 2) | pp;
-                self.a
-                    .ops
-                    .extend([0xC4, byte1, byte2, op, ((reg & 7) << 3) | 5]);
+                self.vex_prefix(v, reg, 0, 0, vvvv);
+                self.byte(((reg & 7) << 3) | 5);
                 self.a.ops.extend(0i32.to_le_bytes());
                 let tail = imm.map_or(0, |i| {
                     self.byte(i);
@@ -358,12 +362,7 @@ impl<'a> Yasm<'a> {
             }
         };
         assert!(index != Some(4), "rsp cannot be an index");
-        let r = (!reg >> 3) & 1;
-        let x = (!index.unwrap_or(0) >> 3) & 1;
-        let b = (!base >> 3) & 1;
-        let byte1 = (r << 7) | (x << 6) | (b << 5) | map;
-        let byte2 = ((w as u8) << 7) | ((!vvvv & 0xF) << 3) | ((l256 as u8) << 2) | pp;
-        self.a.ops.extend([0xC4, byte1, byte2, op]);
+        self.vex_prefix(v, reg, index.unwrap_or(0), base, vvvv);
         match index {
             None if base & 7 != 4 => self.byte(0x80 | ((reg & 7) << 3) | (base & 7)),
             None => {
@@ -387,13 +386,13 @@ impl<'a> Yasm<'a> {
 
     /// `vcmpps ymm, ymm, ymm, pred` (raw encoding).
     pub fn vcmpps(&mut self, d: Ymm, a: Ymm, b: Ymm, pred: u8) {
-        self.vex_rr(1, 0, true, false, 0xC2, d.0, a.0, b.0);
+        self.vex_rr(VexOp::new(1, 0, true, false, 0xC2), d.0, a.0, b.0);
         self.byte(pred);
     }
 
     /// `vcmppd ymm, ymm, ymm, pred` (raw encoding).
     pub fn vcmppd(&mut self, d: Ymm, a: Ymm, b: Ymm, pred: u8) {
-        self.vex_rr(1, 1, true, false, 0xC2, d.0, a.0, b.0);
+        self.vex_rr(VexOp::new(1, 1, true, false, 0xC2), d.0, a.0, b.0);
         self.byte(pred);
     }
 
@@ -410,25 +409,25 @@ impl<'a> Yasm<'a> {
     /// A 256-bit 66-prefixed form `op d, s, imm` (raw encoding; fields as in
     /// [`Self::vex_rr`]).
     fn rri(&mut self, map: u8, w: bool, op: u8, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(map, 1, true, w, op, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(map, 1, true, w, op), d.0, 0, s.0);
         self.byte(imm);
     }
 
     /// `vcvttpd2dq xmm, ymm`: four doubles truncated to i32 in the low half of `d` (upper
     /// half zeroed; raw encoding).
     pub fn vcvttpd2dq(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(1, 1, true, false, 0xE6, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(1, 1, true, false, 0xE6), d.0, 0, s.0);
     }
 
     /// `vinsertf128 ymm, ymm, xmm, 1`: `d` = (low half of `a`, low half of `b`).
     pub fn vinsertf128_hi(&mut self, d: Ymm, a: Ymm, b: Ymm) {
-        self.vex_rr(3, 1, true, false, 0x18, d.0, a.0, b.0);
+        self.vex_rr(VexOp::new(3, 1, true, false, 0x18), d.0, a.0, b.0);
         self.byte(1);
     }
 
     /// `vextractf128 xmm, ymm, 1`: the upper half of `s` into `d` (upper half of `d` zeroed).
     pub fn vextractf128_hi(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(3, 1, true, false, 0x19, s.0, 0, d.0);
+        self.vex_rr(VexOp::new(3, 1, true, false, 0x19), s.0, 0, d.0);
         self.byte(1);
     }
 
@@ -443,7 +442,7 @@ impl<'a> Yasm<'a> {
     }
 
     fn blendv(&mut self, l256: bool, [d, a, b, mask]: [Ymm; 4]) {
-        self.vex_rr(3, 1, l256, false, 0x4A, d.0, a.0, b.0);
+        self.vex_rr(VexOp::new(3, 1, l256, false, 0x4A), d.0, a.0, b.0);
         self.byte(mask.0 << 4);
     }
 
@@ -452,10 +451,10 @@ impl<'a> Yasm<'a> {
     pub fn vblendps(&mut self, d: Ymm, a: Ymm, b: YOp, imm: u8) {
         match b {
             YOp::Reg(b) => {
-                self.vex_rr(3, 1, true, false, 0x0C, d.0, a.0, b.0);
+                self.vex_rr(VexOp::new(3, 1, true, false, 0x0C), d.0, a.0, b.0);
                 self.byte(imm);
             }
-            YOp::Mem(m) => self.vex_rm(3, 1, true, false, 0x0C, d.0, a.0, m, Some(imm)),
+            YOp::Mem(m) => self.vex_rm(VexOp::new(3, 1, true, false, 0x0C), d.0, a.0, m, Some(imm)),
         }
     }
 
@@ -471,7 +470,7 @@ impl<'a> Yasm<'a> {
     }
 
     fn shift(&mut self, op: u8, ext: u8, d: Ymm, s: Ymm, imm: u8) {
-        self.vex_rr(1, 1, true, false, op, ext, d.0, s.0);
+        self.vex_rr(VexOp::new(1, 1, true, false, op), ext, d.0, s.0);
         self.byte(imm);
     }
 
@@ -530,21 +529,21 @@ impl<'a> Yasm<'a> {
 
     /// `vmovd xmm, r32` (the upper lanes of `d` zeroed; raw encoding).
     pub fn vmovd_from(&mut self, d: Ymm, s: Gpr) {
-        self.vex_rr(1, 1, false, false, 0x6E, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(1, 1, false, false, 0x6E), d.0, 0, s.0);
     }
 
     /// `vpbroadcastd ymm, xmm`: lane 0 of `s` into all eight lanes (raw encoding).
     pub fn vpbroadcastd(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(2, 1, true, false, 0x58, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(2, 1, true, false, 0x58), d.0, 0, s.0);
     }
 
     /// `vpmovzxdq ymm, xmm`: the four low dwords of `s` zero-extended to qwords (raw).
     pub fn vpmovzxdq(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(2, 1, true, false, 0x35, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(2, 1, true, false, 0x35), d.0, 0, s.0);
     }
 
     /// `vpmovsxdq ymm, xmm`: the four low dwords of `s` sign-extended to qwords (raw).
     pub fn vpmovsxdq(&mut self, d: Ymm, s: Ymm) {
-        self.vex_rr(2, 1, true, false, 0x25, d.0, 0, s.0);
+        self.vex_rr(VexOp::new(2, 1, true, false, 0x25), d.0, 0, s.0);
     }
 }

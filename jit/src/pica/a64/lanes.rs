@@ -110,17 +110,14 @@ use crate::pica::a64::rows;
 use crate::pica::a64::A64Lanes;
 use crate::pica::analysis::points::GsPlan;
 use crate::pica::analysis::usage::Usage;
-use crate::pica::analysis::Analysis;
 use crate::pica::layout::*;
-use crate::pica::lower::{LaneEmitter, Select, V};
+use crate::pica::lower::{LaneEmitter, LaneProgram, Select, SourceOperand, V};
 use crate::pica::masm::{BinaryKind, MacroAssembler, ScalarKind, Val};
 use crate::pica::recipes::{self, lit::Lit, transcendental_lanes, Float};
 use dynasmrt::DynamicLabel;
-use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::isa::{
-    CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
+    CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, RelIndex, SrcReg, Swizzle,
 };
-use picajit_interp::pica::program::Program;
 
 /// The `SoaContext`.
 const CTX: Gpr = Gpr(19);
@@ -248,22 +245,14 @@ struct Gen {
 /// with its [`GsPlan`]; `from_state`: groups start from `SoaContext::start_*`): `(code,
 /// instruction bytes, marks, what it reads of the per-call uniform copies)`, or `None` when
 /// the code would exceed the reach of AArch64 branches and literal loads.
-pub fn generate(
-    program: &Program,
-    analysis: &Analysis,
-    mode: FloatMode,
-    max_rule: MaxRule,
-    gs: Option<&GsPlan>,
-    from_state: bool,
-    lanes: A64Lanes,
-) -> CompileResult<Option<Generated>> {
-    let mut m = A64Masm::new(mode);
-    m.max_rule = max_rule;
+pub fn generate(job: LaneProgram<'_>, lanes: A64Lanes) -> CompileResult<Option<Generated>> {
+    let mut m = A64Masm::new(job.mode);
+    m.max_rule = job.max_rule;
     let a = m.asm();
     let (exit_done, exit_deopt, exit_budget) = (a.new_label(), a.new_label(), a.new_label());
     let (end_lanes, set_inactive, exit_emits) = (a.new_label(), a.new_label(), a.new_label());
-    let simt = crate::pica::analysis::usage::has_lane_branches(analysis);
-    if gs.is_some() && (simt || from_state) {
+    let simt = crate::pica::analysis::usage::has_lane_branches(job.analysis);
+    if job.gs.is_some() && (simt || job.from_state) {
         // `points::plan` rules out cmp-dependent branches, and `codegen` starts geometry
         // groups from the carried-over registers only.
         return Err(CompileError::Internal(
@@ -273,7 +262,7 @@ pub fn generate(
     let mut g = Gen {
         m,
         simt,
-        nblocks: analysis.blocks.len(),
+        nblocks: job.analysis.blocks.len(),
         end_lanes,
         set_inactive,
         cur_pc: 0,
@@ -284,18 +273,18 @@ pub fn generate(
         uniform_use: UniformUse::default(),
         marks: Vec::new(),
         al_row: None,
-        gs: gs.cloned(),
+        gs: job.gs.cloned(),
         cur_node: 0,
         exit_emits,
-        from_state,
+        from_state: job.from_state,
         eight: lanes == A64Lanes::Eight,
         half: 0,
     };
-    let usage = crate::pica::analysis::usage::usage(program, analysis);
+    let usage = crate::pica::analysis::usage::usage(job.program, job.analysis);
     let body = g.a().new_label();
     g.entry(&usage, body);
     g.a().bind(body);
-    crate::pica::lower::lower_lanes(&mut g, program, analysis)?;
+    crate::pica::lower::lower_lanes(&mut g, job.program, job.analysis)?;
     g.exits();
     let Gen {
         m,
@@ -1351,16 +1340,9 @@ impl LaneEmitter for Gen {
         self.half = p as i32;
     }
 
-    fn operand(
-        &mut self,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        n: usize,
-        flushing: bool,
-    ) -> Operand {
+    fn operand(&mut self, src: SourceOperand) -> Operand {
         let mut flushed = None;
-        let addr = match reg {
+        let addr = match src.reg {
             SrcReg::Input(i) => {
                 flushed = Some(Addr::Frame(bank_off(SOA_INPUT_FLUSHED, i)));
                 Addr::Frame(bank_off(SOA_INPUT, i))
@@ -1368,7 +1350,7 @@ impl LaneEmitter for Gen {
             SrcReg::Temp(i) => Addr::Frame(bank_off(SOA_TEMP, i)),
             SrcReg::Const(i) => {
                 let index = (i & 0x7F) as i32;
-                match rel {
+                match src.rel {
                     RelIndex::None => {
                         self.uniform_use.flushed_rows |= 1 << index;
                         flushed = Some(Addr::Bcast(CTX, SOA_UNIFORMS_FLUSHED + 16 * index));
@@ -1391,9 +1373,9 @@ impl LaneEmitter for Gen {
                         Addr::BcastRel(UNI, UNI_FLOAT)
                     }
                     RelIndex::A0X | RelIndex::A0Y => {
-                        let which = (rel == RelIndex::A0Y) as i32;
-                        self.gather(which, index, flushing);
-                        if flushing {
+                        let which = (src.rel == RelIndex::A0Y) as i32;
+                        self.gather(which, index, src.flushing);
+                        if src.flushing {
                             flushed = Some(Addr::Frame(SOA_REL));
                         }
                         Addr::Frame(SOA_REL)
@@ -1404,8 +1386,8 @@ impl LaneEmitter for Gen {
         Operand {
             addr,
             flushed,
-            swizzle: d.swizzle(n),
-            negate: d.neg(n),
+            swizzle: src.d.swizzle(src.n),
+            negate: src.d.neg(src.n),
         }
     }
 

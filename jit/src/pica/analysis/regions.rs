@@ -22,6 +22,8 @@
 //! frame in `JitContext::loop_counters[slot]`; when the ring overflows, the dropped frame's
 //! slot is reused, so nothing has to move at run time.
 
+use picajit_interp::pica::exec::pc_after;
+
 /// CALL frame: pop when the PC reaches `end`, continue at `ret`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CallFrame {
@@ -161,7 +163,8 @@ pub fn next_pc(ctx: &StackContext, pc: u32, jump: Option<u32>, broke: bool) -> N
     }
 }
 
-/// The IF and CALL checks and the priority merge of `Stacks::next_pc`, after the loop check.
+/// The IF and CALL checks and the priority merge of `Stacks::next_pc` ([`pc_after`]), after
+/// the loop check, on `ctx`'s frames.
 fn rest(
     mut ctx: StackContext,
     next: u32,
@@ -169,33 +172,25 @@ fn rest(
     loop_popped: bool,
     jump: Option<u32>,
 ) -> (u32, StackContext) {
-    let mut if_pc = None;
-    if let Some(top) = ctx.ifs.last() {
-        if top.end == next {
-            if_pc = Some(top.target);
-            ctx.ifs.pop();
-        }
-    }
-    let mut call_pc = next;
-    let mut pops = 0;
-    while let Some(top) = ctx.calls.last().copied() {
-        if top.end != call_pc {
-            break;
-        }
-        ctx.calls.pop();
-        pops += 1;
-        // The hardware misses the fourth consecutive update (seed 000, "Control Flow").
-        if pops < 4 {
-            call_pc = top.ret;
-        }
-    }
-    let jump = if loop_popped { None } else { jump };
-    let pc = loop_pc
-        .or(if_pc)
-        .or((pops > 0).then_some(call_pc))
-        .or(jump)
-        .unwrap_or(next);
+    let pc = pc_after(
+        next,
+        loop_pc,
+        loop_popped,
+        jump,
+        |pc| pop_at(&mut ctx.ifs, pc, |f| (f.end, f.target)),
+        |pc| pop_at(&mut ctx.calls, pc, |f| (f.end, f.ret)),
+    );
     (pc, ctx)
+}
+
+/// Pop `stack`'s top frame if it ends at `pc` (`frame` gives a frame's end and where it sends
+/// the PC), returning where it sends the PC.
+fn pop_at<T>(stack: &mut Vec<T>, pc: u32, frame: impl Fn(&T) -> (u32, u32)) -> Option<u32> {
+    let (end, to) = frame(stack.last()?);
+    (end == pc).then(|| {
+        stack.pop();
+        to
+    })
 }
 
 #[cfg(test)]

@@ -27,64 +27,55 @@ use picajit_interp::pica::state::{EmitBuffer, GeometryState, Registers};
 /// bounded.
 const CHUNK_BYTES: usize = 8 << 20;
 
+/// What a point run works on besides its inputs: the state one invocation leaves to the next
+/// (as `Interpreter::run_points` carries it) and the buffer the emitted vertices go to.
+pub(crate) struct Points<'a> {
+    pub regs: &'a mut Registers,
+    pub uniforms: &'a mut Uniforms,
+    pub geometry: &'a mut GeometryState,
+    pub out: &'a mut EmitBuffer,
+}
+
 /// A point run ([`Invocation::points`](crate::Invocation::points)) on the SoA path: after the
 /// first invocation (alone when b15 is clear, since it may take another path), groups of eight
 /// run compiled; a group that stops runs per invocation, and so do the invocations after the
 /// last full group.
 /// `each` is the same run one invocation at a time (on the inputs it is given).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     soa: &SoaCode,
     mode: FloatMode,
-    regs: &mut Registers,
-    uniforms: &mut Uniforms,
-    geometry: &mut GeometryState,
+    p: &mut Points,
     inputs: &[[[f32; 4]; 16]],
     budget: u64,
-    out: &mut EmitBuffer,
-    each: impl Fn(
-        &mut Registers,
-        &mut Uniforms,
-        &mut GeometryState,
-        &[[[f32; 4]; 16]],
-        &mut EmitBuffer,
-    ) -> Result<BatchInfo, BatchError>,
+    each: impl Fn(&mut Points, &[[[f32; 4]; 16]]) -> Result<BatchInfo, BatchError>,
 ) -> Result<BatchInfo, BatchError> {
     let Some(plan) = &soa.gs else {
-        return each(regs, uniforms, geometry, inputs, out);
+        return each(p, inputs);
     };
     let mut info = BatchInfo::default();
-    let each = |lo: usize,
-                hi: usize,
-                regs: &mut Registers,
-                uniforms: &mut Uniforms,
-                geometry: &mut GeometryState,
-                out: &mut EmitBuffer,
-                info: &mut BatchInfo|
-     -> Result<(), BatchError> {
-        let r = each(regs, uniforms, geometry, &inputs[lo..hi], out);
-        add_part(info, r, lo)
+    let each = |lo: usize, hi: usize, p: &mut Points, info: &mut BatchInfo| {
+        add_part(info, each(p, &inputs[lo..hi]), lo)
     };
     let n = inputs.len();
     // Registers the caller does not keep are no reason to slow down, but registers the
     // program never writes would have to come from the banks, which the code does not do.
-    if out.mask() & !plan.written_outputs != 0 {
-        each(0, n, regs, uniforms, geometry, out, &mut info)?;
+    if p.out.mask() & !plan.written_outputs != 0 {
+        each(0, n, p, &mut info)?;
         return Ok(info);
     }
     let mut k = 0;
-    if !uniforms.bool(15) {
-        each(0, 1, regs, uniforms, geometry, out, &mut info)?;
+    if !p.uniforms.bool(15) {
+        each(0, 1, p, &mut info)?;
         k = 1;
     }
-    let mut ctx = Context::take();
-    ctx.uniforms = uniforms;
+    let mut ctx = context();
+    ctx.uniforms = &*p.uniforms;
     ctx.budget = budget;
-    flush_uniforms(&mut ctx, uniforms.float_table(), soa.uniform_use, mode);
-    let rows_per_vertex = out.rows_per_vertex();
+    flush_uniforms(&mut ctx, p.uniforms.float_table(), soa.uniform_use, mode);
+    let rows_per_vertex = p.out.rows_per_vertex();
     let mut offset = 0;
     for r in 0..16 {
-        ctx.gs_row_off[r] = if out.mask() & (1 << r) != 0 {
+        ctx.gs_row_off[r] = if p.out.mask() & (1 << r) != 0 {
             offset += 16;
             offset - 16
         } else {
@@ -92,7 +83,7 @@ pub(crate) fn run(
         };
     }
     let mut stops = 0;
-    while n - k >= LANES && stops < 2 && banks_agree(plan, regs, geometry) {
+    while n - k >= LANES && stops < 2 && banks_agree(plan, p.regs, p.geometry) {
         let emits = soa.gs_emits.load(Ordering::Relaxed) as usize;
         let per_group = LANES * emits.max(1) * (rows_per_vertex * 16 + 4);
         if per_group > CHUNK_BYTES {
@@ -101,11 +92,11 @@ pub(crate) fn run(
         }
         let groups = ((n - k) / LANES).min(CHUNK_BYTES / per_group);
         let vertices = groups * LANES * emits;
-        out.rows.reserve(vertices * rows_per_vertex);
-        out.flags.reserve(vertices);
-        let (rows_before, flags_before) = (out.rows.len(), out.flags.len());
-        load_state(plan, &mut ctx, regs);
-        ctx.uniforms = uniforms;
+        p.out.rows.reserve(vertices * rows_per_vertex);
+        p.out.flags.reserve(vertices);
+        let (rows_before, flags_before) = (p.out.rows.len(), p.out.flags.len());
+        load_state(plan, &mut ctx, p.regs);
+        ctx.uniforms = &*p.uniforms;
         ctx.batch_input = inputs[k..].as_ptr();
         ctx.batch_output = std::ptr::null_mut();
         ctx.batch_count = (groups * LANES) as u64;
@@ -115,11 +106,11 @@ pub(crate) fn run(
         ctx.gs_vsize = (rows_per_vertex * 16) as u64;
         ctx.gs_row_stride = (emits * rows_per_vertex * 16) as u64;
         ctx.gs_flag_stride = (emits * 4) as u64;
-        ctx.gs_rows_next = out.rows.spare_capacity_mut().as_mut_ptr() as u64;
-        ctx.gs_flags_next = out.flags.spare_capacity_mut().as_mut_ptr() as u64;
+        ctx.gs_rows_next = p.out.rows.spare_capacity_mut().as_mut_ptr() as u64;
+        ctx.gs_flags_next = p.out.flags.spare_capacity_mut().as_mut_ptr() as u64;
         ctx.gs_slots_hit = 0;
         // SAFETY: the SoA entry reads `batch_count` input rows (all within `inputs[k..]`),
-        // `*uniforms` (borrowed for the call and not written during it) and writes `ctx`
+        // `*p.uniforms` (borrowed for the call and not written during it) and writes `ctx`
         // (exclusively borrowed) and, per group, at most `emits` vertices per lane into the
         // places `gs_rows_next`/`gs_flags_next` lead to: `groups · 8 · emits` vertices of
         // rows and flags, exactly the spare capacity reserved above (the code counts the
@@ -132,13 +123,13 @@ pub(crate) fn run(
             // old lengths hold complete rows and flags (slot in 0..=3, the flags as 0/1, so
             // valid `bool`s).
             unsafe {
-                out.rows.set_len(rows_before + vertices * rows_per_vertex);
-                out.flags.set_len(flags_before + vertices);
+                p.out.rows.set_len(rows_before + vertices * rows_per_vertex);
+                p.out.flags.set_len(flags_before + vertices);
             }
             info.instructions += ctx.batch_instructions;
             soa.groups.fetch_add(groups as u64, Ordering::Relaxed);
             k += groups * LANES;
-            materialise(plan, &ctx, emits, regs, geometry, &inputs[k - 1]);
+            materialise(plan, &ctx, emits, p.regs, p.geometry, &inputs[k - 1]);
             stops = 0;
             continue;
         }
@@ -147,21 +138,21 @@ pub(crate) fn run(
         // that is all that runs per invocation, unless a later one did.
         soa.fallbacks.fetch_add(1, Ordering::Relaxed);
         let hi = k + LANES * (ctx.batch_done as usize / LANES + 1);
-        each(k, hi - 1, regs, uniforms, geometry, out, &mut info)?;
-        let before = out.len();
-        each(hi - 1, hi, regs, uniforms, geometry, out, &mut info)?;
+        each(k, hi - 1, p, &mut info)?;
+        let before = p.out.len();
+        each(hi - 1, hi, p, &mut info)?;
         if status == STATUS_EMITS {
             soa.gs_emits
-                .store((out.len() - before) as u32, Ordering::Relaxed);
+                .store((p.out.len() - before) as u32, Ordering::Relaxed);
         } else {
             stops += 1;
         }
         k = hi;
     }
     drop(ctx);
-    each(k, n, regs, uniforms, geometry, out, &mut info)?;
-    uniforms.set_bool(15, true);
-    geometry.mark_drained();
+    each(k, n, p, &mut info)?;
+    p.uniforms.set_bool(15, true);
+    p.geometry.mark_drained();
     Ok(info)
 }
 

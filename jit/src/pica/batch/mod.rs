@@ -82,7 +82,10 @@ use crate::host::Backend;
 use crate::pica::analysis::points::{self, GsPlan};
 use crate::pica::analysis::{Analysis, Exit, Guard};
 use crate::pica::layout::{Generated, Mark, SoaContext, UniformUse, WholeFlush, REL_ROWS};
-use picajit_interp::pica::float::{FloatMode, MaxRule};
+use crate::pica::lower::LaneProgram;
+use crate::pica::shader::CompiledShader;
+use crate::pica::spare::Spare;
+use picajit_interp::pica::float::FloatMode;
 use picajit_interp::pica::program::{Program, ShaderKind};
 use picajit_interp::pica::state::{Uniforms, UnitState, FLOAT_UNIFORM_ROWS};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -157,20 +160,15 @@ pub struct BatchStats {
     pub splits: u64,
 }
 
-/// Generate the SoA code of `backend` for `program` if it is eligible (whether or not this
-/// host can run it).
-#[allow(clippy::too_many_arguments, reason = "one compilation's parameters")]
+/// Generate the SoA code of `shader`'s backend for its program, with the float mode and
+/// settings it was compiled with, if it is eligible (whether or not this host can run it).
+/// `from_state`: groups start from a given unit state (`CompiledShader::run_batch_from`).
 pub(crate) fn codegen(
-    program: &Program,
-    analysis: &Analysis,
-    mode: FloatMode,
-    max_rule: MaxRule,
-    features: HostFeatures,
+    shader: &CompiledShader,
     from_state: bool,
-    backend: Backend,
-    a64_lanes: A64Lanes,
 ) -> CompileResult<Option<(Generated, Option<GsPlan>)>> {
-    if eligibility(program, analysis, features, backend).is_some() {
+    let (program, analysis) = (&shader.program, &shader.analysis);
+    if eligibility(program, analysis, shader.features, shader.backend).is_some() {
         return Ok(None);
     }
     let gs = match program.kind() {
@@ -180,57 +178,35 @@ pub(crate) fn codegen(
     if from_state && program.kind() != ShaderKind::Vertex {
         return Ok(None);
     }
-    let generated = match backend {
-        Backend::X64 => crate::pica::x64::lanes::generate(
-            program,
-            analysis,
-            mode,
-            max_rule,
-            gs.as_ref(),
-            from_state,
-        )?,
-        Backend::A64 => {
-            match crate::pica::a64::lanes::generate(
-                program,
-                analysis,
-                mode,
-                max_rule,
-                gs.as_ref(),
-                from_state,
-                a64_lanes,
-            )? {
-                Some(generated) => generated,
-                None => return Ok(None),
-            }
-        }
+    let job = LaneProgram {
+        program,
+        analysis,
+        mode: shader.mode,
+        max_rule: shader.max_rule,
+        gs: gs.as_ref(),
+        from_state,
+    };
+    let generated = match shader.backend {
+        Backend::X64 => crate::pica::x64::lanes::generate(job)?,
+        Backend::A64 => match crate::pica::a64::lanes::generate(job, shader.a64_lanes)? {
+            Some(generated) => generated,
+            None => return Ok(None),
+        },
     };
     Ok(Some((generated, gs)))
 }
 
-/// Build the SoA code of `backend` for `program` if it is eligible and runnable on this host
-/// (natively, or under the emulator for AArch64 code with the `emulate-a64` feature).
-#[allow(clippy::too_many_arguments, reason = "one compilation's parameters")]
-pub(crate) fn compile(
-    program: &Program,
-    analysis: &Analysis,
-    mode: FloatMode,
-    max_rule: MaxRule,
-    features: HostFeatures,
-    from_state: bool,
-    backend: Backend,
-    a64_lanes: A64Lanes,
-) -> CompileResult<Option<SoaCode>> {
-    if !can_run(backend) {
+/// Build [`codegen`]'s code if it is eligible and runnable on this host (natively, or under
+/// the emulator for AArch64 code with the `emulate-a64` feature).
+pub(crate) fn compile(shader: &CompiledShader, from_state: bool) -> CompileResult<Option<SoaCode>> {
+    if !can_run(shader.backend) {
         return Ok(None);
     }
-    let Some(((code, code_len, marks, uniform_use), gs)) = codegen(
-        program, analysis, mode, max_rule, features, from_state, backend, a64_lanes,
-    )?
-    else {
+    let Some(((code, code_len, marks, uniform_use), gs)) = codegen(shader, from_state)? else {
         return Ok(None);
     };
-    let gs_emits = analysis.run_bounds().map_or(0, |b| b.emits);
-    let exec = match ExecCode::for_backend(backend, &code) {
+    let gs_emits = shader.analysis.run_bounds().map_or(0, |b| b.emits);
+    let exec = match ExecCode::for_backend(shader.backend, &code) {
         Ok(exec) => exec,
         Err(ExecError::NotRunnable(_)) => return Ok(None),
         Err(e) => return Err(crate::error::Error::Internal(e.to_string())),
@@ -267,45 +243,20 @@ impl SoaCode {
     }
 }
 
-/// The calling thread's [`SoaContext`] (about 30 KiB), kept between `Invocation::batch` calls:
-/// allocating and zeroing it per call cost as much as running a 64-vertex batch of a short
-/// shader. What is read across groups and calls keeps an invariant: `waiting` and `pending`
-/// are all zero between groups, `whole_flush` describes what the flushed tables hold; nothing
-/// else is read before the generated code or [`run`] writes it for the current group.
-struct Context(Option<Box<SoaContext>>);
-
 thread_local! {
-    static SPARE_CONTEXT: std::cell::Cell<Option<Box<SoaContext>>> =
+    /// The calling thread's [`SoaContext`] (about 30 KiB), kept between `Invocation::batch`
+    /// calls: allocating and zeroing it per call cost as much as running a 64-vertex batch of a
+    /// short shader. What is read across groups and calls keeps an invariant: `waiting` and
+    /// `pending` are all zero between groups, `whole_flush` describes what the flushed tables
+    /// hold; nothing else is read before the generated code or [`run`] writes it for the
+    /// current group.
+    static CONTEXT: std::cell::Cell<Option<Box<SoaContext>>> =
         const { std::cell::Cell::new(None) };
 }
 
-impl Context {
-    fn take() -> Context {
-        let spare = SPARE_CONTEXT.try_with(|c| c.take()).ok().flatten();
-        Context(Some(spare.unwrap_or_default()))
-    }
-}
-
-impl std::ops::Deref for Context {
-    type Target = SoaContext;
-    fn deref(&self) -> &SoaContext {
-        self.0.as_deref().expect("present until dropped")
-    }
-}
-
-impl std::ops::DerefMut for Context {
-    fn deref_mut(&mut self) -> &mut SoaContext {
-        self.0.as_deref_mut().expect("present until dropped")
-    }
-}
-
-impl Drop for Context {
-    fn drop(&mut self) {
-        if let Some(ctx) = self.0.take() {
-            // During thread teardown the slot may be gone: the context is then just freed.
-            let _ = SPARE_CONTEXT.try_with(|c| c.set(Some(ctx)));
-        }
-    }
+/// The calling thread's [`CONTEXT`], given back when dropped.
+fn context() -> Spare<SoaContext> {
+    Spare::take(&CONTEXT)
 }
 
 /// Fill the context's flushed uniform copies for one call. Only the rows the code can read:
@@ -422,7 +373,7 @@ pub(crate) fn run(
     let n = inputs.len().min(outputs.len());
     let full = n - n % LANES;
     let mut info = BatchInfo::default();
-    let mut ctx = Context::take();
+    let mut ctx = context();
     ctx.uniforms = uniforms;
     ctx.budget = budget;
     ctx.out_mask = u32::from(out_mask);

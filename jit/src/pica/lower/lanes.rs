@@ -14,14 +14,12 @@
     reason = "component indices address masks, swizzles and register arrays in parallel"
 )]
 
-use super::Emitter;
+use super::{Emitter, SourceOperand};
 use crate::error::CompileResult;
 use crate::pica::analysis::Guard;
 use crate::pica::masm::{BinaryKind, DotKind, ScalarKind};
 use crate::pica::recipes::lit::Lit;
-use picajit_interp::pica::isa::{
-    CmpOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, WriteMask,
-};
+use picajit_interp::pica::isa::{CmpOp, Condition, DstReg, Instruction, Opcode, SrcReg, WriteMask};
 use picajit_interp::pica::program::Program;
 
 /// A vector value slot of the lowering (one PICA register component of every lane of the
@@ -141,16 +139,8 @@ pub trait LaneEmitter {
     /// The next instruction's lane operations are those of part `p`.
     fn pass(&mut self, _p: usize) {}
 
-    /// Prepare source `n` (descriptor slot) of the current instruction; `flushing`: the
-    /// instruction reads it through the input flush only.
-    fn operand(
-        &mut self,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        n: usize,
-        flushing: bool,
-    ) -> Self::Operand;
+    /// Prepare a source of the current instruction.
+    fn operand(&mut self, src: SourceOperand) -> Self::Operand;
     /// Component `c` of `op` (swizzle and negation applied) into `d`.
     fn load(&mut self, d: V, op: &Self::Operand, c: usize);
     /// As [`LaneEmitter::load`], with the input flush applied.
@@ -310,15 +300,8 @@ impl<E: LaneEmitter> Emitter for Lanes<'_, E> {
         self.e.pass(p)
     }
 
-    fn operand(
-        &mut self,
-        n: usize,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        flushing: bool,
-    ) -> E::Operand {
-        self.e.operand(reg, rel, d, n, flushing)
+    fn operand(&mut self, src: SourceOperand) -> E::Operand {
+        self.e.operand(src)
     }
 
     fn binary(

@@ -82,8 +82,10 @@ pub(crate) mod walk;
 pub use lanes::{LaneEmitter, Select, V};
 
 use crate::error::CompileResult;
+use crate::pica::analysis::points::GsPlan;
 use crate::pica::analysis::{Analysis, Guard};
 use crate::pica::masm::{BinaryKind, DotKind, MacroAssembler, ScalarKind};
+use picajit_interp::pica::float::{FloatMode, MaxRule};
 use picajit_interp::pica::isa::{
     CmpOp, DstReg, Instruction, OperandDesc, RelIndex, SrcReg, WriteMask,
 };
@@ -102,6 +104,21 @@ pub fn lower_scalar<M: MacroAssembler>(
     s.into_masm().finish()
 }
 
+/// A program for the lane code generators (`x64/lanes.rs`, `a64/lanes.rs`) and what they
+/// generate it for: the same for both hosts, so it is one argument.
+#[derive(Clone, Copy)]
+pub struct LaneProgram<'a> {
+    pub program: &'a Program,
+    pub analysis: &'a Analysis,
+    pub mode: FloatMode,
+    pub max_rule: MaxRule,
+    /// Geometry shaders: what `analysis::points::plan` proved.
+    pub gs: Option<&'a GsPlan>,
+    /// Groups start from `SoaContext::start_*` (`CompiledShader::run_batch_from`) instead
+    /// of the clean state.
+    pub from_state: bool,
+}
+
 /// Lower `program` (already analysed) to lane code with `e`: every block (block 0 first,
 /// where the emitter's body entry must be bound), then with lane masks the split and park
 /// stubs and the scheduler. The emitter's own entry and exits are its caller's.
@@ -112,6 +129,22 @@ pub fn lower_lanes<E: LaneEmitter>(
 ) -> CompileResult<()> {
     let mut l = lanes::Lanes::new(e, program);
     walk::Walker::new(&mut l, program, analysis).walk()
+}
+
+/// One source of the current instruction as the lowering hands it to a code shape and the
+/// lane shape to its host emitter: both take the same fields, so they travel together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceOperand {
+    /// Source number, which is also the descriptor slot.
+    pub n: usize,
+    /// The register.
+    pub reg: SrcReg,
+    /// Its relative index.
+    pub rel: RelIndex,
+    /// The instruction's operand descriptor.
+    pub d: OperandDesc,
+    /// The instruction reads it through the input flush only (float model rule 1).
+    pub flushing: bool,
 }
 
 /// What [`walk`] and [`ops`] ask of a code shape.
@@ -197,16 +230,8 @@ pub trait Emitter {
     /// The next arithmetic instruction's pass `p` (of [`Emitter::passes`]) starts.
     fn pass(&mut self, _p: usize) {}
 
-    /// Prepare source `n` (descriptor slot) of the current instruction; `flushing`: the
-    /// instruction reads it through the input flush only (float model rule 1).
-    fn operand(
-        &mut self,
-        n: usize,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        flushing: bool,
-    ) -> Self::Operand;
+    /// Prepare a source of the current instruction.
+    fn operand(&mut self, src: SourceOperand) -> Self::Operand;
     /// ADD, MUL, MAX, MIN, SGE, SLT of the components `mask` keeps.
     fn binary(
         &mut self,

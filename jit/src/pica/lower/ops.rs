@@ -3,7 +3,7 @@
 //! source reads and which reads flush come from the opcode table (`Instruction::operands`,
 //! `Opcode::flushed`); an opcode's lowering is its unit's arm in [`alu`].
 
-use super::Emitter;
+use super::{Emitter, SourceOperand};
 use crate::error::{CompileError, CompileResult};
 use crate::pica::analysis::usage::flushed_sources;
 use crate::pica::masm::{BinaryKind, DotKind, ScalarKind};
@@ -82,7 +82,14 @@ fn alu_pass<E: Emitter>(
     let mask = d.mask();
     let mut src = [None; 3];
     for (n, reg, rel) in ops.sources() {
-        src[n] = Some(e.operand(n, reg, rel, d, flushing[n]));
+        let flushing = flushing[n];
+        src[n] = Some(e.operand(SourceOperand {
+            n,
+            reg,
+            rel,
+            d,
+            flushing,
+        }));
     }
     let missing = || CompileError::Internal(format!("{} lacks a source", ops.op));
     let [a, b, c] = src;
@@ -125,7 +132,13 @@ fn alu_pass<E: Emitter>(
             let neg = [d.neg(0), !d.neg(1), d.neg(2)];
             let swizzle = [0, 1, 2].map(|n| d.swizzle(n));
             let nd = OperandDesc::new(mask, neg, swizzle);
-            let b = e.operand(1, ops.src[1], ops.rel[1], nd, flushing[1]);
+            let b = e.operand(SourceOperand {
+                n: 1,
+                reg: ops.src[1],
+                rel: ops.rel[1],
+                d: nd,
+                flushing: flushing[1],
+            });
             e.binary(BinaryKind::Add, a, b, mask)
         }
         other => {

@@ -3,14 +3,12 @@
 //! as they are prepared (in source order, before the unit's operation), and every result is
 //! left in slot 0.
 
-use super::Emitter;
+use super::{Emitter, SourceOperand};
 use crate::pica::analysis::Guard;
 use crate::pica::masm::{
     BinaryKind, Dest, DotKind, MacroAssembler, ScalarKind, Source, SrcLoc, Val,
 };
-use picajit_interp::pica::isa::{
-    CmpOp, DstReg, Instruction, OperandDesc, RelIndex, SrcReg, WriteMask,
-};
+use picajit_interp::pica::isa::{CmpOp, DstReg, Instruction, SrcReg, WriteMask};
 
 /// A [`MacroAssembler`] seen as an [`Emitter`].
 pub struct Scalar<M: MacroAssembler> {
@@ -63,14 +61,8 @@ impl<M: MacroAssembler> Emitter for Scalar<M> {
         self.m.branch(guard, target)
     }
 
-    fn operand(
-        &mut self,
-        n: usize,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        _flushing: bool,
-    ) -> Val {
+    fn operand(&mut self, src: SourceOperand) -> Val {
+        let SourceOperand { n, reg, rel, d, .. } = src;
         let loc = match reg {
             SrcReg::Input(i) => SrcLoc::Input(i & 15),
             SrcReg::Temp(i) => SrcLoc::Temp(i & 15),

@@ -82,9 +82,8 @@ use crate::host::x64::regs::*;
 use crate::host::x64::vex::{Yasm, Ymm, HOT_BASE};
 use crate::pica::analysis::points::GsPlan;
 use crate::pica::analysis::usage::{has_lane_branches, Usage};
-use crate::pica::analysis::Analysis;
 use crate::pica::layout::*;
-use crate::pica::lower::{LaneEmitter, Select, V};
+use crate::pica::lower::{LaneEmitter, LaneProgram, Select, SourceOperand, V};
 use crate::pica::recipes::lit::Lit;
 use crate::pica::recipes::reciprocal::{self, LaneSet};
 use crate::pica::recipes::transcendental_lanes::{self, Halves};
@@ -98,9 +97,8 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 use picajit_interp::pica::float::precision::{F24_GRID_F64, F24_ULP_F64};
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding};
 use picajit_interp::pica::isa::{
-    CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, OperandDesc, RelIndex, SrcReg, Swizzle,
+    CmpOp, CondOp, Condition, DstReg, Instruction, Opcode, RelIndex, SrcReg, Swizzle,
 };
-use picajit_interp::pica::program::Program;
 
 use crate::host::x64::asm::x64;
 
@@ -286,14 +284,15 @@ fn hot_constants(mode: FloatMode) -> Vec<[u32; 8]> {
 
 /// Generate the SoA code of an eligible program: `(code, instruction bytes, marks, what it
 /// reads of the per-call uniform copies)`.
-pub fn generate(
-    program: &Program,
-    analysis: &Analysis,
-    mode: FloatMode,
-    max_rule: MaxRule,
-    gs: Option<&GsPlan>,
-    from_state: bool,
-) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
+pub fn generate(job: LaneProgram<'_>) -> CompileResult<(Vec<u8>, usize, Vec<Mark>, UniformUse)> {
+    let LaneProgram {
+        program,
+        analysis,
+        mode,
+        max_rule,
+        gs,
+        from_state,
+    } = job;
     let mut a = Asm::new();
     a.hot32 = hot_constants(mode);
     a.hot_label = Some(a.new_label());
@@ -934,14 +933,14 @@ impl Gen {
     /// Prepare source `n` of an instruction: a0-relative rows are gathered and transposed into
     /// `SoaContext::rel` here, aL-relative ones get their row offset in [`REL_GPR`].
     /// `flushing`: the instruction reads this source through the input flush only.
-    fn operand_y(
-        &mut self,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        n: usize,
-        flushing: bool,
-    ) -> Operand {
+    fn operand_y(&mut self, src: SourceOperand) -> Operand {
+        let SourceOperand {
+            n,
+            reg,
+            rel,
+            d,
+            flushing,
+        } = src;
         let mut flushed = None;
         let mut temp = None;
         let addr = match reg {
@@ -1573,15 +1572,8 @@ impl LaneEmitter for Gen {
         Ok(())
     }
 
-    fn operand(
-        &mut self,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDesc,
-        n: usize,
-        flushing: bool,
-    ) -> Operand {
-        self.operand_y(reg, rel, d, n, flushing)
+    fn operand(&mut self, src: SourceOperand) -> Operand {
+        self.operand_y(src)
     }
 
     fn load(&mut self, d: V, op: &Operand, c: usize) {
