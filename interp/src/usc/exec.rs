@@ -999,13 +999,12 @@ fn test(op: Op, ty: TestType, a: u32, ea: u8, b: u32, eb: u8) -> bool {
     use std::cmp::Ordering;
     let ord: Option<Ordering> = match ty {
         TestType::F32 => {
-            let (x, y) = (f32::from_bits(a), f32::from_bits(b));
             let y = if matches!(op, Op::Tstz | Op::Tstgz | Op::Tstgez) {
-                0.0
+                0
             } else {
-                y
+                b
             };
-            x.partial_cmp(&y)
+            fl::compare(a, y)
         }
         _ => {
             let (w, s) = match ty {
@@ -1060,16 +1059,16 @@ fn pack(ins: &Instr, v: u32) -> u32 {
         return v;
     }
     let (lo, hi, scale) = match (width, signed, ins.mods.scale) {
-        (32, false, _) => (0, i64::from(u32::MAX), 1.0),
-        (32, true, _) => (i64::from(i32::MIN), i64::from(i32::MAX), 1.0),
-        (w, false, true) => (0, (1 << w) - 1, ((1 << w) - 1) as f64),
-        (w, false, false) => (0, (1 << w) - 1, 1.0),
+        (32, false, _) => (0, i64::from(u32::MAX), 1),
+        (32, true, _) => (i64::from(i32::MIN), i64::from(i32::MAX), 1),
+        (w, false, true) => (0, (1 << w) - 1, (1 << w) - 1),
+        (w, false, false) => (0, (1 << w) - 1, 1),
         (w, true, true) => (
             -((1 << (w - 1)) - 1),
             (1 << (w - 1)) - 1,
-            ((1 << (w - 1)) - 1) as f64,
+            (1 << (w - 1)) - 1,
         ),
-        (w, true, false) => (-(1 << (w - 1)), (1 << (w - 1)) - 1, 1.0),
+        (w, true, false) => (-(1 << (w - 1)), (1 << (w - 1)) - 1, 1),
     };
     let x = fl::float_to_int(v, lo, hi, scale, rz) as u32;
     match width {

@@ -14,6 +14,14 @@
 //! x12 the budget, w1 lane reductions, x2-x4 temporaries, v0 and v1 the lane operations'
 //! scratch; virtual vector register n is v(16+n) (v16-v31 are caller-saved, so nothing needs
 //! saving).
+//!
+//! Float environment: the lowering's arithmetic needs FPCR = 0 (round to nearest even, no
+//! flush-to-zero, no default NaN, no alternate handling, traps disabled). The prologue saves
+//! the caller's FPCR in the block ([`blk::SAVED_FPCR`]) and clears it, every exit writes the
+//! saved value back; both writes are skipped when the caller's FPCR is 0 already (the usual
+//! case, and always under the emulator, which starts each call from 0). The interpreter's
+//! steps between calls run in the caller's environment, on which they do not depend (integer
+//! code, `picajit_interp::usc::float`).
 
 #![allow(
     clippy::useless_conversion,
@@ -43,6 +51,8 @@ pub mod blk {
     pub const BUDGET: usize = 8;
     /// In: the group to start at; out (helper exit): the group to interpret (u32).
     pub const GROUP: usize = 16;
+    /// The caller's FPCR while the code runs (u64, written by the code).
+    pub const SAVED_FPCR: usize = 24;
     /// p0 per lane: 0 or all ones.
     pub const P0: usize = 64;
     /// Pe per lane.
@@ -86,6 +96,7 @@ pub mod blk {
 // Every chunk load is an unsigned scaled `ldr q` off x0 (at most 4095 * 16 bytes).
 const _: () = assert!(blk::SH <= 4095 * 16);
 const _: () = assert!(blk::SCRATCH + 4 * 16 <= blk::R);
+const _: () = assert!(blk::GROUP + 4 <= blk::SAVED_FPCR && blk::SAVED_FPCR + 8 <= blk::P0);
 
 /// Whether the backend lowers group `gi` itself.
 pub fn native(p: &Prepared, gi: usize) -> bool {
@@ -129,10 +140,17 @@ impl A64Emit {
         }
     }
 
-    /// Leaves with `code`, storing the step count.
+    /// Leaves with `code`, storing the step count and giving the caller its FPCR back.
     fn leave(&mut self, code: u32) {
+        let kept = self.a.new_label();
         a64!(self.a.ops
             ; str x11, [x0, blk::STEPS as u32]
+            ; ldr x2, [x0, blk::SAVED_FPCR as u32]
+            ; cbz x2, =>kept
+        );
+        self.a.msr_fpcr(Gpr(2));
+        a64!(self.a.ops
+            ; =>kept
             ; movz w0, code
         );
         Frame::LEAF.ret(&mut self.a);
@@ -235,6 +253,16 @@ impl Target for A64Emit {
     fn prologue(&mut self, labels: &[DynamicLabel], done: DynamicLabel) {
         // A leaf on caller-saved registers (module documentation): nothing to save.
         Frame::LEAF.enter(&mut self.a);
+        // The float environment (module documentation).
+        let kept = self.a.new_label();
+        self.a.mrs_fpcr(Gpr(2));
+        a64!(self.a.ops
+            ; str x2, [x0, blk::SAVED_FPCR as u32]
+            ; cbz x2, =>kept
+            ; movz x2, 0
+        );
+        self.a.msr_fpcr(Gpr(2));
+        self.a.bind(kept);
         let table = self.a.new_label();
         a64!(self.a.ops
             ; ldr x11, [x0, blk::STEPS as u32]

@@ -108,19 +108,30 @@ pub trait Target {
 pub const COMPLEX_MARGIN: u64 = 1 << 10;
 
 /// ln2^k / k!, k = 0..=14: 2^f = e^(f ln2) for |f| <= 1/2 (the next term is below 2^-62).
-pub fn exp2_coefficients() -> [f64; 15] {
+/// Evaluated by the compiler (constant evaluation rounds to nearest even), not at code
+/// generation, where host float arithmetic would follow the calling thread's rounding mode
+/// and the generated code would depend on it.
+pub const EXP2_COEFFICIENTS: [f64; 15] = {
     let mut c = [1f64; 15];
-    for k in 1..15 {
+    let mut k = 1;
+    while k < 15 {
         c[k] = c[k - 1] * std::f64::consts::LN_2 / k as f64;
+        k += 1;
     }
     c
-}
+};
 
 /// 2 / (ln2 (2k + 1)), k = 0..=11: log2(m) = z * sum c_k z^2k for |z| <= 0.172 (the next
-/// term is below 2^-62).
-pub fn log2_coefficients() -> [f64; 12] {
-    std::array::from_fn(|k| 2.0 / std::f64::consts::LN_2 / (2 * k + 1) as f64)
-}
+/// term is below 2^-62). Constant, as [`EXP2_COEFFICIENTS`].
+pub const LOG2_COEFFICIENTS: [f64; 12] = {
+    let mut c = [0f64; 12];
+    let mut k = 0;
+    while k < 12 {
+        c[k] = 2.0 / std::f64::consts::LN_2 / (2 * k + 1) as f64;
+        k += 1;
+    }
+    c
+};
 
 fn chunks<E: Target>() -> usize {
     picajit_interp::usc::MAX_INSTANCES / E::LANES
@@ -494,7 +505,7 @@ impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
             let (n, f, p) = (self.t[0], self.t[1], self.t[2]);
             self.e.h().round_f64(n, d, Round::Nearest);
             self.e.h().sub_f64(f, d, Src::R(n));
-            let c = exp2_coefficients();
+            let c = EXP2_COEFFICIENTS;
             self.e.h().set(p, Src::K64(c[c.len() - 1].to_bits()));
             for k in (0..c.len() - 1).rev() {
                 self.e.h().mul_f64(p, p, Src::R(f));
@@ -543,7 +554,7 @@ impl<'p, 'e, E: Target> Lowering<'p, 'e, E> {
             h.widen(lo, self.t[0], false);
             h.widen(hi, self.t[0], true);
         }
-        let c = log2_coefficients();
+        let c = LOG2_COEFFICIENTS;
         for d in [lo, hi] {
             let (e, m, t) = (self.t[0], self.t[1], self.t[2]);
             // Biased exponent and significand in [1, 2) (positive normal f64: no sign).

@@ -63,7 +63,10 @@ pub struct UscCtx {
     pub budget: u64,
     /// Per write site of the code: lanes that wrote (a bit mask ORed by the code).
     pub sites: *mut u32,
-    _pad: u64,
+    /// The caller's MXCSR, saved by the x86-64 code's prologue and restored at its exit
+    /// (`x64.rs`, "Float environment").
+    pub saved_mxcsr: u32,
+    _pad: u32,
     /// p0 per lane: 0 or all ones.
     pub p0: [u32; MAX_INSTANCES],
     /// Pe per lane: 0 or all ones.
@@ -99,6 +102,7 @@ pub mod off {
     pub const STEPS: i32 = 64;
     pub const BUDGET: i32 = 72;
     pub const SITES: i32 = 80;
+    pub const SAVED_MXCSR: i32 = 88;
     pub const P0: i32 = 96;
     pub const PE: i32 = 160;
     pub const LANES: i32 = 224;
@@ -110,6 +114,7 @@ const _: () = {
     assert!(std::mem::offset_of!(UscCtx, steps) == off::STEPS as usize);
     assert!(std::mem::offset_of!(UscCtx, budget) == off::BUDGET as usize);
     assert!(std::mem::offset_of!(UscCtx, sites) == off::SITES as usize);
+    assert!(std::mem::offset_of!(UscCtx, saved_mxcsr) == off::SAVED_MXCSR as usize);
     assert!(std::mem::offset_of!(UscCtx, p0) == off::P0 as usize);
     assert!(std::mem::offset_of!(UscCtx, pe) == off::PE as usize);
     assert!(std::mem::offset_of!(UscCtx, lanes) == off::LANES as usize);
@@ -339,6 +344,7 @@ impl UscCode {
                     steps: 0,
                     budget,
                     sites: sites.as_mut_ptr(),
+                    saved_mxcsr: 0,
                     _pad: 0,
                     p0: p0.map(|b| if b { !0 } else { 0 }),
                     pe: pe.map(|b| if b { !0 } else { 0 }),

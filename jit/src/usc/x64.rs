@@ -7,6 +7,19 @@
 //! W0/W1, ymm9 the execution mask, ymm10-ymm15 temporaries); `esi` accumulates lane
 //! reductions. Groups the lowering does not perform call the interpreter's step through the
 //! context's helper.
+//!
+//! # Float environment
+//!
+//! The lowering's arithmetic needs MXCSR = [`MXCSR_MODE`]: round to nearest even, no
+//! flush-to-zero, no denormals-are-zero (denormals are kept, `docs/usc.md`), every exception
+//! masked. The prologue saves the caller's MXCSR in the context ([`super::UscCtx`]) and
+//! loads the mode, and the single epilogue every exit (done, budget, a failed helper step)
+//! passes through loads the saved value back. Both loads are skipped when the caller's
+//! control bits are the mode's already (Rust's default: the usual case), as the PICA code
+//! does (`crate::pica::x64::masm`, "Float environment"); the exception flags are the
+//! caller's to save, so flags the code raises may stay set then. Helper calls run in the
+//! mode, which is Rust's default; the interpreter's step does not depend on it anyway (its
+//! float operations are integer code, `picajit_interp::usc::float`).
 
 use super::lower::{self, Loc, Lowering, Target, V};
 use super::{exit, off, Site, UscCode, FAILED, NEXT};
@@ -30,6 +43,11 @@ macro_rules! x64 {
 pub fn native(p: &Prepared, gi: usize) -> bool {
     lower::native(p, gi)
 }
+
+/// The MXCSR the code runs with: round to nearest, no FTZ/DAZ, all exceptions masked.
+pub const MXCSR_MODE: u32 = 0x1F80;
+/// MXCSR's exception flags: not compared when deciding whether to load it.
+const MXCSR_FLAGS: u32 = 0x3F;
 
 /// The entry frame: every callee-saved register (they hold the context and the five bank
 /// pointers), the context pointer copied to rbx, and 8 bytes of padding so that rsp is
@@ -61,6 +79,15 @@ impl X64Emit {
 
     fn y(&mut self) -> Yasm<'_> {
         Yasm::new(&mut self.a)
+    }
+
+    /// Jumps to `kept` when the control bits of the caller's MXCSR, saved in the context, are
+    /// [`MXCSR_MODE`]'s (module documentation). Clobbers rcx.
+    fn caller_mxcsr_is_the_mode(&mut self, kept: DynamicLabel) {
+        self.a.mov_rm32(RCX, RBX, off::SAVED_MXCSR);
+        self.a.and_ri32(RCX, !MXCSR_FLAGS as i32);
+        self.a.cmp_ri32(RCX, MXCSR_MODE as i32);
+        self.a.je(kept);
     }
 }
 
@@ -183,8 +210,15 @@ impl Target for X64Emit {
     }
 
     fn prologue(&mut self, _labels: &[DynamicLabel], _done: DynamicLabel) {
-        // Entry: the frame, then the bank pointers; runs start at group 0.
+        // Entry: the frame, the float environment, then the bank pointers; runs start at
+        // group 0.
         FRAME.enter(&mut self.a);
+        let mode = self.a.splat(MXCSR_MODE);
+        let kept = self.a.new_label();
+        self.a.stmxcsr(RBX, off::SAVED_MXCSR);
+        self.caller_mxcsr_is_the_mode(kept);
+        self.a.ldmxcsr(mode);
+        self.a.bind(kept);
         for (r, o) in [
             (R12, off::R),
             (R13, off::VI),
@@ -209,6 +243,11 @@ impl Target for X64Emit {
         self.a.bind(f);
         self.a.mov_ri32(RAX, exit::FAILED as i32);
         self.a.bind(epilogue);
+        // The caller's float environment back (rax holds the exit code).
+        let kept = self.a.new_label();
+        self.caller_mxcsr_is_the_mode(kept);
+        self.a.ldmxcsr(Mem::Base(RBX, off::SAVED_MXCSR));
+        self.a.bind(kept);
         self.y().vzeroupper();
         FRAME.ret(&mut self.a);
     }

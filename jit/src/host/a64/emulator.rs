@@ -268,7 +268,10 @@ impl Guest {
         } else {
             None
         };
-        let started = uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap);
+        let started = {
+            let _env = HostFloatEnv::default_for_emulation();
+            uc.emu_start(CODE_BASE + entry as u64, SENTINEL, 0, cap)
+        };
         if let Some(h) = hook {
             uc.remove_hook(h).map_err(|e| err("unhook", e))?;
             uc.ctl_flush_tb()
@@ -283,6 +286,62 @@ impl Guest {
         }
         let x0 = uc.reg_read(RegisterARM64::X0).map_err(|e| err("x0", e))?;
         Ok(x0 as u32)
+    }
+}
+
+/// The host's default float environment while the emulator runs. Its floating point is
+/// software, but with a fast path ("hardfloat") that computes round-to-nearest guest
+/// operations with host float instructions and takes their results as they are: with the
+/// calling thread's MXCSR set to another rounding mode or to flush denormals, the guest's
+/// results would follow it (`tests/float_env.rs` saw F32-mode PICA and USC results change).
+/// So MXCSR's control bits are the default (round to nearest, nothing flushed, every
+/// exception masked) during the emulation, and the caller's value comes back afterwards.
+struct HostFloatEnv {
+    #[cfg(target_arch = "x86_64")]
+    saved: Option<u32>,
+}
+
+impl HostFloatEnv {
+    #[cfg(target_arch = "x86_64")]
+    const MXCSR_DEFAULT: u32 = 0x1F80;
+    #[cfg(target_arch = "x86_64")]
+    const MXCSR_FLAGS: u32 = 0x3F;
+
+    fn default_for_emulation() -> HostFloatEnv {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut v = 0u32;
+            // SAFETY: `stmxcsr` stores this thread's MXCSR into the local `v`; nothing else
+            // is read or written.
+            unsafe {
+                std::arch::asm!("stmxcsr [{}]", in(reg) &mut v, options(nostack, preserves_flags));
+            }
+            if v & !Self::MXCSR_FLAGS == Self::MXCSR_DEFAULT {
+                return HostFloatEnv { saved: None };
+            }
+            let default = Self::MXCSR_DEFAULT | (v & Self::MXCSR_FLAGS);
+            // SAFETY: loads a valid MXCSR (no reserved bit, every exception masked) for this
+            // thread only; `drop` loads the saved value back.
+            unsafe {
+                std::arch::asm!("ldmxcsr [{}]", in(reg) &default, options(nostack, preserves_flags, readonly));
+            }
+            HostFloatEnv { saved: Some(v) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        HostFloatEnv {}
+    }
+}
+
+impl Drop for HostFloatEnv {
+    fn drop(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v) = self.saved {
+            // SAFETY: loads back the value this thread's MXCSR had before (valid, as it was
+            // in use).
+            unsafe {
+                std::arch::asm!("ldmxcsr [{}]", in(reg) &v, options(nostack, preserves_flags, readonly));
+            }
+        }
     }
 }
 
