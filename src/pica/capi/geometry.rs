@@ -615,8 +615,10 @@ fn finish(
 /// invocation, and b15 of `uniforms` is set afterwards, as on hardware. Emitted vertices go
 /// to the callback or become pending. `stats` may be NULL (`vertices` is 1 on success).
 ///
-/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not point mode, the shader is a
-/// vertex shader, or the uniform set is of another float mode; `PICAJIT_ERR_EXEC` when the
+/// Any shader runs here, whatever unit it was created for (`PicajitShaderKind`).
+///
+/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not point mode or the uniform set
+/// is of another float mode; `PICAJIT_ERR_EXEC` when the
 /// invocation fails (vertices it emitted before are still delivered).
 ///
 /// # Safety
@@ -814,8 +816,7 @@ impl PointsRun<'_> {
 /// interpreter's, bit for bit.
 ///
 /// Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
-/// point mode, the shader is a vertex shader, the uniform set is of another float mode or
-/// the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+/// point mode, the uniform set is of another float mode or the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
 /// point, `stats->vertices` is the number of invocations completed before it,
 /// `stats->instructions` 0, and the vertices emitted before the failure (its own included)
 /// are delivered.
@@ -873,8 +874,7 @@ pub unsafe extern "C" fn picajit_geometry_run_points(
 /// become pending. `stats` may be NULL.
 ///
 /// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` in point mode, for rows that would pass c95, a
-/// `vertex_count` over 255, an unknown format, a vertex shader or a uniform set of another
-/// float mode; `PICAJIT_ERR_EXEC` when the invocation fails.
+/// `vertex_count` over 255, an unknown format or a uniform set of another float mode; `PICAJIT_ERR_EXEC` when the invocation fails.
 ///
 /// # Safety
 /// `geometry`, `shader`, `uniforms` must be NULL or live (`geometry` and `uniforms` used by
