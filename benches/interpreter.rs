@@ -56,11 +56,9 @@ fn bench(c: &mut Criterion) {
         let uniforms = uniforms_for(&base);
         let inputs = inputs();
         for (label, mode) in modes {
-            let config = EngineConfig {
-                engine: Engine::Interp,
-                float_mode: mode,
-                ..EngineConfig::default()
-            };
+            let config = EngineConfig::default()
+                .with_engine(Engine::Interp)
+                .with_float_mode(mode);
             let shader = Shader::new(program.clone(), &config).expect("prepares");
             // One invocation from the clean state, as a vertex of a draw starts.
             let run = |uniforms: &Uniforms, inputs: &[[f32; 4]; 16]| {

@@ -66,11 +66,9 @@ fn main() {
     } else {
         Engine::Jit
     };
-    let config = EngineConfig {
-        engine: backend,
-        float_mode: mode,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(backend)
+        .with_float_mode(mode);
     println!("| shader | vertices | 1 thread wall us | 1 thread CPU us | pool x2 wall us | pool x2 CPU us | spawn x2 wall us | spawn x2 CPU us |");
     println!("|---|---|---|---|---|---|---|---|");
     for w in Workload::examples().expect("examples") {

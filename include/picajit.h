@@ -17,6 +17,21 @@
  * PICAJIT_ERR_INVALID_HANDLE. NULL for a required pointer is PICAJIT_ERR_NULL; sizes,
  * indices and enum values are checked. No Rust panic ever unwinds into the caller.
  *
+ * Versioned structs (the one rule for every struct that starts with uint32_t struct_size:
+ * PicajitEngineConfig, PicajitRunOptions, PicajitShaderInfo, PicajitGeometryState): the
+ * caller sets struct_size to sizeof the struct as it compiled it (the *_init functions do).
+ * The library accepts each size the struct has had in a published version, meaning what it
+ * meant then (fields past it are neither read nor written; inputs take the defaults their
+ * documentation gives), and any size from this header's sizeof up to 65536 (a newer
+ * header's): the bytes past the fields this library knows must then be zero in a struct it
+ * reads (fields added later ask for nothing new when zero) and are set to zero in a struct
+ * it writes. Any other size, and a nonzero unknown byte, is PICAJIT_ERR_INVALID_ARGUMENT.
+ *
+ * Threads: every call runs on the calling thread, except vertex batches of an engine whose
+ * PicajitEngineConfig.threads is not 1 (the default is 1) or of a run whose
+ * PicajitRunOptions.threads asks for more; those are split over the library's worker
+ * threads.
+ *
  * Thread safety: PicajitEngine, PicajitShader and the THEIA and USC programs and scenes may
  * be used from any number of threads at once (the engine's code cache is locked internally). A PicajitUniforms may be read by
  * concurrent runs, but calls that write it (picajit_uniforms_set_*,
@@ -38,8 +53,13 @@
  *  - Unit state (PicajitUnitState: r0-r15, a0, aL, cmp): with picajit_shader_run_batch_ex every
  *    vertex starts from state_in and state_out receives the last vertex's final state; a
  *    batch of one vertex is one invocation of a persistent unit. Geometry units keep theirs
- *    (picajit_geometry_get/set_unit_state) and their SETEMIT state
- *    (picajit_geometry_get/set_emit_state). SETEMIT and EMIT in a vertex shader do nothing.
+ *    (picajit_geometry_get/set_unit_state), their SETEMIT state
+ *    (picajit_geometry_get/set_emit_state), and output banks and vertex buffer: the whole
+ *    unit is saved and restored, mid-primitive too, with picajit_geometry_get/set_state
+ *    (no shader needed). SETEMIT and EMIT on the vertex unit do nothing.
+ *  - Units: a shader runs on either unit, whatever PicajitShaderKind it was created with:
+ *    picajit_shader_run_batch* on the vertex unit, picajit_geometry_run_* on the geometry
+ *    unit (the other unit's code is prepared on its first run there, once).
  *  - Entry points: PicajitRunOptions.entry / picajit_geometry_set_entry run the same words
  *    from another entry point; code is prepared once per entry and kept in the shader.
  *  - Operand-descriptor tables of up to 4096 entries are accepted; instructions address the
@@ -67,7 +87,7 @@
  * Major version of the C API: changes when a program built against an older header may
  * no longer work with this library.
  */
-#define PICAJIT_API_VERSION_MAJOR 2
+#define PICAJIT_API_VERSION_MAJOR 3
 
 /**
  * Minor version of the C API: changes when functions, enum values or trailing struct
@@ -213,7 +233,10 @@ typedef int32_t PicajitStatus;
 #endif // __cplusplus
 
 /**
- * Which shader unit a program runs on.
+ * The shader unit a program is prepared for when it is created. Every shader runs on
+ * either unit: `picajit_shader_run_batch*` runs it on the vertex unit,
+ * `picajit_geometry_run_*` on the geometry unit; the code for the unit it was not created
+ * for is prepared on its first run there, once, and kept in the shader.
  */
 enum PicajitShaderKind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -221,11 +244,11 @@ enum PicajitShaderKind
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
   /**
-   * Vertex shader: run with `picajit_shader_run_batch`.
+   * Vertex unit (`picajit_shader_run_batch`).
    */
   PICAJIT_SHADER_VERTEX = 0,
   /**
-   * Geometry shader: run with `picajit_geometry_run_point` / `_run_uniforms`.
+   * Geometry unit (`picajit_geometry_run_point`, `_run_points`, `_run_uniforms`).
    */
   PICAJIT_SHADER_GEOMETRY = 1,
 };
@@ -334,6 +357,12 @@ enum PicajitBatchPath
    * every path, bit for bit.
    */
   PICAJIT_BATCH_EIGHT_LANE = 2,
+  /**
+   * The program qualifies for the eight-lane code, which has not been generated yet
+   * (`picajit_shader_prepare_batches` generates it; the first run does otherwise). Added in
+   * API 3.0.
+   */
+  PICAJIT_BATCH_NOT_GENERATED = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -608,8 +637,7 @@ typedef struct PicajitUscState PicajitUscState;
 typedef struct PicajitEngineConfig {
   /**
    * `sizeof(PicajitEngineConfig)` as the caller compiled it; set by
-   * `picajit_engine_config_init`. Lets later library versions add fields at the end and
-   * still accept structs from programs built against this header.
+   * `picajit_engine_config_init` (the versioning rule is at the top of this header).
    */
   uint32_t struct_size;
   /**
@@ -635,6 +663,24 @@ typedef struct PicajitEngineConfig {
    * older header (ending at `budget`) gets the default.
    */
   uint32_t max_rule;
+  /**
+   * Ignored (padding up to API 2.0, so never read: older callers left it undefined).
+   */
+  uint32_t reserved0;
+  /**
+   * Threads a vertex batch may use, for every shader of this engine and every run that
+   * does not ask otherwise (`PicajitRunOptions::threads` 0): 1, the default, runs every
+   * batch on the calling thread only (an emulator runs its own threads); 0 spreads batches
+   * of at least 8192 vertices over every core on the library's worker threads; N splits a
+   * batch into up to N parts of at least 512 vertices. Results are the same for every
+   * value. Geometry runs always use the calling thread. Added in API 3.0 (structs of 2.x
+   * and earlier get 1).
+   */
+  uint32_t threads;
+  /**
+   * Zero.
+   */
+  uint32_t reserved1;
 } PicajitEngineConfig;
 
 /**
@@ -670,22 +716,74 @@ typedef struct PicajitUnitState {
 } PicajitUnitState;
 
 /**
- * SETEMIT state of a geometry unit: where and how the next EMIT writes its vertex.
+ * The SETEMIT parameters of a geometry unit, one type for both of their uses: the state
+ * the next EMIT uses (`picajit_geometry_get_emit_state`, `PicajitGeometryState::emit`),
+ * and, for an emitted vertex (emit callback, `picajit_geometry_take`), the state its EMIT
+ * used.
  */
 typedef struct PicajitEmitState {
   /**
-   * Vertex-buffer slot of the next EMIT (SETEMIT's vertex id, 0-3).
+   * Vertex-buffer slot (SETEMIT's vertex id, 0-3; slot 3 is never part of a primitive).
    */
-  uint32_t vertex_id;
+  uint32_t slot;
   /**
-   * The next EMIT completes a primitive (SETEMIT's `prim` flag): 0 or 1.
+   * The EMIT completes a primitive from buffer slots 0, 1 and 2 (SETEMIT's `prim` flag):
+   * 0 or 1.
    */
-  uint32_t primitive;
+  uint8_t primitive;
   /**
-   * Winding of that primitive (SETEMIT's `inv` flag): 0 or 1.
+   * Winding flag of that primitive (SETEMIT's `inv` flag): 0 or 1.
    */
-  uint32_t winding;
+  uint8_t winding;
+  /**
+   * Zero.
+   */
+  uint8_t reserved[2];
 } PicajitEmitState;
+
+/**
+ * Everything a geometry unit keeps from one invocation to the next, for save states
+ * (`picajit_geometry_get_state`, `picajit_geometry_set_state`): a unit restored from it
+ * continues exactly as the one it was taken from, mid-primitive included. Versioned by
+ * `struct_size` (the rule at the top of this header).
+ *
+ * Register values are f32 as the unit holds them (in f24 modes, f24 values). Emitted
+ * vertices not yet taken (`picajit_geometry_take`) are not part of it, nor are the
+ * object's settings (input mode, entry point, callback).
+ */
+typedef struct PicajitGeometryState {
+  /**
+   * `sizeof(PicajitGeometryState)` as the caller compiled it.
+   */
+  uint32_t struct_size;
+  /**
+   * The SETEMIT state the next EMIT uses.
+   */
+  struct PicajitEmitState emit;
+  /**
+   * r0-r15, a0, aL, cmp (as `picajit_geometry_get_unit_state`).
+   */
+  struct PicajitUnitState unit;
+  /**
+   * v0-v15 as the last invocation left them (point-mode runs replace them per
+   * invocation; in variable and fixed modes they keep their values).
+   */
+  float inputs[16][4];
+  /**
+   * The output bank being written: o0-o15 as the program left them, including values
+   * written since the last EMIT (not emitted yet).
+   */
+  float outputs[16][4];
+  /**
+   * The other output bank (EMIT swaps the two, so a component not rewritten since the
+   * last EMIT holds the value of two EMITs ago).
+   */
+  float other_outputs[16][4];
+  /**
+   * The vertex buffer: the vertex each slot holds (slot 3 is never part of a primitive).
+   */
+  float buffer[4][16][4];
+} PicajitGeometryState;
 
 /**
  * Where the registers of each vertex sit in a caller buffer. Register n (v`n` for inputs,
@@ -718,30 +816,11 @@ typedef struct PicajitVertexLayout {
 } PicajitVertexLayout;
 
 /**
- * How one emitted vertex relates to primitive assembly.
- */
-typedef struct PicajitEmitInfo {
-  /**
-   * Vertex-buffer slot the vertex was written to (SETEMIT's vertex id, 0-3; slot 3 is never
-   * part of a primitive).
-   */
-  uint32_t slot;
-  /**
-   * This EMIT completed a primitive from buffer slots 0, 1 and 2.
-   */
-  bool primitive;
-  /**
-   * Winding flag of that primitive (SETEMIT's `inv` bit).
-   */
-  bool winding;
-} PicajitEmitInfo;
-
-/**
  * Receives one emitted vertex: `vertex` holds its output registers in the layout given to
  * `picajit_geometry_set_emit_callback`, valid only during the call. Must return normally
  * (no C++ exception or longjmp out of it).
  */
-typedef void (*PicajitEmitFn)(void *user, const void *vertex, const struct PicajitEmitInfo *info);
+typedef void (*PicajitEmitFn)(void *user, const void *vertex, const struct PicajitEmitState *info);
 
 /**
  * What a run did. Written on success and on `PICAJIT_ERR_EXEC`.
@@ -784,25 +863,26 @@ typedef struct PicajitRunOptions {
    */
   struct PicajitUnitState *state_out;
   /**
-   * Threads the batch may use: 0 (what `picajit_run_options_init` sets) uses every core
-   * for batches of at least 8192 vertices, 1 never splits, N splits into up to N parts
-   * of at least 512 vertices. Results are the same for every value.
+   * Threads the batch may use: 0 (what `picajit_run_options_init` sets) uses the
+   * engine's setting (`PicajitEngineConfig::threads`, by default 1: the calling thread
+   * only); N splits into up to N parts of at least 512 vertices. Results are the same for
+   * every value.
    */
   uint32_t threads;
 } PicajitRunOptions;
 
 /**
  * What a shader is and how it runs. Set `struct_size` to `sizeof(PicajitShaderInfo)`
- * before calling `picajit_shader_get_info`.
+ * before calling `picajit_shader_get_info` (the versioning rule is at the top of this
+ * header).
  */
 typedef struct PicajitShaderInfo {
   /**
-   * `sizeof(PicajitShaderInfo)` as the caller compiled it (set by the caller); lets later
-   * versions append fields.
+   * `sizeof(PicajitShaderInfo)` as the caller compiled it (set by the caller).
    */
   uint32_t struct_size;
   /**
-   * Vertex or geometry shader.
+   * The unit the shader was created for (the fields below describe it on that unit).
    */
   PicajitShaderKind kind;
   /**
@@ -854,15 +934,17 @@ typedef struct PicajitShaderInfo {
    */
   size_t code_bytes;
   /**
-   * How many vertices run: for a vertex shader,
-   * `picajit_shader_run_batch`; for a geometry shader, `picajit_geometry_run_points`.
-   * Asking generates the eight-lane code if a JIT could run it and it does not exist yet.
-   * (Added in API 1.3; a caller built against 1.2 or earlier gets the fields up to
-   * `code_bytes`.)
+   * How many vertices run at once: for a vertex shader, `picajit_shader_run_batch`; for a
+   * geometry shader, `picajit_geometry_run_points`. Asking is cheap: it never generates
+   * code, so a program that qualifies for the eight-lane code before that code exists
+   * (it is generated by the first run, or by `picajit_shader_prepare_batches`) reports
+   * `PICAJIT_BATCH_NOT_GENERATED`. (Added in API 1.3; a caller built against 1.2 or
+   * earlier gets the fields up to `code_bytes`.)
    */
   PicajitBatchPath batch_path;
   /**
-   * Vertices (geometry shaders: points) per group on that path: 8 or 1.
+   * Vertices (geometry shaders: points) per group on that path: 8 or 1 (0 for
+   * `PICAJIT_BATCH_NOT_GENERATED`).
    */
   uint32_t batch_lanes;
 } PicajitShaderInfo;
@@ -988,6 +1070,12 @@ typedef struct PicajitUscRunInfo {
   uint64_t steps;
 } PicajitUscRunInfo;
 
+/**
+ * The name `PicajitEmitState` had as the emit callback's argument before API 3.0; the same
+ * type (same layout as then, flags as 0/1 bytes).
+ */
+typedef struct PicajitEmitState PicajitEmitInfo;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1020,7 +1108,7 @@ const char *picajit_status_name(int32_t status);
 
 /**
  * Fill `config` with the defaults (`PICAJIT_ENGINE_JIT`, f24 with rounding toward zero,
- * `PICAJIT_DEFAULT_BUDGET`, `PICAJIT_MAX_COMPARE`) and set `struct_size`.
+ * `PICAJIT_DEFAULT_BUDGET`, `PICAJIT_MAX_COMPARE`, 1 thread) and set `struct_size`.
  *
  * # Safety
  * `config` must be NULL or point to writable memory for one `PicajitEngineConfig`.
@@ -1122,9 +1210,12 @@ PicajitStatus picajit_geometry_get_unit_state(const struct PicajitGeometry *geom
 
 /**
  * Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
- * banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for `shader`'s float
- * mode as `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other
- * f32 values rounded like float uniforms (in F32 mode, as given).
+ * banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for a float mode as
+ * `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other f32 values
+ * rounded like float uniforms (in F32 mode, as given). The float mode is `shader`'s; with
+ * `shader` NULL (a save state restored before any program is bound) the values are stored
+ * as given and taken for the float mode of the shader of the next run, with the same
+ * result. Values read back before that run are those given.
  *
  * # Safety
  * `geometry` must be NULL or live and used by no other thread during the call; `shader`
@@ -1148,8 +1239,8 @@ PicajitStatus picajit_geometry_get_emit_state(const struct PicajitGeometry *geom
 /**
  * Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
  *
- * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a vertex id over 3 (SETEMIT's field is two bits)
- * or a flag other than 0 or 1.
+ * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a slot (vertex id) over 3 (SETEMIT's field is
+ * two bits) or a flag other than 0 or 1.
  *
  * # Safety
  * `geometry` must be NULL or live and used by no other thread during the call; `state`
@@ -1157,6 +1248,38 @@ PicajitStatus picajit_geometry_get_emit_state(const struct PicajitGeometry *geom
  */
 PicajitStatus picajit_geometry_set_emit_state(struct PicajitGeometry *geometry,
                                               const struct PicajitEmitState *state);
+
+/**
+ * Save the whole state of a geometry unit (see `PicajitGeometryState`) into `*state`,
+ * whose `struct_size` the caller sets. Taken between runs, it holds a unit mid-primitive:
+ * restoring it with `picajit_geometry_set_state` into this or a fresh geometry object
+ * continues bit for bit, on every engine.
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call; `state`
+ * NULL or writable for `state->struct_size` bytes.
+ */
+PicajitStatus picajit_geometry_get_state(const struct PicajitGeometry *geometry,
+                                         struct PicajitGeometryState *state);
+
+/**
+ * Restore the whole state of a geometry unit from `*state` (taken by
+ * `picajit_geometry_get_state`, possibly from another object or process). No shader is
+ * needed: r0-r15 and v0-v15 are taken for the float mode of the next run's shader as
+ * `picajit_geometry_set_unit_state` with a NULL shader takes them (values a unit of that
+ * mode saved are kept bit for bit); the output banks and the vertex buffer are taken as
+ * given (they reach only emitted vertices). Vertices pending for `picajit_geometry_take`
+ * stay pending; the input mode, entry point and callback are kept.
+ *
+ * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a bad `struct_size` or an emit state out of
+ * range (as `picajit_geometry_set_emit_state`); nothing is changed then.
+ *
+ * # Safety
+ * `geometry` must be NULL or live and used by no other thread during the call; `state`
+ * NULL or readable for `state->struct_size` bytes.
+ */
+PicajitStatus picajit_geometry_set_state(struct PicajitGeometry *geometry,
+                                         const struct PicajitGeometryState *state);
 
 /**
  * The entry point (in words) the following runs on `geometry` start the geometry shader
@@ -1224,7 +1347,7 @@ PicajitStatus picajit_geometry_pending(const struct PicajitGeometry *geometry, s
 PicajitStatus picajit_geometry_take(struct PicajitGeometry *geometry,
                                     const struct PicajitVertexLayout *layout,
                                     void *vertices,
-                                    struct PicajitEmitInfo *infos,
+                                    struct PicajitEmitState *infos,
                                     size_t capacity,
                                     size_t *taken);
 
@@ -1234,8 +1357,10 @@ PicajitStatus picajit_geometry_take(struct PicajitGeometry *geometry,
  * invocation, and b15 of `uniforms` is set afterwards, as on hardware. Emitted vertices go
  * to the callback or become pending. `stats` may be NULL (`vertices` is 1 on success).
  *
- * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not point mode, the shader is a
- * vertex shader, or the uniform set is of another float mode; `PICAJIT_ERR_EXEC` when the
+ * Any shader runs here, whatever unit it was created for (`PicajitShaderKind`).
+ *
+ * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not point mode or the uniform set
+ * is of another float mode; `PICAJIT_ERR_EXEC` when the
  * invocation fails (vertices it emitted before are still delivered).
  *
  * # Safety
@@ -1267,8 +1392,7 @@ PicajitStatus picajit_geometry_run_point(struct PicajitGeometry *geometry,
  * interpreter's, bit for bit.
  *
  * Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
- * point mode, the shader is a vertex shader, the uniform set is of another float mode or
- * the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+ * point mode, the uniform set is of another float mode or the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
  * point, `stats->vertices` is the number of invocations completed before it,
  * `stats->instructions` 0, and the vertices emitted before the failure (its own included)
  * are delivered.
@@ -1302,8 +1426,7 @@ PicajitStatus picajit_geometry_run_points(struct PicajitGeometry *geometry,
  * become pending. `stats` may be NULL.
  *
  * Errors: `PICAJIT_ERR_INVALID_ARGUMENT` in point mode, for rows that would pass c95, a
- * `vertex_count` over 255, an unknown format, a vertex shader or a uniform set of another
- * float mode; `PICAJIT_ERR_EXEC` when the invocation fails.
+ * `vertex_count` over 255, an unknown format or a uniform set of another float mode; `PICAJIT_ERR_EXEC` when the invocation fails.
  *
  * # Safety
  * `geometry`, `shader`, `uniforms` must be NULL or live (`geometry` and `uniforms` used by
@@ -1320,19 +1443,23 @@ PicajitStatus picajit_geometry_run_uniforms(struct PicajitGeometry *geometry,
                                             struct PicajitRunStats *stats);
 
 /**
- * Run a vertex shader on `count` vertices. Vertex k reads its inputs v0-v15 from
- * `inputs + k * input_layout->stride` and writes o0-o15 to `outputs + k *
+ * Run a program on the vertex unit for `count` vertices. Vertex k reads its inputs v0-v15
+ * from `inputs + k * input_layout->stride` and writes o0-o15 to `outputs + k *
  * output_layout->stride`, as the layouts describe; every vertex starts from a clean
  * register state. `count` may be 0. `stats` may be NULL.
  *
- * Batches of at least 8192 vertices run on every core of the host (contiguous parts on the
- * calling thread and the process's worker threads, which the first such call starts and
- * later calls reuse; see `options->threads` of `picajit_shader_run_batch_ex`).
+ * Any shader runs here, whatever `PicajitShaderKind` it was created with: one program runs
+ * on both units (a shader created for the geometry unit prepares its vertex-unit code on
+ * its first batch, once; SETEMIT and EMIT do nothing on the vertex unit).
+ *
+ * Threads: the batch runs on the calling thread only unless the engine was created with
+ * `PicajitEngineConfig::threads` other than 1 (or `picajit_shader_run_batch_ex` asks for
+ * threads); the library then splits it across its own worker threads.
  *
  * Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
  * which: the lowest failing vertex; earlier outputs are written, and when the batch was
- * split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
- * a uniform set of another float mode, a bad layout, or overlapping buffers.
+ * split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a uniform
+ * set of another float mode, a bad layout, or overlapping buffers.
  *
  * # Safety
  * `shader` and `uniforms` must be NULL or live objects (`uniforms` not written during the
@@ -1374,15 +1501,15 @@ PicajitStatus picajit_shader_run_batch(const struct PicajitShader *shader,
  * ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
  * `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
  *
- * * `options->threads` (API minor 5): threads the batch may use. 0, the value
- *   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
- *   batches of at least 8192 vertices across every core of the host; 1 never splits; N
- *   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
- *   are the same for every value. A caller built against an earlier header (a
- *   smaller `struct_size`) gets one thread.
+ * * `options->threads`: threads the batch may use. 0, the value
+ *   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), is the
+ *   engine's setting (`PicajitEngineConfig::threads`, by default 1: the calling thread
+ *   only); N splits into up to N contiguous parts of at least 512 vertices. Outputs and
+ *   `state_out` are the same for every value. A struct without the field (an older
+ *   `struct_size`) gets one thread.
  *
  * Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
- * point outside the code or an `options->struct_size` smaller than this header's.
+ * point outside the code or an `options->struct_size` the versioning rule rejects.
  *
  * # Safety
  * As `picajit_shader_run_batch`; `options` NULL or readable, its `state_in` NULL or
@@ -1481,8 +1608,9 @@ PicajitStatus picajit_shader_load_source(const struct PicajitEngine *engine,
 PicajitStatus picajit_shader_destroy(struct PicajitShader *shader);
 
 /**
- * Describe a shader. `info->struct_size` must be set by the caller and be at least
- * `sizeof(PicajitShaderInfo)` of this header.
+ * Describe a shader, cheaply: nothing is compiled or generated to answer.
+ * `info->struct_size` must be set by the caller (the versioning rule is at the top of this
+ * header; an older, smaller struct receives the fields it has).
  *
  * # Safety
  * `shader` must be NULL or a live shader; `info` must be NULL or point to
@@ -1490,6 +1618,16 @@ PicajitStatus picajit_shader_destroy(struct PicajitShader *shader);
  */
 PicajitStatus picajit_shader_get_info(const struct PicajitShader *shader,
                                       struct PicajitShaderInfo *info);
+
+/**
+ * Generate the eight-lane code of `shader` now, if the program qualifies and it does not
+ * exist yet (on its unit; otherwise nothing happens), so that a loader takes that cost up
+ * front instead of in the first run. `picajit_shader_get_info` then reports the path.
+ *
+ * # Safety
+ * `shader` must be NULL or a live shader.
+ */
+PicajitStatus picajit_shader_prepare_batches(const struct PicajitShader *shader);
 
 /**
  * Why a JIT was requested but this shader runs on the interpreter: `*reason` is set to a

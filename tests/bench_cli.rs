@@ -406,11 +406,9 @@ fn load(name: &str) -> (Shader, Uniforms, Dvle) {
         picajit::pica::asm::assemble(&[picajit::pica::asm::SourceFile { name, text: &text }])
             .expect("example assembles");
     let (program, uniforms) = program_from_shbin(&shbin, 0).expect("DVLE 0");
-    let config = EngineConfig {
-        engine: Engine::Interp,
-        float_mode: FloatMode::F24(Rounding::TowardZero),
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(Engine::Interp)
+        .with_float_mode(FloatMode::F24(Rounding::TowardZero));
     let shader = Shader::new(program, &config).expect("prepares");
     (shader, uniforms, shbin.dvles[0].clone())
 }

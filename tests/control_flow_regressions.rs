@@ -74,11 +74,9 @@ fn check(name: &str, expect: &Expect) {
         .into_iter()
         .flatten()
     {
-        let config = EngineConfig {
-            engine: backend,
-            float_mode: FloatMode::F24(Rounding::TowardZero),
-            ..EngineConfig::default()
-        };
+        let config = EngineConfig::default()
+            .with_engine(backend)
+            .with_float_mode(FloatMode::F24(Rounding::TowardZero));
         let shader = Shader::new(program.clone(), &config).unwrap();
         if backend != Engine::Interp {
             assert!(

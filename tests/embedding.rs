@@ -179,12 +179,10 @@ fn reference(
 }
 
 fn config(backend: Engine, float_mode: FloatMode) -> EngineConfig {
-    EngineConfig {
-        engine: backend,
-        float_mode,
-        budget: 4096,
-        ..EngineConfig::default()
-    }
+    EngineConfig::default()
+        .with_engine(backend)
+        .with_float_mode(float_mode)
+        .with_budget(4096)
 }
 
 /// Run `inputs` through a batch with a state in and out on every engine and mode and compare each vertex's
@@ -209,10 +207,7 @@ fn check_batches(
             for with_state in [false, true] {
                 let state_in = with_state.then_some(&state);
                 for (backend, a64_lanes) in BATCH_ENGINES {
-                    let cfg = EngineConfig {
-                        a64_lanes,
-                        ..config(backend, mode)
-                    };
+                    let cfg = config(backend, mode).with_a64_lanes(a64_lanes);
                     let shader = Shader::new(prog.clone(), &cfg).unwrap();
                     let mut outputs = vec![[[0.0f32; 4]; 16]; n];
                     let mut out_state = UnitState {
@@ -309,10 +304,7 @@ fn random_programs_with_random_start_states_agree_on_every_engine() {
             false,
         );
         for (k, (backend, a64_lanes)) in BATCH_ENGINES[1..].iter().copied().enumerate() {
-            let cfg = EngineConfig {
-                a64_lanes,
-                ..config(backend, case.mode)
-            };
+            let cfg = config(backend, case.mode).with_a64_lanes(a64_lanes);
             if let Some(c) = Shader::new(case.program.clone(), &cfg).ok().and_then(|s| {
                 let mut o = vec![[[0.0f32; 4]; 16]; 64];
                 let ins = vec![case.inputs; 64];
@@ -532,10 +524,7 @@ fn max_rule_is_selectable_on_every_engine() {
         for rule in [MaxRule::Compare, MaxRule::NegInfSecond] {
             let mut results = Vec::new();
             for backend in ENGINES {
-                let cfg = EngineConfig {
-                    max_rule: rule,
-                    ..config(backend, mode)
-                };
+                let cfg = config(backend, mode).with_max_rule(rule);
                 let shader = Shader::new(prog.clone(), &cfg).unwrap();
                 for n in [1, 72] {
                     let mut out = vec![[[0.0f32; 4]; 16]; n];

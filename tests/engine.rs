@@ -57,12 +57,10 @@ fn mov(dst: DstReg, src: SrcReg) -> Instruction {
 
 /// `program` prepared for `engine` in `mode` with `budget`, the other settings default.
 fn shader(program: &Program, engine: Engine, mode: FloatMode, budget: u64) -> Shader {
-    let config = EngineConfig {
-        engine,
-        float_mode: mode,
-        budget,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(engine)
+        .with_float_mode(mode)
+        .with_budget(budget);
     Shader::new(program.clone(), &config).unwrap()
 }
 
@@ -79,11 +77,9 @@ fn with_c0(row: [f32; 4]) -> Uniforms {
 }
 
 fn interp_config(mode: FloatMode) -> EngineConfig {
-    EngineConfig {
-        engine: Engine::Interp,
-        float_mode: mode,
-        ..EngineConfig::default()
-    }
+    EngineConfig::default()
+        .with_engine(Engine::Interp)
+        .with_float_mode(mode)
 }
 
 /// o0 = v0 + c0; o1 = v1
@@ -134,10 +130,7 @@ fn batch_reports_the_failing_vertex() {
         invert: true,
     }]);
     let p = Program::new(code, vec![], 0, ShaderKind::Vertex).unwrap();
-    let config = EngineConfig {
-        budget: 500,
-        ..interp_config(FloatMode::default())
-    };
+    let config = interp_config(FloatMode::default()).with_budget(500);
     let shader = Shader::new(p, &config).unwrap();
     let inputs = vec![[[0.0; 4]; 16]; 3];
     let mut outputs = vec![[[0.0; 4]; 16]; 3];
@@ -327,10 +320,7 @@ fn code_cache_reuses_compiled_code() {
         assert_eq!(cache.len(), 1);
         assert!(std::ptr::eq(a.compiled().unwrap(), b.compiled().unwrap()));
     }
-    let f32_config = EngineConfig {
-        float_mode: FloatMode::F32,
-        ..config
-    };
+    let f32_config = config.with_float_mode(FloatMode::F32);
     let c = Shader::with_cache(add_program(), &f32_config, &cache).unwrap();
     if c.engine() != Engine::Interp {
         assert_eq!(cache.len(), 2, "the float mode is part of the key");

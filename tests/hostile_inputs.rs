@@ -286,12 +286,10 @@ fn shaders(program: &Program, budget: u64) -> Vec<Shader> {
     let mut v = Vec::new();
     for backend in BACKENDS {
         for float_mode in MODES {
-            let config = EngineConfig {
-                engine: backend,
-                float_mode,
-                budget,
-                ..EngineConfig::default()
-            };
+            let config = EngineConfig::default()
+                .with_engine(backend)
+                .with_float_mode(float_mode)
+                .with_budget(budget);
             match Shader::new(program.clone(), &config) {
                 Ok(s) => v.push(s),
                 Err(e) => assert!(!e.to_string().is_empty()),

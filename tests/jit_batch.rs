@@ -89,10 +89,7 @@ fn backends() -> Vec<Target> {
 
 /// `program` compiled for `t`.
 fn compile_for(program: &Program, mode: FloatMode, t: Target) -> Result<CompiledShader, Error> {
-    let options = CompileOptions {
-        a64_lanes: t.lanes,
-        ..CompileOptions::default()
-    };
+    let options = CompileOptions::default().with_a64_lanes(t.lanes);
     compile_with_options(program, mode, t.backend, HostFeatures::detect(), options)
 }
 
@@ -1657,7 +1654,7 @@ fn c_abi_point_draws_run_on_the_lane_code_of_both_hosts() {
             let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
             let flags: Vec<(u32, bool, bool)> = infos
                 .iter()
-                .map(|i| (i.slot, i.primitive, i.winding))
+                .map(|i| (i.slot, i.primitive != 0, i.winding != 0))
                 .collect();
             (bits, flags, stats.instructions, path)
         };

@@ -67,10 +67,7 @@ fn backend() -> Backend {
 
 /// `program` compiled for the current backend (and NEON lanes per body run).
 fn compile_here(program: &Program, mode: FloatMode) -> Result<Compiled<'_>, Error> {
-    let options = CompileOptions {
-        a64_lanes: LANES.with(|l| l.get()),
-        ..CompileOptions::default()
-    };
+    let options = CompileOptions::default().with_a64_lanes(LANES.with(|l| l.get()));
     let shader = compile_with_options(program, mode, backend(), HostFeatures::detect(), options)?;
     Ok(Compiled {
         shader,

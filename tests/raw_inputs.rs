@@ -213,11 +213,9 @@ fn backends() -> Vec<Engine> {
 }
 
 fn shader(program: &Program, backend: Engine, mode: FloatMode) -> Shader {
-    let config = EngineConfig {
-        engine: backend,
-        float_mode: mode,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(backend)
+        .with_float_mode(mode);
     let s = Shader::new(program.clone(), &config).expect("backend available");
     if backend != Engine::Interp {
         assert!(

@@ -30,11 +30,9 @@ fn modes() -> [FloatMode; 3] {
 }
 
 fn shader(program: &Program, backend: Engine, mode: FloatMode, threads: usize) -> Shader {
-    let config = EngineConfig {
-        engine: backend,
-        float_mode: mode,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(backend)
+        .with_float_mode(mode);
     let mut s = Shader::new(program.clone(), &config).expect("backend available");
     s.set_threads(threads);
     s
@@ -167,11 +165,9 @@ spin:
             inputs[n - 1][0][0] = -2.0;
         }
         for backend in backends() {
-            let config = EngineConfig {
-                engine: backend,
-                budget: 1000,
-                ..EngineConfig::default()
-            };
+            let config = EngineConfig::default()
+                .with_engine(backend)
+                .with_budget(1000);
             for threads in [1, 2, 4] {
                 let mut s = Shader::new(program.clone(), &config).expect("shader");
                 s.set_threads(threads);

@@ -63,10 +63,7 @@ fn fmad_is_fused_by_default_and_selectable() {
     let c = f(-(1.0 + 2.0 * f32::EPSILON));
     let set: &[(&str, &[u32])] = &[("sh0", &[a]), ("sh1", &[a]), ("sh2", &[c])];
     assert_eq!(r0(prog, set), f(2f32.powi(-46)));
-    let unfused = UscOptions {
-        fused_fmad: false,
-        ..UscOptions::default()
-    };
+    let unfused = UscOptions::default().with_fused_fmad(false);
     assert_eq!(get(&run_opts(prog, 1, set, unfused).0, "r0", 0), 0);
     // Phase 1 reads S3-S5 and writes ft1; modifiers .abs/.neg on every source, .flr on the addend.
     let prog = "0 : fmad ft0, sh0, sh1, sh2\n fmad ft1, sh3.neg, sh4.abs, sh5.flr\n mov r0, ft1";

@@ -34,12 +34,10 @@ fuzz_target!(|data: &[u8]| {
     let budget = r.u16() as u64 % 4096;
     let gs_bytes = [r.u8(), r.u8(), r.u8()];
     let mode = MODES[(opts >> 2 & 3) as usize % MODES.len()];
-    let config = EngineConfig {
-        engine: BACKENDS[opts as usize & 3],
-        float_mode: mode,
-        budget,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(BACKENDS[opts as usize & 3])
+        .with_float_mode(mode)
+        .with_budget(budget);
     let gs_mode = match gs_bytes[0] % 3 {
         0 => GsInputMode::Point,
         1 => GsInputMode::Variable {
@@ -122,10 +120,8 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
     if let Some(reason) = shader.fallback_reason() {
         assert!(!reason.is_empty());
     }
-    let reference_config = EngineConfig {
-        engine: Engine::Interp,
-        ..config
-    };
+    let reference_config = config
+        .with_engine(Engine::Interp);
     let reference = Shader::new(program, &reference_config)
         .unwrap_or_else(|e| panic!("the interpreter refused a valid program: {e}\n{text}"));
     let ctx = || format!("{config:?} on {}\n{text}", shader.engine());

@@ -16,10 +16,9 @@ fuzz_target!(|data: &[u8]| {
     let mut rng = Rng::from_bytes(data);
     let text = random_program(&mut rng, 10);
     let program = picajit::usc::parse(&text).expect("generated programs parse");
-    let options = UscOptions {
-        fused_fmad: rng.chance(80),
-        cndlt_literal: rng.chance(20),
-    };
+    let options = UscOptions::default()
+        .with_fused_fmad(rng.chance(80))
+        .with_cndlt_literal(rng.chance(20));
     let p = Prepared::new(&program, options).expect("generated programs prepare");
     let n = 1 + rng.below(16) as usize;
     let st = random_state(n, rng.word());

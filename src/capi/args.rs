@@ -129,38 +129,66 @@ pub(crate) unsafe fn write_optional<T>(p: *mut T, value: T, what: &str) -> Resul
     unsafe { write_out(p, value, what) }
 }
 
-/// The `struct_size` the caller set in the first field of a versioned struct, checked to be
-/// at least `min` bytes (the first version the library accepts).
+/// The largest `struct_size` taken as one: a larger value is not the size of any struct of
+/// this API but uninitialised memory, and checking its tail would read far past the struct.
+const MAX_STRUCT_SIZE: usize = 1 << 16;
+
+/// The `struct_size` the caller set in the first field of a versioned struct, checked
+/// against the versioning rule (stated once, at the top of the header): `older` lists the
+/// sizes the struct had in earlier versions, oldest first; any size from `size_of::<T>()`
+/// (this header's) up to [`MAX_STRUCT_SIZE`] is a version of this header or a newer one.
 ///
 /// # Safety
 /// `p` must be NULL or point to at least 4 readable bytes.
-unsafe fn struct_size<T>(p: *const T, what: &str, min: usize, hint: &str) -> Result<usize> {
+unsafe fn struct_size<T>(p: *const T, what: &str, older: &[usize], hint: &str) -> Result<usize> {
     check_ptr(p, what)?;
     // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field of every
     // version of the struct, so reading it alone is in bounds whatever the caller's version.
     let size = unsafe { p.cast::<u32>().read() } as usize;
-    if size < min {
-        return Err(Error::invalid(format!(
-            "{what}->struct_size is {size} but this library needs at least {min} ({hint})"
-        )));
+    let full = std::mem::size_of::<T>();
+    if older.contains(&size) || (full..=MAX_STRUCT_SIZE).contains(&size) {
+        return Ok(size);
     }
-    Ok(size)
+    let sizes: Vec<String> = older.iter().map(usize::to_string).collect();
+    let known = if sizes.is_empty() {
+        String::new()
+    } else {
+        format!("{} (older versions) or ", sizes.join(", "))
+    };
+    Err(Error::invalid(format!(
+        "{what}->struct_size is {size} but this library accepts {known}{full} to \
+         {MAX_STRUCT_SIZE} ({hint})"
+    )))
 }
 
 /// Read a versioned struct: the caller's first `struct_size` bytes (at most `T`'s) over
-/// `base`, so that fields an older caller's struct lacks keep `base`'s values.
+/// `base`, so that fields an older caller's struct lacks keep `base`'s values. Bytes past
+/// `T` (a newer caller's fields) must be zero, the value every field added later has when
+/// it asks for nothing new.
 ///
 /// # Safety
 /// `p` must be NULL or point to `struct_size` readable bytes (its first field).
 pub(crate) unsafe fn read_versioned<T: Copy>(
     p: *const T,
     what: &str,
-    min: usize,
+    older: &[usize],
     hint: &str,
     base: T,
 ) -> Result<T> {
     // SAFETY: this function's contract.
-    let size = unsafe { struct_size(p, what, min, hint) }?;
+    let size = unsafe { struct_size(p, what, older, hint) }?;
+    let full = std::mem::size_of::<T>();
+    if size > full {
+        // SAFETY: `size` readable bytes by this function's contract.
+        let tail = unsafe { std::slice::from_raw_parts(p.cast::<u8>().add(full), size - full) };
+        if let Some(k) = tail.iter().position(|&b| b != 0) {
+            return Err(Error::invalid(format!(
+                "{what} has a nonzero byte at offset {} past the {full} bytes this library \
+                 knows (a field of a newer header set to a value this library cannot honour)",
+                full + k
+            )));
+        }
+    }
     let mut value = base;
     // SAFETY: `size` readable bytes by this function's contract, of which at most
     // `size_of::<T>()` are copied into a local `T`; every field of the structs this serves is
@@ -169,34 +197,39 @@ pub(crate) unsafe fn read_versioned<T: Copy>(
         std::ptr::copy_nonoverlapping(
             p.cast::<u8>(),
             (&mut value as *mut T).cast::<u8>(),
-            size.min(std::mem::size_of::<T>()),
+            size.min(full),
         )
     };
     Ok(value)
 }
 
-/// Write a versioned struct: as many bytes of `value` as the caller's `struct_size` (at least
-/// `min`) and `T` hold. `value`'s own `struct_size` should be the caller's.
+/// Write a versioned struct: as many bytes of `value` as the caller's `struct_size` and `T`
+/// hold, and zeros past `T` up to `struct_size` (fields of a newer header this library does
+/// not know read as 0). `value`'s own `struct_size` should be the caller's.
 ///
 /// # Safety
 /// `p` must be NULL or point to `struct_size` writable bytes (its first field readable).
 pub(crate) unsafe fn write_versioned<T: Copy>(
     p: *mut T,
     what: &str,
-    min: usize,
+    older: &[usize],
     hint: &str,
     value: T,
 ) -> Result<()> {
     // SAFETY: this function's contract.
-    let size = unsafe { struct_size(p, what, min, hint) }?;
-    // SAFETY: at least `size` writable bytes by this function's contract, and no more than
-    // `T` holds are written; the source is a local value.
+    let size = unsafe { struct_size(p, what, older, hint) }?;
+    let full = std::mem::size_of::<T>();
+    // SAFETY: at least `size` writable bytes by this function's contract, and no more are
+    // written; the source is a local value.
     unsafe {
         std::ptr::copy_nonoverlapping(
             (&value as *const T).cast::<u8>(),
             p.cast::<u8>(),
-            size.min(std::mem::size_of::<T>()),
-        )
+            size.min(full),
+        );
+        if size > full {
+            std::ptr::write_bytes(p.cast::<u8>().add(full), 0, size - full);
+        }
     };
     Ok(())
 }
@@ -238,14 +271,14 @@ mod tests {
             b: 9,
         };
         // SAFETY: `old` is a live local of the full size.
-        let got = unsafe { read_versioned(&old, "v", 8, "init", base) }.unwrap();
+        let got = unsafe { read_versioned(&old, "v", &[8], "init", base) }.unwrap();
         assert_eq!((got.struct_size, got.a, got.b), (8, 7, 2));
         let short = V2 {
             struct_size: 4,
             ..old
         };
         // SAFETY: as above.
-        let e = unsafe { read_versioned(&short, "v", 8, "init", base) }.unwrap_err();
+        let e = unsafe { read_versioned(&short, "v", &[8], "init", base) }.unwrap_err();
         assert!(e.message.contains("v->struct_size is 4"), "{}", e.message);
         let mut out = V2 {
             struct_size: 8,
@@ -258,7 +291,7 @@ mod tests {
             b: 4,
         };
         // SAFETY: `out` is a live local of the full size.
-        unsafe { write_versioned(&mut out, "v", 8, "init", value) }.unwrap();
+        unsafe { write_versioned(&mut out, "v", &[8], "init", value) }.unwrap();
         assert_eq!(
             (out.a, out.b),
             (3, 5),

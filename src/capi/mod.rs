@@ -85,7 +85,7 @@ use std::ffi::c_char;
 
 /// Major version of the C API: changes when a program built against an older header may
 /// no longer work with this library.
-pub const PICAJIT_API_VERSION_MAJOR: u32 = 2;
+pub const PICAJIT_API_VERSION_MAJOR: u32 = 3;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.

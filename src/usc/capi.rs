@@ -153,10 +153,9 @@ pub unsafe extern "C" fn picajit_usc_program_create(
         // SAFETY: NULL or readable by this function's contract.
         let opts = match unsafe { args::borrow_optional(options, "options") }? {
             None => UscOptions::default(),
-            Some(o) => UscOptions {
-                fused_fmad: o.fused_fmad != 0,
-                cndlt_literal: o.cndlt_literal != 0,
-            },
+            Some(o) => UscOptions::default()
+                .with_fused_fmad(o.fused_fmad != 0)
+                .with_cndlt_literal(o.cndlt_literal != 0),
         };
         args::check_ptr(out, "out")?;
         let engine = engine_arg(engine)?;

@@ -75,10 +75,9 @@ struct Readings {
 
 impl Readings {
     fn options(&self) -> UscOptions {
-        UscOptions {
-            fused_fmad: self.fmad == "fused",
-            cndlt_literal: self.cndlt == "literal",
-        }
+        UscOptions::default()
+            .with_fused_fmad(self.fmad == "fused")
+            .with_cndlt_literal(self.cndlt == "literal")
     }
 }
 

@@ -193,6 +193,7 @@ static void test_unit_state_batches(uint32_t backend, const char *name) {
     if (info.engine == PICAJIT_ENGINE_INTERP) {
         CHECK(info.batch_path == PICAJIT_BATCH_INTERPRETER && info.batch_lanes == 1);
     } else {
+        /* The batches above generated whatever code the path needs. */
         CHECK(info.batch_path == PICAJIT_BATCH_PER_VERTEX ||
               info.batch_path == PICAJIT_BATCH_EIGHT_LANE);
         CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_EIGHT_LANE ? 8u : 1u));
@@ -345,19 +346,19 @@ static void test_geometry_state(uint32_t backend) {
     const PicajitVertexLayout o0 = {PICAJIT_FORMAT_F32, 0, 1, 0};
     OK(picajit_geometry_set_emit_callback(g, &o0, on_emit, &e));
 
-    PicajitEmitState es = {9, 9, 9};
+    PicajitEmitState es = {9, 9, 9, {0, 0}};
     OK(picajit_geometry_get_emit_state(g, &es));
-    CHECK(es.vertex_id == 0 && es.primitive == 0 && es.winding == 0);
+    CHECK(es.slot == 0 && es.primitive == 0 && es.winding == 0);
     Vertex point;
     memset(&point, 0, sizeof point);
     OK(picajit_geometry_run_point(g, gs, u, &FULL, &point, NULL));
     OK(picajit_geometry_get_emit_state(g, &es));
-    CHECK(es.vertex_id == 2 && es.primitive == 1 && es.winding == 0);
+    CHECK(es.slot == 2 && es.primitive == 1 && es.winding == 0);
     CHECK(e.count == 0);
 
     /* The emulator restores a state it saved, and the unit registers, then runs another
        entry of the same shader. */
-    PicajitEmitState set = {1, 1, 1};
+    PicajitEmitState set = {1, 1, 1, {0, 0}};
     OK(picajit_geometry_set_emit_state(g, &set));
     PicajitUnitState st;
     OK(picajit_geometry_get_unit_state(g, &st));
@@ -377,12 +378,12 @@ static void test_geometry_state(uint32_t backend) {
     OK(picajit_geometry_get_unit_state(g, &st));
     CHECK(row_is(st.r[0], 17, 18, 19, 20) && st.a0[0] == 17 && st.cmp[1] == 1);
     OK(picajit_geometry_get_emit_state(g, &es));
-    CHECK(es.vertex_id == 1 && es.primitive == 1 && es.winding == 1);
+    CHECK(es.slot == 1 && es.primitive == 1 && es.winding == 1);
 
     /* Errors. */
-    set.vertex_id = 4;
+    set.slot = 4;
     FAILS(picajit_geometry_set_emit_state(g, &set), PICAJIT_ERR_INVALID_ARGUMENT, "vertex id");
-    set.vertex_id = 0;
+    set.slot = 0;
     set.winding = 2;
     FAILS(picajit_geometry_set_emit_state(g, &set), PICAJIT_ERR_INVALID_ARGUMENT, "flags");
     FAILS(picajit_geometry_get_emit_state(NULL, &es), PICAJIT_ERR_NULL, "geometry is NULL");
@@ -409,7 +410,9 @@ static void test_geometry_state(uint32_t backend) {
     PicajitShaderInfo info;
     info.struct_size = sizeof info;
     OK(picajit_shader_get_info(gs, &info));
-    CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_EIGHT_LANE ? 8u : 1u));
+    CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_EIGHT_LANE   ? 8u
+                               : info.batch_path == PICAJIT_BATCH_NOT_GENERATED ? 0u
+                                                                                : 1u));
 
     /* Handles are checked: another kind, or a destroyed one. */
     FAILS(picajit_geometry_get_unit_state((const PicajitGeometry *)gs, &st),
@@ -478,6 +481,349 @@ static void test_max_rule(uint32_t backend) {
     FAILS(picajit_engine_create(&cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "unknown max rule");
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Save states of a geometry unit mid-primitive: a triangle strip built over three
+   invocations, with output registers written after EMIT (not emitted yet), carried
+   registers (r0 sum, r1 counter) and the SETEMIT state. */
+static const char *GS_STRIP =
+    ".gsh point c0\n"
+    ".constf zero(0.0, 0.0, 0.0, 0.0)\n"
+    ".constf one(1.0, 1.0, 1.0, 1.0)\n"
+    ".constf three(3.0, 3.0, 3.0, 3.0)\n"
+    ".proc main\n"
+    "    add r0, r0, v0\n"
+    "    mov o0, r0\n"
+    "    cmp zero, eq, eq, r1\n"
+    "    ifc cmp.x\n"
+    "        setemit 0\n"
+    "        emit\n"
+    "    .else\n"
+    "        cmp one, eq, eq, r1\n"
+    "        ifc cmp.x\n"
+    "            setemit 1\n"
+    "            emit\n"
+    "        .else\n"
+    "            setemit 2, prim inv\n"
+    "            emit\n"
+    "        .end\n"
+    "    .end\n"
+    "    mov o1, v0\n"
+    "    add r1, one, r1\n"
+    "    cmp three, eq, eq, r1\n"
+    "    ifc cmp.x\n"
+    "        mov r1, zero\n"
+    "    .end\n"
+    "    end\n"
+    ".end\n";
+
+enum { STRIP_POINTS = 21, STRIP_SAVE_AT = 7 };
+
+typedef struct {
+    float o[3][4];
+} Out3;
+
+static const PicajitVertexLayout OUT3 = {PICAJIT_FORMAT_F32, 0, 0x7, 0};
+
+/* Every pending emitted vertex of `g`, appended at `*n`. */
+static void take_all(PicajitGeometry *g, Out3 *rows, PicajitEmitState *infos, size_t *n,
+                     size_t cap) {
+    size_t taken = 0;
+    OK(picajit_geometry_take(g, &OUT3, rows + *n, infos + *n, cap - *n, &taken));
+    *n += taken;
+}
+
+static void strip_points(Vertex *pts) {
+    memset(pts, 0, STRIP_POINTS * sizeof *pts);
+    for (int k = 0; k < STRIP_POINTS; k++) {
+        set_row(pts[k].r[0], (float)(k + 1), (float)(2 * k), -1, (float)(k % 5));
+    }
+}
+
+/* Run points [from, to) of the strip on `g`, one call per point or one call for all. */
+static void run_strip(PicajitGeometry *g, PicajitShader *gs, PicajitUniforms *u,
+                      const Vertex *pts, int from, int to, int one_by_one) {
+    if (one_by_one) {
+        for (int k = from; k < to; k++) {
+            OK(picajit_geometry_run_point(g, gs, u, &FULL, &pts[k], NULL));
+        }
+    } else {
+        OK(picajit_geometry_run_points(g, gs, u, &FULL, &pts[from], (size_t)(to - from), NULL));
+    }
+}
+
+static void test_geometry_save_state(uint32_t saver, uint32_t restorer) {
+    PicajitEngine *ea = make_engine(saver);
+    PicajitEngine *eb = make_engine(restorer);
+    if (!ea || !eb) {
+        picajit_engine_destroy(ea);
+        picajit_engine_destroy(eb);
+        return;
+    }
+    PicajitShader *ga = load(ea, GS_STRIP), *gb = load(eb, GS_STRIP);
+    PicajitUniforms *ua = NULL, *ub = NULL;
+    OK(picajit_uniforms_create(ea, &ua));
+    OK(picajit_uniforms_create(eb, &ub));
+    OK(picajit_shader_apply_constants(ga, ua));
+    OK(picajit_shader_apply_constants(gb, ub));
+    Vertex pts[STRIP_POINTS];
+    strip_points(pts);
+
+    /* Reference: one unit runs the whole strip. */
+    PicajitGeometry *ref = NULL;
+    OK(picajit_geometry_create(&ref));
+    static Out3 want[STRIP_POINTS];
+    static PicajitEmitState want_info[STRIP_POINTS];
+    size_t nwant = 0;
+    run_strip(ref, ga, ua, pts, 0, STRIP_SAVE_AT, 1);
+    take_all(ref, want, want_info, &nwant, STRIP_POINTS);
+    PicajitGeometryState saved;
+    memset(&saved, 0xEE, sizeof saved);
+    saved.struct_size = sizeof saved;
+    OK(picajit_geometry_get_state(ref, &saved));
+    /* Mid-primitive: slot 1 comes next, o1 holds the last input, written after EMIT. */
+    CHECK(saved.emit.slot == 0 && saved.emit.primitive == 0);
+    CHECK(row_is(saved.outputs[1], (float)STRIP_SAVE_AT, (float)(2 * STRIP_SAVE_AT - 2), -1,
+                 (float)((STRIP_SAVE_AT - 1) % 5)));
+    CHECK(saved.unit.r[1][0] == 1.0f);
+    CHECK(row_is(saved.buffer[0][0], 0, 0, 0, 0) == 0);
+    size_t before = nwant;
+    run_strip(ref, ga, ua, pts, STRIP_SAVE_AT, STRIP_POINTS, 1);
+    take_all(ref, want, want_info, &nwant, STRIP_POINTS);
+    CHECK(nwant == STRIP_POINTS);
+
+    /* A fresh unit, another engine, restored before any program is bound; it runs the rest
+       in one call (groups of eight on a JIT's multi-vertex path). */
+    PicajitGeometry *fresh = NULL;
+    OK(picajit_geometry_create(&fresh));
+    OK(picajit_geometry_set_state(fresh, &saved));
+    PicajitGeometryState back;
+    back.struct_size = sizeof back;
+    OK(picajit_geometry_get_state(fresh, &back));
+    CHECK(memcmp(&back, &saved, sizeof back) == 0);
+    static Out3 got[STRIP_POINTS];
+    static PicajitEmitState got_info[STRIP_POINTS];
+    size_t ngot = before;
+    run_strip(fresh, gb, ub, pts, STRIP_SAVE_AT, STRIP_POINTS, 0);
+    take_all(fresh, got, got_info, &ngot, STRIP_POINTS);
+    CHECK(ngot == nwant);
+    CHECK(memcmp(got + before, want + before, (nwant - before) * sizeof *got) == 0);
+    CHECK(memcmp(got_info + before, want_info + before, (nwant - before) * sizeof *got_info) ==
+          0);
+    CHECK(want_info[8].slot == 2 && want_info[8].primitive == 1 && want_info[8].winding == 1);
+    /* Both units end in the same state, bit for bit. */
+    PicajitGeometryState end_ref, end_fresh;
+    end_ref.struct_size = end_fresh.struct_size = sizeof end_ref;
+    OK(picajit_geometry_get_state(ref, &end_ref));
+    OK(picajit_geometry_get_state(fresh, &end_fresh));
+    CHECK(memcmp(&end_ref, &end_fresh, sizeof end_ref) == 0);
+
+    /* The unit state alone is settable without a shader too. */
+    PicajitUnitState st;
+    OK(picajit_geometry_get_unit_state(ref, &st));
+    OK(picajit_geometry_set_unit_state(fresh, NULL, &st));
+
+    /* Errors: a bad emit state or struct size changes nothing. */
+    PicajitGeometryState bad = saved;
+    bad.emit.slot = 4;
+    FAILS(picajit_geometry_set_state(fresh, &bad), PICAJIT_ERR_INVALID_ARGUMENT, "vertex id");
+    bad = saved;
+    bad.struct_size = 8;
+    FAILS(picajit_geometry_set_state(fresh, &bad), PICAJIT_ERR_INVALID_ARGUMENT, "struct_size");
+    FAILS(picajit_geometry_get_state(fresh, NULL), PICAJIT_ERR_NULL, "state is NULL");
+    OK(picajit_geometry_get_state(fresh, &back));
+    CHECK(memcmp(&back, &end_fresh, sizeof back) == 0);
+
+    OK(picajit_geometry_destroy(ref));
+    OK(picajit_geometry_destroy(fresh));
+    OK(picajit_uniforms_destroy(ua));
+    OK(picajit_uniforms_destroy(ub));
+    OK(picajit_shader_destroy(ga));
+    OK(picajit_shader_destroy(gb));
+    OK(picajit_engine_destroy(ea));
+    OK(picajit_engine_destroy(eb));
+}
+
+/* One program, both units: a shader created for the geometry unit runs in vertex batches
+   (SETEMIT/EMIT do nothing there), and one created for the vertex unit on the geometry
+   unit; the other unit's code is prepared once. */
+static void test_one_program_two_units(uint32_t backend) {
+    PicajitEngine *engine = make_engine(backend);
+    if (!engine) {
+        return;
+    }
+    PicajitShader *gs = load(engine, GS_STRIP);
+    PicajitUniforms *u = NULL;
+    OK(picajit_uniforms_create(engine, &u));
+    OK(picajit_shader_apply_constants(gs, u));
+    Vertex pts[STRIP_POINTS], out[STRIP_POINTS];
+    strip_points(pts);
+    uint32_t prepared = 99;
+    OK(picajit_shader_prepared_entries(gs, &prepared));
+    CHECK(prepared == 0);
+    for (int round = 0; round < 2; round++) {
+        OK(picajit_shader_run_batch(gs, u, &FULL, pts, &FULL, out, STRIP_POINTS, NULL));
+        /* Every vertex starts clean: o0 = v0, o1 = v0. */
+        CHECK(row_is(out[9].r[0], 10, 18, -1, 4) && row_is(out[9].r[1], 10, 18, -1, 4));
+        OK(picajit_shader_prepared_entries(gs, &prepared));
+        CHECK(prepared == 1);
+    }
+    /* The same words created for the vertex unit, run on the geometry unit. */
+    PicajitShaderInfo info;
+    info.struct_size = sizeof info;
+    OK(picajit_shader_get_info(gs, &info));
+    CHECK(info.kind == PICAJIT_SHADER_GEOMETRY);
+    PicajitGeometry *g = NULL;
+    OK(picajit_geometry_create(&g));
+    OK(picajit_geometry_run_points(g, gs, u, &FULL, pts, 3, NULL));
+    size_t pending = 0;
+    OK(picajit_geometry_pending(g, &pending));
+    CHECK(pending == 3);
+    OK(picajit_geometry_destroy(g));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_shader_destroy(gs));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* The struct-size rule of the header, on every versioned struct: older published sizes are
+   accepted and mean what they meant, sizes between versions are rejected, a larger size is
+   accepted when the bytes this library does not know are zero (and zero-filled when the
+   library writes), rejected otherwise. */
+typedef struct {
+    PicajitEngineConfig cfg;
+    uint32_t future[4];
+} NewerConfig;
+
+typedef struct {
+    PicajitShaderInfo info;
+    uint32_t future[4];
+} NewerInfo;
+
+typedef struct {
+    PicajitRunOptions opt;
+    uint32_t future[4];
+} NewerOptions;
+
+static void test_struct_sizes(void) {
+    PicajitEngine *engine = NULL;
+    NewerConfig n;
+    memset(&n, 0, sizeof n);
+    OK(picajit_engine_config_init(&n.cfg));
+    CHECK(n.cfg.threads == 1 && n.cfg.struct_size == sizeof(PicajitEngineConfig));
+    const uint32_t accepted[] = {24, 32, (uint32_t)sizeof(PicajitEngineConfig), sizeof n};
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+        n.cfg.struct_size = accepted[i];
+        OK(picajit_engine_create(&n.cfg, &engine));
+        OK(picajit_engine_destroy(engine));
+    }
+    n.cfg.struct_size = 28;
+    FAILS(picajit_engine_create(&n.cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "struct_size");
+    n.cfg.struct_size = sizeof n;
+    n.future[2] = 1;
+    FAILS(picajit_engine_create(&n.cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "nonzero");
+    n.cfg.struct_size = 0x7FFFFFFF;
+    FAILS(picajit_engine_create(&n.cfg, &engine), PICAJIT_ERR_INVALID_ARGUMENT, "struct_size");
+
+    engine = make_engine(PICAJIT_ENGINE_INTERP);
+    PicajitShader *shader = NULL;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, NULL, 0, 0, PICAJIT_SHADER_VERTEX, &shader));
+    NewerInfo ni;
+    memset(&ni, 0xEE, sizeof ni);
+    ni.info.struct_size = sizeof ni;
+    OK(picajit_shader_get_info(shader, &ni.info));
+    CHECK(ni.future[0] == 0 && ni.future[3] == 0 && ni.info.code_words == 3);
+    ni.info.struct_size = (uint32_t)offsetof(PicajitShaderInfo, batch_path) + 4;
+    FAILS(picajit_shader_get_info(shader, &ni.info), PICAJIT_ERR_INVALID_ARGUMENT,
+          "struct_size");
+
+    PicajitUniforms *u = NULL;
+    OK(picajit_uniforms_create(engine, &u));
+    Vertex v, o;
+    memset(&v, 0, sizeof v);
+    NewerOptions no;
+    memset(&no, 0, sizeof no);
+    OK(picajit_run_options_init(&no.opt));
+    no.opt.struct_size = sizeof no;
+    OK(picajit_shader_run_batch_ex(shader, u, &FULL, &v, &FULL, &o, 1, &no.opt, NULL));
+    no.future[0] = 5;
+    FAILS(picajit_shader_run_batch_ex(shader, u, &FULL, &v, &FULL, &o, 1, &no.opt, NULL),
+          PICAJIT_ERR_INVALID_ARGUMENT, "nonzero");
+    no.opt.struct_size = (uint32_t)offsetof(PicajitRunOptions, threads);
+    OK(picajit_shader_run_batch_ex(shader, u, &FULL, &v, &FULL, &o, 1, &no.opt, NULL));
+    OK(picajit_uniforms_destroy(u));
+    OK(picajit_shader_destroy(shader));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* Asking for the info generates nothing: a program that qualifies for the eight-lane code
+   says so until a run or picajit_shader_prepare_batches generates it. */
+static void test_cheap_info(uint32_t backend) {
+    PicajitEngine *engine = make_engine(backend);
+    if (!engine) {
+        return;
+    }
+    PicajitShader *shader = NULL;
+    OK(picajit_shader_create(engine, ADD_CODE, 3, (const uint32_t[]){0x6c36fu}, 1, 0,
+                             PICAJIT_SHADER_VERTEX, &shader));
+    PicajitShaderInfo info;
+    info.struct_size = sizeof info;
+    for (int k = 0; k < 2; k++) {
+        OK(picajit_shader_get_info(shader, &info));
+        if (info.engine == PICAJIT_ENGINE_INTERP) {
+            CHECK(info.batch_path == PICAJIT_BATCH_INTERPRETER);
+        } else {
+            CHECK(info.batch_path == PICAJIT_BATCH_NOT_GENERATED ||
+                  info.batch_path == PICAJIT_BATCH_PER_VERTEX);
+            CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_NOT_GENERATED ? 0u : 1u));
+        }
+    }
+    OK(picajit_shader_prepare_batches(shader));
+    OK(picajit_shader_get_info(shader, &info));
+    CHECK(info.batch_path != PICAJIT_BATCH_NOT_GENERATED);
+    CHECK(info.batch_lanes == (info.batch_path == PICAJIT_BATCH_EIGHT_LANE ? 8u : 1u));
+    FAILS(picajit_shader_prepare_batches(NULL), PICAJIT_ERR_NULL, "shader is NULL");
+    OK(picajit_shader_destroy(shader));
+    OK(picajit_engine_destroy(engine));
+}
+
+/* Threads are an engine setting, 1 by default; every value gives the same results. */
+static void test_engine_threads(void) {
+    enum { N = 9000 };
+    static Vertex in[N], out[3][N];
+    for (int k = 0; k < N; k++) {
+        set_row(in[k].r[0], (float)(k % 100), 1, 2, 3);
+    }
+    const uint32_t threads[3] = {1, 0, 3};
+    for (int t = 0; t < 3; t++) {
+        PicajitEngineConfig cfg;
+        OK(picajit_engine_config_init(&cfg));
+        CHECK(cfg.threads == 1);
+        cfg.threads = threads[t];
+        PicajitEngine *engine = NULL;
+        OK(picajit_engine_create(&cfg, &engine));
+        PicajitShader *shader = NULL;
+        OK(picajit_shader_create(engine, ADD_CODE, 3, (const uint32_t[]){0x6c36fu}, 1, 0,
+                                 PICAJIT_SHADER_VERTEX, &shader));
+        PicajitUniforms *u = NULL;
+        OK(picajit_uniforms_create(engine, &u));
+        OK(picajit_shader_run_batch(shader, u, &FULL, in, &FULL, out[t], N, NULL));
+        OK(picajit_uniforms_destroy(u));
+        OK(picajit_shader_destroy(shader));
+        OK(picajit_engine_destroy(engine));
+    }
+    CHECK(memcmp(out[0], out[1], sizeof out[0]) == 0 && memcmp(out[0], out[2], sizeof out[0]) == 0);
+}
+
+/* One type for the SETEMIT fields: the callback's argument is the emit state. */
+static void on_emit_state(void *user, const void *vertex, const PicajitEmitState *info) {
+    (void)vertex;
+    *(PicajitEmitState *)user = *info;
+}
+
+static void test_one_emit_type(void) {
+    PicajitEmitFn f = on_emit_state;
+    CHECK(f != NULL && sizeof(PicajitEmitState) == 8 && sizeof(PicajitEmitInfo) == 8);
+}
+
 int main(void) {
     const uint32_t backends[3] = {PICAJIT_ENGINE_INTERP, PICAJIT_ENGINE_JIT,
                                   PICAJIT_ENGINE_A64};
@@ -489,8 +835,16 @@ int main(void) {
         test_entry_per_run(backends[i]);
         test_geometry_state(backends[i]);
         test_max_rule(backends[i]);
+        test_one_program_two_units(backends[i]);
+        test_cheap_info(backends[i]);
+        for (int j = 0; j < n; j++) {
+            test_geometry_save_state(backends[i], backends[j]);
+        }
     }
     test_whole_descriptor_table();
+    test_struct_sizes();
+    test_engine_threads();
+    test_one_emit_type();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -162,6 +162,12 @@ impl Program {
 
     /// The same program starting at another entry point.
     pub fn with_entry(&self, entry: u32) -> Result<Program, ProgramError> {
-        Program::new(self.code.clone(), self.opdescs.clone(), entry, self.kind)
+        self.at(entry, self.kind)
+    }
+
+    /// The same program words from `entry`, run on the `kind` unit: an emulator loads one
+    /// program and runs it on the vertex unit and on the geometry unit.
+    pub fn at(&self, entry: u32, kind: ShaderKind) -> Result<Program, ProgramError> {
+        Program::new(self.code.clone(), self.opdescs.clone(), entry, kind)
     }
 }

@@ -24,8 +24,11 @@ use std::fmt;
 /// Most instances one run executes (one USC task: "There are 16 instances in a group").
 pub const MAX_INSTANCES: usize = 16;
 
-/// Choices where the reference allows more than one reading (`docs/usc.md`).
+/// Choices where the reference allows more than one reading (`docs/usc.md`). Start from
+/// `UscOptions::default()` and use the `with_*` setters: the struct is `#[non_exhaustive]`,
+/// so readings added later do not break callers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UscOptions {
     /// FMAD rounds once (fused multiply-add, the default) or rounds the product first.
     pub fused_fmad: bool,
@@ -42,6 +45,22 @@ impl Default for UscOptions {
             fused_fmad: true,
             cndlt_literal: false,
         }
+    }
+}
+
+impl UscOptions {
+    /// These options with [`Self::fused_fmad`] set.
+    #[must_use]
+    pub fn with_fused_fmad(mut self, fused_fmad: bool) -> Self {
+        self.fused_fmad = fused_fmad;
+        self
+    }
+
+    /// These options with [`Self::cndlt_literal`] set.
+    #[must_use]
+    pub fn with_cndlt_literal(mut self, cndlt_literal: bool) -> Self {
+        self.cndlt_literal = cndlt_literal;
+        self
     }
 }
 

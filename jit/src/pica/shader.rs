@@ -97,14 +97,33 @@ pub fn compile_with(
     compile_with_options(program, mode, backend, features, options)
 }
 
-/// The settings of [`compile_with_options`] beyond float mode, backend and features.
+/// The settings of [`compile_with_options`] beyond float mode, backend and features. Start
+/// from `CompileOptions::default()` and use the `with_*` setters: the struct is
+/// `#[non_exhaustive]`, so options added later do not break callers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct CompileOptions {
     /// The MAX reading (see [`compile_with`]).
     pub max_rule: MaxRule,
     /// How the NEON multi-vertex code runs a group (AArch64 only: four lanes per body run
     /// by default, or eight).
     pub a64_lanes: a64::A64Lanes,
+}
+
+impl CompileOptions {
+    /// These options with [`Self::max_rule`] set.
+    #[must_use]
+    pub fn with_max_rule(mut self, max_rule: MaxRule) -> Self {
+        self.max_rule = max_rule;
+        self
+    }
+
+    /// These options with [`Self::a64_lanes`] set.
+    #[must_use]
+    pub fn with_a64_lanes(mut self, a64_lanes: a64::A64Lanes) -> Self {
+        self.a64_lanes = a64_lanes;
+        self
+    }
 }
 
 /// [`compile`] with every setting in `options`.
@@ -347,6 +366,20 @@ impl CompiledShader {
             return Some("not a geometry shader");
         }
         self.soa_ineligibility()
+    }
+
+    /// The batch path without generating anything: `Some(true)` when the multi-vertex code
+    /// exists, `Some(false)` when the program (or host) has none, `None` when the program
+    /// qualifies for it but it has not been generated yet (the first batch, point run or
+    /// [`Self::batch_lanes`] generates it). For loaders that want to report the path
+    /// cheaply.
+    pub fn batch_generated(&self) -> Option<bool> {
+        if batch::eligibility(&self.program, &self.analysis, self.features, self.backend())
+            .is_some()
+        {
+            return Some(false);
+        }
+        self.soa.get().map(Option::is_some)
     }
 
     /// SoA usage counters (zero when [`Self::batch_lanes`] is 1).

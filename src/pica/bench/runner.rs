@@ -68,14 +68,11 @@ impl EngineKind {
     }
 
     fn options(self) -> CompileOptions {
-        CompileOptions {
-            a64_lanes: if self == EngineKind::A64Eight {
-                A64Lanes::Eight
-            } else {
-                A64Lanes::Four
-            },
-            ..CompileOptions::default()
-        }
+        CompileOptions::default().with_a64_lanes(if self == EngineKind::A64Eight {
+            A64Lanes::Eight
+        } else {
+            A64Lanes::Four
+        })
     }
 
     /// True when code for this engine can run on this host; a JIT for another architecture is
@@ -231,12 +228,10 @@ fn through_engine(
     mode: FloatMode,
     budget: u64,
 ) -> Result<Preparation, String> {
-    let config = EngineConfig {
-        engine: backend,
-        float_mode: mode,
-        budget,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(backend)
+        .with_float_mode(mode)
+        .with_budget(budget);
     let program = program.clone();
     let start = Instant::now();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;

@@ -41,8 +41,7 @@ pub enum PicajitRounding {
 #[derive(Clone, Copy, Debug)]
 pub struct PicajitEngineConfig {
     /// `sizeof(PicajitEngineConfig)` as the caller compiled it; set by
-    /// `picajit_engine_config_init`. Lets later library versions add fields at the end and
-    /// still accept structs from programs built against this header.
+    /// `picajit_engine_config_init` (the versioning rule is at the top of this header).
     pub struct_size: u32,
     /// A `PicajitEngineKind` value (0: `PICAJIT_ENGINE_JIT`, the default).
     pub engine: u32,
@@ -57,6 +56,18 @@ pub struct PicajitEngineConfig {
     /// (default `PICAJIT_MAX_COMPARE`; docs/float-max.md). Added in API 1.3: a struct from an
     /// older header (ending at `budget`) gets the default.
     pub max_rule: u32,
+    /// Ignored (padding up to API 2.0, so never read: older callers left it undefined).
+    pub reserved0: u32,
+    /// Threads a vertex batch may use, for every shader of this engine and every run that
+    /// does not ask otherwise (`PicajitRunOptions::threads` 0): 1, the default, runs every
+    /// batch on the calling thread only (an emulator runs its own threads); 0 spreads batches
+    /// of at least 8192 vertices over every core on the library's worker threads; N splits a
+    /// batch into up to N parts of at least 512 vertices. Results are the same for every
+    /// value. Geometry runs always use the calling thread. Added in API 3.0 (structs of 2.x
+    /// and earlier get 1).
+    pub threads: u32,
+    /// Zero.
+    pub reserved1: u32,
 }
 
 /// The reading of MAX with a -inf second operand (`PicajitEngineConfig::max_rule`).
@@ -79,6 +90,11 @@ c_enum!(PicajitMaxRule: PICAJIT_MAX_COMPARE, PICAJIT_MAX_NEG_INF_SECOND);
 /// The size of the struct up to API 1.2 (it ended at `budget`).
 const CONFIG_SIZE_1_2: usize = std::mem::offset_of!(PicajitEngineConfig, max_rule);
 
+/// The size of the struct from API 1.3 to 2.x (it ended at `max_rule`, padded to 8 bytes).
+const CONFIG_SIZE_2_0: usize = std::mem::offset_of!(PicajitEngineConfig, threads);
+
+const _: () = assert!(CONFIG_SIZE_1_2 == 24 && CONFIG_SIZE_2_0 == 32);
+
 impl PicajitEngineConfig {
     fn default_config() -> PicajitEngineConfig {
         PicajitEngineConfig {
@@ -88,6 +104,9 @@ impl PicajitEngineConfig {
             rounding: PicajitRounding::PICAJIT_ROUNDING_TOWARD_ZERO as u32,
             budget: DEFAULT_BUDGET,
             max_rule: PicajitMaxRule::PICAJIT_MAX_COMPARE as u32,
+            reserved0: 0,
+            threads: 1,
+            reserved1: 0,
         }
     }
 
@@ -109,6 +128,7 @@ impl PicajitEngineConfig {
             float_mode,
             budget: budget_arg(self.budget),
             max_rule,
+            threads: self.threads as usize,
             ..EngineConfig::default()
         })
     }
@@ -128,7 +148,7 @@ impl handle::Handle for PicajitEngine {
 }
 
 /// Fill `config` with the defaults (`PICAJIT_ENGINE_JIT`, f24 with rounding toward zero,
-/// `PICAJIT_DEFAULT_BUDGET`, `PICAJIT_MAX_COMPARE`) and set `struct_size`.
+/// `PICAJIT_DEFAULT_BUDGET`, `PICAJIT_MAX_COMPARE`, 1 thread) and set `struct_size`.
 ///
 /// # Safety
 /// `config` must be NULL or point to writable memory for one `PicajitEngineConfig`.
@@ -161,7 +181,7 @@ pub unsafe extern "C" fn picajit_engine_create(
             args::read_versioned(
                 config,
                 "config",
-                CONFIG_SIZE_1_2,
+                &[CONFIG_SIZE_1_2, CONFIG_SIZE_2_0],
                 "call picajit_engine_config_init",
                 PicajitEngineConfig::default_config(),
             )

@@ -11,9 +11,10 @@ use crate::capi::args;
 use crate::capi::cenum::CEnum;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle::{self, query};
+use crate::pica::engine::Shader;
 use crate::pica::engine::{self, Attributes, GeometryRunner, GsInput, Outcome};
 use picajit_interp::pica::program::{GsInputMode, ShaderKind};
-use picajit_interp::pica::state::{EmitBuffer, EmittedVertex};
+use picajit_interp::pica::state::{EmitBuffer, EmittedVertex, UnitState};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 
@@ -22,40 +23,58 @@ use std::ffi::c_void;
 /// that memory stays bounded for any `count`.
 const POINTS_CHUNK: usize = 256;
 
-/// How one emitted vertex relates to primitive assembly.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PicajitEmitInfo {
-    /// Vertex-buffer slot the vertex was written to (SETEMIT's vertex id, 0-3; slot 3 is never
-    /// part of a primitive).
-    pub slot: u32,
-    /// This EMIT completed a primitive from buffer slots 0, 1 and 2.
-    pub primitive: bool,
-    /// Winding flag of that primitive (SETEMIT's `inv` bit).
-    pub winding: bool,
-}
-
-impl PicajitEmitInfo {
-    fn of(v: &EmittedVertex) -> PicajitEmitInfo {
-        PicajitEmitInfo {
+impl PicajitEmitState {
+    fn of(v: &EmittedVertex) -> PicajitEmitState {
+        PicajitEmitState {
             slot: u32::from(v.slot),
-            primitive: v.primitive,
-            winding: v.winding,
+            primitive: u8::from(v.primitive),
+            winding: u8::from(v.winding),
+            reserved: [0; 2],
         }
     }
+}
+
+/// Everything a geometry unit keeps from one invocation to the next, for save states
+/// (`picajit_geometry_get_state`, `picajit_geometry_set_state`): a unit restored from it
+/// continues exactly as the one it was taken from, mid-primitive included. Versioned by
+/// `struct_size` (the rule at the top of this header).
+///
+/// Register values are f32 as the unit holds them (in f24 modes, f24 values). Emitted
+/// vertices not yet taken (`picajit_geometry_take`) are not part of it, nor are the
+/// object's settings (input mode, entry point, callback).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PicajitGeometryState {
+    /// `sizeof(PicajitGeometryState)` as the caller compiled it.
+    pub struct_size: u32,
+    /// The SETEMIT state the next EMIT uses.
+    pub emit: PicajitEmitState,
+    /// r0-r15, a0, aL, cmp (as `picajit_geometry_get_unit_state`).
+    pub unit: PicajitUnitState,
+    /// v0-v15 as the last invocation left them (point-mode runs replace them per
+    /// invocation; in variable and fixed modes they keep their values).
+    pub inputs: [[f32; 4]; 16],
+    /// The output bank being written: o0-o15 as the program left them, including values
+    /// written since the last EMIT (not emitted yet).
+    pub outputs: [[f32; 4]; 16],
+    /// The other output bank (EMIT swaps the two, so a component not rewritten since the
+    /// last EMIT holds the value of two EMITs ago).
+    pub other_outputs: [[f32; 4]; 16],
+    /// The vertex buffer: the vertex each slot holds (slot 3 is never part of a primitive).
+    pub buffer: [[[f32; 4]; 16]; 4],
 }
 
 /// Receives one emitted vertex: `vertex` holds its output registers in the layout given to
 /// `picajit_geometry_set_emit_callback`, valid only during the call. Must return normally
 /// (no C++ exception or longjmp out of it).
 pub type PicajitEmitFn = Option<
-    unsafe extern "C" fn(user: *mut c_void, vertex: *const c_void, info: *const PicajitEmitInfo),
+    unsafe extern "C" fn(user: *mut c_void, vertex: *const c_void, info: *const PicajitEmitState),
 >;
 
 #[derive(Debug, Clone, Copy)]
 struct Callback {
     layout: Layout,
-    func: unsafe extern "C" fn(*mut c_void, *const c_void, *const PicajitEmitInfo),
+    func: unsafe extern "C" fn(*mut c_void, *const c_void, *const PicajitEmitState),
     user: *mut c_void,
 }
 
@@ -69,6 +88,26 @@ pub struct PicajitGeometry {
     callback: Option<Callback>,
     /// Entry point the runs use (`picajit_geometry_set_entry`).
     entry: u32,
+    /// r0-r15 and v0-v15 were set without a shader (`picajit_geometry_set_unit_state`,
+    /// `picajit_geometry_set_state`) and are converted for the float mode of the next run.
+    unconverted: bool,
+}
+
+impl PicajitGeometry {
+    /// Convert registers set without a shader for `shader`'s float mode, as
+    /// `picajit_shader_run_batch_ex` takes `state_in` (f24 values bit for bit).
+    fn settle(&mut self, shader: &Shader) {
+        if !std::mem::take(&mut self.unconverted) {
+            return;
+        }
+        let regs = &mut self.runner.registers;
+        regs.set_unit_state(&shader.convert_state(&regs.unit_state()));
+        let inputs = UnitState {
+            temp: regs.input,
+            ..UnitState::default()
+        };
+        regs.input = shader.convert_state(&inputs).temp;
+    }
 }
 
 impl handle::Handle for PicajitGeometry {
@@ -89,6 +128,7 @@ pub unsafe extern "C" fn picajit_geometry_create(out: *mut *mut PicajitGeometry)
             pending: VecDeque::new(),
             callback: None,
             entry: PICAJIT_ENTRY_DEFAULT,
+            unconverted: false,
         };
         // SAFETY: writable by this function's contract.
         unsafe { handle::create_out(out, geometry) }
@@ -119,6 +159,7 @@ pub unsafe extern "C" fn picajit_geometry_reset(geometry: *mut PicajitGeometry) 
         let g = unsafe { handle::get_mut(geometry, "geometry") }?;
         g.runner = GeometryRunner::default();
         g.pending.clear();
+        g.unconverted = false;
         Ok(())
     })
 }
@@ -141,9 +182,12 @@ pub unsafe extern "C" fn picajit_geometry_get_unit_state(
 }
 
 /// Set the unit state the next invocation starts from (r0-r15, a0, aL, cmp; the output
-/// banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for `shader`'s float
-/// mode as `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other
-/// f32 values rounded like float uniforms (in F32 mode, as given).
+/// banks, vertex buffer and SETEMIT state are kept). r0-r15 are taken for a float mode as
+/// `picajit_shader_run_batch_ex` takes `state_in`: f24 values bit for bit, other f32 values
+/// rounded like float uniforms (in F32 mode, as given). The float mode is `shader`'s; with
+/// `shader` NULL (a save state restored before any program is bound) the values are stored
+/// as given and taken for the float mode of the shader of the next run, with the same
+/// result. Values read back before that run are those given.
 ///
 /// # Safety
 /// `geometry` must be NULL or live and used by no other thread during the call; `shader`
@@ -159,12 +203,19 @@ pub unsafe extern "C" fn picajit_geometry_set_unit_state(
         let (g, shader, state) = unsafe {
             (
                 handle::get_mut(geometry, "geometry")?,
-                handle::get(shader, "shader")?,
+                if shader.is_null() {
+                    None
+                } else {
+                    Some(handle::get(shader, "shader")?)
+                },
                 args::borrow(state, "state")?,
             )
         };
-        let s = shader.shader.convert_state(&state.to_state());
-        g.runner.registers.set_unit_state(&s);
+        g.runner.registers.set_unit_state(&state.to_state());
+        g.unconverted = true;
+        if let Some(shader) = shader {
+            g.settle(&shader.shader);
+        }
         Ok(())
     })
 }
@@ -180,14 +231,7 @@ pub unsafe extern "C" fn picajit_geometry_get_emit_state(
     geometry: *const PicajitGeometry,
     state: *mut PicajitEmitState,
 ) -> PicajitStatus {
-    let value = |g: &PicajitGeometry| {
-        let st = &g.runner.state;
-        Ok(PicajitEmitState {
-            vertex_id: u32::from(st.vertex_id),
-            primitive: u32::from(st.primitive),
-            winding: u32::from(st.winding),
-        })
-    };
+    let value = |g: &PicajitGeometry| Ok(g.emit_state());
     // SAFETY: live geometry state and a writable `state` (or NULL), by this function's
     // contract.
     unsafe { query!("picajit_geometry_get_emit_state", geometry => state, value) }
@@ -195,8 +239,8 @@ pub unsafe extern "C" fn picajit_geometry_get_emit_state(
 
 /// Set the SETEMIT state the next EMIT uses, as a SETEMIT instruction would.
 ///
-/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a vertex id over 3 (SETEMIT's field is two bits)
-/// or a flag other than 0 or 1.
+/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a slot (vertex id) over 3 (SETEMIT's field is
+/// two bits) or a flag other than 0 or 1.
 ///
 /// # Safety
 /// `geometry` must be NULL or live and used by no other thread during the call; `state`
@@ -214,15 +258,112 @@ pub unsafe extern "C" fn picajit_geometry_set_emit_state(
                 args::borrow(state, "state")?,
             )
         };
-        if state.vertex_id > 3 || state.primitive > 1 || state.winding > 1 {
-            return Err(Error::invalid(format!(
-                "emit state {state:?}: the vertex id is 0-3 and the flags 0 or 1"
-            )));
+        state.check()?;
+        g.set_emit_state(state);
+        Ok(())
+    })
+}
+
+impl PicajitGeometry {
+    fn emit_state(&self) -> PicajitEmitState {
+        let st = &self.runner.state;
+        PicajitEmitState {
+            slot: u32::from(st.vertex_id),
+            primitive: u8::from(st.primitive),
+            winding: u8::from(st.winding),
+            reserved: [0; 2],
         }
-        let st = &mut g.runner.state;
-        st.vertex_id = state.vertex_id as u8;
+    }
+
+    /// Set from a checked state.
+    fn set_emit_state(&mut self, state: &PicajitEmitState) {
+        let st = &mut self.runner.state;
+        st.vertex_id = state.slot as u8;
         st.primitive = state.primitive == 1;
         st.winding = state.winding == 1;
+    }
+
+    fn state(&self, struct_size: u32) -> PicajitGeometryState {
+        let regs = &self.runner.registers;
+        let st = &self.runner.state;
+        PicajitGeometryState {
+            struct_size,
+            emit: self.emit_state(),
+            unit: PicajitUnitState::of(&regs.unit_state()),
+            inputs: regs.input,
+            outputs: regs.output,
+            other_outputs: st.other_bank,
+            buffer: st.slots,
+        }
+    }
+}
+
+/// Save the whole state of a geometry unit (see `PicajitGeometryState`) into `*state`,
+/// whose `struct_size` the caller sets. Taken between runs, it holds a unit mid-primitive:
+/// restoring it with `picajit_geometry_set_state` into this or a fresh geometry object
+/// continues bit for bit, on every engine.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or writable for `state->struct_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_get_state(
+    geometry: *const PicajitGeometry,
+    state: *mut PicajitGeometryState,
+) -> PicajitStatus {
+    call("picajit_geometry_get_state", || {
+        // SAFETY: live by this function's contract.
+        let g = unsafe { handle::get(geometry, "geometry") }?;
+        args::check_ptr(state, "state")?;
+        // SAFETY: non-NULL and aligned (checked above); `struct_size` is the first field.
+        let struct_size = unsafe { state.cast::<u32>().read() };
+        let value = g.state(struct_size);
+        let hint = "set it to sizeof(PicajitGeometryState)";
+        // SAFETY: `struct_size` writable bytes by this function's contract.
+        unsafe { args::write_versioned(state, "state", &[], hint, value) }
+    })
+}
+
+/// Restore the whole state of a geometry unit from `*state` (taken by
+/// `picajit_geometry_get_state`, possibly from another object or process). No shader is
+/// needed: r0-r15 and v0-v15 are taken for the float mode of the next run's shader as
+/// `picajit_geometry_set_unit_state` with a NULL shader takes them (values a unit of that
+/// mode saved are kept bit for bit); the output banks and the vertex buffer are taken as
+/// given (they reach only emitted vertices). Vertices pending for `picajit_geometry_take`
+/// stay pending; the input mode, entry point and callback are kept.
+///
+/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` for a bad `struct_size` or an emit state out of
+/// range (as `picajit_geometry_set_emit_state`); nothing is changed then.
+///
+/// # Safety
+/// `geometry` must be NULL or live and used by no other thread during the call; `state`
+/// NULL or readable for `state->struct_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn picajit_geometry_set_state(
+    geometry: *mut PicajitGeometry,
+    state: *const PicajitGeometryState,
+) -> PicajitStatus {
+    call("picajit_geometry_set_state", || {
+        // SAFETY: live and exclusive by this function's contract.
+        let g = unsafe { handle::get_mut(geometry, "geometry") }?;
+        let base = g.state(0);
+        let hint = "set it to sizeof(PicajitGeometryState)";
+        // SAFETY: `struct_size` readable bytes by this function's contract.
+        let st = unsafe { args::read_versioned(state, "state", &[], hint, base) }?;
+        st.emit.check()?;
+        g.set_emit_state(&st.emit);
+        let regs = &mut g.runner.registers;
+        regs.set_unit_state(&st.unit.to_state());
+        regs.input = st.inputs;
+        regs.output = st.outputs;
+        let gs = &mut g.runner.state;
+        gs.other_bank = st.other_outputs;
+        gs.slots = st.buffer;
+        // Emitted records are collected after every run, so none are held here; the replay
+        // point of primitive assembly is the restored buffer.
+        gs.emitted.clear();
+        gs.mark_drained();
+        g.unconverted = true;
         Ok(())
     })
 }
@@ -335,7 +476,7 @@ pub unsafe extern "C" fn picajit_geometry_take(
     geometry: *mut PicajitGeometry,
     layout: *const PicajitVertexLayout,
     vertices: *mut c_void,
-    infos: *mut PicajitEmitInfo,
+    infos: *mut PicajitEmitState,
     capacity: usize,
     taken: *mut usize,
 ) -> PicajitStatus {
@@ -356,7 +497,7 @@ pub unsafe extern "C" fn picajit_geometry_take(
             let infos = unsafe { std::slice::from_raw_parts_mut(infos, n) };
             for (k, (v, info)) in g.pending.drain(..n).zip(infos).enumerate() {
                 layout.write(bytes, k, &v.outputs);
-                *info = PicajitEmitInfo::of(&v);
+                *info = PicajitEmitState::of(&v);
             }
         }
         // SAFETY: writable by this function's contract (checked above).
@@ -388,9 +529,6 @@ unsafe fn invocation<'a>(
             handle::get_mut(uniforms, "uniforms")?,
         )
     };
-    if shader.kind() != ShaderKind::Geometry {
-        return Err(Error::invalid("the shader is a vertex shader"));
-    }
     uniforms.check_mode(&shader.shader)?;
     Ok((g, Invocation { shader, uniforms }))
 }
@@ -448,7 +586,7 @@ fn deliver(delivery: Option<(Callback, Vec<EmittedVertex>)>) {
     let mut buf = vec![0u8; cb.layout.span(1, "layout").unwrap_or(0)];
     for v in &emitted {
         cb.layout.write(&mut buf, 0, &v.outputs);
-        let info = PicajitEmitInfo::of(v);
+        let info = PicajitEmitState::of(v);
         // SAFETY: the caller of picajit_geometry_set_emit_callback promised that `func` may
         // be called with `user`; both pointers passed are valid for the call.
         unsafe { (cb.func)(cb.user, buf.as_ptr().cast(), &info) };
@@ -477,8 +615,10 @@ fn finish(
 /// invocation, and b15 of `uniforms` is set afterwards, as on hardware. Emitted vertices go
 /// to the callback or become pending. `stats` may be NULL (`vertices` is 1 on success).
 ///
-/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not point mode, the shader is a
-/// vertex shader, or the uniform set is of another float mode; `PICAJIT_ERR_EXEC` when the
+/// Any shader runs here, whatever unit it was created for (`PicajitShaderKind`).
+///
+/// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not point mode or the uniform set
+/// is of another float mode; `PICAJIT_ERR_EXEC` when the
 /// invocation fails (vertices it emitted before are still delivered).
 ///
 /// # Safety
@@ -501,7 +641,8 @@ pub unsafe extern "C" fn picajit_geometry_run_point(
         // SAFETY: this function's contract.
         let (layout, bytes) = unsafe { points(layout, vertex, 1, "vertex", stats) }?;
         let input = layout.read(bytes, 0);
-        let s = &*entry_shader(&inv.shader.shader, g.entry)?;
+        let s = &*entry_shader(&inv.shader.shader, g.entry, ShaderKind::Geometry)?;
+        g.settle(s);
         let result = match layout.format {
             PicajitFormat::PICAJIT_FORMAT_F32 => g.runner.invoke(
                 s,
@@ -595,8 +736,9 @@ impl PointsRun<'_> {
             if start == self.count {
                 return Ok(());
             }
-            let at = entry_shader(&inv.shader.shader, g.entry)?;
+            let at = entry_shader(&inv.shader.shader, g.entry, ShaderKind::Geometry)?;
             let s = &*at;
+            g.settle(s);
             let uniforms = &mut inv.uniforms.uniforms;
             let mut rebuild = Rebuild {
                 banks: [g.runner.registers.output, g.runner.state.other_bank],
@@ -674,8 +816,7 @@ impl PointsRun<'_> {
 /// interpreter's, bit for bit.
 ///
 /// Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
-/// point mode, the shader is a vertex shader, the uniform set is of another float mode or
-/// the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+/// point mode, the uniform set is of another float mode or the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
 /// point, `stats->vertices` is the number of invocations completed before it,
 /// `stats->instructions` 0, and the vertices emitted before the failure (its own included)
 /// are delivered.
@@ -733,8 +874,7 @@ pub unsafe extern "C" fn picajit_geometry_run_points(
 /// become pending. `stats` may be NULL.
 ///
 /// Errors: `PICAJIT_ERR_INVALID_ARGUMENT` in point mode, for rows that would pass c95, a
-/// `vertex_count` over 255, an unknown format, a vertex shader or a uniform set of another
-/// float mode; `PICAJIT_ERR_EXEC` when the invocation fails.
+/// `vertex_count` over 255, an unknown format or a uniform set of another float mode; `PICAJIT_ERR_EXEC` when the invocation fails.
 ///
 /// # Safety
 /// `geometry`, `shader`, `uniforms` must be NULL or live (`geometry` and `uniforms` used by
@@ -774,7 +914,8 @@ pub unsafe extern "C" fn picajit_geometry_run_uniforms(
         // SAFETY: `16 * row_count` readable bytes by this function's contract.
         let bytes = unsafe { args::slice(rows.cast::<u8>(), 16 * row_count as usize, "rows") }?;
         args::check_optional(stats, "stats")?;
-        let s = &*entry_shader(&inv.shader.shader, g.entry)?;
+        let s = &*entry_shader(&inv.shader.shader, g.entry, ShaderKind::Geometry)?;
+        g.settle(s);
         // The rows are written here rather than by `invoke`, which would convert f24
         // patterns like attributes; f32 rows get exactly its conversion.
         for k in 0..row_count as usize {
@@ -805,7 +946,7 @@ mod tests {
     use super::*;
     use std::ffi::CString;
 
-    unsafe extern "C" fn count(user: *mut c_void, _: *const c_void, _: *const PicajitEmitInfo) {
+    unsafe extern "C" fn count(user: *mut c_void, _: *const c_void, _: *const PicajitEmitState) {
         // SAFETY: `user` is the `usize` counter the test registered with the callback.
         unsafe { *user.cast::<usize>() += 1 };
     }

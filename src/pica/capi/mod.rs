@@ -18,23 +18,24 @@ pub use engine::{
 };
 pub use geometry::{
     picajit_geometry_create, picajit_geometry_destroy, picajit_geometry_get_emit_state,
-    picajit_geometry_get_unit_state, picajit_geometry_pending, picajit_geometry_reset,
-    picajit_geometry_run_point, picajit_geometry_run_points, picajit_geometry_run_uniforms,
-    picajit_geometry_set_emit_callback, picajit_geometry_set_emit_state,
-    picajit_geometry_set_entry, picajit_geometry_set_mode, picajit_geometry_set_unit_state,
-    picajit_geometry_take, PicajitEmitFn, PicajitEmitInfo, PicajitGeometry,
+    picajit_geometry_get_state, picajit_geometry_get_unit_state, picajit_geometry_pending,
+    picajit_geometry_reset, picajit_geometry_run_point, picajit_geometry_run_points,
+    picajit_geometry_run_uniforms, picajit_geometry_set_emit_callback,
+    picajit_geometry_set_emit_state, picajit_geometry_set_entry, picajit_geometry_set_mode,
+    picajit_geometry_set_state, picajit_geometry_set_unit_state, picajit_geometry_take,
+    PicajitEmitFn, PicajitGeometry, PicajitGeometryState,
 };
 pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
 pub use run::{picajit_shader_run_batch, picajit_shader_run_batch_ex, PicajitRunStats};
 pub use shader::{
     picajit_shader_apply_constants, picajit_shader_create, picajit_shader_destroy,
     picajit_shader_fallback_reason, picajit_shader_get_info, picajit_shader_load_shbin,
-    picajit_shader_load_source, picajit_shbin_dvle_count, PicajitBatchPath, PicajitGsMode,
-    PicajitShader, PicajitShaderInfo, PicajitShaderKind,
+    picajit_shader_load_source, picajit_shader_prepare_batches, picajit_shbin_dvle_count,
+    PicajitBatchPath, PicajitGsMode, PicajitShader, PicajitShaderInfo, PicajitShaderKind,
 };
 pub use state::{
-    picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitState, PicajitRunOptions,
-    PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
+    picajit_run_options_init, picajit_shader_prepared_entries, PicajitEmitInfo, PicajitEmitState,
+    PicajitRunOptions, PicajitUnitState, PICAJIT_ENTRY_DEFAULT,
 };
 pub use uniforms::{
     picajit_uniforms_create, picajit_uniforms_destroy, picajit_uniforms_get_bools,

@@ -246,19 +246,23 @@ impl Batch<'_> {
     }
 }
 
-/// Run a vertex shader on `count` vertices. Vertex k reads its inputs v0-v15 from
-/// `inputs + k * input_layout->stride` and writes o0-o15 to `outputs + k *
+/// Run a program on the vertex unit for `count` vertices. Vertex k reads its inputs v0-v15
+/// from `inputs + k * input_layout->stride` and writes o0-o15 to `outputs + k *
 /// output_layout->stride`, as the layouts describe; every vertex starts from a clean
 /// register state. `count` may be 0. `stats` may be NULL.
 ///
-/// Batches of at least 8192 vertices run on every core of the host (contiguous parts on the
-/// calling thread and the process's worker threads, which the first such call starts and
-/// later calls reuse; see `options->threads` of `picajit_shader_run_batch_ex`).
+/// Any shader runs here, whatever `PicajitShaderKind` it was created with: one program runs
+/// on both units (a shader created for the geometry unit prepares its vertex-unit code on
+/// its first batch, once; SETEMIT and EMIT do nothing on the vertex unit).
+///
+/// Threads: the batch runs on the calling thread only unless the engine was created with
+/// `PicajitEngineConfig::threads` other than 1 (or `picajit_shader_run_batch_ex` asks for
+/// threads); the library then splits it across its own worker threads.
 ///
 /// Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
 /// which: the lowest failing vertex; earlier outputs are written, and when the batch was
-/// split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
-/// a uniform set of another float mode, a bad layout, or overlapping buffers.
+/// split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a uniform
+/// set of another float mode, a bad layout, or overlapping buffers.
 ///
 /// # Safety
 /// `shader` and `uniforms` must be NULL or live objects (`uniforms` not written during the
@@ -307,15 +311,15 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
 /// ignores offsets outside -128..127); a cmp byte that is not 0 reads as 1. Without
 /// `state_in` and `state_out` this costs what `picajit_shader_run_batch` costs.
 ///
-/// * `options->threads` (API minor 5): threads the batch may use. 0, the value
-///   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
-///   batches of at least 8192 vertices across every core of the host; 1 never splits; N
-///   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
-///   are the same for every value. A caller built against an earlier header (a
-///   smaller `struct_size`) gets one thread.
+/// * `options->threads`: threads the batch may use. 0, the value
+///   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), is the
+///   engine's setting (`PicajitEngineConfig::threads`, by default 1: the calling thread
+///   only); N splits into up to N contiguous parts of at least 512 vertices. Outputs and
+///   `state_out` are the same for every value. A struct without the field (an older
+///   `struct_size`) gets one thread.
 ///
 /// Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
-/// point outside the code or an `options->struct_size` smaller than this header's.
+/// point outside the code or an `options->struct_size` the versioning rule rejects.
 ///
 /// # Safety
 /// As `picajit_shader_run_batch`; `options` NULL or readable, its `state_in` NULL or
@@ -374,18 +378,13 @@ unsafe fn run_batch(
             args::borrow(output_layout, "output_layout")?,
         )
     };
-    if shader.kind() != ShaderKind::Vertex {
-        return Err(Error::invalid(
-            "a geometry shader runs through picajit_geometry_run_*, not in batches",
-        ));
-    }
     uniforms.check_mode(&shader.shader)?;
     let input = Layout::new(input_layout, "input_layout")?;
     let output = Layout::new(output_layout, "output_layout")?;
     let in_len = input.span(count, "inputs")?;
     let out_len = output.span(count, "outputs")?;
     check_disjoint(inputs.cast(), in_len, outputs.cast(), out_len)?;
-    let at = state::entry_shader(&shader.shader, options.entry)?;
+    let at = state::entry_shader(&shader.shader, options.entry, ShaderKind::Vertex)?;
     // SAFETY: `in_len` readable bytes by this function's contract; disjoint from the
     // output range (checked above).
     let in_bytes = unsafe { args::slice(inputs.cast::<u8>(), in_len, "inputs") }?;
@@ -403,7 +402,10 @@ unsafe fn run_batch(
         state_out: !options.state_out.is_null(),
         base: 0,
     };
-    let threads = crate::pica::engine::batch_threads(options.threads, count);
+    let threads = match options.threads {
+        0 => at.batch_threads(count),
+        n => crate::pica::engine::batch_threads(n, count),
+    };
     let result = if threads > 1 {
         batch.run_split(in_bytes, out_bytes, count, threads, &mut totals)
     } else {

@@ -7,6 +7,7 @@ use crate::capi::args;
 use crate::capi::error::{call, Error, PicajitStatus, Result};
 use crate::capi::handle::query;
 use crate::pica::engine::{Shader, ShaderAt};
+use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::UnitState;
 
 /// `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry
@@ -70,22 +71,45 @@ pub struct PicajitRunOptions {
     pub state_in: *const PicajitUnitState,
     /// Receives the last vertex's final unit state, or NULL.
     pub state_out: *mut PicajitUnitState,
-    /// Threads the batch may use: 0 (what `picajit_run_options_init` sets) uses every core
-    /// for batches of at least 8192 vertices, 1 never splits, N splits into up to N parts
-    /// of at least 512 vertices. Results are the same for every value.
+    /// Threads the batch may use: 0 (what `picajit_run_options_init` sets) uses the
+    /// engine's setting (`PicajitEngineConfig::threads`, by default 1: the calling thread
+    /// only); N splits into up to N parts of at least 512 vertices. Results are the same for
+    /// every value.
     pub threads: u32,
 }
 
-/// SETEMIT state of a geometry unit: where and how the next EMIT writes its vertex.
+/// The SETEMIT parameters of a geometry unit, one type for both of their uses: the state
+/// the next EMIT uses (`picajit_geometry_get_emit_state`, `PicajitGeometryState::emit`),
+/// and, for an emitted vertex (emit callback, `picajit_geometry_take`), the state its EMIT
+/// used.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PicajitEmitState {
-    /// Vertex-buffer slot of the next EMIT (SETEMIT's vertex id, 0-3).
-    pub vertex_id: u32,
-    /// The next EMIT completes a primitive (SETEMIT's `prim` flag): 0 or 1.
-    pub primitive: u32,
-    /// Winding of that primitive (SETEMIT's `inv` flag): 0 or 1.
-    pub winding: u32,
+    /// Vertex-buffer slot (SETEMIT's vertex id, 0-3; slot 3 is never part of a primitive).
+    pub slot: u32,
+    /// The EMIT completes a primitive from buffer slots 0, 1 and 2 (SETEMIT's `prim` flag):
+    /// 0 or 1.
+    pub primitive: u8,
+    /// Winding flag of that primitive (SETEMIT's `inv` flag): 0 or 1.
+    pub winding: u8,
+    /// Zero.
+    pub reserved: [u8; 2],
+}
+
+/// The name `PicajitEmitState` had as the emit callback's argument before API 3.0; the same
+/// type (same layout as then, flags as 0/1 bytes).
+pub type PicajitEmitInfo = PicajitEmitState;
+
+impl PicajitEmitState {
+    /// Checked: the slot is 0-3 and the flags 0 or 1.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.slot > 3 || self.primitive > 1 || self.winding > 1 {
+            return Err(Error::invalid(format!(
+                "emit state {self:?}: the vertex id (slot) is 0-3 and the flags 0 or 1"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The options of a run, read from C.
@@ -94,7 +118,7 @@ pub(crate) struct RunOptions {
     pub(crate) entry: u32,
     pub(crate) state_in: Option<UnitState>,
     pub(crate) state_out: *mut PicajitUnitState,
-    /// `PicajitRunOptions::threads` (0: automatic).
+    /// `PicajitRunOptions::threads` (0: the engine's setting).
     pub(crate) threads: usize,
 }
 
@@ -135,7 +159,7 @@ pub(crate) unsafe fn read_options(options: *const PicajitRunOptions) -> Result<R
     };
     let hint = "call picajit_run_options_init";
     // SAFETY: readable by this function's contract.
-    let o = unsafe { args::read_versioned(options, "options", first, hint, old) }?;
+    let o = unsafe { args::read_versioned(options, "options", &[first], hint, old) }?;
     // SAFETY: readable by this function's contract.
     let state_in = unsafe { args::borrow_optional(o.state_in, "options->state_in") }?;
     args::check_optional(o.state_out, "options->state_out")?;
@@ -156,13 +180,15 @@ pub(crate) unsafe fn write_state(out: *mut PicajitUnitState, state: &UnitState) 
     unsafe { args::write_out(out, PicajitUnitState::of(state), "state_out") }
 }
 
-/// The shader for `entry` (`PICAJIT_ENTRY_DEFAULT`: its own).
-pub(crate) fn entry_shader(shader: &Shader, entry: u32) -> Result<ShaderAt<'_>> {
-    if entry == PICAJIT_ENTRY_DEFAULT {
-        return Ok(ShaderAt::Own(shader));
-    }
+/// The shader for `entry` (`PICAJIT_ENTRY_DEFAULT`: its own) on the `unit` shader unit.
+pub(crate) fn entry_shader(shader: &Shader, entry: u32, unit: ShaderKind) -> Result<ShaderAt<'_>> {
+    let entry = if entry == PICAJIT_ENTRY_DEFAULT {
+        u32::from(shader.program().entry())
+    } else {
+        entry
+    };
     shader
-        .at_entry(entry)
+        .at(entry, unit)
         .map_err(|e| Error::invalid(format!("entry point: {e}")))
 }
 

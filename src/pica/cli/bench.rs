@@ -323,12 +323,10 @@ fn thread_scaling(
     use crate::pica::engine::{EngineConfig, Invocation, Shader};
     let mut all = Vec::new();
     for w in workloads.iter().filter(|w| w.kind() == ShaderKind::Vertex) {
-        let config = EngineConfig {
-            engine: Engine::Jit,
-            float_mode: mode,
-            budget: settings.budget,
-            ..EngineConfig::default()
-        };
+        let config = EngineConfig::default()
+            .with_engine(Engine::Jit)
+            .with_float_mode(mode)
+            .with_budget(settings.budget);
         let mut shader = Shader::new(w.program.clone(), &config).map_err(|e| e.to_string())?;
         let uniforms = w.uniforms(mode);
         let inputs = w.inputs(FloatMode::F32, SCALING_BATCH);

@@ -190,13 +190,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             args.max_rule
         )
     })?;
-    let config = EngineConfig {
-        engine: args.engine.engine,
-        float_mode: mode,
-        budget: args.budget.get(),
-        max_rule,
-        ..EngineConfig::default()
-    };
+    let config = EngineConfig::default()
+        .with_engine(args.engine.engine)
+        .with_float_mode(mode)
+        .with_budget(args.budget.get())
+        .with_max_rule(max_rule);
     let kind = program.kind();
     let shader = Shader::new(program, &config).map_err(|e| e.to_string())?;
     let written = written_outputs(&shader);

@@ -7,14 +7,26 @@ use crate::pica::shbin::{Constant, Dvle, Shbin};
 use picajit_interp::pica::exec::Interpreter;
 use picajit_interp::pica::float::{FloatMode, MaxRule, Rounding, F24};
 use picajit_interp::pica::isa::{decode, DstReg, Instruction, SrcReg};
-use picajit_interp::pica::program::Program;
+use picajit_interp::pica::program::{Program, ShaderKind};
 use picajit_interp::pica::state::{Uniforms, UnitState};
 use picajit_jit::{A64Lanes, Backend, CodeCache, CompileOptions, CompiledShader, HostFeatures};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Engine settings.
+///
+/// Start from [`EngineConfig::default`] and change what you need with the `with_*` setters
+/// (or assign the public fields of a value you own): the struct is `#[non_exhaustive]`, so
+/// settings added later do not break code that builds one.
+///
+/// ```
+/// use picajit::pica::engine::EngineConfig;
+/// use picajit::Engine;
+/// let config = EngineConfig::default().with_engine(Engine::Interp).with_budget(4096);
+/// assert_eq!(config.budget, 4096);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct EngineConfig {
     /// The engine (default: the host's JIT, see [`Engine`]).
     pub engine: Engine,
@@ -30,6 +42,13 @@ pub struct EngineConfig {
     /// per run of its body (the default) or eight. Results are the same; other backends
     /// ignore it.
     pub a64_lanes: A64Lanes,
+    /// Threads a vertex batch may use, for every shader prepared with this config (the
+    /// initial value of [`Shader::set_threads`], which describes the values): 0, the default
+    /// of the Rust API, spreads batches of at least
+    /// [`PARALLEL_MIN_BATCH`](super::PARALLEL_MIN_BATCH) vertices over every core; 1 runs
+    /// every batch on the calling thread (the C ABI's default, for emulators that run their
+    /// own threads). Results are the same for every value.
+    pub threads: usize,
 }
 
 impl Default for EngineConfig {
@@ -40,7 +59,52 @@ impl Default for EngineConfig {
             budget: DEFAULT_BUDGET,
             max_rule: MaxRule::default(),
             a64_lanes: A64Lanes::default(),
+            threads: 0,
         }
+    }
+}
+
+impl EngineConfig {
+    /// This config with [`Self::engine`] set.
+    #[must_use]
+    pub fn with_engine(mut self, engine: Engine) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    /// This config with [`Self::float_mode`] set.
+    #[must_use]
+    pub fn with_float_mode(mut self, float_mode: FloatMode) -> Self {
+        self.float_mode = float_mode;
+        self
+    }
+
+    /// This config with [`Self::budget`] set.
+    #[must_use]
+    pub fn with_budget(mut self, budget: u64) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// This config with [`Self::max_rule`] set.
+    #[must_use]
+    pub fn with_max_rule(mut self, max_rule: MaxRule) -> Self {
+        self.max_rule = max_rule;
+        self
+    }
+
+    /// This config with [`Self::a64_lanes`] set.
+    #[must_use]
+    pub fn with_a64_lanes(mut self, a64_lanes: A64Lanes) -> Self {
+        self.a64_lanes = a64_lanes;
+        self
+    }
+
+    /// This config with [`Self::threads`] set.
+    #[must_use]
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
     }
 }
 
@@ -55,9 +119,9 @@ pub struct Shader {
     fallback: Option<String>,
     input_mask: u16,
     output_mask: u16,
-    /// The same program prepared for other entry points ([`Shader::with_entry`]), each
-    /// compiled once, on its first run.
-    entries: Mutex<HashMap<u16, Arc<Shader>>>,
+    /// The same program prepared for other entry points and the other shader unit
+    /// ([`Shader::at`]), each compiled once, on its first run.
+    entries: Mutex<HashMap<(ShaderKind, u16), Arc<Shader>>>,
     /// Threads vertex batches may use (0: automatic, see [`Shader::set_threads`]).
     threads: usize,
 }
@@ -100,7 +164,7 @@ impl Shader {
             active: Engine::Interp,
             fallback: None,
             entries: Mutex::new(HashMap::new()),
-            threads: 0,
+            threads: config.threads,
         };
         let Some(backend) = target else {
             if config.engine == Engine::Jit {
@@ -109,10 +173,9 @@ impl Shader {
             return Ok(shader);
         };
         let features = HostFeatures::detect();
-        let options = CompileOptions {
-            max_rule: config.max_rule,
-            a64_lanes: config.a64_lanes,
-        };
+        let options = CompileOptions::default()
+            .with_max_rule(config.max_rule)
+            .with_a64_lanes(config.a64_lanes);
         let compiled = match cache {
             Some(c) => c.get_or_compile_with_options(
                 &shader.program,
@@ -199,8 +262,8 @@ impl Shader {
         self.output_mask
     }
 
-    /// Threads that vertex batches ([`Invocation::batch`](super::Invocation::batch)) may use:
-    /// `0` (the default) uses every core of the host ([`std::thread::available_parallelism`])
+    /// Threads that vertex batches ([`Invocation::batch`](super::Invocation::batch)) may use
+    /// (initially [`EngineConfig::threads`]): `0` (the Rust API's default) uses every core of the host ([`std::thread::available_parallelism`])
     /// for batches of at least [`PARALLEL_MIN_BATCH`](super::PARALLEL_MIN_BATCH) vertices and
     /// one thread below; `1` never splits; `n` splits every batch into up to `n` contiguous
     /// parts of at least [`PARALLEL_MIN_PER_THREAD`](super::PARALLEL_MIN_PER_THREAD)
@@ -231,19 +294,36 @@ impl Shader {
         Ok(f(&shader))
     }
 
-    /// This program prepared for entry point `entry`: `self` when it is the program's own
-    /// entry, otherwise the shader for that entry, prepared (compiled, on a JIT) on the first
-    /// call and kept in `self` for every later one. Emulators pass the entry point with each
-    /// draw while the program words stay the same; this costs a map lookup per call, not a
-    /// compilation. At most one shader per code word is ever prepared.
+    /// This program prepared for entry point `entry` on its own unit ([`Self::at`]).
     ///
     /// Fails for an entry point outside the program's code words.
     pub fn at_entry(&self, entry: u32) -> Result<ShaderAt<'_>, Error> {
-        if entry == u32::from(self.program.entry()) {
+        self.at(entry, self.program.kind())
+    }
+
+    /// This program prepared for the `kind` shader unit from its own entry point
+    /// ([`Self::at`]): one program, loaded once, runs on the vertex unit and on the geometry
+    /// unit, as an emulator's programs do.
+    pub fn for_unit(&self, kind: ShaderKind) -> ShaderAt<'_> {
+        self.at(u32::from(self.program.entry()), kind)
+            .expect("the program's own entry point is inside its code")
+    }
+
+    /// This program prepared for entry point `entry` on the `kind` unit: `self` when both
+    /// are the program's own, otherwise the shader for that pair, prepared (compiled, on a
+    /// JIT) on the first call and kept in `self` for every later one. Emulators pass the
+    /// entry point with each draw while the program words stay the same, and may run the
+    /// same words on either unit; this costs a map lookup per call, not a compilation. At
+    /// most one shader per code word and unit is ever prepared. The settings, thread count
+    /// included, are this shader's.
+    ///
+    /// Fails for an entry point outside the program's code words.
+    pub fn at(&self, entry: u32, kind: ShaderKind) -> Result<ShaderAt<'_>, Error> {
+        if entry == u32::from(self.program.entry()) && kind == self.program.kind() {
             return Ok(ShaderAt::Own(self));
         }
-        let program = self.program.with_entry(entry)?;
-        let key = entry as u16;
+        let program = self.program.at(entry, kind)?;
+        let key = (kind, entry as u16);
         // A poisoned lock only means another thread panicked while inserting; the map is
         // still a valid cache.
         let found = self
@@ -269,7 +349,8 @@ impl Shader {
         Ok(ShaderAt::Other(shader))
     }
 
-    /// Entry points other than the program's own that [`Self::with_entry`] has prepared.
+    /// Entry points other than the program's own, and units other than its own, that
+    /// [`Self::at`] has prepared (one per pair).
     pub fn prepared_entries(&self) -> usize {
         self.entries.lock().map_or(0, |m| m.len())
     }
@@ -369,13 +450,13 @@ pub fn expand_f24(inputs: &[[F24; 4]; 16]) -> [[f32; 4]; 16] {
 /// [`Shader::run_small_state`].
 pub(super) const SMALL_BATCH: usize = picajit_jit::LANES;
 
-/// A [`Shader`] for one entry point of a program ([`Shader::at_entry`]): the shader itself
-/// or the one prepared for that entry.
+/// A [`Shader`] for one entry point and unit of a program ([`Shader::at`]): the shader
+/// itself or the one prepared for that pair.
 #[derive(Debug)]
 pub enum ShaderAt<'a> {
     /// The program's own entry point.
     Own(&'a Shader),
-    /// Another entry point, prepared once and kept by the shader.
+    /// Another entry point or unit, prepared once and kept by the shader.
     Other(Arc<Shader>),
 }
 
