@@ -73,7 +73,7 @@
  * Minor version of the C API: changes when functions, enum values or trailing struct
  * fields are added.
  */
-#define PICAJIT_API_VERSION_MINOR 0
+#define PICAJIT_API_VERSION_MINOR 1
 
 /**
  * The C API version this header describes: major in bits 16-31, minor in bits 0-15.
@@ -98,6 +98,13 @@
  * program's source is a few hundred kilobytes at most).
  */
 #define PICAJIT_MAX_SOURCE_BYTES (64 << 20)
+
+/**
+ * The compiled-code cache budget of a new engine, in bytes (64 MiB): the code of programs
+ * no shader uses is kept up to this size for shaders created again later, the least
+ * recently used dropped past it. A game's shaders take well under 1 MiB in all.
+ */
+#define PICAJIT_DEFAULT_CACHE_BUDGET (64 << 20)
 
 /**
  * Bit of `PicajitVertexLayout::flags`: the registers present in `mask` are stored one after
@@ -603,6 +610,36 @@ typedef struct PicajitUscProgram PicajitUscProgram;
 typedef struct PicajitUscState PicajitUscState;
 
 /**
+ * Figures of an engine's compiled-code cache (`picajit_engine_get_cache_stats`).
+ */
+typedef struct PicajitCacheStats {
+  /**
+   * Shader creations (and first runs at another entry point) that found their code.
+   */
+  uint64_t hits;
+  /**
+   * Those that compiled it.
+   */
+  uint64_t misses;
+  /**
+   * Entries dropped to stay within the budget.
+   */
+  uint64_t evictions;
+  /**
+   * Programs whose code (or compile failure) the cache now holds.
+   */
+  uint64_t entries;
+  /**
+   * Bytes the cache now counts: code (whole pages), metadata, keys.
+   */
+  uint64_t bytes;
+  /**
+   * The budget in bytes.
+   */
+  uint64_t budget;
+} PicajitCacheStats;
+
+/**
  * Engine settings. Fill it with `picajit_engine_config_init`, then change fields.
  */
 typedef struct PicajitEngineConfig {
@@ -1017,6 +1054,32 @@ const char *picajit_last_error(void);
  * NULL.
  */
 const char *picajit_status_name(int32_t status);
+
+/**
+ * Set the engine's compiled-code cache budget in bytes (a new engine has
+ * `PICAJIT_DEFAULT_CACHE_BUDGET`). Every program a shader is created from is compiled
+ * through the cache, its other entry points and its eight-lane code included, and counted
+ * against the budget; when a compilation takes the total past it, the least recently used
+ * code that no live shader holds is freed until the total is within the budget again (this
+ * call does so at once). Code that live shaders hold is never dropped and comes on top, and
+ * a destroyed shader's code becomes free to drop. So memory stays bounded by the budget
+ * plus the shaders in use however many distinct programs a session loads. 0 keeps no code
+ * that no shader holds (every creation of a program not in use compiles).
+ *
+ * # Safety
+ * `engine` must be NULL or a live engine.
+ */
+PicajitStatus picajit_engine_set_cache_budget(const struct PicajitEngine *engine, size_t bytes);
+
+/**
+ * The engine's compiled-code cache figures: hits, misses, evictions, entries, bytes and
+ * budget (see `picajit_engine_set_cache_budget`).
+ *
+ * # Safety
+ * `engine` must be NULL or a live engine; `stats` must be NULL or writable.
+ */
+PicajitStatus picajit_engine_get_cache_stats(const struct PicajitEngine *engine,
+                                             struct PicajitCacheStats *stats);
 
 /**
  * Fill `config` with the defaults (`PICAJIT_ENGINE_JIT`, f24 with rounding toward zero,

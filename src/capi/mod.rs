@@ -89,7 +89,7 @@ pub const PICAJIT_API_VERSION_MAJOR: u32 = 2;
 
 /// Minor version of the C API: changes when functions, enum values or trailing struct
 /// fields are added.
-pub const PICAJIT_API_VERSION_MINOR: u32 = 0;
+pub const PICAJIT_API_VERSION_MINOR: u32 = 1;
 
 /// The C API version this header describes: major in bits 16-31, minor in bits 0-15.
 /// Compare with `picajit_api_version()` at run time when linking dynamically.

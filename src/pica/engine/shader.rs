@@ -60,6 +60,9 @@ pub struct Shader {
     entries: Mutex<HashMap<u16, Arc<Shader>>>,
     /// Threads vertex batches may use (0: automatic, see [`Shader::set_threads`]).
     threads: usize,
+    /// The cache it was prepared with ([`Shader::with_cache`]): other entry points are
+    /// compiled through it, into the same budget.
+    cache: Option<CodeCache>,
 }
 
 impl Shader {
@@ -70,7 +73,11 @@ impl Shader {
 
     /// [`Shader::new`] reusing compiled code from `cache`: emulators switch between a few
     /// programs many times per frame, and a hit skips code generation (the key covers
-    /// everything that changes the code, see [`CodeCache`]).
+    /// everything that changes the code, see [`CodeCache`]). The shader keeps the cache
+    /// (clones share it) and compiles its other entry points ([`Shader::at_entry`]) through
+    /// it, so all its code counts against the cache's budget; while the shader lives the
+    /// cache does not drop its code, and once it is dropped the code is the cache's to drop
+    /// when over budget.
     pub fn with_cache(
         program: Program,
         config: &EngineConfig,
@@ -101,6 +108,7 @@ impl Shader {
             fallback: None,
             entries: Mutex::new(HashMap::new()),
             threads: 0,
+            cache: cache.cloned(),
         };
         let Some(backend) = target else {
             if config.engine == Engine::Jit {
@@ -255,7 +263,7 @@ impl Shader {
         let shader = match found {
             Some(s) => s,
             None => {
-                let mut fresh = Shader::new(program, &self.config)?;
+                let mut fresh = Shader::prepare(program, &self.config, self.cache.as_ref())?;
                 fresh.threads = self.threads;
                 let fresh = Arc::new(fresh);
                 self.entries
