@@ -114,6 +114,15 @@
 #define PICAJIT_LAYOUT_PACKED 1
 
 /**
+ * The most vertices one `picajit_shader_run_batch(_ex)` or invocations one
+ * `picajit_geometry_run_points` call takes (2^24 = 16,777,216; a draw call has at most 65,536
+ * indices): more is `PICAJIT_ERR_INVALID_ARGUMENT`, also when the layouts are empty and the
+ * buffers span no bytes, so that no count makes a call run for minutes. Split longer work
+ * into several calls.
+ */
+#define PICAJIT_MAX_BATCH (1 << 24)
+
+/**
  * `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry
  * point".
  */
@@ -1330,8 +1339,8 @@ PicajitStatus picajit_geometry_run_point(struct PicajitGeometry *geometry,
  * interpreter's, bit for bit.
  *
  * Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
- * point mode, the shader is a vertex shader, the uniform set is of another float mode or
- * the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+ * point mode, the shader is a vertex shader, the uniform set is of another float mode, the
+ * layout is bad or `count` is over `PICAJIT_MAX_BATCH`); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
  * point, `stats->vertices` is the number of invocations completed before it,
  * `stats->instructions` 0, and the vertices emitted before the failure (its own included)
  * are delivered.
@@ -1395,7 +1404,8 @@ PicajitStatus picajit_geometry_run_uniforms(struct PicajitGeometry *geometry,
  * Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
  * which: the lowest failing vertex; earlier outputs are written, and when the batch was
  * split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
- * a uniform set of another float mode, a bad layout, or overlapping buffers.
+ * a uniform set of another float mode, a bad layout, overlapping buffers, or a `count` over
+ * `PICAJIT_MAX_BATCH` (whatever the layouts).
  *
  * # Safety
  * `shader` and `uniforms` must be NULL or live objects (`uniforms` not written during the
@@ -1440,7 +1450,9 @@ PicajitStatus picajit_shader_run_batch(const struct PicajitShader *shader,
  * * `options->threads` (API minor 5): threads the batch may use. 0, the value
  *   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
  *   batches of at least 8192 vertices across every core of the host; 1 never splits; N
- *   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
+ *   splits into up to N contiguous parts of at least 512 vertices, and at most one part
+ *   per worker thread plus the calling thread (one more than the host's cores: any larger
+ *   value, UINT32_MAX included, means that many). Outputs and `state_out`
  *   are the same for every value. A caller built against an earlier header (a
  *   smaller `struct_size`) gets one thread.
  *
@@ -1473,8 +1485,9 @@ PicajitStatus picajit_shader_run_batch_ex(const struct PicajitShader *shader,
  * most 128). Runs may use other entry points of the same words (`picajit_shader_run_batch_ex`,
  * `picajit_geometry_set_entry`) without creating another shader.
  *
- * Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors or an
- * entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
+ * Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors (any
+ * larger count, `SIZE_MAX` included) or an entry point outside the code;
+ * `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
  *
  * # Safety
  * `engine` must be NULL or a live engine; `code` must be NULL or point to `code_words`
@@ -1495,7 +1508,8 @@ PicajitStatus picajit_shader_create(const struct PicajitEngine *engine,
  * (the bytes are copied; the buffer may be freed afterwards). The DVLE's constants are not
  * applied to any uniform set until `picajit_shader_apply_constants`.
  *
- * Errors: `PICAJIT_ERR_SHBIN` for a malformed file or an index past the last DVLE,
+ * Errors: `PICAJIT_ERR_SHBIN` for a malformed file, a `size` over `PICAJIT_MAX_SHBIN_BYTES`
+ * (`SIZE_MAX` included) or an index past the last DVLE,
  * `PICAJIT_ERR_PROGRAM` for a DVLE whose entry point is outside the code.
  *
  * # Safety
@@ -1510,6 +1524,9 @@ PicajitStatus picajit_shader_load_shbin(const struct PicajitEngine *engine,
 
 /**
  * The number of DVLEs (shaders) in a SHBIN file image of `size` bytes.
+ *
+ * Errors: `PICAJIT_ERR_SHBIN` for a malformed file or a `size` over
+ * `PICAJIT_MAX_SHBIN_BYTES` (`SIZE_MAX` included).
  *
  * # Safety
  * `data` must be NULL or point to `size` readable bytes; `count` must be NULL or writable.

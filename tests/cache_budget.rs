@@ -10,8 +10,6 @@ use picajit::jit::CodeCache;
 use picajit::pica::engine::{EngineConfig, Invocation, Shader};
 use std::time::Instant;
 
-type Bank = [[f32; 4]; 16];
-
 /// Program number `i`: a few instructions (a transform-like mix) whose operand descriptor
 /// and uniform indices depend on `i`, so that every `i` below 2^26 is a distinct cache key.
 fn program(i: u32) -> Program {

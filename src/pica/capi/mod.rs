@@ -29,7 +29,7 @@ pub use geometry::{
     picajit_geometry_set_entry, picajit_geometry_set_mode, picajit_geometry_set_unit_state,
     picajit_geometry_take, PicajitEmitFn, PicajitEmitInfo, PicajitGeometry,
 };
-pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
+pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED, PICAJIT_MAX_BATCH};
 pub use run::{picajit_shader_run_batch, picajit_shader_run_batch_ex, PicajitRunStats};
 pub use shader::{
     picajit_shader_apply_constants, picajit_shader_create, picajit_shader_destroy,

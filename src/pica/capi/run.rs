@@ -258,7 +258,8 @@ impl Batch<'_> {
 /// Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
 /// which: the lowest failing vertex; earlier outputs are written, and when the batch was
 /// split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a geometry shader,
-/// a uniform set of another float mode, a bad layout, or overlapping buffers.
+/// a uniform set of another float mode, a bad layout, overlapping buffers, or a `count` over
+/// `PICAJIT_MAX_BATCH` (whatever the layouts).
 ///
 /// # Safety
 /// `shader` and `uniforms` must be NULL or live objects (`uniforms` not written during the
@@ -310,7 +311,9 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
 /// * `options->threads` (API minor 5): threads the batch may use. 0, the value
 ///   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), splits
 ///   batches of at least 8192 vertices across every core of the host; 1 never splits; N
-///   splits into up to N contiguous parts of at least 512 vertices. Outputs and `state_out`
+///   splits into up to N contiguous parts of at least 512 vertices, and at most one part
+///   per worker thread plus the calling thread (one more than the host's cores: any larger
+///   value, UINT32_MAX included, means that many). Outputs and `state_out`
 ///   are the same for every value. A caller built against an earlier header (a
 ///   smaller `struct_size`) gets one thread.
 ///
@@ -380,6 +383,7 @@ unsafe fn run_batch(
         ));
     }
     uniforms.check_mode(&shader.shader)?;
+    super::layout::check_count(count, "count")?;
     let input = Layout::new(input_layout, "input_layout")?;
     let output = Layout::new(output_layout, "output_layout")?;
     let in_len = input.span(count, "inputs")?;

@@ -212,7 +212,8 @@ impl Shader {
     /// for batches of at least [`PARALLEL_MIN_BATCH`](super::PARALLEL_MIN_BATCH) vertices and
     /// one thread below; `1` never splits; `n` splits every batch into up to `n` contiguous
     /// parts of at least [`PARALLEL_MIN_PER_THREAD`](super::PARALLEL_MIN_PER_THREAD)
-    /// vertices, run on the calling thread and persistent worker threads (one per core,
+    /// vertices (and at most [`max_batch_threads`](super::max_batch_threads)), run on the
+    /// calling thread and persistent worker threads (one per core,
     /// started by the first split batch and reused, with their staging rows and registers, by
     /// later ones). Vertices are independent of each other (every one starts from the same
     /// state), so the outputs and the state handed back are the same
