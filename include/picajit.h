@@ -22,7 +22,18 @@
  * concurrent runs, but calls that write it (picajit_uniforms_set_*,
  * picajit_shader_apply_constants, picajit_geometry_run_*) need it exclusively.
  * A PicajitGeometry or PicajitUscState is used from one thread at a time. The last-error
- * message is per thread.
+ * message is per thread. tests/c/test_stress.c checks this in CI and under ThreadSanitizer
+ * (scripts/tsan.sh): threads sharing one engine and each with its own, batches split across
+ * the worker pool, other entry points, geometry runs with emit callbacks, shaders created
+ * and destroyed (and cache entries evicted) while others run, all bit for bit equal to a
+ * single-threaded interpreter reference.
+ *
+ * Memory and bounds: an engine keeps compiled code for shaders created again later, within
+ * a budget (PICAJIT_DEFAULT_CACHE_BUDGET, 64 MiB; picajit_engine_set_cache_budget), dropping
+ * the least recently used code no live shader holds; so memory stays bounded by the budget
+ * plus the shaders alive however many distinct programs a session loads. A batch takes at
+ * most PICAJIT_MAX_BATCH vertices and splits into at most one part per core plus one, so no
+ * count or thread argument aborts or runs for minutes.
  *
  * PICA200 semantics a caller observes:
  *  - NaN: every NaN an arithmetic instruction produces is the canonical NaN (f24 0x7FFFFF,
@@ -1069,7 +1080,7 @@ const char *picajit_status_name(int32_t status);
  * `PICAJIT_DEFAULT_CACHE_BUDGET`). Every program a shader is created from is compiled
  * through the cache, its other entry points and its eight-lane code included, and counted
  * against the budget; when a compilation takes the total past it, the least recently used
- * code that no live shader holds is freed until the total is within the budget again (this
+ * code that no live shader holds is freed until the total is within 7/8 of the budget (this
  * call does so at once). Code that live shaders hold is never dropped and comes on top, and
  * a destroyed shader's code becomes free to drop. So memory stays bounded by the budget
  * plus the shaders in use however many distinct programs a session loads. 0 keeps no code

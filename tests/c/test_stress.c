@@ -343,11 +343,18 @@ int main(int argc, char **argv) {
         OK(picajit_shader_load_shbin(shared_engine, programs[p].data, programs[p].size, 0, &shared_shaders[p]));
     }
     pthread_t tids[64];
+    int started[64];
     for (int t = 0; t < nthreads; t++) {
-        CHECK(pthread_create(&tids[t], NULL, worker, (void *)(uintptr_t)(t + 1)) == 0);
+        started[t] = pthread_create(&tids[t], NULL, worker, (void *)(uintptr_t)(t + 1)) == 0;
+    }
+    /* Checked after the join: the counters are not the main thread's while workers run. */
+    for (int t = 0; t < nthreads; t++) {
+        if (started[t]) {
+            pthread_join(tids[t], NULL);
+        }
     }
     for (int t = 0; t < nthreads; t++) {
-        pthread_join(tids[t], NULL);
+        CHECK(started[t]);
     }
     PicajitCacheStats cs;
     OK(picajit_engine_get_cache_stats(shared_engine, &cs));

@@ -131,7 +131,7 @@ struct State {
 impl State {
     /// Re-measure every entry (multi-vertex code is generated after insertion, on a
     /// shader's first batch) and drop the least recently used entries no shader holds
-    /// until the total is within the budget. Returns the dropped code, to be freed after
+    /// until the total is within 7/8 of the budget. Returns the dropped code, to be freed after
     /// the lock is released.
     fn evict(&mut self) -> Vec<Entry> {
         let start = std::time::Instant::now();
@@ -143,17 +143,26 @@ impl State {
         self.bytes = total;
         let mut dropped = Vec::new();
         if self.bytes > self.budget {
-            let mut free: Vec<(u64, CacheKey)> = self
+            // Down to 7/8 of the budget: the sort then runs once per many compilations
+            // instead of on every one once the cache is full.
+            let target = self.budget - self.budget / 8;
+            let mut free: Vec<(u64, &CacheKey, usize)> = self
                 .map
                 .iter()
                 .filter(|(_, e)| !e.held())
-                .map(|(k, e)| (e.used, k.clone()))
+                .map(|(k, e)| (e.used, k, e.bytes))
                 .collect();
-            free.sort_unstable_by_key(|&(used, _)| used);
-            for (_, key) in free {
-                if self.bytes <= self.budget {
+            free.sort_unstable_by_key(|&(used, _, _)| used);
+            let mut excess = self.bytes - target;
+            let mut victims = Vec::new();
+            for (_, key, bytes) in free {
+                if excess == 0 {
                     break;
                 }
+                victims.push(key.clone());
+                excess = excess.saturating_sub(bytes);
+            }
+            for key in victims {
                 if let Some(e) = self.map.remove(&key) {
                     self.bytes -= e.bytes;
                     self.stats.evictions += 1;
@@ -172,7 +181,7 @@ impl State {
 /// Every entry counts its [`CompiledShader::footprint`] (code, metadata, multi-vertex code
 /// once generated) and its key against the budget ([`DEFAULT_CACHE_BUDGET`] unless set).
 /// When a compilation takes the total past it, the least recently used entries that no
-/// shader holds are dropped until it is within it again; entries that shaders hold stay
+/// shader holds are dropped until it is within 7/8 of it; entries that shaders hold stay
 /// (dropping them would free nothing) and become droppable when the last such shader is
 /// dropped. So the memory of code no shader uses stays under the budget, and what shaders in
 /// use hold comes on top of it.

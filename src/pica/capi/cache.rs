@@ -33,7 +33,7 @@ pub struct PicajitCacheStats {
 /// `PICAJIT_DEFAULT_CACHE_BUDGET`). Every program a shader is created from is compiled
 /// through the cache, its other entry points and its eight-lane code included, and counted
 /// against the budget; when a compilation takes the total past it, the least recently used
-/// code that no live shader holds is freed until the total is within the budget again (this
+/// code that no live shader holds is freed until the total is within 7/8 of the budget (this
 /// call does so at once). Code that live shaders hold is never dropped and comes on top, and
 /// a destroyed shader's code becomes free to drop. So memory stays bounded by the budget
 /// plus the shaders in use however many distinct programs a session loads. 0 keeps no code
