@@ -37,7 +37,18 @@
  * concurrent runs, but calls that write it (picajit_uniforms_set_*,
  * picajit_shader_apply_constants, picajit_geometry_run_*) need it exclusively.
  * A PicajitGeometry or PicajitUscState is used from one thread at a time. The last-error
- * message is per thread.
+ * message is per thread. tests/c/test_stress.c checks this in CI and under ThreadSanitizer
+ * (scripts/tsan.sh): threads sharing one engine and each with its own, batches split across
+ * the worker pool, other entry points, geometry runs with emit callbacks, shaders created
+ * and destroyed (and cache entries evicted) while others run, all bit for bit equal to a
+ * single-threaded interpreter reference.
+ *
+ * Memory and bounds: an engine keeps compiled code for shaders created again later, within
+ * a budget (PICAJIT_DEFAULT_CACHE_BUDGET, 64 MiB; picajit_engine_set_cache_budget), dropping
+ * the least recently used code no live shader holds; so memory stays bounded by the budget
+ * plus the shaders alive however many distinct programs a session loads. A batch takes at
+ * most PICAJIT_MAX_BATCH vertices and splits into at most one part per core plus one, so no
+ * count or thread argument aborts or runs for minutes.
  *
  * PICA200 semantics a caller observes:
  *  - NaN: every NaN an arithmetic instruction produces is the canonical NaN (f24 0x7FFFFF,
@@ -120,11 +131,27 @@
 #define PICAJIT_MAX_SOURCE_BYTES (64 << 20)
 
 /**
+ * The compiled-code cache budget of a new engine, in bytes (64 MiB): the code of programs
+ * no shader uses is kept up to this size for shaders created again later, the least
+ * recently used dropped past it. A game's shaders take well under 1 MiB in all.
+ */
+#define PICAJIT_DEFAULT_CACHE_BUDGET (64 << 20)
+
+/**
  * Bit of `PicajitVertexLayout::flags`: the registers present in `mask` are stored one after
  * another in ascending register order (16 bytes each), instead of register n at byte
  * offset 16 * n.
  */
 #define PICAJIT_LAYOUT_PACKED 1
+
+/**
+ * The most vertices one `picajit_shader_run_batch(_ex)` or invocations one
+ * `picajit_geometry_run_points` call takes (2^24 = 16,777,216; a draw call has at most 65,536
+ * indices): more is `PICAJIT_ERR_INVALID_ARGUMENT`, also when the layouts are empty and the
+ * buffers span no bytes, so that no count makes a call run for minutes. Split longer work
+ * into several calls.
+ */
+#define PICAJIT_MAX_BATCH (1 << 24)
 
 /**
  * `PicajitRunOptions::entry` (and `picajit_geometry_set_entry`) for "the shader's own entry
@@ -632,6 +659,36 @@ typedef struct PicajitUscProgram PicajitUscProgram;
 typedef struct PicajitUscState PicajitUscState;
 
 /**
+ * Figures of an engine's compiled-code cache (`picajit_engine_get_cache_stats`).
+ */
+typedef struct PicajitCacheStats {
+  /**
+   * Shader creations (and first runs at another entry point) that found their code.
+   */
+  uint64_t hits;
+  /**
+   * Those that compiled it.
+   */
+  uint64_t misses;
+  /**
+   * Entries dropped to stay within the budget.
+   */
+  uint64_t evictions;
+  /**
+   * Programs whose code (or compile failure) the cache now holds.
+   */
+  uint64_t entries;
+  /**
+   * Bytes the cache now counts: code (whole pages), metadata, keys.
+   */
+  uint64_t bytes;
+  /**
+   * The budget in bytes.
+   */
+  uint64_t budget;
+} PicajitCacheStats;
+
+/**
  * Engine settings. Fill it with `picajit_engine_config_init`, then change fields.
  */
 typedef struct PicajitEngineConfig {
@@ -1107,6 +1164,32 @@ const char *picajit_last_error(void);
 const char *picajit_status_name(int32_t status);
 
 /**
+ * Set the engine's compiled-code cache budget in bytes (a new engine has
+ * `PICAJIT_DEFAULT_CACHE_BUDGET`). Every program a shader is created from is compiled
+ * through the cache, its other entry points and its eight-lane code included, and counted
+ * against the budget; when a compilation takes the total past it, the least recently used
+ * code that no live shader holds is freed until the total is within 7/8 of the budget (this
+ * call does so at once). Code that live shaders hold is never dropped and comes on top, and
+ * a destroyed shader's code becomes free to drop. So memory stays bounded by the budget
+ * plus the shaders in use however many distinct programs a session loads. 0 keeps no code
+ * that no shader holds (every creation of a program not in use compiles).
+ *
+ * # Safety
+ * `engine` must be NULL or a live engine.
+ */
+PicajitStatus picajit_engine_set_cache_budget(const struct PicajitEngine *engine, size_t bytes);
+
+/**
+ * The engine's compiled-code cache figures: hits, misses, evictions, entries, bytes and
+ * budget (see `picajit_engine_set_cache_budget`).
+ *
+ * # Safety
+ * `engine` must be NULL or a live engine; `stats` must be NULL or writable.
+ */
+PicajitStatus picajit_engine_get_cache_stats(const struct PicajitEngine *engine,
+                                             struct PicajitCacheStats *stats);
+
+/**
  * Fill `config` with the defaults (`PICAJIT_ENGINE_JIT`, f24 with rounding toward zero,
  * `PICAJIT_DEFAULT_BUDGET`, `PICAJIT_MAX_COMPARE`, 1 thread) and set `struct_size`.
  *
@@ -1392,7 +1475,8 @@ PicajitStatus picajit_geometry_run_point(struct PicajitGeometry *geometry,
  * interpreter's, bit for bit.
  *
  * Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
- * point mode, the uniform set is of another float mode or the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+ * point mode, the uniform set is of another float mode, the layout is bad or `count` is over
+ * `PICAJIT_MAX_BATCH`); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
  * point, `stats->vertices` is the number of invocations completed before it,
  * `stats->instructions` 0, and the vertices emitted before the failure (its own included)
  * are delivered.
@@ -1459,7 +1543,8 @@ PicajitStatus picajit_geometry_run_uniforms(struct PicajitGeometry *geometry,
  * Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
  * which: the lowest failing vertex; earlier outputs are written, and when the batch was
  * split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a uniform
- * set of another float mode, a bad layout, or overlapping buffers.
+ * set of another float mode, a bad layout, overlapping buffers, or a `count` over
+ * `PICAJIT_MAX_BATCH` (whatever the layouts).
  *
  * # Safety
  * `shader` and `uniforms` must be NULL or live objects (`uniforms` not written during the
@@ -1504,9 +1589,11 @@ PicajitStatus picajit_shader_run_batch(const struct PicajitShader *shader,
  * * `options->threads`: threads the batch may use. 0, the value
  *   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), is the
  *   engine's setting (`PicajitEngineConfig::threads`, by default 1: the calling thread
- *   only); N splits into up to N contiguous parts of at least 512 vertices. Outputs and
- *   `state_out` are the same for every value. A struct without the field (an older
- *   `struct_size`) gets one thread.
+ *   only); N splits into up to N contiguous parts of at least 512 vertices, and at most one
+ *   part per worker thread plus the calling thread (one more than the host's cores: any
+ *   larger value, UINT32_MAX included, means that many). Outputs and `state_out` are the
+ *   same for every value. A struct without the field (an older `struct_size`) gets one
+ *   thread.
  *
  * Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
  * point outside the code or an `options->struct_size` the versioning rule rejects.
@@ -1537,8 +1624,9 @@ PicajitStatus picajit_shader_run_batch_ex(const struct PicajitShader *shader,
  * most 128). Runs may use other entry points of the same words (`picajit_shader_run_batch_ex`,
  * `picajit_geometry_set_entry`) without creating another shader.
  *
- * Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors or an
- * entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
+ * Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors (any
+ * larger count, `SIZE_MAX` included) or an entry point outside the code;
+ * `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
  *
  * # Safety
  * `engine` must be NULL or a live engine; `code` must be NULL or point to `code_words`
@@ -1559,7 +1647,8 @@ PicajitStatus picajit_shader_create(const struct PicajitEngine *engine,
  * (the bytes are copied; the buffer may be freed afterwards). The DVLE's constants are not
  * applied to any uniform set until `picajit_shader_apply_constants`.
  *
- * Errors: `PICAJIT_ERR_SHBIN` for a malformed file or an index past the last DVLE,
+ * Errors: `PICAJIT_ERR_SHBIN` for a malformed file, a `size` over `PICAJIT_MAX_SHBIN_BYTES`
+ * (`SIZE_MAX` included) or an index past the last DVLE,
  * `PICAJIT_ERR_PROGRAM` for a DVLE whose entry point is outside the code.
  *
  * # Safety
@@ -1574,6 +1663,9 @@ PicajitStatus picajit_shader_load_shbin(const struct PicajitEngine *engine,
 
 /**
  * The number of DVLEs (shaders) in a SHBIN file image of `size` bytes.
+ *
+ * Errors: `PICAJIT_ERR_SHBIN` for a malformed file or a `size` over
+ * `PICAJIT_MAX_SHBIN_BYTES` (`SIZE_MAX` included).
  *
  * # Safety
  * `data` must be NULL or point to `size` readable bytes; `count` must be NULL or writable.

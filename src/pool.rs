@@ -14,8 +14,10 @@ use std::sync::OnceLock;
 /// Workers in the pool: one per core of the host. The calling thread runs the first part of
 /// a split batch itself, so a batch split into as many parts as cores leaves one worker idle;
 /// parts beyond the workers queue and run as workers free up (the same outputs either way).
-fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |c| c.get())
+pub(crate) fn workers() -> usize {
+    // Asked once: `available_parallelism` reads cgroup files on Linux, and every batch asks.
+    static WORKERS: OnceLock<usize> = OnceLock::new();
+    *WORKERS.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
 /// The process's pool, or `None` when the host refused to start its threads (then parts run

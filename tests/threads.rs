@@ -7,7 +7,8 @@ use picajit::interp::pica::program::{Program, ShaderKind};
 use picajit::interp::pica::state::UnitState;
 use picajit::pica::bench::Workload;
 use picajit::pica::engine::{
-    batch_threads, EngineConfig, Invocation, Shader, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD,
+    batch_threads, max_batch_threads, EngineConfig, Invocation, Shader, PARALLEL_MIN_BATCH,
+    PARALLEL_MIN_PER_THREAD,
 };
 use picajit::{Engine, Error};
 
@@ -55,7 +56,16 @@ fn thread_counts_resolve_as_documented() {
         batch_threads(0, 64 * PARALLEL_MIN_BATCH),
         cores.min(64 * PARALLEL_MIN_BATCH / PARALLEL_MIN_PER_THREAD)
     );
-    assert_eq!(batch_threads(4, 4 * PARALLEL_MIN_PER_THREAD), 4);
+    assert_eq!(
+        batch_threads(4, 4 * PARALLEL_MIN_PER_THREAD),
+        4.min(max_batch_threads())
+    );
+    // Capped by the pool, however many are asked for.
+    assert_eq!(batch_threads(usize::MAX, usize::MAX), max_batch_threads());
+    assert_eq!(
+        batch_threads(u32::MAX as usize, 1 << 41),
+        max_batch_threads()
+    );
     assert_eq!(batch_threads(4, 2 * PARALLEL_MIN_PER_THREAD + 1), 2);
     assert_eq!(batch_threads(8, 10), 1);
 }

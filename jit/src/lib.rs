@@ -139,7 +139,7 @@ pub use host::features::HostFeatures;
 pub use host::Backend;
 pub use pica::analysis::{Analysis, DeoptReason, RunBounds};
 pub use pica::batch::{A64Lanes, BatchStats, LANES};
-pub use pica::cache::{CacheKey, CodeCache};
+pub use pica::cache::{CacheKey, CacheStats, CodeCache, DEFAULT_CACHE_BUDGET};
 pub use pica::invocation::{Invocation, Outcome, DEFAULT_BUDGET};
 pub use pica::shader::{
     compile, compile_with, compile_with_options, CompileOptions, CompiledShader,

@@ -55,6 +55,9 @@
 //! * The last-error message is per thread.
 //! * Destroying an object while another thread is inside a call that uses it is undefined
 //!   behaviour (using it after the destroy has returned is `PICAJIT_ERR_INVALID_HANDLE`).
+//! * `tests/c/test_stress.c` (in CI, and under ThreadSanitizer with `scripts/tsan.sh`) checks
+//!   the above against a single-threaded reference; `tests/c/test_hostile.c` checks that every
+//!   entry point answers extreme arguments with its documented status in bounded time.
 
 // The C enums' variants are C constants (PICAJIT_ENGINE_JIT), in every ISA's module.
 #![allow(non_camel_case_types)]

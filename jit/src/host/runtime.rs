@@ -203,6 +203,16 @@ impl ExecCode {
         }
     }
 
+    /// Bytes of memory the code occupies: natively mapped code takes whole pages (4 KiB
+    /// counted per page; hosts with larger pages hold more), emulated code its length.
+    pub fn mapped_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::Native(b) => b.len().max(1).div_ceil(4096) * 4096,
+            #[cfg(feature = "emulate-a64")]
+            Inner::Emulated(e) => e.len(),
+        }
+    }
+
     /// True when the code runs under the emulator.
     pub fn is_emulated(&self) -> bool {
         !matches!(self.inner, Inner::Native(_))

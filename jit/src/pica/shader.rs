@@ -177,8 +177,53 @@ pub fn compile_with_options(
     })
 }
 
+/// Heap bytes of code annotations.
+pub(crate) fn marks_bytes(marks: &[Mark]) -> usize {
+    marks
+        .iter()
+        .map(|m| std::mem::size_of_val(m) + m.2.capacity())
+        .sum()
+}
+
 impl CompiledShader {
     /// Machine code size in bytes (constants included).
+    /// Bytes of memory this compiled shader holds, by its own count: the mapped code (whole
+    /// pages), the copy of its bytes and annotations, the analysis, the program and the
+    /// interpreter it falls back to, and the multi-vertex code once generated (so the figure
+    /// can grow after the first batch). What [`CodeCache`](crate::CodeCache) counts against
+    /// its budget; allocator overhead comes on top.
+    pub fn footprint(&self) -> usize {
+        use std::mem::size_of;
+        let a = &self.analysis;
+        let analysis = a.nodes.capacity() * size_of::<crate::pica::analysis::blocks::Node>()
+            + a.contexts.iter().map(|c| {
+                size_of_val(c)
+                    + size_of_val(c.calls.as_slice())
+                    + size_of_val(c.ifs.as_slice())
+                    + size_of_val(c.loops.as_slice())
+            }).sum::<usize>()
+            + a.blocks.iter().map(|b| size_of_val(b) + b.nodes.capacity() * 4).sum::<usize>()
+            + a.leader_of.capacity() * size_of::<Option<u32>>()
+            // BTreeSet nodes: the value plus about as much again of node overhead.
+            + a.reachable.len() * 8
+            + a.descriptors.len() * 2;
+        let lanes = |c: &OnceLock<Option<batch::SoaCode>>| {
+            c.get()
+                .and_then(Option::as_ref)
+                .map_or(0, batch::SoaCode::footprint)
+        };
+        size_of::<CompiledShader>()
+            + self.exec.as_ref().map_or(0, ExecCode::mapped_bytes)
+            + self.code.capacity()
+            + marks_bytes(&self.marks)
+            + analysis
+            + self.interp.heap_bytes()
+            + self.program.code().len() * 4
+            + self.program.opdescs().len() * 8
+            + lanes(&self.soa)
+            + lanes(&self.soa_from)
+    }
+
     pub fn code_size(&self) -> usize {
         self.code.len()
     }

@@ -557,6 +557,7 @@ unsafe fn points<'a>(
 ) -> Result<(Layout, &'a [u8])> {
     // SAFETY: readable by this function's contract.
     let layout = Layout::new(unsafe { args::borrow(layout, "layout") }?, "layout")?;
+    super::layout::check_count(count, "count")?;
     let len = layout.span(count, what)?;
     // SAFETY: readable for `count` vertices of the layout by this function's contract.
     let bytes = unsafe { args::slice(vertices.cast::<u8>(), len, what) }?;
@@ -816,7 +817,8 @@ impl PointsRun<'_> {
 /// interpreter's, bit for bit.
 ///
 /// Errors: as `picajit_geometry_run_point` (`PICAJIT_ERR_INVALID_ARGUMENT` if the mode is not
-/// point mode, the uniform set is of another float mode or the layout is bad); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
+/// point mode, the uniform set is of another float mode, the layout is bad or `count` is over
+/// `PICAJIT_MAX_BATCH`); `PICAJIT_ERR_EXEC` when an invocation fails: the message names the
 /// point, `stats->vertices` is the number of invocations completed before it,
 /// `stats->instructions` 0, and the vertices emitted before the failure (its own included)
 /// are delivered.

@@ -27,6 +27,23 @@ c_enum!(PicajitFormat: PICAJIT_FORMAT_F32, PICAJIT_FORMAT_F24);
 /// offset 16 * n.
 pub const PICAJIT_LAYOUT_PACKED: u32 = 1;
 
+/// The most vertices one `picajit_shader_run_batch(_ex)` or invocations one
+/// `picajit_geometry_run_points` call takes (2^24 = 16,777,216; a draw call has at most 65,536
+/// indices): more is `PICAJIT_ERR_INVALID_ARGUMENT`, also when the layouts are empty and the
+/// buffers span no bytes, so that no count makes a call run for minutes. Split longer work
+/// into several calls.
+pub const PICAJIT_MAX_BATCH: usize = 1 << 24;
+
+/// Reject a vertex or invocation count over [`PICAJIT_MAX_BATCH`].
+pub(crate) fn check_count(count: usize, what: &str) -> Result<()> {
+    if count > PICAJIT_MAX_BATCH {
+        return Err(Error::invalid(format!(
+            "{what}: {count} is more than PICAJIT_MAX_BATCH ({PICAJIT_MAX_BATCH}); split the work"
+        )));
+    }
+    Ok(())
+}
+
 /// Where the registers of each vertex sit in a caller buffer. Register n (v`n` for inputs,
 /// o`n` for outputs) is present when bit n of `mask` is set; it is 4 consecutive 4-byte
 /// values x, y, z, w. Vertex k starts at byte `k * stride`.

@@ -3,6 +3,7 @@
 //! the unit state an emulator keeps. Registered by `src/capi/mod.rs` (the C ABI's module
 //! tree, from which the header is generated); the shared conventions are described there.
 
+mod cache;
 mod engine;
 mod geometry;
 mod layout;
@@ -11,6 +12,10 @@ mod shader;
 mod state;
 mod uniforms;
 
+pub use cache::{
+    picajit_engine_get_cache_stats, picajit_engine_set_cache_budget, PicajitCacheStats,
+    PICAJIT_DEFAULT_CACHE_BUDGET,
+};
 pub use engine::{
     picajit_engine_cache_size, picajit_engine_clear_cache, picajit_engine_config_init,
     picajit_engine_create, picajit_engine_destroy, picajit_engine_kind, PicajitEngine,
@@ -25,7 +30,7 @@ pub use geometry::{
     picajit_geometry_set_state, picajit_geometry_set_unit_state, picajit_geometry_take,
     PicajitEmitFn, PicajitGeometry, PicajitGeometryState,
 };
-pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED};
+pub use layout::{PicajitFormat, PicajitVertexLayout, PICAJIT_LAYOUT_PACKED, PICAJIT_MAX_BATCH};
 pub use run::{picajit_shader_run_batch, picajit_shader_run_batch_ex, PicajitRunStats};
 pub use shader::{
     picajit_shader_apply_constants, picajit_shader_create, picajit_shader_destroy,

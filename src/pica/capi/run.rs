@@ -262,7 +262,8 @@ impl Batch<'_> {
 /// Errors: `PICAJIT_ERR_EXEC` when a vertex fails (the message and `stats->vertices` say
 /// which: the lowest failing vertex; earlier outputs are written, and when the batch was
 /// split, later parts may have written theirs); `PICAJIT_ERR_INVALID_ARGUMENT` for a uniform
-/// set of another float mode, a bad layout, or overlapping buffers.
+/// set of another float mode, a bad layout, overlapping buffers, or a `count` over
+/// `PICAJIT_MAX_BATCH` (whatever the layouts).
 ///
 /// # Safety
 /// `shader` and `uniforms` must be NULL or live objects (`uniforms` not written during the
@@ -314,9 +315,11 @@ pub unsafe extern "C" fn picajit_shader_run_batch(
 /// * `options->threads`: threads the batch may use. 0, the value
 ///   `picajit_run_options_init` sets (and what `picajit_shader_run_batch` uses), is the
 ///   engine's setting (`PicajitEngineConfig::threads`, by default 1: the calling thread
-///   only); N splits into up to N contiguous parts of at least 512 vertices. Outputs and
-///   `state_out` are the same for every value. A struct without the field (an older
-///   `struct_size`) gets one thread.
+///   only); N splits into up to N contiguous parts of at least 512 vertices, and at most one
+///   part per worker thread plus the calling thread (one more than the host's cores: any
+///   larger value, UINT32_MAX included, means that many). Outputs and `state_out` are the
+///   same for every value. A struct without the field (an older `struct_size`) gets one
+///   thread.
 ///
 /// Errors: those of `picajit_shader_run_batch`; `PICAJIT_ERR_INVALID_ARGUMENT` for an entry
 /// point outside the code or an `options->struct_size` the versioning rule rejects.
@@ -379,6 +382,7 @@ unsafe fn run_batch(
         )
     };
     uniforms.check_mode(&shader.shader)?;
+    super::layout::check_count(count, "count")?;
     let input = Layout::new(input_layout, "input_layout")?;
     let output = Layout::new(output_layout, "output_layout")?;
     let in_len = input.span(count, "inputs")?;

@@ -217,8 +217,9 @@ fn shader_from_shbin(engine: &PicajitEngine, shbin: &Shbin, index: u32) -> Resul
 /// most 128). Runs may use other entry points of the same words (`picajit_shader_run_batch_ex`,
 /// `picajit_geometry_set_entry`) without creating another shader.
 ///
-/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors or an
-/// entry point outside the code; `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
+/// Errors: `PICAJIT_ERR_PROGRAM` for more than 4096 words, more than 4096 descriptors (any
+/// larger count, `SIZE_MAX` included) or an entry point outside the code;
+/// `PICAJIT_ERR_INVALID_ARGUMENT` for an unknown kind.
 ///
 /// # Safety
 /// `engine` must be NULL or a live engine; `code` must be NULL or point to `code_words`
@@ -238,6 +239,8 @@ pub unsafe extern "C" fn picajit_shader_create(
     call("picajit_shader_create", || {
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
+        args::check_ptr(code, "code")?;
+        program_sizes(code_words, opdesc_count)?;
         // SAFETY: `code_words` readable words by this function's contract.
         let code = unsafe { args::slice(code, code_words, "code") }?;
         let opdescs = if opdesc_count == 0 {
@@ -260,6 +263,38 @@ pub unsafe extern "C" fn picajit_shader_create(
     })
 }
 
+/// The sizes of a raw program, checked before its arrays are borrowed: any count past the
+/// limits, `SIZE_MAX` included, is `PICAJIT_ERR_PROGRAM` as documented (not an argument
+/// error about the array's byte size).
+fn program_sizes(code_words: usize, opdesc_count: usize) -> Result<()> {
+    use picajit_interp::pica::program::{CODE_WORDS, MAX_OPDESC_TABLE};
+    let error = |m: String| Err(Error::new(PicajitStatus::PICAJIT_ERR_PROGRAM, m));
+    if code_words > CODE_WORDS {
+        return error(format!(
+            "{code_words} code words; a program has at most {CODE_WORDS}"
+        ));
+    }
+    if opdesc_count > MAX_OPDESC_TABLE {
+        return error(format!(
+            "{opdesc_count} operand descriptors; at most {MAX_OPDESC_TABLE} are accepted"
+        ));
+    }
+    Ok(())
+}
+
+/// A SHBIN image's size, checked before the bytes are borrowed: past
+/// `PICAJIT_MAX_SHBIN_BYTES` (`SIZE_MAX` included) is `PICAJIT_ERR_SHBIN`, as documented.
+fn shbin_size(data: *const c_void, size: usize) -> Result<()> {
+    args::check_ptr(data, "data")?;
+    if size > crate::pica::shbin::MAX_SHBIN_BYTES {
+        return Err(Error::new(
+            PicajitStatus::PICAJIT_ERR_SHBIN,
+            crate::pica::shbin::ShbinError::FileTooLarge { file_len: size },
+        ));
+    }
+    Ok(())
+}
+
 fn parse_shbin(data: &[u8]) -> Result<Shbin> {
     Shbin::parse(data).map_err(|e| Error::new(PicajitStatus::PICAJIT_ERR_SHBIN, e))
 }
@@ -268,7 +303,8 @@ fn parse_shbin(data: &[u8]) -> Result<Shbin> {
 /// (the bytes are copied; the buffer may be freed afterwards). The DVLE's constants are not
 /// applied to any uniform set until `picajit_shader_apply_constants`.
 ///
-/// Errors: `PICAJIT_ERR_SHBIN` for a malformed file or an index past the last DVLE,
+/// Errors: `PICAJIT_ERR_SHBIN` for a malformed file, a `size` over `PICAJIT_MAX_SHBIN_BYTES`
+/// (`SIZE_MAX` included) or an index past the last DVLE,
 /// `PICAJIT_ERR_PROGRAM` for a DVLE whose entry point is outside the code.
 ///
 /// # Safety
@@ -285,6 +321,7 @@ pub unsafe extern "C" fn picajit_shader_load_shbin(
     call("picajit_shader_load_shbin", || {
         // SAFETY: a live engine by this function's contract.
         let engine = unsafe { handle::get(engine, "engine") }?;
+        shbin_size(data, size)?;
         // SAFETY: `size` readable bytes by this function's contract.
         let data = unsafe { args::slice(data.cast::<u8>(), size, "data") }?;
         args::check_ptr(out, "out")?;
@@ -296,6 +333,9 @@ pub unsafe extern "C" fn picajit_shader_load_shbin(
 
 /// The number of DVLEs (shaders) in a SHBIN file image of `size` bytes.
 ///
+/// Errors: `PICAJIT_ERR_SHBIN` for a malformed file or a `size` over
+/// `PICAJIT_MAX_SHBIN_BYTES` (`SIZE_MAX` included).
+///
 /// # Safety
 /// `data` must be NULL or point to `size` readable bytes; `count` must be NULL or writable.
 #[no_mangle]
@@ -305,6 +345,7 @@ pub unsafe extern "C" fn picajit_shbin_dvle_count(
     count: *mut u32,
 ) -> PicajitStatus {
     call("picajit_shbin_dvle_count", || {
+        shbin_size(data, size)?;
         // SAFETY: `size` readable bytes by this function's contract.
         let data = unsafe { args::slice(data.cast::<u8>(), size, "data") }?;
         let n = parse_shbin(data)?.dvles.len();

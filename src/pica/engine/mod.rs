@@ -32,4 +32,4 @@ pub use shader::{
     apply_constants, expand_f24, program_from_shbin, program_output_mask, EngineConfig, Shader,
     ShaderAt,
 };
-pub use stage::{batch_threads, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD};
+pub use stage::{batch_threads, max_batch_threads, PARALLEL_MIN_BATCH, PARALLEL_MIN_PER_THREAD};

@@ -124,6 +124,9 @@ pub struct Shader {
     entries: Mutex<HashMap<(ShaderKind, u16), Arc<Shader>>>,
     /// Threads vertex batches may use (0: automatic, see [`Shader::set_threads`]).
     threads: usize,
+    /// The cache it was prepared with ([`Shader::with_cache`]): other entry points are
+    /// compiled through it, into the same budget.
+    cache: Option<CodeCache>,
 }
 
 impl Shader {
@@ -134,7 +137,11 @@ impl Shader {
 
     /// [`Shader::new`] reusing compiled code from `cache`: emulators switch between a few
     /// programs many times per frame, and a hit skips code generation (the key covers
-    /// everything that changes the code, see [`CodeCache`]).
+    /// everything that changes the code, see [`CodeCache`]). The shader keeps the cache
+    /// (clones share it) and compiles its other entry points ([`Shader::at_entry`]) through
+    /// it, so all its code counts against the cache's budget; while the shader lives the
+    /// cache does not drop its code, and once it is dropped the code is the cache's to drop
+    /// when over budget.
     pub fn with_cache(
         program: Program,
         config: &EngineConfig,
@@ -165,6 +172,7 @@ impl Shader {
             fallback: None,
             entries: Mutex::new(HashMap::new()),
             threads: config.threads,
+            cache: cache.cloned(),
         };
         let Some(backend) = target else {
             if config.engine == Engine::Jit {
@@ -267,7 +275,8 @@ impl Shader {
     /// for batches of at least [`PARALLEL_MIN_BATCH`](super::PARALLEL_MIN_BATCH) vertices and
     /// one thread below; `1` never splits; `n` splits every batch into up to `n` contiguous
     /// parts of at least [`PARALLEL_MIN_PER_THREAD`](super::PARALLEL_MIN_PER_THREAD)
-    /// vertices, run on the calling thread and persistent worker threads (one per core,
+    /// vertices (and at most [`max_batch_threads`](super::max_batch_threads)), run on the
+    /// calling thread and persistent worker threads (one per core,
     /// started by the first split batch and reused, with their staging rows and registers, by
     /// later ones). Vertices are independent of each other (every one starts from the same
     /// state), so the outputs and the state handed back are the same
@@ -335,7 +344,7 @@ impl Shader {
         let shader = match found {
             Some(s) => s,
             None => {
-                let mut fresh = Shader::new(program, &self.config)?;
+                let mut fresh = Shader::prepare(program, &self.config, self.cache.as_ref())?;
                 fresh.threads = self.threads;
                 let fresh = Arc::new(fresh);
                 self.entries

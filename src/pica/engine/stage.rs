@@ -15,15 +15,25 @@ pub const PARALLEL_MIN_BATCH: usize = 8192;
 /// Fewest vertices one thread of a split batch takes, whatever the thread count asked for.
 pub const PARALLEL_MIN_PER_THREAD: usize = 512;
 
+/// The most parts a batch is split into: one per worker of the pool plus the calling
+/// thread (more would only queue behind them). A larger thread setting means this many, so
+/// that no setting (`usize::MAX`, a C caller's `UINT32_MAX`) allocates per requested thread.
+pub fn max_batch_threads() -> usize {
+    crate::pool::workers() + 1
+}
+
 /// Threads for a batch of `n` vertices under the setting `threads` (see
-/// [`Shader::set_threads`](super::Shader::set_threads)).
+/// [`Shader::set_threads`](super::Shader::set_threads)): at most [`max_batch_threads`].
 pub fn batch_threads(threads: usize, n: usize) -> usize {
     let wanted = match threads {
         0 if n < PARALLEL_MIN_BATCH => 1,
-        0 => std::thread::available_parallelism().map_or(1, |c| c.get()),
+        0 => crate::pool::workers(),
         t => t,
     };
-    wanted.min(n / PARALLEL_MIN_PER_THREAD).max(1)
+    wanted
+        .min(max_batch_threads())
+        .min(n / PARALLEL_MIN_PER_THREAD)
+        .max(1)
 }
 
 /// Split `0..n` (`n == rows.len()`) into `threads` contiguous parts and run `run(range,

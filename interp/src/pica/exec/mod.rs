@@ -133,6 +133,12 @@ impl Interpreter {
         }
     }
 
+    /// Bytes this interpreter holds on the heap (its pre-decoded program): what a cache of
+    /// prepared programs counts against its budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.ops.capacity() * std::mem::size_of::<(Op, bool)>()
+    }
+
     /// [`Self::new`] with the MAX reading `max_rule` (see [`float::MaxRule`]).
     pub fn with_max_rule(
         program: &Program,

@@ -227,6 +227,18 @@ pub(crate) fn compile(shader: &CompiledShader, from_state: bool) -> CompileResul
 }
 
 impl SoaCode {
+    /// Bytes this code holds: its mapping, its copy of the bytes and its annotations.
+    pub(crate) fn footprint(&self) -> usize {
+        std::mem::size_of::<SoaCode>()
+            + self.exec.mapped_bytes()
+            + self.code.capacity()
+            + crate::pica::shader::marks_bytes(&self.marks)
+            + self
+                .gs
+                .as_ref()
+                .map_or(0, |g| std::mem::size_of_val(g.emit_flags.as_slice()))
+    }
+
     /// The usage counters.
     pub(crate) fn stats(&self) -> BatchStats {
         BatchStats {
