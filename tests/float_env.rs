@@ -403,11 +403,9 @@ fn pica_engines_ignore_the_callers_float_environment() {
             // Twelve vertices: one group of eight for the multi-vertex code, four single.
             let inputs = w.inputs(mode, 12);
             for engine in ENGINES {
-                let config = EngineConfig {
-                    engine,
-                    float_mode: mode,
-                    ..EngineConfig::default()
-                };
+                let config = EngineConfig::default()
+                    .with_engine(engine)
+                    .with_float_mode(mode);
                 match PicaShader::new(w.program.clone(), &config) {
                     Ok(s) if s.engine() == engine => {}
                     Ok(s) => {
