@@ -165,10 +165,10 @@ void draw(ShaderUnit &vs, const std::vector<Vertex> &in, std::vector<Vertex> &ou
 
 struct Emitted {
     std::vector<std::array<float, 4>> pos;
-    std::vector<PicajitEmitInfo> info;
+    std::vector<PicajitEmitState> info;
 };
 
-void on_emit(void *user, const void *vertex, const PicajitEmitInfo *info) {
+void on_emit(void *user, const void *vertex, const PicajitEmitState *info) {
     auto *e = static_cast<Emitted *>(user);
     std::array<float, 4> p;
     std::memcpy(p.data(), vertex, sizeof p);

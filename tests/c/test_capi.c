@@ -789,10 +789,10 @@ static void test_exec_errors(uint32_t backend) {
 typedef struct {
     int calls;
     Vertex v[16];
-    PicajitEmitInfo info[16];
+    PicajitEmitState info[16];
 } Collected;
 
-static void collect(void *user, const void *vertex, const PicajitEmitInfo *info) {
+static void collect(void *user, const void *vertex, const PicajitEmitState *info) {
     Collected *c = user;
     if (c->calls < 16) {
         /* The callback layout is o0, o1 packed: 32 bytes. */
@@ -851,7 +851,7 @@ static void test_geometry_point_to_quad(uint32_t backend) {
     struct {
         float o0[4], o1[4];
     } verts[5];
-    PicajitEmitInfo infos[5];
+    PicajitEmitState infos[5];
     size_t taken = 99;
     OK(picajit_geometry_take(geo, &two, verts, infos, 5, &taken));
     CHECK(taken == 5);
@@ -956,7 +956,7 @@ static void test_geometry_state(uint32_t backend) {
         OK(picajit_geometry_run_point(geo, gs, u, &none, &dummy, NULL));
     }
     float v[3][4];
-    PicajitEmitInfo infos[3];
+    PicajitEmitState infos[3];
     size_t taken = 0;
     OK(picajit_geometry_take(geo, &o0, v, infos, 3, &taken));
     CHECK(taken == 3 && v[0][0] == 1.0f && v[1][0] == 2.0f && v[2][0] == 3.0f);
@@ -1018,7 +1018,7 @@ static void test_geometry_uniform_modes(uint32_t backend) {
     const uint32_t rows24[2][4] = {{0x000001u, 0, 0, 0}, {0x3F0000u, 0, 0, 0}};
     PicajitVertexLayout o01 = {PICAJIT_FORMAT_F32, 0, 0x3, 0};
     float v[2][2][4];
-    PicajitEmitInfo infos[2];
+    PicajitEmitState infos[2];
     size_t taken = 0;
     float row[4];
 
@@ -1072,15 +1072,15 @@ static void test_geometry_uniform_modes(uint32_t backend) {
 typedef struct {
     size_t calls, capacity, vertex_size;
     unsigned char *data; /* vertex_size bytes per call */
-    PicajitEmitInfo *info;
+    PicajitEmitState *info;
 } Recorder;
 
-static void record(void *user, const void *vertex, const PicajitEmitInfo *info) {
+static void record(void *user, const void *vertex, const PicajitEmitState *info) {
     Recorder *r = user;
     if (r->calls == r->capacity) {
         size_t capacity = r->capacity ? 2 * r->capacity : 256;
         unsigned char *data = realloc(r->data, capacity * r->vertex_size);
-        PicajitEmitInfo *infos = realloc(r->info, capacity * sizeof *infos);
+        PicajitEmitState *infos = realloc(r->info, capacity * sizeof *infos);
         if (!data || !infos) {
             fprintf(stderr, "out of memory\n");
             exit(2);
@@ -1106,7 +1106,7 @@ static void recorder_free(Recorder *r) {
 
 /* Same vertices (bytes) and flags in the same order (fields compared: the struct has
    padding). */
-static int same_info(const PicajitEmitInfo *a, const PicajitEmitInfo *b, size_t n) {
+static int same_info(const PicajitEmitState *a, const PicajitEmitState *b, size_t n) {
     for (size_t k = 0; k < n; k++) {
         if (a[k].slot != b[k].slot || a[k].primitive != b[k].primitive ||
             a[k].winding != b[k].winding) {
@@ -1170,7 +1170,7 @@ static void fill_banks(PicajitEngine *engine, PicajitGeometry *geo, PicajitUnifo
     PicajitVertexLayout none = {PICAJIT_FORMAT_F32, 0, 0, 0};
     float dummy = 0;
     float v[2][4];
-    PicajitEmitInfo infos[2];
+    PicajitEmitState infos[2];
     size_t taken = 0;
     OK(picajit_shader_apply_constants(pre, u));
     OK(picajit_geometry_set_emit_callback(geo, NULL, NULL, NULL));
@@ -1269,7 +1269,7 @@ static void test_geometry_run_points(uint32_t backend, const char *path, size_t 
     PicajitVertexLayout take24 = {PICAJIT_FORMAT_F24, 0, 0x7, 0};
     enum { TAKE = M * 34 };
     static uint32_t va[TAKE][3][4], vb[TAKE][3][4];
-    static PicajitEmitInfo ia[TAKE], ib[TAKE];
+    static PicajitEmitState ia[TAKE], ib[TAKE];
     size_t taken_a = 0, taken_b = 0;
     OK(picajit_geometry_take(ga, &take24, va, ia, TAKE, &taken_a));
     OK(picajit_geometry_take(gb, &take24, vb, ib, TAKE, &taken_b));
@@ -1469,7 +1469,7 @@ typedef struct {
 } DestroyingCallback;
 
 /* An emit callback that destroys the geometry state it is delivering for. */
-static void destroy_on_emit(void *user, const void *vertex, const PicajitEmitInfo *info) {
+static void destroy_on_emit(void *user, const void *vertex, const PicajitEmitState *info) {
     DestroyingCallback *d = user;
     (void)vertex;
     (void)info;

@@ -299,10 +299,10 @@ static void test_whole_descriptor_table(void) {
 typedef struct {
     int count;
     float o0[8][4];
-    PicajitEmitInfo info[8];
+    PicajitEmitState info[8];
 } Emits;
 
-static void on_emit(void *user, const void *vertex, const PicajitEmitInfo *info) {
+static void on_emit(void *user, const void *vertex, const PicajitEmitState *info) {
     Emits *e = user;
     if (e->count < 8) {
         memcpy(e->o0[e->count], vertex, sizeof e->o0[0]);
@@ -821,7 +821,7 @@ static void on_emit_state(void *user, const void *vertex, const PicajitEmitState
 
 static void test_one_emit_type(void) {
     PicajitEmitFn f = on_emit_state;
-    CHECK(f != NULL && sizeof(PicajitEmitState) == 8 && sizeof(PicajitEmitInfo) == 8);
+    CHECK(f != NULL && sizeof(PicajitEmitState) == 8 && sizeof(PicajitEmitState) == 8);
 }
 
 int main(void) {

@@ -240,7 +240,7 @@ static void batches(PicajitEngine *e) {
     OK(picajit_uniforms_destroy(u));
 }
 
-static void on_emit(void *user, const void *vertex, const PicajitEmitInfo *info) {
+static void on_emit(void *user, const void *vertex, const PicajitEmitState *info) {
     (void)vertex;
     (void)info;
     ++*(size_t *)user;
@@ -276,7 +276,7 @@ static void geometry(PicajitEngine *e) {
     OK(picajit_geometry_pending(g, &pending));
     CHECK(pending == 2);
     float outv[2][4];
-    PicajitEmitInfo infos[2];
+    PicajitEmitState infos[2];
     EXPECT(picajit_geometry_take(g, &one, outv, infos, SIZE_MAX, &taken), INV, "");
     OK(picajit_geometry_take(g, &none, outv, infos, 2, &taken));
     CHECK(taken == 2);
@@ -297,7 +297,7 @@ static void geometry(PicajitEngine *e) {
     us.a0[1] = INT32_MAX;
     OK(picajit_geometry_set_unit_state(g, s, &us));
     OK(picajit_geometry_get_emit_state(g, &es));
-    es.vertex_id = UINT32_MAX;
+    es.slot = UINT32_MAX;
     EXPECT(picajit_geometry_set_emit_state(g, &es), INV, "");
     OK(picajit_geometry_reset(g));
     OK(picajit_geometry_destroy(g));

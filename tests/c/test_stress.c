@@ -148,7 +148,7 @@ typedef struct {
     size_t n;
 } Emits;
 
-static void collect(void *user, const void *vertex, const PicajitEmitInfo *info) {
+static void collect(void *user, const void *vertex, const PicajitEmitState *info) {
     Emits *e = user;
     (void)info;
     if (e->n < MAX_EMITS) {
