@@ -115,19 +115,27 @@ impl CompiledShader {
         inputs: &[[[f32; 4]; 16]],
         budget: u64,
     ) -> Result<BatchInfo, BatchError> {
-        p.geometry.drain_into(p.out);
         if self.program.kind() == ShaderKind::Geometry && inputs.len() >= batch::LANES {
             if let Some(soa) = self.soa() {
+                p.geometry.drain_into(p.out);
                 return batch::geometry::run(soa, self.mode, p, inputs, budget, |p, inputs| {
                     self.run_points_each(p, inputs, budget)
                 });
             }
         }
+        // Records pending from before this run come first in `emitted`, so the drain at the
+        // end of `run_points_each` delivers them in order.
         self.run_points_each(p, inputs, budget)
     }
 
     /// [`Self::run_points`] one invocation at a time (compiled code per invocation, the
-    /// interpreter for those that deopt).
+    /// interpreter for those that deopt). Every record in `emitted` (also those pending from
+    /// before the call) is in `out` when it returns, in order, and the slots are the replay
+    /// point, as after a drain.
+    ///
+    /// The records are drained once at the end (and whenever [`EMIT_CAPACITY`] of them have
+    /// collected), not after every invocation: a drain also copies the four slots (1 KiB), which
+    /// was most of the host-side work of a one-point call.
     pub(crate) fn run_points_each(
         &self,
         p: &mut Points,
@@ -140,9 +148,16 @@ impl CompiledShader {
             let geometry = Some(&mut *p.geometry);
             let r = self.run_counted(p.regs, p.uniforms, geometry, budget, &mut info.deopts);
             p.uniforms.set_bool(15, true);
-            p.geometry.drain_into(p.out);
-            info.count(index, r)?;
+            if let Err(e) = info.count(index, r) {
+                // The failed invocation's earlier EMITs are in `out` too.
+                p.geometry.drain_into(p.out);
+                return Err(e);
+            }
+            if p.geometry.emitted.len() >= EMIT_CAPACITY {
+                p.geometry.drain_into(p.out);
+            }
         }
+        p.geometry.drain_into(p.out);
         Ok(info)
     }
 
