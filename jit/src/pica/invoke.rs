@@ -167,6 +167,7 @@ impl CompiledShader {
     /// register of an output row either keeps its previous contents or receives the vertex's value,
     /// whichever the backend finds cheaper (the multi-vertex backend skips them: storing sixteen
     /// registers per vertex costs more than a short shader).
+    #[inline]
     pub(crate) fn run_batch_masked(
         &self,
         inputs: &[[[f32; 4]; 16]],
@@ -176,10 +177,25 @@ impl CompiledShader {
         out_mask: u16,
     ) -> Result<BatchInfo, BatchError> {
         // Fewer vertices than one group would all be the per-vertex tail anyway; skipping the
-        // group driver's setup keeps single-vertex batches as fast as they were.
+        // group driver's setup keeps single-vertex batches as fast as they were. Inlined, so
+        // that a one-vertex call goes straight to `run_batch_rows` (the group path's frame
+        // and argument shuffling were 32 instructions of every such call).
         if inputs.len().min(outputs.len()) < batch::LANES {
             return self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask);
         }
+        self.run_batch_groups(inputs, outputs, uniforms, budget, out_mask)
+    }
+
+    /// [`Self::run_batch_masked`] from one group of vertices on.
+    #[inline(never)]
+    fn run_batch_groups(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        out_mask: u16,
+    ) -> Result<BatchInfo, BatchError> {
         match self.soa() {
             Some(soa) if self.program.kind() == ShaderKind::Vertex => batch::run(
                 soa,
