@@ -2,8 +2,8 @@
 //!
 //! A batch split across threads used to start and join scoped threads on every call: each
 //! start costs a `clone`, a fresh stack and, on the new thread, fresh thread-local staging
-//! rows and JIT registers (`Staging` in `src/pica/engine/stage.rs`, `ROW_REGISTERS` in
-//! `jit/src/pica/invoke.rs`), which the thread threw away when it ended. The workers here live for
+//! rows and multi-vertex buffers (`Staging` in `src/pica/engine/stage.rs`, the `Spare` slots of
+//! `jit/src/pica/batch`), which the thread threw away when it ended. The workers here live for
 //! the rest of the process, so their thread-local buffers are allocated once and reused by
 //! every later batch. The pool is one per process, created on the first split batch: it
 //! belongs to no engine, so dropping a shader or an engine neither waits for it nor leaves

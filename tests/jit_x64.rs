@@ -159,6 +159,58 @@ fn caller_mxcsr_is_ignored_and_restored() {
     }
 }
 
+/// The batch entry (which keeps its working registers in its own stack frame) under hostile
+/// MXCSR values, with sticky exception flags set: every row equals the interpreter's result
+/// bit for bit, and the caller's control bits come back.
+#[test]
+#[allow(deprecated)]
+fn caller_mxcsr_is_ignored_and_restored_by_the_batch_entry() {
+    use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+    // Toward zero + DAZ + every flag; round down + FTZ + flags; round up + FTZ + DAZ.
+    let hostile = [
+        0x7FC0 | 0x3F,
+        0x1F80 | 0x2000 | 0x8000 | 0x21,
+        0x1F80 | 0x4000 | 0x8040,
+    ];
+    for (seed, case, shader) in generated_x64(40) {
+        if case.program.kind() != ShaderKind::Vertex {
+            continue;
+        }
+        let mut want = Registers::default();
+        want.input = case.inputs;
+        if Interpreter::new(&case.program, case.mode)
+            .run(&mut want, &case.uniforms, None, 4000)
+            .is_err()
+        {
+            continue;
+        }
+        for &csr in &hostile {
+            let mut out = [[[0.0f32; 4]; 16]; 3];
+            // SAFETY: changes only this thread's SSE control register; restored below.
+            let saved = unsafe { _mm_getcsr() };
+            unsafe { _mm_setcsr(csr) };
+            let batch = shader.invoke(
+                Invocation::batch(&case.uniforms, &[case.inputs; 3], &mut out).budget(4000),
+            );
+            let after = unsafe { _mm_getcsr() };
+            unsafe { _mm_setcsr(saved) };
+            assert_eq!(
+                after & 0xFFC0,
+                csr & 0xFFC0,
+                "seed {seed}, MXCSR {csr:#x}: control bits restored"
+            );
+            assert!(batch.is_ok(), "seed {seed}: {batch:?}");
+            for row in &out {
+                assert_eq!(
+                    row.map(|l| l.map(f32::to_bits)),
+                    want.output.map(|l| l.map(f32::to_bits)),
+                    "seed {seed}, MXCSR {csr:#x}: batch entry"
+                );
+            }
+        }
+    }
+}
+
 /// The SSE4.1 tier (no VEX forms: the float recipes' copy-and-operate and xor-select
 /// sequences of `jit/src/x64/masm.rs`) against the interpreter on random programs in every
 /// float mode; the shared cases run with the detected features (AVX on the test machines).

@@ -60,7 +60,8 @@ impl CodeArg for Lanes<'_> {
 /// `input` (read), `output` and `other_bank` (read/write, 256 bytes), `uniforms` (read),
 /// `emit_buf` (write, `emit_cap` records), none of them aliasing each other except
 /// `input`/`output` pointing into `*regs`; for the batch entry `batch_input`/`batch_output`
-/// must be valid for `batch_count` rows.
+/// must be valid for `batch_count` rows (the batch entry keeps its working registers in its
+/// own stack frame and never reads `regs`, `input`, `output` or the geometry fields).
 #[inline]
 pub(crate) unsafe fn vertex(exec: &ExecCode, entry: usize, ctx: &mut JitContext) -> Status {
     // SAFETY: forwarded contract: the code is a complete function of the host's calling

@@ -101,15 +101,8 @@ pub(crate) unsafe fn one(
     entry: usize,
     ctx: &mut JitContext,
 ) -> Result<u32, String> {
-    let regs_host = ctx.regs;
-    let regs_end = regs_host as usize + std::mem::size_of::<Registers>();
-    // Host pointer into `*regs` → guest address, or None.
-    let in_regs = |p: usize| -> Option<u64> {
-        (p >= regs_host as usize && p < regs_end).then(|| REGS_G + (p - regs_host as usize) as u64)
-    };
-    // SAFETY: the caller guarantees `regs` and `uniforms` are valid (read).
-    let (regs, uniforms) = unsafe { (&*ctx.regs, &*ctx.uniforms) };
-    guest.write_value(REGS_G, regs)?;
+    // SAFETY: the caller guarantees `uniforms` is valid (read).
+    let uniforms = unsafe { &*ctx.uniforms };
     guest.write_value(UNIFORMS_G, uniforms)?;
     let mut g = JitContext::default();
     g.regs = REGS_G as usize as *mut Registers;
@@ -121,9 +114,19 @@ pub(crate) unsafe fn one(
     g.emit_len = ctx.emit_len;
 
     if entry != 0 {
+        // The batch entry keeps its working registers on its own stack: `regs` is not used.
         // SAFETY: forwarded contract.
         return unsafe { rows(guest, entry, ctx, g) };
     }
+
+    let regs_host = ctx.regs;
+    let regs_end = regs_host as usize + std::mem::size_of::<Registers>();
+    // Host pointer into `*regs` → guest address, or None.
+    let in_regs = |p: usize| -> Option<u64> {
+        (p >= regs_host as usize && p < regs_end).then(|| REGS_G + (p - regs_host as usize) as u64)
+    };
+    // SAFETY: the caller guarantees `regs` is valid (read).
+    guest.write_value(REGS_G, unsafe { &*ctx.regs })?;
 
     // Single invocation: input/output point into `*regs` (or an output bank elsewhere).
     let guest_of_bank = |p: usize, other: usize| -> Result<u64, String> {
@@ -231,6 +234,9 @@ unsafe fn rows(
             )
         };
         write_rows(guest, BATCH_IN_G, inp)?;
+        // The code writes only the outputs the program writes (and clears only those it must):
+        // the others keep the caller's values, as natively.
+        write_rows(guest, BATCH_OUT_G, outp)?;
         let bias = (done * ROW) as u64;
         g.batch_input = BATCH_IN_G.wrapping_sub(bias) as usize as *const [[f32; 4]; 16];
         g.batch_output = BATCH_OUT_G.wrapping_sub(bias) as usize as *mut [[f32; 4]; 16];
@@ -255,8 +261,6 @@ unsafe fn rows(
             break;
         }
     }
-    // SAFETY: the caller guarantees `regs` is valid for writing.
-    guest.read_value(REGS_G, unsafe { &mut *ctx.regs })?;
     Ok(result)
 }
 

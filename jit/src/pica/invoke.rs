@@ -11,7 +11,6 @@ use crate::pica::batch::{self, BatchError, BatchInfo};
 use crate::pica::call::vertex;
 use crate::pica::layout::{EmitRecord, JitContext, Status, EMIT_CAPACITY};
 use crate::pica::shader::CompiledShader;
-use crate::pica::spare::Spare;
 use picajit_interp::pica::exec::{ExecError, RunInfo};
 use picajit_interp::pica::program::ShaderKind;
 use picajit_interp::pica::state::{GeometryState, Registers, Uniforms, UnitState};
@@ -116,19 +115,27 @@ impl CompiledShader {
         inputs: &[[[f32; 4]; 16]],
         budget: u64,
     ) -> Result<BatchInfo, BatchError> {
-        p.geometry.drain_into(p.out);
         if self.program.kind() == ShaderKind::Geometry && inputs.len() >= batch::LANES {
             if let Some(soa) = self.soa() {
+                p.geometry.drain_into(p.out);
                 return batch::geometry::run(soa, self.mode, p, inputs, budget, |p, inputs| {
                     self.run_points_each(p, inputs, budget)
                 });
             }
         }
+        // Records pending from before this run come first in `emitted`, so the drain at the
+        // end of `run_points_each` delivers them in order.
         self.run_points_each(p, inputs, budget)
     }
 
     /// [`Self::run_points`] one invocation at a time (compiled code per invocation, the
-    /// interpreter for those that deopt).
+    /// interpreter for those that deopt). Every record in `emitted` (also those pending from
+    /// before the call) is in `out` when it returns, in order, and the slots are the replay
+    /// point, as after a drain.
+    ///
+    /// The records are drained once at the end (and whenever [`EMIT_CAPACITY`] of them have
+    /// collected), not after every invocation: a drain also copies the four slots (1 KiB), which
+    /// was most of the host-side work of a one-point call.
     pub(crate) fn run_points_each(
         &self,
         p: &mut Points,
@@ -141,9 +148,16 @@ impl CompiledShader {
             let geometry = Some(&mut *p.geometry);
             let r = self.run_counted(p.regs, p.uniforms, geometry, budget, &mut info.deopts);
             p.uniforms.set_bool(15, true);
-            p.geometry.drain_into(p.out);
-            info.count(index, r)?;
+            if let Err(e) = info.count(index, r) {
+                // The failed invocation's earlier EMITs are in `out` too.
+                p.geometry.drain_into(p.out);
+                return Err(e);
+            }
+            if p.geometry.emitted.len() >= EMIT_CAPACITY {
+                p.geometry.drain_into(p.out);
+            }
         }
+        p.geometry.drain_into(p.out);
         Ok(info)
     }
 
@@ -153,6 +167,7 @@ impl CompiledShader {
     /// register of an output row either keeps its previous contents or receives the vertex's value,
     /// whichever the backend finds cheaper (the multi-vertex backend skips them: storing sixteen
     /// registers per vertex costs more than a short shader).
+    #[inline]
     pub(crate) fn run_batch_masked(
         &self,
         inputs: &[[[f32; 4]; 16]],
@@ -162,10 +177,25 @@ impl CompiledShader {
         out_mask: u16,
     ) -> Result<BatchInfo, BatchError> {
         // Fewer vertices than one group would all be the per-vertex tail anyway; skipping the
-        // group driver's setup keeps single-vertex batches as fast as they were.
+        // group driver's setup keeps single-vertex batches as fast as they were. Inlined, so
+        // that a one-vertex call goes straight to `run_batch_rows` (the group path's frame
+        // and argument shuffling were 32 instructions of every such call).
         if inputs.len().min(outputs.len()) < batch::LANES {
             return self.run_batch_rows(inputs, outputs, uniforms, budget, out_mask);
         }
+        self.run_batch_groups(inputs, outputs, uniforms, budget, out_mask)
+    }
+
+    /// [`Self::run_batch_masked`] from one group of vertices on.
+    #[inline(never)]
+    fn run_batch_groups(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        uniforms: &Uniforms,
+        budget: u64,
+        out_mask: u16,
+    ) -> Result<BatchInfo, BatchError> {
         match self.soa() {
             Some(soa) if self.program.kind() == ShaderKind::Vertex => batch::run(
                 soa,
@@ -250,61 +280,67 @@ impl CompiledShader {
     ) -> Result<BatchInfo, BatchError> {
         let n = inputs.len().min(outputs.len());
         let mut info = BatchInfo::default();
-        let mut regs = Spare::take(&ROW_REGISTERS);
-        let regs = &mut *regs;
+        let exec = match &self.exec {
+            Some(exec) if self.program.kind() == ShaderKind::Vertex => exec,
+            _ => {
+                for index in 0..n {
+                    self.row_on_interpreter(inputs, outputs, index, uniforms, budget, &mut info)?;
+                }
+                return Ok(info);
+            }
+        };
+        // Outputs the caller reads that the batch entry does not clear: the program never
+        // writes them, so they are +0 after every vertex.
+        let clear = out_mask & !self.batch_outputs_zeroed;
+        if clear != 0 {
+            for row in &mut outputs[..n] {
+                for i in bits(clear) {
+                    row[i] = [0.0; 4];
+                }
+            }
+        }
         let mut start = 0;
         while start < n {
-            let (finished, stopped) = match &self.exec {
-                Some(exec) if self.program.kind() == ShaderKind::Vertex => {
-                    // Outputs the caller reads that the batch entry does not clear: the
-                    // program never writes them, so they are +0 after every vertex.
-                    let clear = out_mask & !self.batch_outputs_zeroed;
-                    if clear != 0 {
-                        for row in &mut outputs[start..n] {
-                            for i in bits(clear) {
-                                row[i] = [0.0; 4];
-                            }
-                        }
-                    }
-                    let r = run_batch_compiled(
-                        exec,
-                        self.batch_entry,
-                        regs,
-                        &inputs[start..n],
-                        &mut outputs[start..n],
-                        uniforms,
-                        budget,
-                    );
-                    info.instructions += r.0;
-                    (r.1, r.2)
-                }
-                _ => (0, true),
-            };
+            let (instructions, finished, stopped) = run_batch_compiled(
+                exec,
+                self.batch_entry,
+                &inputs[start..n],
+                &mut outputs[start..n],
+                uniforms,
+                budget,
+            );
+            info.instructions += instructions;
             if !stopped {
                 break;
             }
-            // Row `start + finished` could not run compiled: the interpreter decides.
             let index = start + finished;
-            info.deopts += 1;
-            regs.reset_working_state();
-            regs.input = inputs[index];
-            info.count(index, self.interp.run(regs, uniforms, None, budget))?;
-            outputs[index] = regs.output;
+            self.row_on_interpreter(inputs, outputs, index, uniforms, budget, &mut info)?;
             start = index + 1;
         }
         Ok(info)
     }
-}
 
-thread_local! {
-    /// The registers [`CompiledShader::run_batch_rows`] runs rows on, kept per thread between
-    /// calls: zeroing a fresh `Registers` (about 800 bytes) was a tenth of the Rust side of a
-    /// one-vertex call. Nothing carries over that a row could see: the batch entry clears, per
-    /// row, every temporary the program reads, a0, aL and cmp (inputs and outputs are the
-    /// caller's rows), and a row the interpreter re-runs starts from
-    /// [`Registers::reset_working_state`].
-    static ROW_REGISTERS: std::cell::Cell<Option<Box<Registers>>> =
-        const { std::cell::Cell::new(None) };
+    /// Row `index` of a batch that compiled code could not run: the interpreter decides,
+    /// from the reset state (counted as a deopt). Kept out of line: rare, and its register
+    /// block would otherwise be in every call's frame.
+    #[cold]
+    #[inline(never)]
+    fn row_on_interpreter(
+        &self,
+        inputs: &[[[f32; 4]; 16]],
+        outputs: &mut [[[f32; 4]; 16]],
+        index: usize,
+        uniforms: &Uniforms,
+        budget: u64,
+        info: &mut BatchInfo,
+    ) -> Result<(), BatchError> {
+        info.deopts += 1;
+        let mut regs = Registers::default();
+        regs.input = inputs[index];
+        info.count(index, self.interp.run(&mut regs, uniforms, None, budget))?;
+        outputs[index] = regs.output;
+        Ok(())
+    }
 }
 
 /// What [`run_compiled`] needs besides the state it updates.
@@ -471,20 +507,20 @@ fn run_compiled<const N: usize>(
 fn run_batch_compiled(
     exec: &ExecCode,
     entry: usize,
-    regs: &mut Registers,
     inputs: &[[[f32; 4]; 16]],
     outputs: &mut [[[f32; 4]; 16]],
     uniforms: &Uniforms,
     budget: u64,
 ) -> (u64, usize, bool) {
+    // The batch entry keeps its working registers in its own stack frame: `ctx.regs` stays
+    // null.
     let mut ctx = JitContext::default();
-    ctx.regs = regs;
     ctx.uniforms = uniforms;
     ctx.budget = budget;
     ctx.batch_input = inputs.as_ptr();
     ctx.batch_output = outputs.as_mut_ptr();
     ctx.batch_count = inputs.len().min(outputs.len()) as u64;
-    // SAFETY: `regs` is exclusively borrowed for the call, `uniforms` only read; the batch rows
+    // SAFETY: `uniforms` is only read; the batch rows
     // are `batch_count` valid input rows (read) and output rows (written, disjoint from the
     // inputs since one is `&` and the other `&mut`). The batch entry never touches the
     // geometry fields.

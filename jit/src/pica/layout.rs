@@ -18,8 +18,9 @@
 //! ```
 //!
 //! Inputs and outputs go through their own pointers so that a batch can point them at the
-//! caller's arrays without copying; temporaries, address registers and flags always live in
-//! `regs`.
+//! caller's arrays without copying; temporaries, address registers and flags live in `regs`
+//! for single invocations, and in the batch entry's own stack frame (laid out as the same part
+//! of `Registers`) for batches, whose callers then need no register block.
 //!
 //! Multi-vertex code receives one pointer, to a [`SoaContext`]: the group's registers in
 //! structure-of-arrays form, the batch rows it reads and writes, and the per-call copies of the
@@ -49,7 +50,8 @@ pub const EMIT_CAPACITY: usize = 64;
 #[repr(C, align(16))]
 #[derive(Debug)]
 pub struct JitContext {
-    /// Temporaries, a0, aL and cmp (and, for single runs, inputs and outputs).
+    /// Temporaries, a0, aL and cmp (and, for single runs, inputs and outputs). Not used by the
+    /// batch entry.
     pub regs: *mut Registers,
     /// v0-v15.
     pub input: *const [[f32; 4]; 16],

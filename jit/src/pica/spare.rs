@@ -1,5 +1,5 @@
 //! Large per-call buffers kept per thread between calls, for the drivers that would otherwise
-//! allocate and zero one on every call (`invoke.rs`, `batch/mod.rs`).
+//! allocate and zero one on every call (`batch/mod.rs`).
 
 use std::cell::Cell;
 use std::ops::{Deref, DerefMut};

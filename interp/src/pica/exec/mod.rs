@@ -178,15 +178,27 @@ impl Interpreter {
         budget: u64,
         out: &mut EmitBuffer,
     ) -> Result<u64, (usize, ExecError)> {
+        // Records collect in `geometry` (after those pending from before) and are drained
+        // at the end, on an error, or whenever `DRAIN_EVERY` have collected: a drain also
+        // copies the four slots, too much to do after every invocation.
+        const DRAIN_EVERY: usize = 64;
         let mut instructions = 0;
-        geometry.drain_into(out);
         for (k, input) in inputs.iter().enumerate() {
             regs.input = *input;
             let r = self.run(regs, uniforms, Some(geometry), budget);
             uniforms.set_bool(15, true);
-            geometry.drain_into(out);
-            instructions += r.map_err(|e| (k, e))?.instructions;
+            match r {
+                Ok(info) => instructions += info.instructions,
+                Err(e) => {
+                    geometry.drain_into(out);
+                    return Err((k, e));
+                }
+            }
+            if geometry.emitted.len() >= DRAIN_EVERY {
+                geometry.drain_into(out);
+            }
         }
+        geometry.drain_into(out);
         Ok(instructions)
     }
 

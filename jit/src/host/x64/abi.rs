@@ -40,9 +40,6 @@ pub const RET: Gpr = RAX;
 /// The registers a function must preserve (System V: rbx, rbp, r12-r15; rsp by the frame).
 pub const CALLEE_SAVED: [Gpr; 6] = [RBX, RBP, R12, R13, R14, R15];
 
-/// The stack pointer.
-const RSP: Gpr = Gpr(4);
-
 /// The entry frame of a generated function (see the module documentation for the layout).
 #[derive(Clone, Copy, Debug)]
 pub struct Frame<'a> {

@@ -18,6 +18,8 @@ pub const RCX: Gpr = Gpr(1);
 pub const RDX: Gpr = Gpr(2);
 /// rbx
 pub const RBX: Gpr = Gpr(3);
+/// rsp (the stack pointer: for code that keeps a frame of its own)
+pub const RSP: Gpr = Gpr(4);
 /// rbp
 pub const RBP: Gpr = Gpr(5);
 /// rsi

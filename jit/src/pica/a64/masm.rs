@@ -67,6 +67,13 @@ const ENTRY_FRAME: Frame<'static> = Frame {
     context: Some(CTX),
 };
 
+/// The stack pointer (register 31 in the add/sub-immediate forms).
+const SP: Gpr = Gpr(31);
+
+/// The batch entry's stack frame holding the working registers: `Registers` from the
+/// temporaries to the end (a0, aL, cmp; the output bank in between unused), 16-byte aligned.
+const WORK_FRAME: i32 = (REG_A0 + 16 - REG_TEMP + 15) & !15;
+
 /// FPCR.RMode = round toward zero.
 const FPCR_RZ: u32 = 0b11 << 22;
 
@@ -224,6 +231,9 @@ pub struct A64Masm {
     exit_budget: DynamicLabel,
     epilogue: DynamicLabel,
     batch_entry: usize,
+    /// Temporaries and outputs the batch entry clears before each row, and the outputs every
+    /// finished row has set (see [`A64Masm::with_batch_zero`]).
+    batch_zero: (u16, u16, u16),
     stubs: StubTable<Stub, DynamicLabel>,
     /// The constants the entries keep in registers (see [`Self::load_pinned`]), as the
     /// lane operations look them up: values, and magnitude-key bounds `<< 1`.
@@ -261,6 +271,7 @@ impl A64Masm {
             exit_budget,
             epilogue,
             batch_entry: 0,
+            batch_zero: (0xFFFF, 0xFFFF, 0xFFFF),
             stubs: StubTable::default(),
             pinned: [
                 (SIGN, K_SIGN),
@@ -557,22 +568,40 @@ impl A64Masm {
         }
     }
 
+    /// The batch entry clears, per row, only temporaries `temps` and outputs `outputs`
+    /// (x86-64's rule, `pica/x64/mod.rs`); `set` is the outputs a finished row has set.
+    pub fn with_batch_zero(mut self, temps: u16, outputs: u16, set: u16) -> A64Masm {
+        self.batch_zero = (temps, outputs, set);
+        self
+    }
+
     /// Save the callee-saved registers, load the context pointers and the float environment.
+    /// The batch entry (`single == false`) keeps its working registers (temporaries, a0, aL,
+    /// cmp) in a stack frame of its own ([`WORK_FRAME`]) instead of `ctx.regs`.
     fn entry(&mut self, single: bool) {
         let fpcr = self.fpcr();
         let a = &mut self.a;
         ENTRY_FRAME.enter(a);
-        a.ldr_x(REGS, CTX, CTX_REGS);
-        a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
         if single {
+            a.ldr_x(REGS, CTX, CTX_REGS);
             a.ldr_x(INPUT, CTX, CTX_INPUT);
             a.ldr_x(OUTPUT, CTX, CTX_OUTPUT);
             a.ldr_x(BUDGET, CTX, CTX_BUDGET);
+        } else {
+            a.sub_xi(SP, SP, WORK_FRAME as u32);
+            a.sub_xi(REGS, SP, REG_TEMP as u32);
         }
+        a.ldr_x(UNIFORMS, CTX, CTX_UNIFORMS);
+        // FPCR holds control bits only (the flags are FPSR's): written only when it differs
+        // from the mode's, since MSR FPCR is a serialising write on many cores.
+        let skip = a.new_label();
         a.mrs_fpcr(G9);
         a.str_w(G9, CTX, CTX_SAVED_MXCSR);
-        a.mov_imm_w(G9, fpcr);
-        a.msr_fpcr(G9);
+        a.mov_imm_w(G10, fpcr);
+        a.cmp_w(G9, G10);
+        a.b_cond(Cond::Eq, skip);
+        a.msr_fpcr(G10);
+        a.bind(skip);
         self.load_pinned();
     }
 }
@@ -604,7 +633,9 @@ impl MacroAssembler for A64Masm {
         self.batch_entry = self.a.offset().0;
         let (top, finished, row_done) =
             (self.a.new_label(), self.a.new_label(), self.a.new_label());
+        let stop = self.a.new_label();
         self.entry(false);
+        let (temps, outputs, _) = self.batch_zero;
         let a = &mut self.a;
         a.adr(EXIT_LINK, row_done);
         a.bind(top);
@@ -618,15 +649,22 @@ impl MacroAssembler for A64Masm {
         a.ldr_x(OUTPUT, CTX, CTX_BATCH_OUTPUT);
         a.add_x(OUTPUT, OUTPUT, G9);
         a.movi_zero(T0);
-        for i in 0..8 {
-            a.stp_q(T0, T0, OUTPUT, 2 * VEC_SIZE * i);
-            a.stp_q(T0, T0, REGS, REG_TEMP + 2 * VEC_SIZE * i);
+        for (mask, base, off) in [(outputs, OUTPUT, 0), (temps, REGS, REG_TEMP)] {
+            // Pairs where both rows are cleared, single rows otherwise.
+            for i in 0..8 {
+                match (mask >> (2 * i)) & 3 {
+                    3 => a.stp_q(T0, T0, base, off + 2 * VEC_SIZE * i),
+                    1 => a.str_q(T0, base, off + 2 * VEC_SIZE * i),
+                    2 => a.str_q(T0, base, off + VEC_SIZE * (2 * i + 1)),
+                    _ => {}
+                }
+            }
         }
         a.str_q(T0, REGS, REG_A0);
         a.ldr_x(BUDGET, CTX, CTX_BUDGET);
         a.b(body);
         a.bind(row_done);
-        a.cbnz_w(X0, epilogue);
+        a.cbnz_w(X0, stop);
         a.ldr_x(G9, CTX, CTX_BUDGET);
         a.sub_x(G9, G9, BUDGET);
         a.ldr_x(G10, CTX, CTX_BATCH_INSTRUCTIONS);
@@ -638,6 +676,8 @@ impl MacroAssembler for A64Masm {
         a.b(top);
         a.bind(finished);
         a.movz_w(X0, Status::Done as u32, 0);
+        a.bind(stop);
+        a.add_xi(SP, SP, WORK_FRAME as u32);
         a.b(epilogue);
 
         a.bind(body);
@@ -925,6 +965,7 @@ impl MacroAssembler for A64Masm {
     fn finish(mut self) -> CompileResult<crate::pica::masm::Emitted> {
         let (done, deopt, budget) = (self.exit_done, self.exit_deopt, self.exit_budget);
         let epilogue = self.epilogue;
+        let fpcr = self.fpcr();
         // Exits of the body continue in whichever entry started it, status in w0.
         let a = &mut self.a;
         for (l, s) in [
@@ -939,8 +980,13 @@ impl MacroAssembler for A64Masm {
         a.bind(epilogue);
         a.str_x(BUDGET, CTX, CTX_BUDGET);
         a.str_x(OUTPUT, CTX, CTX_OUTPUT);
+        let kept = a.new_label();
         a.ldr_w(G9, CTX, CTX_SAVED_MXCSR);
+        a.mov_imm_w(G10, fpcr);
+        a.cmp_w(G9, G10);
+        a.b_cond(Cond::Eq, kept);
         a.msr_fpcr(G9);
+        a.bind(kept);
         ENTRY_FRAME.ret(a);
         self.emit_stubs();
         let (code, code_len) = self.a.finish().map_err(CompileError::Internal)?;
@@ -949,7 +995,7 @@ impl MacroAssembler for A64Masm {
             marks: self.marks,
             code_len,
             batch_entry: self.batch_entry,
-            batch_outputs_zeroed: 0xFFFF,
+            batch_outputs_zeroed: self.batch_zero.2,
         })
     }
 }

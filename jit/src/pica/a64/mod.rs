@@ -27,7 +27,19 @@ pub fn generate(
     max_rule: MaxRule,
     _features: HostFeatures,
 ) -> CompileResult<crate::pica::masm::Emitted> {
-    let mut masm = masm::A64Masm::new(mode);
+    // The batch entry clears per row what x86-64's does (`pica/x64/mod.rs`).
+    let usage = crate::pica::analysis::usage::usage(program, analysis);
+    let mask = |per: [u8; 16]| {
+        (0..16)
+            .filter(|&i| per[i] != 0)
+            .fold(0u16, |m, i| m | 1 << i)
+    };
+    let written = analysis.written_registers().1;
+    let mut masm = masm::A64Masm::new(mode).with_batch_zero(
+        mask(usage.zero_temps) & analysis.read_temps(),
+        mask(usage.zero_outputs) & written,
+        written,
+    );
     masm.max_rule = max_rule;
     crate::pica::lower::lower_scalar(masm, program, analysis)
 }

@@ -4,7 +4,7 @@
 //! | register | role |
 //! |---|---|
 //! | `x19` | [`CTX`]: the `JitContext` pointer |
-//! | `x20` | [`REGS`]: `Registers` (temporaries, a0, aL, cmp) |
+//! | `x20` | [`REGS`]: `Registers` (temporaries, a0, aL, cmp; the batch entry's own stack frame) |
 //! | `x21` | [`INPUT`]: v0-v15 |
 //! | `x22` | [`OUTPUT`]: o0-o15 (EMIT swaps it with the other bank) |
 //! | `x23` | [`UNIFORMS`]: `Uniforms` |

@@ -75,6 +75,15 @@ const ENTRY_FRAME: Frame<'static> = Frame {
     context: Some(CTX),
 };
 
+/// The batch entry's stack frame holding the working registers: `Registers` from the
+/// temporaries to the end (a0, aL, cmp), the output bank in between unused. A multiple of 16
+/// so that the body keeps its alignment; the block starts [`WORK_OFFSET`] above rsp, which
+/// the six pushes left 16-byte aligned minus 8, so that it is 16-byte aligned itself.
+const WORK_FRAME: i32 = (REG_A0 + 16 - REG_TEMP + 8 + 15) & !15;
+/// Where the batch entry's working-register block starts, from rsp.
+const WORK_OFFSET: i32 = 8;
+const _: () = assert!(WORK_OFFSET + REG_A0 + 16 - REG_TEMP <= WORK_FRAME);
+
 /// Round to nearest, all exceptions masked.
 const MXCSR_DEFAULT: u32 = 0x1F80;
 /// The status bits of MXCSR (exception flags): not compared when deciding to load it.
@@ -582,13 +591,19 @@ impl MacroAssembler for X64Masm {
         a.call_label(body);
         a.jmp(epilogue);
 
-        // Batch entry: one vertex-shader invocation per row, each from the reset state.
+        // Batch entry: one vertex-shader invocation per row, each from the reset state. The
+        // working registers (temporaries, a0, aL, cmp) live in the entry's own stack frame,
+        // not in `ctx.regs`: nothing of them is read back, and each row clears what it reads,
+        // so the caller needs no register block (see `WORK_FRAME`).
         a.align16();
         self.batch_entry = a.offset().0;
         let top = a.new_label();
         let finished = a.new_label();
+        let stop = a.new_label();
         ENTRY_FRAME.enter(a);
-        a.mov_rm64(REGS, CTX, CTX_REGS);
+        a.sub_ri64(RSP, WORK_FRAME);
+        a.mov_rr64(REGS, RSP);
+        a.sub_ri64(REGS, REG_TEMP - WORK_OFFSET);
         a.mov_rm64(UNIFORMS, CTX, CTX_UNIFORMS);
         Self::enter_float_env(a, mxcsr, m);
         a.bind(top);
@@ -614,7 +629,7 @@ impl MacroAssembler for X64Masm {
         a.mov_rm64(BUDGET, CTX, CTX_BUDGET);
         a.call_label(body);
         a.test_rr32(RAX, RAX);
-        a.jne(epilogue);
+        a.jne(stop);
         a.mov_rm64(RAX, CTX, CTX_BUDGET);
         a.sub_rr64(RAX, BUDGET);
         a.add_mr64(CTX, CTX_BATCH_INSTRUCTIONS, RAX);
@@ -622,6 +637,9 @@ impl MacroAssembler for X64Masm {
         a.jmp(top);
         a.bind(finished);
         a.xor_rr32(RAX, RAX);
+        a.bind(stop);
+        // `add` leaves eax (the status) alone.
+        a.add_ri64(RSP, WORK_FRAME);
         a.jmp(epilogue);
 
         a.align16();

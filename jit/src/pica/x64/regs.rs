@@ -4,7 +4,7 @@
 //! | register | role |
 //! |---|---|
 //! | `rbx` | [`CTX`]: the `JitContext` pointer (callee-saved: the caller keeps it too) |
-//! | `r12` | [`REGS`]: `Registers` (temporaries, a0, aL, cmp) |
+//! | `r12` | [`REGS`]: `Registers` (temporaries, a0, aL, cmp; the batch entry's own stack frame) |
 //! | `r13` | [`INPUT`]: v0-v15 |
 //! | `r14` | [`OUTPUT`]: o0-o15 (EMIT swaps it with the other bank) |
 //! | `r15` | [`UNIFORMS`]: `Uniforms` |
