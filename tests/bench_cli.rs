@@ -774,3 +774,60 @@ fn bench_runs_geometry_shaders_in_every_input_mode() {
         }
     }
 }
+
+/// `--cache-churn N` compiles N distinct programs twice through one code cache: within the
+/// budget the second pass only hits and nothing is evicted; with a budget smaller than the
+/// programs, entries are evicted, the cache ends within its budget, and a cyclic second pass
+/// over more programs than fit finds none of them (least recently used goes first).
+#[test]
+fn bench_cache_churn_reports_hits_and_evictions() {
+    if picajit::jit::Backend::host().is_none() {
+        return;
+    }
+    let churn = |n: &str, budget: &str| {
+        let v = json(
+            &[
+                &[
+                    "bench",
+                    "examples/mvp.v.pica",
+                    "--engine",
+                    "interp",
+                    "--batch",
+                    "1",
+                ][..],
+                &ONE_SAMPLE,
+                &["--json", "-q", "--cache-churn", n, "--cache-budget", budget],
+            ]
+            .concat(),
+        );
+        v["cache_churn"].clone()
+    };
+    let roomy = churn("30", "100000000");
+    assert_eq!(roomy["programs"], 30);
+    assert_eq!(roomy["misses"], 30, "{roomy}");
+    assert_eq!(roomy["hits"], 30, "{roomy}");
+    assert_eq!(roomy["evictions"], 0, "{roomy}");
+    assert_eq!(roomy["entries"], 30, "{roomy}");
+    let tight = churn("60", "200000");
+    assert_eq!(tight["misses"], 120, "{tight}");
+    assert_eq!(tight["hits"], 0, "{tight}");
+    assert!(tight["evictions"].as_u64().unwrap() > 0, "{tight}");
+    assert!(tight["bytes"].as_u64().unwrap() <= 200_000, "{tight}");
+    let text = ok(&[
+        &[
+            "bench",
+            "examples/mvp.v.pica",
+            "--engine",
+            "interp",
+            "--batch",
+            "1",
+        ][..],
+        &ONE_SAMPLE,
+        &["-q", "--cache-churn", "4"],
+    ]
+    .concat());
+    assert!(
+        text.contains("Code cache: 4 distinct programs twice over, budget 4194304 bytes: 8 lookups, hit rate 50.0 %, 0 evictions"),
+        "{text}"
+    );
+}

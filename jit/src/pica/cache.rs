@@ -95,6 +95,9 @@ pub struct CacheStats {
 
 struct Entry {
     value: Result<Arc<CompiledShader>, CompileError>,
+    /// Bytes fixed at insertion: the key, the map slot and the compiled code but its
+    /// multi-vertex code (or the error's message).
+    base: usize,
     /// Bytes counted for it when last measured.
     bytes: usize,
     /// Lookup counter value at its last use.
@@ -102,14 +105,31 @@ struct Entry {
 }
 
 impl Entry {
-    fn measure(&self, key: &CacheKey) -> usize {
+    fn new(key: &CacheKey, value: Result<Arc<CompiledShader>, CompileError>, used: u64) -> Entry {
         let key_bytes = std::mem::size_of::<(CacheKey, Entry)>()
             + key.words.capacity() * std::mem::size_of::<(u32, u32)>()
             + key.descriptors.capacity() * std::mem::size_of::<(u8, u64)>();
-        key_bytes
-            + match &self.value {
-                Ok(code) => code.footprint(),
+        let base = key_bytes
+            + match &value {
+                Ok(code) => code.fixed_footprint(),
                 Err(e) => e.to_string().len(),
+            };
+        Entry {
+            value,
+            base,
+            bytes: 0,
+            used,
+        }
+    }
+
+    /// What it counts now: the fixed part plus the multi-vertex code generated so far (on a
+    /// shader's first batch, after insertion), which is cheap to ask for, so every
+    /// compilation re-measures every entry in time linear in the entries, not their code.
+    fn measure(&self) -> usize {
+        self.base
+            + match &self.value {
+                Ok(code) => code.lane_footprint(),
+                Err(_) => 0,
             }
     }
 
@@ -136,8 +156,8 @@ impl State {
     fn evict(&mut self) -> Vec<Entry> {
         let start = std::time::Instant::now();
         let mut total = 0;
-        for (k, e) in self.map.iter_mut() {
-            e.bytes = e.measure(k);
+        for e in self.map.values_mut() {
+            e.bytes = e.measure();
             total += e.bytes;
         }
         self.bytes = total;
@@ -317,11 +337,7 @@ impl CodeCache {
             let mut s = self.lock();
             s.clock += 1;
             let used = s.clock;
-            let entry = Entry {
-                value: r.clone(),
-                bytes: 0,
-                used,
-            };
+            let entry = Entry::new(&key, r.clone(), used);
             // Another thread may have compiled the same key meanwhile: its entry stays.
             s.map.entry(key).or_insert(entry);
             s.evict()

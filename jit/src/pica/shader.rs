@@ -193,6 +193,11 @@ impl CompiledShader {
     /// can grow after the first batch). What [`CodeCache`](crate::CodeCache) counts against
     /// its budget; allocator overhead comes on top.
     pub fn footprint(&self) -> usize {
+        self.fixed_footprint() + self.lane_footprint()
+    }
+
+    /// The part of [`Self::footprint`] fixed at compilation (all but the multi-vertex code).
+    pub(crate) fn fixed_footprint(&self) -> usize {
         use std::mem::size_of;
         let a = &self.analysis;
         let analysis = a.nodes.capacity() * size_of::<crate::pica::analysis::blocks::Node>()
@@ -207,11 +212,6 @@ impl CompiledShader {
             // BTreeSet nodes: the value plus about as much again of node overhead.
             + a.reachable.len() * 8
             + a.descriptors.len() * 2;
-        let lanes = |c: &OnceLock<Option<batch::SoaCode>>| {
-            c.get()
-                .and_then(Option::as_ref)
-                .map_or(0, batch::SoaCode::footprint)
-        };
         size_of::<CompiledShader>()
             + self.exec.as_ref().map_or(0, ExecCode::mapped_bytes)
             + self.code.capacity()
@@ -220,8 +220,17 @@ impl CompiledShader {
             + self.interp.heap_bytes()
             + self.program.code().len() * 4
             + self.program.opdescs().len() * 8
-            + lanes(&self.soa)
-            + lanes(&self.soa_from)
+    }
+
+    /// The multi-vertex code generated so far: the part of [`Self::footprint`] that grows
+    /// after compilation, cheap to ask for.
+    pub(crate) fn lane_footprint(&self) -> usize {
+        let lanes = |c: &OnceLock<Option<batch::SoaCode>>| {
+            c.get()
+                .and_then(Option::as_ref)
+                .map_or(0, batch::SoaCode::footprint)
+        };
+        lanes(&self.soa) + lanes(&self.soa_from)
     }
 
     pub fn code_size(&self) -> usize {

@@ -84,6 +84,15 @@ pub struct BenchArgs {
     /// spent preempted is left out). Thread scaling is always measured on wall time.
     #[arg(long, default_value = "wall")]
     clock: String,
+    /// Also compile N distinct programs (variants of the shaders' descriptor tables), twice
+    /// over, through one code cache of `--cache-budget` bytes on the host's JIT, as an
+    /// emulator loading many games' shaders does, and report the cache's hit rate and the
+    /// cost of its evictions.
+    #[arg(long, value_name = "N")]
+    cache_churn: Option<usize>,
+    /// The code cache's budget for `--cache-churn`, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 20)]
+    cache_budget: usize,
 }
 
 fn settings(args: &BenchArgs) -> Result<Settings, String> {
@@ -261,21 +270,30 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
         }
         None => Vec::new(),
     };
+    let churn = match args.cache_churn {
+        Some(n) => Some(cache_churn(&workloads, n, args.cache_budget)?),
+        None => None,
+    };
     if args.json {
         let mut v = to_json(&report);
         if args.threads.is_some() {
             v["thread_scaling"] = scaling_json(&scaling);
         }
+        if let Some(c) = &churn {
+            v["cache_churn"] = c.json();
+        }
         outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else if args.markdown {
-        out!("{}", markdown(&report));
+    } else {
+        if args.markdown {
+            out!("{}", markdown(&report));
+        } else {
+            out!("{}", table(&report));
+        }
         if args.threads.is_some() {
             out!("\n{}", scaling_markdown(&scaling));
         }
-    } else {
-        out!("{}", table(&report));
-        if args.threads.is_some() {
-            out!("\n{}", scaling_markdown(&scaling));
+        if let Some(c) = &churn {
+            out!("\n{}", c.text());
         }
     }
     if let Some(path) = &args.plot {
@@ -302,6 +320,100 @@ fn check_writable(path: &Path) -> Result<(), String> {
 
 /// The mode and batch size the summary and the chart show: f24-rtz (the hardware-exact
 /// default the targets are stated for) when measured, and the largest batch.
+/// What `--cache-churn` measured.
+struct Churn {
+    programs: usize,
+    stats: crate::jit::CacheStats,
+    compile: Duration,
+}
+
+impl Churn {
+    fn text(&self) -> String {
+        let s = &self.stats;
+        let lookups = s.hits + s.misses;
+        let per_eviction = s.eviction_time.as_secs_f64() * 1e6 / s.evictions.max(1) as f64;
+        format!(
+            "Code cache: {} distinct programs twice over, budget {} bytes: {} lookups, hit rate \
+             {:.1} %, {} evictions ({per_eviction:.2} us each, measuring and dropping), \
+             {:.1} us per compilation, {} entries and {} bytes held at the end\n",
+            self.programs,
+            s.budget,
+            lookups,
+            100.0 * s.hits as f64 / lookups.max(1) as f64,
+            s.evictions,
+            self.compile.as_secs_f64() * 1e6 / s.misses.max(1) as f64,
+            s.entries,
+            s.bytes,
+        )
+    }
+
+    fn json(&self) -> Value {
+        let s = &self.stats;
+        json!({
+            "programs": self.programs,
+            "budget": s.budget,
+            "hits": s.hits,
+            "misses": s.misses,
+            "evictions": s.evictions,
+            "eviction_ns": s.eviction_time.as_nanos() as u64,
+            "compile_ns": self.compile.as_nanos() as u64,
+            "entries": s.entries,
+            "bytes": s.bytes,
+        })
+    }
+}
+
+/// Compile `n` distinct programs twice over through one cache of `budget` bytes: the second
+/// pass hits what the budget kept. Program `i` is shader `i % len` with every descriptor's
+/// source swizzles changed by `i / len`, so each is a different key that compiles like a
+/// real shader.
+fn cache_churn(workloads: &[Workload], n: usize, budget: usize) -> Result<Churn, String> {
+    use crate::interp::pica::program::Program;
+    use crate::jit::{Backend, CodeCache, HostFeatures};
+    let backend = Backend::host().ok_or("--cache-churn: this host has no JIT")?;
+    if workloads.is_empty() {
+        return Err("--cache-churn: no shaders".into());
+    }
+    let variant = |i: usize| {
+        let w = &workloads[i % workloads.len()];
+        let k = (i / workloads.len()) as u64;
+        let mut descs = w.program.opdescs().to_vec();
+        descs.resize(descs.len().max(1), 0);
+        for d in &mut descs {
+            // Bits 5-12 and 14-21: the first and second source's swizzles.
+            *d ^= ((k & 0xFF) << 5) | (((k >> 8) & 0xFF) << 14);
+        }
+        Program::new(
+            w.program.code().to_vec(),
+            descs,
+            u32::from(w.program.entry()),
+            w.program.kind(),
+        )
+        .map_err(|e| e.to_string())
+    };
+    let programs = (0..n).map(variant).collect::<Result<Vec<_>, _>>()?;
+    let cache = CodeCache::with_budget(budget);
+    let features = HostFeatures::detect();
+    let mode = FloatMode::F24(Rounding::TowardZero);
+    let mut compile = Duration::ZERO;
+    for _ in 0..2 {
+        for p in &programs {
+            let misses = cache.stats().misses;
+            let start = std::time::Instant::now();
+            // A program the JIT does not take is cached as such: that is a lookup too.
+            let _ = cache.get_or_compile(p, mode, backend, features);
+            if cache.stats().misses > misses {
+                compile += start.elapsed();
+            }
+        }
+    }
+    Ok(Churn {
+        programs: n,
+        stats: cache.stats(),
+        compile,
+    })
+}
+
 /// Vertices per batch in the thread-scaling measurement.
 const SCALING_BATCH: usize = 65_536;
 
