@@ -331,16 +331,24 @@ impl Churn {
     fn text(&self) -> String {
         let s = &self.stats;
         let lookups = s.hits + s.misses;
-        let per_eviction = s.eviction_time.as_secs_f64() * 1e6 / s.evictions.max(1) as f64;
+        // Measuring runs on every compilation, evictions or not: per eviction only when
+        // there were any.
+        let upkeep = s.eviction_time.as_secs_f64() * 1e6;
+        let evictions = match s.evictions {
+            0 => format!("0 evictions (upkeep {upkeep:.0} us in all)"),
+            e => format!(
+                "{e} evictions ({:.2} us each, measuring and dropping)",
+                upkeep / e as f64
+            ),
+        };
         format!(
             "Code cache: {} distinct programs twice over, budget {} bytes: {} lookups, hit rate \
-             {:.1} %, {} evictions ({per_eviction:.2} us each, measuring and dropping), \
-             {:.1} us per compilation, {} entries and {} bytes held at the end\n",
+             {:.1} %, {evictions}, {:.1} us per compilation, {} entries and {} bytes held at \
+             the end\n",
             self.programs,
             s.budget,
             lookups,
             100.0 * s.hits as f64 / lookups.max(1) as f64,
-            s.evictions,
             self.compile.as_secs_f64() * 1e6 / s.misses.max(1) as f64,
             s.entries,
             s.bytes,
