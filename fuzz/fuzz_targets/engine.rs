@@ -120,8 +120,7 @@ fn exercise(program: Program, uniforms: &Uniforms, run: &Run) {
     if let Some(reason) = shader.fallback_reason() {
         assert!(!reason.is_empty());
     }
-    let reference_config = config
-        .with_engine(Engine::Interp);
+    let reference_config = config.with_engine(Engine::Interp);
     let reference = Shader::new(program, &reference_config)
         .unwrap_or_else(|e| panic!("the interpreter refused a valid program: {e}\n{text}"));
     let ctx = || format!("{config:?} on {}\n{text}", shader.engine());

@@ -121,8 +121,7 @@ pub fn differential(case: &Case) {
             // The NEON multi-vertex code with eight lanes per body run (an option; the
             // per-vertex code is the same, so only the multi-vertex comparisons run again).
             if backend == Backend::A64 {
-                let eight = CompileOptions::default()
-                    .with_a64_lanes(A64Lanes::Eight);
+                let eight = CompileOptions::default().with_a64_lanes(A64Lanes::Eight);
                 let Some(shader) = compile_runnable_with(program, mode, backend, features, eight)
                 else {
                     continue;
