@@ -321,14 +321,14 @@ int main() {
             check(picajit_geometry_get_emit_state(gs, &es), "emit state");
             expect(emitted.pos.size() == 3 * points.size(), "three vertices per point");
             expect(emitted.pos[4][0] == 1.25f && emitted.info[5].primitive, "second triangle");
-            expect(es.vertex_id == 2 && es.primitive == 1 && es.winding == 0, "emit state");
+            expect(es.slot == 2 && es.primitive == 1 && es.winding == 0, "emit state");
             // A state the emulator saved can be put back before the next invocation.
-            const PicajitEmitState saved = {0, 0, 0};
+            const PicajitEmitState saved = {};
             check(picajit_geometry_set_emit_state(gs, &saved), "restore emit state");
             std::printf("geometry unit: %zu points -> %zu vertices; emit state after the draw: "
-                        "vertex %u, primitive %u, winding %u\n",
-                        points.size(), emitted.pos.size(), es.vertex_id, es.primitive,
-                        es.winding);
+                        "slot %u, primitive %u, winding %u\n",
+                        points.size(), emitted.pos.size(), es.slot, unsigned(es.primitive),
+                        unsigned(es.winding));
             picajit_geometry_destroy(gs);
         }
         picajit_engine_destroy(engine);
