@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Install the C library into a scratch prefix and build and run examples/cpp against it with
-# CMake and pkg-config, as a C or C++ project consumes it. Called by scripts/test.sh.
+# CMake, as a C or C++ project consumes it: through the installed CMake package
+# (find_package(picajit)), and once more through pkg-config. Called by scripts/test.sh.
 #
 # The install is `cargo cinstall` (cargo-c) when cargo-c is installed. Installing cargo-c
 # itself compiles cargo (measured: 13 CPU-minutes, docs/performance.md), too slow for a CI
 # run on a fresh machine, so it is installed only when PICAJIT_INSTALL_CARGO_C=1. Without
-# cargo-c the same layout is made from `cargo build --lib` (the artifacts the test suite
-# built): include/picajit.h, lib/libpicajit.{so,dylib,a} and lib/pkgconfig/picajit.pc with
-# the fields cargo-c writes, so the CMake project sees what it sees after `cargo cinstall`.
+# cargo-c, scripts/install-capi.sh makes the same layout from `cargo build --lib` (the
+# artifacts the test suite built): include/picajit.h, lib/libpicajit.{so,dylib,a},
+# lib/pkgconfig/picajit.pc with the fields cargo-c writes and share/cmake/picajit/, so the
+# CMake project sees what it sees after `cargo cinstall`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,32 +31,28 @@ else
   echo "cargo-c not installed (PICAJIT_INSTALL_CARGO_C=1 installs it): installing the" \
        "library built by cargo into $prefix in cargo-c's layout"
   cargo build --lib
-  mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
-  cp include/picajit.h "$prefix/include/"
-  for f in libpicajit.so libpicajit.dylib libpicajit.a; do
-    if [ -e "target/debug/$f" ]; then cp "target/debug/$f" "$prefix/lib/"; fi
-  done
-  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
-  description=$(sed -n 's/^description = "\(.*\)"/\1/p' Cargo.toml | tail -n1)
-  cat > "$prefix/lib/pkgconfig/picajit.pc" <<PC
-prefix=$prefix
-exec_prefix=\${prefix}
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
-
-Name: picajit
-Description: $description
-Version: $version
-Libs: -L\${libdir} -lpicajit
-Cflags: -I\${includedir}
-Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-PC
+  scripts/install-capi.sh "${CARGO_TARGET_DIR:-target}/debug" "$prefix"
 fi
 
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --exists --print-errors picajit
-cmake -S examples/cpp -B "$out/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+# Through the CMake package (what MSVC and Xcode users have: no pkg-config).
+cmake -S examples/cpp -B "$out/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  | tee "$out/configure.log"
+grep -q "CMake package in $prefix/share/cmake/picajit" "$out/configure.log"
 cmake --build "$out/build"
 "$out/build/emulator_backend"
+# The static library through the CMake package (picajit::picajit_static and the system
+# libraries it names).
+cmake -S examples/cpp -B "$out/build-static" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release -DPICAJIT_STATIC=ON >/dev/null
+cmake --build "$out/build-static"
+"$out/build-static/emulator_backend" >/dev/null
+# Through pkg-config, the fallback.
+cmake -S examples/cpp -B "$out/build-pkg-config" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_DISABLE_FIND_PACKAGE_picajit=ON | tee "$out/configure.log"
+grep -q "pkg-config in $prefix/lib" "$out/configure.log"
+cmake --build "$out/build-pkg-config"
+"$out/build-pkg-config/emulator_backend" >/dev/null
 
 # The same run under valgrind memcheck, as tests/capi.rs runs the C programs: any error or
 # leaked block fails. PICAJIT_SKIP_VALGRIND=1 skips it (with a warning) where valgrind is

@@ -15,7 +15,8 @@ ls /usr/lib/llvm-*/lib/libclang.so /usr/lib/*-linux-gnu/libclang-[0-9]*.so \
   >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
-# examples/cpp is built with CMake against the installed library, found through pkg-config.
+# examples/cpp is built with CMake against the installed library (its CMake package, and
+# pkg-config).
 command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 if [ ${#need_apt[@]} -gt 0 ]; then

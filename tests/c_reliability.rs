@@ -31,6 +31,8 @@ fn profile_dir() -> PathBuf {
 fn lib_dir() -> PathBuf {
     let name = if cfg!(target_os = "macos") {
         "libpicajit.dylib"
+    } else if cfg!(windows) {
+        "picajit.dll"
     } else {
         "libpicajit.so"
     };
@@ -88,6 +90,12 @@ fn build(name: &str) -> PathBuf {
             .arg("-lpicajit")
             .arg(format!("-Wl,-rpath,{}", lib.display())),
     );
+    if cfg!(windows) {
+        // MinGW linked the import library (libpicajit.dll.a; the rpath is ignored there): the
+        // loader looks for the DLL beside the program.
+        std::fs::copy(lib.join("picajit.dll"), work_dir(name).join("picajit.dll"))
+            .expect("copy the DLL beside the program");
+    }
     exe
 }
 

@@ -30,7 +30,8 @@ fn profile_dir() -> PathBuf {
     deps.parent().expect("profile directory").to_path_buf()
 }
 
-/// The directory holding `libpicajit.so` and `libpicajit.a` from this build.
+/// The directory holding the shared library (`libpicajit.so`, `libpicajit.dylib`, or
+/// `picajit.dll` with its import library `libpicajit.dll.a`) and `libpicajit.a` from this build.
 fn lib_dir() -> PathBuf {
     let profile = profile_dir();
     let deps = profile.join("deps");
@@ -51,6 +52,8 @@ fn lib_dir() -> PathBuf {
 fn shared_lib_name() -> &'static str {
     if cfg!(target_os = "macos") {
         "libpicajit.dylib"
+    } else if cfg!(windows) {
+        "picajit.dll"
     } else {
         "libpicajit.so"
     }
@@ -119,14 +122,26 @@ fn build_c(sources: &[PathBuf], out: &Path, link: Link) {
         .arg(out);
     match link {
         Link::Shared => {
-            cmd.arg(format!("-L{}", lib.display()))
-                .arg("-lpicajit")
-                .arg(format!("-Wl,-rpath,{}", lib.display()));
+            cmd.arg(format!("-L{}", lib.display())).arg("-lpicajit");
+            if cfg!(windows) {
+                // No rpath on Windows: the loader looks beside the program first (MinGW
+                // links the import library libpicajit.dll.a).
+                let dll = shared_lib_name();
+                let beside = out.parent().expect("output directory").join(dll);
+                std::fs::copy(lib.join(dll), beside).expect("copy the DLL beside the program");
+            } else {
+                cmd.arg(format!("-Wl,-rpath,{}", lib.display()));
+            }
         }
         Link::Static => {
             cmd.arg(lib.join("libpicajit.a"));
             if cfg!(target_os = "linux") {
                 cmd.args(["-lpthread", "-ldl", "-lm", "-lrt", "-lgcc_s", "-lc"]);
+            } else if cfg!(windows) {
+                // `cargo rustc --lib --target x86_64-pc-windows-gnu -- --print native-static-libs`
+                for lib in ["kernel32", "ntdll", "userenv", "ws2_32", "dbghelp"] {
+                    cmd.arg(format!("-l{lib}"));
+                }
             }
         }
     }

@@ -3,17 +3,17 @@
 //! values, control flow, geometry shaders, batches, cache, disassembly) plus what only x86-64
 //! has (W^X mapping, MXCSR handling, the SSE-only tier).
 #![cfg(target_arch = "x86_64")]
+// `jit` (from `run_all!`) serves only the Linux-only mapping test below.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 #[macro_use]
 #[path = "jit_common/cases.rs"]
 mod cases;
 mod jit_common;
 
-use cases::{alu_mark, full, program};
 use jit_common::listing;
 use picajit::interp::pica::exec::Interpreter;
 use picajit::interp::pica::float::FloatMode;
-use picajit::interp::pica::isa::Instruction;
 use picajit::interp::pica::program::ShaderKind;
 use picajit::interp::pica::state::Registers;
 use picajit_jit::{compile, Backend, CodeCache, CompiledShader, HostFeatures, Invocation};
@@ -24,6 +24,8 @@ run_all!(Backend::X64);
 #[cfg(target_os = "linux")]
 #[test]
 fn code_is_never_writable_and_executable() {
+    use cases::{alu_mark, full, program};
+    use picajit::interp::pica::isa::Instruction;
     let full = full();
     let p = program(
         &[alu_mark(1), Instruction::End],
