@@ -16,7 +16,7 @@
 //!
 //! Every function here works on bit patterns with integer operations only: the exact result
 //! (a product of two significands, a sum aligned in 128 bits, an integer quotient or square
-//! root with its remainder) is rounded once by [`round_bits`]. Host float instructions obey
+//! root with its remainder) is rounded once by `round_bits`. Host float instructions obey
 //! the calling thread's float environment (x86-64 MXCSR, AArch64 FPCR: rounding mode,
 //! flush-to-zero, denormals-are-zero), and `f32::mul_add` calls the platform's `fmaf`, which
 //! is not correctly rounded everywhere (mingw's, UCRT's without FMA3). Integer code gives the
@@ -222,7 +222,7 @@ pub fn compare(a: u32, b: u32) -> Option<Ordering> {
 /// `a * b + c` with one rounding to nearest even (IEEE 754 fusedMultiplyAdd), NaN results
 /// canonical: the product of the significands is exact in 48 bits, the sum is exact in 128
 /// bits or, when the addend lies more than 64 places below the larger term, the larger term
-/// with a sticky part ([`add_exact`]); [`round_bits`] rounds once.
+/// with a sticky part (`add_exact`); `round_bits` rounds once.
 pub fn fma(a: u32, b: u32, c: u32) -> u32 {
     if is_nan(a) || is_nan(b) || is_nan(c) {
         return CANONICAL_NAN;
