@@ -127,13 +127,10 @@ impl JitCode {
             };
             if r != 0 {
                 // `jit` is dropped here, unmapping the region: no code stays writable.
-                return Err(io::Error::new(
-                    io::ErrorKind::Other,
-                    format!(
-                        "mprotect of the MAP_JIT code to read and execute: {}",
-                        io::Error::last_os_error()
-                    ),
-                ));
+                return Err(io::Error::other(format!(
+                    "mprotect of the MAP_JIT code to read and execute: {}",
+                    io::Error::last_os_error()
+                )));
             }
         }
         Ok(jit)
