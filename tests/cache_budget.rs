@@ -180,7 +180,8 @@ fn growth(budget: usize, count: u32, step: u32) -> Vec<usize> {
 }
 
 /// The resident set after the cache has filled stays within the budget plus a constant:
-/// without eviction, 20,000 programs of about 10 KiB each would add some 200 MiB.
+/// without eviction, the second 10,000 of 20,000 programs of about 10 KiB each would add
+/// some 100 MiB.
 #[test]
 fn resident_memory_stays_flat_over_tens_of_thousands_of_distinct_programs() {
     if !std::path::Path::new("/proc/self/statm").exists() {
@@ -189,13 +190,15 @@ fn resident_memory_stays_flat_over_tens_of_thousands_of_distinct_programs() {
     }
     let budget = 4 << 20;
     let curve = growth(budget, 20_000, 2_000);
-    // From the first point on the cache is full: what it holds is not growth.
-    let first = curve[1];
+    // The first half fills the cache, the allocator's pools and, under qemu-user (the AArch64
+    // check), the emulator's translation cache for the generated code: from then on, without
+    // eviction, 10,000 more programs would add some 100 MiB.
+    let first = curve[curve.len() / 2];
     let last = *curve.last().unwrap();
     let grown = last.saturating_sub(first);
     assert!(
         grown < 8 << 20,
-        "resident set grew by {} KiB from 2,000 to 20,000 programs: {curve:?}",
+        "resident set grew by {} KiB from 10,000 to 20,000 programs: {curve:?}",
         grown >> 10
     );
 }
